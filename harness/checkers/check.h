@@ -1,0 +1,53 @@
+#pragma once
+/// Checkers read only the history (and the scenario value) and return valid / invalid / unknown with
+/// named anomalies. A checker that throws yields Unknown, never Valid; merged, Invalid beats Unknown beats
+/// Valid.
+#include "core/history.h"
+#include "scenario/scenario.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace idem {
+
+/// One anomaly. Kinds: duplicate (an event applied more than once), lost (acknowledged, never applied),
+/// stuck (never acknowledged: pending or never delivered), stale-version (an older version won),
+/// phantom (an effect no event explains), crash (a consumer exited non-zero by itself).
+struct Violation {
+  std::string kind;
+  std::string invariant;            ///< invariant name, or "broker", "process"
+  std::string key;                  ///< the row key (wallet, customer, sku), or "" when none
+  nlohmann::json expected;          ///< e.g. 25000, or {"version": 3, "city": "..."}
+  nlohmann::json observed;
+  std::vector<int> events;          ///< event numbers the diagnosis names (may be empty: not decidable)
+  std::vector<int> candidates;      ///< when not decidable: the events that could explain it (none is named)
+  std::vector<std::string> entries; ///< stream entry ids involved
+  std::string kill_point;           ///< the kill point that caused it, when the history shows one
+  std::string message;              ///< one sentence a person reads: "event 2 applied twice (...)"
+  std::vector<int64_t> ops;         ///< history indices cited (deliveries, kills, steps around them)
+};
+
+enum class Verdict { Valid, Invalid, Unknown };
+std::string toString(Verdict v); ///< "valid" | "invalid" | "unknown"
+
+struct CheckResult {
+  std::string checker; ///< "invariant:balance", "broker", "process", "faults"
+  Verdict verdict = Verdict::Unknown;
+  std::vector<Violation> violations;
+  std::string error;   ///< why Unknown
+};
+
+void to_json(nlohmann::json& j, const Violation& v);
+void to_json(nlohmann::json& j, const CheckResult& r);
+
+/// Every checker of a scenario over one history: one per invariant, the broker checker (zero pending,
+/// every entry delivered and acked), the process checker (crashes), each wrapped so that an exception
+/// gives Unknown. Violations carry a diagnosis (events, kill point, message).
+std::vector<CheckResult> checkAll(const Scenario& s, const std::vector<Op>& history);
+
+/// Invalid if any is Invalid, else Unknown if any is Unknown, else Valid.
+Verdict merge(const std::vector<CheckResult>& results);
+
+} // namespace idem

@@ -1,0 +1,15 @@
+#pragma once
+/// Errors that decide idemproof's exit status.
+#include <stdexcept>
+#include <string>
+
+namespace idem {
+
+/// Bad input (flag, manifest, scenario, schedule file) or an environment that cannot run a judgement
+/// (a server or a target that cannot start). The CLI prints what() as one line and exits 2.
+/// The message names the file, field or flag: "targets/x/target.json: field 'command': must be ...".
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+} // namespace idem

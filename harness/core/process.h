@@ -1,0 +1,105 @@
+#pragma once
+/// Child processes of idemproof: consumers under test and embedded servers. Spawned with Boost.Process,
+/// each in its own process group, stdout+stderr appended to a log file, registered with Cleanup so that
+/// no child outlives idemproof, whatever the exit (normal, error, SIGINT, SIGTERM, SIGHUP).
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+#include <functional>
+#include <stdexcept>
+
+namespace idem {
+
+struct ExitStatus {
+  int code = -1;  ///< exit status when the process exited by itself, else -1
+  int signal = 0; ///< the signal that ended it, else 0
+  /// "exit 0", "exit 1", "signal 9 (SIGKILL)"
+  std::string str() const;
+  bool killedBy(int sig) const { return signal == sig; }
+};
+
+struct ChildSpec {
+  std::vector<std::string> argv;             ///< argv[0] is a path or a name searched on PATH
+  std::filesystem::path cwd;
+  std::map<std::string, std::string> env;    ///< the whole environment of the child
+  std::filesystem::path log;                 ///< stdout and stderr, appended; empty: /dev/null
+  std::optional<uid_t> uid;                  ///< drop to this user (and gid, no supplementary groups)
+  std::optional<gid_t> gid;
+  std::string what;                          ///< for messages: "consumer c1 (targets/simple)"
+};
+
+/// A running (or finished) child in its own process group (pgid == pid).
+class Child {
+public:
+  /// Starts the child. Throws SpawnError with a one-line message naming spec.what and argv[0] when it
+  /// cannot be started (no such file, not executable, bad cwd).
+  static Child spawn(const ChildSpec& spec);
+  Child() = default;
+  Child(Child&&) noexcept;
+  Child& operator=(Child&&) noexcept;
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  /// Kills the group with SIGKILL and reaps, if still running.
+  ~Child();
+
+  pid_t pid() const { return pid_; }
+  bool valid() const { return pid_ > 0; }
+  /// Non-blocking: the exit status once the child has exited (reaped exactly once, then cached).
+  std::optional<ExitStatus> poll();
+  /// Waits up to `timeout`; nullopt if still running.
+  std::optional<ExitStatus> waitFor(std::chrono::milliseconds timeout);
+  /// Sends `sig` to the whole process group (a grandchild too). No-op once reaped.
+  void signalGroup(int sig);
+  /// SIGTERM to the group, wait up to `grace`, then SIGKILL and reap. Returns the exit status.
+  ExitStatus stop(std::chrono::milliseconds grace);
+
+private:
+  pid_t pid_ = -1;
+  std::optional<ExitStatus> status_;
+  int cleanupId_ = -1;
+};
+
+struct SpawnError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// What must be undone on any exit: process groups to kill (or servers to stop gracefully) and temp dirs
+/// to remove. Thread-safe. installSignalHandlers() makes SIGINT/SIGTERM/SIGHUP run everything, then exit
+/// with 128+signal.
+class Cleanup {
+public:
+  static Cleanup& instance();
+  /// Registers an action; returns an id to unregister it when the resource was released normally.
+  int add(std::string what, std::function<void()> action);
+  void remove(int id);
+  /// Runs every registered action, newest first, once.
+  void runAll();
+  /// Blocks SIGINT/SIGTERM/SIGHUP in every thread and handles them on a dedicated thread. Call first
+  /// thing in main, before any thread starts.
+  static void installSignalHandlers();
+};
+
+/// A temporary directory, on /dev/shm when it exists and is writable, else $TMPDIR or /tmp; removed
+/// (recursively) by the destructor and by Cleanup.
+class TempDir {
+public:
+  explicit TempDir(const std::string& prefix);
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+private:
+  std::filesystem::path path_;
+  int cleanupId_ = -1;
+};
+
+/// A free TCP port on 127.0.0.1 (bind to port 0, read it, close).
+int freePort();
+
+} // namespace idem

@@ -1,0 +1,68 @@
+#include "driver/commands.h"
+
+#include "core/error.h"
+
+#include <fmt/format.h>
+
+#include <random>
+
+namespace idem {
+
+Schedule generatedSchedule(const Scenario& sc, int events, uint64_t seed) {
+  if (events < 1) throw UsageError("--events: must be at least 1");
+  std::mt19937_64 rng(seed);
+  Schedule s;
+  s.scenario = sc.name;
+  s.seed = seed;
+  for (int n = 1; n <= events; ++n) {
+    Event e;
+    e.n = n;
+    for (const auto& f : sc.fields) {
+      if (f.gen == "key") e.fields[f.name] = sc.keys[rng() % sc.keys.size()];
+      else if (f.gen == "int") e.fields[f.name] = std::to_string(std::uniform_int_distribution<int64_t>(f.min, f.max)(rng));
+      else if (f.gen == "pick") e.fields[f.name] = f.values[rng() % f.values.size()];
+    }
+    s.events.push_back(std::move(e));
+    s.stream.push_back({n, 1});
+  }
+  completeEvents(sc, s.events);
+  if (events >= 2) s.stream.push_back({2, 1});
+  return s;
+}
+
+int exitStatus(const std::string& verdict) {
+  if (verdict == "pass") return 0;
+  if (verdict == "fail") return 1;
+  return 2;
+}
+
+nlohmann::json reportHeader(const std::string& command, const Session& session, const std::string& verdict) {
+  nlohmann::json j;
+  j["schema_version"] = 1;
+  j["tool"] = "idemproof";
+  j["command"] = command;
+  j["verdict"] = verdict;
+  j["scenario"] = session.scenario().name;
+  j["scenario_file"] = session.scenario().file.string();
+  auto targets = nlohmann::json::array();
+  for (const auto& t : session.targets()) targets.push_back(t.name);
+  j["targets"] = targets;
+  j["target"] = session.targets().front().name;
+  j["seed"] = session.args().seed;
+  const auto& sv = session.servers();
+  j["servers"] = {{"embedded", sv.embedded}, {"valkey_binary", sv.valkey_binary}};
+  const auto& o = session.args().run;
+  j["options"] = {{"claim_idle_ms", o.claim_idle_ms}, {"deadline_ms", o.deadline.count()},
+                  {"stall_ms", o.stall.count()}, {"grace_ms", o.grace.count()}, {"workers", session.workers()}};
+  return j;
+}
+
+std::string violationLine(const Violation& v) {
+  std::string where = v.invariant + (v.key.empty() ? "" : " " + v.key);
+  std::string values;
+  if (!v.expected.is_null() || !v.observed.is_null())
+    values = fmt::format(": expected {}, observed {}", v.expected.dump(), v.observed.dump());
+  return fmt::format("{:<14} {}{}{}{}", v.kind, where, values, v.message.empty() ? "" : " — ", v.message);
+}
+
+} // namespace idem

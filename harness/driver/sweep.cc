@@ -1,0 +1,166 @@
+/// idemproof sweep: one fault-free run records the trace of steps; then one run per kill point of that
+/// trace, before and after each step, each judged. Skipped, because they provably cannot differ from a
+/// point that is run: both points of a read that delivered nothing (the server's state is the same before
+/// and after it, and the same as after the process's previous step), and steps still in flight when the
+/// run ended (they have no "after").
+#include "driver/commands.h"
+
+#include "report/report.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <set>
+#include <unistd.h>
+
+namespace idem {
+
+namespace {
+
+struct Point {
+  KillPoint kill;
+  std::string server;
+  std::string detail;
+};
+
+std::vector<Point> killPointsOf(const std::vector<Op>& history, nlohmann::json& skipped) {
+  std::vector<const Op*> steps;
+  for (const auto& op : history)
+    if (op.type == "step") steps.push_back(&op);
+  std::stable_sort(steps.begin(), steps.end(), [](const Op* a, const Op* b) {
+    return a->value.value("t_req_us", int64_t{0}) < b->value.value("t_req_us", int64_t{0});
+  });
+  std::vector<Point> points;
+  for (const Op* op : steps) {
+    const auto& v = op->value;
+    std::string name = fmt::format("{}#{}", v.value("verb", ""), v.value("k", 0));
+    if (v.value("outcome", "") != "ok") {
+      skipped.push_back({{"step", name}, {"reason", "in flight when the run ended"}});
+      continue;
+    }
+    if (v.value("empty", false)) {
+      skipped.push_back({{"step", name}, {"reason", "a read that delivered nothing"}});
+      continue;
+    }
+    for (auto when : {KillPoint::When::Before, KillPoint::When::After}) {
+      KillPoint k;
+      k.when = when;
+      k.verb = v.value("verb", "");
+      k.k = v.value("k", 0);
+      points.push_back({k, v.value("server", ""), v.value("detail", "")});
+    }
+  }
+  return points;
+}
+
+std::set<std::string> kindsOf(const Judged& j) {
+  std::set<std::string> kinds;
+  for (const auto& c : j.results)
+    for (const auto& v : c.violations) kinds.insert(v.kind);
+  return kinds;
+}
+
+bool fired(const Judged& j) {
+  for (const auto& op : j.history.ops())
+    if (op.type == "kill") return true;
+  return false;
+}
+
+RunRecord record(Session& session, const Judged& j, const std::string& id, const std::string& target) {
+  RunRecord r;
+  r.id = id;
+  r.target = target;
+  r.verdict = verdictWord(j);
+  r.error = j.error;
+  r.schedule = j.schedule;
+  r.history = j.history.ops();
+  r.results = j.results;
+  r.withHistory = r.verdict != "pass";
+  if (!j.logs.empty()) {
+    std::string dir = id;
+    for (char& c : dir)
+      if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    r.logs = session.writeLogs(j, dir);
+  }
+  return r;
+}
+
+} // namespace
+
+int sweepCommand(const CommonArgs& common) {
+  auto t0 = std::chrono::steady_clock::now();
+  Session session(common);
+  const auto& sc = session.scenario();
+  const auto& target = session.targets().front();
+  Schedule base = defaultSchedule(sc);
+  base.seed = common.seed;
+  base.target = target.name;
+
+  Judged baseline;
+  {
+    auto ws = session.workspace(target, 0);
+    baseline = Session::judge(*ws, sc, base, true);
+  }
+  std::vector<RunRecord> runs{record(session, baseline, "baseline", target.name)};
+  nlohmann::json skipped = nlohmann::json::array();
+  std::vector<Point> points;
+  if (baseline.error.empty()) points = killPointsOf(runs[0].history, skipped);
+
+  std::vector<Schedule> schedules;
+  for (const auto& p : points) {
+    Schedule s = base;
+    s.kills = {p.kill};
+    schedules.push_back(std::move(s));
+  }
+  bool tty = ::isatty(STDERR_FILENO);
+  auto progress = [&](size_t done) {
+    if (tty) std::cerr << fmt::format("\r  sweep: {}/{} kill points", done, schedules.size()) << std::flush;
+  };
+  auto judged = session.judgeAll(target, schedules, progress);
+  if (tty && !schedules.empty()) std::cerr << "\r" << std::string(40, ' ') << "\r";
+
+  auto table = nlohmann::json::array();
+  int fails = baseline.verdict == Verdict::Invalid ? 1 : 0, unknown = 0, notFired = 0;
+  std::cout << fmt::format("sweep {} × {}: baseline {} ({})\n", target.name, sc.name, verdictWord(baseline), base.summary());
+  if (!baseline.error.empty()) std::cout << "  error: " << baseline.error << "\n";
+  std::cout << fmt::format("  {:<24} {:<7} {:<10} {}\n", "kill point", "server", "verdict", "violations");
+  for (size_t i = 0; i < judged.size(); ++i) {
+    const auto& j = judged[i];
+    std::string verdict = verdictWord(j);
+    bool f = fired(j);
+    if (!f) {
+      verdict = "not-fired";
+      ++notFired;
+    }
+    if (verdict == "fail") ++fails;
+    if (verdict == "unknown" || verdict == "error") ++unknown;
+    auto kinds = kindsOf(j);
+    std::string ks;
+    for (const auto& k : kinds) ks += (ks.empty() ? "" : ",") + k;
+    table.push_back({{"point", points[i].kill.str()}, {"server", points[i].server}, {"detail", points[i].detail},
+                     {"verdict", verdict}, {"fired", f}, {"kinds", kinds}});
+    std::cout << fmt::format("  {:<24} {:<7} {:<10} {}\n", points[i].kill.str(), points[i].server, verdict, ks);
+    if (verdict != "pass") runs.push_back(record(session, j, points[i].kill.str(), target.name));
+  }
+  std::string verdict = fails ? "fail" : (unknown || notFired || !baseline.error.empty()) ? "unknown" : "pass";
+  if (!baseline.error.empty()) verdict = "error";
+  auto report = reportHeader("sweep", session, verdict);
+  if (!baseline.error.empty()) report["error"] = baseline.error;
+  report["schedule"] = base;
+  report["sweep"] = {{"points", table}, {"skipped", skipped}, {"failed", fails}, {"unknown", unknown},
+                     {"not_fired", notFired}};
+  report["violations"] = violationsOf(runs);
+  report["processes"] = processesOf(runs[0].history, runs[0].logs);
+  auto arr = nlohmann::json::array();
+  for (const auto& r : runs) arr.push_back(runJson(r));
+  report["runs"] = arr;
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  report["timings"] = {{"total_ms", ms}, {"schedules", schedules.size() + 1}};
+  std::string path = writeReport(session.reportDir().string(), report);
+  std::cout << fmt::format("{}: {} kill points run, {} failed, {} not fired, {} unknown, {} steps skipped; {} ms\n",
+                           verdict, schedules.size(), fails, notFired, unknown, skipped.size(), ms);
+  std::cout << "report: " << path << "\n";
+  return exitStatus(verdict);
+}
+
+} // namespace idem

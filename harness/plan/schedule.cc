@@ -1,0 +1,128 @@
+#include "plan/schedule.h"
+
+#include "core/error.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <set>
+
+namespace idem {
+
+int Schedule::phases() const {
+  int p = 1;
+  for (const auto& e : stream) p = std::max(p, e.phase);
+  return p;
+}
+
+int Schedule::retries() const {
+  std::set<int> seen;
+  int r = 0;
+  for (const auto& e : stream) {
+    if (!seen.insert(e.event).second) ++r;
+  }
+  return r;
+}
+
+std::string Schedule::summary() const {
+  std::vector<std::string> ks;
+  for (const auto& k : kills) ks.push_back(k.str());
+  return fmt::format("{} event{}, {} retr{}, {} stream entr{}, kills [{}], restart {}", events.size(),
+                     events.size() == 1 ? "" : "s", retries(), retries() == 1 ? "y" : "ies", stream.size(),
+                     stream.size() == 1 ? "y" : "ies", fmt::join(ks, ", "), toString(restart));
+}
+
+std::string toString(RestartStyle r) { return r == RestartStyle::NewName ? "new-name" : "same-name"; }
+
+RestartStyle restartStyleFromString(const std::string& s, const std::string& what) {
+  if (s == "new-name") return RestartStyle::NewName;
+  if (s == "same-name") return RestartStyle::SameName;
+  throw UsageError(fmt::format("{}: '{}' is not a restart style (new-name or same-name)", what, s));
+}
+
+void to_json(nlohmann::json& j, const Schedule& s) {
+  j = nlohmann::json::object();
+  j["version"] = 1;
+  j["scenario"] = s.scenario;
+  j["target"] = s.target;
+  j["seed"] = s.seed;
+  j["restart"] = toString(s.restart);
+  auto events = nlohmann::json::array();
+  for (const auto& e : s.events) events.push_back({{"n", e.n}, {"fields", e.fields}});
+  j["events"] = events;
+  auto stream = nlohmann::json::array();
+  for (const auto& e : s.stream) stream.push_back({{"event", e.event}, {"phase", e.phase}});
+  j["stream"] = stream;
+  j["kills"] = s.kills;
+}
+
+Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
+  auto field = [&](const char* name) -> const nlohmann::json& {
+    if (!j.is_object() || !j.contains(name)) throw UsageError(fmt::format("{}: missing field '{}'", what, name));
+    return j.at(name);
+  };
+  auto bad = [&](const std::string& f, const std::string& why) {
+    return UsageError(fmt::format("{}: field '{}': {}", what, f, why));
+  };
+  Schedule s;
+  try {
+    s.scenario = field("scenario").get<std::string>();
+    s.target = j.value("target", "");
+    s.seed = j.value("seed", uint64_t{0});
+    s.restart = restartStyleFromString(j.value("restart", "new-name"), what + ": field 'restart'");
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(fmt::format("{}: {}", what, e.what()));
+  }
+  const auto& events = field("events");
+  if (!events.is_array() || events.empty()) throw bad("events", "must be a non-empty array");
+  std::set<int> ns;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const auto& e = events[i];
+    std::string f = fmt::format("events[{}]", i);
+    if (!e.is_object() || !e.contains("n") || !e["n"].is_number_integer()) throw bad(f + ".n", "must be an integer");
+    Event ev;
+    ev.n = e["n"].get<int>();
+    if (!ns.insert(ev.n).second) throw bad(f + ".n", fmt::format("event {} appears twice", ev.n));
+    if (e.contains("fields")) {
+      if (!e["fields"].is_object()) throw bad(f + ".fields", "must be an object of strings");
+      for (auto it = e["fields"].begin(); it != e["fields"].end(); ++it) {
+        if (!it.value().is_string()) throw bad(f + ".fields." + it.key(), "must be a string");
+        ev.fields[it.key()] = it.value().get<std::string>();
+      }
+    }
+    s.events.push_back(std::move(ev));
+  }
+  const auto& stream = field("stream");
+  if (!stream.is_array() || stream.empty()) throw bad("stream", "must be a non-empty array");
+  for (size_t i = 0; i < stream.size(); ++i) {
+    const auto& e = stream[i];
+    std::string f = fmt::format("stream[{}]", i);
+    StreamEntry se;
+    if (e.is_number_integer()) {
+      se.event = e.get<int>();
+    } else if (e.is_object() && e.contains("event") && e["event"].is_number_integer()) {
+      se.event = e["event"].get<int>();
+      if (e.contains("phase")) {
+        if (!e["phase"].is_number_integer() || e["phase"].get<int>() < 1) throw bad(f + ".phase", "must be an integer >= 1");
+        se.phase = e["phase"].get<int>();
+      }
+    } else {
+      throw bad(f, "must be an event number or {\"event\": n, \"phase\": p}");
+    }
+    if (!ns.count(se.event)) throw bad(f + ".event", fmt::format("no event {}", se.event));
+    if (i > 0 && se.phase < s.stream.back().phase) throw bad(f + ".phase", "phases must not decrease along the stream");
+    s.stream.push_back(se);
+  }
+  if (j.contains("kills")) {
+    const auto& kills = j["kills"];
+    if (!kills.is_array()) throw bad("kills", "must be an array of kill points");
+    for (size_t i = 0; i < kills.size(); ++i) {
+      if (!kills[i].is_string()) throw bad(fmt::format("kills[{}]", i), "must be a string like after:COMMIT#3");
+      s.kills.push_back(KillPoint::parse(kills[i].get<std::string>(), fmt::format("{}: field 'kills[{}]'", what, i)));
+    }
+  }
+  return s;
+}
+
+} // namespace idem

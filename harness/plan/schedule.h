@@ -1,0 +1,58 @@
+#pragma once
+/// A schedule is a pure value: everything needed to execute one run of a scenario against a target.
+/// Generating, shrinking, saving and replaying a schedule start no process.
+#include "plan/kill_point.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace idem {
+
+/// One business event. `fields` holds every field of the scenario except those generated at execution
+/// time (kind "uuid", e.g. event_id: fresh for every execution so that marks left by an earlier run,
+/// such as seen:<event_id> keys in a shared Valkey, can never collide).
+struct Event {
+  int n = 0; ///< 1-based, the producer's numbering
+  std::map<std::string, std::string> fields;
+};
+
+/// One stream entry the producer sends. Several entries of the same event are producer retries.
+/// The producer sends the entries of phase p only once everything it sent before is delivered and
+/// acknowledged, so a later phase models a retry that arrives long after the original was acked.
+struct StreamEntry {
+  int event = 0; ///< Event::n
+  int phase = 1; ///< 1-based
+};
+
+enum class RestartStyle {
+  NewName,  ///< a killed consumer is replaced by a process with a fresh name (recovers with XAUTOCLAIM)
+  SameName, ///< ... by a process with the same name (replays its own pending list, XREADGROUP from 0)
+};
+
+struct Schedule {
+  std::string scenario;
+  std::string target; ///< informational; replay may override
+  uint64_t seed = 0;
+  std::vector<Event> events;
+  std::vector<StreamEntry> stream; ///< in stream order
+  std::vector<KillPoint> kills;
+  RestartStyle restart = RestartStyle::NewName;
+
+  int phases() const;
+  int retries() const; ///< stream entries beyond the first of each event
+  /// "3 events, 1 retry, kills [after:COMMIT#3], restart new-name"
+  std::string summary() const;
+};
+
+std::string toString(RestartStyle r);
+RestartStyle restartStyleFromString(const std::string& s, const std::string& what);
+
+void to_json(nlohmann::json& j, const Schedule& s);
+/// Throws UsageError naming `what` (a file path) and the field.
+Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what);
+
+} // namespace idem

@@ -1,0 +1,372 @@
+#include "proxy/hub.h"
+
+#include <deque>
+#include <future>
+#include <mutex>
+#include <set>
+#include <vector>
+
+namespace idem::proxy {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+const char* toString(Server s) { return s == Server::Pg ? "pg" : "valkey"; }
+
+namespace {
+
+struct Conn;
+using ConnPtr = std::shared_ptr<Conn>;
+
+} // namespace
+
+struct Hub::Impl {
+  asio::io_context io;
+  asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
+  Upstream pg, valkey;
+  StepListener& listener;
+  std::thread thread;
+
+  struct Owner {
+    std::vector<std::unique_ptr<tcp::acceptor>> acceptors;
+    std::set<ConnPtr> conns;
+    int connections = 0;
+    bool cut = false;
+  };
+  std::map<int, Owner> owners;    // I/O thread only
+  mutable std::mutex countMu;
+  std::map<int, int> connCounts;  // read from any thread
+
+  Impl(Upstream p, Upstream v, StepListener& l) : pg(std::move(p)), valkey(std::move(v)), listener(l) {}
+
+  void accept(int owner, Server server, tcp::acceptor& acc);
+  void cut(int owner);
+  void forget(const ConnPtr& c);
+
+  /// Runs `fn` on the I/O thread and waits for it.
+  template <class F>
+  auto sync(F fn) {
+    if (std::this_thread::get_id() == thread.get_id()) return fn();
+    std::packaged_task<decltype(fn())()> task(std::move(fn));
+    auto fut = task.get_future();
+    asio::post(io, [&task] { task(); });
+    return fut.get();
+  }
+};
+
+namespace {
+
+/// One proxied connection: client <-> proxy <-> server. Holds the bytes of a step until the listener
+/// has decided; forwards them in order.
+struct Conn : std::enable_shared_from_this<Conn> {
+  Hub::Impl& hub;
+  int owner;
+  int id;
+  Server server;
+  tcp::socket client;
+  tcp::socket upstream;
+  TrackerPtr tracker;
+  std::string cin, sin;            // unconsumed input of each direction
+  std::string heldReq, heldRep;    // bytes of the current step request / reply, withheld until decided
+  std::deque<StepToken> inflight;  // requests sent upstream, awaiting replies (FIFO)
+  std::deque<std::string> outClient, outUpstream;
+  bool writingClient = false, writingUpstream = false;
+  bool clientEof = false, upstreamEof = false;
+  bool clientOpaque = false, serverOpaque = false; // undecodable: pass through unobserved
+  bool dead = false;
+  std::array<char, 65536> bufC{}, bufU{};
+
+  Conn(Hub::Impl& h, int o, int i, Server s, tcp::socket sock)
+      : hub(h), owner(o), id(i), server(s), client(std::move(sock)), upstream(h.io),
+        tracker(s == Server::Pg ? makePgTracker() : makeRespTracker()) {}
+
+  void start() {
+    auto self = shared_from_this();
+    const Upstream& up = server == Server::Pg ? hub.pg : hub.valkey;
+    boost::system::error_code ec;
+    tcp::endpoint ep(asio::ip::make_address(up.host == "localhost" ? "127.0.0.1" : up.host, ec),
+                     static_cast<unsigned short>(up.port));
+    if (ec) {
+      // A host name: resolve synchronously (rare: external servers by name).
+      tcp::resolver r(hub.io);
+      auto res = r.resolve(up.host, std::to_string(up.port), ec);
+      if (ec || res.empty()) return finish();
+      ep = *res.begin();
+    }
+    upstream.async_connect(ep, [self](const boost::system::error_code& e) {
+      if (self->dead) return;
+      if (e) return self->finish();
+      boost::system::error_code ignore;
+      self->client.set_option(tcp::no_delay(true), ignore);
+      self->upstream.set_option(tcp::no_delay(true), ignore);
+      self->readClient();
+      self->readUpstream();
+    });
+  }
+
+  void readClient() {
+    auto self = shared_from_this();
+    client.async_read_some(asio::buffer(bufC), [self](const boost::system::error_code& e, size_t n) {
+      if (self->dead) return;
+      if (e) {
+        self->clientEof = true;
+        return self->maybeClose();
+      }
+      self->cin.append(self->bufC.data(), n);
+      self->processClient();
+      if (!self->dead) self->readClient();
+    });
+  }
+
+  void readUpstream() {
+    auto self = shared_from_this();
+    upstream.async_read_some(asio::buffer(bufU), [self](const boost::system::error_code& e, size_t n) {
+      if (self->dead) return;
+      if (e) {
+        self->upstreamEof = true;
+        return self->maybeClose();
+      }
+      self->sin.append(self->bufU.data(), n);
+      self->processServer();
+      if (!self->dead) self->readUpstream();
+    });
+  }
+
+  void processClient() {
+    size_t off = 0;
+    while (!dead && off < cin.size()) {
+      if (clientOpaque) {
+        heldReq.append(cin, off, std::string::npos);
+        off = cin.size();
+        sendUpstream(std::move(heldReq));
+        heldReq.clear();
+        break;
+      }
+      ClientMsg m;
+      std::string_view rest(cin.data() + off, cin.size() - off);
+      Decode d = tracker->onClient(rest, m);
+      if (d == Decode::NeedMoreData) break;
+      if (d == Decode::Invalid || m.size == 0 || m.size > rest.size()) {
+        clientOpaque = true;
+        continue;
+      }
+      std::string bytes(rest.substr(0, m.size));
+      off += m.size;
+      switch (m.kind) {
+      case ClientMsg::Kind::Pass:
+        if (heldReq.empty()) sendUpstream(std::move(bytes));
+        else heldReq += bytes;
+        break;
+      case ClientMsg::Kind::Part:
+        heldReq += bytes;
+        break;
+      case ClientMsg::Kind::LocalReply:
+        sendClient(m.local_reply);
+        break;
+      case ClientMsg::Kind::RequestEnd: {
+        heldReq += bytes;
+        StepToken token;
+        bool kill = hub.listener.onRequest(owner, server, id, m.step, token);
+        if (dead || kill) {
+          cin.clear();
+          return;
+        }
+        inflight.push_back(token);
+        sendUpstream(std::move(heldReq));
+        heldReq.clear();
+        break;
+      }
+      }
+    }
+    if (!dead) cin.erase(0, off);
+  }
+
+  void processServer() {
+    size_t off = 0;
+    while (!dead && off < sin.size()) {
+      if (serverOpaque) {
+        heldRep.append(sin, off, std::string::npos);
+        off = sin.size();
+        sendClient(std::move(heldRep));
+        heldRep.clear();
+        break;
+      }
+      ServerMsg m;
+      std::string_view rest(sin.data() + off, sin.size() - off);
+      Decode d = tracker->onServer(rest, m);
+      if (d == Decode::NeedMoreData) break;
+      if (d == Decode::Invalid || m.size == 0 || m.size > rest.size()) {
+        serverOpaque = true;
+        continue;
+      }
+      std::string bytes(rest.substr(0, m.size));
+      off += m.size;
+      switch (m.kind) {
+      case ServerMsg::Kind::Pass:
+        if (heldRep.empty()) sendClient(std::move(bytes));
+        else heldRep += bytes;
+        break;
+      case ServerMsg::Kind::Part:
+        heldRep += bytes;
+        break;
+      case ServerMsg::Kind::ReplyEnd: {
+        heldRep += bytes;
+        if (!inflight.empty()) {
+          StepToken token = inflight.front();
+          inflight.pop_front();
+          bool kill = hub.listener.onReply(owner, token, m.reply);
+          if (dead || kill) {
+            sin.clear();
+            return;
+          }
+        }
+        sendClient(std::move(heldRep));
+        heldRep.clear();
+        break;
+      }
+      }
+    }
+    if (!dead) sin.erase(0, off);
+  }
+
+  void sendUpstream(std::string bytes) {
+    if (bytes.empty()) return;
+    outUpstream.push_back(std::move(bytes));
+    if (!writingUpstream) writeUpstream();
+  }
+  void sendClient(std::string bytes) {
+    if (bytes.empty()) return;
+    outClient.push_back(std::move(bytes));
+    if (!writingClient) writeClient();
+  }
+
+  void writeUpstream() {
+    writingUpstream = true;
+    auto self = shared_from_this();
+    asio::async_write(upstream, asio::buffer(outUpstream.front()), [self](const boost::system::error_code& e, size_t) {
+      if (self->dead) return;
+      if (e) return self->finish();
+      self->outUpstream.pop_front();
+      self->writingUpstream = false;
+      if (!self->outUpstream.empty()) self->writeUpstream();
+      else self->maybeClose();
+    });
+  }
+  void writeClient() {
+    writingClient = true;
+    auto self = shared_from_this();
+    asio::async_write(client, asio::buffer(outClient.front()), [self](const boost::system::error_code& e, size_t) {
+      if (self->dead) return;
+      if (e) return self->finish();
+      self->outClient.pop_front();
+      self->writingClient = false;
+      if (!self->outClient.empty()) self->writeClient();
+      else self->maybeClose();
+    });
+  }
+
+  /// A side closed: once what it sent has been written to the other side, close both.
+  void maybeClose() {
+    if (dead) return;
+    if (clientEof && !writingUpstream && outUpstream.empty()) return finish();
+    if (upstreamEof && !writingClient && outClient.empty()) return finish();
+  }
+
+  /// Closes both sockets; steps still in flight are reported cut.
+  void finish() {
+    if (dead) return;
+    dead = true;
+    boost::system::error_code ignore;
+    client.close(ignore);
+    upstream.close(ignore);
+    auto pending = std::move(inflight);
+    inflight.clear();
+    for (const auto& t : pending) hub.listener.onCut(owner, t);
+    hub.forget(shared_from_this());
+  }
+};
+
+} // namespace
+
+void Hub::Impl::accept(int owner, Server server, tcp::acceptor& acc) {
+  acc.async_accept([this, owner, server, &acc](const boost::system::error_code& e, tcp::socket sock) {
+    if (e) return; // closed
+    auto it = owners.find(owner);
+    if (it == owners.end() || it->second.cut) return;
+    int id = ++it->second.connections;
+    {
+      std::lock_guard<std::mutex> lock(countMu);
+      connCounts[owner] = id;
+    }
+    auto c = std::make_shared<Conn>(*this, owner, id, server, std::move(sock));
+    it->second.conns.insert(c);
+    c->start();
+    accept(owner, server, acc);
+  });
+}
+
+void Hub::Impl::forget(const ConnPtr& c) {
+  auto it = owners.find(c->owner);
+  if (it != owners.end()) it->second.conns.erase(c);
+}
+
+void Hub::Impl::cut(int owner) {
+  auto it = owners.find(owner);
+  if (it == owners.end()) return;
+  it->second.cut = true;
+  boost::system::error_code ignore;
+  for (auto& a : it->second.acceptors) a->close(ignore);
+  auto conns = it->second.conns; // finish() erases from the set
+  for (const auto& c : conns) c->finish();
+}
+
+Hub::Hub(Upstream pg, Upstream valkey, StepListener& listener)
+    : impl_(std::make_unique<Impl>(std::move(pg), std::move(valkey), listener)) {
+  impl_->thread = std::thread([this] { impl_->io.run(); });
+}
+
+Hub::~Hub() {
+  impl_->sync([this] {
+    std::vector<int> ids;
+    for (auto& [id, o] : impl_->owners) ids.push_back(id);
+    for (int id : ids) impl_->cut(id);
+    impl_->owners.clear();
+    return 0;
+  });
+  impl_->work.reset();
+  impl_->io.stop();
+  impl_->thread.join();
+}
+
+Hub::Ports Hub::open(int owner) {
+  return impl_->sync([this, owner] {
+    auto& o = impl_->owners[owner];
+    Ports ports;
+    for (Server s : {Server::Pg, Server::Valkey}) {
+      auto acc = std::make_unique<tcp::acceptor>(impl_->io, tcp::endpoint(asio::ip::address_v4::loopback(), 0));
+      int port = acc->local_endpoint().port();
+      (s == Server::Pg ? ports.pg : ports.valkey) = port;
+      impl_->accept(owner, s, *acc);
+      o.acceptors.push_back(std::move(acc));
+    }
+    return ports;
+  });
+}
+
+void Hub::close(int owner) {
+  impl_->sync([this, owner] {
+    impl_->cut(owner);
+    impl_->owners.erase(owner);
+    return 0;
+  });
+}
+
+void Hub::cutNow(int owner) { impl_->cut(owner); }
+
+int Hub::connections(int owner) const {
+  std::lock_guard<std::mutex> lock(impl_->countMu);
+  auto it = impl_->connCounts.find(owner);
+  return it == impl_->connCounts.end() ? 0 : it->second;
+}
+
+} // namespace idem::proxy

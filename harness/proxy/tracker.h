@@ -1,0 +1,88 @@
+#pragma once
+/// Protocol trackers: pure, byte-in / message-out decoders of one connection's two directions, in the
+/// style of Envoy's protocol filters. They never touch a socket. The proxy feeds the unconsumed bytes of
+/// a direction; the tracker reports the size of the next complete message and what it means for steps.
+///
+/// A *step* is one request/response round trip of a consumer: PostgreSQL — a simple Query, or an
+/// extended-protocol group closed by Sync (or Flush); Valkey — one command. Its verb is the first keyword
+/// of the statement (for Bind/Execute of a prepared statement, the verb of the statement it executes) or
+/// the command name, upper case.
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace idem::proxy {
+
+enum class Decode {
+  Message,      ///< `out` describes one complete message of out.size bytes at the start of the buffer
+  NeedMoreData, ///< the buffer holds only part of a message; nothing consumed
+  Invalid,      ///< the bytes cannot be this protocol; the proxy passes the rest through unobserved
+};
+
+/// A stream entry as a read reply shows it.
+struct EntryView {
+  std::string id;
+  std::vector<std::pair<std::string, std::string>> fields;
+};
+
+struct StepInfo {
+  std::string verb;     ///< "COMMIT", "XREADGROUP", "PARSE" (prepare-only round trip), "SYNC", ...
+  std::string detail;   ///< the SQL text or the command line, abbreviated to ~200 bytes
+  std::vector<std::string> acked; ///< XACK: the entry ids in the request
+  bool blocking = false;          ///< XREADGROUP/XREAD/BLPOP/... with BLOCK: the reply may take long
+};
+
+struct ReplyInfo {
+  bool error = false;      ///< ErrorResponse / RESP error
+  bool empty_read = false; ///< a read (XREADGROUP, XREAD, XAUTOCLAIM, XCLAIM) that delivered no entry
+  std::vector<EntryView> delivered; ///< entries a read delivered (XAUTOCLAIM: the claimed ones)
+  std::string summary;     ///< e.g. "UPDATE 1", "+OK", "(nil)", "2 entries", abbreviated
+};
+
+/// What one client->server message means.
+struct ClientMsg {
+  enum class Kind {
+    Pass,       ///< not part of a step (startup, authentication, Terminate): forward at once
+    Part,       ///< part of a step request that is not complete yet (Parse, Bind, ...): hold it
+    RequestEnd, ///< completes a step request; `step` describes the step (held parts + this message)
+    LocalReply, ///< answer `local_reply` to the client, forward nothing (e.g. 'N' to SSLRequest)
+  };
+  size_t size = 0;
+  Kind kind = Kind::Pass;
+  StepInfo step;           ///< when kind == RequestEnd
+  std::string local_reply; ///< when kind == LocalReply
+};
+
+/// What one server->client message means.
+struct ServerMsg {
+  enum class Kind {
+    Pass,     ///< not part of any step's reply (auth, ParameterStatus before the first step, RESP3 push)
+    Part,     ///< part of the reply of the oldest outstanding step
+    ReplyEnd, ///< completes the reply of the oldest outstanding step; `reply` describes it
+  };
+  size_t size = 0;
+  Kind kind = Kind::Pass;
+  ReplyInfo reply; ///< when kind == ReplyEnd
+  /// When kind == ReplyEnd (PostgreSQL only): this many outstanding steps, older than the one this
+  /// message completes, got no reply at all — the server skipped them (extended protocol after an
+  /// error, up to the next Sync). They end here, unanswered; then the next one ends with `reply`.
+  size_t skipped = 0;
+};
+
+/// One connection's protocol state (startup phase, prepared statements and portals, RESP2/RESP3, the
+/// FIFO of outstanding steps). Pure: the same bytes give the same messages, split however they arrive.
+class Tracker {
+public:
+  virtual ~Tracker() = default;
+  virtual Decode onClient(std::string_view buf, ClientMsg& out) = 0;
+  virtual Decode onServer(std::string_view buf, ServerMsg& out) = 0;
+};
+using TrackerPtr = std::unique_ptr<Tracker>;
+
+TrackerPtr makePgTracker();   ///< PostgreSQL frontend/backend protocol v3
+TrackerPtr makeRespTracker(); ///< RESP2 and RESP3 (HELLO 3 switches replies to RESP3)
+
+} // namespace idem::proxy

@@ -1,0 +1,97 @@
+#pragma once
+/// A scenario is data: a JSON file under scenarios/ (or anywhere) that tells the harness the tables and
+/// initial rows, how each event field is generated, the default schedule, and the invariants, each one of
+/// a small set of kinds bound to the user's own SQL. No scenario has C++ of its own.
+/// The format is documented in docs/scenarios.md.
+#include "plan/schedule.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace idem {
+
+/// How one event field is generated.
+///  seq      1, 2, 3, ... (the event number n)
+///  uuid     a fresh random UUID for every execution (the event's identity across retries)
+///  key      one of Scenario::keys
+///  int      an integer in [min, max], written in decimal
+///  pick     one of `values`
+///  version  1, 2, 3, ... per value of field `of` (in event order)
+///  map      map.at(value of field `of`)
+///  const    `value`
+struct FieldGen {
+  std::string name;
+  std::string gen;
+  int64_t min = 0, max = 0;
+  std::vector<std::string> values;
+  std::string of;
+  std::map<std::string, std::string> map;
+  std::string value;
+};
+
+/// One invariant, checked on the final state against what the producer sent (distinct events).
+///  sum-of-distinct   observed rows (key, value): value == initial[key] + sign * Σ field over distinct `distinct` per key
+///  count-of-distinct observed rows (key, value): value == initial[key] + sign * count of distinct `distinct` per key
+///  latest-version    observed rows (key, col...): for each key with events, the columns named in `columns` equal the
+///                    fields of the event with the highest `version`; keys without events keep their initial row
+///  final-value       observed rows (key, value): for each key with events, value == `value`
+///  one-row-per-event observed rows (event id): every distinct `distinct` exactly once, nothing else
+/// "initial" values are read with the same query after reset, before the producer sends anything.
+struct Invariant {
+  std::string name;
+  std::string kind;
+  std::string observed;            ///< SQL
+  std::string key;                 ///< event field that selects the row (not for one-row-per-event)
+  std::string field;               ///< sum-of-distinct: the event field summed
+  std::string distinct = "event_id";
+  int sign = 1;                    ///< +1 or -1
+  std::string version;             ///< latest-version: the event field holding the version
+  std::vector<std::string> columns;///< latest-version: observed column i+1 compared with event field columns[i]
+  std::string value;               ///< final-value
+};
+
+struct DefaultSchedule {
+  std::vector<Event> events;
+  std::vector<StreamEntry> stream;
+};
+
+struct Scenario {
+  std::filesystem::path file;  ///< where it was read from
+  std::string name;
+  std::string description;
+  std::string create_sql;      ///< CREATE TABLE statements (run once per namespace)
+  std::string initial_sql;     ///< INSERTs of the initial rows (run after every reset)
+  std::vector<std::string> tables; ///< tables the harness empties on reset (scenario's own)
+  std::vector<std::string> keys;   ///< values of the `key` generator
+  std::vector<FieldGen> fields;
+  std::vector<Invariant> invariants;
+  DefaultSchedule default_schedule;
+
+  const FieldGen* fieldGen(const std::string& name) const;
+  /// The name of the field generated with `uuid` that identifies an event ("event_id").
+  std::string idField() const;
+};
+
+/// Reads a scenario from a file path, or a bare NAME resolved as <scenarios dir>/NAME.json.
+/// Throws UsageError naming the file and the field.
+Scenario loadScenario(const std::string& nameOrFile, const std::filesystem::path& scenariosDir);
+Scenario scenarioFromJson(const nlohmann::json& j, const std::string& what);
+
+/// The default schedule as a Schedule value (fields filled in by the generators where the file leaves
+/// them out, no kills).
+Schedule defaultSchedule(const Scenario& s);
+
+/// Fills in every non-uuid field of `events` in event order (seq, version, map, const), keeping values
+/// already present (key, int, pick drawn by a generator or given by a file). Throws UsageError when a
+/// key/int/pick field is missing.
+void completeEvents(const Scenario& s, std::vector<Event>& events);
+
+/// A fresh UUID v4 text for uuid fields at execution time.
+std::string freshUuid();
+
+} // namespace idem

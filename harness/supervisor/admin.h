@@ -1,0 +1,49 @@
+#pragma once
+/// The harness's own connections to the servers (never through the proxies): schema set-up, reset between
+/// schedules, the producer, broker progress and the final state.
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+struct redisContext;
+struct redisReply;
+
+namespace idem {
+
+/// A PostgreSQL connection (libpqxx). Rows come back as text, SQL NULL as null.
+class PgAdmin {
+public:
+  explicit PgAdmin(const std::string& url);
+  ~PgAdmin();
+  /// Runs one or more statements (simple protocol), no result.
+  void exec(const std::string& sql);
+  /// Runs a query; rows as arrays of text/null.
+  nlohmann::json query(const std::string& sql);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// A Valkey/Redis connection (hiredis, RESP2).
+class ValkeyAdmin {
+public:
+  ValkeyAdmin(const std::string& host, int port, const std::string& password, int db);
+  ~ValkeyAdmin();
+  ValkeyAdmin(const ValkeyAdmin&) = delete;
+  ValkeyAdmin& operator=(const ValkeyAdmin&) = delete;
+
+  /// One command; the reply as JSON (strings, integers, arrays, null). Throws on an error reply.
+  nlohmann::json command(const std::vector<std::string>& argv);
+  /// Several commands pipelined; replies in order.
+  std::vector<nlohmann::json> pipeline(const std::vector<std::vector<std::string>>& cmds);
+
+private:
+  redisContext* ctx_ = nullptr;
+  std::string where_;
+};
+
+} // namespace idem

@@ -1,0 +1,260 @@
+#include "supervisor/workspace_impl.h"
+
+#include "core/error.h"
+#include "core/process.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace idem {
+
+namespace {
+
+std::string percentEncode(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') out += static_cast<char>(c);
+    else out += fmt::format("%{:02X}", c);
+  }
+  return out;
+}
+
+std::string readFile(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw UsageError(fmt::format("{}: cannot read", p.string()));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<int64_t> idParts(const std::string& id) {
+  auto dash = id.find('-');
+  if (dash == std::string::npos) return {std::stoll(id), 0};
+  return {std::stoll(id.substr(0, dash)), std::stoll(id.substr(dash + 1))};
+}
+
+} // namespace
+
+int compareIds(const std::string& a, const std::string& b) {
+  auto x = idParts(a), y = idParts(b);
+  if (x < y) return -1;
+  if (y < x) return 1;
+  return 0;
+}
+
+std::string pgUrl(const ServerEndpoints& s, const std::string& host, int port, const std::string& database,
+                  const std::string& query) {
+  std::string auth = percentEncode(s.pg_user);
+  if (!s.pg_password.empty()) auth += ":" + percentEncode(s.pg_password);
+  std::string q = s.pg_options;
+  if (!query.empty()) q = q.empty() ? query : q + "&" + query;
+  return fmt::format("postgresql://{}@{}:{}/{}{}{}", auth, host, port, percentEncode(database), q.empty() ? "" : "?", q);
+}
+
+Workspace::Workspace(const ServerEndpoints& servers, const Scenario& scenario, const Target& target, int worker,
+                     RunOptions options, std::filesystem::path logDir)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->servers = servers;
+  impl_->scenario = scenario;
+  impl_->target = target;
+  impl_->worker = worker;
+  impl_->options = options;
+  impl_->logDir = std::move(logDir);
+  impl_->create();
+}
+
+Workspace::~Workspace() {
+  if (impl_->cleanupId >= 0) {
+    Cleanup::instance().remove(impl_->cleanupId);
+    if (!impl_->schema.empty()) {
+      try {
+        impl_->pg->exec(fmt::format("DROP SCHEMA IF EXISTS \"{}\" CASCADE", impl_->schema));
+        impl_->valkey->command({"DEL", impl_->stream});
+      } catch (const std::exception&) {
+      }
+    }
+  }
+}
+
+const std::filesystem::path& Workspace::logDir() const { return impl_->logDir; }
+
+void Workspace::Impl::create() {
+  const auto& s = servers;
+  std::string tag = fmt::format("{}_{}", ::getpid(), worker);
+  if (s.embedded) {
+    database = fmt::format("idem_w{}", worker);
+    PgAdmin root(pgUrl(s, s.pg_host, s.pg_port, s.pg_database, ""));
+    root.exec(fmt::format("DROP DATABASE IF EXISTS {}", database));
+    root.exec(fmt::format("CREATE DATABASE {} TEMPLATE template0", database));
+    pg = std::make_unique<PgAdmin>(pgUrl(s, s.pg_host, s.pg_port, database, ""));
+    valkeyDb = worker % 16;
+    stream = "idemproof:stream";
+    group = "idemproof";
+  } else {
+    database = s.pg_database;
+    schema = "idemproof_" + tag;
+    urlQuery = "options=" + percentEncode("-c search_path=" + schema);
+    pg = std::make_unique<PgAdmin>(pgUrl(s, s.pg_host, s.pg_port, database, urlQuery));
+    pg->exec(fmt::format("DROP SCHEMA IF EXISTS \"{}\" CASCADE; CREATE SCHEMA \"{}\"", schema, schema));
+    valkeyDb = s.valkey_db;
+    stream = fmt::format("idemproof:{}:stream", tag);
+    group = "idemproof";
+    // Removed by the destructor; on a signal, the servers are the user's: drop what we made.
+    std::string url = pgUrl(s, s.pg_host, s.pg_port, database, "");
+    std::string sch = schema, str = stream;
+    ServerEndpoints copy = s;
+    int db = valkeyDb;
+    cleanupId = Cleanup::instance().add("schema " + schema, [url, sch, str, copy, db] {
+      try {
+        PgAdmin(url).exec(fmt::format("DROP SCHEMA IF EXISTS \"{}\" CASCADE", sch));
+        ValkeyAdmin(copy.valkey_host, copy.valkey_port, copy.valkey_password, db).command({"DEL", str});
+      } catch (const std::exception&) {
+      }
+    });
+  }
+  valkey = std::make_unique<ValkeyAdmin>(s.valkey_host, s.valkey_port, s.valkey_password, valkeyDb);
+  try {
+    pg->exec(scenario.create_sql);
+  } catch (const std::exception& e) {
+    throw UsageError(fmt::format("{}: field 'tables.create': {}", scenario.file.string(), e.what()));
+  }
+  if (target.schema) {
+    try {
+      pg->exec(readFile(*target.schema));
+    } catch (const UsageError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw UsageError(fmt::format("{}: {}", target.schema->string(), e.what()));
+    }
+  }
+  auto rows = pg->query("SELECT quote_ident(tablename) FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1");
+  for (const auto& r : rows) tables.push_back(r[0].get<std::string>());
+}
+
+void Workspace::Impl::reset() {
+  std::string sql = "BEGIN;";
+  if (servers.embedded) sql += "SET LOCAL session_replication_role = replica;";
+  for (const auto& t : tables) sql += "DELETE FROM " + t + ";";
+  sql += scenario.initial_sql;
+  sql += ";COMMIT;";
+  try {
+    pg->exec(sql);
+  } catch (const std::exception& e) {
+    throw UsageError(fmt::format("{}: field 'tables.initial': {}", scenario.file.string(), e.what()));
+  }
+  std::vector<std::vector<std::string>> cmds;
+  if (servers.embedded) cmds.push_back({"FLUSHDB"});
+  else cmds.push_back({"DEL", stream});
+  cmds.push_back({"XGROUP", "CREATE", stream, group, "0", "MKSTREAM"});
+  valkey->pipeline(cmds);
+}
+
+nlohmann::json Workspace::Impl::observe() {
+  nlohmann::json observed = nlohmann::json::object();
+  for (const auto& inv : scenario.invariants) {
+    try {
+      observed[inv.name] = pg->query(inv.observed);
+    } catch (const std::exception& e) {
+      throw UsageError(fmt::format("{}: invariant '{}': field 'observed': {}", scenario.file.string(), inv.name, e.what()));
+    }
+  }
+  return observed;
+}
+
+std::string Workspace::Impl::send(History& h, const Schedule& s,
+                                  const std::map<int, std::map<std::string, std::string>>& fields, int phase) {
+  std::vector<std::vector<std::string>> cmds;
+  std::vector<const StreamEntry*> entries;
+  for (const auto& e : s.stream) {
+    if (e.phase != phase) continue;
+    std::vector<std::string> argv{"XADD", stream, "*"};
+    for (const auto& f : scenario.fields) {
+      auto it = fields.at(e.event).find(f.name);
+      if (it == fields.at(e.event).end()) continue;
+      argv.push_back(f.name);
+      argv.push_back(it->second);
+    }
+    cmds.push_back(std::move(argv));
+    entries.push_back(&e);
+  }
+  if (cmds.empty()) return "";
+  auto replies = valkey->pipeline(cmds);
+  std::string idField = scenario.idField();
+  std::string last;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const auto& e = *entries[i];
+    bool retry = false;
+    for (const auto* prev = s.stream.data(); prev != &e; ++prev) retry = retry || prev->event == e.event;
+    last = replies[i].get<std::string>();
+    const auto& f = fields.at(e.event);
+    h.append("send", "producer",
+             {{"entry", last}, {"n", e.event}, {"event_id", f.count(idField) ? f.at(idField) : ""},
+              {"fields", f}, {"phase", phase}, {"retry", retry}});
+  }
+  return last;
+}
+
+BrokerState Workspace::Impl::broker() {
+  auto groups = valkey->command({"XINFO", "GROUPS", stream});
+  BrokerState b;
+  for (const auto& g : groups) {
+    std::map<std::string, nlohmann::json> m;
+    for (size_t i = 0; i + 1 < g.size(); i += 2) m[g[i].get<std::string>()] = g[i + 1];
+    if (m["name"] != group) continue;
+    b.pending = m["pending"].get<int64_t>();
+    b.lastDelivered = m["last-delivered-id"].get<std::string>();
+  }
+  return b;
+}
+
+nlohmann::json Workspace::Impl::finalState(bool deadline) {
+  nlohmann::json j;
+  j["observed"] = observe();
+  auto pending = nlohmann::json::array();
+  for (const auto& p : valkey->command({"XPENDING", stream, group, "-", "+", "100000"}))
+    pending.push_back({{"entry", p[0]}, {"consumer", p[1]}, {"idle_ms", p[2]}, {"deliveries", p[3]}});
+  j["pending"] = pending;
+  auto b = broker();
+  auto all = nlohmann::json::array();
+  auto undelivered = nlohmann::json::array();
+  for (const auto& e : valkey->command({"XRANGE", stream, "-", "+"})) {
+    std::string id = e[0].get<std::string>();
+    all.push_back(id);
+    if (compareIds(id, b.lastDelivered) > 0) undelivered.push_back(id);
+  }
+  j["stream"] = all;
+  j["undelivered"] = undelivered;
+  j["last_delivered"] = b.lastDelivered;
+  j["deadline"] = deadline;
+  return j;
+}
+
+History Workspace::execute(const Schedule& schedule) {
+  History h;
+  auto& im = *impl_;
+  h.append("plan", "harness",
+           {{"schedule", schedule}, {"target", im.target.name}, {"claim_idle_ms", im.options.claim_idle_ms},
+            {"stream", im.stream}, {"group", im.group}});
+  try {
+    im.reset();
+    h.append("initial", "harness", {{"observed", im.observe()}});
+    std::map<int, std::map<std::string, std::string>> fields;
+    for (const auto& e : schedule.events) {
+      auto f = e.fields;
+      for (const auto& g : im.scenario.fields)
+        if (g.gen == "uuid") f[g.name] = freshUuid();
+      fields[e.n] = std::move(f);
+    }
+    im.runConsumers(h, schedule, fields);
+  } catch (const UsageError& e) {
+    h.append("error", "harness", {{"message", e.what()}});
+  } catch (const std::exception& e) {
+    h.append("error", "harness", {{"message", e.what()}});
+  }
+  return h;
+}
+
+} // namespace idem

@@ -1,0 +1,54 @@
+#pragma once
+/// Private to the supervisor: the state of a Workspace, shared by workspace.cc (namespace, reset,
+/// producer, final state) and execute.cc (the consumer processes of one schedule).
+#include "supervisor/admin.h"
+#include "supervisor/workspace.h"
+
+#include <map>
+#include <optional>
+#include <vector>
+
+namespace idem {
+
+/// Broker progress of the group, as XINFO GROUPS shows it.
+struct BrokerState {
+  int64_t pending = 0;
+  std::string lastDelivered = "0-0";
+  bool operator==(const BrokerState& o) const { return pending == o.pending && lastDelivered == o.lastDelivered; }
+  bool operator!=(const BrokerState& o) const { return !(*this == o); }
+};
+
+/// Compares stream ids "ms-seq" numerically.
+int compareIds(const std::string& a, const std::string& b);
+
+struct Workspace::Impl {
+  ServerEndpoints servers;
+  Scenario scenario;
+  Target target;
+  int worker = 0;
+  RunOptions options;
+  std::filesystem::path logDir;
+
+  std::string database;   ///< PostgreSQL database of this workspace
+  std::string schema;     ///< external servers: the schema made for this workspace, else ""
+  std::string urlQuery;   ///< extra libpq URI query for consumers (search_path), may be empty
+  int valkeyDb = 0;
+  std::string stream, group;
+  std::unique_ptr<PgAdmin> pg;
+  std::unique_ptr<ValkeyAdmin> valkey;
+  std::vector<std::string> tables; ///< every table of the namespace, emptied on reset
+  int cleanupId = -1;
+
+  void create();
+  void reset();
+  nlohmann::json observe();
+  /// Sends the stream entries of `phase`; returns the id of the last entry sent.
+  std::string send(History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields,
+                   int phase);
+  BrokerState broker();
+  nlohmann::json finalState(bool deadline);
+  /// The consumer processes of one schedule (execute.cc).
+  void runConsumers(History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields);
+};
+
+} // namespace idem

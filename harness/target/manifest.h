@@ -1,0 +1,32 @@
+#pragma once
+/// A target is a folder holding target.json: the consumer under test. See docs/target-contract.md.
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace idem {
+
+struct Target {
+  std::filesystem::path dir;      ///< absolute folder of target.json; the command's working directory
+  std::filesystem::path manifest; ///< absolute path of target.json
+  std::string name;
+  std::vector<std::string> command;          ///< argv; a relative argv[0] with a '/' is resolved against dir
+  std::map<std::string, std::string> env;    ///< added to the consumer's environment after ${VAR} expansion
+  std::optional<std::filesystem::path> schema; ///< absolute path of the target's own SQL, if any
+  std::vector<std::string> scenarios;
+
+  bool implements(const std::string& scenario) const;
+};
+
+/// Reads DIR/target.json (or DIR when it names a .json file). Throws UsageError naming the file and field:
+/// missing manifest, invalid JSON, wrong field types, empty command, missing schema file.
+Target loadTarget(const std::filesystem::path& dirOrFile);
+
+/// Expands ${VAR} in `text` from `vars`; "$$" is a literal '$'. An unknown variable throws UsageError
+/// naming `what`.
+std::string expandVars(const std::string& text, const std::map<std::string, std::string>& vars,
+                       const std::string& what);
+
+} // namespace idem

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs, as root on Debian 12, every package idemproof needs to build, run and test.
+# Idempotent: it asks apt only for what is missing, so a second run costs ~1 s.
+set -euo pipefail
+pkgs=(
+  build-essential cmake pkg-config git
+  libboost1.81-dev libboost-filesystem1.81-dev
+  libpqxx-dev libpq-dev libhiredis-dev
+  librapidcheck-dev nlohmann-json3-dev catch2 libcli11-dev libfmt-dev
+  postgresql-15 redis-server
+  python3 python3-psycopg python3-redis
+  clang-14 libclang-rt-14-dev
+  chromium python3-lxml
+  procps
+)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: missing packages (${missing[*]}); run as root" >&2; exit 2
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# Debian's redis-server package starts a system service on port 6379; idemproof never uses it.
+if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet redis-server 2>/dev/null; then
+  systemctl stop redis-server || true
+fi

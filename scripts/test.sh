@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The test command (README, .ci/run): installs what is missing, builds from scratch, runs every test
+# (unit tests on values and recorded bytes; integration tests on real PostgreSQL and Valkey/Redis that
+# the tests start themselves).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+rm -rf build
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)"
+cd build
+ctest --output-on-failure
