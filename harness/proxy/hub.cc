@@ -153,9 +153,10 @@ struct Conn : std::enable_shared_from_this<Conn> {
       std::string bytes(rest.substr(0, m.size));
       off += m.size;
       switch (m.kind) {
-      case ClientMsg::Kind::Pass:
-        if (heldReq.empty()) sendUpstream(std::move(bytes));
-        else heldReq += bytes;
+      case ClientMsg::Kind::Pass: // not part of a step: whatever is held goes first, in order
+        heldReq += bytes;
+        sendUpstream(std::move(heldReq));
+        heldReq.clear();
         break;
       case ClientMsg::Kind::Part:
         heldReq += bytes;
@@ -202,15 +203,21 @@ struct Conn : std::enable_shared_from_this<Conn> {
       std::string bytes(rest.substr(0, m.size));
       off += m.size;
       switch (m.kind) {
-      case ServerMsg::Kind::Pass:
-        if (heldRep.empty()) sendClient(std::move(bytes));
-        else heldRep += bytes;
+      case ServerMsg::Kind::Pass: // e.g. CopyInResponse: the client waits for it, so release what is held
+        heldRep += bytes;
+        sendClient(std::move(heldRep));
+        heldRep.clear();
         break;
       case ServerMsg::Kind::Part:
         heldRep += bytes;
         break;
       case ServerMsg::Kind::ReplyEnd: {
         heldRep += bytes;
+        // Steps the server skipped (an error in a Flush pipeline skips to the next Sync) get no reply.
+        for (size_t i = 0; i < m.skipped && !inflight.empty(); ++i) {
+          hub.listener.onCut(owner, inflight.front());
+          inflight.pop_front();
+        }
         if (!inflight.empty()) {
           StepToken token = inflight.front();
           inflight.pop_front();

@@ -6,6 +6,8 @@
 #include <iostream>
 #include <stdexcept>
 
+#include <unistd.h>
+
 namespace idem::targets {
 namespace {
 
@@ -13,8 +15,15 @@ constexpr size_t kCount = 10; // entries per read
 constexpr const char* kCountText = "10";
 
 volatile std::sig_atomic_t stopFlag = 0;
+volatile std::sig_atomic_t inIdleRead = 0; // blocked in XREADGROUP ... BLOCK with nothing in hand
 
-void onSigterm(int) { stopFlag = 1; }
+/// SIGTERM: finish the entry in hand, then stop. Blocked in an idle read (hiredis retries a read that
+/// EINTR interrupted, so the flag alone would wait out the BLOCK timeout), there is nothing to finish:
+/// exit at once.
+void onSigterm(int) {
+  stopFlag = 1;
+  if (inIdleRead) _exit(0);
+}
 
 std::string requireEnv(const char* name) {
   const char* v = std::getenv(name);
@@ -71,8 +80,12 @@ public:
         throw std::runtime_error("valkey: unexpected XAUTOCLAIM reply shape");
       claimCursor = replyText(r->element[0], "XAUTOCLAIM cursor");
       handle(parseEntries(r->element[1]));
-      if (!stopRequested())
-        handle(readGroup({"BLOCK", "100", "STREAMS", config_.stream, ">"}));
+      if (!stopRequested()) {
+        inIdleRead = 1;
+        std::vector<Entry> batch = readGroup({"BLOCK", "100", "STREAMS", config_.stream, ">"});
+        inIdleRead = 0;
+        handle(batch);
+      }
     }
   }
 

@@ -1,0 +1,274 @@
+/// PostgreSQL v3 tracker: names each simple Query, FunctionCall and extended-protocol group (closed by
+/// Sync, or by Flush) and matches the backend's replies to them in FIFO order. See docs/steps.md.
+#include "proxy/abbrev.h"
+#include "proxy/pg_codec.h"
+#include "proxy/sql_verb.h"
+#include "proxy/tracker.h"
+
+#include <deque>
+#include <unordered_map>
+
+namespace idem::proxy {
+namespace {
+
+constexpr std::string_view kFrontendTypes = "BCdcfDEHFpPQSX";
+constexpr std::string_view kBackendTypes = "RKSZTDCIENAVtn123sGHWcdv";
+constexpr int32_t kCancelRequest = 80877102;
+constexpr int32_t kSslRequest = 80877103;
+constexpr int32_t kGssEncRequest = 80877104;
+constexpr size_t kSummaryRaw = 2 * kAbbrevMax;
+constexpr size_t kSqlRaw = 4 * kAbbrevMax;
+
+/// What a prepared statement or a portal runs: its verb and (the start of) its text.
+struct Sql {
+  std::string verb;
+  std::string text;
+};
+
+Sql sqlOf(std::string_view sql) { return Sql{sqlVerb(sql), std::string(sql.substr(0, kSqlRaw))}; }
+
+/// The extended-protocol messages since the last step request.
+struct Group {
+  size_t parses = 0, binds = 0, describes = 0, executes = 0, closes = 0;
+  Sql first_execute;      ///< the statement of the first Execute's portal
+  std::string executed;   ///< the texts of the Executes' statements, joined by "; " (bounded)
+  Sql first_sql;          ///< the first statement parsed or described
+
+  size_t messages() const { return parses + binds + describes + executes + closes; }
+  std::string verb() const {
+    if (executes)
+      return first_execute.verb;
+    return parses ? "PARSE" : binds ? "BIND" : describes ? "DESCRIBE" : closes ? "CLOSE" : "SYNC";
+  }
+  StepInfo step() const { return StepInfo{verb(), sqlDetail(executes ? executed : first_sql.text), {}, false}; }
+};
+
+/// A step whose request reached the server and whose reply has not ended.
+struct Outstanding {
+  bool flushed = false;   ///< ended by Flush: the reply ends after `remaining` responses or an error
+  bool sync = false;      ///< ended by Sync (the message that ends the server's skipping after an error)
+  size_t remaining = 0;   ///< responses still due (ParseComplete, BindComplete, … CommandComplete)
+  bool has_parts = false; ///< it holds extended-protocol messages (the server skips them after an error)
+  bool error = false;
+  std::string summary;    ///< raw, joined by "; "
+};
+
+/// Appends one piece (a command tag, an error message) to a raw summary, bounded.
+void addPiece(Outstanding& o, std::string_view piece) {
+  if (o.summary.size() >= kSummaryRaw)
+    return;
+  if (!o.summary.empty())
+    o.summary += "; ";
+  o.summary.append(piece.substr(0, kSummaryRaw));
+}
+
+ReplyInfo finish(const Outstanding& o) {
+  ReplyInfo r;
+  r.error = o.error;
+  r.summary = abbreviate(o.summary);
+  return r;
+}
+
+class PgTracker final : public Tracker {
+public:
+  Decode onClient(std::string_view buf, ClientMsg& out) override {
+    out = ClientMsg{};
+    PgMessage m;
+    const Decode d = startup_ ? framePgStartup(buf, m) : framePgTyped(buf, kFrontendTypes, m);
+    if (d != Decode::Message)
+      return d;
+    out.size = m.size;
+    return startup_ ? onStartup(m, out) : onTyped(m, out);
+  }
+
+  Decode onServer(std::string_view buf, ServerMsg& out) override {
+    out = ServerMsg{};
+    PgMessage m;
+    const Decode d = framePgTyped(buf, kBackendTypes, m);
+    if (d != Decode::Message)
+      return d;
+    out.size = m.size;
+    if (!server_ready_) { // authentication and the first ReadyForQuery belong to no step
+      server_ready_ = m.type == 'Z';
+      return d;
+    }
+    if (m.type == 'Z')
+      onReady(out);
+    else if (!outstanding_.empty())
+      onReplyPart(m, out);
+    return d;
+  }
+
+private:
+  Decode onStartup(const PgMessage& m, ClientMsg& out) {
+    const int32_t code = PgReader(m.body).int32();
+    if (code == kSslRequest || code == kGssEncRequest) {
+      out.kind = ClientMsg::Kind::LocalReply;
+      out.local_reply = "N";
+    } else if ((code >> 16) == 3) {
+      startup_ = false; // StartupMessage of protocol 3.x
+    } else if (code != kCancelRequest) {
+      return Decode::Invalid;
+    }
+    return Decode::Message;
+  }
+
+  Decode onTyped(const PgMessage& m, ClientMsg& out) {
+    PgReader r(m.body);
+    switch (m.type) {
+    case 'Q': {
+      const std::string_view sql = r.cstring();
+      requestEnd(out, StepInfo{sqlVerb(sql), sqlDetail(sql.substr(0, kSqlRaw)), {}, false}, false);
+      break;
+    }
+    case 'F':
+      requestEnd(out, StepInfo{"FUNCTION", "function " + std::to_string(r.int32()), {}, false}, false);
+      break;
+    case 'P': {
+      const std::string name(r.cstring());
+      const std::string_view sql = r.cstring();
+      Sql& st = statements_[name];
+      st = sqlOf(sql);
+      if (group_.first_sql.verb.empty())
+        group_.first_sql = st;
+      ++group_.parses;
+      out.kind = ClientMsg::Kind::Part;
+      break;
+    }
+    case 'B': {
+      const std::string portal(r.cstring());
+      portals_[portal] = statement(r.cstring());
+      ++group_.binds;
+      out.kind = ClientMsg::Kind::Part;
+      break;
+    }
+    case 'D': {
+      const char what = r.byte();
+      const std::string_view name = r.cstring();
+      if (group_.first_sql.verb.empty())
+        group_.first_sql = what == 'P' ? portal(name) : statement(name);
+      ++group_.describes;
+      out.kind = ClientMsg::Kind::Part;
+      break;
+    }
+    case 'E': {
+      const Sql sql = portal(r.cstring());
+      if (group_.executes++ == 0)
+        group_.first_execute = sql;
+      else if (group_.executed.size() < kSqlRaw)
+        group_.executed += "; ";
+      if (group_.executed.size() < kSqlRaw)
+        group_.executed += sql.text;
+      out.kind = ClientMsg::Kind::Part;
+      break;
+    }
+    case 'C': {
+      const char what = r.byte();
+      const std::string name(r.cstring());
+      (what == 'P' ? portals_ : statements_).erase(name);
+      ++group_.closes;
+      out.kind = ClientMsg::Kind::Part;
+      break;
+    }
+    case 'S':
+      requestEnd(out, group_.step(), false);
+      outstanding_.back().sync = true;
+      break;
+    case 'H': // a Flush ends the held group (the client may wait for its replies); a bare Flush passes
+      if (group_.messages() > 0)
+        requestEnd(out, group_.step(), true);
+      break;
+    default: // 'd' 'c' 'f' COPY data, 'p' authentication, 'X' Terminate
+      break;
+    }
+    return Decode::Message;
+  }
+
+  /// Ends the held group with `step`: the server's reply to it is now due.
+  void requestEnd(ClientMsg& out, StepInfo step, bool flushed) {
+    out.kind = ClientMsg::Kind::RequestEnd;
+    out.step = std::move(step);
+    Outstanding o;
+    o.flushed = flushed;
+    o.remaining = group_.messages();
+    o.has_parts = o.remaining > 0;
+    outstanding_.push_back(std::move(o));
+    group_ = Group{};
+  }
+
+  Sql statement(std::string_view name) const {
+    const auto it = statements_.find(std::string(name));
+    return it != statements_.end() ? it->second : Sql{"EXECUTE", "(statement " + std::string(name.substr(0, 64)) + ")"};
+  }
+  Sql portal(std::string_view name) const {
+    const auto it = portals_.find(std::string(name));
+    return it != portals_.end() ? it->second : Sql{"EXECUTE", "(portal " + std::string(name.substr(0, 64)) + ")"};
+  }
+
+  /// ReadyForQuery ends the oldest step that waits for it (Sync, Query, FunctionCall); older steps
+  /// ended by Flush that are still outstanding were skipped by the server, and so were Queries and
+  /// FunctionCalls sent after an extended-protocol error (the server skips all but Sync).
+  void onReady(ServerMsg& out) {
+    size_t i = 0;
+    while (i < outstanding_.size() && (outstanding_[i].flushed || (discarding_ && !outstanding_[i].sync)))
+      ++i;
+    if (i == outstanding_.size())
+      return; // Pass: no step waits for it
+    Outstanding& o = outstanding_[i];
+    if (discarding_ && o.has_parts && !o.error) {
+      o.error = true;
+      addPiece(o, "skipped: an earlier message of the pipeline failed");
+    }
+    out.kind = ServerMsg::Kind::ReplyEnd;
+    out.reply = finish(o);
+    out.skipped = i;
+    outstanding_.erase(outstanding_.begin(), outstanding_.begin() + static_cast<std::ptrdiff_t>(i + 1));
+    discarding_ = false;
+  }
+
+  /// Any other backend message while a step is outstanding: part of the oldest step's reply, or its
+  /// end for a step ended by Flush.
+  void onReplyPart(const PgMessage& m, ServerMsg& out) {
+    Outstanding& o = outstanding_.front();
+    out.kind = ServerMsg::Kind::Part;
+    bool response = false; // one of the responses a Flush-ended step counts
+    switch (m.type) {
+    case 'C': addPiece(o, PgReader(m.body).cstring()); response = true; break;
+    case 'I': addPiece(o, "(empty query)"); response = true; break;
+    case 's': addPiece(o, "(portal suspended)"); response = true; break;
+    case '1': case '2': case '3': case 'T': case 'n': response = true; break;
+    case 'E':
+      o.error = true;
+      addPiece(o, pgErrorField(m.body, 'M'));
+      if (o.flushed) { // the server now skips everything up to the next Sync
+        discarding_ = true;
+        o.remaining = 1;
+        response = true;
+      }
+      break;
+    case 'G': case 'W': // CopyIn/CopyBothResponse: the client waits for it before it sends its data
+      out.kind = ServerMsg::Kind::Pass;
+      return;
+    default: break; // DataRow, RowDescription of a Query, CopyOut and CopyData, notices ...
+    }
+    if (!o.flushed || !response || --o.remaining > 0)
+      return;
+    out.kind = ServerMsg::Kind::ReplyEnd;
+    out.reply = finish(o);
+    outstanding_.pop_front();
+  }
+
+  bool startup_ = true;       ///< the client side still sends untyped startup packets
+  bool server_ready_ = false; ///< the server sent its first ReadyForQuery
+  bool discarding_ = false;   ///< an extended-protocol error: the server skips messages until Sync
+  std::unordered_map<std::string, Sql> statements_;
+  std::unordered_map<std::string, Sql> portals_;
+  Group group_;
+  std::deque<Outstanding> outstanding_;
+};
+
+} // namespace
+
+TrackerPtr makePgTracker() { return std::make_unique<PgTracker>(); }
+
+} // namespace idem::proxy

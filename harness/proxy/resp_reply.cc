@@ -1,0 +1,105 @@
+#include "proxy/resp_reply.h"
+
+#include "proxy/abbrev.h"
+
+namespace idem::proxy {
+namespace {
+
+/// "1 entry", "2 entries", "1 element", "3 pairs".
+std::string countOf(size_t n, std::string_view one) {
+  std::string out = std::to_string(n) + " " + std::string(one);
+  if (n != 1)
+    out = one.back() == 'y' ? out.substr(0, out.size() - 1) + "ies" : out + "s";
+  return out;
+}
+
+std::string summarize(const RespValue& v) {
+  if (v.null)
+    return "(nil)";
+  switch (v.type) {
+  case '+': return abbreviate("+" + v.str.substr(0, kAbbrevMax));
+  case '-': case '!': return abbreviate("-" + v.str.substr(0, kAbbrevMax));
+  case ':': return "(integer) " + v.str;
+  case ',': return abbreviate("(double) " + v.str.substr(0, kAbbrevMax));
+  case '(': return abbreviate("(big number) " + v.str.substr(0, kAbbrevMax));
+  case '#': return v.str == "t" ? "(boolean) true" : "(boolean) false";
+  case '$': case '=': {
+    std::string out = "\"";
+    if (appendEscaped(out, v.str, kAbbrevMax - 1))
+      return out + "\"";
+    out = "\"";
+    appendEscaped(out, v.str, kAbbrevMax - 3);
+    return out + "...";
+  }
+  case '%': return v.elems.empty() ? "(empty map)" : "(map) " + countOf(v.elems.size() / 2, "pair");
+  case '~': return v.elems.empty() ? "(empty set)" : "(set) " + countOf(v.elems.size(), "element");
+  default: return v.elems.empty() ? "(empty array)" : "(array) " + countOf(v.elems.size(), "element");
+  }
+}
+
+bool isList(const RespValue& v) { return !v.null && (v.type == '*' || v.type == '~'); }
+
+/// Appends the entries of a list of [id, fields] to `out`; false when `list` is not such a list.
+bool addEntries(const RespValue& list, std::vector<EntryView>& out) {
+  if (!isList(list))
+    return false;
+  for (const RespValue& e : list.elems) {
+    if (!isList(e) || e.elems.empty() || !e.elems[0].text())
+      continue; // nil in place of a deleted entry (XCLAIM, Redis 6.2 XAUTOCLAIM)
+    EntryView entry;
+    entry.id = e.elems[0].str;
+    if (e.elems.size() > 1 && e.elems[1].aggregate()) {
+      const auto& f = e.elems[1].elems;
+      for (size_t i = 0; i + 1 < f.size(); i += 2)
+        entry.fields.emplace_back(f[i].str, f[i + 1].str);
+    }
+    out.push_back(std::move(entry));
+  }
+  return true;
+}
+
+/// XREAD / XREADGROUP: false when the reply has another shape.
+bool addStreams(const RespValue& v, std::vector<EntryView>& out) {
+  if (v.null)
+    return true;
+  if (v.type == '%') {
+    for (size_t i = 0; i + 1 < v.elems.size(); i += 2)
+      if (!addEntries(v.elems[i + 1], out))
+        return false;
+    return true;
+  }
+  if (!isList(v))
+    return false;
+  for (const RespValue& stream : v.elems)
+    if (!isList(stream) || stream.elems.size() < 2 || !addEntries(stream.elems[1], out))
+      return false;
+  return true;
+}
+
+} // namespace
+
+ReplyInfo respReplyInfo(const RespValue& reply, ReadShape shape) {
+  ReplyInfo info;
+  info.error = reply.type == '-' || reply.type == '!';
+  info.summary = summarize(reply);
+  if (info.error || shape == ReadShape::None)
+    return info;
+  bool read = false;
+  switch (shape) {
+  case ReadShape::Streams: read = addStreams(reply, info.delivered); break;
+  case ReadShape::Entries: read = reply.null || addEntries(reply, info.delivered); break;
+  case ReadShape::AutoClaim:
+    read = isList(reply) && reply.elems.size() >= 2 && addEntries(reply.elems[1], info.delivered);
+    break;
+  case ReadShape::None: break;
+  }
+  if (!read) {
+    info.delivered.clear();
+    return info;
+  }
+  info.empty_read = info.delivered.empty();
+  info.summary = countOf(info.delivered.size(), "entry");
+  return info;
+}
+
+} // namespace idem::proxy

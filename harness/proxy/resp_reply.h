@@ -1,0 +1,21 @@
+#pragma once
+/// What a Redis/Valkey reply means for the step it ends.
+#include "proxy/resp_value.h"
+#include "proxy/tracker.h"
+
+namespace idem::proxy {
+
+/// The shape of entries a stream-reading command's reply carries.
+enum class ReadShape {
+  None,      ///< not a read
+  Streams,   ///< XREADGROUP, XREAD: [[stream, [entry…]]…] (RESP2) or {stream: [entry…]} (RESP3), or null
+  Entries,   ///< XCLAIM: [entry…]
+  AutoClaim, ///< XAUTOCLAIM: [next-id, [entry…], [deleted-id…]] (the last only on Redis 7+)
+};
+
+/// The ReplyInfo of `reply` to a command whose read shape is `shape`: error flag, entries delivered
+/// (an entry is [id, [field, value, …]]; a deleted entry's nil fields give no fields), empty_read for a
+/// read that delivered nothing, and a short summary ("+OK", "(integer) 1", "(nil)", "2 entries" …).
+ReplyInfo respReplyInfo(const RespValue& reply, ReadShape shape);
+
+} // namespace idem::proxy

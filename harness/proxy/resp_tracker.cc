@@ -1,0 +1,124 @@
+/// Redis/Valkey tracker: every command is a step; replies (RESP2 or RESP3) end them in FIFO order.
+/// See docs/steps.md.
+#include "proxy/abbrev.h"
+#include "proxy/resp_command.h"
+#include "proxy/resp_reply.h"
+#include "proxy/resp_value.h"
+#include "proxy/tracker.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <deque>
+
+namespace idem::proxy {
+namespace {
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool isAny(std::string_view verb, std::initializer_list<std::string_view> names) {
+  return std::find(names.begin(), names.end(), verb) != names.end();
+}
+
+/// True when one of args[from…] is `word` (case-insensitive), looking no further than `stop`.
+bool hasWord(const std::vector<std::string>& args, size_t from, std::string_view word,
+             std::string_view stop = {}) {
+  for (size_t i = from; i < args.size(); ++i) {
+    const std::string w = upper(args[i]);
+    if (w == word)
+      return true;
+    if (!stop.empty() && w == stop)
+      return false;
+  }
+  return false;
+}
+
+/// The arguments joined by spaces, escaped, within `max` bytes; false when they do not fit.
+bool joinArgs(std::string& out, const std::vector<std::string>& args, size_t max) {
+  out.clear();
+  for (const std::string& a : args) {
+    if (!out.empty()) {
+      if (out.size() + 1 > max)
+        return false;
+      out += ' ';
+    }
+    if (!appendEscaped(out, a, max))
+      return false;
+  }
+  return true;
+}
+
+/// The command line for a step detail: at most kAbbrevMax bytes, ending in "..." when cut.
+std::string commandLine(const std::vector<std::string>& args) {
+  std::string out;
+  if (joinArgs(out, args, kAbbrevMax))
+    return out;
+  joinArgs(out, args, kAbbrevMax - 3);
+  return out + "...";
+}
+
+struct Pending {
+  ReadShape shape = ReadShape::None;
+};
+
+class RespTracker final : public Tracker {
+public:
+  Decode onClient(std::string_view buf, ClientMsg& out) override {
+    out = ClientMsg{};
+    const Decode d = parseRespCommand(buf, out.size, args_);
+    if (d != Decode::Message || args_.empty())
+      return d; // an empty command gets no reply: Pass
+    out.kind = ClientMsg::Kind::RequestEnd;
+    StepInfo& step = out.step;
+    step.verb = upper(args_[0]);
+    step.detail = commandLine(args_);
+    Pending p;
+    const std::string& v = step.verb;
+    if (v == "XREADGROUP" || v == "XREAD") {
+      p.shape = ReadShape::Streams;
+      step.blocking = hasWord(args_, 1, "BLOCK", "STREAMS");
+    } else if (v == "XCLAIM" && !hasWord(args_, 5, "JUSTID")) {
+      p.shape = ReadShape::Entries;
+    } else if (v == "XAUTOCLAIM" && !hasWord(args_, 6, "JUSTID")) {
+      p.shape = ReadShape::AutoClaim;
+    } else if (v == "XACK" && args_.size() > 3) {
+      step.acked.assign(args_.begin() + 3, args_.end());
+    } else {
+      step.blocking = isAny(v, {"BLPOP", "BRPOP", "BRPOPLPUSH", "BLMOVE", "BLMPOP", "BZPOPMIN", "BZPOPMAX",
+                                "BZMPOP", "WAIT", "WAITAOF"});
+    }
+    outstanding_.push_back(p);
+    return d;
+  }
+
+  Decode onServer(std::string_view buf, ServerMsg& out) override {
+    out = ServerMsg{};
+    const Decode d = parseResp(buf, out.size, &value_);
+    if (d != Decode::Message || value_.type == '>' || outstanding_.empty())
+      return d; // a push is out of band; a reply nobody waits for passes
+    if (value_.type == '|') { // an attribute: part of the reply that follows
+      out.kind = ServerMsg::Kind::Part;
+      return d;
+    }
+    out.kind = ServerMsg::Kind::ReplyEnd;
+    out.reply = respReplyInfo(value_, outstanding_.front().shape);
+    outstanding_.pop_front();
+    return d;
+  }
+
+private:
+  std::deque<Pending> outstanding_;
+  std::vector<std::string> args_; ///< scratch, reused
+  RespValue value_;               ///< scratch, reused
+};
+
+} // namespace
+
+TrackerPtr makeRespTracker() { return std::make_unique<RespTracker>(); }
+
+} // namespace idem::proxy

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Records tests/captures/<client>/session.cap: both directions of a real client's session with a real
+# server, through tee_proxy.py. Starts a throwaway PostgreSQL 15 and redis-server in a temp dir, builds
+# or installs the clients (g++ with libpq, gcc with libhiredis, npm pg and ioredis, Debian's
+# python3-psycopg and python3-redis), runs each once, stops the servers and removes the temp dir.
+# Usage: tests/captures/record.sh [client…]   (default: all; run as root, PostgreSQL runs as postgres)
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+PGBIN=/usr/lib/postgresql/15/bin
+PY=/usr/bin/python3
+WORK=$(mktemp -d /dev/shm/idem-captures.XXXXXX)
+chmod 755 "$WORK"
+PG_PID="" REDIS_PID="" PROXY_PID=""
+
+cleanup() {
+  [ -n "$PROXY_PID" ] && kill "$PROXY_PID" 2>/dev/null && wait "$PROXY_PID" 2>/dev/null || true
+  [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null && wait "$REDIS_PID" 2>/dev/null || true
+  if [ -f "$WORK/pgdata/postmaster.pid" ]; then
+    kill -INT "$(head -1 "$WORK/pgdata/postmaster.pid")" 2>/dev/null || true
+  fi
+  [ -n "$PG_PID" ] && wait "$PG_PID" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+free_port() { $PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+start_servers() {
+  PGPORT=$(free_port)
+  mkdir "$WORK/pgdata" && chown postgres: "$WORK/pgdata"
+  (cd "$WORK" && runuser -u postgres -- "$PGBIN/initdb" -D "$WORK/pgdata" --auth=trust --no-sync -E UTF8 \
+    --locale=C >"$WORK/initdb.log")
+  (cd "$WORK" && exec runuser -u postgres -- "$PGBIN/postgres" -D "$WORK/pgdata" -c listen_addresses=127.0.0.1 \
+    -c port="$PGPORT" -c unix_socket_directories='' -c fsync=off >"$WORK/pg.log" 2>&1) &
+  PG_PID=$!
+  until pg_isready -q -h 127.0.0.1 -p "$PGPORT"; do sleep 0.1; done
+  psql -q -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres -c \
+    "CREATE TABLE processed(msg_id text PRIMARY KEY); CREATE TABLE accounts(id int PRIMARY KEY, balance int NOT NULL);
+     INSERT INTO accounts VALUES (1, 0);"
+  REDIS_PORT=$(free_port)
+  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --enable-debug-command yes \
+    --dir "$WORK" >"$WORK/redis.log" 2>&1 &
+  REDIS_PID=$!
+  until redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; do sleep 0.1; done
+}
+
+# record NAME pg|redis COMMAND…: runs COMMAND PORT with PORT a tee proxy in front of the server.
+record() {
+  local name=$1 kind=$2 out=$HERE/$1 port upstream flag=""
+  shift 2
+  rm -rf "$out" && mkdir -p "$out"
+  port=$(free_port)
+  if [ "$kind" = pg ]; then upstream=$PGPORT flag=--pg; else
+    upstream=$REDIS_PORT; redis-cli -p "$REDIS_PORT" FLUSHALL >/dev/null; fi
+  $PY "$HERE/tee_proxy.py" "$port" "$upstream" "$out" $flag >"$WORK/proxy.log" 2>&1 &
+  PROXY_PID=$!
+  until grep -q ready "$WORK/proxy.log"; do sleep 0.05; done
+  "$@" "$port" >"$WORK/$name.log" 2>&1 || { cat "$WORK/$name.log"; exit 1; }
+  sleep 0.3
+  kill "$PROXY_PID" && wait "$PROXY_PID" || true
+  PROXY_PID=""
+  echo "recorded $name: $(ls "$out")"
+}
+
+SELECTED="$*"
+start_servers
+g++ -O1 -o "$WORK/libpq_session" "$HERE/clients/libpq_session.cc" -I"$(pg_config --includedir)" -lpq
+gcc -O1 -o "$WORK/hiredis_session" "$HERE/clients/hiredis_session.c" -lhiredis
+if [ -z "$SELECTED" ] || [[ "$SELECTED" == *node-pg* || "$SELECTED" == *ioredis* ]]; then
+  npm install --prefix "$WORK/node" --no-save --no-audit --no-fund --silent pg ioredis >/dev/null
+fi
+export NODE_PATH=$WORK/node/node_modules
+for c in libpq psycopg node-pg hiredis redis-py ioredis resp3; do
+  [ -z "$SELECTED" ] || [[ " $SELECTED " == *" $c "* ]] || continue
+  case $c in
+    libpq) record libpq pg "$WORK/libpq_session" ;;
+    psycopg) record psycopg pg $PY "$HERE/clients/psycopg_session.py" ;;
+    node-pg) record node-pg pg node "$HERE/clients/node_pg_session.js" ;;
+    hiredis) record hiredis redis "$WORK/hiredis_session" ;;
+    redis-py) record redis-py redis $PY "$HERE/clients/redispy_session.py" ;;
+    ioredis) record ioredis redis node "$HERE/clients/ioredis_session.js" ;;
+    resp3) record resp3 redis $PY "$HERE/clients/resp3_session.py" ;;
+  esac
+done

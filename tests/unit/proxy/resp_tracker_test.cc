@@ -1,0 +1,173 @@
+// The RESP tracker on hand-built commands and replies: framing, naming, blocking, XACK ids, reads.
+#include "replay.h"
+
+#include <catch2/catch.hpp>
+
+using namespace idem::proxy;
+using namespace idem::proxy::test;
+
+namespace {
+
+using Strings = std::vector<std::string>;
+
+/// A multibulk command.
+std::string cmd(const Strings& args) {
+  std::string out = "*" + std::to_string(args.size()) + "\r\n";
+  for (const auto& a : args)
+    out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+  return out;
+}
+
+Events run(const std::string& client, const std::string& server) {
+  checkSplitInvariance(makeRespTracker, {Chunk{true, client}, Chunk{false, server}});
+  return feedWhole(makeRespTracker, client, server);
+}
+
+ClientMsg oneCommand(const std::string& bytes, Decode expect = Decode::Message) {
+  ClientMsg m;
+  REQUIRE(makeRespTracker()->onClient(bytes, m) == expect);
+  return m;
+}
+
+ReplyInfo replyTo(const Strings& command, const std::string& reply) {
+  const Events e = run(cmd(command), reply);
+  REQUIRE(replies(e).size() == 1);
+  REQUIRE(e.server_left == 0);
+  return replies(e)[0];
+}
+
+Strings ids(const ReplyInfo& r) {
+  Strings out;
+  for (const auto& e : r.delivered)
+    out.push_back(e.id);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("resp commands: multibulk and inline, verb upper case, detail escaped and bounded") {
+  ClientMsg m = oneCommand(cmd({"set", "k", std::string("a\0b\n", 4)}));
+  CHECK(m.kind == ClientMsg::Kind::RequestEnd);
+  CHECK(m.step.verb == "SET");
+  CHECK(m.step.detail == "set k a\\x00b\\n");
+  m = oneCommand("ping\r\n");
+  CHECK(m.step.verb == "PING");
+  CHECK(m.size == 6);
+  m = oneCommand("set \"a b\" 'c d' \"\\x41\\n\"\n");
+  CHECK(m.step.detail == "set a b c d A\\n");
+  m = oneCommand(cmd({"SET", "k", std::string(5000, 'v')}));
+  CHECK(m.step.detail.size() == 200);
+  CHECK(m.step.detail.substr(197) == "...");
+  CHECK(oneCommand("\r\n").kind == ClientMsg::Kind::Pass);   // empty line: ignored by the server
+  CHECK(oneCommand("*0\r\n").kind == ClientMsg::Kind::Pass);
+  oneCommand("*2\r\n$3\r\nGET\r\n", Decode::NeedMoreData);
+  oneCommand("*2\r\n$3\r\nGET\r\n$1\r\nk", Decode::NeedMoreData);
+  oneCommand("*1\r\n:1\r\n", Decode::Invalid);              // not a bulk string
+  oneCommand("*1\r\n$3\r\nGETX\r\n", Decode::Invalid);      // no CRLF after the bulk
+  oneCommand("*x\r\n", Decode::Invalid);
+  oneCommand("*1\r\n$-1\r\n", Decode::Invalid);
+  oneCommand("set \"a\r\n", Decode::Invalid);               // unbalanced quotes
+  oneCommand(std::string(70000, 'a'), Decode::Invalid);    // inline line too long
+}
+
+TEST_CASE("resp commands: blocking reads and pops, XACK ids") {
+  CHECK(oneCommand(cmd({"XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">"})).step.blocking);
+  CHECK(oneCommand(cmd({"xread", "count", "1", "block", "10", "streams", "s", "$"})).step.blocking);
+  CHECK(!oneCommand(cmd({"XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"})).step.blocking);
+  CHECK(!oneCommand(cmd({"XREAD", "STREAMS", "BLOCK", "0"})).step.blocking); // a stream named BLOCK
+  for (const char* v : {"BLPOP", "brpop", "BLMOVE", "BZPOPMIN", "BZMPOP", "WAIT"})
+    CHECK(oneCommand(cmd({v, "k", "0"})).step.blocking);
+  CHECK(!oneCommand(cmd({"LPOP", "k"})).step.blocking);
+  CHECK(oneCommand(cmd({"XACK", "s", "g", "1-0", "2-0"})).step.acked == Strings{"1-0", "2-0"});
+  CHECK(oneCommand(cmd({"XACK", "s", "g"})).step.acked.empty());
+}
+
+TEST_CASE("resp replies: RESP2 and RESP3 types summarized, errors flagged") {
+  const Strings get = {"GET", "k"};
+  CHECK(replyTo(get, "+OK\r\n").summary == "+OK");
+  CHECK(replyTo(get, ":-12\r\n").summary == "(integer) -12");
+  CHECK(replyTo(get, "$-1\r\n").summary == "(nil)");
+  CHECK(replyTo(get, "*-1\r\n").summary == "(nil)");
+  CHECK(replyTo(get, "_\r\n").summary == "(nil)");
+  CHECK(replyTo(get, "$0\r\n\r\n").summary == "\"\"");
+  CHECK(replyTo(get, "*0\r\n").summary == "(empty array)");
+  CHECK(replyTo(get, "*2\r\n*1\r\n:1\r\n%1\r\n+a\r\n~1\r\n,1.5\r\n").summary == "(array) 2 elements");
+  CHECK(replyTo(get, "#f\r\n").summary == "(boolean) false");
+  const ReplyInfo err = replyTo(get, "-WRONGTYPE Operation against a key\r\n");
+  CHECK(err.error);
+  CHECK(err.summary == "-WRONGTYPE Operation against a key");
+  const ReplyInfo blob = replyTo(get, "!9\r\nERR oops!\r\n");
+  CHECK(blob.error);
+  CHECK(blob.summary == "-ERR oops!");
+  const ReplyInfo big = replyTo(get, "$1000\r\n" + std::string(1000, '\xff') + "\r\n");
+  CHECK(big.summary.size() == 200);
+}
+
+TEST_CASE("resp replies: attributes are part of the next reply, pushes pass, strays pass") {
+  const Events e = run(cmd({"GET", "k"}) + cmd({"GET", "j"}),
+                       ">2\r\n+invalidate\r\n*1\r\n+k\r\n|1\r\n+ttl\r\n:3\r\n$1\r\nv\r\n"
+                       "*2\r\n|1\r\n+a\r\n+b\r\n:1\r\n:2\r\n+extra\r\n");
+  std::vector<ServerMsg::Kind> kinds;
+  for (const auto& m : e.server)
+    kinds.push_back(m.kind);
+  using K = ServerMsg::Kind;
+  CHECK(kinds == std::vector<K>{K::Pass, K::Part, K::ReplyEnd, K::ReplyEnd, K::Pass});
+  CHECK(replies(e)[1].summary == "(array) 2 elements"); // the nested attribute is not an element
+}
+
+TEST_CASE("resp reads: XREADGROUP RESP2 and RESP3, deleted entries, empty reads") {
+  const Strings read = {"XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0"};
+  const ReplyInfo r2 = replyTo(read, "*1\r\n*2\r\n$1\r\ns\r\n*2\r\n*2\r\n$3\r\n1-0\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"
+                                     "*2\r\n$3\r\n2-0\r\n*-1\r\n");
+  CHECK(ids(r2) == Strings{"1-0", "2-0"});
+  CHECK(r2.delivered[0].fields == std::vector<std::pair<std::string, std::string>>{{"f", "v"}});
+  CHECK(r2.delivered[1].fields.empty());
+  CHECK(!r2.empty_read);
+  CHECK(r2.summary == "2 entries");
+  const ReplyInfo r3 = replyTo(read, "%2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n3-0\r\n*0\r\n$1\r\nt\r\n*1\r\n*2\r\n"
+                                     "$3\r\n4-1\r\n*2\r\n$1\r\na\r\n$1\r\nb\r\n");
+  CHECK(ids(r3) == Strings{"3-0", "4-1"});
+  for (const char* none : {"*-1\r\n", "_\r\n", "*1\r\n*2\r\n$1\r\ns\r\n*0\r\n", "%0\r\n"}) {
+    const ReplyInfo r = replyTo(read, none);
+    CHECK(r.empty_read);
+    CHECK(r.delivered.empty());
+    CHECK(r.summary == "0 entries");
+  }
+  const ReplyInfo err = replyTo(read, "-NOGROUP No such key\r\n");
+  CHECK(err.error);
+  CHECK(!err.empty_read);
+  CHECK(!replyTo({"GET", "k"}, "*-1\r\n").empty_read); // not a read
+}
+
+TEST_CASE("resp reads: XAUTOCLAIM on Redis 7 and 6.2, XCLAIM, JUSTID") {
+  const std::string entry = "*2\r\n$3\r\n5-0\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n";
+  const Strings autoclaim = {"XAUTOCLAIM", "s", "g", "c", "0", "0-0"};
+  CHECK(ids(replyTo(autoclaim, "*3\r\n$3\r\n0-0\r\n*1\r\n" + entry + "*1\r\n$3\r\n6-0\r\n")) == Strings{"5-0"});
+  CHECK(ids(replyTo(autoclaim, "*2\r\n$3\r\n0-0\r\n*2\r\n" + entry + "*-1\r\n")) == Strings{"5-0"});
+  CHECK(replyTo(autoclaim, "*3\r\n$3\r\n0-0\r\n*0\r\n*0\r\n").empty_read);
+  CHECK(ids(replyTo({"XCLAIM", "s", "g", "c", "0", "5-0", "7-0"}, "*2\r\n" + entry + "*-1\r\n")) ==
+        Strings{"5-0"});
+  const ReplyInfo justid = replyTo({"XCLAIM", "s", "g", "c", "0", "5-0", "JUSTID"}, "*1\r\n$3\r\n5-0\r\n");
+  CHECK(justid.delivered.empty());
+  CHECK(!justid.empty_read);
+  CHECK(justid.summary == "(array) 1 element");
+}
+
+TEST_CASE("resp framing: NeedMoreData consumes nothing; what cannot be RESP is Invalid") {
+  auto t = makeRespTracker();
+  ServerMsg m;
+  const std::string reply = "*2\r\n$3\r\nabc\r\n%1\r\n:1\r\n#t\r\n";
+  for (size_t n = 0; n < reply.size(); ++n)
+    REQUIRE(t->onServer(reply.substr(0, n), m) == Decode::NeedMoreData);
+  REQUIRE(t->onServer(reply + "+x", m) == Decode::Message);
+  CHECK(m.size == reply.size());
+  for (const char* bad : {"?\r\n", "+OK\n", "$3\r\nabcd\r\n", "$?\r\n", "*?\r\n", ":x\r\n", "_x\r\n",
+                          "$-2\r\n", "!-1\r\n", "~-1\r\n", "*1\r\n@\r\n"})
+    CHECK(makeRespTracker()->onServer(bad, m) == Decode::Invalid);
+  std::string deep;
+  for (int i = 0; i < 100; ++i)
+    deep += "*1\r\n";
+  CHECK(makeRespTracker()->onServer(deep + ":1\r\n", m) == Decode::Invalid);
+  CHECK(makeRespTracker()->onServer("$600000000\r\n", m) == Decode::Invalid);
+  CHECK(makeRespTracker()->onServer("*4294967295\r\n:1\r\n", m) == Decode::NeedMoreData);
+}
