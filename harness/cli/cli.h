@@ -1,0 +1,23 @@
+#pragma once
+/// The command line, one file per group of commands. Each group registers its subcommands on the app
+/// and, when one of them is chosen, sets `handler` to the function that runs it (returning the exit
+/// status). Flags shared by every judging command are added by addCommon().
+#include "driver/commands.h"
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace idem::cli {
+
+using Handler = std::function<int()>;
+
+/// Adds --target, --scenario, --report, --database-url, --valkey-url, --seed, --workers,
+/// --claim-idle-ms, --deadline, --stall-timeout, --grace.
+void addCommon(CLI::App& cmd, CommonArgs& a, bool manyTargets);
+/// Moves parsed durations into `a`; call in the handler before using `a`.
+CommonArgs& finish(CommonArgs& a);
+
+void addRunCommands(CLI::App& app, Handler& handler);   ///< run, sweep (run_cmds.cc)
+
+} // namespace idem::cli

@@ -1,0 +1,23 @@
+#include "cli/cli.h"
+
+namespace idem::cli {
+
+void addRunCommands(CLI::App& app, Handler& handler) {
+  static CommonArgs runCommon;
+  static RunArgs runArgs;
+  auto* run = app.add_subcommand("run", "run one schedule (the scenario's default, or --events N) and judge it");
+  addCommon(*run, runCommon, false);
+  run->add_option("--events", runArgs.events, "generate N events (with --seed) instead of the default schedule")
+      ->check(CLI::Range(1, 10000));
+  run->add_option("--crash", runArgs.crashes, "kill point before:VERB#k or after:VERB#k (repeatable)");
+  run->add_option("--restart", runArgs.restart, "how a killed consumer restarts: new-name or same-name")
+      ->check(CLI::IsMember({"new-name", "same-name"}))->capture_default_str();
+  run->final_callback([&handler] { handler = [] { return runCommand(finish(runCommon), runArgs); }; });
+
+  static CommonArgs sweepCommon;
+  auto* sweep = app.add_subcommand("sweep", "kill the consumer before and after every step of the default schedule");
+  addCommon(*sweep, sweepCommon, false);
+  sweep->final_callback([&handler] { handler = [] { return sweepCommand(finish(sweepCommon)); }; });
+}
+
+} // namespace idem::cli

@@ -1,0 +1,104 @@
+#include "support.h"
+
+#include <boost/process.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+namespace bp = boost::process;
+namespace fs = std::filesystem;
+
+namespace itest {
+
+namespace {
+
+std::string readAll(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string tag_;
+
+} // namespace
+
+fs::path repo() { return IDEM_SOURCE_DIR; }
+fs::path build() { return IDEM_BINARY_DIR; }
+const std::string& lastTag() { return tag_; }
+
+Result idemproof(const std::vector<std::string>& args, int sigintAfterMs, bool withReport) {
+  static std::mt19937_64 rng(std::random_device{}());
+  tag_ = std::to_string(rng());
+  fs::path dir = fs::temp_directory_path() / ("itest-" + tag_);
+  fs::create_directories(dir);
+  Result r;
+  r.reportDir = dir / "report";
+  std::vector<std::string> argv = args;
+  if (withReport) {
+    argv.push_back("--report");
+    argv.push_back(r.reportDir.string());
+  }
+  auto env = boost::this_process::environment();
+  env["IDEMPROOF_TEST_TAG"] = tag_;
+  bp::child c((build() / "idemproof").string(), bp::args(argv), bp::std_out > (dir / "out").string(),
+              bp::std_err > (dir / "err").string(), bp::std_in < bp::null, env, bp::start_dir(repo().string()));
+  if (sigintAfterMs > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(sigintAfterMs));
+    ::kill(c.id(), SIGINT);
+  }
+  c.wait();
+  r.status = c.exit_code();
+  r.out = readAll(dir / "out");
+  r.err = readAll(dir / "err");
+  if (fs::exists(r.reportDir / "report.json")) r.report = nlohmann::json::parse(readAll(r.reportDir / "report.json"));
+  return r;
+}
+
+std::vector<int> leftovers(const std::string& tag) {
+  std::vector<int> pids;
+  std::string needle = "IDEMPROOF_TEST_TAG=" + tag;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    std::string name = e.path().filename().string();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    std::string env = readAll(e.path() / "environ");
+    std::string stat = readAll(e.path() / "stat");
+    if (stat.find(") Z ") != std::string::npos) continue; // a zombie holds nothing
+    for (size_t pos = 0; pos < env.size();) {
+      size_t end = env.find('\0', pos);
+      if (end == std::string::npos) end = env.size();
+      if (env.compare(pos, end - pos, needle) == 0) {
+        pids.push_back(std::stoi(name));
+        break;
+      }
+      pos = end + 1;
+    }
+  }
+  return pids;
+}
+
+std::vector<std::string> tempDirs() {
+  std::vector<std::string> out;
+  for (const char* root : {"/dev/shm", "/tmp"}) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(root, ec)) {
+      std::string name = e.path().filename().string();
+      if (name.rfind("idemproof-", 0) == 0 && name != "idemproof-cache") out.push_back(e.path().string());
+    }
+  }
+  return out;
+}
+
+std::vector<nlohmann::json> violations(const nlohmann::json& report, const std::string& kind) {
+  std::vector<nlohmann::json> out;
+  if (!report.is_object() || !report.contains("violations")) return out;
+  for (const auto& v : report["violations"])
+    if (v.value("kind", "") == kind) out.push_back(v);
+  return out;
+}
+
+} // namespace itest

@@ -1,0 +1,39 @@
+#pragma once
+/// Integration tests run the real `idemproof` binary, as a user would, against real PostgreSQL and
+/// Valkey/Redis servers that idemproof starts itself, and read its exit status, output and report.json.
+/// Every invocation is tagged through an environment variable that all its descendants inherit, so a
+/// test can prove that no process of the run is left behind.
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace itest {
+
+struct Result {
+  int status = -1;
+  std::string out, err;
+  nlohmann::json report; ///< report.json of the run, or null
+  std::filesystem::path reportDir;
+};
+
+/// The repository root and the build dir (compile definitions).
+std::filesystem::path repo();
+std::filesystem::path build();
+
+/// Runs `idemproof ARGS --report <fresh dir>` (the report flag only for commands that take it), waits,
+/// reads report.json. `sigintAfterMs` > 0 sends SIGINT to it after that long.
+Result idemproof(const std::vector<std::string>& args, int sigintAfterMs = 0, bool withReport = true);
+
+/// Processes still alive whose environment carries the tag of the last idemproof() call.
+std::vector<int> leftovers(const std::string& tag);
+/// The tag of the last call.
+const std::string& lastTag();
+/// Entries under /dev/shm and /tmp named idemproof-* (the cache dir excluded).
+std::vector<std::string> tempDirs();
+
+/// Every violation of the report with this kind.
+std::vector<nlohmann::json> violations(const nlohmann::json& report, const std::string& kind);
+
+} // namespace itest

@@ -1,0 +1,131 @@
+/// `idemproof run` end to end on embedded servers: the wallet scenario against the reference targets, a
+/// consumer in another language, and misbehaving targets. After each run: no process of the run is
+/// left and no temp dir.
+#include "support.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+
+using namespace itest;
+
+namespace {
+
+/// Runs idemproof and checks that it leaves nothing behind.
+Result clean(const std::vector<std::string>& args, int sigintAfterMs = 0) {
+  auto before = tempDirs();
+  Result r = idemproof(args, sigintAfterMs);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(leftovers(lastTag()).empty());
+  auto after = tempDirs();
+  std::set<std::string> added;
+  for (const auto& d : after)
+    if (std::find(before.begin(), before.end(), d) == before.end()) added.insert(d);
+  CHECK(added.empty());
+  return r;
+}
+
+std::string target(const std::string& name) { return (repo() / "targets" / name).string(); }
+std::string testTarget(const std::string& name) { return (repo() / "tests" / "targets" / name).string(); }
+
+} // namespace
+
+TEST_CASE("simple fails the default wallet schedule with event 2 applied twice") {
+  Result r = clean({"run", "--target", target("simple"), "--scenario", "wallet"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 1);
+  REQUIRE(r.report["verdict"] == "fail");
+  auto dups = violations(r.report, "duplicate");
+  REQUIRE(dups.size() == 1);
+  CHECK(dups[0]["key"] == "w1");
+  CHECK(dups[0]["expected"] == 25000);
+  CHECK(dups[0]["observed"] == 30000);
+  CHECK(dups[0]["events"] == nlohmann::json::array({2}));
+  CHECK(dups[0]["message"].get<std::string>().find("event 2 applied twice") != std::string::npos);
+  REQUIRE(r.report["processes"].size() >= 1);
+  CHECK(r.report["processes"][0]["name"] == "c1");
+  CHECK(!r.report["processes"][0]["log"].is_null());
+}
+
+TEST_CASE("dedup-table and dedup-valkey pass the default wallet schedule") {
+  for (const char* t : {"dedup-table", "dedup-valkey"}) {
+    Result r = clean({"run", "--target", target(t), "--scenario", "wallet"});
+    INFO(t << ": " << r.out << r.err);
+    CHECK(r.status == 0);
+    CHECK(r.report["verdict"] == "pass");
+    CHECK(r.report["violations"].empty());
+  }
+}
+
+TEST_CASE("a Python consumer (psycopg 3, redis-py) passes through the same contract") {
+  Result r = clean({"run", "--target", testTarget("py-dedup-table"), "--scenario", "wallet"});
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  CHECK(r.report["verdict"] == "pass");
+}
+
+TEST_CASE("a kill after SET NX and before the commit loses payment 3 in dedup-valkey") {
+  Result r = clean({"run", "--target", target("dedup-valkey"), "--scenario", "wallet", "--crash", "after:SET#3"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 1);
+  auto lost = violations(r.report, "lost");
+  REQUIRE(lost.size() == 1);
+  CHECK(lost[0]["expected"] == 25000);
+  CHECK(lost[0]["observed"] == 20000);
+  CHECK(lost[0]["events"] == nlohmann::json::array({3}));
+  CHECK(lost[0]["kill_point"] == "after:SET#3");
+}
+
+TEST_CASE("a kill point that never fires makes the run unknown, not a pass") {
+  Result r = clean({"run", "--target", target("dedup-table"), "--scenario", "wallet", "--crash", "after:COMMIT#99"});
+  INFO(r.out << r.err);
+  CHECK(r.status == 2);
+  CHECK(r.report["verdict"] == "unknown");
+}
+
+TEST_CASE("misbehaving targets give exit 2 or a clear violation, never a pass or a hang") {
+  SECTION("no manifest") {
+    Result r = clean({"run", "--target", testTarget("no-manifest"), "--scenario", "wallet"});
+    CHECK(r.status == 2);
+    CHECK(r.err.find("target.json") != std::string::npos);
+  }
+  SECTION("a field of the wrong type") {
+    Result r = clean({"run", "--target", testTarget("bad-type"), "--scenario", "wallet"});
+    CHECK(r.status == 2);
+    CHECK(r.err.find("command") != std::string::npos);
+  }
+  SECTION("a command that does not exist") {
+    Result r = clean({"run", "--target", testTarget("missing-command"), "--scenario", "wallet"});
+    CHECK(r.status == 2);
+    CHECK(r.err.find("does-not-exist") != std::string::npos);
+  }
+  SECTION("a target that exits 1 at once") {
+    Result r = clean({"run", "--target", testTarget("exits-1"), "--scenario", "wallet"});
+    CHECK(r.status == 2);
+    CHECK(r.err.find("exit 1") != std::string::npos);
+  }
+  SECTION("a target that hangs and ignores SIGTERM") {
+    Result r = clean({"run", "--target", testTarget("hangs"), "--scenario", "wallet", "--stall-timeout", "1s",
+                      "--grace", "200ms"});
+    CHECK(r.status == 2);
+    CHECK(r.err.find("no request") != std::string::npos);
+  }
+  SECTION("a target that skips a duplicate without acknowledging it") {
+    Result r = clean({"run", "--target", testTarget("skip-no-ack"), "--scenario", "wallet", "--stall-timeout", "1s"});
+    CHECK(r.status == 1);
+    auto stuck = violations(r.report, "stuck");
+    REQUIRE(stuck.size() == 1);
+    CHECK(stuck[0]["events"] == nlohmann::json::array({2}));
+  }
+  SECTION("a scenario the target does not implement") {
+    Result r = clean({"run", "--target", target("simple"), "--scenario", "customer-city"});
+    CHECK(r.status == 2);
+    CHECK(r.err.find("does not implement") != std::string::npos);
+  }
+}
+
+TEST_CASE("SIGINT in the middle of a run leaves no process and no temp dir") {
+  Result r = clean({"run", "--target", testTarget("hangs"), "--scenario", "wallet", "--stall-timeout", "30s"}, 1500);
+  CHECK(r.status == 130);
+}
