@@ -1,0 +1,95 @@
+#include "checkers/check.h"
+
+#include "checkers/checkers.h"
+
+#include <fmt/format.h>
+
+#include <exception>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+
+namespace idem {
+
+namespace {
+
+/// Runs one checker; anything it throws makes its result Unknown with the reason, never Valid.
+CheckResult guarded(const std::string& name, const std::function<CheckResult()>& fn) {
+  try {
+    CheckResult r = fn();
+    r.checker = name;
+    return r;
+  } catch (const std::exception& e) {
+    CheckResult r;
+    r.checker = name;
+    r.verdict = Verdict::Unknown;
+    r.error = fmt::format("checker failed: {}", e.what());
+    return r;
+  } catch (...) {
+    CheckResult r;
+    r.checker = name;
+    r.verdict = Verdict::Unknown;
+    r.error = "checker failed with an unknown exception";
+    return r;
+  }
+}
+
+} // namespace
+
+std::string toString(Verdict v) {
+  switch (v) {
+  case Verdict::Valid: return "valid";
+  case Verdict::Invalid: return "invalid";
+  case Verdict::Unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+void to_json(nlohmann::json& j, const Violation& v) {
+  j = nlohmann::json{{"kind", v.kind},         {"invariant", v.invariant}, {"key", v.key},
+                     {"expected", v.expected}, {"observed", v.observed},   {"events", v.events},
+                     {"candidates", v.candidates}, {"entries", v.entries}, {"kill_point", v.kill_point},
+                     {"message", v.message},   {"ops", v.ops}};
+}
+
+void to_json(nlohmann::json& j, const CheckResult& r) {
+  j = nlohmann::json{{"checker", r.checker}, {"verdict", toString(r.verdict)}, {"violations", r.violations},
+                     {"error", r.error}};
+}
+
+Verdict merge(const std::vector<CheckResult>& results) {
+  bool unknown = false;
+  for (const auto& r : results) {
+    if (r.verdict == Verdict::Invalid) return Verdict::Invalid;
+    if (r.verdict == Verdict::Unknown) unknown = true;
+  }
+  return unknown ? Verdict::Unknown : Verdict::Valid;
+}
+
+std::vector<CheckResult> checkAll(const Scenario& s, const std::vector<Op>& history) {
+  std::vector<CheckResult> out;
+  std::shared_ptr<const detail::HistoryView> view;
+  std::string viewError;
+  try {
+    view = std::make_shared<const detail::HistoryView>(s, history);
+  } catch (const std::exception& e) {
+    viewError = e.what();
+  }
+  auto withView = [&](const std::function<CheckResult(const detail::HistoryView&)>& fn) {
+    return [&, fn]() -> CheckResult {
+      if (!view) throw std::runtime_error(fmt::format("malformed history: {}", viewError));
+      return fn(*view);
+    };
+  };
+  for (const auto& inv : s.invariants) {
+    out.push_back(guarded("invariant:" + inv.name,
+                          withView([&](const detail::HistoryView& h) { return detail::checkInvariant(s, inv, h); })));
+  }
+  out.push_back(guarded("broker", withView([](const detail::HistoryView& h) { return detail::checkBroker(h); })));
+  out.push_back(guarded("process", withView([](const detail::HistoryView& h) { return detail::checkProcesses(h); })));
+  out.push_back(guarded("faults", withView([](const detail::HistoryView& h) { return detail::checkFaults(h); })));
+  out.push_back(guarded("run", [&]() { return detail::checkRun(history); }));
+  return out;
+}
+
+} // namespace idem

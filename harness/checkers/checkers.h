@@ -1,0 +1,41 @@
+#pragma once
+/// Internal: the individual checkers behind checkAll, one file each. Each may throw; checkAll turns an
+/// exception into Unknown.
+#include "checkers/check.h"
+#include "checkers/history_view.h"
+
+#include <string>
+#include <vector>
+
+namespace idem::detail {
+
+/// Dispatches on inv.kind.
+CheckResult checkInvariant(const Scenario& s, const Invariant& inv, const HistoryView& h);
+/// sum-of-distinct and count-of-distinct.
+CheckResult checkSums(const Invariant& inv, const HistoryView& h);
+CheckResult checkLatestVersion(const Invariant& inv, const HistoryView& h);
+CheckResult checkFinalValue(const Invariant& inv, const HistoryView& h);
+CheckResult checkOneRowPerEvent(const Invariant& inv, const HistoryView& h);
+/// Entries left pending or never delivered (from the final op).
+CheckResult checkBroker(const HistoryView& h);
+/// Consumers that died by themselves.
+CheckResult checkProcesses(const HistoryView& h);
+/// Kill points of the plan that never fired.
+CheckResult checkFaults(const HistoryView& h);
+/// "error" ops: the run could not be judged.
+CheckResult checkRun(const std::vector<Op>& ops);
+
+/// Invalid when there are violations, else Unknown when there are reasons, else Valid.
+CheckResult resultOf(std::vector<Violation> violations, const std::vector<std::string>& unknownReasons);
+
+/// How an invariant names a distinct group: "event 2", or "order 2 (event 2)" when the invariant is
+/// distinct by another field than the event id.
+std::string groupLabel(const Invariant& inv, const HistoryView& h, const Group& g);
+
+/// Names `groups` in the violation: events, ops, entries, kill point, and the message
+/// "<phrase of each>: <story of each>; <numbers>". `applied[i]` is how often groups[i] was applied
+/// (0 = not at all: "lost" when it was acknowledged; "not applied" and kind "stuck" when none was).
+void nameGroups(Violation& v, const Invariant& inv, const HistoryView& h, const std::vector<const Group*>& groups,
+                const std::vector<int>& applied, const std::string& numbers);
+
+} // namespace idem::detail

@@ -1,0 +1,52 @@
+#pragma once
+/// Internal: naming which events went wrong. Two tools: a bounded search for the combinations of
+/// extra (or missing) applications that explain a difference, and the story of one event told from the
+/// history (sends, deliveries with their steps, kills of the processes holding it, acknowledgements).
+#include "checkers/check.h"
+#include "checkers/history_view.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace idem::detail {
+
+/// What the history says happened to one event, as a clause and the ops it cites.
+struct Story {
+  std::string text;                 ///< "delivered to c1 (XREADGROUP#1), c1 killed at after:SET#3, ..."
+  std::vector<int64_t> ops;         ///< sends, deliveries, kills and acks cited
+  std::vector<std::string> entries; ///< the event's stream entries
+  std::string kill_point;           ///< the first kill the story mentions, "" when none
+};
+
+/// The story of event n. `lost`: mention acknowledgements ("and acknowledged by c2 without effect").
+Story eventStory(const HistoryView& h, int n, bool lost);
+
+/// One unit that may have been applied a different number of times than expected: each extra (or
+/// missing) application moves the observed value by `amount`, at most `cap` times.
+struct Item {
+  int64_t amount = 0;
+  int cap = 1;
+};
+
+/// Solutions x (x[i] in [0, cap_i]) of sum x[i] * amount_i == target. `complete` is false when the search
+/// stopped early (too many items, nodes or solutions): then more solutions may exist.
+struct Combinations {
+  std::vector<std::vector<int>> solutions;
+  bool complete = true;
+};
+Combinations findCombinations(const std::vector<Item>& items, int64_t target, size_t maxSolutions = 16,
+                              size_t maxNodes = 200000);
+
+/// 1 "once", 2 "twice", k "k times".
+std::string times(int k);
+/// "2", "2 and 4", "1, 2 and 4".
+std::string listAnd(const std::vector<std::string>& words);
+std::string listNumbers(const std::vector<int>& ns);
+
+/// Adds a story's ops, entries and kill point (the first one wins) to the violation.
+void cite(Violation& v, const Story& s);
+/// Sorts and removes duplicates of ops, entries, events and candidates.
+void tidy(Violation& v);
+
+} // namespace idem::detail

@@ -1,0 +1,124 @@
+#pragma once
+/// Internal: the history parsed once into the records the checkers and the diagnosis read (sends,
+/// deliveries, acks, kills, exits, spawns). The plan, initial and final ops are kept as raw ops and read
+/// by the checkers that need them, so that a malformed final op fails only those checkers.
+#include "core/history.h"
+#include "scenario/scenario.h"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace idem::detail {
+
+/// One observed row: text columns, SQL NULL as nullopt.
+using Row = std::vector<std::optional<std::string>>;
+using Rows = std::vector<Row>;
+
+struct SendRec {
+  int64_t op = 0;
+  std::string entry;
+  int n = 0;
+  std::string event_id;
+  std::map<std::string, std::string> fields; ///< includes the id field and the seq field
+  int phase = 1;
+};
+
+/// One entry a read step handed to a process (only reads whose reply reached it).
+struct DeliveryRec {
+  int64_t op = 0;
+  std::string process;
+  std::string label; ///< "XREADGROUP#2"
+  std::string entry;
+  int n = 0;         ///< event number, 0 when the entry is not one the producer sent
+};
+
+struct AckRec {
+  int64_t op = 0;
+  std::string process;
+  std::string entry;
+};
+
+struct KillRec {
+  int64_t op = 0;
+  std::string process;
+  std::string point;
+  int signal = 9;
+};
+
+struct ExitRec {
+  int64_t op = 0;
+  std::string process;
+  std::optional<int> status;
+  std::optional<int> signal;
+  std::string by; ///< "harness" | "self"
+};
+
+struct StepRec {
+  int64_t op = 0;
+  std::string process;
+  std::string verb;
+  std::string detail;
+};
+
+struct HistoryView {
+  /// Parses every op; throws std::runtime_error naming the op index on a malformed op.
+  HistoryView(const Scenario& s, const std::vector<Op>& ops);
+
+  const Scenario& scenario;
+  const std::vector<Op>& ops;
+  const Op* planOp = nullptr;
+  const Op* initialOp = nullptr;
+  const Op* finalOp = nullptr;
+  std::vector<std::string> errors; ///< messages of "error" ops
+  std::vector<SendRec> sends;
+  std::vector<DeliveryRec> deliveries;
+  std::vector<AckRec> acks;
+  std::vector<KillRec> kills;
+  std::vector<ExitRec> exits;
+  std::vector<StepRec> steps;
+  std::map<std::string, std::string> logs; ///< process -> log path (from spawn)
+  std::map<int, std::map<std::string, std::string>> eventFields; ///< n -> fields of its first send
+  std::map<std::string, int> entryEvent;   ///< entry id -> n
+
+  /// The final op, or throws "no final op: the run did not finish".
+  const Op& requireFinal() const;
+  /// The initial op, or throws.
+  const Op& requireInitial() const;
+  /// The sends of event n, in op order.
+  std::vector<const SendRec*> sendsOf(int n) const;
+  /// The deliveries of the entries of event n, in op order.
+  std::vector<const DeliveryRec*> deliveriesOf(int n) const;
+  /// The first ack of `entry` by `process` with op index in (after, before); nullptr when none.
+  const AckRec* ackBy(const std::string& process, const std::string& entry, int64_t after, int64_t before) const;
+  /// The first kill of `process` after op `after`; nullptr when none.
+  const KillRec* killAfter(const std::string& process, int64_t after) const;
+  /// True when some process acknowledged an entry of event n.
+  bool acked(int n) const;
+  /// How many times event n may have been handed to a consumer: per entry, the most of the recorded
+  /// deliveries, the broker's delivery count of a pending entry, and 1 if it was acknowledged.
+  int opportunities(int n) const;
+  /// True when every entry of event n is listed as never delivered by the final op.
+  bool neverDelivered(int n) const;
+  /// Events that a killed or crashed process was working on when it died: the unacknowledged entries
+  /// delivered to it that its last steps mention (by the id field's value), else the first one.
+  std::set<int> inProgressAtDeath() const;
+};
+
+/// The rows the op observed for `invariant` (op.value.observed[invariant]); throws when absent/malformed.
+Rows observedRows(const Op& op, const std::string& invariant);
+
+/// "w1" for a row's first column; throws on NULL.
+std::string rowKey(const Row& row, const std::string& invariant);
+
+/// Distinct events by `field`: the events sharing one value of the field, ordered by first event.
+struct Group {
+  std::string value;
+  std::vector<int> events;
+  std::map<std::string, std::string> fields; ///< the first event's
+};
+std::vector<Group> distinctGroups(const HistoryView& h, const std::string& field);
+
+} // namespace idem::detail

@@ -1,0 +1,84 @@
+#include "checkers/checkers.h"
+
+#include <fmt/format.h>
+
+#include <csignal>
+#include <set>
+
+namespace idem::detail {
+
+namespace {
+
+std::string signalName(int sig) {
+  switch (sig) {
+  case SIGKILL: return "SIGKILL";
+  case SIGTERM: return "SIGTERM";
+  case SIGSEGV: return "SIGSEGV";
+  case SIGABRT: return "SIGABRT";
+  case SIGBUS: return "SIGBUS";
+  case SIGFPE: return "SIGFPE";
+  case SIGILL: return "SIGILL";
+  case SIGINT: return "SIGINT";
+  case SIGPIPE: return "SIGPIPE";
+  case SIGHUP: return "SIGHUP";
+  default: return "";
+  }
+}
+
+} // namespace
+
+CheckResult checkProcesses(const HistoryView& h) {
+  std::vector<Violation> out;
+  for (const auto& e : h.exits) {
+    std::string status;
+    if (e.signal) {
+      std::set<int> sent = {SIGTERM, SIGKILL}; // the harness stops with SIGTERM, then SIGKILL
+      for (const auto& k : h.kills) {
+        if (k.process == e.process) sent.insert(k.signal);
+      }
+      if (e.by == "harness" && sent.count(*e.signal)) continue;
+      std::string name = signalName(*e.signal);
+      status = name.empty() ? fmt::format("signal {}", *e.signal) : fmt::format("signal {} ({})", *e.signal, name);
+    } else {
+      if (e.by != "self" || e.status.value_or(0) == 0) continue;
+      status = fmt::format("exit {}", *e.status);
+    }
+    Violation v;
+    v.kind = "crash";
+    v.invariant = "process";
+    v.key = e.process;
+    v.observed = status;
+    v.ops.push_back(e.op);
+    auto log = h.logs.find(e.process);
+    std::string where = log != h.logs.end() && !log->second.empty() ? fmt::format(" (log {})", log->second) : "";
+    v.message = fmt::format("{} crashed: {}{}", e.process, status, where);
+    out.push_back(std::move(v));
+  }
+  return resultOf(std::move(out), {});
+}
+
+CheckResult checkRun(const std::vector<Op>& ops) {
+  std::vector<std::string> errors;
+  size_t planned = 0, sent = 0;
+  bool plan = false;
+  for (const auto& op : ops) {
+    if (op.type == "plan" && !plan) {
+      plan = true;
+      const auto& sched = op.value.value("schedule", nlohmann::json::object());
+      if (sched.contains("stream") && sched["stream"].is_array()) planned = sched["stream"].size();
+    }
+    if (op.type == "send") ++sent;
+  }
+  if (sent < planned)
+    errors.push_back(fmt::format("the producer sent {} of the {} stream entries the schedule holds", sent, planned));
+  for (const auto& op : ops) {
+    if (op.type == "error")
+      errors.push_back(fmt::format("the run could not be judged: {}",
+                                   op.value.is_object() && op.value.contains("message") && op.value["message"].is_string()
+                                       ? op.value["message"].get<std::string>()
+                                       : op.value.dump()));
+  }
+  return resultOf({}, errors);
+}
+
+} // namespace idem::detail

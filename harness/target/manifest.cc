@@ -1,0 +1,111 @@
+#include "target/manifest.h"
+
+#include "core/error.h"
+#include "scenario/json_fields.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace idem {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+bool validEnvName(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+std::map<std::string, std::string> readEnv(const detail::FieldReader& r) {
+  std::map<std::string, std::string> env;
+  if (!r.has("env")) return env;
+  const auto& j = r.raw("env");
+  if (!j.is_object()) r.fail("env", "must be an object of strings");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (!validEnvName(it.key())) r.fail("env." + it.key(), "is not a valid environment variable name");
+    if (!it.value().is_string()) r.fail("env." + it.key(), "must be a string");
+    env[it.key()] = it.value().get<std::string>();
+  }
+  return env;
+}
+
+} // namespace
+
+bool Target::implements(const std::string& scenario) const {
+  return std::find(scenarios.begin(), scenarios.end(), scenario) != scenarios.end();
+}
+
+Target loadTarget(const fs::path& dirOrFile) {
+  std::error_code ec;
+  fs::path manifest = dirOrFile;
+  if (fs::is_directory(dirOrFile, ec)) {
+    manifest = dirOrFile / "target.json";
+    if (!fs::exists(manifest, ec)) throw UsageError(fmt::format("{}: no target.json", dirOrFile.string()));
+  } else if (dirOrFile.extension() != ".json") {
+    throw UsageError(fmt::format("{}: no such target folder", dirOrFile.string()));
+  }
+  const std::string what = manifest.string();
+  nlohmann::json j = detail::readJsonFile(manifest, what);
+  detail::FieldReader r(j, what, "");
+  r.onlyKnown({"name", "command", "env", "schema", "scenarios"});
+
+  Target t;
+  t.manifest = fs::absolute(manifest).lexically_normal();
+  t.dir = t.manifest.parent_path();
+  t.name = *r.str("name", true);
+  if (!r.has("command") || !r.raw("command").is_array() || r.raw("command").empty() ||
+      !std::all_of(r.raw("command").begin(), r.raw("command").end(), [](const nlohmann::json& a) { return a.is_string(); }))
+    r.fail("command", "must be a non-empty array of strings");
+  t.command = *r.strings("command", true, true);
+  if (t.command[0].empty()) r.fail("command[0]", "the program must not be empty");
+  fs::path prog(t.command[0]);
+  if (prog.is_relative() && t.command[0].find('/') != std::string::npos)
+    t.command[0] = (t.dir / prog).lexically_normal().string();
+  t.env = readEnv(r);
+  if (auto schema = r.str("schema", false)) {
+    fs::path p = (t.dir / *schema).lexically_normal();
+    if (!fs::is_regular_file(p, ec)) r.fail("schema", fmt::format("no such file '{}'", p.string()));
+    t.schema = p;
+  }
+  if (!r.has("scenarios") || !r.raw("scenarios").is_array() || r.raw("scenarios").empty())
+    r.fail("scenarios", "must be a non-empty array of scenario names");
+  t.scenarios = *r.strings("scenarios", true, true);
+  for (size_t i = 0; i < t.scenarios.size(); ++i) {
+    if (t.scenarios[i].empty()) r.fail(fmt::format("scenarios[{}]", i), "must be a non-empty string");
+  }
+  return t;
+}
+
+std::string expandVars(const std::string& text, const std::map<std::string, std::string>& vars,
+                       const std::string& what) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c != '$' || i + 1 >= text.size()) {
+      out += c;
+      continue;
+    }
+    if (text[i + 1] == '$') {
+      out += '$';
+      ++i;
+    } else if (text[i + 1] == '{') {
+      auto close = text.find('}', i + 2);
+      if (close == std::string::npos)
+        throw UsageError(fmt::format("{}: '{}': unterminated '${{' (write $$ for a literal '$')", what, text));
+      std::string name = text.substr(i + 2, close - i - 2);
+      auto it = vars.find(name);
+      if (it == vars.end()) throw UsageError(fmt::format("{}: unknown variable '${{{}}}'", what, name));
+      out += it->second;
+      i = close;
+    } else {
+      out += c; // a '$' not followed by '{' or '$' is literal
+    }
+  }
+  return out;
+}
+
+} // namespace idem

@@ -1,0 +1,287 @@
+// The diagnosis names which events went wrong and the kill point behind it, and lists candidates
+// instead of guessing when the history does not decide.
+#include "check_util.h"
+
+using namespace idem;
+using namespace idem::testing;
+using Catch::Matchers::StartsWith;
+
+TEST_CASE("simple consumer, default wallet schedule: exactly event 2 applied twice", "[diagnosis]") {
+  Scenario s = builtin("wallet");
+  auto rs = checkAll(s, simpleWalletRun());
+  const auto& r = result(rs, "invariant:balance");
+  INFO(r.error);
+  REQUIRE(r.verdict == Verdict::Invalid);
+  REQUIRE(r.violations.size() == 1);
+  const Violation& v = r.violations[0];
+  CHECK(v.kind == "duplicate");
+  CHECK(v.key == "w1");
+  CHECK(v.expected == 25000);
+  CHECK(v.observed == 30000);
+  CHECK(v.events == std::vector<int>{2});
+  CHECK(v.candidates.empty());
+  CHECK(v.entries == std::vector<std::string>{"1-1", "1-5"});
+  CHECK(v.kill_point.empty());
+  CHECK(v.message == "event 2 applied twice: sent twice by the producer (entries 1-1 and 1-5), delivered to c1 both "
+                     "times (XREADGROUP#1); balance of w1 is 30000, expected 25000");
+  CHECK(v.ops == std::vector<int64_t>{3, 7, 9}); // the two sends and the read
+  CHECK(result(rs, "broker").verdict == Verdict::Valid);
+  CHECK(result(rs, "process").verdict == Verdict::Valid);
+  CHECK(result(rs, "faults").verdict == Verdict::Valid);
+  CHECK(merge(rs) == Verdict::Invalid);
+}
+
+namespace {
+
+/// The default wallet schedule against a consumer that marks seen:<event_id> with SET NX in Valkey before
+/// applying: killed after its third SET reached Valkey, c2 claims the rest, finds event 3 marked, skips it.
+std::vector<Op> dedupValkeyRun(const Scenario& s) {
+  HistoryBuilder b(s, {"after:SET#3"});
+  b.initial(balances(0));
+  auto entries = sendWallet(b, {5000, 5000, 5000, 5000, 5000}, {1, 2, 3, 4, 5, 2});
+  auto seen = [&](int n, const std::string& proc, const std::string& outcome = "ok") {
+    b.step(proc, "valkey", "SET", fmt::format("SET seen:{} 1 NX", b.eventId(n)), outcome);
+  };
+  auto apply = [&](const std::string& proc) {
+    b.step(proc, "pg", "UPDATE", "UPDATE wallets SET balance_halala = balance_halala + 5000 WHERE id = 'w1'");
+  };
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", entries);
+  for (int i = 0; i < 2; ++i) {
+    seen(i + 1, "c1");
+    apply("c1");
+    b.ack("c1", {entries[i]});
+  }
+  seen(3, "c1", "killed-after");
+  b.kill("c1", "after:SET#3");
+  b.spawn("c2");
+  b.read("c2", "XAUTOCLAIM", {entries[2], entries[3], entries[4], entries[5]});
+  seen(3, "c2"); // (nil): already seen, skipped
+  b.ack("c2", {entries[2]});
+  for (int i : {3, 4}) {
+    seen(i + 1, "c2");
+    apply("c2");
+    b.ack("c2", {entries[i]});
+  }
+  seen(2, "c2"); // the producer's retry of event 2: (nil), skipped
+  b.ack("c2", {entries[5]});
+  b.finalOp(balances(20000));
+  return b.ops();
+}
+
+} // namespace
+
+TEST_CASE("dedup in Valkey killed after SET#3: event 3 lost, with the kill point", "[diagnosis]") {
+  Scenario s = builtin("wallet");
+  auto rs = checkAll(s, dedupValkeyRun(s));
+  const auto& r = result(rs, "invariant:balance");
+  INFO(r.error);
+  REQUIRE(r.verdict == Verdict::Invalid);
+  REQUIRE(r.violations.size() == 1);
+  const Violation& v = r.violations[0];
+  CHECK(v.kind == "lost");
+  CHECK(v.events == std::vector<int>{3});
+  CHECK(v.kill_point == "after:SET#3");
+  CHECK(v.entries == std::vector<std::string>{"1-2"});
+  CHECK(v.message == "event 3 lost: delivered to c1 (XREADGROUP#1), c1 killed at after:SET#3, redelivered to c2 "
+                     "(XAUTOCLAIM#1) and acknowledged by c2 without effect; balance of w1 is 20000, expected 25000");
+  CHECK(result(rs, "faults").verdict == Verdict::Valid);
+  CHECK(result(rs, "process").verdict == Verdict::Valid); // killed by the harness: not a crash
+  CHECK(result(rs, "broker").verdict == Verdict::Valid);
+}
+
+TEST_CASE("two redelivered events with equal amounts: candidates, no false certainty", "[diagnosis]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s);
+  b.initial(balances(0));
+  auto entries = sendWallet(b, {5000, 5000, 5000, 5000, 5000}, {1, 2, 3, 4, 5, 2, 4});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", entries);
+  for (const auto& e : entries) b.ack("c1", {e});
+  b.finalOp(balances(30000)); // one extra application of 2 or of 4
+  const CheckResult r = result(checkAll(s, b.ops()), "invariant:balance");
+  REQUIRE(r.violations.size() == 1);
+  const Violation& v = r.violations[0];
+  CHECK(v.kind == "duplicate");
+  CHECK(v.events.empty());
+  CHECK(v.candidates == std::vector<int>{2, 4});
+  CHECK(v.kill_point.empty());
+  CHECK(v.message == "one of events 2, 4 applied twice; amounts do not tell which; balance of w1 is 30000, expected 25000");
+}
+
+TEST_CASE("distinct amounts tell which redelivered event was applied again", "[diagnosis]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s);
+  b.initial(balances(0));
+  auto entries = sendWallet(b, {1000, 2000, 3000, 4000, 5000}, {1, 2, 3, 4, 5, 2, 4});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", entries);
+  for (const auto& e : entries) b.ack("c1", {e});
+  b.finalOp(balances(15000 + 4000 + 2000)); // both retries applied
+  const CheckResult r = result(checkAll(s, b.ops()), "invariant:balance");
+  INFO(r.error);
+  REQUIRE(!r.violations.empty());
+  const Violation& v = r.violations[0];
+  CHECK(v.events == std::vector<int>{2, 4});
+  CHECK_THAT(v.message, StartsWith("events 2 and 4 applied twice: event 2 sent twice by the "
+                                   "producer (entries 1-1 and 1-5), delivered to c1 both times (XREADGROUP#1); event 4 sent twice"));
+}
+
+TEST_CASE("a kill after COMMIT before XACK: the redelivery is applied again", "[diagnosis]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"after:COMMIT#3"});
+  b.initial(balances(0));
+  auto entries = sendWallet(b, {5000, 5000, 5000, 5000, 5000}, {1, 2, 3, 4, 5});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", entries);
+  applySimply(b, "c1", entries[0], 5000);
+  applySimply(b, "c1", entries[1], 5000);
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE");
+  b.step("c1", "pg", "COMMIT", "COMMIT", "killed-after");
+  b.kill("c1", "after:COMMIT#3");
+  b.spawn("c2");
+  b.read("c2", "XAUTOCLAIM", {entries[2], entries[3], entries[4]});
+  for (int i : {2, 3, 4}) applySimply(b, "c2", entries[i], 5000);
+  b.finalOp(balances(30000));
+  auto rs = checkAll(s, b.ops());
+  const CheckResult r = result(rs, "invariant:balance");
+  INFO(r.error);
+  REQUIRE(!r.violations.empty());
+  const Violation& v = r.violations[0];
+  CHECK(v.kind == "duplicate");
+  CHECK(v.events == std::vector<int>{3});
+  CHECK(v.kill_point == "after:COMMIT#3");
+  CHECK(v.message == "event 3 applied twice: delivered to c1 (XREADGROUP#1), c1 killed at after:COMMIT#3, "
+                     "redelivered to c2 (XAUTOCLAIM#1); balance of w1 is 30000, expected 25000");
+}
+
+TEST_CASE("two events lost among equal amounts with one at risk: candidates only", "[diagnosis]") {
+  Scenario s = builtin("wallet");
+  auto ops = dedupValkeyRun(s);
+  ops.back().value["observed"] = balances(15000);
+  const CheckResult r = result(checkAll(s, ops), "invariant:balance");
+  INFO(r.error);
+  REQUIRE(!r.violations.empty());
+  const Violation& v = r.violations[0];
+  CHECK(v.kind == "lost");
+  CHECK(v.events.empty());
+  CHECK(v.candidates == std::vector<int>{1, 2, 3, 4, 5});
+  CHECK_THAT(v.message, StartsWith("10 combinations of events 1, 2, 3, 4, 5 explain it; amounts do not tell which; "
+                                   "balance of w1 is 15000, expected 25000"));
+}
+
+TEST_CASE("a lost event that the amounts identify needs no kill", "[diagnosis]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s);
+  b.initial(balances(0));
+  auto entries = sendWallet(b, {1000, 2000, 3000}, {1, 2, 3});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", entries);
+  for (const auto& e : entries) b.ack("c1", {e});
+  b.finalOp(balances(4000));
+  const CheckResult r = result(checkAll(s, b.ops()), "invariant:balance");
+  INFO(r.error);
+  REQUIRE(!r.violations.empty());
+  const Violation& v = r.violations[0];
+  CHECK(v.events == std::vector<int>{2});
+  CHECK(v.message == "event 2 lost: delivered to c1 (XREADGROUP#1) and acknowledged by c1 without effect; balance of "
+                     "w1 is 4000, expected 6000");
+}
+
+TEST_CASE("an event never delivered is missing for certain, and stuck rather than lost", "[diagnosis]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s);
+  b.initial(balances(0));
+  auto entries = sendWallet(b, {5000, 5000, 5000}, {1, 2, 3});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", {entries[0], entries[1]});
+  b.ack("c1", {entries[0], entries[1]});
+  b.finalOp(balances(10000), nlohmann::json::array(), {entries[2]}, true);
+  auto rs = checkAll(s, b.ops());
+  const CheckResult r = result(rs, "invariant:balance");
+  INFO(r.error);
+  REQUIRE(!r.violations.empty());
+  const Violation& v = r.violations[0];
+  CHECK(v.kind == "stuck");
+  CHECK(v.events == std::vector<int>{3});
+  CHECK(v.message == "event 3 not applied: never delivered; balance of w1 is 10000, expected 15000");
+  CHECK(result(rs, "broker").violations.at(0).message == "entry 1-2 (event 3) was never delivered (the run hit its deadline)");
+}
+
+TEST_CASE("more than redelivery explains: no events named", "[diagnosis]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s);
+  b.initial(balances(0));
+  auto entries = sendWallet(b, {5000, 5000}, {1, 2});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", entries);
+  b.ack("c1", entries);
+  b.finalOp(balances(15000));
+  const CheckResult r = result(checkAll(s, b.ops()), "invariant:balance");
+  INFO(r.error);
+  REQUIRE(!r.violations.empty());
+  const Violation& v = r.violations[0];
+  CHECK(v.kind == "duplicate");
+  CHECK(v.events.empty());
+  CHECK(v.candidates.empty());
+  CHECK(v.message == "balance of w1 is 15000, expected 10000; no event of w1 was delivered more than once, so "
+                     "redelivery does not explain it");
+}
+
+TEST_CASE("a kill and a producer retry both explain one extra payment: candidates, not the killed one", "[diagnosis]") {
+  // A consumer that deduplicates by stream entry id: the redelivery of event 3 after the kill is skipped,
+  // the producer's retry of event 2 (a new entry) is applied again. The history cannot tell these apart
+  // from the opposite story, so no event may be named.
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"after:COMMIT#3"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, {5000, 5000, 5000, 5000, 5000}, {1, 2, 3, 4, 5, 2});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  applySimply(b, "c1", e[0], 5000);
+  applySimply(b, "c1", e[1], 5000);
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "COMMIT", "COMMIT", "killed-after");
+  b.kill("c1", "after:COMMIT#3");
+  b.spawn("c2");
+  b.read("c2", "XAUTOCLAIM", {e[2], e[3], e[4], e[5]});
+  b.ack("c2", {e[2]});
+  for (int i : {3, 4, 5}) applySimply(b, "c2", e[i], 5000);
+  b.finalOp(balances(30000));
+  const CheckResult r = result(checkAll(s, b.ops()), "invariant:balance");
+  REQUIRE(r.violations.size() == 1);
+  const Violation& v = r.violations[0];
+  CHECK(v.events.empty());
+  CHECK(v.candidates == std::vector<int>{2, 3, 4, 5});
+  CHECK(v.kill_point.empty());
+  CHECK(v.message == "one of events 2, 3, 4, 5 applied twice; amounts do not tell which; balance of w1 is 30000, "
+                     "expected 25000");
+}
+
+TEST_CASE("an undelivered event and acknowledged ones missing together", "[diagnosis]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s);
+  b.initial(balances(0));
+  auto e = sendWallet(b, {5000, 5000, 5000}, {1, 2, 3});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", {e[0], e[1]});
+  b.ack("c1", {e[0], e[1]});
+  SECTION("everything missing: all named") {
+    b.finalOp(balances(0), nlohmann::json::array(), {e[2]});
+    const CheckResult r = result(checkAll(s, b.ops()), "invariant:balance");
+    REQUIRE(r.violations.size() == 1);
+    CHECK(r.violations[0].kind == "lost");
+    CHECK(r.violations[0].events == std::vector<int>{1, 2, 3});
+    CHECK_THAT(r.violations[0].message, StartsWith("event 1 lost, event 2 lost and event 3 not applied: event 1 delivered"));
+  }
+  SECTION("one more missing than the undelivered one: which is not decidable") {
+    b.finalOp(balances(5000), nlohmann::json::array(), {e[2]});
+    const CheckResult r = result(checkAll(s, b.ops()), "invariant:balance");
+    REQUIRE(r.violations.size() == 1);
+    CHECK(r.violations[0].events == std::vector<int>{3});
+    CHECK(r.violations[0].candidates == std::vector<int>{1, 2});
+    CHECK(r.violations[0].message == "event 3 not applied (never delivered); one of events 1, 2 lost; amounts do not "
+                                     "tell which; balance of w1 is 5000, expected 15000");
+  }
+}

@@ -1,0 +1,217 @@
+// Each invariant kind, valid and with each kind of violation it can report.
+#include "check_util.h"
+
+#include <fstream>
+
+using namespace idem;
+using namespace idem::testing;
+using nlohmann::json;
+using Catch::Matchers::StartsWith;
+using Catch::Matchers::Contains;
+
+namespace {
+
+json rows(std::initializer_list<std::vector<json>> rs) {
+  json out = json::array();
+  for (const auto& r : rs) out.push_back(json(r));
+  return out;
+}
+
+/// order-shipping's default schedule delivered in one read to c1, each entry acked.
+HistoryBuilder shipping(const Scenario& s, std::vector<std::string>& entries) {
+  HistoryBuilder b(s);
+  b.initial({{"shipped", rows({{"1", "paid"}, {"2", "paid"}, {"3", "paid"}, {"4", "paid"}})},
+             {"stock", rows({{"A", "10"}, {"B", "10"}})}});
+  const char* sku[] = {"", "A", "A", "B"};
+  for (int n : {1, 2, 3, 2}) entries.push_back(b.send(n, {{"order", std::to_string(n)}, {"sku", sku[n]}}));
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", entries);
+  for (const auto& e : entries) b.ack("c1", {e});
+  return b;
+}
+
+} // namespace
+
+TEST_CASE("sum-of-distinct: a correct run is valid", "[invariants]") {
+  Scenario s = builtin("wallet");
+  auto ops = simpleWalletRun();
+  ops.back().value["observed"] = balances(25000);
+  auto rs = checkAll(s, ops);
+  for (const auto& r : rs) {
+    INFO(r.checker << ": " << r.error);
+    CHECK(r.verdict == Verdict::Valid);
+  }
+  CHECK(merge(rs) == Verdict::Valid);
+}
+
+TEST_CASE("sum-of-distinct: a key without events must keep its initial value (phantom)", "[invariants]") {
+  Scenario s = builtin("wallet");
+  auto ops = simpleWalletRun();
+  ops.back().value["observed"] = balances(25000, 700);
+  const auto r = result(checkAll(s, ops), "invariant:balance");
+  REQUIRE(r.violations.size() == 1);
+  CHECK(r.violations[0].kind == "phantom");
+  CHECK(r.violations[0].key == "w2");
+  CHECK(r.violations[0].message == "balance of w2 is 700, expected its initial 0: no event was sent for w2");
+}
+
+TEST_CASE("sum-of-distinct: a row that appears from nowhere, or a missing row", "[invariants]") {
+  Scenario s = builtin("wallet");
+  auto ops = simpleWalletRun();
+  auto obs = balances(25000);
+  obs["balance"].push_back({"w9", "1"});
+  obs["balance"].erase(0); // w1's row is gone
+  ops.back().value["observed"] = obs;
+  const auto r = result(checkAll(s, ops), "invariant:balance");
+  REQUIRE(r.violations.size() == 2);
+  CHECK(r.violations[0].key == "w1");
+  CHECK(r.violations[0].kind == "lost");
+  CHECK(r.violations[0].message == "balance of w1 has no row; expected 25000");
+  CHECK(r.violations[0].candidates == std::vector<int>{1, 2, 3, 4, 5});
+  CHECK(r.violations[1].key == "w9");
+  CHECK(r.violations[1].kind == "phantom");
+}
+
+TEST_CASE("sum-of-distinct: a NULL value on one key is unknown there, invalid elsewhere wins", "[invariants]") {
+  Scenario s = builtin("wallet");
+  auto ops = simpleWalletRun(); // w1 is 30000: duplicate
+  auto obs = ops.back().value["observed"];
+  obs["balance"][1][1] = nullptr;
+  ops.back().value["observed"] = obs;
+  const auto r = result(checkAll(s, ops), "invariant:balance");
+  CHECK(r.verdict == Verdict::Invalid);
+  CHECK_THAT(r.error, Contains("key w2: the final value of 'w2' is NULL"));
+  ops.back().value["observed"]["balance"][0][1] = "25000";
+  CHECK(result(checkAll(s, ops), "invariant:balance").verdict == Verdict::Unknown);
+}
+
+TEST_CASE("count-of-distinct with sign -1: an order shipped twice takes stock twice", "[invariants]") {
+  Scenario s = builtin("order-shipping");
+  std::vector<std::string> entries;
+  HistoryBuilder b = shipping(s, entries);
+  b.finalOp({{"shipped", rows({{"1", "shipped"}, {"2", "shipped"}, {"3", "shipped"}, {"4", "paid"}})},
+             {"stock", rows({{"A", "7"}, {"B", "9"}})}});
+  auto rs = checkAll(s, b.ops());
+  CHECK(result(rs, "invariant:shipped").verdict == Verdict::Valid);
+  const auto& r = result(rs, "invariant:stock");
+  REQUIRE(r.violations.size() == 1);
+  const auto& v = r.violations[0];
+  CHECK(v.kind == "duplicate");
+  CHECK(v.key == "A");
+  CHECK(v.events == std::vector<int>{2});
+  CHECK(v.expected == 8);
+  CHECK(v.observed == 7);
+  CHECK(v.message == "order 2 (event 2) applied twice: sent twice by the producer (entries 1-1 and 1-3), delivered to "
+                     "c1 both times (XREADGROUP#1); stock of A is 7, expected 8");
+}
+
+TEST_CASE("count-of-distinct: stock not taken is lost; counts do not tell which order", "[invariants]") {
+  Scenario s = builtin("order-shipping");
+  std::vector<std::string> entries;
+  HistoryBuilder b = shipping(s, entries);
+  b.finalOp({{"shipped", rows({{"1", "shipped"}, {"2", "shipped"}, {"3", "shipped"}, {"4", "paid"}})},
+             {"stock", rows({{"A", "9"}, {"B", "9"}})}});
+  const auto r = result(checkAll(s, b.ops()), "invariant:stock");
+  REQUIRE(r.violations.size() == 1);
+  CHECK(r.violations[0].kind == "lost");
+  CHECK(r.violations[0].candidates == std::vector<int>{1, 2});
+  CHECK(r.violations[0].message == "one of events 1, 2 lost; the count does not tell which; stock of A is 9, expected 8");
+}
+
+TEST_CASE("final-value: an order with an event that is not shipped is lost; one without that is shipped is a phantom",
+          "[invariants]") {
+  Scenario s = builtin("order-shipping");
+  std::vector<std::string> entries;
+  HistoryBuilder b = shipping(s, entries);
+  b.finalOp({{"shipped", rows({{"1", "shipped"}, {"2", "shipped"}, {"3", "paid"}, {"4", "shipped"}})},
+             {"stock", rows({{"A", "8"}, {"B", "9"}})}});
+  const auto r = result(checkAll(s, b.ops()), "invariant:shipped");
+  REQUIRE(r.violations.size() == 2);
+  CHECK(r.violations[0].kind == "lost");
+  CHECK(r.violations[0].key == "3");
+  CHECK(r.violations[0].events == std::vector<int>{3});
+  CHECK(r.violations[0].message == "event 3 lost: delivered to c1 (XREADGROUP#1) and acknowledged by c1 without "
+                                   "effect; shipped of 3 is 'paid', expected 'shipped'");
+  CHECK(r.violations[1].kind == "phantom");
+  CHECK(r.violations[1].key == "4");
+}
+
+TEST_CASE("latest-version: the highest version must win whatever the delivery order", "[invariants]") {
+  Scenario s = builtin("customer-city");
+  HistoryBuilder b(s);
+  b.initial({{"latest-city", rows({{"c1", "", "0"}, {"c2", "", "0"}, {"c3", "", "0"}})}});
+  const char* city[] = {"", "Riyadh", "Jeddah", "Dammam"};
+  std::vector<std::string> e;
+  for (int n : {2, 3, 1})
+    e.push_back(b.send(n, {{"customer", "c1"}, {"city", city[n]}, {"version", std::to_string(n)}}));
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  b.ack("c1", e);
+  e.push_back(b.send(1, {{"customer", "c1"}, {"city", "Riyadh"}, {"version", "1"}}, 2));
+  b.read("c1", "XREADGROUP", {e[3]});
+  b.ack("c1", {e[3]});
+  auto ops = b.ops();
+
+  SECTION("version 3 held: valid") {
+    b.finalOp({{"latest-city", rows({{"c1", "Dammam", "3"}, {"c2", "", "0"}, {"c3", "", "0"}})}});
+    CHECK(result(checkAll(s, b.ops()), "invariant:latest-city").verdict == Verdict::Valid);
+  }
+  SECTION("version 1 held: stale-version naming both versions") {
+    b.finalOp({{"latest-city", rows({{"c1", "Riyadh", "1"}, {"c2", "", "0"}, {"c3", "", "0"}})}});
+    const auto r = result(checkAll(s, b.ops()), "invariant:latest-city");
+    REQUIRE(r.violations.size() == 1);
+    const auto& v = r.violations[0];
+    CHECK(v.kind == "stale-version");
+    CHECK(v.key == "c1");
+    CHECK(v.events == std::vector<int>{1, 3});
+    CHECK(v.expected == json{{"city", "Dammam"}, {"version", "3"}});
+    CHECK(v.observed == json{{"city", "Riyadh"}, {"version", "1"}});
+    CHECK(v.message == "c1 holds version 1 (event 1), expected version 3 (event 3): event 1 sent twice by the producer "
+                       "(entries 1-2 and 1-3), delivered to c1 both times (XREADGROUP#1, XREADGROUP#2); event 3 "
+                       "delivered to c1 (XREADGROUP#1)");
+  }
+  SECTION("the initial row held: every event lost") {
+    b.finalOp({{"latest-city", rows({{"c1", "", "0"}, {"c2", "", "0"}, {"c3", "", "0"}})}});
+    const auto r = result(checkAll(s, b.ops()), "invariant:latest-city");
+    REQUIRE(r.violations.size() == 1);
+    CHECK(r.violations[0].kind == "lost");
+    CHECK(r.violations[0].events == std::vector<int>{1, 2, 3});
+    CHECK_THAT(r.violations[0].message, StartsWith("events 1, 2 and 3 lost: event 1 sent twice"));
+  }
+  SECTION("a row no event carries; a key without events changed") {
+    b.finalOp({{"latest-city", rows({{"c1", "Abha", "3"}, {"c2", "Abha", "0"}, {"c3", "", "0"}})}});
+    const auto r = result(checkAll(s, b.ops()), "invariant:latest-city");
+    REQUIRE(r.violations.size() == 2);
+    CHECK(r.violations[0].kind == "phantom");
+    CHECK(r.violations[0].candidates == std::vector<int>{1, 2, 3});
+    CHECK(r.violations[1].kind == "phantom");
+    CHECK(r.violations[1].key == "c2");
+  }
+}
+
+TEST_CASE("one-row-per-event: extra rows are duplicates, missing ones lost, unknown ids phantoms", "[invariants]") {
+  std::ifstream in(std::string(IDEM_SOURCE_DIR) + "/scenarios/wallet.json");
+  json j = json::parse(in);
+  j["invariants"].push_back({{"name", "ledger"}, {"kind", "one-row-per-event"}, {"observed", "SELECT event_id FROM ledger"}});
+  Scenario s = scenarioFromJson(j, "ledger.json");
+  HistoryBuilder b(s);
+  b.initial({{"balance", balances(0)["balance"]}, {"ledger", json::array()}});
+  auto entries = sendWallet(b, {100, 200, 300}, {1, 2, 3, 2});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", entries);
+  b.ack("c1", entries);
+  json ledger = rows({{b.eventId(1)}, {b.eventId(2)}, {b.eventId(2)}, {"stranger"}});
+  b.finalOp({{"balance", balances(600)["balance"]}, {"ledger", ledger}});
+  const auto r = result(checkAll(s, b.ops()), "invariant:ledger");
+  REQUIRE(r.violations.size() == 3);
+  std::map<std::string, const Violation*> byKind;
+  for (const auto& v : r.violations) byKind[v.kind] = &v;
+  REQUIRE(byKind.count("duplicate"));
+  CHECK(byKind["duplicate"]->events == std::vector<int>{2});
+  CHECK_THAT(byKind["duplicate"]->message, StartsWith("event 2 applied twice: sent twice by the producer"));
+  REQUIRE(byKind.count("lost"));
+  CHECK(byKind["lost"]->events == std::vector<int>{3});
+  CHECK_THAT(byKind["lost"]->message, StartsWith("event 3 lost: delivered to c1 (XREADGROUP#1) and acknowledged by c1 without effect"));
+  REQUIRE(byKind.count("phantom"));
+  CHECK(byKind["phantom"]->message == "ledger has 1 row with event_id 'stranger', which no event sent carries");
+}

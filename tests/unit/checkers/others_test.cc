@@ -1,0 +1,228 @@
+// The broker, process, faults and run checkers; merge(); JSON; checkers that throw give Unknown.
+#include "check_util.h"
+#include "checkers/diagnosis.h"
+
+using namespace idem;
+using namespace idem::testing;
+using nlohmann::json;
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+namespace {
+
+/// Three payments; c1 reads all three, applies and acks the first, and is killed after COMMIT#2.
+HistoryBuilder killedRun(const Scenario& s, std::vector<std::string>& entries, std::vector<std::string> kills) {
+  HistoryBuilder b(s, std::move(kills));
+  b.initial(balances(0));
+  entries = sendWallet(b, {100, 200, 300}, {1, 2, 3});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", entries);
+  applySimply(b, "c1", entries[0], 100);
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "COMMIT", "COMMIT", "killed-after");
+  b.kill("c1", "after:COMMIT#2");
+  return b;
+}
+
+} // namespace
+
+TEST_CASE("broker: pending entries are stuck, naming event, consumer and its kill", "[broker]") {
+  Scenario s = builtin("wallet");
+  std::vector<std::string> e;
+  HistoryBuilder b = killedRun(s, e, {"after:COMMIT#2"});
+  b.finalOp(balances(300), json::array({{{"entry", e[1]}, {"consumer", "c1"}, {"deliveries", 1}},
+                                        {{"entry", e[2]}, {"consumer", "c1"}, {"deliveries", 1}}}));
+  auto rs = checkAll(s, b.ops());
+  const auto& r = result(rs, "broker");
+  REQUIRE(r.verdict == Verdict::Invalid);
+  REQUIRE(r.violations.size() == 2);
+  const auto& v = r.violations[0];
+  CHECK(v.kind == "stuck");
+  CHECK(v.invariant == "broker");
+  CHECK(v.events == std::vector<int>{2});
+  CHECK(v.entries == std::vector<std::string>{"1-1"});
+  CHECK(v.kill_point == "after:COMMIT#2");
+  CHECK(v.message == "entry 1-1 (event 2) is pending at c1 after 1 delivery, never acknowledged; c1 was killed at "
+                     "after:COMMIT#2 and no process claimed it");
+  // Event 2 was committed before the kill; event 3 was never started: it is the one missing.
+  const auto& bal = result(rs, "invariant:balance");
+  REQUIRE(bal.violations.size() == 1);
+  CHECK(bal.violations[0].kind == "stuck");
+  CHECK(bal.violations[0].events == std::vector<int>{3});
+  CHECK(bal.violations[0].message == "event 3 not applied: delivered to c1 (XREADGROUP#1), c1 killed at "
+                                     "after:COMMIT#2, never acknowledged; balance of w1 is 300, expected 600");
+  CHECK(result(rs, "faults").verdict == Verdict::Valid);
+}
+
+TEST_CASE("broker: never delivered entries are stuck; a deadline is noted", "[broker]") {
+  Scenario s = builtin("wallet");
+  std::vector<std::string> e;
+  HistoryBuilder b = killedRun(s, e, {});
+  b.finalOp(balances(300), json::array(), json::array({e[2]}), false);
+  const auto r = result(checkAll(s, b.ops()), "broker");
+  REQUIRE(r.violations.size() == 1);
+  CHECK(r.violations[0].message == "entry 1-2 (event 3) was never delivered");
+}
+
+TEST_CASE("process: exiting non-zero by itself is a crash naming status and log", "[process]") {
+  Scenario s = builtin("wallet");
+  std::vector<std::string> e;
+  HistoryBuilder b = killedRun(s, e, {"after:COMMIT#2"});
+  b.spawn("c2");
+  b.exit("c2", {{"status", 3}, {"by", "self"}});
+  b.spawn("c3");
+  b.exit("c3", {{"signal", 11}, {"by", "self"}});
+  b.spawn("c4");
+  b.exit("c4", {{"status", 0}, {"by", "self"}}); // done by itself: fine
+  b.spawn("c5");
+  b.exit("c5", {{"signal", 15}, {"by", "harness"}}); // stopped by the harness: fine
+  b.spawn("c6");
+  b.exit("c6", {{"signal", 6}, {"by", "harness"}}); // a signal the harness never sends
+  b.finalOp(balances(300));
+  const auto r = result(checkAll(s, b.ops()), "process");
+  REQUIRE(r.verdict == Verdict::Invalid);
+  REQUIRE(r.violations.size() == 3);
+  CHECK(r.violations[0].kind == "crash");
+  CHECK(r.violations[0].key == "c2");
+  CHECK(r.violations[0].message == "c2 crashed: exit 3 (log /tmp/run/c2.log)");
+  CHECK(r.violations[1].message == "c3 crashed: signal 11 (SIGSEGV) (log /tmp/run/c3.log)");
+  CHECK(r.violations[2].message == "c6 crashed: signal 6 (SIGABRT) (log /tmp/run/c6.log)");
+}
+
+TEST_CASE("faults: a kill point that never fired makes the run unknown", "[faults]") {
+  Scenario s = builtin("wallet");
+  std::vector<std::string> e;
+  HistoryBuilder b = killedRun(s, e, {"after:COMMIT#2", "after:COMMIT#3", "before:xack#9"});
+  b.finalOp(balances(300));
+  auto rs = checkAll(s, b.ops());
+  const auto& r = result(rs, "faults");
+  CHECK(r.verdict == Verdict::Unknown);
+  CHECK(r.violations.empty());
+  CHECK(r.error == "kill point after:COMMIT#3 never fired: the target made 2 COMMIT requests; "
+                   "kill point before:XACK#9 never fired: the target made 1 XACK request");
+}
+
+TEST_CASE("run: an error op makes the run unknown", "[run]") {
+  Scenario s = builtin("wallet");
+  auto ops = simpleWalletRun();
+  ops.back().value["observed"] = balances(25000);
+  History h = History::fromJson(json(ops));
+  h.append("error", "harness", {{"message", "consumer c1 exited before any request"}});
+  auto rs = checkAll(s, h.ops());
+  CHECK(result(rs, "run").verdict == Verdict::Unknown);
+  CHECK(result(rs, "run").error == "the run could not be judged: consumer c1 exited before any request");
+  CHECK(merge(rs) == Verdict::Unknown);
+}
+
+TEST_CASE("missing final or initial op: unknown, never valid", "[unknown]") {
+  Scenario s = builtin("wallet");
+  auto ops = simpleWalletRun();
+  ops.pop_back(); // no final op
+  auto rs = checkAll(s, ops);
+  CHECK(result(rs, "invariant:balance").verdict == Verdict::Unknown);
+  CHECK_THAT(result(rs, "invariant:balance").error, Contains("no final op"));
+  CHECK(result(rs, "broker").verdict == Verdict::Unknown);
+  CHECK(merge(rs) == Verdict::Unknown);
+
+  ops = simpleWalletRun();
+  ops.erase(ops.begin() + 1); // no initial op
+  rs = checkAll(s, ops);
+  CHECK(result(rs, "invariant:balance").verdict == Verdict::Unknown);
+  CHECK_THAT(result(rs, "invariant:balance").error, Contains("no initial op"));
+}
+
+TEST_CASE("a checker that throws on a malformed op gives unknown, never valid", "[unknown]") {
+  Scenario s = builtin("wallet");
+  auto ops = simpleWalletRun();
+  ops.back().value["observed"] = balances(25000);
+  SECTION("final op without observed rows") {
+    ops.back().value["observed"] = 5;
+    auto rs = checkAll(s, ops);
+    CHECK(result(rs, "invariant:balance").verdict == Verdict::Unknown);
+    CHECK_THAT(result(rs, "invariant:balance").error, StartsWith("checker failed: the final op (index "));
+    CHECK(result(rs, "process").verdict == Verdict::Valid);
+  }
+  SECTION("final op without pending") {
+    ops.back().value.erase("pending");
+    CHECK(result(checkAll(s, ops), "broker").verdict == Verdict::Unknown);
+  }
+  SECTION("a send op without entry: every checker reading sends is unknown") {
+    ops[2].value.erase("entry");
+    auto rs = checkAll(s, ops);
+    CHECK(result(rs, "invariant:balance").verdict == Verdict::Unknown);
+    CHECK_THAT(result(rs, "invariant:balance").error, Contains("malformed history: op 2 (send)"));
+    CHECK(merge(rs) == Verdict::Unknown);
+  }
+  SECTION("a row with a non-integer balance") {
+    ops.back().value["observed"]["balance"][0][1] = "lots";
+    CHECK(result(checkAll(s, ops), "invariant:balance").verdict == Verdict::Unknown);
+  }
+}
+
+TEST_CASE("merge: invalid beats unknown beats valid", "[merge]") {
+  auto r = [](Verdict v) {
+    CheckResult c;
+    c.verdict = v;
+    return c;
+  };
+  CHECK(merge({}) == Verdict::Valid);
+  CHECK(merge({r(Verdict::Valid), r(Verdict::Valid)}) == Verdict::Valid);
+  CHECK(merge({r(Verdict::Valid), r(Verdict::Unknown)}) == Verdict::Unknown);
+  CHECK(merge({r(Verdict::Unknown), r(Verdict::Invalid), r(Verdict::Valid)}) == Verdict::Invalid);
+  CHECK(merge({r(Verdict::Invalid), r(Verdict::Unknown)}) == Verdict::Invalid);
+}
+
+TEST_CASE("results serialise with stable keys", "[json]") {
+  Scenario s = builtin("wallet");
+  auto rs = checkAll(s, simpleWalletRun());
+  json j = rs;
+  REQUIRE(j.size() == 5);
+  CHECK(j[0]["checker"] == "invariant:balance");
+  CHECK(j[0]["verdict"] == "invalid");
+  CHECK(j[1]["checker"] == "broker");
+  CHECK(j[1]["verdict"] == "valid");
+  CHECK(j[2]["checker"] == "process");
+  CHECK(j[3]["checker"] == "faults");
+  CHECK(j[4]["checker"] == "run");
+  json v = j[0]["violations"][0];
+  for (const char* key : {"kind", "invariant", "key", "expected", "observed", "events", "candidates", "entries",
+                          "kill_point", "message", "ops"})
+    CHECK(v.contains(key));
+  CHECK(v["events"] == json::array({2}));
+  CHECK(toString(Verdict::Unknown) == "unknown");
+}
+
+TEST_CASE("combination search: exact, bounded, and honest about cut-offs", "[search]") {
+  using detail::findCombinations;
+  auto c = findCombinations({{5000, 1}, {5000, 1}, {3000, 1}}, 5000);
+  CHECK(c.complete);
+  CHECK(c.solutions.size() == 2);
+  c = findCombinations({{1000, 1}, {2000, 2}, {4000, 1}}, 5000);
+  CHECK(c.complete);
+  REQUIRE(c.solutions.size() == 2); // 1000 + 4000, 1000 + 2 x 2000
+  c = findCombinations({{-100, 1}, {300, 1}}, 200);
+  REQUIRE(c.solutions.size() == 1);
+  CHECK(c.solutions[0] == std::vector<int>{1, 1});
+  c = findCombinations({{7, 1}}, 5);
+  CHECK(c.complete);
+  CHECK(c.solutions.empty());
+  std::vector<detail::Item> many(30, {1, 1});
+  CHECK_FALSE(findCombinations(many, 3).complete);
+  std::vector<detail::Item> wide(20, {1, 1});
+  c = findCombinations(wide, 10, 16, 1000000);
+  CHECK_FALSE(c.complete); // C(20,10) solutions: stops at 16
+  CHECK(c.solutions.size() == 16);
+  c = findCombinations(wide, 10, 1000000, 500);
+  CHECK_FALSE(c.complete); // node budget
+}
+
+TEST_CASE("run: a producer that did not send the whole schedule makes the run unknown", "[run]") {
+  Scenario s = builtin("wallet");
+  auto ops = simpleWalletRun();
+  ops.back().value["observed"] = balances(25000);
+  ops[0].value["schedule"]["stream"] = json::array();
+  for (int i = 0; i < 7; ++i) ops[0].value["schedule"]["stream"].push_back({{"event", 1}, {"phase", 1}});
+  const auto r = result(checkAll(s, ops), "run");
+  CHECK(r.verdict == Verdict::Unknown);
+  CHECK(r.error == "the producer sent 6 of the 7 stream entries the schedule holds");
+}

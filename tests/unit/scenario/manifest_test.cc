@@ -1,0 +1,138 @@
+#include "target/manifest.h"
+#include "test_util.h"
+
+#include <catch2/catch.hpp>
+
+using idem::testing::ScratchDir;
+using idem::testing::usageError;
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+namespace {
+
+const char* kGood = R"({"name": "dedup", "command": ["./dedup", "--fast"], "env": {"NAME": "${CONSUMER}"},
+                        "schema": "schema.sql", "scenarios": ["wallet"]})";
+
+std::string manifestError(const std::string& json, bool withSchema = true) {
+  ScratchDir d;
+  d.write("t/target.json", json);
+  if (withSchema) d.write("t/schema.sql", "CREATE TABLE processed (id text);");
+  std::string msg = usageError([&] { idem::loadTarget(d.path / "t"); });
+  // Make the message independent of the temp dir.
+  auto pos = msg.find((d.path / "t").string());
+  if (pos != std::string::npos) msg.replace(pos, (d.path / "t").string().size(), "targets/t");
+  return msg;
+}
+
+} // namespace
+
+TEST_CASE("a valid manifest loads with absolute paths", "[manifest]") {
+  ScratchDir d;
+  d.write("t/target.json", kGood);
+  d.write("t/schema.sql", "CREATE TABLE processed (id text);");
+  idem::Target t = idem::loadTarget(d.path / "t");
+  CHECK(t.name == "dedup");
+  CHECK(t.dir == (d.path / "t"));
+  CHECK(t.manifest == (d.path / "t" / "target.json"));
+  REQUIRE(t.command.size() == 2);
+  CHECK(t.command[0] == (d.path / "t" / "dedup").string());
+  CHECK(t.command[1] == "--fast");
+  CHECK(t.env.at("NAME") == "${CONSUMER}");
+  REQUIRE(t.schema);
+  CHECK(*t.schema == d.path / "t" / "schema.sql");
+  CHECK(t.implements("wallet"));
+  CHECK_FALSE(t.implements("customer-city"));
+  // naming the file itself works too
+  CHECK(idem::loadTarget(d.path / "t" / "target.json").name == "dedup");
+}
+
+TEST_CASE("a bare program name is left for PATH lookup; env and schema are optional", "[manifest]") {
+  ScratchDir d;
+  d.write("t/target.json", R"({"name": "py", "command": ["python3", "consumer.py"], "scenarios": ["wallet"]})");
+  idem::Target t = idem::loadTarget(d.path / "t");
+  CHECK(t.command[0] == "python3");
+  CHECK(t.env.empty());
+  CHECK_FALSE(t.schema);
+}
+
+TEST_CASE("manifest: missing target.json", "[manifest]") {
+  ScratchDir d;
+  std::filesystem::create_directories(d.path / "x");
+  CHECK_THAT(usageError([&] { idem::loadTarget(d.path / "x"); }), Contains("/x: no target.json"));
+}
+
+TEST_CASE("manifest: missing folder", "[manifest]") {
+  CHECK_THAT(usageError([&] { idem::loadTarget("/nonexistent/targets/x"); }),
+             Contains("/nonexistent/targets/x: no such target folder"));
+}
+
+TEST_CASE("manifest: invalid JSON names the position", "[manifest]") {
+  CHECK_THAT(manifestError("{\"name\": \"x\",\n \"command\": [}"),
+             StartsWith("targets/t/target.json: invalid JSON: parse error at line 2, column"));
+}
+
+TEST_CASE("manifest: the top level must be an object", "[manifest]") {
+  CHECK_THAT(manifestError("[1, 2]"), Contains("target.json: must be a JSON object"));
+}
+
+TEST_CASE("manifest: unknown top-level field", "[manifest]") {
+  CHECK_THAT(manifestError(R"({"name": "x", "comand": ["./x"], "command": ["./x"], "scenarios": ["wallet"]})"),
+             Contains("targets/t/target.json: field 'comand': unknown field (known: name, command, env, schema, scenarios)"));
+}
+
+TEST_CASE("manifest: name is required and must be a string", "[manifest]") {
+  CHECK_THAT(manifestError(R"({"command": ["./x"], "scenarios": ["wallet"]})"),
+             Contains("target.json: field 'name': is required"));
+  CHECK_THAT(manifestError(R"({"name": 3, "command": ["./x"], "scenarios": ["wallet"]})"),
+             Contains("field 'name': must be a non-empty string"));
+}
+
+TEST_CASE("manifest: command must be a non-empty array of strings", "[manifest]") {
+  const std::string want = "targets/t/target.json: field 'command': must be a non-empty array of strings";
+  CHECK(manifestError(R"({"name": "x", "scenarios": ["wallet"]})") == want);
+  CHECK(manifestError(R"({"name": "x", "command": "./x", "scenarios": ["wallet"]})") == want);
+  CHECK(manifestError(R"({"name": "x", "command": [], "scenarios": ["wallet"]})") == want);
+  CHECK(manifestError(R"({"name": "x", "command": ["./x", 1], "scenarios": ["wallet"]})") == want);
+  CHECK_THAT(manifestError(R"({"name": "x", "command": [""], "scenarios": ["wallet"]})"),
+             Contains("field 'command[0]': the program must not be empty"));
+}
+
+TEST_CASE("manifest: env must be an object of strings with valid names", "[manifest]") {
+  CHECK_THAT(manifestError(R"({"name": "x", "command": ["./x"], "env": ["A"], "scenarios": ["wallet"]})"),
+             Contains("field 'env': must be an object of strings"));
+  CHECK_THAT(manifestError(R"({"name": "x", "command": ["./x"], "env": {"A": 1}, "scenarios": ["wallet"]})"),
+             Contains("field 'env.A': must be a string"));
+  CHECK_THAT(manifestError(R"({"name": "x", "command": ["./x"], "env": {"A=B": "1"}, "scenarios": ["wallet"]})"),
+             Contains("field 'env.A=B': is not a valid environment variable name"));
+}
+
+TEST_CASE("manifest: schema must name an existing file", "[manifest]") {
+  CHECK_THAT(manifestError(kGood, false), Contains("field 'schema': no such file '"));
+  CHECK_THAT(manifestError(R"({"name": "x", "command": ["./x"], "schema": 1, "scenarios": ["wallet"]})"),
+             Contains("field 'schema': must be a non-empty string"));
+}
+
+TEST_CASE("manifest: scenarios must be a non-empty array of names", "[manifest]") {
+  CHECK_THAT(manifestError(R"({"name": "x", "command": ["./x"]})"),
+             Contains("field 'scenarios': must be a non-empty array of scenario names"));
+  CHECK_THAT(manifestError(R"({"name": "x", "command": ["./x"], "scenarios": "wallet"})"),
+             Contains("field 'scenarios': must be a non-empty array of scenario names"));
+  CHECK_THAT(manifestError(R"({"name": "x", "command": ["./x"], "scenarios": [7]})"),
+             Contains("field 'scenarios[0]': must be a string"));
+  CHECK_THAT(manifestError(R"({"name": "x", "command": ["./x"], "scenarios": [""]})"),
+             Contains("field 'scenarios[0]': must be a non-empty string"));
+}
+
+TEST_CASE("expandVars expands ${VAR}, keeps $$ as $ and rejects unknown variables", "[manifest]") {
+  std::map<std::string, std::string> vars = {{"CONSUMER", "c1"}, {"PORT", "5432"}};
+  CHECK(idem::expandVars("name-${CONSUMER}", vars, "env.NAME") == "name-c1");
+  CHECK(idem::expandVars("${CONSUMER}:${PORT}", vars, "env.NAME") == "c1:5432");
+  CHECK(idem::expandVars("cost $$5", vars, "env.NAME") == "cost $5");
+  CHECK(idem::expandVars("$$${PORT}", vars, "env.NAME") == "$5432");
+  CHECK(idem::expandVars("a $b", vars, "env.NAME") == "a $b");
+  CHECK(idem::expandVars("trailing $", vars, "env.NAME") == "trailing $");
+  CHECK(idem::expandVars("", vars, "env.NAME") == "");
+  CHECK_THAT(usageError([&] { idem::expandVars("${NOPE}", vars, "targets/t/target.json: field 'env.X'"); }),
+             Contains("targets/t/target.json: field 'env.X': unknown variable '${NOPE}'"));
+  CHECK_THAT(usageError([&] { idem::expandVars("${PORT", vars, "env.X"); }), Contains("unterminated"));
+}
