@@ -1,0 +1,136 @@
+// Cleanup: the process-wide registry of what must be undone on any exit.
+//
+// How the CLI uses it: call Cleanup::installSignalHandlers() first thing in main (before any thread
+// starts); keep children, servers and temp dirs in scopes that end before main returns (their
+// destructors stop them gracefully and unregister); catch every exception in main. At normal exit
+// (return from main or std::exit) an atexit hook runs whatever is still registered. An uncaught
+// exception (std::terminate/abort) or _exit skips it; children then still die by PR_SET_PDEATHSIG.
+#include "core/process.h"
+
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace idem {
+namespace {
+
+struct Entry {
+  std::string what;
+  std::function<void()> action;
+};
+
+/// The registry's state. Leaked on purpose: it must outlive every static destructor and atexit hook.
+struct Registry {
+  std::mutex mu;
+  std::condition_variable done;
+  std::map<int, Entry> entries; // by id; newest = largest id
+  int nextId = 1;
+  int runningId = -1; // the action being run by runAll, if any
+  std::thread::id runner;
+};
+
+Registry& registry() {
+  static Registry* r = new Registry;
+  return *r;
+}
+
+void writeStderr(const std::string& s) {
+  size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = ::write(2, s.data() + off, s.size() - off);
+    if (n <= 0) break;
+    off += static_cast<size_t>(n);
+  }
+}
+
+} // namespace
+
+Cleanup& Cleanup::instance() {
+  static Cleanup* c = [] {
+    auto* p = new Cleanup;
+    registry();
+    std::atexit([] { Cleanup::instance().runAll(); });
+    return p;
+  }();
+  return *c;
+}
+
+int Cleanup::add(std::string what, std::function<void()> action) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  int id = r.nextId++;
+  r.entries.emplace(id, Entry{std::move(what), std::move(action)});
+  return id;
+}
+
+void Cleanup::remove(int id) {
+  if (id < 0) return;
+  Registry& r = registry();
+  std::unique_lock<std::mutex> lock(r.mu);
+  if (r.entries.erase(id) > 0) return;
+  // Running right now on another thread (the signal thread): wait until it is done, so the caller
+  // may release the resource afterwards. The runner itself (an action removing ids) never waits.
+  if (r.runner != std::this_thread::get_id()) {
+    r.done.wait(lock, [&] { return r.runningId != id; });
+  }
+}
+
+void Cleanup::runAll() {
+  Registry& r = registry();
+  std::unique_lock<std::mutex> lock(r.mu);
+  // Only one runner at a time: a second caller waits for the first to finish everything.
+  if (r.runningId != -1 && r.runner != std::this_thread::get_id()) {
+    r.done.wait(lock, [&] { return r.runningId == -1; });
+  }
+  while (!r.entries.empty()) {
+    auto it = std::prev(r.entries.end());
+    int id = it->first;
+    Entry e = std::move(it->second);
+    r.entries.erase(it);
+    r.runningId = id;
+    r.runner = std::this_thread::get_id();
+    lock.unlock();
+    try {
+      if (e.action) e.action();
+    } catch (const std::exception& ex) {
+      writeStderr("idemproof: cleanup of " + e.what + " failed: " + ex.what() + "\n");
+    } catch (...) {
+      writeStderr("idemproof: cleanup of " + e.what + " failed\n");
+    }
+    lock.lock();
+    r.runningId = -1;
+    r.runner = std::thread::id();
+    r.done.notify_all();
+  }
+}
+
+void Cleanup::installSignalHandlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    instance();
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    // Threads started later inherit the mask; Child::spawn clears it in the forked child.
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    std::thread([set] {
+      int sig = 0;
+      while (sigwait(&set, &sig) != 0) {
+      }
+      Cleanup::instance().runAll();
+      const char* abbrev = sigabbrev_np(sig);
+      writeStderr(std::string("idemproof: interrupted (SIG") + (abbrev ? abbrev : "?") + "), cleaned up\n");
+      _exit(128 + sig);
+    }).detach();
+  });
+}
+
+} // namespace idem

@@ -1,0 +1,74 @@
+// TempDir and freePort.
+#include "core/process.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <system_error>
+
+namespace idem {
+namespace {
+
+bool usableDir(const std::filesystem::path& p) {
+  std::error_code ec;
+  return std::filesystem::is_directory(p, ec) && ::access(p.c_str(), W_OK | X_OK) == 0;
+}
+
+std::filesystem::path tempRoot() {
+  if (usableDir("/dev/shm")) return "/dev/shm";
+  const char* t = std::getenv("TMPDIR");
+  if (t && *t && usableDir(t)) return t;
+  return "/tmp";
+}
+
+std::system_error sysError(const std::string& what) {
+  return std::system_error(errno, std::system_category(), what);
+}
+
+} // namespace
+
+TempDir::TempDir(const std::string& prefix) {
+  std::string tmpl = (tempRoot() / (prefix + "XXXXXX")).string();
+  if (::mkdtemp(tmpl.data()) == nullptr) throw sysError(fmt::format("cannot create temp dir {}", tmpl));
+  path_ = tmpl;
+  // Traversable by other accounts (the embedded PostgreSQL runs as `postgres`); contents decide the rest.
+  ::chmod(path_.c_str(), 0755);
+  auto p = path_;
+  cleanupId_ = Cleanup::instance().add("remove " + p.string(), [p] {
+    std::error_code ec;
+    std::filesystem::remove_all(p, ec);
+  });
+}
+
+TempDir::~TempDir() {
+  Cleanup::instance().remove(cleanupId_);
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+int freePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw sysError("freePort: socket");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    auto err = sysError("freePort: bind 127.0.0.1:0");
+    ::close(fd);
+    throw err;
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+} // namespace idem

@@ -1,0 +1,110 @@
+#include "servers/postgres.h"
+
+#include "core/error.h"
+
+#include <libpq-fe.h>
+#include <signal.h>
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <thread>
+
+namespace fs = std::filesystem;
+
+namespace idem::servers {
+
+PgServer::PgServer()
+    : bin_(findPgBinaries()), account_(postgresAccount()), dir_("idemproof-pg-"), data_(dir_.path() / "data"),
+      log_(dir_.path() / "postgres.log") {
+  fs::path tmpl = ensureTemplate(bin_, account_, dir_.path());
+  copyDataDir(tmpl, data_, account_);
+}
+
+PgServer::~PgServer() { stop(); }
+
+void PgServer::launch(int port) {
+  port_ = port;
+  logOffset_ = fileSize(log_);
+  ChildSpec spec;
+  spec.argv = {(bin_.bindir / "postgres").string(), "-D", data_.string(),
+               "-c", "listen_addresses=127.0.0.1",
+               "-c", fmt::format("port={}", port),
+               "-c", "unix_socket_directories=",
+               "-c", "fsync=off",
+               "-c", "synchronous_commit=off",
+               "-c", "full_page_writes=off",
+               "-c", "max_connections=200",
+               "-c", "shared_buffers=32MB",
+               // Throwaway cluster: no WAL shipping, rare checkpoints, no JIT start-up costs.
+               "-c", "wal_level=minimal",
+               "-c", "max_wal_senders=0",
+               "-c", "max_wal_size=1GB",
+               "-c", "checkpoint_timeout=1h",
+               "-c", "jit=off",
+               // Dynamic shared memory as files in the data dir (tmpfs), not /dev/shm/PostgreSQL.*:
+               // they go with the temp dir even when the postmaster was SIGKILLed.
+               "-c", "dynamic_shared_memory_type=mmap"};
+  spec.cwd = dir_.path();
+  spec.env = serverEnv();
+  spec.log = log_;
+  spec.what = "embedded PostgreSQL";
+  if (account_.drop) {
+    spec.uid = account_.uid;
+    spec.gid = account_.gid;
+  }
+  try {
+    child_ = Child::spawn(spec);
+  } catch (const SpawnError& e) {
+    throw UsageError(e.what());
+  }
+}
+
+bool PgServer::ownsPort() const {
+  // postmaster.pid: line 1 is the pid, line 8 becomes "ready" once it accepts connections.
+  std::ifstream in(data_ / "postmaster.pid");
+  std::string line, first;
+  for (int i = 1; std::getline(in, line); ++i) {
+    if (i == 1) first = line;
+    if (i == 8) return first == std::to_string(child_.pid()) && line.rfind("ready", 0) == 0;
+  }
+  return false;
+}
+
+Readiness PgServer::awaitReady(std::chrono::steady_clock::time_point deadline) {
+  const std::string conninfo =
+      fmt::format("host=127.0.0.1 port={} user=postgres dbname=postgres sslmode=disable connect_timeout=2", port_);
+  while (true) {
+    if (auto status = child_.poll()) {
+      if (portTakenIn(log_, logOffset_)) return Readiness::PortTaken;
+      fail(fmt::format("exited at start ({})", status->str()));
+    }
+    // PQping only once postmaster.pid says ready: every earlier ping forks a backend that is
+    // refused ("the database system is starting up"), slowing the start-up it waits for.
+    if (ownsPort()) {
+      PGPing ping = PQping(conninfo.c_str());
+      if (ping == PQPING_OK) return Readiness::Ready;
+      if (ping == PQPING_NO_ATTEMPT) fail("PQping: bad connection parameters " + conninfo);
+    }
+    if (std::chrono::steady_clock::now() > deadline) fail("did not become ready in time");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+void PgServer::fail(const std::string& why) {
+  std::string tail = logTail(log_, logOffset_);
+  stop();
+  throw UsageError(fmt::format("embedded PostgreSQL on port {} {} (log: {}): {}", port_, why,
+                               keepLog(log_, "postgres").string(), tail));
+}
+
+void PgServer::stop() {
+  if (!child_.valid() || child_.poll()) return;
+  child_.signalGroup(SIGINT); // fast shutdown: ends the backends, writes a checkpoint, exits
+  if (child_.waitFor(std::chrono::seconds(5))) return;
+  child_.signalGroup(SIGQUIT); // immediate shutdown
+  if (child_.waitFor(std::chrono::seconds(2))) return;
+  child_.stop(std::chrono::milliseconds(0));
+}
+
+} // namespace idem::servers

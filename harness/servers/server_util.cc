@@ -1,0 +1,87 @@
+#include "servers/server_util.h"
+
+#include "core/error.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <deque>
+#include <fstream>
+
+namespace idem::servers {
+
+std::string logTail(const std::filesystem::path& log, uintmax_t offset, int lines) {
+  std::ifstream in(log);
+  if (!in) return "(no log)";
+  in.seekg(static_cast<std::streamoff>(offset));
+  std::deque<std::string> last;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    last.push_back(line);
+    if (static_cast<int>(last.size()) > lines) last.pop_front();
+  }
+  if (last.empty()) return "(log is empty)";
+  std::string out;
+  for (const auto& l : last) out += (out.empty() ? "" : " | ") + l;
+  return out;
+}
+
+bool portTakenIn(const std::filesystem::path& log, uintmax_t offset) {
+  std::ifstream in(log);
+  in.seekg(static_cast<std::streamoff>(offset));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return text.find("Address already in use") != std::string::npos;
+}
+
+uintmax_t fileSize(const std::filesystem::path& path) {
+  std::error_code ec;
+  auto n = std::filesystem::file_size(path, ec);
+  return ec ? 0 : n;
+}
+
+std::filesystem::path keepLog(const std::filesystem::path& log, const std::string& name) {
+  std::error_code ec;
+  auto dest = std::filesystem::temp_directory_path(ec) / fmt::format("idemproof-{}-{}.log", name, ::getpid());
+  if (ec) return log;
+  std::filesystem::copy_file(log, dest, std::filesystem::copy_options::overwrite_existing, ec);
+  return ec ? log : dest;
+}
+
+Account postgresAccount() {
+  Account a;
+  if (::geteuid() == 0) {
+    const passwd* pw = ::getpwnam("postgres");
+    if (!pw) {
+      throw UsageError("embedded PostgreSQL: idemproof runs as root and PostgreSQL refuses root, but there is "
+                       "no 'postgres' account to run it as (create one, or pass --database-url)");
+    }
+    a.name = pw->pw_name;
+    a.uid = pw->pw_uid;
+    a.gid = pw->pw_gid;
+    a.drop = true;
+    return a;
+  }
+  a.uid = ::geteuid();
+  a.gid = ::getegid();
+  const passwd* pw = ::getpwuid(a.uid);
+  a.name = pw ? pw->pw_name : fmt::format("uid{}", a.uid);
+  return a;
+}
+
+std::map<std::string, std::string> serverEnv() {
+  return {{"PATH", "/usr/local/bin:/usr/bin:/bin"}, {"LANG", "C"}, {"LC_ALL", "C"}};
+}
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+} // namespace idem::servers

@@ -1,0 +1,47 @@
+#pragma once
+/// Private helpers of the embedded servers: log tails for error messages, keeping a failed server's
+/// log, and the account a server runs as.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace idem::servers {
+
+/// What a server's awaitReady() saw (other failures throw UsageError).
+enum class Readiness { Ready, PortTaken };
+
+/// The last `lines` non-empty lines of `log` from byte `offset` on, joined with " | " (one line).
+std::string logTail(const std::filesystem::path& log, uintmax_t offset = 0, int lines = 3);
+
+/// Whether `log`, from byte `offset` on, says a bind failed with EADDRINUSE.
+bool portTakenIn(const std::filesystem::path& log, uintmax_t offset);
+
+/// Size of `path` in bytes, 0 when it does not exist.
+uintmax_t fileSize(const std::filesystem::path& path);
+
+/// Copies a failed server's log out of its temp dir (which is about to be removed) to
+/// $TMPDIR or /tmp as idemproof-<name>-<pid>.log and returns that path (or `log` if the copy fails).
+std::filesystem::path keepLog(const std::filesystem::path& log, const std::string& name);
+
+/// Who a server runs as: the `postgres` account when idemproof runs as root, else the current user.
+struct Account {
+  std::string name;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  bool drop = false; ///< true: the child must switch to uid/gid (idemproof is root)
+};
+
+/// The account for PostgreSQL. Throws UsageError when root and there is no `postgres` account.
+Account postgresAccount();
+
+/// A minimal environment for a server child.
+std::map<std::string, std::string> serverEnv();
+
+/// 64-bit FNV-1a, stable across builds (cache keys).
+uint64_t fnv1a(const std::string& s);
+
+} // namespace idem::servers

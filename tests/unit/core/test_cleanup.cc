@@ -1,0 +1,241 @@
+// Cleanup, TempDir, freePort, and what happens to children when idemproof is interrupted or dies.
+#include "core/process.h"
+
+#include <catch2/catch.hpp>
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+using namespace idem;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool deadOrZombie(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return true;
+  auto close = stat.rfind(')');
+  return close != std::string::npos && stat.size() > close + 2 && stat[close + 2] == 'Z';
+}
+
+bool eventuallyDead(pid_t pid) {
+  for (int i = 0; i < 2000 && !deadOrZombie(pid); ++i) std::this_thread::sleep_for(5ms);
+  return deadOrZombie(pid);
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// Waits (hang guard: 60 s) for `path` to hold a complete line.
+std::string awaitLine(const fs::path& path) {
+  for (int i = 0; i < 12000; ++i) {
+    std::string s = slurp(path);
+    if (!s.empty() && s.back() == '\n') return s;
+    std::this_thread::sleep_for(5ms);
+  }
+  return "";
+}
+
+/// waitpid with a hang guard: SIGKILL after 60 s.
+int waitChild(pid_t pid) {
+  int st = 0;
+  for (int i = 0; i < 12000; ++i) {
+    if (::waitpid(pid, &st, WNOHANG) == pid) return st;
+    std::this_thread::sleep_for(5ms);
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, &st, 0);
+  return st;
+}
+
+/// A scratch directory NOT registered with Cleanup: a forked child's cleanup must not remove it.
+struct ScratchDir {
+  fs::path path;
+  ScratchDir() {
+    std::string tmpl = (fs::temp_directory_path() / "idem-test-scratch-XXXXXX").string();
+    if (::mkdtemp(tmpl.data())) path = tmpl;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+/// Kills and reaps a forked test child that is still there when the test ends (a failed REQUIRE).
+struct ForkGuard {
+  pid_t pid;
+  ~ForkGuard() {
+    if (pid > 0 && ::waitpid(pid, nullptr, WNOHANG) == 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+ChildSpec sleeper() {
+  ChildSpec spec;
+  spec.argv = {"/bin/sleep", "100"};
+  spec.what = "sleeper";
+  return spec;
+}
+
+} // namespace
+
+TEST_CASE("Cleanup runs actions newest first, each once; removed ones never", "[cleanup]") {
+  std::vector<int> ran;
+  Cleanup& c = Cleanup::instance();
+  c.add("one", [&] { ran.push_back(1); });
+  int two = c.add("two", [&] { ran.push_back(2); });
+  c.add("three", [&] { ran.push_back(3); throw std::runtime_error("ignored"); });
+  c.add("four", [&] { ran.push_back(4); });
+  c.remove(two);
+  c.remove(two);
+  c.remove(-1);
+  c.runAll();
+  c.runAll();
+  CHECK(ran == std::vector<int>{4, 3, 1});
+}
+
+TEST_CASE("an action may remove other entries while runAll runs", "[cleanup]") {
+  std::vector<int> ran;
+  Cleanup& c = Cleanup::instance();
+  int first = c.add("first", [&] { ran.push_back(1); });
+  c.add("second", [&] { ran.push_back(2); Cleanup::instance().remove(first); });
+  c.runAll();
+  CHECK(ran == std::vector<int>{2});
+}
+
+TEST_CASE("Cleanup kills registered children and removes temp dirs", "[cleanup]") {
+  Child child = Child::spawn(sleeper());
+  TempDir dir("idem-test-");
+  fs::path p = dir.path();
+  Cleanup::instance().runAll();
+  CHECK_FALSE(fs::exists(p));
+  auto s = child.waitFor(60s);
+  REQUIRE(s);
+  CHECK(s->signal == SIGKILL);
+}
+
+TEST_CASE("TempDir is on /dev/shm when possible, traversable, and removed recursively", "[tempdir]") {
+  fs::path p;
+  {
+    TempDir dir("idem-test-");
+    p = dir.path();
+    CHECK(fs::is_directory(p));
+    if (::access("/dev/shm", W_OK) == 0) CHECK(p.parent_path() == "/dev/shm");
+    CHECK(p.filename().string().rfind("idem-test-", 0) == 0);
+    struct stat st {};
+    REQUIRE(::stat(p.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0755);
+    fs::create_directories(p / "a" / "b");
+    std::ofstream(p / "a" / "b" / "f") << "x";
+    TempDir other("idem-test-");
+    CHECK(other.path() != p);
+  }
+  CHECK_FALSE(fs::exists(p));
+}
+
+TEST_CASE("freePort returns a bindable port", "[tempdir]") {
+  int port = freePort();
+  CHECK(port > 0);
+  CHECK(port < 65536);
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  CHECK(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  ::close(fd);
+}
+
+TEST_CASE("SIGINT runs the cleanup, prints one line and exits 130", "[cleanup][signal]") {
+  ScratchDir work;
+  fs::path state = work.path / "state", err = work.path / "stderr";
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  ForkGuard guard{pid};
+  if (pid == 0) {
+    std::freopen("/dev/null", "w", stdout); // never hold the test runner's pipe
+    std::freopen(err.c_str(), "w", stderr);
+    Cleanup::installSignalHandlers();
+    Child child = Child::spawn(sleeper());
+    TempDir dir("idem-test-");
+    std::ofstream(state) << child.pid() << " " << dir.path().string() << "\n";
+    ::pause();
+    ::_exit(99);
+  }
+  std::istringstream in(awaitLine(state));
+  pid_t grandchild = 0;
+  std::string dir;
+  in >> grandchild >> dir;
+  REQUIRE(grandchild > 0);
+  REQUIRE(fs::is_directory(dir));
+  ::kill(pid, SIGINT);
+  int st = waitChild(pid);
+  REQUIRE(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 130);
+  CHECK(slurp(err) == "idemproof: interrupted (SIGINT), cleaned up\n");
+  CHECK(::kill(grandchild, 0) == -1); // killed and reaped by the cleanup
+  CHECK_FALSE(fs::exists(dir));
+}
+
+TEST_CASE("children die with idemproof even when it is SIGKILLed (PR_SET_PDEATHSIG)", "[cleanup][signal]") {
+  ScratchDir work;
+  fs::path state = work.path / "state";
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  ForkGuard guard{pid};
+  if (pid == 0) {
+    std::freopen("/dev/null", "w", stdout);
+    std::freopen("/dev/null", "w", stderr);
+    Child child = Child::spawn(sleeper());
+    std::ofstream(state) << child.pid() << "\n";
+    ::pause();
+    ::_exit(99);
+  }
+  std::string line = awaitLine(state);
+  REQUIRE_FALSE(line.empty());
+  pid_t grandchild = std::stoi(line);
+  ::kill(pid, SIGKILL);
+  waitChild(pid);
+  CHECK(eventuallyDead(grandchild));
+}
+
+TEST_CASE("std::exit runs the cleanup (atexit)", "[cleanup]") {
+  ScratchDir work;
+  fs::path state = work.path / "state";
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  ForkGuard guard{pid};
+  if (pid == 0) {
+    std::freopen("/dev/null", "w", stdout);
+    std::freopen("/dev/null", "w", stderr);
+    auto* child = new Child(Child::spawn(sleeper())); // never destroyed: only Cleanup can end it
+    auto* dir = new TempDir("idem-test-");
+    std::ofstream(state) << child->pid() << " " << dir->path().string() << "\n";
+    std::exit(0);
+  }
+  int st = waitChild(pid);
+  CHECK(WIFEXITED(st));
+  std::istringstream in(slurp(state));
+  pid_t grandchild = 0;
+  std::string dir;
+  in >> grandchild >> dir;
+  REQUIRE(grandchild > 0);
+  CHECK(::kill(grandchild, 0) == -1); // killed and reaped before the exit
+  CHECK_FALSE(fs::exists(dir));
+}

@@ -1,0 +1,237 @@
+// Child: spawn, exit statuses, signals, log capture, spawn errors, stop(), process groups.
+#include "core/process.h"
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+using namespace idem;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::map<std::string, std::string> basicEnv() { return {{"PATH", "/usr/bin:/bin"}}; }
+
+ChildSpec shell(const std::string& script, const fs::path& log = {}) {
+  ChildSpec spec;
+  spec.argv = {"sh", "-c", script};
+  spec.env = basicEnv();
+  spec.log = log;
+  spec.what = "test child";
+  return spec;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// Dead or a zombie (reparented orphans are reaped late by PID 1 here).
+bool deadOrZombie(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return true;
+  auto close = stat.rfind(')');
+  return close != std::string::npos && stat.size() > close + 2 && stat[close + 2] == 'Z';
+}
+
+bool eventuallyDead(pid_t pid) {
+  for (int i = 0; i < 2000 && !deadOrZombie(pid); ++i) std::this_thread::sleep_for(5ms);
+  return deadOrZombie(pid);
+}
+
+std::string spawnError(const ChildSpec& spec) {
+  try {
+    Child::spawn(spec);
+  } catch (const SpawnError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+} // namespace
+
+TEST_CASE("ExitStatus::str", "[process]") {
+  CHECK(ExitStatus{0, 0}.str() == "exit 0");
+  CHECK(ExitStatus{3, 0}.str() == "exit 3");
+  CHECK(ExitStatus{-1, 9}.str() == "signal 9 (SIGKILL)");
+  CHECK(ExitStatus{-1, 15}.str() == "signal 15 (SIGTERM)");
+  CHECK(ExitStatus{-1, 9}.killedBy(SIGKILL));
+}
+
+TEST_CASE("exit codes and signals are told apart", "[process]") {
+  auto run = [](const std::string& script) { return Child::spawn(shell(script)).waitFor(60s).value(); };
+  CHECK(run("exit 0").code == 0);
+  ExitStatus nine = run("exit 9");
+  CHECK(nine.code == 9);
+  CHECK(nine.signal == 0);
+  ExitStatus killed = run("kill -9 $$");
+  CHECK(killed.code == -1);
+  CHECK(killed.signal == SIGKILL);
+  CHECK(killed.str() == "signal 9 (SIGKILL)");
+}
+
+TEST_CASE("poll and waitFor on a running child", "[process]") {
+  Child c = Child::spawn(shell("sleep 100"));
+  CHECK(c.valid());
+  CHECK_FALSE(c.poll());
+  CHECK_FALSE(c.waitFor(20ms));
+  c.signalGroup(SIGKILL);
+  auto s = c.waitFor(60s);
+  REQUIRE(s);
+  CHECK(s->signal == SIGKILL);
+  CHECK(c.poll()->signal == SIGKILL); // cached
+  c.signalGroup(SIGKILL);             // no-op once reaped
+}
+
+TEST_CASE("stdout and stderr are appended to the log; env and cwd are the spec's", "[process]") {
+  TempDir dir("idem-test-");
+  fs::path log = dir.path() / "child.log";
+  ChildSpec spec = shell("echo out; echo err >&2; echo \"FOO=$FOO\"; pwd", log);
+  spec.env["FOO"] = "bar";
+  spec.cwd = dir.path();
+  REQUIRE(Child::spawn(spec).waitFor(60s)->code == 0);
+  REQUIRE(Child::spawn(shell("echo again", log)).waitFor(60s)->code == 0);
+  std::string text = slurp(log);
+  CHECK(text == "out\nerr\nFOO=bar\n" + dir.path().string() + "\nagain\n");
+}
+
+TEST_CASE("the environment is exactly the spec's", "[process]") {
+  TempDir dir("idem-test-");
+  fs::path log = dir.path() / "env.log";
+  ChildSpec spec;
+  spec.argv = {"/usr/bin/env"};
+  spec.env = {{"ONLY", "this"}};
+  spec.log = log;
+  REQUIRE(Child::spawn(spec).waitFor(60s)->code == 0);
+  CHECK(slurp(log) == "ONLY=this\n");
+}
+
+TEST_CASE("spawn failures name the process and argv[0]", "[process]") {
+  TempDir dir("idem-test-");
+  ChildSpec spec = shell("true");
+  spec.what = "consumer c1 (targets/x)";
+  spec.argv = {"./nope"};
+  spec.cwd = dir.path();
+  CHECK(spawnError(spec) == "consumer c1 (targets/x): cannot run './nope': No such file or directory");
+
+  std::ofstream(dir.path() / "plain") << "#!/bin/sh\n";
+  ::chmod((dir.path() / "plain").c_str(), 0644);
+  spec.argv = {"./plain"};
+  std::string notExec = spawnError(spec);
+  if (::geteuid() != 0) CHECK(notExec == "consumer c1 (targets/x): cannot run './plain': Permission denied");
+  else CHECK(notExec.find("cannot run './plain': Permission denied") != std::string::npos);
+
+  spec.argv = {"no-such-program-idem"};
+  CHECK(spawnError(spec) == "consumer c1 (targets/x): cannot run 'no-such-program-idem': not found on PATH");
+
+  spec.argv = {"sh", "-c", "true"};
+  spec.cwd = dir.path() / "missing";
+  std::string badCwd = spawnError(spec);
+  CHECK(badCwd.find("consumer c1 (targets/x): cannot run 'sh': working directory '") == 0);
+  CHECK(badCwd.find("missing': No such file or directory") != std::string::npos);
+
+  spec.argv = {};
+  CHECK(spawnError(spec) == "consumer c1 (targets/x): empty command");
+}
+
+TEST_CASE("a relative argv[0] is resolved in the child's cwd", "[process]") {
+  TempDir dir("idem-test-");
+  std::ofstream(dir.path() / "hello.sh") << "#!/bin/sh\necho hello\n";
+  ::chmod((dir.path() / "hello.sh").c_str(), 0755);
+  ChildSpec spec = shell("", dir.path() / "out.log");
+  spec.argv = {"./hello.sh"};
+  spec.cwd = dir.path();
+  CHECK(Child::spawn(spec).waitFor(60s)->code == 0);
+  CHECK(slurp(dir.path() / "out.log") == "hello\n");
+}
+
+TEST_CASE("stop() on a child that ignores SIGTERM kills it after the grace period", "[process]") {
+  Child c = Child::spawn(shell("trap '' TERM; sleep 100"));
+  std::this_thread::sleep_for(50ms); // let the trap be installed
+  auto t0 = std::chrono::steady_clock::now();
+  ExitStatus s = c.stop(300ms);
+  auto elapsed = std::chrono::steady_clock::now() - t0;
+  CHECK(s.signal == SIGKILL);
+  CHECK(elapsed >= 300ms);
+  CHECK(elapsed < 30s); // hang guard only
+}
+
+TEST_CASE("stop() on a well-behaved child ends it with SIGTERM", "[process]") {
+  Child c = Child::spawn(shell("exec sleep 100"));
+  CHECK(c.stop(30s).signal == SIGTERM);
+  CHECK(c.stop(30s).signal == SIGTERM); // idempotent
+}
+
+TEST_CASE("children do not inherit a blocked SIGTERM", "[process]") {
+  sigset_t term, old;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &term, &old);
+  Child c = Child::spawn(shell("exec sleep 100"));
+  ExitStatus s = c.stop(30s);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  CHECK(s.signal == SIGTERM);
+}
+
+TEST_CASE("signalGroup reaches a grandchild; the child is its group's leader", "[process]") {
+  TempDir dir("idem-test-");
+  fs::path pidFile = dir.path() / "grandchild.pid";
+  Child c = Child::spawn(shell("sleep 100 & echo $! > " + pidFile.string() + "; wait"));
+  CHECK(::getpgid(c.pid()) == c.pid());
+  pid_t grandchild = 0;
+  for (int i = 0; i < 2000 && grandchild == 0; ++i) {
+    std::ifstream in(pidFile);
+    if (!(in >> grandchild)) grandchild = 0;
+    std::this_thread::sleep_for(5ms);
+  }
+  REQUIRE(grandchild > 0);
+  CHECK(::getpgid(grandchild) == c.pid());
+  c.signalGroup(SIGKILL);
+  CHECK(c.waitFor(60s)->signal == SIGKILL);
+  CHECK(eventuallyDead(grandchild));
+}
+
+TEST_CASE("the destructor kills and reaps", "[process]") {
+  pid_t pid;
+  {
+    Child c = Child::spawn(shell("exec sleep 100"));
+    pid = c.pid();
+    CHECK(::kill(pid, 0) == 0);
+  }
+  CHECK(::kill(pid, 0) == -1); // reaped: not even a zombie
+}
+
+TEST_CASE("move keeps ownership in one place", "[process]") {
+  Child a = Child::spawn(shell("exec sleep 100"));
+  pid_t pid = a.pid();
+  Child b = std::move(a);
+  CHECK_FALSE(a.valid());
+  CHECK(b.pid() == pid);
+  Child c;
+  c = std::move(b);
+  CHECK(c.stop(30s).signal == SIGTERM);
+}
+
+TEST_CASE("a child can be dropped to another account", "[process]") {
+  if (::geteuid() != 0) return;
+  const passwd* pw = ::getpwnam("nobody");
+  if (!pw) return;
+  TempDir dir("idem-test-");
+  ChildSpec spec = shell("id -u; id -G", dir.path() / "id.log");
+  spec.uid = pw->pw_uid;
+  spec.gid = pw->pw_gid;
+  REQUIRE(Child::spawn(spec).waitFor(60s)->code == 0);
+  CHECK(slurp(dir.path() / "id.log") == fmt::format("{}\n{}\n", pw->pw_uid, pw->pw_gid));
+}

@@ -1,0 +1,183 @@
+// EmbeddedServers: start, connect with libpqxx and hiredis, stop, nothing left behind; the template cache.
+#include "core/error.h"
+#include "core/process.h"
+#include "helpers.h"
+#include "servers/servers.h"
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <hiredis/hiredis.h>
+#include <pqxx/pqxx>
+
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+using namespace idem;
+using namespace idem::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string conninfo(const ServerEndpoints& ep) {
+  return fmt::format("host={} port={} user={} dbname={}", ep.pg_host, ep.pg_port, ep.pg_user, ep.pg_database);
+}
+
+/// What a running pair of servers looks like from outside.
+struct Observed {
+  pid_t postmaster = 0;
+  std::vector<pid_t> backends; ///< the postmaster's children
+  fs::path pgDir;              ///< the temp dir holding the data dir
+  pid_t valkey = 0;
+  fs::path valkeyDir;
+};
+
+std::string redisString(redisContext* c, const char* cmd) {
+  auto* r = static_cast<redisReply*>(redisCommand(c, cmd));
+  REQUIRE(r);
+  std::string s;
+  if (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) s.assign(r->str, r->len);
+  if (r->type == REDIS_REPLY_ARRAY && r->elements == 2) s.assign(r->element[1]->str, r->element[1]->len);
+  freeReplyObject(r);
+  return s;
+}
+
+Observed useServers(const ServerEndpoints& ep) {
+  Observed o;
+  {
+    pqxx::connection c(conninfo(ep));
+    pqxx::work w(c);
+    w.exec0("CREATE TABLE t (x int)");
+    w.exec0("INSERT INTO t VALUES (42)");
+    CHECK(w.exec1("SELECT x FROM t")[0].as<int>() == 42);
+    CHECK(w.exec1("SHOW fsync")[0].as<std::string>() == "off");
+    o.pgDir = fs::path(w.exec1("SHOW data_directory")[0].as<std::string>()).parent_path();
+    w.commit();
+  }
+  std::ifstream pidFile(o.pgDir / "data" / "postmaster.pid");
+  pidFile >> o.postmaster;
+  o.backends = childrenOf(o.postmaster);
+  CHECK(o.backends.size() >= 3); // checkpointer, background writer, walwriter, ...
+
+  redisContext* r = redisConnect(ep.valkey_host.c_str(), ep.valkey_port);
+  REQUIRE(r);
+  REQUIRE(r->err == 0);
+  CHECK(redisString(r, "SELECT 63") == "OK");
+  CHECK(redisString(r, "SET k v") == "OK");
+  CHECK(redisString(r, "GET k") == "v");
+  std::string info = redisString(r, "INFO server");
+  auto at = info.find("process_id:");
+  REQUIRE(at != std::string::npos);
+  o.valkey = std::stoi(info.substr(at + 11));
+  o.valkeyDir = redisString(r, "CONFIG GET dir");
+  redisFree(r);
+  return o;
+}
+
+void checkAllGone(const Observed& o) {
+  CHECK(::kill(o.postmaster, 0) == -1); // reaped by idemproof
+  for (pid_t b : o.backends) CHECK(eventuallyDead(b));
+  CHECK(::kill(o.valkey, 0) == -1);
+  CHECK_FALSE(fs::exists(o.pgDir));
+  CHECK_FALSE(fs::exists(o.valkeyDir));
+}
+
+struct Entry {
+  ino_t ino;
+  timespec mtime;
+};
+
+Entry statEntry(const fs::path& p) {
+  struct stat st {};
+  REQUIRE(::stat(p.c_str(), &st) == 0);
+  return {st.st_ino, st.st_mtim};
+}
+
+} // namespace
+
+TEST_CASE("embedded servers start, serve, stop, and leave nothing behind", "[embedded]") {
+  EnvOverride cache("IDEMPROOF_CACHE_DIR", testCacheDir().string());
+  EmbeddedServersPtr servers = EmbeddedServers::start();
+  const ServerEndpoints& ep = servers->endpoints();
+  CHECK(ep.embedded);
+  CHECK(ep.pg_user == "postgres");
+  CHECK(ep.pg_database == "postgres");
+  CHECK(ep.pg_host == "127.0.0.1");
+  CHECK(ep.valkey_host == "127.0.0.1");
+  CHECK(ep.pg_port != ep.valkey_port);
+  CHECK((ep.valkey_binary == "valkey-server" || ep.valkey_binary == "redis-server"));
+
+  Observed o = useServers(ep);
+  CHECK(o.valkeyDir.parent_path() == o.pgDir.parent_path()); // both on the same temp root
+  if (::geteuid() == 0) {
+    const passwd* pw = ::getpwnam("postgres");
+    REQUIRE(pw);
+    struct stat st {};
+    REQUIRE(::stat((o.pgDir / "data").c_str(), &st) == 0);
+    CHECK(st.st_uid == pw->pw_uid);
+    CHECK((st.st_mode & 0777) == 0700);
+    REQUIRE(::stat(fmt::format("/proc/{}", o.postmaster).c_str(), &st) == 0);
+    CHECK(st.st_uid == pw->pw_uid); // runs as postgres, not root
+  }
+  servers.reset();
+  checkAllGone(o);
+}
+
+TEST_CASE("a second start reuses the cached template (copied across file systems)", "[embedded][cache]") {
+  ScratchDir scratch("/tmp"); // not tmpfs: the template is copied into the cache, then renamed
+  fs::path cacheDir = scratch.path / "cache";
+  EnvOverride cache("IDEMPROOF_CACHE_DIR", cacheDir.string());
+  REQUIRE_FALSE(fs::exists(cacheDir));
+  EmbeddedServers::start().reset(); // initdb, then cached
+  auto entries = listDir(cacheDir);
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0].rfind("pg", 0) == 0);
+  fs::path entry = cacheDir / entries[0];
+  Entry before = statEntry(entry), versionBefore = statEntry(entry / "PG_VERSION");
+
+  REQUIRE(fs::is_directory(entry)); // existed before the second start
+  EmbeddedServersPtr again = EmbeddedServers::start();
+  Observed o = useServers(again->endpoints());
+  again.reset();
+  checkAllGone(o);
+  CHECK(listDir(cacheDir) == entries); // no new entry, no leftover temp names
+  Entry after = statEntry(entry), versionAfter = statEntry(entry / "PG_VERSION");
+  CHECK(after.ino == before.ino);
+  CHECK(after.mtime.tv_sec == before.mtime.tv_sec);
+  CHECK(after.mtime.tv_nsec == before.mtime.tv_nsec);
+  CHECK(versionAfter.ino == versionBefore.ino);
+}
+
+TEST_CASE("two idemproof runs racing to fill an empty cache both start", "[embedded][cache]") {
+  ScratchDir scratch(testCacheDir().parent_path());
+  fs::path cacheDir = scratch.path / "cache";
+  EnvOverride cache("IDEMPROOF_CACHE_DIR", cacheDir.string());
+  EmbeddedServersPtr a, b;
+  std::string errA, errB;
+  auto run = [](EmbeddedServersPtr& s, std::string& err) {
+    try {
+      s = EmbeddedServers::start();
+    } catch (const std::exception& e) {
+      err = e.what();
+    }
+  };
+  std::thread ta(run, std::ref(a), std::ref(errA)), tb(run, std::ref(b), std::ref(errB));
+  ta.join();
+  tb.join();
+  CHECK(errA == "");
+  CHECK(errB == "");
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(a->endpoints().pg_port != b->endpoints().pg_port);
+  CHECK(a->endpoints().valkey_port != b->endpoints().valkey_port);
+  Observed oa = useServers(a->endpoints()), ob = useServers(b->endpoints());
+  CHECK(listDir(cacheDir).size() == 1);
+  a.reset();
+  b.reset();
+  checkAllGone(oa);
+  checkAllGone(ob);
+}
