@@ -7,6 +7,8 @@
 
 #include <iostream>
 
+#include <unistd.h>
+
 int main(int argc, char** argv) {
   using namespace idem;
   Cleanup::installSignalHandlers();
@@ -25,15 +27,20 @@ int main(int argc, char** argv) {
     Cleanup::instance().runAll();
     return 2;
   }
+  std::string error;
   try {
     rc = handler ? handler() : 2;
   } catch (const UsageError& e) {
-    std::cerr << "idemproof: " << e.what() << "\n";
+    error = e.what();
     rc = 2;
   } catch (const std::exception& e) {
-    std::cerr << "idemproof: internal error: " << e.what() << "\n";
+    error = std::string("internal error: ") + e.what();
     rc = 2;
   }
+  // Interrupted: the signal thread is cleaning up and exits with 128+signal; what failed here because
+  // it pulled the servers away is not news.
+  if (Cleanup::interrupted()) pause();
+  if (!error.empty()) std::cerr << "idemproof: " << error << "\n";
   Cleanup::instance().runAll();
   return rc;
 }

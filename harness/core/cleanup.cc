@@ -7,6 +7,8 @@
 // exception (std::terminate/abort) or _exit skips it; children then still die by PR_SET_PDEATHSIG.
 #include "core/process.h"
 
+#include <atomic>
+
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,6 +41,8 @@ Registry& registry() {
   static Registry* r = new Registry;
   return *r;
 }
+
+std::atomic<int> interruptedBy{0};
 
 void writeStderr(const std::string& s) {
   size_t off = 0;
@@ -110,6 +114,8 @@ void Cleanup::runAll() {
   }
 }
 
+int Cleanup::interrupted() { return interruptedBy.load(); }
+
 void Cleanup::installSignalHandlers() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -125,6 +131,7 @@ void Cleanup::installSignalHandlers() {
       int sig = 0;
       while (sigwait(&set, &sig) != 0) {
       }
+      interruptedBy.store(sig);
       Cleanup::instance().runAll();
       const char* abbrev = sigabbrev_np(sig);
       writeStderr(std::string("idemproof: interrupted (SIG") + (abbrev ? abbrev : "?") + "), cleaned up\n");

@@ -82,6 +82,9 @@ public:
   /// Blocks SIGINT/SIGTERM/SIGHUP in every thread and handles them on a dedicated thread. Call first
   /// thing in main, before any thread starts.
   static void installSignalHandlers();
+  /// The signal being handled (SIGINT, ...) once one arrived, else 0. The signal thread exits the
+  /// process with 128+signal after cleaning up; other threads should then just wait for it.
+  static int interrupted();
 };
 
 /// A temporary directory, on /dev/shm when it exists and is writable, else $TMPDIR or /tmp; removed

@@ -42,7 +42,7 @@ int runCommand(const CommonArgs& common, const RunArgs& args) {
   std::string path = writeReport(session.reportDir().string(), report);
 
   std::cout << fmt::format("{} × {}: {} — {}\n", target.name, sc.name, r.verdict, s.summary());
-  if (!j.error.empty()) std::cout << "  error: " << j.error << "\n";
+  if (!j.error.empty()) std::cerr << "idemproof: " << j.error << "\n";
   for (const auto& c : j.results) {
     for (const auto& v : c.violations) std::cout << "  " << violationLine(v) << "\n";
     if (c.verdict == Verdict::Unknown && !c.error.empty()) std::cout << "  unknown: " << c.checker << ": " << c.error << "\n";

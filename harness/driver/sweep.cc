@@ -122,7 +122,7 @@ int sweepCommand(const CommonArgs& common) {
   auto table = nlohmann::json::array();
   int fails = baseline.verdict == Verdict::Invalid ? 1 : 0, unknown = 0, notFired = 0;
   std::cout << fmt::format("sweep {} × {}: baseline {} ({})\n", target.name, sc.name, verdictWord(baseline), base.summary());
-  if (!baseline.error.empty()) std::cout << "  error: " << baseline.error << "\n";
+  if (!baseline.error.empty()) std::cerr << "idemproof: " << baseline.error << "\n";
   std::cout << fmt::format("  {:<24} {:<7} {:<10} {}\n", "kill point", "server", "verdict", "violations");
   for (size_t i = 0; i < judged.size(); ++i) {
     const auto& j = judged[i];

@@ -22,6 +22,7 @@ Result clean(const std::vector<std::string>& args, int sigintAfterMs = 0) {
   std::set<std::string> added;
   for (const auto& d : after)
     if (std::find(before.begin(), before.end(), d) == before.end()) added.insert(d);
+  for (const auto& d : added) UNSCOPED_INFO("left behind: " << d);
   CHECK(added.empty());
   return r;
 }
