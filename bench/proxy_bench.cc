@@ -1,0 +1,101 @@
+/// Added latency of the proxies: the same round trips, measured side by side in one run, directly to
+/// the embedded servers and through idemproof's PostgreSQL and Valkey proxies (with a step listener that
+/// counts steps, as a run's controller does). Prints medians and the added microseconds per round trip;
+/// asserts nothing. Usage: proxy_bench [ROUND_TRIPS]
+#include "proxy/hub.h"
+#include "servers/servers.h"
+#include "core/process.h"
+
+#include <fmt/format.h>
+#include <hiredis/hiredis.h>
+#include <libpq-fe.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Counts steps and never kills: the proxies' full decoding path with no fault.
+struct Counting : idem::proxy::StepListener {
+  int64_t steps = 0;
+  bool onRequest(int, idem::proxy::Server, int, const idem::proxy::StepInfo&, idem::proxy::StepToken& t) override {
+    t.id = ++steps;
+    return false;
+  }
+  bool onReply(int, const idem::proxy::StepToken&, const idem::proxy::ReplyInfo&) override { return false; }
+  void onCut(int, const idem::proxy::StepToken&) override {}
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/// Median microseconds of `n` round trips of `fn`, after a warm-up.
+template <class F>
+double timeIt(int n, F fn) {
+  for (int i = 0; i < 50; ++i) fn();
+  std::vector<double> us;
+  us.reserve(n);
+  for (int i = 0; i < n; ++i) {
+    auto t0 = Clock::now();
+    fn();
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+  }
+  return median(us);
+}
+
+double pgRoundTrips(int port, int n) {
+  std::string conninfo = fmt::format("host=127.0.0.1 port={} user=postgres dbname=postgres gssencmode=disable sslmode=disable", port);
+  PGconn* c = PQconnectdb(conninfo.c_str());
+  if (PQstatus(c) != CONNECTION_OK) {
+    fmt::print(stderr, "connect: {}\n", PQerrorMessage(c));
+    std::exit(2);
+  }
+  double us = timeIt(n, [&] { PQclear(PQexec(c, "SELECT 1")); });
+  PQfinish(c);
+  return us;
+}
+
+double valkeyRoundTrips(int port, int n) {
+  redisContext* c = redisConnect("127.0.0.1", port);
+  if (!c || c->err) std::exit(2);
+  double us = timeIt(n, [&] { freeReplyObject(redisCommand(c, "PING")); });
+  redisFree(c);
+  return us;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  idem::Cleanup::installSignalHandlers();
+  int n = argc > 1 ? std::atoi(argv[1]) : 5000;
+  auto servers = idem::EmbeddedServers::start();
+  const auto& ep = servers->endpoints();
+  Counting listener;
+  idem::proxy::Hub hub({ep.pg_host, ep.pg_port}, {ep.valkey_host, ep.valkey_port}, listener);
+  auto ports = hub.open(1);
+
+  fmt::print("round trips per measurement: {} (medians, microseconds)\n", n);
+  fmt::print("{:<28} {:>10} {:>12} {:>10} {:>8}\n", "", "direct", "via proxy", "added", "ratio");
+  // Interleave direct and proxied measurements so that machine noise hits both alike.
+  std::vector<double> pd, pp, vd, vp;
+  for (int round = 0; round < 3; ++round) {
+    pd.push_back(pgRoundTrips(ep.pg_port, n));
+    pp.push_back(pgRoundTrips(ports.pg, n));
+    vd.push_back(valkeyRoundTrips(ep.valkey_port, n));
+    vp.push_back(valkeyRoundTrips(ports.valkey, n));
+  }
+  auto row = [](const char* what, double d, double p) {
+    fmt::print("{:<28} {:>10.1f} {:>12.1f} {:>10.1f} {:>7.2f}x\n", what, d, p, p - d, p / d);
+  };
+  row("PostgreSQL SELECT 1", median(pd), median(pp));
+  row("Valkey PING", median(vd), median(vp));
+  fmt::print("steps observed by the proxies: {}\n", listener.steps);
+  hub.close(1);
+  return 0;
+}
