@@ -90,7 +90,7 @@ void Workspace::Impl::create() {
     root.exec(fmt::format("DROP DATABASE IF EXISTS {}", database));
     root.exec(fmt::format("CREATE DATABASE {} TEMPLATE template0", database));
     pg = std::make_unique<PgAdmin>(pgUrl(s, s.pg_host, s.pg_port, database, ""));
-    valkeyDb = worker % 16;
+    valkeyDb = worker % 64; // the embedded server has 64 databases
     stream = "idemproof:stream";
     group = "idemproof";
   } else {

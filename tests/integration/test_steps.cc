@@ -1,0 +1,75 @@
+/// Step names and kill points seen through the proxies, for consumers that use prepared statements
+/// (libpqxx), the extended protocol (psycopg 3) and several connections.
+#include "support.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+using namespace itest;
+
+namespace {
+
+/// "VERB#k" of every step of process `p` in the first run of a report, in request order.
+std::vector<std::string> stepsOf(const nlohmann::json& report, const std::string& p) {
+  std::vector<std::pair<int64_t, std::string>> steps;
+  for (const auto& op : report["runs"][0]["history"]) {
+    if (op["type"] != "step" || op["process"] != p) continue;
+    const auto& v = op["value"];
+    steps.emplace_back(v["t_req_us"].get<int64_t>(), v["verb"].get<std::string>() + "#" + std::to_string(v["k"].get<int>()));
+  }
+  std::sort(steps.begin(), steps.end());
+  std::vector<std::string> out;
+  for (auto& s : steps) out.push_back(s.second);
+  return out;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+} // namespace
+
+TEST_CASE("prepared statements are named by the statement they execute, counted over the run") {
+  Result r = idemproof({"run", "--target", (repo() / "targets/dedup-table").string(), "--crash", "after:COMMIT#2"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  auto c1 = stepsOf(r.report, "c1");
+  auto c2 = stepsOf(r.report, "c2");
+  // c1 prepares two statements, then per entry: BEGIN, INSERT, UPDATE, COMMIT, XACK; killed after COMMIT#2.
+  CHECK(contains(c1, "PARSE#1"));
+  CHECK(contains(c1, "PARSE#2"));
+  CHECK(contains(c1, "INSERT#2"));
+  CHECK(contains(c1, "UPDATE#2"));
+  CHECK(contains(c1, "COMMIT#2"));
+  CHECK(!contains(c1, "XACK#2"));
+  // c2 continues the run's numbering: its first COMMIT is COMMIT#3.
+  CHECK(contains(c2, "COMMIT#3"));
+  CHECK(!contains(c2, "COMMIT#1"));
+  bool killed = false;
+  for (const auto& op : r.report["runs"][0]["history"])
+    if (op["type"] == "kill") killed = op["value"]["point"] == "after:COMMIT#2";
+  CHECK(killed);
+}
+
+TEST_CASE("a psycopg 3 consumer is killed at exact steps through the proxies and recovers") {
+  for (const char* point : {"after:COMMIT#2", "before:XACK#3", "after:INSERT#4"}) {
+    Result r = idemproof({"run", "--target", (repo() / "tests/targets/py-dedup-table").string(), "--crash", point});
+    INFO(point << ": " << r.out << r.err);
+    CHECK(r.status == 0);
+    CHECK(r.report["verdict"] == "pass");
+    CHECK(leftovers(lastTag()).empty());
+  }
+}
+
+TEST_CASE("simple applies a payment twice when killed after COMMIT and before XACK") {
+  Result r = idemproof({"run", "--target", (repo() / "targets/simple").string(), "--crash", "after:COMMIT#3"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 1);
+  auto dups = violations(r.report, "duplicate");
+  REQUIRE(!dups.empty());
+  // Two extra applications: the producer's retry of event 2, and event 3 redelivered after the kill.
+  CHECK(dups[0]["observed"] == 35000);
+}
