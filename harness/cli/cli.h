@@ -19,5 +19,7 @@ void addCommon(CLI::App& cmd, CommonArgs& a, bool manyTargets);
 CommonArgs& finish(CommonArgs& a);
 
 void addRunCommands(CLI::App& app, Handler& handler);   ///< run, sweep (run_cmds.cc)
+void addReportCommands(CLI::App& app, Handler& handler); ///< compare, demo (report_cmds.cc)
+void addCheckCommands(CLI::App& app, Handler& handler);  ///< check, replay (check_cmds.cc)
 
 } // namespace idem::cli

@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   cli::Handler handler;
   cli::addRunCommands(app, handler);
+  cli::addReportCommands(app, handler);
+  cli::addCheckCommands(app, handler);
 
   int rc = 2;
   try {

@@ -31,3 +31,57 @@ nlohmann::json reportHeader(const std::string& command, const Session& session, 
 std::string violationLine(const Violation& v);
 
 } // namespace idem
+
+namespace idem {
+
+/// Flags of `idemproof compare`.
+struct CompareArgs {
+  int runs = 3;                 ///< schedules per generated class (retries, late retries, reordered)
+  int perClass = 0;             ///< kill points run per kill class and target; 0: every one
+  int events = 6;               ///< events of a generated schedule
+  bool failOnViolation = false; ///< exit 1 when a target fails a class (default: 0, compare only compares)
+};
+
+/// idemproof compare: the same classes of schedules against every target; exit 0 unless a schedule
+/// cannot be judged (2), or 1 with --fail-on-violation when a target fails a class.
+int compareCommand(const CommonArgs& common, const CompareArgs& args);
+
+/// Flags of `idemproof demo` (the targets and scenarios are the built-in ones).
+struct DemoArgs {
+  int runs = 2;     ///< schedules per generated class
+  int perClass = 2; ///< kill points per kill class and target
+};
+
+/// idemproof demo: compares the reference targets on the built-in scenarios and writes one report; exit
+/// 0 when every reference target behaves as documented, 1 when one does not, 2 when a schedule cannot be
+/// judged.
+int demoCommand(const CommonArgs& common, const DemoArgs& args);
+
+} // namespace idem
+
+namespace idem {
+
+/// idemproof check (check.cc): schedules generated from the pure model (search/model.h) with a seed, run
+/// on every worker, the first failure shrunk, confirmed by replays and saved as a schedule file.
+/// Exit 0 every schedule passed with kill points that fired, 1 a counterexample that fails on every
+/// replay, 2 flaky (a verdict that changed between replays), unknown (no kill fired, a verb never
+/// reached, runs that could not be judged) or error.
+struct CheckArgs {
+  int runs = 100;
+  int maxEvents = 6;
+  std::chrono::milliseconds timeBudget{0}; ///< 0: no budget
+  int replays = 3;
+  bool scenarioGiven = true; ///< --scenario was on the command line (replay commands repeat it when a file)
+};
+int checkCommand(const CommonArgs& common, const CheckArgs& args);
+
+/// idemproof replay FILE (replay.cc): runs a schedule file `replays` times and judges it like run.
+/// The target and scenario come from the file unless given. Exit as run; 2 when replays disagree (flaky).
+struct ReplayArgs {
+  std::string file;
+  int replays = 1;
+  bool scenarioGiven = false;
+};
+int replayCommand(const CommonArgs& common, const ReplayArgs& args);
+
+} // namespace idem

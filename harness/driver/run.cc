@@ -1,5 +1,6 @@
 #include "driver/commands.h"
 
+#include "report/junit.h"
 #include "report/report.h"
 
 #include <fmt/format.h>
@@ -40,6 +41,7 @@ int runCommand(const CommonArgs& common, const RunArgs& args) {
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   report["timings"] = {{"total_ms", ms}, {"schedules", 1}};
   std::string path = writeReport(session.reportDir().string(), report);
+  if (!common.junit.empty()) writeJunit(common.junit, report);
 
   std::cout << fmt::format("{} × {}: {} — {}\n", target.name, sc.name, r.verdict, s.summary());
   if (!j.error.empty()) std::cerr << "idemproof: " << j.error << "\n";

@@ -5,6 +5,8 @@
 /// run ended (they have no "after").
 #include "driver/commands.h"
 
+#include "driver/progress.h"
+#include "report/junit.h"
 #include "report/report.h"
 
 #include <fmt/format.h>
@@ -112,12 +114,9 @@ int sweepCommand(const CommonArgs& common) {
     s.kills = {p.kill};
     schedules.push_back(std::move(s));
   }
-  bool tty = ::isatty(STDERR_FILENO);
-  auto progress = [&](size_t done) {
-    if (tty) std::cerr << fmt::format("\r  sweep: {}/{} kill points", done, schedules.size()) << std::flush;
-  };
-  auto judged = session.judgeAll(target, schedules, progress);
-  if (tty && !schedules.empty()) std::cerr << "\r" << std::string(40, ' ') << "\r";
+  Progress progress("sweep " + target.name, schedules.size());
+  auto judged = session.judgeAll(target, schedules, [&](size_t done) { progress.doneCount(done); });
+  progress.clear();
 
   auto table = nlohmann::json::array();
   int fails = baseline.verdict == Verdict::Invalid ? 1 : 0, unknown = 0, notFired = 0;
@@ -157,6 +156,7 @@ int sweepCommand(const CommonArgs& common) {
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   report["timings"] = {{"total_ms", ms}, {"schedules", schedules.size() + 1}};
   std::string path = writeReport(session.reportDir().string(), report);
+  if (!common.junit.empty()) writeJunit(common.junit, report);
   std::cout << fmt::format("{}: {} kill points run, {} failed, {} not fired, {} unknown, {} steps skipped; {} ms\n",
                            verdict, schedules.size(), fails, notFired, unknown, skipped.size(), ms);
   std::cout << "report: " << path << "\n";

@@ -1,7 +1,10 @@
 #include "report/report.h"
 
+#include "report/html.h"
+
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 namespace idem {
 
@@ -37,6 +40,8 @@ nlohmann::json runJson(const RunRecord& r) {
   nlohmann::json j;
   j["id"] = r.id;
   j["target"] = r.target;
+  if (!r.scenario.empty()) j["scenario"] = r.scenario;
+  if (!r.title.empty()) j["title"] = r.title;
   j["verdict"] = r.verdict;
   if (!r.error.empty()) j["error"] = r.error;
   j["schedule"] = r.schedule;
@@ -65,6 +70,7 @@ nlohmann::json violationsOf(const std::vector<RunRecord>& runs) {
         nlohmann::json j = v;
         j["run"] = r.id;
         j["target"] = r.target;
+        if (!r.scenario.empty()) j["scenario"] = r.scenario;
         out.push_back(std::move(j));
       }
     }
@@ -73,11 +79,44 @@ nlohmann::json violationsOf(const std::vector<RunRecord>& runs) {
 }
 
 std::string writeReport(const std::string& dir, const nlohmann::json& report) {
-  std::filesystem::create_directories(dir);
-  auto path = std::filesystem::path(dir) / "report.json";
-  std::ofstream out(path);
-  out << report.dump(2) << "\n";
+  namespace fs = std::filesystem;
+  fs::create_directories(dir);
+  auto path = fs::path(dir) / "report.json";
+  {
+    std::ofstream out(path);
+    out << report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  }
+  try {
+    std::map<std::string, std::string> tails;
+    if (report.contains("runs") && report["runs"].is_array()) {
+      for (const auto& run : report["runs"]) {
+        if (!run.is_object() || !run.contains("history") || !run.contains("processes")) continue;
+        for (const auto& p : run["processes"]) {
+          if (!p.is_object() || !p.contains("log") || !p["log"].is_string()) continue;
+          std::string log = p["log"];
+          if (!tails.count(log)) tails[log] = logTail((fs::path(dir) / log).string());
+        }
+      }
+    }
+    std::ofstream(fs::path(dir) / "report.html") << renderHtml(report, tails);
+  } catch (const std::exception& e) {
+    std::cerr << "idemproof: report.html not written: " << e.what() << "\n";
+  }
   return path.string();
+}
+
+RunCost costOf(const std::vector<Op>& history) {
+  RunCost c;
+  int64_t first = -1, last = -1;
+  for (const auto& op : history) {
+    if (op.type == "send") ++c.entries;
+    if (op.type == "spawn" && first < 0) first = op.time_us;
+    if (op.type != "step") continue;
+    if (op.value.value("outcome", "") != "cut") ++c.steps; // a read still in flight at the end is no round trip
+    if (op.value.contains("acked") && op.value.value("outcome", "") == "ok") last = op.time_us;
+  }
+  if (first >= 0 && last > first) c.wall_us = last - first;
+  return c;
 }
 
 } // namespace idem

@@ -16,8 +16,10 @@ namespace idem {
 
 /// One judged run as the report shows it.
 struct RunRecord {
-  std::string id;      ///< "run", "baseline", "after:COMMIT#3", "check-17", ...
+  std::string id;      ///< "run", "baseline", "after:COMMIT#3", "check-17", ... (unique in a report)
   std::string target;
+  std::string scenario; ///< set when a report holds runs of several scenarios (demo); "" otherwise
+  std::string title;    ///< what the run is, for people ("after COMMIT, before XACK: after:COMMIT#2"); "" = id
   std::string verdict; ///< pass | fail | unknown | error
   std::string error;
   Schedule schedule;
@@ -36,8 +38,18 @@ nlohmann::json runJson(const RunRecord& r);
 /// Every violation of the runs, each tagged with its run id (and target).
 nlohmann::json violationsOf(const std::vector<RunRecord>& runs);
 
-/// Writes `report` as report.json into `dir` (created), plus whatever report files exist for it
-/// (report.html). Returns the path of report.json.
+/// Writes `report` as report.json into `dir` (created) and report.html beside it (rendered from the same
+/// JSON, with the last lines of the logs of the runs that have a history). Returns the path of
+/// report.json. A page that cannot be rendered is reported on stderr; report.json is written anyway.
 std::string writeReport(const std::string& dir, const nlohmann::json& report);
+
+/// The time from the first consumer's start to the last acknowledgement of a history (µs), its stream
+/// entries and its steps: what a fault-free run costs.
+struct RunCost {
+  int64_t entries = 0, steps = 0, wall_us = 0;
+  double msgsPerSecond() const { return wall_us > 0 ? entries * 1e6 / static_cast<double>(wall_us) : 0.0; }
+  double roundTripsPerMessage() const { return entries > 0 ? static_cast<double>(steps) / static_cast<double>(entries) : 0.0; }
+};
+RunCost costOf(const std::vector<Op>& history);
 
 } // namespace idem

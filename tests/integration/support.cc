@@ -1,5 +1,7 @@
 #include "support.h"
 
+#include "../unit/report/json_schema.h"
+
 #include <boost/process.hpp>
 
 #include <chrono>
@@ -56,6 +58,8 @@ Result idemproof(const std::vector<std::string>& args, int sigintAfterMs, bool w
   r.out = readAll(dir / "out");
   r.err = readAll(dir / "err");
   if (fs::exists(r.reportDir / "report.json")) r.report = nlohmann::json::parse(readAll(r.reportDir / "report.json"));
+  // Every report the test suite writes must match reports/report.schema.json (throws, failing the test).
+  if (!r.report.is_null()) idem::testing::requireValidReport(r.report, (r.reportDir / "report.json").string());
   return r;
 }
 
@@ -87,7 +91,9 @@ std::vector<std::string> tempDirs() {
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(root, ec)) {
       std::string name = e.path().filename().string();
-      if (name.rfind("idemproof-", 0) == 0 && name != "idemproof-cache") out.push_back(e.path().string());
+      // idemproof-fuzz-* belong to the fuzzers (tests/fuzz/run.sh), never to an idemproof command.
+      if (name.rfind("idemproof-", 0) == 0 && name != "idemproof-cache" && name.rfind("idemproof-fuzz-", 0) != 0)
+        out.push_back(e.path().string());
     }
   }
   return out;

@@ -1,0 +1,225 @@
+/// check_bench: how fast `check` runs schedules, and how much of that time is the harness's own.
+///
+///   check_bench [SCHEDULES=60] [WORKERS=2] [TARGET_DIR=targets/dedup-table]
+///
+/// Generates SCHEDULES wallet schedules of 6 events with one kill point each (the model of `check`,
+/// seed 1, no retries, one phase), then, in one process on the same embedded servers:
+///  1. runs them the way `check` searches: a worker pool of WORKERS workspaces, proxies, kill points,
+///     checkers -> schedules per second;
+///  2. the same on 1 worker -> wall time per schedule, interleaved schedule by schedule with
+///  3. a minimal direct driver: XADD the entries, run the consumer binary with DATABASE_URL and
+///     VALKEY_URL pointing straight at the servers, SIGKILL it once half the entries are acknowledged
+///     (the kill), start a second process after CLAIM_IDLE_MS, wait until every entry is acknowledged,
+///     SIGTERM -> the target's own work per schedule (reset excluded).
+/// The harness's share of wall time is 1 - direct / harness (1 worker). Prints ratios, asserts nothing.
+#include "driver/check.h"
+#include "search/model.h"
+#include "search/search.h"
+#include "supervisor/admin.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <numeric>
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+extern char** environ;
+
+using namespace idem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+/// The direct driver: one database and Valkey db of its own, no proxies, no history, no checkers.
+class Direct {
+public:
+  Direct(Session& session, const Target& t)
+      : sv_(session.servers()), t_(t), sc_(session.scenario()), logs_("idemproof-bench") {
+    PgAdmin root(pgUrl(sv_, sv_.pg_host, sv_.pg_port, sv_.pg_database, ""));
+    root.exec(fmt::format("DROP DATABASE IF EXISTS {}", kDatabase));
+    root.exec(fmt::format("CREATE DATABASE {} TEMPLATE template0", kDatabase));
+    pg_ = std::make_unique<PgAdmin>(pgUrl(sv_, sv_.pg_host, sv_.pg_port, kDatabase, ""));
+    pg_->exec(sc_.create_sql);
+    if (t.schema) {
+      std::ifstream in(*t.schema);
+      pg_->exec(std::string(std::istreambuf_iterator<char>(in), {}));
+    }
+    for (const auto& r : pg_->query("SELECT quote_ident(tablename) FROM pg_tables WHERE schemaname = current_schema()"))
+      tables_.push_back(r[0].get<std::string>());
+    vk_ = std::make_unique<ValkeyAdmin>(sv_.valkey_host, sv_.valkey_port, sv_.valkey_password, kDb);
+  }
+
+  void reset() {
+    std::string sql = "BEGIN;";
+    for (const auto& t : tables_) sql += "DELETE FROM " + t + ";";
+    pg_->exec(sql + sc_.initial_sql + ";COMMIT;");
+    vk_->pipeline({{"FLUSHDB"}, {"XGROUP", "CREATE", kStream, kGroup, "0", "MKSTREAM"}});
+  }
+
+  /// Milliseconds from the first XADD to the exit of the last consumer.
+  double run(const Schedule& s) {
+    auto t0 = Clock::now();
+    std::vector<std::vector<std::string>> cmds;
+    for (const auto& e : s.stream) {
+      std::vector<std::string> argv{"XADD", kStream, "*"};
+      for (const auto& [k, v] : s.events[e.event - 1].fields) argv.insert(argv.end(), {k, v});
+      argv.insert(argv.end(), {sc_.idField(), fmt::format("{}-{}", e.event, counter_)});
+      cmds.push_back(std::move(argv));
+    }
+    ++counter_;
+    std::string last = vk_->pipeline(cmds).back().get<std::string>();
+    Child c = spawn("c1");
+    if (!s.kills.empty()) {
+      waitUntil(last, static_cast<int64_t>(s.stream.size() / 2));
+      c.signalGroup(SIGKILL);
+      c.waitFor(std::chrono::milliseconds(5000));
+      std::this_thread::sleep_for(std::chrono::milliseconds(21));
+      c = spawn("c2");
+    }
+    waitUntil(last, 0);
+    c.stop(std::chrono::milliseconds(2000));
+    return msSince(t0);
+  }
+
+private:
+  static constexpr const char* kDatabase = "idem_bench_direct";
+  static constexpr int kDb = 15;
+  static constexpr const char* kStream = "idemproof:stream";
+  static constexpr const char* kGroup = "idemproof";
+
+  Child spawn(const std::string& name) {
+    ChildSpec spec;
+    for (char** e = environ; e && *e; ++e) {
+      std::string kv(*e);
+      auto eq = kv.find('=');
+      if (eq != std::string::npos) spec.env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    spec.env["DATABASE_URL"] = pgUrl(sv_, sv_.pg_host, sv_.pg_port, kDatabase, "");
+    spec.env["VALKEY_URL"] = spec.env["REDIS_URL"] = fmt::format("redis://{}:{}/{}", sv_.valkey_host, sv_.valkey_port, kDb);
+    spec.env["STREAM"] = kStream;
+    spec.env["GROUP"] = kGroup;
+    spec.env["CONSUMER"] = name;
+    spec.env["CLAIM_IDLE_MS"] = "20";
+    auto vars = spec.env;
+    for (const auto& [k, v] : t_.env) spec.env[k] = expandVars(v, vars, "env." + k);
+    spec.argv = t_.command;
+    if (spec.argv[0].find('/') != std::string::npos && spec.argv[0][0] != '/') spec.argv[0] = (t_.dir / spec.argv[0]).string();
+    spec.cwd = t_.dir;
+    spec.log = logs_.path() / (name + ".log");
+    spec.what = "direct " + name;
+    return Child::spawn(spec);
+  }
+
+  /// Polls until every entry up to `last` is delivered and at most `pending` are unacknowledged.
+  void waitUntil(const std::string& last, int64_t pending) {
+    for (auto t0 = Clock::now(); msSince(t0) < 30000; std::this_thread::sleep_for(std::chrono::microseconds(500))) {
+      for (const auto& g : vk_->command({"XINFO", "GROUPS", kStream})) {
+        std::map<std::string, nlohmann::json> m;
+        for (size_t i = 0; i + 1 < g.size(); i += 2) m[g[i].get<std::string>()] = g[i + 1];
+        if (m["last-delivered-id"] == last && m["pending"].get<int64_t>() <= pending) return;
+      }
+    }
+    throw std::runtime_error("direct driver: the consumer did not acknowledge everything within 30 s");
+  }
+
+  ServerEndpoints sv_;
+  Target t_;
+  Scenario sc_;
+  TempDir logs_;
+  std::unique_ptr<PgAdmin> pg_;
+  std::unique_ptr<ValkeyAdmin> vk_;
+  std::vector<std::string> tables_;
+  int counter_ = 0;
+};
+
+} // namespace
+
+int main(int argc, char** argv) {
+  Cleanup::installSignalHandlers();
+  int n = argc > 1 ? std::atoi(argv[1]) : 60;
+  int workers = argc > 2 ? std::atoi(argv[2]) : 2;
+  std::string dir = argc > 3 ? argv[3] : std::string(IDEM_SOURCE_DIR) + "/targets/dedup-table";
+  setenv("IDEMPROOF_SCENARIOS", IDEM_SOURCE_DIR "/scenarios", 0);
+  try {
+    CommonArgs common;
+    common.targets = {dir};
+    common.workers = workers;
+    Session session(common);
+    const auto& sc = session.scenario();
+    const auto& t = session.targets().front();
+
+    // The kill model, learned as check learns it, and the schedules.
+    WorkerPool pool(session, t, workers);
+    Schedule large = defaultSchedule(sc), small = large;
+    for (auto& e : large.stream) e.phase = 1;
+    small.events = {large.events.front()};
+    small.stream = {{1, 1}};
+    auto km = KillModel::learn(pool.judge(0, small).history.ops(), 1, pool.judge(0, large).history.ops(),
+                               static_cast<int>(large.stream.size()));
+    ModelParams p;
+    p.minEvents = p.maxEvents = 6;
+    p.minKills = p.maxKills = 1;
+    p.maxRetriesPerEvent = 0;
+    p.maxPhases = 1;
+    p.drawRestart = false;
+    auto gen = shapeGen(sc, km, p);
+    std::vector<Schedule> schedules;
+    for (int i = 0; i < n; ++i) {
+      schedules.push_back(materialize(generateCase(gen, 1, static_cast<uint64_t>(i)).value(), sc, km, 1));
+      schedules.back().target = t.name;
+    }
+
+    // 1. The search's way: all workers, wall time.
+    std::atomic<int> fired{0}, passed{0};
+    auto t0 = Clock::now();
+    parallelFor(schedules.size(), workers, [&](int worker, size_t i) {
+      Outcome o = outcomeOf(pool.judge(worker, schedules[i]));
+      fired += static_cast<int>(o.fired.size());
+      passed += o.cls == OutcomeClass::Pass;
+    });
+    double perW = msSince(t0) / n;
+    // 2 and 3, interleaved schedule by schedule so that load from elsewhere falls on both alike.
+    Direct direct(session, t);
+    std::vector<double> harness1, plain;
+    for (const auto& s : schedules) {
+      auto t1 = Clock::now();
+      outcomeOf(pool.judge(0, s));
+      harness1.push_back(msSince(t1));
+      direct.reset();
+      plain.push_back(direct.run(s));
+    }
+    auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / v.size(); };
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    double per1 = mean(harness1), perDirect = mean(plain);
+    std::cout << fmt::format("check_bench: {} × {}, {} schedules of 6 events with 1 kill point (seed 1)\n", t.name, sc.name, n);
+    std::cout << fmt::format("  {:<36} {:>6.1f} schedules/s  {:>6.1f} ms/schedule  ({} kills fired, {} passed)\n",
+                             fmt::format("check, {} workers", workers), 1000.0 / perW, perW, fired.load(), passed.load());
+    std::cout << fmt::format("  {:<36} {:>6.1f} schedules/s  {:>6.1f} ms/schedule  (median {:.1f})\n", "check, 1 worker",
+                             1000.0 / per1, per1, median(harness1));
+    std::cout << fmt::format("  {:<36} {:>6.1f} schedules/s  {:>6.1f} ms/schedule  (median {:.1f})\n",
+                             "direct driver, no proxies/checkers", 1000.0 / perDirect, perDirect, median(plain));
+    std::cout << fmt::format("  harness share of wall time (1 worker): {:.0f}% (medians: {:.0f}%)   check/direct: {:.2f}x   "
+                             "{} workers vs 1: {:.2f}x\n",
+                             100.0 * (1.0 - perDirect / per1), 100.0 * (1.0 - median(plain) / median(harness1)),
+                             per1 / perDirect, workers, per1 / perW);
+  } catch (const std::exception& e) {
+    std::cerr << "check_bench: " << e.what() << "\n";
+    Cleanup::instance().runAll();
+    return 2;
+  }
+  Cleanup::instance().runAll();
+  return 0;
+}

@@ -1,0 +1,46 @@
+#include "cli/cli.h"
+
+#include <map>
+
+namespace idem::cli {
+
+void addCheckCommands(CLI::App& app, Handler& handler) {
+  static CommonArgs checkCommon;
+  static CheckArgs checkArgs;
+  static double budgetMs = 0;
+  auto* check = app.add_subcommand(
+      "check", "generate schedules from a seed (events, retries, reordering, kills), run them, shrink the first failure");
+  addCommon(*check, checkCommon, false);
+  check->add_option("--runs", checkArgs.runs, "schedules to generate and run")->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  check->add_option("--max-events", checkArgs.maxEvents, "events per schedule: 1..N")->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  auto units = CLI::AsNumberWithUnit(std::map<std::string, double>{{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}},
+                                     CLI::AsNumberWithUnit::CASE_SENSITIVE, "DURATION");
+  check->add_option("--time-budget", budgetMs, "stop searching after this long, e.g. 5m (shrinking still completes)")
+      ->transform(units);
+  check->add_option("--replays", checkArgs.replays, "replays of a counterexample before it is reported; "
+                                                    "a verdict that changes makes it flaky (exit 2)")
+      ->check(CLI::Range(1, 1000))->capture_default_str();
+  check->final_callback([&handler, check] {
+    checkArgs.timeBudget = std::chrono::milliseconds(static_cast<int64_t>(budgetMs));
+    checkArgs.scenarioGiven = check->count("--scenario") > 0;
+    handler = [] { return checkCommand(finish(checkCommon), checkArgs); };
+  });
+
+  static CommonArgs replayCommon;
+  static ReplayArgs replayArgs;
+  auto* replay = app.add_subcommand("replay", "run a schedule file (e.g. a check's counterexample.json) and judge it");
+  replay->add_option("file", replayArgs.file, "schedule file (JSON)")->required();
+  addCommon(*replay, replayCommon, false);
+  replay->get_option("--target")->required(false)->description("target folder (default: the file's \"target\")");
+  replay->get_option("--scenario")->description("scenario name or file (default: the file's \"scenario\")");
+  replay->add_option("--replays", replayArgs.replays, "run it N times; verdicts that differ make it flaky (exit 2)")
+      ->check(CLI::Range(1, 1000))->capture_default_str();
+  replay->final_callback([&handler, replay] {
+    replayArgs.scenarioGiven = replay->count("--scenario") > 0;
+    handler = [] { return replayCommand(finish(replayCommon), replayArgs); };
+  });
+}
+
+} // namespace idem::cli

@@ -1,0 +1,35 @@
+#include "cli/cli.h"
+
+namespace idem::cli {
+
+void addReportCommands(CLI::App& app, Handler& handler) {
+  static CommonArgs compareCommon;
+  static CompareArgs compareArgs;
+  auto* cmp = app.add_subcommand("compare", "run the same classes of schedules against several targets: a matrix of "
+                                            "classes x targets, and each target's cost");
+  addCommon(*cmp, compareCommon, true);
+  cmp->add_option("--runs", compareArgs.runs, "generated schedules per class (retries, late retries, reordered)")
+      ->check(CLI::Range(0, 1000))->capture_default_str();
+  cmp->add_option("--per-class", compareArgs.perClass, "kill points run per kill class and target (0: every one)")
+      ->check(CLI::Range(0, 10000))->capture_default_str();
+  cmp->add_option("--events", compareArgs.events, "events of a generated schedule")->check(CLI::Range(2, 10000))
+      ->capture_default_str();
+  cmp->add_flag("--fail-on-violation", compareArgs.failOnViolation, "exit 1 when a target fails a class (default: exit 0)");
+  cmp->final_callback([&handler] { handler = [] { return compareCommand(finish(compareCommon), compareArgs); }; });
+
+  static CommonArgs demoCommon;
+  static DemoArgs demoArgs;
+  auto* demo = app.add_subcommand("demo", "compare the reference targets on the built-in scenarios on embedded servers; "
+                                          "writes reports/latest/report.html");
+  demo->add_option("--report", demoCommon.reportDir, "report directory (default reports/latest)");
+  demo->add_option("--seed", demoCommon.seed, "seed of generated schedules")
+      ->each([](const std::string&) { demoCommon.seedGiven = true; });
+  demo->add_option("--workers", demoCommon.workers, "schedules run in parallel (default: min(2, cores))")->check(CLI::Range(1, 16));
+  demo->add_option("--junit", demoCommon.junit, "also write JUnit XML to FILE");
+  demo->add_option("--runs", demoArgs.runs, "generated schedules per class")->check(CLI::Range(0, 1000))->capture_default_str();
+  demo->add_option("--per-class", demoArgs.perClass, "kill points run per kill class and target (0: every one)")
+      ->check(CLI::Range(0, 10000))->capture_default_str();
+  demo->final_callback([&handler] { handler = [] { return demoCommand(demoCommon, demoArgs); }; });
+}
+
+} // namespace idem::cli

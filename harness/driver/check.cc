@@ -1,0 +1,243 @@
+/// idemproof check: one fault-free trace of the target (its steps, learned as a KillModel), then
+/// schedules generated from the pure model (search/model.h) with the seed, run on every worker
+/// (search/search.h); the first failure is confirmed by replays, shrunk with RapidCheck's shrink tree,
+/// replayed again and saved as a schedule file with the command that replays it.
+#include "driver/check.h"
+
+#include "core/error.h"
+#include "search/model.h"
+#include "search/search.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <random>
+#include <unistd.h>
+
+namespace idem {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t msSince(Clock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
+}
+
+std::string shellQuote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:+,@") ==
+                        std::string::npos)
+    return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string kindsText(const std::set<std::string>& kinds) {
+  return joinWords(std::vector<std::string>(kinds.begin(), kinds.end()));
+}
+
+/// The two fault-free trace runs the kill model is learned from: the scenario's default schedule with
+/// every entry in phase 1 (a later phase adds reads that depend on phases, not on events) and its first
+/// event alone, both on worker 0 (whose Valkey db 0 needs no SELECT step). Returns false (and a note)
+/// when one cannot be judged.
+bool learnModel(WorkerPool& pool, const Scenario& sc, const Target& t, CheckSummary& sum) {
+  Schedule large = defaultSchedule(sc);
+  large.target = t.name;
+  for (auto& e : large.stream) e.phase = 1;
+  Schedule small = large;
+  small.events = {large.events.front()};
+  small.stream = {{small.events.front().n, 1}};
+  Judged jl = pool.judge(0, large), js = pool.judge(0, small);
+  for (const Judged* j : {&jl, &js}) {
+    if (j->error.empty()) continue;
+    sum.notes.push_back(fmt::format("the fault-free trace run ({}) could not be judged: {}", j->schedule.summary(), j->error));
+    sum.trace = *j;
+    return false;
+  }
+  sum.model = KillModel::learn(js.history.ops(), 1, jl.history.ops(), static_cast<int>(large.stream.size()));
+  if (jl.verdict == Verdict::Invalid)
+    sum.notes.push_back("the scenario's default schedule fails even without faults (see `idemproof run`)");
+  if (sum.model.empty()) sum.notes.push_back("the trace run recorded no step: no kill point can be generated");
+  return true;
+}
+
+/// Saves the counterexample and builds the command that replays it.
+void save(Session& session, const CommonArgs& common, const CheckArgs& args, Counterexample& cx) {
+  fs::create_directories(session.reportDir());
+  fs::path file = session.reportDir() / "counterexample.json";
+  nlohmann::json j = cx.schedule;
+  j["target"] = fs::absolute(session.targets().front().dir).lexically_normal().string();
+  std::ofstream(file) << j.dump(2) << "\n";
+  cx.file = file.string();
+  cx.replayCommand = fmt::format("idemproof replay {} --target {}", shellQuote(cx.file), shellQuote(common.targets.front()));
+  const auto& scArg = common.scenario;
+  if (args.scenarioGiven && (scArg.find('/') != std::string::npos || scArg.find(".json") != std::string::npos))
+    cx.replayCommand += " --scenario " + shellQuote(scArg);
+}
+
+std::vector<Schedule> copies(const Schedule& s, int n) { return std::vector<Schedule>(static_cast<size_t>(std::max(1, n)), s); }
+
+/// Replays `s` n times; appends each verdict to `verdicts` ("fail" when it is the same failure as `kinds`,
+/// "fail:KIND,..." when another) and keeps one replay that is that failure in `judged`. Returns whether
+/// every replay was.
+bool replayAll(WorkerPool& pool, const Schedule& s, int n, const std::set<std::string>& kinds,
+               std::vector<std::string>& verdicts, std::optional<Judged>& judged) {
+  auto js = pool.judgeAll(copies(s, n), true);
+  bool consistent = true;
+  for (auto& j : js) {
+    Outcome o = outcomeOf(j);
+    bool same = sameFailure(o, kinds);
+    std::string word = toString(o.cls);
+    if (o.cls == OutcomeClass::Fail && !same) word += ":" + joinWords({o.kinds.begin(), o.kinds.end()});
+    verdicts.push_back(word);
+    if (same && !judged) judged = std::move(j);
+    consistent = consistent && same;
+  }
+  return consistent;
+}
+
+using Materialize = std::function<Schedule(const Shape&)>;
+
+/// The search: cases 0..runs-1 on the pool, until the first failure or the time budget. Tallies the
+/// outcomes, the fault coverage and the first runs that lost a kill point into `sum`.
+SearchResult search(WorkerPool& pool, const rc::Gen<Shape>& gen, const Materialize& materializeShape,
+                    const CheckArgs& args, Clock::time_point t0, CheckSummary& sum) {
+  bool tty = ::isatty(STDERR_FILENO);
+  std::atomic<size_t> done{0};
+  std::mutex mu;
+  std::map<size_t, nlohmann::json> losses; // run index -> what did not fire
+  auto expired = [&] { return args.timeBudget.count() > 0 && Clock::now() - t0 > args.timeBudget; };
+  auto tSearch = Clock::now();
+  auto res = searchCases(static_cast<size_t>(args.runs), pool.size(), [&](int w, size_t i) {
+    Schedule s = materializeShape(generateCase(gen, sum.seed, i).value());
+    Outcome o = outcomeOf(pool.judge(w, s));
+    std::lock_guard<std::mutex> lock(mu);
+    if (o.coverageLoss()) {
+      std::vector<std::string> missed;
+      for (const auto& p : o.planned)
+        if (std::find(o.fired.begin(), o.fired.end(), p) == o.fired.end()) missed.push_back(p.str());
+      losses[i] = {{"run", i + 1}, {"schedule", s.summary()}, {"not_fired", missed}};
+    }
+    if (tty) std::cerr << fmt::format("\r  searching: {}/{} schedules", ++done, args.runs) << std::flush;
+    return o;
+  }, expired);
+  if (tty) std::cerr << "\r" << std::string(48, ' ') << "\r" << std::flush;
+  sum.searchMs = msSince(tSearch);
+  sum.runs = static_cast<int>(res.outcomes.size());
+  sum.outOfTime = res.outOfTime;
+  for (const auto& [i, loss] : losses)
+    if (i < res.outcomes.size() && sum.coverageLoss.size() < 5) sum.coverageLoss.push_back(loss);
+  for (const auto& o : res.outcomes) {
+    sum.coverage.add(o);
+    switch (o.cls) {
+    case OutcomeClass::Pass: sum.passed++; break;
+    case OutcomeClass::Fail: sum.failed++; break;
+    case OutcomeClass::Unknown: sum.unknown++; break;
+    case OutcomeClass::Error: sum.errors++; break;
+    }
+    if ((o.cls == OutcomeClass::Unknown || o.cls == OutcomeClass::Error) && sum.firstProblem.empty())
+      sum.firstProblem = o.reason;
+  }
+  return res;
+}
+
+/// The first failure of the search, replayed; when every replay is the same failure, shrunk and the
+/// result replayed again. Any disagreement makes it flaky (and stops there).
+Counterexample counterexampleOf(WorkerPool& pool, const rc::Gen<Shape>& gen, const Materialize& materializeShape,
+                                const SearchResult& res, const CheckArgs& args, uint64_t seed) {
+  Counterexample cx;
+  cx.index = *res.firstFailure;
+  const Outcome& first = res.outcomes[cx.index];
+  auto shrinkable = generateCase(gen, seed, cx.index);
+  cx.found = materializeShape(shrinkable.value());
+  std::cout << fmt::format("  run {} fails ({}): {}\n", cx.index + 1, kindsText(first.kinds), cx.found.summary())
+            << std::flush;
+  bool consistent = replayAll(pool, cx.found, args.replays, first.kinds, cx.replays, cx.judged);
+  cx.foundVerdicts = {"fail"};
+  cx.foundVerdicts.insert(cx.foundVerdicts.end(), cx.replays.begin(), cx.replays.end());
+  cx.schedule = cx.found;
+  cx.verdicts = cx.foundVerdicts;
+  cx.flaky = !consistent;
+  if (cx.flaky) return cx;
+  ShrinkLimits limits;
+  limits.workers = pool.size();
+  auto sr = shrinkFailure(shrinkable, first, materializeShape,
+                          [&](const std::vector<Schedule>& ss) { return pool.outcomes(ss); }, limits);
+  cx.shrinkSteps = sr.steps;
+  cx.shrinkRuns = sr.runs;
+  cx.flakyCandidates = sr.flakyCandidates;
+  std::cout << fmt::format("  shrunk in {} step{} ({} runs{}): {}\n", sr.steps, sr.steps == 1 ? "" : "s", sr.runs,
+                           sr.stopped.empty() ? "" : "; stopped: " + sr.stopped, sr.schedule.summary())
+            << std::flush;
+  if (sr.steps == 0) return cx; // the found schedule is minimal, and replayed already
+  cx.schedule = sr.schedule;
+  cx.verdicts = {"fail", "fail"}; // its run while shrinking and the confirmation
+  cx.replays.clear();
+  cx.judged.reset();
+  cx.flaky = !replayAll(pool, cx.schedule, args.replays, first.kinds, cx.replays, cx.judged);
+  cx.verdicts.insert(cx.verdicts.end(), cx.replays.begin(), cx.replays.end());
+  return cx;
+}
+
+} // namespace
+
+int checkCommand(const CommonArgs& commonIn, const CheckArgs& args) {
+  auto t0 = Clock::now();
+  CommonArgs common = commonIn;
+  if (!common.seedGiven) {
+    std::random_device rd;
+    common.seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  }
+  Session session(common);
+  const auto& sc = session.scenario();
+  const auto& target = session.targets().front();
+  CheckSummary sum;
+  sum.target = target.name;
+  sum.targetDir = common.targets.front();
+  sum.scenario = sc.name;
+  sum.seed = common.seed;
+  sum.seedGiven = common.seedGiven;
+  sum.runsRequested = args.runs;
+  sum.maxEvents = args.maxEvents;
+  sum.replays = args.replays;
+  WorkerPool pool(session, target, session.workers());
+  sum.workers = pool.size();
+  std::cout << fmt::format("check {} × {}: seed {}{}, {} runs of 1..{} events, {} workers\n", target.name, sc.name,
+                           sum.seed, sum.seedGiven ? "" : fmt::format(" (random: --seed {} repeats it)", sum.seed),
+                           args.runs, args.maxEvents, sum.workers)
+            << std::flush;
+  if (!learnModel(pool, sc, target, sum)) {
+    sum.verdict = "error";
+    sum.totalMs = msSince(t0);
+    reportCheck(session, sum);
+    return exitStatus(sum.verdict);
+  }
+  ModelParams params;
+  params.maxEvents = args.maxEvents;
+  const auto gen = shapeGen(sc, sum.model, params);
+  Materialize materializeShape = [&](const Shape& s) {
+    Schedule x = materialize(s, sc, sum.model, sum.seed);
+    x.target = target.name;
+    return x;
+  };
+  auto res = search(pool, gen, materializeShape, args, t0, sum);
+  if (res.firstFailure) {
+    auto tShrink = Clock::now();
+    sum.cx = counterexampleOf(pool, gen, materializeShape, res, args, sum.seed);
+    save(session, common, args, *sum.cx);
+    sum.shrinkMs = msSince(tShrink);
+  }
+  sum.totalMs = msSince(t0);
+  decideVerdict(sum);
+  reportCheck(session, sum);
+  return exitStatus(sum.verdict);
+}
+
+} // namespace idem

@@ -1,0 +1,163 @@
+/// What a check prints and writes: the verdict rules (fault coverage, flakiness), the counterexample in
+/// a readable form, and report.json ("check" section, the counterexample's run and violations).
+#include "driver/check.h"
+
+#include "report/junit.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+namespace idem {
+
+void decideVerdict(CheckSummary& s) {
+  if (s.outOfTime)
+    s.notes.push_back(fmt::format("the time budget ended the search after {} of {} runs", s.runs, s.runsRequested));
+  if (s.coverage.runsWithLoss > 0)
+    s.notes.push_back(fmt::format("{} run{} had a kill point that never fired (coverage loss, not a failure of the target)",
+                                  s.coverage.runsWithLoss, s.coverage.runsWithLoss == 1 ? "" : "s"));
+  if (!s.verdict.empty()) return; // decided already (error)
+  if (s.cx) {
+    s.verdict = s.cx->flaky ? "flaky" : "fail";
+    if (s.cx->flaky)
+      s.notes.push_back(fmt::format("the counterexample's verdict changed between runs ({}): the target is nondeterministic",
+                                    joinWords(s.cx->verdicts)));
+    else if (s.cx->flakyCandidates > 0)
+      s.notes.push_back(fmt::format("{} shrink candidate{} failed once and passed when run again: the target may be "
+                                    "nondeterministic", s.cx->flakyCandidates, s.cx->flakyCandidates == 1 ? "" : "s"));
+    return;
+  }
+  std::vector<std::string> why;
+  if (s.runs == 0) why.push_back("no schedule ran");
+  if (s.errors > 0)
+    why.push_back(fmt::format("{} run{} could not be judged (first: {})", s.errors, s.errors == 1 ? "" : "s", s.firstProblem));
+  if (s.unknown > 0)
+    why.push_back(fmt::format("{} run{} had an unknown result (first: {})", s.unknown, s.unknown == 1 ? "" : "s", s.firstProblem));
+  if (s.runs > 0 && s.coverage.fired() == 0)
+    why.push_back(fmt::format("no kill point fired in any run ({} planned)", s.coverage.planned()));
+  for (const auto& v : s.coverage.neverFired())
+    why.push_back(fmt::format("the target never reached a {} step where a kill point was asked for ({} planned, 0 fired)",
+                              v, s.coverage.byVerb.at(v).first));
+  s.notes.insert(s.notes.end(), why.begin(), why.end());
+  s.verdict = why.empty() ? "pass" : "unknown";
+}
+
+std::string describeSchedule(const Schedule& s, const Scenario& sc, const std::string& indent) {
+  std::string events;
+  for (const auto& e : s.events) {
+    std::string fields;
+    for (const auto& f : sc.fields) {
+      if (f.gen == "seq" || f.gen == "uuid" || f.gen == "map" || f.gen == "const") continue;
+      auto it = e.fields.find(f.name);
+      if (it != e.fields.end()) fields += fmt::format("{}{}={}", fields.empty() ? "" : " ", f.name, it->second);
+    }
+    events += fmt::format("{}{} ({})", events.empty() ? "" : ", ", e.n, fields);
+  }
+  std::string stream;
+  std::set<int> seen;
+  int phase = 1;
+  for (const auto& e : s.stream) {
+    if (e.phase != phase) {
+      phase = e.phase;
+      stream += fmt::format(" | phase {}:", phase);
+    }
+    bool retry = !seen.insert(e.event).second;
+    stream += fmt::format(" {}{}", e.event, retry ? "(retry)" : "");
+  }
+  std::vector<std::string> kills;
+  for (const auto& k : s.kills) kills.push_back(k.str());
+  return fmt::format("{0}events: {1}\n{0}stream:{2}\n{0}kills:  {3}; restart {4}\n", indent, events, stream,
+                     kills.empty() ? "none" : joinWords(kills), toString(s.restart));
+}
+
+namespace {
+
+void print(const Session& session, const CheckSummary& s, const std::vector<RunRecord>& runs, const std::string& path) {
+  std::string cov;
+  for (const auto& [verb, pf] : s.coverage.byVerb) cov += fmt::format("{}{} {}/{}", cov.empty() ? "" : ", ", verb, pf.second, pf.first);
+  if (s.runs > 0)
+    std::cout << fmt::format("  coverage: {} of {} kill points fired{}\n", s.coverage.fired(), s.coverage.planned(),
+                             cov.empty() ? "" : " (" + cov + ")");
+  if (s.cx) {
+    const auto& cx = *s.cx;
+    std::cout << fmt::format("  counterexample{}: {}\n", cx.flaky ? " (flaky)" : "", cx.schedule.summary());
+    std::cout << describeSchedule(cx.schedule, session.scenario(), "    ");
+    for (const auto& r : runs)
+      for (const auto& c : r.results)
+        for (const auto& v : c.violations) std::cout << "    " << violationLine(v) << "\n";
+    std::cout << fmt::format("  runs of it: {}\n", joinWords(cx.verdicts));
+    std::cout << "  saved: " << cx.file << "\n";
+    std::cout << "  replay: " << cx.replayCommand << "\n";
+  }
+  for (const auto& n : s.notes) std::cout << "  note: " << n << "\n";
+  double secs = s.searchMs / 1000.0;
+  std::cout << fmt::format("{}: {} runs ({} passed, {} failed, {} unknown, {} errors); search {:.1f} s ({:.1f} schedules/s), "
+                           "total {:.1f} s; seed {}\n",
+                           s.verdict, s.runs, s.passed, s.failed, s.unknown, s.errors, secs,
+                           secs > 0 ? s.runs / secs : 0.0, s.totalMs / 1000.0, s.seed);
+  std::cout << "report: " << path << "\n";
+  if (s.trace) std::cerr << "idemproof: " << s.trace->error << "\n";
+}
+
+} // namespace
+
+std::string reportCheck(Session& session, CheckSummary& s) {
+  std::vector<RunRecord> runs;
+  if (s.cx && s.cx->judged) runs.push_back(recordOf(session, *s.cx->judged, "counterexample"));
+  if (s.trace) runs.push_back(recordOf(session, *s.trace, "trace"));
+  auto report = reportHeader("check", session, s.verdict);
+  nlohmann::json cx = nullptr;
+  if (s.cx) {
+    const auto& c = *s.cx;
+    cx = {{"schedule", c.schedule},
+          {"summary", c.schedule.summary()},
+          {"file", c.file},
+          {"replay_command", c.replayCommand},
+          {"shrink_steps", c.shrinkSteps},
+          {"shrink_runs", c.shrinkRuns},
+          {"verdicts", c.verdicts},
+          {"replays", c.replays},
+          {"flaky", c.flaky},
+          {"flaky_candidates", c.flakyCandidates},
+          {"found", {{"run", c.index + 1}, {"schedule", c.found}, {"summary", c.found.summary()}, {"verdicts", c.foundVerdicts}}}};
+  }
+  int flaky = (s.cx && s.cx->flaky ? 1 : 0) + static_cast<int>(s.cx ? s.cx->flakyCandidates : 0);
+  report["check"] = {
+      {"runs", s.runs},
+      {"runs_requested", s.runsRequested},
+      {"seed", s.seed},
+      {"seed_given", s.seedGiven},
+      {"max_events", s.maxEvents},
+      {"replays", s.replays},
+      {"passed", s.passed},
+      {"failed", s.failed},
+      {"unknown", s.unknown},
+      {"errors", s.errors},
+      {"flaky", flaky},
+      {"out_of_time", s.outOfTime},
+      {"coverage", s.coverage.toJson()},
+      {"coverage_summary",
+       {{"planned", s.coverage.planned()}, {"fired", s.coverage.fired()}, {"runs_with_kills", s.coverage.runsWithKills},
+        {"runs_with_coverage_loss", s.coverage.runsWithLoss}, {"never_fired", s.coverage.neverFired()},
+        {"coverage_loss_examples", s.coverageLoss}}},
+      {"kill_model", s.model.toJson()},
+      {"counterexample", cx},
+      {"notes", s.notes}};
+  if (s.cx) report["schedule"] = s.cx->schedule;
+  if (s.trace) report["error"] = s.trace->error;
+  report["violations"] = violationsOf(runs);
+  if (!runs.empty()) report["processes"] = processesOf(runs[0].history, runs[0].logs);
+  auto arr = nlohmann::json::array();
+  for (const auto& r : runs) arr.push_back(runJson(r));
+  report["runs"] = arr;
+  report["timings"] = {{"total_ms", s.totalMs}, {"search_ms", s.searchMs}, {"shrink_ms", s.shrinkMs},
+                       {"schedules", s.runs}, {"workers", s.workers}};
+  std::string path = writeReport(session.reportDir().string(), report);
+  std::error_code ec;
+  if (!s.cx) std::filesystem::remove(session.reportDir() / "counterexample.json", ec); // a stale one
+  if (!session.args().junit.empty()) writeJunit(session.args().junit, report);
+  print(session, s, runs, path);
+  return path;
+}
+
+} // namespace idem

@@ -1,0 +1,209 @@
+/// compareTargets: a fault-free baseline of the default schedule per target (run one at a time, so that
+/// its cost is measured alone), then every other class against every target on a pool of workers, then
+/// one cell per class x target.
+#include "driver/compare.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <map>
+#include <set>
+#include <thread>
+
+namespace idem::compare {
+
+namespace {
+
+struct Job {
+  size_t target = 0;
+  std::string cls, id, title;
+  Schedule schedule;
+  Judged result;
+};
+
+std::set<std::string> kindsOf(const Judged& j) {
+  std::set<std::string> kinds;
+  for (const auto& c : j.results)
+    for (const auto& v : c.violations) kinds.insert(v.kind);
+  return kinds;
+}
+
+/// Runs `jobs[from..]` on at most `workers` threads, each with a workspace per target.
+void runJobs(Session& session, std::vector<std::vector<std::unique_ptr<Workspace>>>& spaces, std::vector<Job>& jobs,
+             size_t from, size_t workers, Progress& progress) {
+  size_t n = std::max<size_t>(1, std::min(workers, jobs.size() - from));
+  std::atomic<size_t> next{from};
+  std::mutex mu;
+  std::exception_ptr failure;
+  auto work = [&](size_t w) {
+    try {
+      for (size_t i; (i = next++) < jobs.size();) {
+        Job& job = jobs[i];
+        job.result = Session::judge(*spaces[w][job.target], session.scenario(), job.schedule);
+        progress.done(job.result.verdict == Verdict::Invalid);
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!failure) failure = std::current_exception();
+      next = jobs.size();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < n; ++w) threads.emplace_back(work, w);
+  work(0);
+  for (auto& t : threads) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+std::string dirName(const std::string& id) {
+  std::string dir = id;
+  for (char& c : dir)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') c = '_';
+  return dir;
+}
+
+RunRecord record(Session& session, const Job& job, const Options& o, bool withHistory) {
+  RunRecord r;
+  r.id = job.id;
+  r.title = job.title;
+  r.scenario = o.scenario;
+  r.target = session.targets()[job.target].name;
+  r.verdict = verdictWord(job.result);
+  r.error = job.result.error;
+  r.schedule = job.result.schedule;
+  r.history = job.result.history.ops();
+  r.results = job.result.results;
+  r.withHistory = withHistory;
+  if (withHistory && !job.result.logs.empty()) r.logs = session.writeLogs(job.result, dirName(job.id));
+  return r;
+}
+
+/// "the scenario's own: 3 events, stream 2 3 1 1′ (′ a retry; phase 2: after the rest is acknowledged)".
+std::string defaultDescription(const Schedule& s) {
+  std::string stream;
+  std::set<int> seen;
+  bool late = false;
+  for (const auto& e : s.stream) {
+    stream += fmt::format("{}{}{}", stream.empty() ? "" : " ", e.event, seen.insert(e.event).second ? "" : "′");
+    late = late || e.phase > 1;
+  }
+  return fmt::format("the scenario's own, no fault: {} events, stream {}{}", s.events.size(), stream,
+                     late ? " (a later phase: sent after the rest is acknowledged)" : "");
+}
+
+} // namespace
+
+Outcome compareTargets(Session& session, const Options& o, Progress& progress) {
+  const auto& sc = session.scenario();
+  const auto& targets = session.targets();
+  size_t workers = static_cast<size_t>(session.workers());
+  std::vector<std::vector<std::unique_ptr<Workspace>>> spaces(workers);
+  for (size_t w = 0; w < workers; ++w)
+    for (const auto& t : targets) spaces[w].push_back(session.workspace(t, static_cast<int>(w)));
+
+  std::vector<Class> classes{{"default", "schedule", "default schedule",
+                              defaultDescription(defaultSchedule(sc))}};
+  std::vector<Job> jobs;
+  progress.addTotal(targets.size());
+  for (size_t t = 0; t < targets.size(); ++t) {
+    Schedule s = defaultSchedule(sc);
+    s.seed = o.seed;
+    s.target = targets[t].name;
+    jobs.push_back({t, "default", o.runPrefix + targets[t].name + "/default", "default schedule", s, {}});
+  }
+  runJobs(session, spaces, jobs, 0, 1, progress); // alone: their wall time is the cost
+
+  std::vector<Class> kills;
+  nlohmann::json costs = nlohmann::json::array();
+  for (size_t t = 0; t < targets.size(); ++t) {
+    const Judged& base = jobs[t].result;
+    RunCost cost = costOf(base.history.ops());
+    costs.push_back({{"target", targets[t].name}, {"entries", cost.entries}, {"steps", cost.steps}, {"wall_us", cost.wall_us},
+                     {"msgs_per_s", cost.msgsPerSecond()}, {"round_trips_per_msg", cost.roundTripsPerMessage()}});
+    if (!base.error.empty()) continue;
+    std::map<std::string, std::vector<ClassedPoint>> byClass;
+    std::vector<Class> mine;
+    for (auto& p : classifyKillPoints(base.history.ops())) {
+      if (!byClass.count(p.cls.id)) mine.push_back(p.cls);
+      byClass[p.cls.id].push_back(std::move(p));
+    }
+    mergeClassOrder(kills, mine);
+    for (const auto& c : mine) {
+      for (const auto& p : sample(byClass[c.id], o.perClass)) {
+        Schedule s = defaultSchedule(sc);
+        s.seed = o.seed;
+        s.target = targets[t].name;
+        s.kills = {p.kill};
+        jobs.push_back({t, c.id, o.runPrefix + targets[t].name + "/" + p.kill.str(), fmt::format("{} ({})", c.label, p.kill.str()), s, {}});
+      }
+    }
+  }
+  for (auto& g : o.runs > 0 ? generatedClasses(sc, o.runs, o.events, o.seed) : std::vector<Generated>{}) {
+    classes.push_back(g.cls);
+    for (size_t t = 0; t < targets.size(); ++t)
+      for (size_t i = 0; i < g.schedules.size(); ++i) {
+        Schedule s = g.schedules[i];
+        s.target = targets[t].name;
+        jobs.push_back({t, g.cls.id, fmt::format("{}{}/{}#{}", o.runPrefix, targets[t].name, g.cls.id, i + 1),
+                        fmt::format("{}, schedule {} of {} (seed {})", g.cls.label, i + 1, g.schedules.size(), s.seed), s, {}});
+      }
+  }
+  classes.insert(classes.end(), kills.begin(), kills.end());
+  progress.addTotal(jobs.size() - targets.size());
+  runJobs(session, spaces, jobs, targets.size(), workers, progress);
+
+  Outcome out;
+  out.schedules = jobs.size();
+  nlohmann::json cells = nlohmann::json::array(), targetList = nlohmann::json::array();
+  std::set<std::pair<size_t, std::set<std::string>>> shown; // (target, kinds) with a history in the report
+  bool anyFail = false, anyUnknown = false;
+  for (size_t t = 0; t < targets.size(); ++t) {
+    std::set<std::string> targetKinds;
+    std::string targetVerdict = "pass", targetExample;
+    for (const auto& c : classes) {
+      nlohmann::json cell = {{"class", c.id}, {"target", targets[t].name}};
+      int n = 0, failed = 0, unknown = 0;
+      std::set<std::string> kinds;
+      const Job* example = nullptr;
+      nlohmann::json points = nlohmann::json::array();
+      for (const auto& j : jobs) {
+        if (j.target != t || j.cls != c.id) continue;
+        ++n;
+        if (c.kind == "kill") points.push_back(j.schedule.kills.front().str());
+        std::string v = verdictWord(j.result);
+        if (v == "fail") {
+          ++failed;
+          for (const auto& k : kindsOf(j.result)) kinds.insert(k);
+          if (!example || verdictWord(example->result) != "fail") example = &j;
+        } else if (v != "pass") {
+          ++unknown;
+          if (!example) example = &j;
+        }
+      }
+      std::string verdict = n == 0 ? "n/a" : failed ? "fail" : unknown ? "unknown" : "pass";
+      cell.update({{"verdict", verdict}, {"kinds", kinds}, {"schedules", n}, {"failed", failed}, {"unknown", unknown},
+                   {"example", example ? example->id : ""}});
+      if (c.kind == "kill") cell["points"] = points;
+      cells.push_back(cell);
+      if (example) {
+        auto exampleKinds = kindsOf(example->result);
+        bool first = shown.insert({t, exampleKinds}).second || verdict != "fail";
+        out.runs.push_back(record(session, *example, o, first));
+      }
+      targetKinds.insert(kinds.begin(), kinds.end());
+      if (verdict == "fail" && targetExample.empty()) targetExample = example->id;
+      if (verdict == "fail") targetVerdict = "fail";
+      else if (verdict == "unknown" && targetVerdict == "pass") targetVerdict = "unknown";
+    }
+    anyFail = anyFail || targetVerdict == "fail";
+    anyUnknown = anyUnknown || targetVerdict == "unknown";
+    targetList.push_back({{"name", targets[t].name}, {"manifest", targets[t].manifest.string()}, {"verdict", targetVerdict},
+                          {"kinds", targetKinds}, {"example", targetExample}});
+  }
+  out.verdict = anyFail ? "fail" : anyUnknown ? "unknown" : "pass";
+  out.compare = {{"classes", classes},   {"targets", targetList}, {"cells", cells},          {"costs", costs},
+                 {"runs_per_class", o.runs}, {"per_class", o.perClass}, {"events", o.events}, {"seed", o.seed}};
+  return out;
+}
+
+} // namespace idem::compare

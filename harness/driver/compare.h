@@ -1,0 +1,79 @@
+#pragma once
+/// Internal to `compare` and `demo`: the same classes of schedules run against several targets of one
+/// scenario. Classes are values: the scenario's default schedule, generated schedules with retries, late
+/// retries and a reordered stream (the same seeds for every target), and SIGKILLs of the consumer in
+/// each gap between two of its steps (each target's own trace; a class that a target's trace does not
+/// have is "n/a" for it).
+#include "driver/commands.h"
+#include "driver/progress.h"
+#include "report/report.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace idem::compare {
+
+/// One class of schedules: a row of the matrix.
+struct Class {
+  std::string id;    ///< "default", "retry", "late-retry", "reorder", "kill:COMMIT>XACK"
+  std::string kind;  ///< schedule | retry | reorder | kill
+  std::string label; ///< "after COMMIT, before XACK"
+  std::string description;
+};
+void to_json(nlohmann::json& j, const Class& c);
+
+/// A kill point of a fault-free trace and the class of the gap it falls in.
+struct ClassedPoint {
+  KillPoint kill;
+  Class cls;
+  std::string server, detail;
+};
+
+/// The kill points of a fault-free history, before and after each step, in request order, each in its
+/// class: the gap between two steps of one consumer process ("after:COMMIT#2" and "before:XACK#2" are both
+/// "after COMMIT, before XACK"). Reads that delivered nothing do not count as steps (they change nothing),
+/// and steps still in flight at the end have no point, as in sweep.
+std::vector<ClassedPoint> classifyKillPoints(const std::vector<Op>& history);
+
+/// At most `n` of `points` (all when n <= 0 or there are fewer), spread evenly, the first included.
+std::vector<ClassedPoint> sample(const std::vector<ClassedPoint>& points, int n);
+
+/// A generated class and its schedules (the same for every target).
+struct Generated {
+  Class cls;
+  std::vector<Schedule> schedules;
+};
+/// retry (event 2 sent twice), late-retry (the second copy in a later phase, after the first is
+/// acknowledged), reorder (the stream shuffled): `runs` schedules of `events` events each, seeds seed,
+/// seed+1, ...
+std::vector<Generated> generatedClasses(const Scenario& sc, int runs, int events, uint64_t seed);
+
+/// Adds the classes of `mine` (one target's, in its order) that `order` lacks, each after the class that
+/// precedes it in `mine`.
+void mergeClassOrder(std::vector<Class>& order, const std::vector<Class>& mine);
+
+struct Options {
+  int runs = 3;          ///< schedules per generated class
+  int perClass = 0;      ///< kill points per kill class and target; 0: all
+  int events = 6;        ///< events of a generated schedule
+  uint64_t seed = 0;
+  std::string runPrefix; ///< prefix of run ids ("wallet/" in the demo)
+  std::string scenario;  ///< RunRecord::scenario (demo)
+};
+
+struct Outcome {
+  nlohmann::json compare;      ///< {classes, targets, cells, costs, runs_per_class, per_class, events, seed}
+  std::vector<RunRecord> runs; ///< one example per cell that did not pass (a history for the first of each kind)
+  std::string verdict;         ///< fail > unknown > pass over every cell ("error" when no baseline ran)
+  size_t schedules = 0;
+};
+
+/// Runs every class against every target of `session` and judges each schedule.
+Outcome compareTargets(Session& session, const Options& o, Progress& progress);
+
+/// The matrix as a terminal table: classes x targets, then the costs.
+std::string terminalTable(const nlohmann::json& compare);
+
+} // namespace idem::compare

@@ -1,0 +1,108 @@
+/// idemproof compare: the matrix of classes x targets on one scenario, its costs, one report.
+#include "driver/compare.h"
+
+#include "report/junit.h"
+
+#include "core/error.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <set>
+
+namespace idem {
+
+namespace compare {
+
+std::string terminalTable(const nlohmann::json& c) {
+  std::vector<std::string> targets;
+  for (const auto& t : c["targets"]) targets.push_back(t["name"]);
+  size_t w = 8;
+  auto cellText = [&](const std::string& cls, const std::string& target) -> std::string {
+    for (const auto& x : c["cells"]) {
+      if (x["class"] != cls || x["target"] != target) continue;
+      std::string v = x["verdict"];
+      if (v == "n/a") return "-";
+      std::string kinds;
+      for (const auto& k : x["kinds"]) kinds += (kinds.empty() ? "" : ",") + k.get<std::string>();
+      return v == "fail" ? "FAIL " + kinds : v;
+    }
+    return "-";
+  };
+  for (const auto& t : targets) {
+    w = std::max(w, std::min<size_t>(t.size(), 24));
+    for (const auto& cls : c["classes"]) w = std::max(w, std::min<size_t>(cellText(cls["id"], t).size(), 24));
+  }
+  std::string out = fmt::format("  {:<34}", "class");
+  for (const auto& t : targets) out += fmt::format(" {:<{}}", t.substr(0, w), w);
+  while (out.back() == ' ') out.pop_back();
+  out += "\n";
+  for (const auto& cls : c["classes"]) {
+    std::string label = cls["label"];
+    out += fmt::format("  {:<34}", label.substr(0, 34));
+    for (const auto& t : targets) out += fmt::format(" {:<{}}", cellText(cls["id"], t).substr(0, w), w);
+    while (out.back() == ' ') out.pop_back();
+    out += "\n";
+  }
+  std::string mps = fmt::format("  {:<34}", "messages/s (fault-free)"), rt = fmt::format("  {:<34}", "round trips/message");
+  for (const auto& t : targets)
+    for (const auto& x : c["costs"])
+      if (x["target"] == t) {
+        mps += fmt::format(" {:<{}.1f}", x["msgs_per_s"].get<double>(), w);
+        rt += fmt::format(" {:<{}.1f}", x["round_trips_per_msg"].get<double>(), w);
+      }
+  while (mps.back() == ' ') mps.pop_back();
+  while (rt.back() == ' ') rt.pop_back();
+  return out + mps + "\n" + rt + "\n";
+}
+
+} // namespace compare
+
+int compareCommand(const CommonArgs& common, const CompareArgs& args) {
+  auto t0 = std::chrono::steady_clock::now();
+  Session session(common);
+  std::set<std::string> names;
+  for (const auto& t : session.targets())
+    if (!names.insert(t.name).second)
+      throw UsageError(fmt::format("--target: two targets are named '{}' ({}); compare needs distinct names", t.name,
+                                   t.manifest.string()));
+  const auto& sc = session.scenario();
+  compare::Options o;
+  o.runs = args.runs;
+  o.perClass = args.perClass;
+  o.events = args.events;
+  o.seed = common.seed;
+  Progress progress("compare " + sc.name);
+  auto out = compare::compareTargets(session, o, progress);
+  progress.clear();
+
+  auto report = reportHeader("compare", session, out.verdict);
+  report["compare"] = out.compare;
+  report["violations"] = violationsOf(out.runs);
+  auto runs = nlohmann::json::array();
+  for (const auto& r : out.runs) runs.push_back(runJson(r));
+  report["runs"] = runs;
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  report["timings"] = {{"total_ms", ms}, {"schedules", out.schedules}};
+  std::string path = writeReport(session.reportDir().string(), report);
+  if (!common.junit.empty()) writeJunit(common.junit, report);
+
+  int failing = 0, unknown = 0;
+  for (const auto& t : out.compare["targets"]) {
+    failing += t["verdict"] == "fail";
+    unknown += t["verdict"] == "unknown";
+  }
+  for (const auto& c : out.compare["cells"]) unknown += c["unknown"].get<int>() > 0 && c["verdict"] == "fail";
+  std::cout << fmt::format("compare {}: {} targets, {} schedule{} per generated class (seed {}), {}\n", sc.name,
+                           session.targets().size(), o.runs, o.runs == 1 ? "" : "s", o.seed,
+                           o.perClass > 0 ? fmt::format("at most {} kill point{} per class", o.perClass, o.perClass == 1 ? "" : "s")
+                                          : "every kill point");
+  std::cout << compare::terminalTable(out.compare);
+  std::cout << fmt::format("{}: {} of {} targets fail a class; {} schedules, {:.1f} s\n", out.verdict, failing,
+                           session.targets().size(), out.schedules, static_cast<double>(ms) / 1000.0);
+  std::cout << "report: " << (session.reportDir() / "report.html").string() << " (and report.json)\n";
+  if (unknown > 0) return 2;
+  return args.failOnViolation && out.verdict == "fail" ? 1 : 0;
+}
+
+} // namespace idem

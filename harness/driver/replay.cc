@@ -1,0 +1,95 @@
+/// idemproof replay FILE: a schedule file (plan/schedule.h, e.g. a check's counterexample.json) run
+/// `--replays N` times (default once) and judged like `run`. The target and scenario come from the file
+/// unless given on the command line. Replays that disagree make the verdict "flaky" (exit 2).
+#include "driver/check.h"
+
+#include "core/error.h"
+#include "report/junit.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+
+namespace idem {
+
+namespace {
+
+Schedule loadSchedule(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw UsageError(fmt::format("{}: cannot read the schedule file", file));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(fmt::format("{}: not valid JSON: {}", file, e.what()));
+  }
+  return scheduleFromJson(j, file);
+}
+
+} // namespace
+
+int replayCommand(const CommonArgs& commonIn, const ReplayArgs& args) {
+  auto t0 = std::chrono::steady_clock::now();
+  Schedule s = loadSchedule(args.file);
+  CommonArgs common = commonIn;
+  if (common.targets.empty()) {
+    if (s.target.empty()) throw UsageError(fmt::format("{}: field 'target' is empty: pass --target DIR", args.file));
+    common.targets = {s.target};
+  }
+  if (!args.scenarioGiven) common.scenario = s.scenario;
+  if (!common.seedGiven) common.seed = s.seed;
+  Session session(common);
+  const auto& sc = session.scenario();
+  const auto& target = session.targets().front();
+  if (sc.name != s.scenario)
+    throw UsageError(fmt::format("{}: field 'scenario': the schedule is for scenario '{}', not '{}'", args.file,
+                                 s.scenario, sc.name));
+  try {
+    completeEvents(sc, s.events);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{}: field 'events': {}", args.file, e.what()));
+  }
+  s.target = target.name;
+
+  int n = std::max(1, args.replays);
+  WorkerPool pool(session, target, std::min(session.workers(), n));
+  auto js = pool.judgeAll(std::vector<Schedule>(static_cast<size_t>(n), s), true);
+  std::vector<std::string> verdicts;
+  for (const auto& j : js) verdicts.push_back(verdictWord(j));
+  std::string verdict = verdicts.front();
+  for (const auto& v : verdicts)
+    if (v != verdict) verdict = "flaky";
+
+  std::vector<RunRecord> runs;
+  for (size_t i = 0; i < js.size(); ++i) {
+    if (i == 0 || verdicts[i] != verdicts.front())
+      runs.push_back(recordOf(session, js[i], js.size() == 1 ? "replay" : fmt::format("replay-{}", i + 1)));
+  }
+  auto report = reportHeader("replay", session, verdict);
+  if (!js.front().error.empty()) report["error"] = js.front().error;
+  report["schedule"] = s;
+  report["replay"] = {{"file", args.file}, {"replays", n}, {"verdicts", verdicts}};
+  report["violations"] = violationsOf(runs);
+  report["processes"] = processesOf(runs[0].history, runs[0].logs);
+  auto arr = nlohmann::json::array();
+  for (const auto& r : runs) arr.push_back(runJson(r));
+  report["runs"] = arr;
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  report["timings"] = {{"total_ms", ms}, {"schedules", n}};
+  std::string path = writeReport(session.reportDir().string(), report);
+  if (!common.junit.empty()) writeJunit(common.junit, report);
+
+  std::cout << fmt::format("{} × {}: {} — {}\n", target.name, sc.name, verdict, s.summary());
+  std::cout << describeSchedule(s, sc, "  ");
+  if (n > 1) std::cout << "  replays: " << joinWords(verdicts) << "\n";
+  if (!js.front().error.empty()) std::cerr << "idemproof: " << js.front().error << "\n";
+  for (const auto& c : js.front().results) {
+    for (const auto& v : c.violations) std::cout << "  " << violationLine(v) << "\n";
+    if (c.verdict == Verdict::Unknown && !c.error.empty()) std::cout << "  unknown: " << c.checker << ": " << c.error << "\n";
+  }
+  std::cout << "report: " << path << "\n";
+  return exitStatus(verdict);
+}
+
+} // namespace idem

@@ -1,0 +1,56 @@
+/// The grid of a sweep: one row per step of the fault-free trace, a "before" and an "after" cell for its
+/// two kill points, each coloured by its verdict and naming the violation kinds; a failing cell links to
+/// its counterexample.
+#include "report/html_util.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+namespace idem::html {
+
+namespace {
+
+std::string cell(const json& p, const Anchors& anchors) {
+  if (p.is_null()) return "<td class=\"cell na\">—</td>";
+  std::string verdict = str(p, "verdict"), kinds;
+  for (const auto& k : arr(p, "kinds")) kinds += (kinds.empty() ? "" : ", ") + show(k);
+  std::string text = verdict + (kinds.empty() ? "" : ": " + kinds);
+  return fmt::format("<td class=\"cell {}\">{}</td>", verdictClass(verdict), linkTo(anchors, str(p, "point"), text));
+}
+
+} // namespace
+
+std::string sweepGrid(const json& sweep, const Anchors& anchors) {
+  struct Step {
+    std::string name, server, detail;
+    json before, after;
+  };
+  std::vector<Step> steps;
+  for (const auto& p : arr(sweep, "points")) {
+    std::string point = str(p, "point");
+    auto colon = point.find(':');
+    std::string name = colon == std::string::npos ? point : point.substr(colon + 1);
+    if (steps.empty() || steps.back().name != name) steps.push_back({name, str(p, "server"), str(p, "detail"), nullptr, nullptr});
+    (point.rfind("before:", 0) == 0 ? steps.back().before : steps.back().after) = p;
+  }
+  std::string out = fmt::format("<p>{} kill points: <b>{}</b> failed, <b>{}</b> unknown, <b>{}</b> never fired.</p>",
+                                arr(sweep, "points").size(), num(sweep, "failed"), num(sweep, "unknown"), num(sweep, "not_fired"));
+  out += "<table class=\"grid\"><tr><th>step</th><th>server</th><th>kill before</th><th>kill after</th><th>request</th></tr>";
+  for (const auto& s : steps) {
+    out += fmt::format("<tr><td class=\"step\">{}</td><td>{}</td>{}{}<td class=\"detail\">{}</td></tr>", esc(s.name),
+                       esc(s.server == "pg" ? "PostgreSQL" : s.server == "valkey" ? "Valkey" : s.server), cell(s.before, anchors),
+                       cell(s.after, anchors), esc(cut(s.detail, 90)));
+  }
+  out += "</table>";
+  const json& skipped = arr(sweep, "skipped");
+  if (!skipped.empty()) {
+    out += "<p class=\"note\">Not run, because they cannot differ from a point that is: ";
+    std::string list;
+    for (const auto& s : skipped) list += (list.empty() ? "" : "; ") + str(s, "step") + " (" + str(s, "reason") + ")";
+    out += esc(list) + ".</p>";
+  }
+  return out;
+}
+
+} // namespace idem::html

@@ -1,0 +1,98 @@
+/// The timeline of one run: an inline SVG with one lane per actor (producer, each consumer process in the
+/// order they started, Valkey, PostgreSQL) and one row per op of the history, in history order (the
+/// vertical axis is the order of ops, not a time scale: the time of each op is written beside it). A
+/// step is a mark on its process's lane joined to the lane of the server it went to; the kill is a red
+/// cross on a red row; the ops the violations cite (and every send, delivery and ack of their entries)
+/// are highlighted; a text column says what each op was.
+#include "report/html_timeline.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+namespace idem::html {
+
+namespace {
+
+using namespace tl;
+
+void drawMarks(std::string& out, const Context& c, const json& op, int y) {
+  const json& v = arr(op, "value");
+  std::string type = str(op, "type");
+  int px = c.x(type == "send" ? "producer" : str(op, "process"));
+  if (px < 0) return;
+  if (type == "send" || type == "step") {
+    std::string server = type == "send" ? "valkey" : str(v, "server");
+    int sx = c.x(server == "pg" ? "pg" : "valkey");
+    std::string cls = type == "send" ? "send" : (server == "pg" ? "pg" : "valkey");
+    bool withheld = str(v, "outcome") == "killed-before";
+    int end = withheld ? px + (sx - px) / 3 : sx;
+    out += fmt::format("<line class=\"call {}{}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", cls,
+                       withheld ? " withheld" : "", px, y, end, y);
+    if (!withheld) out += fmt::format("<circle class=\"srv {}\" cx=\"{}\" cy=\"{}\" r=\"3\"/>", cls, sx, y);
+    if (type == "send") out += fmt::format("<circle class=\"mark send\" cx=\"{}\" cy=\"{}\" r=\"5\"/>", px, y);
+    else out += fmt::format("<rect class=\"mark {}\" x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" rx=\"2\"/>", cls, px - 5, y - 5);
+  } else if (type == "spawn") {
+    out += fmt::format("<circle class=\"spawn\" cx=\"{}\" cy=\"{}\" r=\"6\"/>", px, y);
+  } else if (type == "kill") {
+    out += fmt::format("<path class=\"kill\" d=\"M{} {}l14 14M{} {}l-14 14\"/>", px - 7, y - 7, px + 7, y - 7);
+  } else if (type == "exit") {
+    out += fmt::format("<line class=\"exit\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", px - 9, y, px + 9, y);
+  }
+}
+
+} // namespace
+
+std::string timeline(const json& run) {
+  Context c = contextOf(run);
+  std::vector<Row> rows = rowsOf(c, arr(run, "history"));
+  int width = c.textX() + c.textW(), height = kHeadH + static_cast<int>(rows.size()) * kRowH + 8;
+  std::string out = fmt::format("<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+                                "viewBox=\"0 0 {} {}\" role=\"img\">",
+                                width, height, width, height);
+  auto rowY = [](size_t i) { return kHeadH + static_cast<int>(i) * kRowH + kRowH / 2; };
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].hot || rows[i].kill)
+      out += fmt::format("<rect class=\"{}\" x=\"0\" y=\"{}\" width=\"{}\" height=\"{}\"/>", rows[i].kill ? "killrow" : "hotrow",
+                         rowY(i) - kRowH / 2, width, kRowH);
+  }
+  // Lanes: names, server lines over the whole height, process lines from start to exit.
+  for (const auto& lane : c.lanes) {
+    int x = c.x(lane);
+    std::string label = lane == "pg" ? "PostgreSQL" : lane == "valkey" ? "Valkey" : cut(lane, 9);
+    bool server = lane == "pg" || lane == "valkey";
+    out += fmt::format("<text class=\"lane{}\" x=\"{}\" y=\"20\">{}</text>", server ? " server" : "", x, esc(label));
+    int y0 = kHeadH, y1 = height - 6;
+    if (!server) {
+      bool seen = false;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        if (!rows[i].op) continue;
+        bool mine = str(*rows[i].op, "type") == "send" ? lane == "producer" : str(*rows[i].op, "process") == lane;
+        if (!mine) continue;
+        if (!seen) y0 = rowY(i);
+        seen = true;
+        y1 = rowY(i);
+      }
+      if (!seen) continue;
+    }
+    out += fmt::format("<line class=\"life{}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", server ? " server" : "", x, y0, x, y1);
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    int y = rowY(i);
+    if (!rows[i].op) {
+      out += fmt::format("<text class=\"t elided\" x=\"{}\" y=\"{}\">⋯ {} ops not shown</text>", c.textX(), y + 4, rows[i].elided);
+      continue;
+    }
+    const json& op = *rows[i].op;
+    out += fmt::format("<text class=\"time\" x=\"{}\" y=\"{}\">{:.1f} ms</text>", kTimeW - 8, y + 4,
+                       static_cast<double>(num(op, "time_us")) / 1000.0);
+    drawMarks(out, c, op, y);
+    std::string cls = rows[i].kill ? "t kill" : rows[i].hot ? "t hot" : "t";
+    out += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>", cls, c.textX(), y + 4, esc(cut(describe(c, op), c.textChars())));
+  }
+  return out + "</svg>";
+}
+
+} // namespace idem::html

@@ -1,0 +1,50 @@
+#pragma once
+/// Internal to the timeline (html_timeline*.cc): its geometry, the run as the rows need it, and the rows
+/// themselves (which ops are shown, highlighted, elided; what the text column says).
+#include "report/html_util.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace idem::html::tl {
+
+constexpr int kTimeW = 70, kLaneW = 68, kRowH = 19, kHeadH = 34, kMaxRows = 240;
+constexpr int kWidth = 1150;   ///< fits the page's column without scrolling for up to ~7 lanes
+constexpr double kCharW = 6.95; ///< advance of one character of the monospace text
+
+/// One row of the timeline.
+struct Row {
+  const json* op = nullptr; ///< null: a row standing for `elided` ops not shown
+  int elided = 0;
+  bool hot = false, kill = false;
+};
+
+/// What the rows need to know about the run as a whole.
+struct Context {
+  std::vector<std::string> lanes;          ///< producer, c1, c2, ..., valkey, pg
+  std::map<std::string, std::string> tags; ///< stream entry -> "e3" / "e2 (retry)"
+  std::set<int64_t> hotOps;
+  std::set<std::string> hotEntries;
+  std::set<int64_t> hotEvents;
+  std::set<std::string> hotIds; ///< event ids of the hot events (a step naming one, e.g. SET seen:<id>, is hot)
+  int x(const std::string& lane) const {
+    for (size_t i = 0; i < lanes.size(); ++i)
+      if (lanes[i] == lane) return kTimeW + static_cast<int>(i) * kLaneW + kLaneW / 2;
+    return -1;
+  }
+  int textX() const { return kTimeW + static_cast<int>(lanes.size()) * kLaneW + 10; }
+  int textW() const { return std::max(560, kWidth - textX()); }
+  size_t textChars() const { return static_cast<size_t>(textW() / kCharW); }
+};
+
+/// Lanes, entry tags and the hot ops, entries and events of a run (its violations).
+Context contextOf(const json& run);
+/// The rows of a history: every op but the plan; beyond kMaxRows, only those near the hot ones.
+std::vector<Row> rowsOf(const Context& c, const json& history);
+/// What the text column says of an op (not escaped).
+std::string describe(const Context& c, const json& op);
+
+} // namespace idem::html::tl

@@ -1,0 +1,178 @@
+#include "report/junit.h"
+
+#include "report/html_util.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <vector>
+
+namespace idem {
+
+namespace {
+
+using namespace html;
+
+struct Case {
+  Case(std::string cls, std::string n) : classname(std::move(cls)), name(std::move(n)) {}
+  /// Adds one violation line; the first one is the message.
+  void failure(const std::string& line, const std::string& kind) {
+    if (outcome != "failure") {
+      outcome = "failure";
+      type.clear();
+      message = line;
+    }
+    text += line + "\n";
+    if (("," + type + ",").find("," + kind + ",") == std::string::npos) type += (type.empty() ? "" : ",") + kind;
+  }
+  void error(const std::string& t, const std::string& m) {
+    outcome = "error";
+    type = t;
+    message = m;
+  }
+  std::string classname, name;
+  std::string outcome = "pass"; ///< pass | failure | error
+  std::string type, message, text;
+  double seconds = -1;
+};
+
+struct Suite {
+  std::string name;
+  std::vector<Case> cases;
+};
+
+/// The top-level violations of `run`, as a failure message (the first diagnosis) and text (all of them).
+void fail(Case& c, const json& report, const std::string& run) {
+  for (const auto& v : arr(report, "violations")) {
+    if (str(v, "run") != run) continue;
+    c.failure(fmt::format("{}: {}{}: {}", str(v, "kind"), str(v, "invariant"), str(v, "key").empty() ? "" : " " + str(v, "key"),
+                          str(v, "message")),
+              str(v, "kind"));
+  }
+  if (c.outcome != "failure") c.failure("violated (run " + run + ")", "violation");
+}
+
+void judge(Case& c, const json& report, const std::string& verdict, const std::string& run, const std::string& why) {
+  if (verdict == "fail") fail(c, report, run);
+  else if (verdict != "pass") c.error(verdict, verdict + (why.empty() ? "" : ": " + why));
+}
+
+Suite sweepSuite(const json& r) {
+  Suite s{fmt::format("idemproof sweep {} × {}", str(r, "target"), str(r, "scenario")), {}};
+  std::string cls = fmt::format("idemproof.sweep.{}.{}", str(r, "target"), str(r, "scenario"));
+  for (const auto& run : arr(r, "runs")) {
+    if (str(run, "id") != "baseline") continue;
+    Case c(cls, "baseline (no kill)");
+    judge(c, r, str(run, "verdict"), "baseline", str(run, "error"));
+    s.cases.push_back(c);
+  }
+  for (const auto& p : arr(arr(r, "sweep"), "points")) {
+    Case c(cls, str(p, "point"));
+    std::string verdict = str(p, "verdict");
+    judge(c, r, verdict, str(p, "point"), verdict == "not-fired" ? "the kill point never fired" : "");
+    s.cases.push_back(c);
+  }
+  return s;
+}
+
+Suite compareSuite(const json& r, const json& compare, const std::string& scenario, const std::string& command) {
+  Suite s{fmt::format("idemproof {} {}", command, scenario), {}};
+  std::map<std::string, std::string> labels;
+  for (const auto& c : arr(compare, "classes")) labels[str(c, "id")] = str(c, "label");
+  for (const auto& cell : arr(compare, "cells")) {
+    std::string verdict = str(cell, "verdict");
+    if (verdict == "n/a") continue;
+    Case c(fmt::format("idemproof.{}.{}.{}", command, scenario, str(cell, "target")), labels[str(cell, "class")]);
+    judge(c, r, verdict, str(cell, "example"), fmt::format("{} of {} schedules unknown", num(cell, "unknown"), num(cell, "schedules")));
+    s.cases.push_back(c);
+  }
+  return s;
+}
+
+/// One case per checker, across every run of the report.
+Suite checkerSuite(const json& r) {
+  Suite s{fmt::format("idemproof {} {} × {}", str(r, "command"), str(r, "target"), str(r, "scenario")), {}};
+  std::string cls = fmt::format("idemproof.{}.{}.{}", str(r, "command"), str(r, "target"), str(r, "scenario"));
+  std::map<std::string, size_t> index;
+  for (const auto& run : arr(r, "runs")) {
+    if (!str(run, "error").empty() && !index.count("run")) {
+      index["run"] = s.cases.size();
+      s.cases.emplace_back(cls, "run");
+      s.cases.back().error("error", "error: " + str(run, "error"));
+    }
+    for (const auto& chk : arr(run, "checks")) {
+      std::string name = str(chk, "checker");
+      if (!index.count(name)) {
+        index[name] = s.cases.size();
+        s.cases.emplace_back(cls, name);
+        s.cases.back().seconds = static_cast<double>(num(arr(run, "stats"), "duration_us")) / 1e6;
+      }
+      Case& c = s.cases[index[name]];
+      std::string verdict = str(chk, "verdict");
+      for (const auto& v : arr(chk, "violations")) {
+        c.failure(fmt::format("[{}] {}: {}{}: {}", str(run, "id"), str(v, "kind"), str(v, "invariant"),
+                              str(v, "key").empty() ? "" : " " + str(v, "key"), str(v, "message")),
+                  str(v, "kind"));
+      }
+      if (verdict == "unknown" && c.outcome == "pass") c.error("unknown", "unknown: " + str(chk, "error"));
+    }
+  }
+  if (s.cases.empty()) { // no run kept (a check that passed): the report's verdict is the one testcase
+    s.cases.emplace_back(cls, str(r, "command"));
+    std::string verdict = str(r, "verdict");
+    if (verdict != "pass") s.cases.back().error(verdict, verdict + (str(r, "error").empty() ? "" : ": " + str(r, "error")));
+  }
+  return s;
+}
+
+std::string caseXml(const Case& c) {
+  std::string out = fmt::format("    <testcase classname=\"{}\" name=\"{}\"", esc(c.classname), esc(c.name));
+  if (c.seconds >= 0) out += fmt::format(" time=\"{:.3f}\"", c.seconds);
+  if (c.outcome == "pass") return out + "/>\n";
+  return out + fmt::format(">\n      <{} type=\"{}\" message=\"{}\">{}</{}>\n    </testcase>\n", c.outcome, esc(c.type),
+                           esc(cut(c.message, 1000)), esc(c.text.empty() ? c.message : c.text), c.outcome);
+}
+
+} // namespace
+
+std::string junitXml(const nlohmann::json& r) {
+  std::vector<Suite> suites;
+  std::string command = str(r, "command");
+  if (command == "sweep") suites.push_back(sweepSuite(r));
+  else if (command == "compare") suites.push_back(compareSuite(r, arr(r, "compare"), str(r, "scenario"), command));
+  else if (command == "demo")
+    for (const auto& s : arr(arr(r, "demo"), "sections")) suites.push_back(compareSuite(r, arr(s, "compare"), str(s, "scenario"), command));
+  else suites.push_back(checkerSuite(r));
+  size_t tests = 0, failures = 0, errors = 0;
+  std::string body;
+  for (const auto& s : suites) {
+    size_t f = 0, e = 0;
+    for (const auto& c : s.cases) {
+      f += c.outcome == "failure";
+      e += c.outcome == "error";
+    }
+    tests += s.cases.size();
+    failures += f;
+    errors += e;
+    body += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"0\">\n", esc(s.name),
+                        s.cases.size(), f, e);
+    for (const auto& c : s.cases) body += caseXml(c);
+    body += "  </testsuite>\n";
+  }
+  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"idemproof {}\" tests=\"{}\" failures=\"{}\" "
+                     "errors=\"{}\" time=\"{:.3f}\">\n{}</testsuites>\n",
+                     esc(command), tests, failures, errors, static_cast<double>(num(arr(r, "timings"), "total_ms")) / 1000.0, body);
+}
+
+void writeJunit(const std::string& file, const nlohmann::json& report) {
+  std::filesystem::path p(file);
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+  std::ofstream out(p);
+  if (!out) throw std::runtime_error("--junit: cannot write " + file);
+  out << junitXml(report);
+}
+
+} // namespace idem

@@ -1,0 +1,56 @@
+#pragma once
+/// What the target does, learned from fault-free trace runs before any schedule is generated: the verbs
+/// of the steps it sends and, per verb, how many of them a run of E events reaches for sure. Kill points
+/// are drawn only from these verbs with k within these bounds, so a generated kill point fires unless the
+/// schedule's own content makes the target skip work (two orders of the same SKU, a duplicate it
+/// recognises): that is coverage loss, reported, never a failure of the target.
+#include "core/history.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace idem {
+
+/// Per verb: count(E) = start + perEvent * E, a line through two traces (see KillModel::learn).
+struct VerbLine {
+  double start = 0;
+  double perEvent = 0;
+};
+
+class KillModel {
+public:
+  KillModel() = default;
+  /// Fits one line per verb through two fault-free traces: `small` with `smallEntries` stream entries and
+  /// `large` with `largeEntries` (> smallEntries). The slope is taken per stream entry and applied per
+  /// distinct event, which is conservative: retries only add steps, and a verb that duplicates skip
+  /// (COMMIT of a recognised duplicate) gets a slope below its per-event rate.
+  static KillModel learn(const std::vector<Op>& small, int smallEntries, const std::vector<Op>& large,
+                         int largeEntries);
+  /// Steps of a history counted per verb: outcome "ok", up to the last step that acknowledged entries.
+  /// The reads of a consumer idling after its work (how many depends on timing) are left out, so the
+  /// counts of a deterministic target are deterministic.
+  static std::map<std::string, int> reliableCounts(const std::vector<Op>& history);
+
+  /// Verbs in the order of their first step in the large trace.
+  const std::vector<std::string>& verbs() const { return order_; }
+  /// The largest k such that VERB#k is reached in every fault-free run of `events` distinct events
+  /// (0: none). Faults, retries and later phases only add steps.
+  int bound(const std::string& verb, int events) const;
+  /// max over verbs of bound(verb, events).
+  int maxBound(int events) const;
+  bool empty() const { return order_.empty(); }
+
+  /// {"VERB": {"start": s, "per_event": p}, ...}
+  nlohmann::json toJson() const;
+  /// Builds a model from explicit lines (tests).
+  static KillModel fromLines(const std::vector<std::pair<std::string, VerbLine>>& lines);
+
+private:
+  std::vector<std::string> order_;
+  std::map<std::string, VerbLine> lines_;
+};
+
+} // namespace idem

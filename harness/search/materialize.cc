@@ -1,0 +1,103 @@
+/// Shape -> Schedule: a pure function, so that a shape, its shrinks and the schedule file agree.
+#include "search/model.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace idem {
+
+namespace {
+
+std::vector<Event> eventsOf(const Shape& s, const Scenario& sc) {
+  int keys = std::clamp<int>(s.keys, 1, std::max<int>(1, sc.keys.size()));
+  std::vector<Event> events;
+  for (size_t i = 0; i < s.events.size(); ++i) {
+    Event e;
+    e.n = static_cast<int>(i) + 1;
+    size_t d = 0;
+    for (const auto& f : sc.fields) {
+      if (f.gen != "key" && f.gen != "int" && f.gen != "pick") continue;
+      int64_t v = d < s.events[i].draws.size() ? s.events[i].draws[d] : 0;
+      ++d;
+      if (f.gen == "key") e.fields[f.name] = sc.keys.empty() ? "" : sc.keys[static_cast<size_t>(std::abs(v) % keys)];
+      else if (f.gen == "int") e.fields[f.name] = std::to_string(std::clamp(v, f.min, f.max));
+      else e.fields[f.name] = f.values.empty() ? "" : f.values[static_cast<size_t>(std::abs(v)) % f.values.size()];
+    }
+    events.push_back(std::move(e));
+  }
+  completeEvents(sc, events);
+  return events;
+}
+
+/// Phase-1 originals in event order, except that each key's events of a versioned scenario take the
+/// slots of that key in the order of their sort keys.
+std::vector<int> originals(const Shape& s, const Scenario& sc, const std::vector<Event>& events) {
+  std::vector<int> order;
+  for (const auto& e : events) order.push_back(e.n);
+  std::string by = versionKeyField(sc);
+  if (by.empty()) return order;
+  std::map<std::string, std::vector<int>> slots; // key -> positions (ascending)
+  for (size_t i = 0; i < events.size(); ++i) {
+    auto it = events[i].fields.find(by);
+    slots[it == events[i].fields.end() ? "" : it->second].push_back(static_cast<int>(i));
+  }
+  for (auto& [key, pos] : slots) {
+    std::vector<int> members = pos;
+    std::stable_sort(members.begin(), members.end(),
+                     [&](int a, int b) { return s.events[a].order < s.events[b].order; });
+    for (size_t j = 0; j < pos.size(); ++j) order[pos[j]] = events[members[j]].n;
+  }
+  return order;
+}
+
+} // namespace
+
+Schedule materialize(const Shape& s, const Scenario& sc, const KillModel& km, uint64_t seed) {
+  Schedule out;
+  out.scenario = sc.name;
+  out.seed = seed;
+  out.events = eventsOf(s, sc);
+  std::vector<int> phase1 = originals(s, sc, out.events);
+  std::map<int, std::vector<std::tuple<int, int, int>>> later; // phase -> (offset, serial, event)
+  int serial = 0;
+  for (size_t i = 0; i < s.events.size(); ++i) {
+    int n = static_cast<int>(i) + 1;
+    for (const auto& r : s.events[i].retries) {
+      if (r.phase <= 1) {
+        auto pos = static_cast<size_t>(std::find(phase1.begin(), phase1.end(), n) - phase1.begin());
+        size_t span = phase1.size() - pos;
+        phase1.insert(phase1.begin() + static_cast<long>(pos + 1 + static_cast<size_t>(std::abs(r.offset)) % span), n);
+      } else {
+        later[r.phase].emplace_back(r.offset, serial++, n);
+      }
+    }
+  }
+  for (int n : phase1) out.stream.push_back({n, 1});
+  int phase = 1;
+  for (auto& [p, entries] : later) { // renumbered 2, 3, ... whatever phases were drawn
+    std::sort(entries.begin(), entries.end());
+    ++phase;
+    for (const auto& [offset, ser, n] : entries) out.stream.push_back({n, phase});
+  }
+  int n = static_cast<int>(out.events.size());
+  if (!km.empty()) {
+    for (const auto& k : s.kills) {
+      const auto& verb = km.verbs()[static_cast<size_t>(std::abs(k.verb)) % km.verbs().size()];
+      int bound = km.bound(verb, n);
+      if (bound < 1) continue;
+      KillPoint p;
+      p.when = k.before ? KillPoint::When::Before : KillPoint::When::After;
+      p.verb = verb;
+      p.k = 1 + (std::max(1, k.k) - 1) % bound;
+      // One point per step: before:V#k withholds the step that after:V#k waits for.
+      bool taken = std::any_of(out.kills.begin(), out.kills.end(),
+                               [&](const KillPoint& q) { return q.verb == p.verb && q.k == p.k; });
+      if (!taken) out.kills.push_back(p);
+    }
+  }
+  out.restart = s.sameName ? RestartStyle::SameName : RestartStyle::NewName;
+  return out;
+}
+
+} // namespace idem

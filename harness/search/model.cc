@@ -1,0 +1,121 @@
+/// The RapidCheck generators of the model. Containers are built here rather than with gen::container so
+/// that their length has a fixed range and distribution (gen::container ties it to the size parameter)
+/// while shrinking the RapidCheck way: remove chunks first, then shrink each element.
+#include "search/model.h"
+
+#include <rapidcheck.h>
+
+#include <algorithm>
+
+namespace idem {
+
+namespace {
+
+/// A vector shrinkable from element shrinkables: shrinks by removing chunks (never below `minSize`)
+/// and then by shrinking each element.
+template <typename T>
+rc::Shrinkable<std::vector<T>> vectorOf(std::vector<rc::Shrinkable<T>> elems, size_t minSize) {
+  using Elems = std::vector<rc::Shrinkable<T>>;
+  auto s = rc::shrinkable::shrinkRecur(std::move(elems), [minSize](const Elems& es) {
+    auto removals = rc::seq::filter(rc::shrink::removeChunks(es), [minSize](const Elems& v) { return v.size() >= minSize; });
+    auto each = rc::shrink::eachElement(es, [](const rc::Shrinkable<T>& e) { return e.shrinks(); });
+    return rc::seq::concat(std::move(removals), std::move(each));
+  });
+  return rc::shrinkable::map(std::move(s), [](const Elems& es) {
+    std::vector<T> v;
+    v.reserve(es.size());
+    for (const auto& e : es) v.push_back(e.value());
+    return v;
+  });
+}
+
+/// A vector whose length is c with probability weights[c] / Σ weights.
+template <typename T>
+rc::Gen<std::vector<T>> weightedVector(rc::Gen<T> elem, std::vector<int> weights) {
+  return [=](const rc::Random& random, int size) {
+    rc::Random r(random);
+    int total = 0;
+    for (int w : weights) total += w;
+    int pick = static_cast<int>(r.split().next() % static_cast<uint64_t>(std::max(1, total)));
+    size_t count = 0, minSize = weights.size();
+    for (size_t c = 0; c < weights.size(); ++c) {
+      if (weights[c] > 0) minSize = std::min(minSize, c);
+    }
+    for (size_t c = 0; c < weights.size(); ++c) {
+      if (pick < weights[c]) {
+        count = c;
+        break;
+      }
+      pick -= weights[c];
+    }
+    std::vector<rc::Shrinkable<T>> elems;
+    for (size_t i = 0; i < count; ++i) elems.push_back(elem(r.split(), size));
+    return vectorOf(std::move(elems), minSize);
+  };
+}
+
+/// A vector of exactly gens.size() elements, element i from gens[i].
+rc::Gen<std::vector<int64_t>> fixedVector(std::vector<rc::Gen<int64_t>> gens) {
+  return [=](const rc::Random& random, int size) {
+    rc::Random r(random);
+    std::vector<rc::Shrinkable<int64_t>> elems;
+    for (const auto& g : gens) elems.push_back(g(r.split(), size));
+    return vectorOf(std::move(elems), gens.size());
+  };
+}
+
+std::vector<int> uniform(int lo, int hi) {
+  std::vector<int> w(static_cast<size_t>(std::max(hi, 0)) + 1, 0);
+  for (int c = std::max(lo, 0); c <= hi; ++c) w[c] = 1;
+  return w;
+}
+
+rc::Gen<bool> coin() {
+  return rc::gen::map(rc::gen::inRange(0, 2), [](int x) { return x == 1; });
+}
+
+} // namespace
+
+std::string versionKeyField(const Scenario& sc) {
+  for (const auto& f : sc.fields)
+    if (f.gen == "version") return f.of;
+  return "";
+}
+
+rc::Gen<Shape> shapeGen(const Scenario& sc, const KillModel& km, const ModelParams& p) {
+  using namespace rc;
+  std::vector<Gen<int64_t>> draws;
+  for (const auto& f : sc.fields) {
+    if (f.gen == "key") draws.push_back(gen::inRange<int64_t>(0, std::max<int64_t>(1, sc.keys.size())));
+    else if (f.gen == "int") draws.push_back(gen::inRange<int64_t>(f.min, f.max + 1));
+    else if (f.gen == "pick") draws.push_back(gen::inRange<int64_t>(0, std::max<int64_t>(1, f.values.size())));
+  }
+  int maxEvents = std::max(1, p.maxEvents);
+  bool versioned = !versionKeyField(sc).empty();
+  auto retry = gen::build<Shape::Retry>(gen::set(&Shape::Retry::phase, gen::inRange(1, std::max(1, p.maxPhases) + 1)),
+                                        gen::set(&Shape::Retry::offset, gen::inRange(0, 2 * maxEvents + 2)));
+  std::vector<int> retryWeights{7, 2, 1};
+  retryWeights.resize(static_cast<size_t>(std::max(0, p.maxRetriesPerEvent)) + 1);
+  auto event = gen::build<Shape::Event>(
+      gen::set(&Shape::Event::retries, weightedVector(retry, retryWeights)),
+      gen::set(&Shape::Event::draws, fixedVector(draws)),
+      gen::set(&Shape::Event::order, versioned ? gen::inRange(0, maxEvents) : gen::just(0)));
+  int verbs = std::max<int>(1, km.verbs().size());
+  int maxK = std::max(1, km.maxBound(maxEvents));
+  auto kill = gen::build<Shape::Kill>(gen::set(&Shape::Kill::verb, gen::inRange(0, verbs)),
+                                      gen::set(&Shape::Kill::before, coin()),
+                                      gen::set(&Shape::Kill::k, gen::inRange(1, maxK + 1)));
+  int keys = std::max<int>(1, sc.keys.size());
+  return gen::build<Shape>(
+      gen::set(&Shape::events, weightedVector(event, uniform(std::max(1, p.minEvents), maxEvents))),
+      gen::set(&Shape::kills, weightedVector(kill, uniform(p.minKills, std::max(p.minKills, p.maxKills)))),
+      gen::set(&Shape::keys, gen::inRange(1, keys + 1)),
+      gen::set(&Shape::sameName, p.drawRestart ? coin() : gen::just(false)));
+}
+
+rc::Shrinkable<Shape> generateCase(const rc::Gen<Shape>& gen, uint64_t seed, uint64_t index) {
+  rc::Random random(rc::Random::Key{seed, index, 0x6964656d70726f6fULL, 0x636865636bULL});
+  return gen(random, rc::kNominalSize);
+}
+
+} // namespace idem

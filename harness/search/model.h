@@ -1,0 +1,68 @@
+#pragma once
+/// The pure model `check` searches: a Shape is the raw draws of one schedule (how many events, their
+/// fields, retries and where they go, out-of-order delivery, kill points, restart style), generated and
+/// shrunk by RapidCheck; materialize() turns it into a Schedule. No process starts here.
+///
+/// Every draw shrinks toward something simpler: fewer events (any of them can go), fewer retries and
+/// kills, one key, the smallest int and the first pick, a retry right after its original and in phase 1,
+/// versions in order, kill k = 1 and "after", new-name restarts.
+#include "plan/schedule.h"
+#include "scenario/scenario.h"
+#include "search/kill_model.h"
+
+#include <rapidcheck/Gen.h>
+#include <rapidcheck/Shrinkable.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace idem {
+
+/// What the generator may draw. Counts are uniform in their range unless said otherwise.
+struct ModelParams {
+  int minEvents = 1, maxEvents = 6;
+  /// Producer retries of each event: 0 (70%), 1 (20%) or 2 (10%) extra stream entries.
+  int maxRetriesPerEvent = 2;
+  int maxPhases = 3;            ///< a retry goes to phase 1..maxPhases (later: long after the original was acked)
+  int minKills = 0, maxKills = 2;
+  bool drawRestart = true;      ///< draw new-name / same-name (else always new-name)
+};
+
+struct Shape {
+  struct Retry {
+    int phase = 1;  ///< 1..maxPhases
+    int offset = 0; ///< phase 1: how far after the original; later phases: order among that phase's entries
+  };
+  struct Event {
+    std::vector<int64_t> draws; ///< one per key / int / pick field, in the scenario's field order
+    int order = 0;              ///< sort key among the same key's versions (versioned scenarios)
+    std::vector<Retry> retries;
+  };
+  struct Kill {
+    int verb = 0;        ///< index into KillModel::verbs(), modulo its size
+    bool before = false;
+    int k = 1;           ///< 1-based; taken modulo the verb's bound for the schedule's event count
+  };
+  std::vector<Event> events;
+  std::vector<Kill> kills;
+  int keys = 1;          ///< how many of the scenario's keys the events use
+  bool sameName = false;
+};
+
+/// The generator of shapes for a scenario and a target's kill model.
+rc::Gen<Shape> shapeGen(const Scenario& sc, const KillModel& km, const ModelParams& p);
+
+/// The random source of case `index` of a search with `seed`: independent of every other case and of
+/// the order cases run in, so the same seed gives the same schedules whatever the parallelism.
+rc::Shrinkable<Shape> generateCase(const rc::Gen<Shape>& gen, uint64_t seed, uint64_t index);
+
+/// The schedule a shape stands for (scenario set, target empty, seed = `seed`). Kill points whose verb
+/// the model does not reach with this many events are left out, and so is a second point on one step
+/// (before:V#k withholds the step that after:V#k waits for).
+Schedule materialize(const Shape& s, const Scenario& sc, const KillModel& km, uint64_t seed);
+
+/// The field of a versioned scenario whose per-key versions may be delivered out of order ("" if none):
+/// the `of` of its first `version` field.
+std::string versionKeyField(const Scenario& sc);
+
+} // namespace idem

@@ -1,0 +1,93 @@
+#include "search/outcome.h"
+
+#include <algorithm>
+
+namespace idem {
+
+std::string toString(OutcomeClass c) {
+  switch (c) {
+  case OutcomeClass::Pass: return "pass";
+  case OutcomeClass::Fail: return "fail";
+  case OutcomeClass::Unknown: return "unknown";
+  case OutcomeClass::Error: return "error";
+  }
+  return "unknown";
+}
+
+Outcome classify(const Schedule& s, const std::vector<Op>& history, const std::vector<CheckResult>& results,
+                 const std::string& error) {
+  Outcome o;
+  o.planned = s.kills;
+  for (const auto& op : history) {
+    if (op.type != "kill") continue;
+    try {
+      auto p = KillPoint::parse(op.value.value("point", ""), "kill op");
+      if (std::find(o.planned.begin(), o.planned.end(), p) != o.planned.end() &&
+          std::find(o.fired.begin(), o.fired.end(), p) == o.fired.end())
+        o.fired.push_back(p);
+    } catch (const std::exception&) {
+    }
+  }
+  if (!error.empty()) {
+    o.cls = OutcomeClass::Error;
+    o.reason = error;
+    return o;
+  }
+  bool unknown = results.empty();
+  if (unknown) o.reason = "no checker ran";
+  for (const auto& r : results) {
+    if (r.verdict == Verdict::Invalid) {
+      o.cls = OutcomeClass::Fail;
+      for (const auto& v : r.violations) o.kinds.insert(v.kind);
+    } else if (r.verdict == Verdict::Unknown && r.checker != "faults") {
+      unknown = true;
+      if (o.reason.empty()) o.reason = r.checker + ": " + r.error;
+    }
+  }
+  if (o.cls == OutcomeClass::Fail) {
+    o.reason.clear();
+    return o;
+  }
+  o.cls = unknown ? OutcomeClass::Unknown : OutcomeClass::Pass;
+  return o;
+}
+
+bool sameFailure(const Outcome& o, const std::set<std::string>& kinds) {
+  if (o.cls != OutcomeClass::Fail) return false;
+  if (kinds.empty()) return true;
+  return std::any_of(o.kinds.begin(), o.kinds.end(), [&](const std::string& k) { return kinds.count(k) > 0; });
+}
+
+void Coverage::add(const Outcome& o) {
+  if (!o.planned.empty()) ++runsWithKills;
+  if (o.coverageLoss()) ++runsWithLoss;
+  for (const auto& p : o.planned) byVerb[p.verb].first++;
+  for (const auto& p : o.fired) byVerb[p.verb].second++;
+}
+
+int Coverage::planned() const {
+  int n = 0;
+  for (const auto& [v, pf] : byVerb) n += pf.first;
+  return n;
+}
+
+int Coverage::fired() const {
+  int n = 0;
+  for (const auto& [v, pf] : byVerb) n += pf.second;
+  return n;
+}
+
+std::vector<std::string> Coverage::neverFired() const {
+  std::vector<std::string> out;
+  for (const auto& [v, pf] : byVerb)
+    if (pf.first > 0 && pf.second == 0) out.push_back(v);
+  return out;
+}
+
+nlohmann::json Coverage::toJson() const {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [v, pf] : byVerb) j[v] = {{"planned", pf.first}, {"fired", pf.second}};
+  return j;
+}
+
+} // namespace idem

@@ -1,0 +1,56 @@
+#pragma once
+/// What one executed schedule means to the search: pass, fail (with the kinds of its violations),
+/// unknown or error, and which of its kill points fired.
+///
+/// The rule for kill points that never fired (the faults checker makes such a run Unknown): in a
+/// generated schedule it is coverage loss, counted per verb and reported, not a failure of the target.
+/// The run still fails when any other checker finds a violation (Invalid beats it), and it is unknown
+/// when any other checker is Unknown, so neither a false "fail" nor a hidden failure comes of it.
+#include "checkers/check.h"
+#include "core/history.h"
+#include "plan/schedule.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace idem {
+
+enum class OutcomeClass { Pass, Fail, Unknown, Error };
+/// "pass" | "fail" | "unknown" | "error"
+std::string toString(OutcomeClass c);
+
+struct Outcome {
+  OutcomeClass cls = OutcomeClass::Unknown;
+  std::set<std::string> kinds;   ///< violation kinds (fail)
+  std::string reason;            ///< why unknown / error
+  std::vector<KillPoint> planned;
+  std::vector<KillPoint> fired;  ///< planned points with a "kill" op
+  bool coverageLoss() const { return fired.size() < planned.size(); }
+};
+
+/// Classifies one judged execution of `s` (its history, the checkers' results, an execution error).
+Outcome classify(const Schedule& s, const std::vector<Op>& history, const std::vector<CheckResult>& results,
+                 const std::string& error);
+
+/// Whether `o` is the same failure as one with `kinds`: a fail sharing at least one violation kind.
+bool sameFailure(const Outcome& o, const std::set<std::string>& kinds);
+
+/// Planned and fired kill points per verb, summed over runs.
+struct Coverage {
+  std::map<std::string, std::pair<int, int>> byVerb; ///< verb -> (planned, fired)
+  int runsWithKills = 0;
+  int runsWithLoss = 0;  ///< runs in which some planned point never fired
+  void add(const Outcome& o);
+  int planned() const;
+  int fired() const;
+  /// Verbs asked for whose points never fired in any run.
+  std::vector<std::string> neverFired() const;
+  /// {"VERB": {"planned": p, "fired": f}, ...}
+  nlohmann::json toJson() const;
+};
+
+} // namespace idem

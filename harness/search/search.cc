@@ -1,0 +1,150 @@
+#include "search/search.h"
+
+#include <fmt/format.h>
+#include <rapidcheck.h>
+
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+namespace idem {
+
+namespace {
+
+/// Runs body(worker) on `workers` threads (0 on the caller's); rethrows the first exception.
+void onWorkers(int workers, const std::function<void(int)>& body, const std::function<void()>& onError) {
+  std::mutex mu;
+  std::exception_ptr failure;
+  auto run = [&](int w) {
+    try {
+      body(w);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!failure) failure = std::current_exception();
+      onError();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int w = 1; w < workers; ++w) threads.emplace_back(run, w);
+  run(0);
+  for (auto& t : threads) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+} // namespace
+
+void parallelFor(size_t n, int workers, const std::function<void(int, size_t)>& fn) {
+  std::atomic<size_t> next{0};
+  int w = std::max(1, std::min<int>(workers, static_cast<int>(n)));
+  onWorkers(
+      w,
+      [&](int worker) {
+        for (size_t i; (i = next++) < n;) fn(worker, i);
+      },
+      [&] { next = n; });
+}
+
+SearchResult searchCases(size_t n, int workers, const std::function<Outcome(int, size_t)>& eval,
+                         const std::function<bool()>& expired) {
+  SearchResult res;
+  std::mutex mu;
+  size_t next = 0, limit = n;
+  std::vector<Outcome> outs(n);
+  auto body = [&](int worker) {
+    while (true) {
+      size_t i;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (next >= limit) return;
+        if (expired && expired()) {
+          res.outOfTime = true;
+          limit = next;
+          return;
+        }
+        i = next++;
+      }
+      Outcome o = eval(worker, i);
+      std::lock_guard<std::mutex> lock(mu);
+      if (o.cls == OutcomeClass::Fail && (!res.firstFailure || i < *res.firstFailure)) {
+        res.firstFailure = i;
+        limit = std::min(limit, i + 1);
+      }
+      outs[i] = std::move(o);
+    }
+  };
+  onWorkers(std::max(1, std::min<int>(workers, static_cast<int>(std::max<size_t>(n, 1)))), body, [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    limit = 0;
+  });
+  size_t count = res.firstFailure ? *res.firstFailure + 1 : std::min(next, limit);
+  if (res.firstFailure) res.outOfTime = false;
+  outs.resize(count);
+  res.outcomes = std::move(outs);
+  return res;
+}
+
+ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const Outcome& startOutcome,
+                           const std::function<Schedule(const Shape&)>& materialize, const BatchEval& eval,
+                           const ShrinkLimits& limits) {
+  ShrinkResult res{start, materialize(start.value()), startOutcome};
+  const std::set<std::string> kinds = startOutcome.kinds;
+  auto keyOf = [](const Schedule& s) { return nlohmann::json(s).dump(); };
+  std::string current = keyOf(res.schedule);
+  std::set<std::string> tried{current};
+  size_t width = static_cast<size_t>(std::max(1, limits.workers));
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    auto seq = res.shape.shrinks();
+    while (!progress) {
+      if (res.runs >= limits.maxRuns) {
+        res.stopped = fmt::format("the shrink budget of {} runs is spent", limits.maxRuns);
+        return res;
+      }
+      if (res.flakyCandidates >= limits.maxFlaky) {
+        res.stopped = fmt::format("{} candidates failed once and then passed", res.flakyCandidates);
+        return res;
+      }
+      std::vector<rc::Shrinkable<Shape>> batch;
+      std::vector<Schedule> schedules;
+      while (batch.size() < width && batch.size() + res.runs < limits.maxRuns) {
+        auto next = seq.next();
+        if (!next) break;
+        Schedule s = materialize(next->value());
+        std::string key = keyOf(s);
+        if (key == current) { // the same schedule: a step down the tree for free
+          res.shape = *next;
+          progress = true;
+          for (const auto& b : schedules) tried.erase(keyOf(b)); // not run: may come again
+          break;
+        }
+        if (!tried.insert(key).second) continue;
+        batch.push_back(*next);
+        schedules.push_back(std::move(s));
+      }
+      if (progress) break;
+      if (batch.empty()) return res; // a local minimum: no shrink of it fails
+      auto outs = eval(schedules);
+      res.runs += schedules.size();
+      for (size_t i = 0; i < batch.size() && !progress; ++i) {
+        if (!sameFailure(outs[i], kinds)) continue;
+        auto again = eval({schedules[i]});
+        res.runs += 1;
+        if (!sameFailure(again.at(0), kinds)) {
+          res.flakyCandidates++;
+          continue;
+        }
+        res.shape = batch[i];
+        res.schedule = schedules[i];
+        res.outcome = again[0];
+        res.steps++;
+        current = keyOf(res.schedule);
+        progress = true;
+      }
+    }
+  }
+  return res;
+}
+
+} // namespace idem

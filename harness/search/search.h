@@ -1,0 +1,67 @@
+#pragma once
+/// The search and the shrinker of `check`, independent of how a schedule is executed: they take
+/// callbacks that execute schedules, so they can be tested with a pure fake target.
+///
+/// Parallelism: RapidCheck's own driver runs one case at a time; executing a schedule costs ~100-250 ms,
+/// so cases run on all workers instead. Case i is generated from (seed, i) alone (generateCase); workers
+/// take cases in index order, and once case f fails no case after f is started while every case before
+/// f still runs to its end. The failure reported is therefore the lowest failing index, the same one a
+/// sequential run finds: the same seed gives the same schedules and the same first failure, with any
+/// number of workers. Shrinking evaluates the candidates of one step on all workers at once and takes
+/// the first one in RapidCheck's order that fails, again what a sequential shrinker would take.
+#include "search/model.h"
+#include "search/outcome.h"
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <set>
+#include <vector>
+
+namespace idem {
+
+/// Calls fn(worker, i) for every i in [0, n) on `workers` threads (worker 0 is the calling thread), in
+/// index order of dispatch; rethrows the first exception after every thread stopped.
+void parallelFor(size_t n, int workers, const std::function<void(int worker, size_t i)>& fn);
+
+struct SearchResult {
+  std::vector<Outcome> outcomes;       ///< of cases 0..run-1
+  std::optional<size_t> firstFailure;  ///< lowest failing index
+  bool outOfTime = false;              ///< the budget ended the search before n cases
+};
+
+/// Runs cases 0..n-1 through `eval` on `workers` threads until the first failure (see above) or until
+/// `expired()` says the time budget is spent (checked before a case starts). `outcomes` holds a prefix:
+/// up to and including the first failure, else every case run.
+SearchResult searchCases(size_t n, int workers, const std::function<Outcome(int worker, size_t i)>& eval,
+                         const std::function<bool()>& expired = {});
+
+/// Executes schedules on the workers; results in input order.
+using BatchEval = std::function<std::vector<Outcome>(const std::vector<Schedule>&)>;
+
+struct ShrinkLimits {
+  int workers = 1;
+  size_t maxRuns = 500;  ///< executions spent shrinking, confirmations included
+  size_t maxFlaky = 5;   ///< candidates that failed and then passed: past this, the target is too
+                         ///< nondeterministic for shrinking to mean anything, and it stops
+};
+
+struct ShrinkResult {
+  rc::Shrinkable<Shape> shape;
+  Schedule schedule;
+  Outcome outcome;
+  int steps = 0;            ///< accepted shrinks that changed the schedule
+  size_t runs = 0;          ///< executions spent
+  size_t flakyCandidates = 0; ///< candidates that failed once and passed their confirmation
+  std::string stopped;      ///< why it stopped before a local minimum ("" when it reached one)
+};
+
+/// Shrinks a failing shape greedily along RapidCheck's shrink tree. A candidate is accepted when it is
+/// the same failure (sameFailure with the original's kinds) twice in a row: once in its batch and once
+/// more alone, so a flaky candidate is never taken blindly. A candidate that materializes to the current
+/// schedule is taken without running; one already tried is not run again.
+ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const Outcome& startOutcome,
+                           const std::function<Schedule(const Shape&)>& materialize, const BatchEval& eval,
+                           const ShrinkLimits& limits);
+
+} // namespace idem

@@ -1,0 +1,200 @@
+/// report.html, JUnit XML, `compare` and `demo` end to end: the real binary on real servers, the page
+/// opened in headless Chromium (rendered DOM, screenshot of the demo), the XML parsed by python3.
+#include "support.h"
+
+#include "../unit/report/golden.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <random>
+
+using namespace itest;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string target(const std::string& name) { return (repo() / "targets" / name).string(); }
+
+size_t count(const std::string& s, const std::string& needle) {
+  size_t n = 0;
+  for (size_t pos = 0; (pos = s.find(needle, pos)) != std::string::npos; pos += needle.size()) ++n;
+  return n;
+}
+
+/// Headless Chromium on `page`: the DOM after rendering (`--dump-dom`), or a screenshot when `png` is set.
+std::string chromium(const fs::path& page, const fs::path& png = {}) {
+  static std::mt19937_64 rng(std::random_device{}());
+  fs::path dir = fs::temp_directory_path() / ("itest-chromium-" + std::to_string(rng()));
+  fs::create_directories(dir);
+  std::string cmd = "timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
+                    "--disable-component-update --disable-sync --no-first-run --user-data-dir='" + (dir / "profile").string() + "' " +
+                    (png.empty() ? std::string("--dump-dom") : "--screenshot='" + png.string() + "' --window-size=1280,2000") +
+                    " 'file://" + fs::absolute(page).string() + "' >'" + (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
+  int rc = std::system(cmd.c_str());
+  std::string out = idem::testing::readFile(dir / "out");
+  INFO("chromium: " << idem::testing::readFile(dir / "err"));
+  REQUIRE(rc == 0);
+  fs::remove_all(dir);
+  return out;
+}
+
+/// "" when python3's xml.etree parses the file, else its error; `cases` gets the number of testcases.
+std::string parseJunit(const fs::path& xml, int& cases, int& failures) {
+  fs::path out = xml.string() + ".parsed";
+  std::string cmd = "/usr/bin/python3 -c 'import sys, xml.etree.ElementTree as E\n"
+                    "r = E.parse(sys.argv[1]).getroot()\n"
+                    "print(len(r.findall(\".//testcase\")), len(r.findall(\".//failure\")))' '" +
+                    xml.string() + "' >'" + out.string() + "' 2>&1";
+  int rc = std::system(cmd.c_str());
+  std::string text = idem::testing::readFile(out);
+  if (rc != 0) return text;
+  std::istringstream(text) >> cases >> failures;
+  return "";
+}
+
+/// The dumped DOM holds no element the data could have injected.
+void requireNoInjectedElements(const std::string& dom) {
+  CHECK(count(dom, "<script") == 0);
+  CHECK(count(dom, "<img") == 0);
+  CHECK(count(dom, "<iframe") == 0);
+}
+
+} // namespace
+
+TEST_CASE("report: run writes report.html and JUnit XML; the page shows the verdict, diagnosis and kill", "[report]") {
+  Result r = idemproof({"run", "--target", target("dedup-valkey"), "--scenario", "wallet", "--crash", "after:SET#3", "--junit",
+                        (fs::temp_directory_path() / ("itest-junit-" + lastTag() + ".xml")).string()});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 1);
+  REQUIRE(fs::exists(r.reportDir / "report.html"));
+  // Golden report.json (times, pids, ports, ids and temp paths normalised; the history's timing varies).
+  idem::testing::Normaliser norm(std::map<std::string, std::string>{{r.reportDir.string(), "report"}, {repo().string(), "repo"}});
+  norm.drop("history").drop("stats");
+  std::string diff = idem::testing::compareGolden("integration-run-dedup-valkey-after-SET3.report.json", norm(r.report));
+  INFO(diff);
+  CHECK(diff.empty());
+
+  std::string dom = chromium(r.reportDir / "report.html");
+  requireNoInjectedElements(dom);
+  CHECK(dom.find("<div class=\"badge\">Fail</div>") != std::string::npos);
+  CHECK(dom.find("event 3 lost: delivered to c1 (XREADGROUP#2), c1 killed at after:SET#3") != std::string::npos);
+  CHECK(dom.find("✕ c1 SIGKILLed at after:SET#3") != std::string::npos);
+  CHECK(dom.find("href=\"logs/run/c1.log\"") != std::string::npos);
+}
+
+TEST_CASE("report: JUnit XML of run and sweep parses, one testcase per checker and per kill point", "[report]") {
+  fs::path junit = fs::temp_directory_path() / "itest-junit-run.xml";
+  Result run = idemproof({"run", "--target", target("dedup-valkey"), "--scenario", "wallet", "--crash", "after:SET#3",
+                          "--junit", junit.string()});
+  int cases = 0, failures = 0;
+  std::string error = parseJunit(junit, cases, failures);
+  INFO(error << idem::testing::readFile(junit));
+  CHECK(error.empty());
+  CHECK(cases == static_cast<int>(run.report["runs"][0]["checks"].size()));
+  CHECK(failures == 1);
+
+  fs::path sweepJunit = fs::temp_directory_path() / "itest-junit-sweep.xml";
+  Result sweep = idemproof({"sweep", "--target", target("dedup-valkey"), "--scenario", "wallet", "--junit", sweepJunit.string()});
+  REQUIRE(sweep.status == 1);
+  error = parseJunit(sweepJunit, cases, failures);
+  CHECK(error.empty());
+  CHECK(cases == static_cast<int>(sweep.report["sweep"]["points"].size()) + 1);
+  CHECK(failures == sweep.report["sweep"]["failed"].get<int>());
+  std::string dom = chromium(sweep.reportDir / "report.html");
+  CHECK(dom.find("<table class=\"grid\">") != std::string::npos);
+  CHECK(dom.find("fail: lost") != std::string::npos);
+}
+
+TEST_CASE("report: a hostile target's markup (name, logs) is shown as text and never runs", "[report]") {
+  Result r = idemproof({"run", "--target", (repo() / "tests" / "targets" / "hostile").string(), "--scenario", "wallet",
+                        "--crash", "after:COMMIT#2"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  std::string html = idem::testing::readFile(r.reportDir / "report.html");
+  CHECK(count(html, "<script") == 0);
+  CHECK(count(html, "<img") == 0);
+  std::string dom = chromium(r.reportDir / "report.html");
+  requireNoInjectedElements(dom);
+  CHECK(dom.find("<b>hostile</b>") == std::string::npos);
+  // The name and the log lines are there, as text; the title is the page's own (no script changed it).
+  CHECK(dom.find("&lt;b&gt;hostile&lt;/b&gt; &lt;script&gt;alert(3)&lt;/script&gt;") != std::string::npos);
+  CHECK(dom.find("&lt;script&gt;alert(1)&lt;/script&gt; entry") != std::string::npos);
+  CHECK(dom.find("\"&gt;&lt;img src=x onerror=alert(2)&gt;") != std::string::npos);
+  CHECK(dom.find("<title>idemproof run: pass") != std::string::npos);
+}
+
+TEST_CASE("compare: a matrix of classes x targets; exit 0, or 1 with --fail-on-violation", "[report]") {
+  fs::path junit = fs::temp_directory_path() / "itest-junit-compare.xml";
+  Result r = idemproof({"compare", "--target", target("simple"), "--target", target("dedup-table"), "--scenario", "wallet",
+                        "--runs", "1", "--per-class", "1", "--junit", junit.string()});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  const auto& c = r.report["compare"];
+  std::map<std::pair<std::string, std::string>, nlohmann::json> cells;
+  for (const auto& x : c["cells"]) cells[{x["class"], x["target"]}] = x;
+  CHECK(cells[{"default", "simple"}]["verdict"] == "fail");
+  CHECK(cells[{"default", "simple"}]["kinds"] == nlohmann::json::array({"duplicate"}));
+  CHECK(cells[{"kill:COMMIT>XACK", "simple"}]["verdict"] == "fail");
+  CHECK(cells[{"kill:BEGIN>INSERT", "simple"}]["verdict"] == "n/a");
+  for (const auto& x : c["cells"])
+    if (x["target"] == "dedup-table") CHECK((x["verdict"] == "pass" || x["verdict"] == "n/a"));
+  for (const auto& cost : c["costs"]) {
+    CHECK(cost["entries"] == 6);
+    CHECK(cost["msgs_per_s"].get<double>() > 0);
+    CHECK(cost["round_trips_per_msg"].get<double>() >= 4);
+  }
+  CHECK(r.out.find("after COMMIT, before XACK") != std::string::npos);
+  int cases = 0, failures = 0;
+  CHECK(parseJunit(junit, cases, failures).empty());
+  CHECK(failures > 0);
+  std::string dom = chromium(r.reportDir / "report.html");
+  CHECK(dom.find("<table class=\"matrix\">") != std::string::npos);
+
+  Result strict = idemproof({"compare", "--target", target("simple"), "--scenario", "wallet", "--runs", "0", "--per-class", "1",
+                             "--fail-on-violation"});
+  INFO(strict.out << strict.err);
+  CHECK(strict.status == 1);
+}
+
+TEST_CASE("demo: the reference targets behave as documented; one report with a timeline per counterexample", "[report]") {
+  fs::path junit = fs::temp_directory_path() / "itest-junit-demo.xml";
+  auto t0 = std::chrono::steady_clock::now();
+  Result r = idemproof({"demo", "--junit", junit.string()});
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK(secs < 120); // ~25 s on two idle cores
+  CHECK(leftovers(lastTag()).empty());
+  const auto& demo = r.report["demo"];
+  CHECK(demo["as_expected"] == true);
+  REQUIRE(demo["sections"].size() == 3);
+  std::map<std::string, nlohmann::json> targets;
+  for (const auto& s : demo["sections"])
+    for (const auto& t : s["targets"]) targets[t["name"]] = t;
+  CHECK(targets["simple"]["verdict"] == "fail");
+  CHECK(targets["simple"]["kinds"] == nlohmann::json::array({"duplicate"}));
+  CHECK(targets["dedup-table"]["verdict"] == "pass");
+  CHECK(targets["dedup-valkey"]["verdict"] == "fail");
+  CHECK(targets["dedup-valkey"]["kinds"] == nlohmann::json::array({"lost"}));
+  CHECK(targets["dedup-valkey"]["example_title"].get<std::string>().find("(after:SET#") != std::string::npos);
+  CHECK(targets["versioned-naive"]["verdict"] == "fail");
+  CHECK(targets["ship-naive"]["verdict"] == "fail");
+  CHECK(targets["versioned-guard"]["verdict"] == "pass");
+  CHECK(targets["ship-guarded"]["verdict"] == "pass");
+  CHECK(r.out.find("every reference target behaved as documented") != std::string::npos);
+
+  std::string html = idem::testing::readFile(r.reportDir / "report.html");
+  CHECK(count(html, "<svg class=\"timeline\"") >= 4);
+  std::string dom = chromium(r.reportDir / "report.html");
+  requireNoInjectedElements(dom);
+  CHECK(dom.find("As documented") != std::string::npos);
+  CHECK(dom.find("event 1 lost: delivered to c1") != std::string::npos);
+  int cases = 0, failures = 0;
+  CHECK(parseJunit(junit, cases, failures).empty());
+  CHECK(cases > 20);
+  fs::path png = build() / "demo-report.png";
+  fs::remove(png);
+  chromium(r.reportDir / "report.html", png);
+  CHECK(fs::file_size(png) > 20000);
+}

@@ -1,0 +1,118 @@
+// The classes of `compare` (pure functions of a recorded trace and of the scenario) and the progress line.
+#include "driver/compare.h"
+#include "driver/progress.h"
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+using namespace idem;
+using namespace idem::compare;
+
+namespace {
+
+std::vector<Op> recorded(const std::string& name) {
+  std::ifstream in(std::string(IDEM_SOURCE_DIR) + "/tests/golden/inputs/" + name);
+  return nlohmann::json::parse(in).get<std::vector<Op>>();
+}
+
+Scenario wallet() { return loadScenario("wallet", std::string(IDEM_SOURCE_DIR) + "/scenarios"); }
+
+} // namespace
+
+TEST_CASE("compare: kill points are classed by the gap between two steps of one consumer") {
+  // simple: every process reads, then BEGIN UPDATE COMMIT XACK per entry; empty reads are no steps.
+  auto points = classifyKillPoints(recorded("simple-default.history.json"));
+  std::map<std::string, std::string> classOf;
+  std::vector<std::string> order;
+  for (const auto& p : points) {
+    classOf[p.kill.str()] = p.cls.label;
+    if (std::find(order.begin(), order.end(), p.cls.label) == order.end()) order.push_back(p.cls.label);
+  }
+  CHECK(classOf["before:XREADGROUP#2"] == "at start, before XREADGROUP");
+  CHECK(classOf["after:XREADGROUP#2"] == "after XREADGROUP, before BEGIN");
+  CHECK(classOf["after:COMMIT#1"] == "after COMMIT, before XACK");
+  CHECK(classOf["before:XACK#1"] == "after COMMIT, before XACK");
+  CHECK(classOf["after:XACK#1"] == "after XACK, before BEGIN");
+  CHECK(classOf.count("before:XREADGROUP#1") == 0); // a read that delivered nothing
+  CHECK(order.front() == "at start, before XREADGROUP");
+  for (const auto& p : points) {
+    CHECK(p.cls.kind == "kill");
+    CHECK(p.cls.id.rfind("kill:", 0) == 0);
+  }
+}
+
+TEST_CASE("compare: dedup-valkey's trace has the gap that loses a payment, after SET and before BEGIN") {
+  std::set<std::string> ids;
+  for (const auto& p : classifyKillPoints(recorded("dedup-valkey-after-SET3.history.json"))) ids.insert(p.cls.id);
+  CHECK(ids.count("kill:SET>BEGIN") == 1);
+  CHECK(ids.count("kill:COMMIT>XACK") == 1);
+  CHECK(ids.count("kill:SET>XACK") == 1); // a duplicate: SET NX finds the mark, XACK
+}
+
+TEST_CASE("compare: sampling keeps the first and the last, spread evenly") {
+  std::vector<ClassedPoint> ps(7);
+  for (int i = 0; i < 7; ++i) ps[i].kill.k = i + 1;
+  auto ks = [](const std::vector<ClassedPoint>& v) {
+    std::vector<int> out;
+    for (const auto& p : v) out.push_back(p.kill.k);
+    return out;
+  };
+  CHECK(ks(sample(ps, 0)).size() == 7);
+  CHECK(ks(sample(ps, 1)) == std::vector<int>{1});
+  CHECK(ks(sample(ps, 2)) == std::vector<int>{1, 7});
+  CHECK(ks(sample(ps, 3)) == std::vector<int>{1, 4, 7});
+  CHECK(ks(sample(ps, 9)).size() == 7);
+}
+
+TEST_CASE("compare: class orders of several targets merge, each new class after its predecessor") {
+  auto c = [](const std::string& id) { return Class{id, "kill", id, ""}; };
+  std::vector<Class> order;
+  mergeClassOrder(order, {c("a"), c("b"), c("d")});
+  mergeClassOrder(order, {c("s"), c("a"), c("c"), c("d"), c("e")});
+  std::vector<std::string> ids;
+  for (const auto& x : order) ids.push_back(x.id);
+  CHECK(ids == std::vector<std::string>{"s", "a", "c", "b", "d", "e"});
+}
+
+TEST_CASE("compare: generated classes are the same schedules with a retry, a late retry, a shuffled stream") {
+  Scenario sc = wallet();
+  auto gen = generatedClasses(sc, 3, 6, 42);
+  REQUIRE(gen.size() == 3);
+  CHECK(gen[0].cls.id == "retry");
+  CHECK(gen[1].cls.id == "late-retry");
+  CHECK(gen[2].cls.id == "reorder");
+  for (int i = 0; i < 3; ++i) {
+    const auto& base = gen[0].schedules[i];
+    CHECK(base.stream.size() == 7);
+    CHECK(base.retries() == 1);
+    CHECK(gen[1].schedules[i].events.size() == base.events.size());
+    CHECK(gen[1].schedules[i].stream.back().phase == 2);
+    CHECK(gen[1].schedules[i].phases() == 2);
+    std::vector<int> a, b;
+    for (const auto& e : base.stream) a.push_back(e.event);
+    for (const auto& e : gen[2].schedules[i].stream) b.push_back(e.event);
+    CHECK(a != b);
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    CHECK(a == b);
+  }
+  // The same seed gives the same schedules (every target runs the same ones).
+  auto again = generatedClasses(sc, 3, 6, 42);
+  CHECK(nlohmann::json(again[2].schedules[1]) == nlohmann::json(gen[2].schedules[1]));
+}
+
+TEST_CASE("progress: time left, and silence off a terminal") {
+  CHECK(Progress::timeLeft(10, 0, 10).empty());
+  CHECK(Progress::timeLeft(10, 5, 10) == "~10 s left");
+  CHECK(Progress::timeLeft(60, 1, 10) == "~9 min left");
+  CHECK(Progress::timeLeft(10, 10, 10).empty());
+  Progress p("x", 3, false);
+  p.done(true);
+  p.done();
+  p.addTotal(2);
+  CHECK(p.completed() == 2);
+  CHECK(p.violations() == 1);
+}

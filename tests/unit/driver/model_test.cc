@@ -1,0 +1,188 @@
+// The pure model of `check`: generation is deterministic per seed, respects its bounds, produces valid
+// schedules (they survive a round trip through the schedule file format), and every shrink candidate is
+// no bigger than what it shrinks.
+#include "model_util.h"
+
+#include "search/model.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+
+using namespace idem;
+using namespace idem::testing;
+
+namespace {
+
+Schedule caseOf(const rc::Gen<Shape>& gen, const Scenario& sc, const KillModel& km, uint64_t seed, uint64_t i) {
+  return materialize(generateCase(gen, seed, i).value(), sc, km, seed);
+}
+
+std::string text(const Schedule& s) { return nlohmann::json(s).dump(); }
+
+/// Every event is sent at least once, phases never decrease, versions are per key 1..m.
+void requireValid(const Schedule& s, const Scenario& sc) {
+  REQUIRE(!s.events.empty());
+  std::set<int> sent;
+  int phase = 1;
+  for (const auto& e : s.stream) {
+    REQUIRE(e.phase >= phase);
+    phase = e.phase;
+    sent.insert(e.event);
+  }
+  REQUIRE(sent.size() == s.events.size());
+  for (const auto& e : s.events)
+    for (const auto& f : sc.fields)
+      if (f.gen != "uuid") REQUIRE(e.fields.count(f.name) == 1);
+  Schedule back = scheduleFromJson(nlohmann::json(s), "round trip");
+  REQUIRE(text(back) == text(s));
+}
+
+} // namespace
+
+TEST_CASE("the same seed and index give the same schedule; other seeds give others") {
+  auto sc = builtin("wallet");
+  auto km = dedupTableModel();
+  auto gen = shapeGen(sc, km, {});
+  std::set<std::string> distinct;
+  for (uint64_t i = 0; i < 50; ++i) {
+    auto a = caseOf(gen, sc, km, 42, i), b = caseOf(shapeGen(sc, km, {}), sc, km, 42, i);
+    REQUIRE(text(a) == text(b));
+    distinct.insert(text(a));
+  }
+  CHECK(distinct.size() >= 45);
+  int same = 0;
+  for (uint64_t i = 0; i < 20; ++i) same += text(caseOf(gen, sc, km, 1, i)) == text(caseOf(gen, sc, km, 2, i));
+  CHECK(same <= 2);
+}
+
+TEST_CASE("generated schedules respect max-events and the kill model, and are valid") {
+  for (const char* name : {"wallet", "customer-city", "order-shipping"}) {
+    auto sc = builtin(name);
+    auto km = dedupTableModel();
+    for (int maxEvents : {1, 3, 6}) {
+      ModelParams p;
+      p.maxEvents = maxEvents;
+      auto gen = shapeGen(sc, km, p);
+      std::set<size_t> sizes;
+      int withKills = 0, withRetries = 0, laterPhases = 0;
+      for (uint64_t i = 0; i < 200; ++i) {
+        INFO(name << " max " << maxEvents << " case " << i);
+        auto s = caseOf(gen, sc, km, 7, i);
+        requireValid(s, sc);
+        REQUIRE(s.events.size() >= 1);
+        REQUIRE(static_cast<int>(s.events.size()) <= maxEvents);
+        sizes.insert(s.events.size());
+        REQUIRE(s.kills.size() <= 2);
+        for (const auto& k : s.kills) {
+          REQUIRE(k.k >= 1);
+          REQUIRE(k.k <= km.bound(k.verb, static_cast<int>(s.events.size())));
+        }
+        withKills += !s.kills.empty();
+        withRetries += s.retries() > 0;
+        laterPhases += s.phases() > 1;
+      }
+      CHECK(static_cast<int>(sizes.size()) == maxEvents); // every count from 1 to max occurs
+      CHECK(withKills > 100);
+      CHECK(withRetries > 50);
+      CHECK(laterPhases > 20);
+    }
+  }
+}
+
+TEST_CASE("a versioned scenario gets out-of-order versions of each key, and in-order ones too") {
+  auto sc = builtin("customer-city");
+  auto km = dedupTableModel();
+  auto gen = shapeGen(sc, km, {});
+  int outOfOrder = 0;
+  for (uint64_t i = 0; i < 200; ++i) {
+    auto s = caseOf(gen, sc, km, 3, i);
+    std::map<std::string, int> last; // customer -> last version seen in phase 1 originals
+    std::set<int> seen;
+    bool disordered = false;
+    for (const auto& e : s.stream) {
+      if (!seen.insert(e.event).second) continue;
+      const auto& f = s.events[e.event - 1].fields;
+      int v = std::stoi(f.at("version"));
+      if (v < last[f.at("customer")]) disordered = true;
+      last[f.at("customer")] = std::max(last[f.at("customer")], v);
+    }
+    outOfOrder += disordered;
+  }
+  CHECK(outOfOrder > 20);
+  CHECK(outOfOrder < 180);
+  // A shape whose sort keys are all equal delivers every key's versions in order.
+  Shape shape;
+  shape.keys = 1;
+  for (int i = 0; i < 3; ++i) shape.events.push_back({{0, 0}, 0, {}});
+  auto s = materialize(shape, sc, km, 0);
+  REQUIRE(s.stream.size() == 3);
+  CHECK(s.stream[0].event == 1);
+  CHECK(s.stream[2].event == 3);
+  shape.events[0].order = 2;
+  s = materialize(shape, sc, km, 0);
+  CHECK(s.stream[2].event == 1); // version 1 now comes last
+}
+
+TEST_CASE("materialize: retries after their original, later phases renumbered, one kill per step") {
+  auto sc = builtin("wallet");
+  auto km = dedupTableModel();
+  Shape shape;
+  shape.keys = 3;
+  shape.events = {{{2, 500}, 0, {{1, 0}, {3, 1}}}, {{1, 100}, 0, {}}};
+  shape.kills = {{6, false, 9}, {6, true, 9}, {0, true, 3}};
+  shape.sameName = true;
+  auto s = materialize(shape, sc, km, 9);
+  CHECK(s.events[0].fields.at("wallet") == "w3");
+  CHECK(s.events[0].fields.at("amount") == "500");
+  REQUIRE(s.stream.size() == 4);
+  CHECK(s.stream[0].event == 1);
+  CHECK(s.stream[1].event == 1); // offset 0: right after the original
+  CHECK(s.stream[2].event == 2);
+  CHECK(s.stream[3].event == 1);
+  CHECK(s.stream[3].phase == 2); // drawn phase 3, renumbered
+  // COMMIT bound for 2 events is 2: k 9 -> 1 + 8 % 2 = 1; the "before" point on the same step is dropped.
+  REQUIRE(s.kills.size() == 2);
+  CHECK(s.kills[0].str() == "after:COMMIT#1");
+  CHECK(s.kills[1].str() == "before:PARSE#1");
+  CHECK(s.restart == RestartStyle::SameName);
+  CHECK(s.seed == 9);
+}
+
+TEST_CASE("every shrink candidate is no bigger, and shrinking reaches the simplest schedule") {
+  auto sc = builtin("wallet");
+  auto km = dedupTableModel();
+  auto gen = shapeGen(sc, km, {});
+  for (uint64_t i = 0; i < 20; ++i) {
+    auto shrinkable = generateCase(gen, 11, i);
+    auto s = materialize(shrinkable.value(), sc, km, 11);
+    auto seq = shrinkable.shrinks();
+    int n = 0;
+    while (auto c = seq.next()) {
+      auto t = materialize(c->value(), sc, km, 11);
+      INFO("case " << i << ": " << s.summary() << " -> " << t.summary());
+      requireValid(t, sc);
+      CHECK(t.events.size() <= s.events.size());
+      CHECK(t.stream.size() <= s.stream.size());
+      CHECK(t.kills.size() <= s.kills.size());
+      CHECK(t.retries() <= s.retries());
+      CHECK(t.phases() <= s.phases());
+      ++n;
+    }
+    if (s.events.size() > 1 || !s.kills.empty() || s.retries() > 0) CHECK(n > 0);
+    // Always taking the first candidate walks down to one event, no retry, no kill.
+    auto cur = shrinkable;
+    for (int steps = 0; steps < 10000; ++steps) {
+      auto first = cur.shrinks().next();
+      if (!first) break;
+      cur = *first;
+    }
+    auto least = materialize(cur.value(), sc, km, 11);
+    CHECK(least.events.size() == 1);
+    CHECK(least.stream.size() == 1);
+    CHECK(least.kills.empty());
+    CHECK(least.events[0].fields.at("amount") == "100");
+    CHECK(least.events[0].fields.at("wallet") == "w1");
+  }
+}

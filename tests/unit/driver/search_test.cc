@@ -1,0 +1,194 @@
+// The kill model learned from traces, the classification of runs (the coverage rule), the parallel
+// search (the first failure does not depend on the number of workers) and the shrinker, with fake
+// targets that are pure functions of the schedule.
+#include "model_util.h"
+
+#include "search/search.h"
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <thread>
+
+using namespace idem;
+using namespace idem::testing;
+
+TEST_CASE("KillModel counts ok steps up to the last ack and fits a line per verb") {
+  auto small = stepsHistory({{"XREADGROUP", "ok", false, true}, {"XREADGROUP"}, {"SET"}, {"BEGIN"}, {"COMMIT"},
+                             {"XACK", "ok", true}, {"XAUTOCLAIM", "ok", false, true}, {"XREADGROUP", "cut"}});
+  auto counts = KillModel::reliableCounts(small);
+  CHECK(counts["XREADGROUP"] == 2);
+  CHECK(counts.count("XAUTOCLAIM") == 0); // after the last ack: timing-dependent
+  CHECK(counts["XACK"] == 1);
+  std::vector<StepSpec> steps{{"XREADGROUP", "ok", false, true}, {"XREADGROUP"}};
+  for (int e = 0; e < 5; ++e) {
+    steps.push_back({"SET"});
+    if (e < 4) { // the fifth entry is a duplicate: no transaction
+      steps.push_back({"BEGIN"});
+      steps.push_back({"COMMIT"});
+    }
+    steps.push_back({"XACK", "ok", true});
+  }
+  auto large = stepsHistory(steps);
+  auto km = KillModel::learn(small, 1, large, 5);
+  CHECK(km.verbs() == std::vector<std::string>{"XREADGROUP", "SET", "BEGIN", "COMMIT", "XACK"});
+  CHECK(km.bound("XREADGROUP", 1) == 2);
+  CHECK(km.bound("XREADGROUP", 9) == 2);
+  CHECK(km.bound("SET", 1) == 1);
+  CHECK(km.bound("SET", 6) == 6);
+  CHECK(km.bound("COMMIT", 1) == 1);
+  CHECK(km.bound("COMMIT", 6) == 4); // 1 + 0.75 * 5: below the 6 a run without duplicates reaches
+  CHECK(km.bound("XAUTOCLAIM", 3) == 0);
+  CHECK(km.maxBound(6) == 6);
+  CHECK(km.toJson()["COMMIT"]["per_event"] == 0.75);
+}
+
+namespace {
+
+CheckResult result(const std::string& checker, Verdict v, std::vector<std::string> kinds = {}) {
+  CheckResult r;
+  r.checker = checker;
+  r.verdict = v;
+  for (const auto& k : kinds) r.violations.push_back({k});
+  if (v == Verdict::Unknown) r.error = "why";
+  return r;
+}
+
+std::vector<Op> killOps(const std::vector<std::string>& points) {
+  History h;
+  for (const auto& p : points) h.append("kill", "c1", {{"point", p}, {"signal", 9}});
+  return h.ops();
+}
+
+Schedule withKills(std::vector<std::string> points) {
+  Schedule s;
+  for (const auto& p : points) s.kills.push_back(KillPoint::parse(p));
+  return s;
+}
+
+} // namespace
+
+TEST_CASE("a kill point that never fired is coverage loss, never a failure, and hides none") {
+  auto s = withKills({"after:COMMIT#2", "before:XACK#1"});
+  auto fired = killOps({"after:COMMIT#2"});
+  // Only the faults checker is unknown: a pass with coverage loss.
+  auto o = classify(s, fired, {result("invariant:balance", Verdict::Valid), result("faults", Verdict::Unknown)}, "");
+  CHECK(o.cls == OutcomeClass::Pass);
+  CHECK(o.coverageLoss());
+  REQUIRE(o.fired.size() == 1);
+  CHECK(o.fired[0].str() == "after:COMMIT#2");
+  // A violation still fails the run.
+  o = classify(s, fired, {result("invariant:balance", Verdict::Invalid, {"lost"}), result("faults", Verdict::Unknown)}, "");
+  CHECK(o.cls == OutcomeClass::Fail);
+  CHECK(o.kinds == std::set<std::string>{"lost"});
+  // Any other unknown checker keeps the run unknown.
+  o = classify(s, fired, {result("broker", Verdict::Unknown), result("faults", Verdict::Unknown)}, "");
+  CHECK(o.cls == OutcomeClass::Unknown);
+  CHECK(classify(s, fired, {}, "boom").cls == OutcomeClass::Error);
+
+  Coverage c;
+  c.add(classify(s, fired, {result("faults", Verdict::Unknown)}, ""));
+  c.add(classify(withKills({"after:COMMIT#1"}), killOps({"after:COMMIT#1"}), {}, ""));
+  CHECK(c.planned() == 3);
+  CHECK(c.fired() == 2);
+  CHECK(c.runsWithLoss == 1);
+  CHECK(c.neverFired() == std::vector<std::string>{"XACK"});
+  CHECK(c.toJson()["COMMIT"] == nlohmann::json{{"planned", 2}, {"fired", 2}});
+}
+
+TEST_CASE("the search reports the lowest failing case whatever the number of workers") {
+  for (int workers : {1, 2, 4}) {
+    std::atomic<int> calls{0};
+    auto res = searchCases(100, workers, [&](int w, size_t i) {
+      REQUIRE(w < workers);
+      ++calls;
+      std::this_thread::sleep_for(std::chrono::microseconds(i % 3 == 0 ? 800 : 100));
+      Outcome o;
+      o.cls = (i == 23 || i == 17 || i == 60) ? OutcomeClass::Fail : OutcomeClass::Pass;
+      return o;
+    });
+    REQUIRE(res.firstFailure);
+    CHECK(*res.firstFailure == 17);
+    CHECK(res.outcomes.size() == 18);
+    CHECK(calls.load() < 18 + workers + 1);
+  }
+  auto none = searchCases(30, 2, [](int, size_t) { return Outcome{OutcomeClass::Pass}; });
+  CHECK(!none.firstFailure);
+  CHECK(none.outcomes.size() == 30);
+  int n = 0;
+  auto timed = searchCases(30, 1, [](int, size_t) { return Outcome{OutcomeClass::Pass}; }, [&] { return ++n > 5; });
+  CHECK(timed.outOfTime);
+  CHECK(timed.outcomes.size() == 5);
+}
+
+namespace {
+
+/// A fake target: fails ("duplicate") when some event is retried and its amount is at least 50000.
+Outcome fakeTarget(const Schedule& s) {
+  Outcome o;
+  o.cls = OutcomeClass::Pass;
+  for (const auto& e : s.events) {
+    int sent = 0;
+    for (const auto& x : s.stream) sent += x.event == e.n;
+    if (sent > 1 && std::stoll(e.fields.at("amount")) >= 50000) {
+      o.cls = OutcomeClass::Fail;
+      o.kinds = {"duplicate"};
+    }
+  }
+  return o;
+}
+
+} // namespace
+
+TEST_CASE("shrinking finds the smallest failing schedule and never takes a flaky candidate") {
+  auto sc = builtin("wallet");
+  auto km = dedupTableModel();
+  auto gen = shapeGen(sc, km, {});
+  auto mat = [&](const Shape& s) { return materialize(s, sc, km, 5); };
+  BatchEval eval = [](const std::vector<Schedule>& ss) {
+    std::vector<Outcome> out;
+    for (const auto& s : ss) out.push_back(fakeTarget(s));
+    return out;
+  };
+  int found = 0;
+  for (uint64_t i = 0; i < 60 && found < 5; ++i) {
+    auto c = generateCase(gen, 5, i);
+    auto first = fakeTarget(mat(c.value()));
+    if (first.cls != OutcomeClass::Fail) continue;
+    ++found;
+    auto r = shrinkFailure(c, first, mat, eval, {2, 500});
+    INFO(mat(c.value()).summary() << " -> " << r.schedule.summary());
+    CHECK(r.stopped.empty());
+    CHECK(r.schedule.events.size() == 1);
+    CHECK(r.schedule.stream.size() == 2);
+    CHECK(r.schedule.kills.empty());
+    CHECK(r.schedule.events[0].fields.at("amount") == "50000");
+    CHECK(r.schedule.events[0].fields.at("wallet") == "w1");
+    CHECK(r.steps > 0);
+    CHECK(r.flakyCandidates == 0);
+  }
+  CHECK(found == 5);
+
+  // A target whose every second execution passes: candidates fail once, then pass their confirmation.
+  int calls = 0;
+  BatchEval flaky = [&](const std::vector<Schedule>& ss) {
+    std::vector<Outcome> out;
+    for (const auto& s : ss) {
+      Outcome o = fakeTarget(s);
+      if (calls++ % 2 == 1) o = Outcome{OutcomeClass::Pass};
+      out.push_back(o);
+    }
+    return out;
+  };
+  for (uint64_t i = 0;; ++i) {
+    auto c = generateCase(gen, 5, i);
+    auto first = fakeTarget(mat(c.value()));
+    if (first.cls != OutcomeClass::Fail) continue;
+    auto r = shrinkFailure(c, first, mat, flaky, {1, 500, 3});
+    CHECK(r.steps == 0);
+    CHECK(r.flakyCandidates == 3);
+    CHECK(!r.stopped.empty());
+    CHECK(nlohmann::json(r.schedule).dump() == nlohmann::json(mat(c.value())).dump());
+    break;
+  }
+}

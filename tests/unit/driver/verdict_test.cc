@@ -1,0 +1,97 @@
+// The verdict of a check: fault coverage (no kill fired, a verb never reached) makes it unknown, a
+// counterexample whose runs disagree is flaky, never a clean failure or a pass.
+#include "driver/check.h"
+
+#include <catch2/catch.hpp>
+
+using namespace idem;
+
+namespace {
+
+Outcome run(std::vector<std::string> planned, std::vector<std::string> fired) {
+  Outcome o;
+  o.cls = OutcomeClass::Pass;
+  for (const auto& p : planned) o.planned.push_back(KillPoint::parse(p));
+  for (const auto& p : fired) o.fired.push_back(KillPoint::parse(p));
+  return o;
+}
+
+bool noted(const CheckSummary& s, const std::string& text) {
+  for (const auto& n : s.notes)
+    if (n.find(text) != std::string::npos) return true;
+  return false;
+}
+
+} // namespace
+
+TEST_CASE("a check passes only when kill points fired for every verb asked for") {
+  CheckSummary s;
+  s.runs = s.passed = 2;
+  s.coverage.add(run({"after:COMMIT#1"}, {"after:COMMIT#1"}));
+  s.coverage.add(run({"before:XACK#2"}, {"before:XACK#2"}));
+  decideVerdict(s);
+  CHECK(s.verdict == "pass");
+  CHECK(s.notes.empty());
+
+  CheckSummary none;
+  none.runs = none.passed = 1;
+  none.coverage.add(run({}, {}));
+  decideVerdict(none);
+  CHECK(none.verdict == "unknown");
+  CHECK(noted(none, "no kill point fired"));
+
+  CheckSummary unreached;
+  unreached.runs = unreached.passed = 2;
+  unreached.coverage.add(run({"after:COMMIT#1"}, {"after:COMMIT#1"}));
+  unreached.coverage.add(run({"after:SET#4"}, {}));
+  decideVerdict(unreached);
+  CHECK(unreached.verdict == "unknown");
+  CHECK(noted(unreached, "never reached a SET step"));
+  CHECK(noted(unreached, "coverage loss"));
+
+  CheckSummary partial; // one point of a verb lost, others of it fired: coverage loss, still a pass
+  partial.runs = partial.passed = 2;
+  partial.coverage.add(run({"after:COMMIT#1"}, {"after:COMMIT#1"}));
+  partial.coverage.add(run({"after:COMMIT#9"}, {}));
+  decideVerdict(partial);
+  CHECK(partial.verdict == "pass");
+  CHECK(noted(partial, "1 run had a kill point that never fired"));
+
+  CheckSummary unknown = s;
+  unknown.notes.clear();
+  unknown.verdict.clear();
+  unknown.unknown = 1;
+  unknown.firstProblem = "broker: why";
+  decideVerdict(unknown);
+  CHECK(unknown.verdict == "unknown");
+}
+
+TEST_CASE("a counterexample fails cleanly only when every run of it failed alike") {
+  CheckSummary s;
+  s.runs = 3;
+  s.failed = 1;
+  s.cx = Counterexample{};
+  s.cx->verdicts = {"fail", "fail", "fail", "fail", "fail"};
+  decideVerdict(s);
+  CHECK(s.verdict == "fail");
+
+  CheckSummary f = CheckSummary{};
+  f.cx = Counterexample{};
+  f.cx->flaky = true;
+  f.cx->verdicts = {"fail", "fail", "pass", "fail"};
+  decideVerdict(f);
+  CHECK(f.verdict == "flaky");
+  CHECK(noted(f, "fail, fail, pass, fail"));
+}
+
+TEST_CASE("describeSchedule shows events, the stream with retries and phases, kills and restart") {
+  Scenario sc = loadScenario("wallet", std::filesystem::path(IDEM_SOURCE_DIR) / "scenarios");
+  Schedule s;
+  s.events = {{1, {{"n", "1"}, {"wallet", "w1"}, {"amount", "100"}}}, {2, {{"n", "2"}, {"wallet", "w2"}, {"amount", "5"}}}};
+  s.stream = {{1, 1}, {2, 1}, {1, 2}};
+  s.kills = {KillPoint::parse("after:SET#1")};
+  auto text = describeSchedule(s, sc, "  ");
+  CHECK(text == "  events: 1 (wallet=w1 amount=100), 2 (wallet=w2 amount=5)\n"
+                "  stream: 1 2 | phase 2: 1(retry)\n"
+                "  kills:  after:SET#1; restart new-name\n");
+}

@@ -1,0 +1,69 @@
+#pragma once
+// Inputs of the report tests: histories and reports recorded from real runs (tests/golden/inputs/), and the
+// report the `run` command would write for a recorded history, built with the same pure functions.
+#include "checkers/check.h"
+#include "report/report.h"
+#include "scenario/scenario.h"
+
+#include "golden.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <string>
+
+namespace idem::testing {
+
+inline std::filesystem::path goldenDir() { return std::filesystem::path(IDEM_SOURCE_DIR) / "tests" / "golden"; }
+
+inline nlohmann::json loadInput(const std::string& name) {
+  return nlohmann::json::parse(readFile(goldenDir() / "inputs" / name));
+}
+
+/// The report of `idemproof run` for a recorded history (header fields fixed: no session is involved).
+inline nlohmann::json runReportOf(const std::string& historyFile, const std::string& scenarioName) {
+  Scenario sc = loadScenario(scenarioName, std::filesystem::path(IDEM_SOURCE_DIR) / "scenarios");
+  std::vector<Op> history = loadInput(historyFile).get<std::vector<Op>>();
+  RunRecord r;
+  r.id = "run";
+  r.target = history.front().value.value("target", "");
+  r.history = history;
+  r.schedule = scheduleFromJson(history.front().value["schedule"], historyFile);
+  r.results = checkAll(sc, history);
+  Verdict v = merge(r.results);
+  r.verdict = v == Verdict::Valid ? "pass" : v == Verdict::Invalid ? "fail" : "unknown";
+  for (const auto& op : history)
+    if (op.type == "spawn") r.logs[op.process] = "logs/run/" + op.process + ".log";
+  nlohmann::json j = {{"schema_version", 1}, {"tool", "idemproof"}, {"command", "run"}, {"verdict", r.verdict},
+                      {"scenario", sc.name}, {"scenario_file", "scenarios/" + sc.name + ".json"}, {"targets", {r.target}},
+                      {"target", r.target}, {"seed", 0}, {"servers", {{"embedded", true}, {"valkey_binary", "redis-server"}}},
+                      {"options", {{"claim_idle_ms", 20}, {"deadline_ms", 60000}, {"stall_ms", 3000}, {"grace_ms", 2000}, {"workers", 2}}}};
+  j["schedule"] = r.schedule;
+  j["violations"] = violationsOf({r});
+  j["processes"] = processesOf(r.history, r.logs);
+  j["runs"] = nlohmann::json::array({runJson(r)});
+  j["timings"] = {{"total_ms", 1000}, {"schedules", 1}};
+  return j;
+}
+
+/// A fresh temp directory (not removed: the tests write little, and a failing test's files help).
+inline std::filesystem::path scratch(const std::string& what) {
+  static std::mt19937_64 rng(std::random_device{}());
+  auto p = std::filesystem::temp_directory_path() / ("idem-test-" + what + "-" + std::to_string(rng()));
+  std::filesystem::create_directories(p);
+  return p;
+}
+
+/// "" when python3's xml.etree parses `xml`, else its error.
+inline std::string xmlError(const std::string& xml) {
+  auto dir = scratch("xml");
+  std::ofstream(dir / "doc.xml", std::ios::binary) << xml;
+  std::string cmd = "/usr/bin/python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' '" +
+                    (dir / "doc.xml").string() + "' 2>'" + (dir / "err").string() + "'";
+  int rc = std::system(cmd.c_str());
+  return rc == 0 ? "" : "python3 xml.etree: " + readFile(dir / "err");
+}
+
+} // namespace idem::testing

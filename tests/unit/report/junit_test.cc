@@ -1,0 +1,85 @@
+// JUnit XML: one testcase per kill point / checker / target x class, failures carrying the diagnosis,
+// undecided results as errors, everything escaped and well-formed.
+#include "report/junit.h"
+
+#include "fixtures.h"
+
+#include <catch2/catch.hpp>
+
+using namespace idem;
+using namespace idem::testing;
+using json = nlohmann::json;
+
+namespace {
+size_t count(const std::string& s, const std::string& needle) {
+  size_t n = 0;
+  for (size_t pos = 0; (pos = s.find(needle, pos)) != std::string::npos; pos += needle.size()) ++n;
+  return n;
+}
+} // namespace
+
+TEST_CASE("junit: a sweep has one testcase per kill point and the baseline; failures carry the diagnosis") {
+  json report = loadInput("sweep-dedup-valkey.report.json");
+  std::string xml = junitXml(report);
+  CHECK(xmlError(xml).empty());
+  CHECK(count(xml, "<testcase ") == report["sweep"]["points"].size() + 1);
+  CHECK(count(xml, "<failure ") == 30);
+  CHECK(xml.find("name=\"after:SET#1\">\n      <failure type=\"lost\" message=\"lost: balance w1: event 1 lost:") != std::string::npos);
+}
+
+TEST_CASE("junit: undecided results are errors, never passes") {
+  json report = loadInput("sweep-dedup-valkey.report.json");
+  report["sweep"]["points"][0]["verdict"] = "not-fired";
+  report["sweep"]["points"][1]["verdict"] = "unknown";
+  std::string xml = junitXml(report);
+  CHECK(count(xml, "<error ") == 2);
+  CHECK(xml.find("<error type=\"not-fired\" message=\"not-fired: the kill point never fired\"") != std::string::npos);
+  CHECK(xmlError(xml).empty());
+}
+
+TEST_CASE("junit: a run has one testcase per checker; a comparison one per target x class that applies") {
+  std::string run = junitXml(runReportOf("dedup-valkey-after-SET3.history.json", "wallet"));
+  CHECK(count(run, "<testcase ") == 5);
+  CHECK(count(run, "<failure ") == 1);
+  json cmp = loadInput("compare-customer-city.report.json");
+  size_t applicable = 0, failing = 0;
+  for (const auto& c : cmp["compare"]["cells"]) {
+    applicable += c["verdict"] != "n/a";
+    failing += c["verdict"] == "fail";
+  }
+  std::string xml = junitXml(cmp);
+  CHECK(count(xml, "<testcase ") == applicable);
+  CHECK(count(xml, "<failure ") == failing);
+  CHECK(xmlError(xml).empty());
+}
+
+TEST_CASE("junit: names and messages from targets are escaped; control characters and bad UTF-8 removed") {
+  json report = runReportOf("dedup-valkey-after-SET3.history.json", "wallet");
+  std::string hostile = "<b>x</b> \"q\" & 'a' ]]> \x01\x1b[31m \xff";
+  report["target"] = hostile;
+  report["runs"][0]["checks"][0]["violations"][0]["message"] = hostile;
+  std::string xml = junitXml(report);
+  INFO(xml);
+  CHECK(xmlError(xml).empty());
+  CHECK(xml.find("&lt;b&gt;x&lt;/b&gt; &quot;q&quot; &amp; &#39;a&#39; ]]&gt;") != std::string::npos);
+  CHECK(xml.find('\x01') == std::string::npos);
+  CHECK(xml.find('\x1b') == std::string::npos);
+}
+
+TEST_CASE("junit: writeJunit creates the folder and writes the file") {
+  auto dir = scratch("junit");
+  writeJunit((dir / "sub" / "j.xml").string(), runReportOf("simple-default.history.json", "wallet"));
+  CHECK(readFile(dir / "sub" / "j.xml").find("<testsuites ") != std::string::npos);
+}
+
+TEST_CASE("junit: a report without runs (a check that passed) is one testcase with the report's verdict") {
+  json report = runReportOf("simple-default.history.json", "wallet");
+  report["command"] = "check";
+  report["runs"] = json::array();
+  report["verdict"] = "pass";
+  std::string xml = junitXml(report);
+  CHECK(count(xml, "<testcase ") == 1);
+  CHECK(count(xml, "<error ") == 0);
+  report["verdict"] = "unknown";
+  CHECK(count(junitXml(report), "<error type=\"unknown\"") == 1);
+}

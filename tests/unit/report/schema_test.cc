@@ -1,0 +1,63 @@
+// The JSON Schema subset validator, and reports/report.schema.json itself.
+#include "fixtures.h"
+#include "json_schema.h"
+
+#include <catch2/catch.hpp>
+
+using namespace idem::testing;
+using json = nlohmann::json;
+
+namespace {
+bool mentions(const std::vector<std::string>& errors, const std::string& text) {
+  for (const auto& e : errors)
+    if (e.find(text) != std::string::npos) return true;
+  return false;
+}
+} // namespace
+
+TEST_CASE("schema validator: type, required, properties, additionalProperties, items, enum, const, $ref, if/then") {
+  json schema = json::parse(R"({
+    "type": "object", "required": ["a"],
+    "properties": {"a": {"type": "integer", "minimum": 1}, "b": {"$ref": "#/$defs/list"},
+                   "c": {"type": ["string", "null"], "enum": ["x", null]}, "d": {"const": 3}},
+    "additionalProperties": false,
+    "allOf": [{"if": {"properties": {"a": {"const": 2}}}, "then": {"required": ["d"]}}],
+    "$defs": {"list": {"type": "array", "items": {"type": "string"}}}})");
+  SchemaValidator v(schema);
+  CHECK(v.errors(json::parse(R"({"a": 1, "b": ["x"], "c": null})")).empty());
+  CHECK(mentions(v.errors(json::parse(R"({"b": []})")), "missing member 'a'"));
+  CHECK(mentions(v.errors(json::parse(R"({"a": 0})")), "/a: 0 is below 1"));
+  CHECK(mentions(v.errors(json::parse(R"({"a": 1.5})")), "/a: is number"));
+  CHECK(mentions(v.errors(json::parse(R"({"a": 1, "b": ["x", 2]})")), "/b/1: is integer"));
+  CHECK(mentions(v.errors(json::parse(R"({"a": 1, "c": "y"})")), "/c: \"y\" is not one of"));
+  CHECK(mentions(v.errors(json::parse(R"({"a": 1, "z": 1})")), "member 'z' is not in the schema"));
+  CHECK(mentions(v.errors(json::parse(R"({"a": 2})")), "missing member 'd'"));
+  CHECK(mentions(v.errors(json::parse(R"({"a": 2, "d": 4})")), "/d: is 4, expected 3"));
+}
+
+TEST_CASE("schema validator: a keyword it does not implement is an error, not ignored") {
+  SchemaValidator v(json::parse(R"({"type": "string", "pattern": "^a"})"));
+  CHECK_THROWS_WITH(v.errors("b"), Catch::Contains("pattern"));
+}
+
+TEST_CASE("report schema: a run report with a member nobody documented is rejected, with its path") {
+  auto report = runReportOf("dedup-valkey-after-SET3.history.json", "wallet");
+  report["runs"][0]["surprise"] = 1;
+  report["runs"][0]["violations"][0]["kind"] = "weird";
+  report.erase("options");
+  auto errors = SchemaValidator(reportSchema()).errors(report);
+  CHECK(mentions(errors, "/runs/0: member 'surprise' is not in the schema"));
+  CHECK(mentions(errors, "/runs/0/violations/0/kind: \"weird\" is not one of"));
+  CHECK(mentions(errors, "/: missing member 'options'"));
+}
+
+TEST_CASE("report schema: the top level is open, so check and replay can add their sections") {
+  auto report = runReportOf("dedup-valkey-after-SET3.history.json", "wallet");
+  report["command"] = "check";
+  report["verdict"] = "flaky";
+  report["check"] = {{"runs", 10}, {"anything", {{"nested", true}}}};
+  report["timings"]["search_ms"] = 12;
+  CHECK(SchemaValidator(reportSchema()).errors(report).empty());
+  report.erase("check");
+  CHECK(mentions(SchemaValidator(reportSchema()).errors(report), "missing member 'check'"));
+}
