@@ -43,6 +43,15 @@ void Controller::killLocked(std::unique_lock<std::mutex>& lock, int owner, const
   history_.append("kill", names_[owner], {{"point", point}, {"signal", SIGKILL}});
 }
 
+std::optional<std::string> Controller::takeKill(KillPoint::When when, const std::string& verb, int k) {
+  auto hit = std::find_if(kills_.begin(), kills_.end(),
+                          [&](const KillPoint& p) { return p.when == when && p.verb == verb && p.k == k; });
+  if (hit == kills_.end()) return std::nullopt;
+  std::string point = hit->str();
+  kills_.erase(hit);
+  return point;
+}
+
 bool Controller::onRequest(int owner, proxy::Server server, int conn, const proxy::StepInfo& step,
                            proxy::StepToken& token) {
   std::unique_lock<std::mutex> lock(mu_);
@@ -52,16 +61,11 @@ bool Controller::onRequest(int owner, proxy::Server server, int conn, const prox
   totalSteps_++;
   st.lastActivity = std::chrono::steady_clock::now();
   ++activity_;
-  auto hit = std::find_if(kills_.begin(), kills_.end(), [&](const KillPoint& p) {
-    return p.when == KillPoint::When::Before && p.verb == step.verb && p.k == f.k;
-  });
-  if (hit != kills_.end()) {
-    std::string point = hit->str();
-    kills_.erase(hit);
+  if (auto point = takeKill(KillPoint::When::Before, step.verb, f.k)) {
     auto j = stepJson(f);
     j["outcome"] = "killed-before";
     history_.append("step", names_[owner], std::move(j));
-    killLocked(lock, owner, point);
+    killLocked(lock, owner, *point);
     lock.unlock();
     if (hub_) hub_->cutNow(owner);
     cv_.notify_all();
@@ -100,15 +104,10 @@ bool Controller::onReply(int owner, const proxy::StepToken& token, const proxy::
     }
     j["delivered"] = arr;
   }
-  auto hit = std::find_if(kills_.begin(), kills_.end(), [&](const KillPoint& p) {
-    return p.when == KillPoint::When::After && p.verb == f.step.verb && p.k == f.k;
-  });
-  if (hit != kills_.end()) {
-    std::string point = hit->str();
-    kills_.erase(hit);
+  if (auto point = takeKill(KillPoint::When::After, f.step.verb, f.k)) {
     j["outcome"] = "killed-after";
     history_.append("step", names_[owner], std::move(j));
-    killLocked(lock, owner, point);
+    killLocked(lock, owner, *point);
     lock.unlock();
     if (hub_) hub_->cutNow(owner);
     cv_.notify_all();

@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -60,6 +61,8 @@ private:
     int64_t t_req_us;
   };
   void killLocked(std::unique_lock<std::mutex>& lock, int owner, const std::string& point);
+  /// The kill point (when, verb, k) if the schedule has it and it has not fired yet; removes it.
+  std::optional<std::string> takeKill(KillPoint::When when, const std::string& verb, int k);
   nlohmann::json stepJson(const Inflight& f) const;
 
   History& history_;
