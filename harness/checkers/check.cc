@@ -89,6 +89,8 @@ std::vector<CheckResult> checkAll(const Scenario& s, const std::vector<Op>& hist
   out.push_back(guarded("process", withView([](const detail::HistoryView& h) { return detail::checkProcesses(h); })));
   out.push_back(guarded("faults", withView([](const detail::HistoryView& h) { return detail::checkFaults(h); })));
   out.push_back(guarded("run", [&]() { return detail::checkRun(history); }));
+  out.push_back(guarded("observation",
+                        withView([](const detail::HistoryView& h) { return detail::checkObservation(h); })));
   return out;
 }
 

@@ -44,8 +44,9 @@ void to_json(nlohmann::json& j, const CheckResult& r);
 
 /// Every checker of a scenario over one history, in this order: one per invariant ("invariant:NAME"), the
 /// broker checker (zero pending, every entry delivered and acked), the process checker (crashes), the
-/// faults checker (every kill point of the plan fired, else Unknown) and the run checker ("error" ops make
-/// it Unknown), each wrapped so that an exception gives Unknown. Violations carry a diagnosis (events,
+/// faults checker (every kill point of the plan fired, else Unknown), the run checker ("error" ops make
+/// it Unknown) and the observation checker (connections the proxies could not decode), each wrapped so
+/// that an exception gives Unknown. Violations carry a diagnosis (events,
 /// kill point, message).
 std::vector<CheckResult> checkAll(const Scenario& s, const std::vector<Op>& history);
 

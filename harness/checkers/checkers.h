@@ -22,11 +22,18 @@ CheckResult checkBroker(const HistoryView& h);
 CheckResult checkProcesses(const HistoryView& h);
 /// Kill points of the plan that never fired.
 CheckResult checkFaults(const HistoryView& h);
+/// Connections the proxies could not decode: Unknown when they could hide deliveries or acknowledgements
+/// (Valkey), or the step a planned kill point names (PostgreSQL, with kill points).
+CheckResult checkObservation(const HistoryView& h);
 /// "error" ops: the run could not be judged.
 CheckResult checkRun(const std::vector<Op>& ops);
 
 /// Invalid when there are violations, else Unknown when there are reasons, else Valid.
 CheckResult resultOf(std::vector<Violation> violations, const std::vector<std::string>& unknownReasons);
+
+/// The violations a run that ended at a limit (HistoryView::end) proves: only effects more time can't undo
+/// (duplicate, phantom). The others become reasons for unknown: the consumer may still have written them.
+std::vector<Violation> provenOnly(const HistoryView& h, std::vector<Violation> vs, std::vector<std::string>& unknown);
 
 /// How an invariant names a distinct group: "event 2", or "order 2 (event 2)" when the invariant is
 /// distinct by another field than the event id.

@@ -1,7 +1,7 @@
 #pragma once
-/// Internal: naming which events went wrong. Two tools: a bounded search for the combinations of
-/// extra (or missing) applications that explain a difference, and the story of one event told from the
-/// history (sends, deliveries with their steps, kills of the processes holding it, acknowledgements).
+/// Internal: naming which events went wrong: the story of one event told from the history (sends,
+/// deliveries with their steps, kills of the processes holding it, acknowledgements). Which application
+/// counts explain a value is checkers/multiplicity.h.
 #include "checkers/check.h"
 #include "checkers/history_view.h"
 
@@ -21,22 +21,6 @@ struct Story {
 
 /// The story of event n. `lost`: mention acknowledgements ("and acknowledged by c2 without effect").
 Story eventStory(const HistoryView& h, int n, bool lost);
-
-/// One unit that may have been applied a different number of times than expected: each extra (or
-/// missing) application moves the observed value by `amount`, at most `cap` times.
-struct Item {
-  int64_t amount = 0;
-  int cap = 1;
-};
-
-/// Solutions x (x[i] in [0, cap_i]) of sum x[i] * amount_i == target. `complete` is false when the search
-/// stopped early (too many items, nodes or solutions): then more solutions may exist.
-struct Combinations {
-  std::vector<std::vector<int>> solutions;
-  bool complete = true;
-};
-Combinations findCombinations(const std::vector<Item>& items, int64_t target, size_t maxSolutions = 16,
-                              size_t maxNodes = 200000);
 
 /// 1 "once", 2 "twice", k "k times".
 std::string times(int k);

@@ -34,4 +34,19 @@ CheckResult checkFaults(const HistoryView& h) {
   return resultOf({}, unknown);
 }
 
+CheckResult checkObservation(const HistoryView& h) {
+  bool kills = h.planOp && h.planOp->value.contains("schedule") && h.planOp->value["schedule"].is_object() &&
+               h.planOp->value["schedule"].contains("kills") && !h.planOp->value["schedule"]["kills"].empty();
+  std::vector<std::string> unknown;
+  for (const auto& o : h.opaque) {
+    std::string what = fmt::format("{}'s {} connection {} could not be decoded ({} bytes from byte {}: {})", o.process,
+                                   o.server == "pg" ? "PostgreSQL" : "Valkey", o.conn, o.direction, o.offset, o.reason);
+    if (o.server == "valkey")
+      unknown.push_back(what + ": the deliveries and acknowledgements on it were not seen, so a pass can't be proven");
+    else if (kills)
+      unknown.push_back(what + ": its steps were not counted, so a planned kill point could have been on it");
+  }
+  return resultOf({}, unknown);
+}
+
 } // namespace idem::detail

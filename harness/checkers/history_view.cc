@@ -53,7 +53,9 @@ void parseStep(HistoryView& h, const Op& op) {
       h.deliveries.push_back(std::move(rec));
     }
   }
-  if (v.contains("acked") && (outcome == "ok" || outcome == "killed-after") && !error) {
+  // An XACK took effect when the server executed it: its reply came (ok), or it was withheld after the
+  // server had it (killed-after, forwarded).
+  if (v.contains("acked") && (outcome == "ok" || outcome == "killed-after" || outcome == "forwarded") && !error) {
     for (const auto& a : v["acked"]) h.acks.push_back({op.index, op.process, a.get<std::string>()});
   }
   h.steps.push_back(std::move(st));
@@ -71,6 +73,10 @@ HistoryView::HistoryView(const Scenario& s, const std::vector<Op>& o) : scenario
       else if (op.type == "send") parseSend(*this, op);
       else if (op.type == "step") parseStep(*this, op);
       else if (op.type == "spawn") logs[op.process] = op.value.value("log", "");
+      else if (op.type == "opaque")
+        opaque.push_back({op.index, op.process, op.value.at("server").get<std::string>(), op.value.value("conn", 0),
+                          op.value.value("direction", ""), op.value.value("offset", uint64_t{0}),
+                          op.value.value("reason", "")});
       else if (op.type == "kill")
         kills.push_back({op.index, op.process, op.value.at("point").get<std::string>(), op.value.value("signal", 9)});
       else if (op.type == "exit") {
@@ -93,6 +99,28 @@ const Op& HistoryView::requireFinal() const {
   if (!finalOp) throw std::runtime_error("no final op: the run did not reach its final read");
   return *finalOp;
 }
+
+RunEnd HistoryView::end() const {
+  const auto& fin = requireFinal().value;
+  std::string e = fin.value("end", "");
+  if (e == "settled") return RunEnd::Settled;
+  if (e == "stuck") return RunEnd::Stuck;
+  if (e == "limit") return RunEnd::Limit;
+  if (!e.empty()) throw std::runtime_error(fmt::format("the final op's end '{}' is not settled, stuck or limit", e));
+  // Histories written before "end" existed: a deadline is a limit; entries left otherwise mean stuck.
+  if (fin.value("deadline", false)) return RunEnd::Limit;
+  bool left = (fin.contains("pending") && !fin["pending"].empty()) ||
+              (fin.contains("undelivered") && !fin["undelivered"].empty());
+  return left ? RunEnd::Stuck : RunEnd::Settled;
+}
+
+std::string HistoryView::endReason() const {
+  const auto& fin = requireFinal().value;
+  if (fin.contains("reason") && fin["reason"].is_string()) return fin["reason"].get<std::string>();
+  return end() == RunEnd::Limit ? "the run hit its deadline" : "";
+}
+
+int HistoryView::cap(int n) const { return opportunities(n); }
 
 const Op& HistoryView::requireInitial() const {
   if (!initialOp) throw std::runtime_error("no initial op: the initial state was not read");

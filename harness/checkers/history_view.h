@@ -56,12 +56,31 @@ struct ExitRec {
   std::string by; ///< "harness" | "self"
 };
 
+/// A connection the proxy could not decode from some byte on (its bytes passed through unobserved).
+struct OpaqueRec {
+  int64_t op = 0;
+  std::string process;
+  std::string server; ///< "pg" | "valkey"
+  int conn = 0;
+  std::string direction; ///< "client" | "server"
+  uint64_t offset = 0;
+  std::string reason;
+};
+
 struct StepRec {
   int64_t op = 0;
   std::string process;
   std::string verb;
   std::string detail;
 };
+
+/// How the run ended, from the final op: what a missing effect can prove.
+///  Settled  every entry delivered and acknowledged, every consumer idle: the state is final.
+///  Stuck    entries left while every live consumer was idle (or kept re-reading them without
+///           acknowledging), also after a restart: proven stuck; what is missing is missing for good.
+///  Limit    the harness gave up (deadline, restart bound, a consumer silent while it held entries):
+///           only effects that can't be undone by more time (a duplicate, a phantom) are proven.
+enum class RunEnd { Settled, Stuck, Limit };
 
 struct HistoryView {
   /// Parses every op; throws std::runtime_error naming the op index on a malformed op.
@@ -79,9 +98,14 @@ struct HistoryView {
   std::vector<KillRec> kills;
   std::vector<ExitRec> exits;
   std::vector<StepRec> steps;
+  std::vector<OpaqueRec> opaque;
   std::map<std::string, std::string> logs; ///< process -> log path (from spawn)
   std::map<int, std::map<std::string, std::string>> eventFields; ///< n -> fields of its first send
   std::map<std::string, int> entryEvent;   ///< entry id -> n
+
+  /// How the run ended (requires the final op) and, for Limit, why ("c2 silent for 58 s holding 3 entries").
+  RunEnd end() const;
+  std::string endReason() const;
 
   /// The final op, or throws "no final op: the run did not finish".
   const Op& requireFinal() const;
@@ -100,6 +124,10 @@ struct HistoryView {
   /// How many times event n may have been handed to a consumer: per entry, the most of the recorded
   /// deliveries, the broker's delivery count of a pending entry, and 1 if it was acknowledged.
   int opportunities(int n) const;
+  /// The most times event n can have been applied: once per delivery (opportunities), plus one for each
+  /// fault after which a live consumer may retry work it holds without a new delivery. A pass is proven
+  /// only up to this bound (docs/verdicts.md).
+  int cap(int n) const;
   /// True when every entry of event n is listed as never delivered by the final op.
   bool neverDelivered(int n) const;
   /// Events that a killed or crashed process was working on when it died: the unacknowledged entries

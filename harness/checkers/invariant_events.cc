@@ -66,7 +66,7 @@ CheckResult checkOneRowPerEvent(const Invariant& inv, const HistoryView& h) {
       unknown.push_back(fmt::format("id {}: {}", id.value_or("NULL"), e.what()));
     }
   }
-  return resultOf(std::move(out), unknown);
+  return resultOf(provenOnly(h, std::move(out), unknown), unknown);
 }
 
 } // namespace idem::detail

@@ -65,7 +65,7 @@ std::optional<Violation> untouched(const Invariant& inv, const std::string& key,
 /// their initial row. Exceptions for one key make the result Unknown for that key only.
 CheckResult eachKey(const Invariant& inv, const HistoryView& h, size_t columns,
                     const std::function<void(const std::string&, const std::vector<const Group*>&, const Row* init,
-                                             const Row* fin, std::vector<Violation>&)>& perKey) {
+                                             const Row* fin, std::vector<Violation>&, std::vector<std::string>&)>& perKey) {
   auto init = keyed(observedRows(h.requireInitial(), inv.name), inv, "initial", columns);
   auto fin = keyed(observedRows(h.requireFinal(), inv.name), inv, "final", columns);
   std::vector<Group> groups = distinctGroups(h, inv.distinct);
@@ -83,13 +83,13 @@ CheckResult eachKey(const Invariant& inv, const HistoryView& h, size_t columns,
       if (!keyedGroups.count(key)) {
         if (auto v = untouched(inv, key, i, f)) out.push_back(*v);
       } else {
-        perKey(key, keyedGroups[key], i, f, out);
+        perKey(key, keyedGroups[key], i, f, out, unknown);
       }
     } catch (const std::exception& e) {
       unknown.push_back(fmt::format("key {}: {}", key, e.what()));
     }
   }
-  return resultOf(std::move(out), unknown);
+  return resultOf(provenOnly(h, std::move(out), unknown), unknown);
 }
 
 /// Every group of the key lost: none of them took effect.
@@ -106,9 +106,15 @@ Violation allLost(const Invariant& inv, const HistoryView& h, const std::string&
 } // namespace
 
 CheckResult checkFinalValue(const Invariant& inv, const HistoryView& h) {
-  return eachKey(inv, h, 2, [&](const std::string& key, const std::vector<const Group*>& gs, const Row*, const Row* fin,
-                                std::vector<Violation>& out) {
-    if (fin && (*fin)[1] && *(*fin)[1] == inv.value) return;
+  return eachKey(inv, h, 2, [&](const std::string& key, const std::vector<const Group*>& gs, const Row* init,
+                                const Row* fin, std::vector<Violation>& out, std::vector<std::string>& unknown) {
+    if (fin && (*fin)[1] && *(*fin)[1] == inv.value) {
+      // The value proves an event took effect only if the row did not hold it before.
+      if (init && (*init)[1] && *(*init)[1] == inv.value)
+        unknown.push_back(fmt::format("{} of {} is '{}' as expected, but it was already '{}' before any event: the "
+                                      "row cannot show that an event took effect", inv.name, key, inv.value, inv.value));
+      return;
+    }
     std::string seen = !fin ? "has no row" : (*fin)[1] ? fmt::format("is '{}'", *(*fin)[1]) : "is NULL";
     Violation v = allLost(inv, h, key, gs, fmt::format("{} of {} {}, expected '{}'", inv.name, key, seen, inv.value));
     v.expected = inv.value;
@@ -120,7 +126,7 @@ CheckResult checkFinalValue(const Invariant& inv, const HistoryView& h) {
 CheckResult checkLatestVersion(const Invariant& inv, const HistoryView& h) {
   const size_t columns = inv.columns.size() + 1;
   return eachKey(inv, h, columns, [&](const std::string& key, const std::vector<const Group*>& gs, const Row* init,
-                                      const Row* fin, std::vector<Violation>& out) {
+                                      const Row* fin, std::vector<Violation>& out, std::vector<std::string>& unknown) {
     auto version = [&](const Group& g) {
       auto v = parseInteger(g.fields.at(inv.version));
       if (!v) throw std::runtime_error(fmt::format("event {}: version '{}' is not an integer", g.events[0], g.fields.at(inv.version)));
@@ -142,7 +148,20 @@ CheckResult checkLatestVersion(const Invariant& inv, const HistoryView& h) {
     for (const auto& c : inv.columns) expected[c] = top.fields.at(c);
     expected[inv.version] = top.fields.at(inv.version);
     for (const Group* g : sorted) {
-      if (fin && version(*g) == version(top) && matches(*g)) return;
+      if (!fin || version(*g) != version(top) || !matches(*g)) continue;
+      // The final row is the highest version's; it proves that version won only when no older version, and
+      // not the initial row, carries the same values.
+      for (const Group* o : sorted) {
+        if (version(*o) == version(top) || !matches(*o)) continue;
+        unknown.push_back(fmt::format("{} holds version {} ({}) as expected, but {} carries the same values: the row "
+                                      "cannot tell which one won", key, version(top), groupLabel(inv, h, top),
+                                      groupLabel(inv, h, *o)));
+        return;
+      }
+      if (init && std::equal(fin->begin(), fin->end(), init->begin(), init->end()))
+        unknown.push_back(fmt::format("{} holds the highest version's values, but so did its initial row: the row "
+                                      "cannot show that an event took effect", key));
+      return;
     }
     json observed = json::object();
     for (size_t i = 0; fin && i < inv.columns.size(); ++i) observed[inv.columns[i]] = rowJson(*fin)[i + 1];
@@ -182,6 +201,19 @@ CheckResult checkLatestVersion(const Invariant& inv, const HistoryView& h) {
     v.observed = fin ? observed : json();
     out.push_back(std::move(v));
   });
+}
+
+/// The violations a run that ended at a limit proves: only effects more time can't undo (an extra row, a
+/// phantom value). The others (a row not updated yet, an older version still in place) become reasons
+/// for unknown: the consumer may still have been about to write them.
+std::vector<Violation> provenOnly(const HistoryView& h, std::vector<Violation> vs, std::vector<std::string>& unknown) {
+  if (h.end() != RunEnd::Limit) return vs;
+  std::vector<Violation> kept;
+  for (auto& v : vs) {
+    if (v.kind == "duplicate" || v.kind == "phantom") kept.push_back(std::move(v));
+    else unknown.push_back(fmt::format("{}, but the run did not finish ({})", v.message, h.endReason()));
+  }
+  return kept;
 }
 
 } // namespace idem::detail

@@ -1,5 +1,11 @@
+/// sum-of-distinct and count-of-distinct. Per key, every distinct group of events moves the observed value
+/// by its amount each time it is applied (count: by 1). The observation proves "every group exactly once"
+/// only when no other application counts within the bounds of the history (each group at most as often as
+/// it was delivered: HistoryView::cap) give the same value. Otherwise the key is unknown (ambiguous), never
+/// valid; and a key whose value differs is named by its one explanation, or by its candidates.
 #include "checkers/checkers.h"
 #include "checkers/diagnosis.h"
+#include "checkers/multiplicity.h"
 #include "scenario/scenario_parse.h"
 
 #include <fmt/format.h>
@@ -12,209 +18,14 @@ namespace idem::detail {
 
 namespace {
 
-/// One key's rows of sum-of-distinct / count-of-distinct, and how to name what went wrong with it.
-class KeyCheck {
-public:
-  KeyCheck(const Invariant& inv, const HistoryView& h, std::string key, std::vector<const Group*> groups)
-      : inv_(inv), h_(h), key_(std::move(key)), groups_(std::move(groups)), sum_(inv.kind == "sum-of-distinct") {}
-
-  int64_t amount(const Group& g) const {
-    if (!sum_) return 1;
-    auto it = g.fields.find(inv_.field);
-    if (it == g.fields.end()) throw std::runtime_error(fmt::format("event {} has no field '{}'", g.events[0], inv_.field));
-    auto v = parseInteger(it->second);
-    if (!v) throw std::runtime_error(fmt::format("event {}: '{}' is not an integer", g.events[0], it->second));
-    return *v;
-  }
-
-  /// Observed more than expected by `extra` (in the direction of sign): which events were applied again.
-  void duplicate(Violation& v, int64_t extra, const std::string& numbers) const {
-    v.kind = "duplicate";
-    std::vector<Item> items;
-    std::vector<const Group*> of;
-    for (const Group* g : groups_) {
-      int opp = 0;
-      for (int n : g->events) opp += h_.opportunities(n);
-      if (amount(*g) != 0 && opp >= 2) {
-        items.push_back({amount(*g), opp - 1});
-        of.push_back(g);
-      }
-    }
-    Combinations c = findCombinations(items, extra);
-    const std::vector<int>* pick = nullptr;
-    if (c.complete && c.solutions.size() == 1) pick = &c.solutions[0];
-    // A dying process's unfinished event is the likely one redelivered and applied again, but only when no
-    // candidate was also retried by the producer: a consumer that deduplicates by entry id handles the
-    // redelivery and applies the retry, so the kill would point at the wrong event.
-    if (!pick && c.complete && c.solutions.size() > 1 && !anyRetried(c, of)) pick = onlyAtRisk(c, of, false);
-    if (pick) return name(v, of, *pick, numbers);
-    if (c.solutions.empty()) {
-      if (items.empty()) {
-        v.message = fmt::format("{}; no event of {} was delivered more than once, so redelivery does not explain it",
-                                numbers, key_);
-      } else {
-        addCandidates(v, of);
-        v.message = fmt::format("{}; no combination of extra applications of the redelivered {} adds up to {}{}",
-                                numbers, candidates(v), extra, c.complete ? "" : " (search cut short)");
-      }
-      return;
-    }
-    ambiguous(v, of, c, "applied twice", numbers);
-  }
-
-  /// Observed less than expected by `missing`: which events were never applied.
-  void lost(Violation& v, int64_t missing, const std::string& numbers) const {
-    v.kind = "lost";
-    std::vector<const Group*> forced, of;
-    std::vector<Item> items;
-    for (const Group* g : groups_) {
-      bool never = true;
-      for (int n : g->events) never = never && h_.neverDelivered(n);
-      if (never) {
-        forced.push_back(g);
-        missing -= amount(*g);
-      } else if (amount(*g) != 0) {
-        items.push_back({amount(*g), 1});
-        of.push_back(g);
-      }
-    }
-    Combinations c = findCombinations(items, missing);
-    const std::vector<int>* pick = nullptr;
-    if (c.complete && c.solutions.size() == 1) pick = &c.solutions[0];
-    if (!pick && c.complete && c.solutions.size() > 1) pick = onlyAtRisk(c, of, true);
-    if (pick) {
-      std::vector<int> x(forced.size(), 1);
-      x.insert(x.end(), pick->begin(), pick->end());
-      std::vector<const Group*> all = forced;
-      all.insert(all.end(), of.begin(), of.end());
-      return name(v, all, x, numbers, true);
-    }
-    for (const Group* g : forced) v.events.insert(v.events.end(), g->events.begin(), g->events.end());
-    std::string prefix;
-    if (!forced.empty()) prefix = fmt::format("{} not applied (never delivered); ", listNumbersOf(forced));
-    if (missing < 0) {
-      v.message = fmt::format("{}{}; that is more than the difference, so something else was applied extra", prefix,
-                              numbers);
-      return;
-    }
-    if (c.solutions.empty()) {
-      addCandidates(v, of);
-      v.message = fmt::format("{}{}; no set of events of {} adds up to the missing {}", prefix, numbers, key_, missing);
-      return;
-    }
-    ambiguous(v, of, c, "lost", numbers);
-    v.message = prefix + v.message;
-  }
-
-private:
-  /// True when some group used by some solution was sent more than once by the producer.
-  bool anyRetried(const Combinations& c, const std::vector<const Group*>& of) const {
-    for (const auto& sol : c.solutions) {
-      for (size_t i = 0; i < sol.size(); ++i) {
-        if (!sol[i]) continue;
-        for (int n : of[i]->events) {
-          if (h_.sendsOf(n).size() > 1) return true;
-        }
-      }
-    }
-    return false;
-  }
-
-  /// Among several solutions, the only one whose every chosen group was being worked on by a process
-  /// when it died (and, for lost events, `unacked`: or was never acknowledged); nullptr unless exactly one.
-  const std::vector<int>* onlyAtRisk(const Combinations& c, const std::vector<const Group*>& of, bool unacked) const {
-    std::set<int> risk = h_.inProgressAtDeath();
-    for (const auto& [n, fields] : h_.eventFields) {
-      if (unacked && !h_.acked(n)) risk.insert(n);
-    }
-    const std::vector<int>* found = nullptr;
-    for (const auto& sol : c.solutions) {
-      bool all = true;
-      for (size_t i = 0; i < sol.size(); ++i) {
-        if (!sol[i]) continue;
-        bool any = false;
-        for (int n : of[i]->events) any = any || risk.count(n);
-        all = all && any;
-      }
-      if (!all) continue;
-      if (found) return nullptr;
-      found = &sol;
-    }
-    return found;
-  }
-
-  /// Names the groups with x[i] > 0: applied 1 + x[i] times, or (lost) not at all.
-  void name(Violation& v, const std::vector<const Group*>& of, const std::vector<int>& x, const std::string& numbers,
-            bool lost = false) const {
-    std::vector<const Group*> named;
-    std::vector<int> applied;
-    for (size_t i = 0; i < x.size(); ++i) {
-      if (!x[i]) continue;
-      named.push_back(of[i]);
-      applied.push_back(lost ? 0 : 1 + x[i]);
-    }
-    nameGroups(v, inv_, h_, named, applied, numbers);
-  }
-
-  void ambiguous(Violation& v, const std::vector<const Group*>& of, const Combinations& c, const char* what,
-                 const std::string& numbers) const {
-    std::set<size_t> used;
-    bool single = true;
-    for (const auto& sol : c.solutions) {
-      int chosen = 0;
-      for (size_t i = 0; i < sol.size(); ++i) {
-        if (sol[i]) used.insert(i), chosen += sol[i];
-      }
-      single = single && chosen == 1;
-    }
-    std::vector<const Group*> cands;
-    for (size_t i : used) cands.push_back(of[i]);
-    addCandidates(v, cands);
-    const char* tell = sum_ ? "amounts do not tell which" : "the count does not tell which";
-    if (single)
-      v.message = fmt::format("one of {} {}; {}; {}", candidates(v), what, tell, numbers);
-    else
-      v.message = fmt::format("{}{} combinations of {} explain it; {}; {}", c.complete ? "" : "at least ",
-                              c.solutions.size(), candidates(v), tell, numbers);
-  }
-
-  void addCandidates(Violation& v, const std::vector<const Group*>& gs) const {
-    for (const Group* g : gs) {
-      for (int n : g->events) {
-        v.candidates.push_back(n);
-        cite(v, eventStory(h_, n, v.kind == "lost"));
-      }
-    }
-    v.kill_point.clear(); // not decided: no kill point is named
-  }
-
-  std::string candidates(const Violation& v) const {
-    std::vector<int> c = v.candidates;
-    std::sort(c.begin(), c.end());
-    c.erase(std::unique(c.begin(), c.end()), c.end());
-    return fmt::format("event{} {}", c.size() == 1 ? "" : "s", fmt::join(c, ", "));
-  }
-
-  std::string listNumbersOf(const std::vector<const Group*>& gs) const {
-    std::vector<int> ns;
-    for (const Group* g : gs) ns.insert(ns.end(), g->events.begin(), g->events.end());
-    return fmt::format("event{} {}", ns.size() == 1 ? "" : "s", listNumbers(ns));
-  }
-
-  const Invariant& inv_;
-  const HistoryView& h_;
-  std::string key_;
-  std::vector<const Group*> groups_;
-  bool sum_;
-};
-
 /// key -> value column, from rows (key, value).
 std::map<std::string, Row> keyed(const Rows& rows, const Invariant& inv, const char* which) {
   std::map<std::string, Row> out;
   for (const auto& row : rows) {
     std::string key = rowKey(row, inv.name);
-    if (row.size() < 2)
-      throw std::runtime_error(fmt::format("'{}': the {} row of key '{}' has no value column", inv.name, which, key));
+    if (row.size() != 2)
+      throw std::runtime_error(fmt::format("'{}': the {} row of key '{}' has {} columns, expected 2 (key, value)",
+                                           inv.name, which, key, row.size()));
     if (!out.emplace(key, row).second)
       throw std::runtime_error(fmt::format("'{}': key '{}' appears twice in the {} rows", inv.name, key, which));
   }
@@ -227,6 +38,200 @@ int64_t number(const Row& row, const char* which) {
   if (!v) throw std::runtime_error(fmt::format("the {} value of '{}' is '{}', not an integer", which, *row[0], *row[1]));
   return *v;
 }
+
+/// One key of the invariant: its groups, and the judgement of its observed value.
+class KeyCheck {
+public:
+  KeyCheck(const Invariant& inv, const HistoryView& h, std::string key, std::vector<const Group*> groups)
+      : inv_(inv), h_(h), key_(std::move(key)), groups_(std::move(groups)), sum_(inv.kind == "sum-of-distinct") {
+    for (const Group* g : groups_) {
+      int cap = 0;
+      for (int n : g->events) cap += h_.cap(n);
+      units_.push_back(Unit{inv_.sign * amount(*g), 0, cap});
+    }
+  }
+
+  int64_t expected(int64_t initial) const {
+    int64_t e = initial;
+    for (const Unit& u : units_) e += u.amount;
+    return e;
+  }
+
+  /// Judges the final value; appends violations, or a reason why the key is unknown.
+  void judge(int64_t initial, int64_t observed, std::vector<Violation>& out, std::vector<std::string>& unknown) const {
+    const int64_t want = expected(initial);
+    numbers_ = fmt::format("{} of {} is {}, expected {}", inv_.name, key_, observed, want);
+    const Explanations ex = explain(units_, observed - initial);
+    bool onesFit = std::all_of(units_.begin(), units_.end(), [](const Unit& u) { return u.hi >= 1; });
+    if (onesFit && observed == want) { // what a correct consumer gives: is it the only explanation?
+      if (ex.complete && ex.solutions.size() == 1) return;
+      if (!ex.complete && ex.solutions.size() <= 1) {
+        unknown.push_back(fmt::format("{} as expected, but whether another combination of applications gives the "
+                                      "same value could not be decided (search cut short)", numbers_));
+        return;
+      }
+      const auto& other = ex.solutions[0] == std::vector<int>(units_.size(), 1) ? ex.solutions[1] : ex.solutions[0];
+      unknown.push_back(fmt::format("{} of {} is {} as expected, but {} gives the same value: {} (docs/verdicts.md)",
+                                    inv_.name, key_, observed, phrase(other), tell()));
+      return;
+    }
+    // The value is not "every group once".
+    if (h_.end() == RunEnd::Limit && !excessProven(ex)) {
+      unknown.push_back(fmt::format("{}, but the run did not finish ({}): what is missing may still have come",
+                                    numbers_, h_.endReason()));
+      return;
+    }
+    if (ex.complete && ex.solutions.size() == 1) return named(ex.solutions[0], out);
+    Violation v = base(observed - want);
+    if (ex.solutions.empty()) {
+      for (const Group* g : groups_) addCandidate(v, *g);
+      v.message = ex.complete
+                      ? fmt::format("{}; no count of applications of the events of {} (each at most as often as it was "
+                                    "delivered) adds up to it: something was applied {} often than delivered, or an "
+                                    "effect no event explains", numbers_, key_, v.kind == "duplicate" ? "more" : "less")
+                      : fmt::format("{}; no explanation was found before the search was cut short", numbers_);
+      out.push_back(std::move(v));
+      return;
+    }
+    // Several explanations: the simplest (fewest events off) name the candidates; none is claimed.
+    const int simplest = deviations(ex.solutions.front());
+    bool allExcess = true, allMissing = true;
+    for (const auto& sol : ex.solutions) {
+      for (int x : sol) {
+        if (x > 1) allMissing = false;
+        if (x < 1) allExcess = false;
+      }
+      if (deviations(sol) != simplest) continue;
+      for (size_t i = 0; i < sol.size(); ++i)
+        if (sol[i] != 1) addCandidate(v, *groups_[i]);
+    }
+    if (allExcess) v.kind = "duplicate";
+    else if (allMissing) v.kind = "lost";
+    std::vector<std::string> alts;
+    for (size_t i = 0; i < ex.solutions.size() && i < 3; ++i) alts.push_back(phrase(ex.solutions[i]));
+    std::string more;
+    if (ex.solutions.size() > alts.size()) more = fmt::format(" and {} more", ex.solutions.size() - alts.size());
+    if (!ex.complete) more += " (the search was cut short: there may be others)";
+    std::string likely;
+    if (const auto* l = likeliest(ex)) likely = fmt::format("likely {}, which the process that died was working on; ", phrase(*l));
+    v.message = fmt::format("{}{}{} explanations: {}{}; {}; {}", likely, ex.complete ? "" : "at least ",
+                            ex.solutions.size(), fmt::join(alts, "; or "), more, tell(), numbers_);
+    out.push_back(std::move(v));
+  }
+
+private:
+  int64_t amount(const Group& g) const {
+    if (!sum_) return 1;
+    auto it = g.fields.find(inv_.field);
+    if (it == g.fields.end()) throw std::runtime_error(fmt::format("event {} has no field '{}'", g.events[0], inv_.field));
+    auto v = parseInteger(it->second);
+    if (!v) throw std::runtime_error(fmt::format("event {}: '{}' is not an integer", g.events[0], it->second));
+    return *v;
+  }
+
+  const char* tell() const { return sum_ ? "the amounts cannot tell" : "a count cannot tell"; }
+
+  /// At a limit, only an effect more time cannot undo is proven: every explanation applies something twice.
+  static bool excessProven(const Explanations& ex) {
+    if (!ex.complete || ex.solutions.empty()) return false;
+    return std::all_of(ex.solutions.begin(), ex.solutions.end(), [](const std::vector<int>& m) {
+      return std::any_of(m.begin(), m.end(), [](int x) { return x > 1; });
+    });
+  }
+
+  /// The one explanation whose every group off was at risk: being worked on by a process when it died (or,
+  /// for a group missing, never acknowledged); nullptr unless exactly one. An extra application is not
+  /// pinned on a dying process when a producer retry could explain it as well. A hint, never a claim.
+  const std::vector<int>* likeliest(const Explanations& ex) const {
+    std::set<int> risk = h_.inProgressAtDeath();
+    auto retried = [&](const Group& g) {
+      return std::any_of(g.events.begin(), g.events.end(), [&](int n) { return h_.sendsOf(n).size() > 1; });
+    };
+    // A consumer that deduplicates by entry id skips a redelivery and applies a producer retry: when a
+    // retry explains an extra application as well, the dying process is no better a suspect.
+    for (const auto& sol : ex.solutions) {
+      bool byRetry = true;
+      for (size_t i = 0; i < sol.size() && byRetry; ++i)
+        if (sol[i] != 1) byRetry = sol[i] > 1 && retried(*groups_[i]);
+      if (byRetry) return nullptr;
+    }
+    const std::vector<int>* found = nullptr;
+    for (const auto& sol : ex.solutions) {
+      bool all = true;
+      for (size_t i = 0; i < sol.size() && all; ++i) {
+        if (sol[i] == 1) continue;
+        const Group& g = *groups_[i];
+        all = std::any_of(g.events.begin(), g.events.end(),
+                          [&](int n) { return risk.count(n) || (sol[i] < 1 && !h_.acked(n)); });
+      }
+      if (!all) continue;
+      if (found) return nullptr;
+      found = &sol;
+    }
+    return found;
+  }
+
+  bool acked(const Group& g) const {
+    return std::any_of(g.events.begin(), g.events.end(), [&](int n) { return h_.acked(n); });
+  }
+
+  /// "event 2 applied twice and event 4 lost"
+  std::string phrase(const std::vector<int>& m) const {
+    std::vector<std::string> parts;
+    for (size_t i = 0; i < m.size(); ++i) {
+      if (m[i] == 1) continue;
+      const Group& g = *groups_[i];
+      parts.push_back(groupLabel(inv_, h_, g) +
+                      (m[i] > 1 ? " applied " + times(m[i]) : acked(g) ? " lost" : " not applied"));
+    }
+    return listAnd(parts);
+  }
+
+  Violation base(int64_t diff) const {
+    Violation v;
+    v.invariant = inv_.name;
+    v.key = key_;
+    v.kind = diff * inv_.sign > 0 ? "duplicate" : "lost";
+    return v;
+  }
+
+  void addCandidate(Violation& v, const Group& g) const {
+    for (int n : g.events) {
+      v.candidates.push_back(n);
+      cite(v, eventStory(h_, n, v.kind == "lost"));
+    }
+    v.kill_point.clear(); // not decided: no kill point is named
+  }
+
+  /// The one explanation: a violation per kind of deviation (applied more than once, lost, not applied).
+  void named(const std::vector<int>& m, std::vector<Violation>& out) const {
+    std::map<std::string, std::pair<std::vector<const Group*>, std::vector<int>>> byKind;
+    for (size_t i = 0; i < m.size(); ++i) {
+      if (m[i] == 1) continue;
+      std::string kind = m[i] > 1 ? "duplicate" : acked(*groups_[i]) ? "lost" : "stuck";
+      byKind[kind].first.push_back(groups_[i]);
+      byKind[kind].second.push_back(m[i]);
+    }
+    std::string numbers = numbers_;
+    if (byKind.size() > 1) numbers += fmt::format(", explained only by {}", phrase(m));
+    for (const char* kind : {"duplicate", "lost", "stuck"}) {
+      auto it = byKind.find(kind);
+      if (it == byKind.end()) continue;
+      Violation v = base(0);
+      v.kind = kind;
+      nameGroups(v, inv_, h_, it->second.first, it->second.second, numbers);
+      out.push_back(std::move(v));
+    }
+  }
+
+  const Invariant& inv_;
+  const HistoryView& h_;
+  std::string key_;
+  std::vector<const Group*> groups_;
+  std::vector<Unit> units_;
+  bool sum_;
+  mutable std::string numbers_;
+};
 
 } // namespace
 
@@ -245,17 +250,18 @@ CheckResult checkSums(const Invariant& inv, const HistoryView& h) {
     for (const auto& [k, row] : *m) keys.insert(k);
   }
   for (const auto& [k, gs] : byKey) keys.insert(k);
+  const bool limit = h.end() == RunEnd::Limit;
   std::vector<Violation> out;
   std::vector<std::string> unknown;
   for (const auto& key : keys) {
     try {
-      Violation v;
-      v.invariant = inv.name;
-      v.key = key;
       bool hasInit = init.count(key), hasFin = fin.count(key);
       if (!byKey.count(key)) { // nothing sent for this key: it must keep its initial row
         if (hasInit && hasFin && number(init[key], "initial") == number(fin[key], "final")) continue;
+        Violation v;
         v.kind = "phantom";
+        v.invariant = inv.name;
+        v.key = key;
         if (hasInit) v.expected = number(init[key], "initial");
         if (hasFin) v.observed = number(fin[key], "final");
         v.message = !hasInit ? fmt::format("{} of {} is {} but {} had no initial row and no event", inv.name, key,
@@ -267,24 +273,31 @@ CheckResult checkSums(const Invariant& inv, const HistoryView& h) {
         continue;
       }
       KeyCheck kc(inv, h, key, byKey[key]);
-      int64_t expected = hasInit ? number(init[key], "initial") : 0;
-      for (const Group* g : byKey[key]) expected += inv.sign * kc.amount(*g);
-      v.expected = expected;
+      int64_t initial = hasInit ? number(init[key], "initial") : 0;
+      int64_t expected = kc.expected(initial);
       if (!hasFin) {
+        if (limit) {
+          unknown.push_back(fmt::format("{} of {} has no row yet; the run did not finish ({})", inv.name, key,
+                                        h.endReason()));
+          continue;
+        }
+        Violation v;
         v.kind = "lost";
+        v.invariant = inv.name;
+        v.key = key;
+        v.expected = expected;
         for (const Group* g : byKey[key]) v.candidates.insert(v.candidates.end(), g->events.begin(), g->events.end());
         v.message = fmt::format("{} of {} has no row; expected {}", inv.name, key, expected);
         out.push_back(std::move(v));
         continue;
       }
       int64_t observed = number(fin[key], "final");
-      if (observed == expected) continue;
-      v.observed = observed;
-      std::string numbers = fmt::format("{} of {} is {}, expected {}", inv.name, key, observed, expected);
-      int64_t extra = inv.sign * (observed - expected);
-      if (extra > 0) kc.duplicate(v, extra, numbers);
-      else kc.lost(v, -extra, numbers);
-      out.push_back(std::move(v));
+      size_t before = out.size();
+      kc.judge(initial, observed, out, unknown);
+      for (size_t i = before; i < out.size(); ++i) {
+        out[i].expected = expected;
+        out[i].observed = observed;
+      }
     } catch (const std::exception& e) {
       unknown.push_back(fmt::format("key {}: {}", key, e.what()));
     }

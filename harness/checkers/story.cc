@@ -26,7 +26,10 @@ public:
     const AckRec* ack = h_.ackBy(d.process, d.entry, d.op, later);
     const KillRec* kill = h_.killAfter(d.process, d.op);
     if (kill && kill->op > later) kill = nullptr;
-    if (kill && ack && ack->op < kill->op) kill = nullptr;
+    // A kill after the acknowledgement is no part of this delivery's story, unless the event was lost and
+    // the kill came right after the acknowledgement (no other step of the process in between): acknowledged
+    // first, killed before its effect.
+    if (kill && ack && ack->op < kill->op && !(lost_ && !stepBetween(d.process, ack->op, kill->op))) kill = nullptr;
     if (ack && lost_) {
       out += fmt::format(" and acknowledged by {} without effect", d.process);
       st_.ops.push_back(ack->op);
@@ -41,6 +44,11 @@ public:
   }
 
 private:
+  bool stepBetween(const std::string& proc, int64_t from, int64_t to) const {
+    return std::any_of(h_.steps.begin(), h_.steps.end(),
+                       [&](const StepRec& st) { return st.process == proc && st.op > from && st.op < to; });
+  }
+
   const HistoryView& h_;
   bool lost_;
   Story& st_;
@@ -108,6 +116,48 @@ Story eventStory(const HistoryView& h, int n, bool lost) {
   if (!ds.empty() && !h.acked(n)) parts.push_back("never acknowledged");
   st.text = fmt::format("{}", fmt::join(parts, ", "));
   return st;
+}
+
+std::string times(int k) {
+  if (k == 1) return "once";
+  if (k == 2) return "twice";
+  return fmt::format("{} times", k);
+}
+
+std::string listAnd(const std::vector<std::string>& words) {
+  if (words.empty()) return "";
+  if (words.size() == 1) return words[0];
+  std::string out;
+  for (size_t i = 0; i + 1 < words.size(); ++i) out += (i ? ", " : "") + words[i];
+  return out + " and " + words.back();
+}
+
+std::string listNumbers(const std::vector<int>& ns) {
+  std::vector<std::string> w;
+  for (int n : ns) w.push_back(std::to_string(n));
+  return listAnd(w);
+}
+
+void cite(Violation& v, const Story& s) {
+  v.ops.insert(v.ops.end(), s.ops.begin(), s.ops.end());
+  v.entries.insert(v.entries.end(), s.entries.begin(), s.entries.end());
+  if (v.kill_point.empty()) v.kill_point = s.kill_point;
+}
+
+void tidy(Violation& v) {
+  auto uniq = [](auto& vec) {
+    std::sort(vec.begin(), vec.end());
+    vec.erase(std::unique(vec.begin(), vec.end()), vec.end());
+  };
+  uniq(v.ops);
+  uniq(v.events);
+  uniq(v.candidates);
+  // entries keep their stream order (ids sort as text wrongly: 1-10 < 1-2); only drop repeats
+  std::vector<std::string> seen;
+  for (const auto& e : v.entries) {
+    if (std::find(seen.begin(), seen.end(), e) == seen.end()) seen.push_back(e);
+  }
+  v.entries = seen;
 }
 
 } // namespace idem::detail

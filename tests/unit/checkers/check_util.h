@@ -21,6 +21,13 @@ inline CheckResult result(std::vector<CheckResult>&& rs, const std::string& chec
   return result(static_cast<const std::vector<CheckResult>&>(rs), checker);
 }
 
+/// Observed rows, each a list of columns.
+inline nlohmann::json rows(std::initializer_list<std::vector<nlohmann::json>> rs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : rs) out.push_back(nlohmann::json(r));
+  return out;
+}
+
 /// The observed rows of the wallet scenario's balance invariant.
 inline nlohmann::json balances(int64_t w1, int64_t w2 = 0, int64_t w3 = 0) {
   using nlohmann::json;

@@ -83,11 +83,16 @@ public:
 
   int64_t exit(const std::string& proc, json value) { return h.append("exit", proc, std::move(value)); }
 
-  void finalOp(json observed, json pending = json::array(), json undelivered = json::array(), bool deadline = false) {
+  /// The final op. `end` is how the run ended (settled, stuck, limit); "" means settled when nothing is
+  /// left pending or undelivered, else stuck (proven), as the supervisor writes it.
+  void finalOp(json observed, json pending = json::array(), json undelivered = json::array(), std::string end = "") {
     json stream = json::array();
     for (int i = 0; i < entries_; ++i) stream.push_back(fmt::format("1-{}", i));
-    h.append("final", "harness", {{"observed", std::move(observed)}, {"pending", std::move(pending)},
-                                  {"undelivered", std::move(undelivered)}, {"stream", stream}, {"deadline", deadline}});
+    if (end.empty()) end = pending.empty() && undelivered.empty() ? "settled" : "stuck";
+    json v{{"observed", std::move(observed)}, {"pending", std::move(pending)}, {"undelivered", std::move(undelivered)},
+           {"stream", stream}, {"deadline", end == "limit"}, {"end", end}};
+    if (end == "limit") v["reason"] = "deadline of 60 s reached with c1 silent for 58 s holding 1 entry; raise --deadline";
+    h.append("final", "harness", std::move(v));
   }
 
   std::vector<Op> ops() const { return h.ops(); }

@@ -14,7 +14,7 @@ namespace {
 HistoryBuilder killedRun(const Scenario& s, std::vector<std::string>& entries, std::vector<std::string> kills) {
   HistoryBuilder b(s, std::move(kills));
   b.initial(balances(0));
-  entries = sendWallet(b, {100, 200, 300}, {1, 2, 3});
+  entries = sendWallet(b, {100, 300, 900}, {1, 2, 3}); // decodable amounts: sums name their events
   b.spawn("c1");
   b.read("c1", "XREADGROUP", entries);
   applySimply(b, "c1", entries[0], 100);
@@ -30,7 +30,7 @@ TEST_CASE("broker: pending entries are stuck, naming event, consumer and its kil
   Scenario s = builtin("wallet");
   std::vector<std::string> e;
   HistoryBuilder b = killedRun(s, e, {"after:COMMIT#2"});
-  b.finalOp(balances(300), json::array({{{"entry", e[1]}, {"consumer", "c1"}, {"deliveries", 1}},
+  b.finalOp(balances(400), json::array({{{"entry", e[1]}, {"consumer", "c1"}, {"deliveries", 1}},
                                         {{"entry", e[2]}, {"consumer", "c1"}, {"deliveries", 1}}}));
   auto rs = checkAll(s, b.ops());
   const auto& r = result(rs, "broker");
@@ -50,18 +50,32 @@ TEST_CASE("broker: pending entries are stuck, naming event, consumer and its kil
   CHECK(bal.violations[0].kind == "stuck");
   CHECK(bal.violations[0].events == std::vector<int>{3});
   CHECK(bal.violations[0].message == "event 3 not applied: delivered to c1 (XREADGROUP#1), c1 killed at "
-                                     "after:COMMIT#2, never acknowledged; balance of w1 is 300, expected 600");
+                                     "after:COMMIT#2, never acknowledged; balance of w1 is 400, expected 1300");
   CHECK(result(rs, "faults").verdict == Verdict::Valid);
 }
 
-TEST_CASE("broker: never delivered entries are stuck; a deadline is noted", "[broker]") {
+TEST_CASE("broker: never delivered entries are stuck when proven; at a limit, unknown", "[broker]") {
   Scenario s = builtin("wallet");
   std::vector<std::string> e;
   HistoryBuilder b = killedRun(s, e, {});
-  b.finalOp(balances(300), json::array(), json::array({e[2]}), false);
-  const auto r = result(checkAll(s, b.ops()), "broker");
-  REQUIRE(r.violations.size() == 1);
-  CHECK(r.violations[0].message == "entry 1-2 (event 3) was never delivered");
+  SECTION("proven stuck") {
+    b.finalOp(balances(400), json::array(), json::array({e[2]}), "stuck");
+    const auto r = result(checkAll(s, b.ops()), "broker");
+    REQUIRE(r.violations.size() == 1);
+    CHECK(r.violations[0].message == "entry 1-2 (event 3) was never delivered");
+  }
+  SECTION("the run ended at the deadline: the consumer may still have been busy") {
+    b.finalOp(balances(400), json::array(), json::array({e[2]}), "limit");
+    auto rs = checkAll(s, b.ops());
+    const auto r = result(rs, "broker");
+    CHECK(r.verdict == Verdict::Unknown);
+    CHECK(r.violations.empty());
+    CHECK(r.error == "1 entry left pending or undelivered, but the run did not finish (deadline of 60 s reached with "
+                     "c1 silent for 58 s holding 1 entry; raise --deadline)");
+    // What is missing may still have come: the invariant can't call it lost or stuck either.
+    CHECK(result(rs, "invariant:balance").verdict == Verdict::Unknown);
+    CHECK(merge(rs) == Verdict::Unknown);
+  }
 }
 
 TEST_CASE("process: exiting non-zero by itself is a crash naming status and log", "[process]") {
@@ -78,7 +92,7 @@ TEST_CASE("process: exiting non-zero by itself is a crash naming status and log"
   b.exit("c5", {{"signal", 15}, {"by", "harness"}}); // stopped by the harness: fine
   b.spawn("c6");
   b.exit("c6", {{"signal", 6}, {"by", "harness"}}); // a signal the harness never sends
-  b.finalOp(balances(300));
+  b.finalOp(balances(400));
   const auto r = result(checkAll(s, b.ops()), "process");
   REQUIRE(r.verdict == Verdict::Invalid);
   REQUIRE(r.violations.size() == 3);
@@ -93,7 +107,7 @@ TEST_CASE("faults: a kill point that never fired makes the run unknown", "[fault
   Scenario s = builtin("wallet");
   std::vector<std::string> e;
   HistoryBuilder b = killedRun(s, e, {"after:COMMIT#2", "after:COMMIT#3", "before:xack#9"});
-  b.finalOp(balances(300));
+  b.finalOp(balances(400));
   auto rs = checkAll(s, b.ops());
   const auto& r = result(rs, "faults");
   CHECK(r.verdict == Verdict::Unknown);
@@ -176,7 +190,7 @@ TEST_CASE("results serialise with stable keys", "[json]") {
   Scenario s = builtin("wallet");
   auto rs = checkAll(s, simpleWalletRun());
   json j = rs;
-  REQUIRE(j.size() == 5);
+  REQUIRE(j.size() == 6);
   CHECK(j[0]["checker"] == "invariant:balance");
   CHECK(j[0]["verdict"] == "invalid");
   CHECK(j[1]["checker"] == "broker");
@@ -190,30 +204,6 @@ TEST_CASE("results serialise with stable keys", "[json]") {
     CHECK(v.contains(key));
   CHECK(v["events"] == json::array({2}));
   CHECK(toString(Verdict::Unknown) == "unknown");
-}
-
-TEST_CASE("combination search: exact, bounded, and honest about cut-offs", "[search]") {
-  using detail::findCombinations;
-  auto c = findCombinations({{5000, 1}, {5000, 1}, {3000, 1}}, 5000);
-  CHECK(c.complete);
-  CHECK(c.solutions.size() == 2);
-  c = findCombinations({{1000, 1}, {2000, 2}, {4000, 1}}, 5000);
-  CHECK(c.complete);
-  REQUIRE(c.solutions.size() == 2); // 1000 + 4000, 1000 + 2 x 2000
-  c = findCombinations({{-100, 1}, {300, 1}}, 200);
-  REQUIRE(c.solutions.size() == 1);
-  CHECK(c.solutions[0] == std::vector<int>{1, 1});
-  c = findCombinations({{7, 1}}, 5);
-  CHECK(c.complete);
-  CHECK(c.solutions.empty());
-  std::vector<detail::Item> many(30, {1, 1});
-  CHECK_FALSE(findCombinations(many, 3).complete);
-  std::vector<detail::Item> wide(20, {1, 1});
-  c = findCombinations(wide, 10, 16, 1000000);
-  CHECK_FALSE(c.complete); // C(20,10) solutions: stops at 16
-  CHECK(c.solutions.size() == 16);
-  c = findCombinations(wide, 10, 1000000, 500);
-  CHECK_FALSE(c.complete); // node budget
 }
 
 TEST_CASE("run: a producer that did not send the whole schedule makes the run unknown", "[run]") {
