@@ -27,7 +27,8 @@ struct Counting : idem::proxy::StepListener {
     return false;
   }
   bool onReply(int, const idem::proxy::StepToken&, const idem::proxy::ReplyInfo&) override { return false; }
-  void onCut(int, const idem::proxy::StepToken&) override {}
+  void onCut(int, const idem::proxy::StepToken&, idem::proxy::CutKind) override {}
+  void onOpaque(int, idem::proxy::Server, int, const char*, uint64_t, const std::string&) override {}
 };
 
 double median(std::vector<double> v) {

@@ -9,4 +9,4 @@ rm -rf build
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)"
 cd build
-ctest --output-on-failure
+ctest --output-on-failure -j"$(nproc)"

@@ -7,9 +7,10 @@ namespace idem::cli {
 
 namespace {
 
-/// Durations as parsed by CLI11, per command's args, in milliseconds: deadline, stall, grace.
-std::map<const CommonArgs*, std::array<double, 3>>& durations() {
-  static std::map<const CommonArgs*, std::array<double, 3>> d;
+/// Durations as parsed by CLI11, per command's args, in milliseconds: deadline, stall, grace, settle,
+/// start timeout.
+std::map<const CommonArgs*, std::array<double, 5>>& durations() {
+  static std::map<const CommonArgs*, std::array<double, 5>> d;
   return d;
 }
 
@@ -31,14 +32,28 @@ void addCommon(CLI::App& cmd, CommonArgs& a, bool manyTargets) {
   cmd.add_option("--claim-idle-ms", a.run.claim_idle_ms, "CLAIM_IDLE_MS given to consumers, waited after a kill")
       ->check(CLI::Range(1, 600000))->capture_default_str();
   cmd.add_option("--junit", a.junit, "also write JUnit XML to FILE");
+  cmd.add_flag("--scenario-values", a.scenarioValues,
+               "run the scenario's default schedule with its own values, not decodable ones: a pass that another "
+               "combination of applications also explains is then unknown (docs/verdicts.md)");
   auto units = CLI::AsNumberWithUnit(std::map<std::string, double>{{"ms", 1}, {"s", 1000}, {"m", 60000}},
                                      CLI::AsNumberWithUnit::CASE_SENSITIVE, "DURATION");
   auto& d = durations()[&a];
-  d = {double(a.run.deadline.count()), double(a.run.stall.count()), double(a.run.grace.count())};
-  cmd.add_option("--deadline", d[0], "wall-clock limit of one schedule, e.g. 60s")->transform(units)->capture_default_str();
-  cmd.add_option("--stall-timeout", d[1], "no broker progress for this long: restart the consumer once, then stop (stuck)")
-      ->transform(units)->capture_default_str();
-  cmd.add_option("--grace", d[2], "SIGTERM to SIGKILL grace period of a consumer")->transform(units)->capture_default_str();
+  const auto& r = a.run;
+  d = {double(r.deadline.count()), double(r.stall.count()), double(r.grace.count()), double(r.settle.count()),
+       double(r.start_timeout.count())};
+  auto positive = CLI::Range(1.0, 1e12, "DURATION > 0");
+  auto duration = [&](const char* flag, double& v, const char* help) {
+    cmd.add_option(flag, v, help)->transform(units)->check(positive)->capture_default_str();
+  };
+  duration("--deadline", d[0], "wall-clock limit of one schedule (bounds every wait); a consumer still busy then makes "
+                               "the run unknown, e.g. 120s");
+  duration("--stall-timeout", d[1], "work left while every consumer is idle for CLAIM_IDLE_MS + this: restart once, "
+                                    "then stuck");
+  duration("--grace", d[2], "SIGTERM to SIGKILL grace period of a consumer");
+  duration("--settle", d[3], "everything acknowledged and every consumer idle: end the run after this long without work");
+  duration("--start-timeout", d[4], "a consumer that makes no request for this long after it started: unknown");
+  cmd.add_option("--max-processes", a.run.max_processes, "consumer processes one schedule may start (restarts included)")
+      ->check(CLI::Range(1, 1000))->capture_default_str();
 }
 
 CommonArgs& finish(CommonArgs& a) {
@@ -46,6 +61,8 @@ CommonArgs& finish(CommonArgs& a) {
   a.run.deadline = std::chrono::milliseconds(static_cast<int64_t>(d[0]));
   a.run.stall = std::chrono::milliseconds(static_cast<int64_t>(d[1]));
   a.run.grace = std::chrono::milliseconds(static_cast<int64_t>(d[2]));
+  a.run.settle = std::chrono::milliseconds(static_cast<int64_t>(d[3]));
+  a.run.start_timeout = std::chrono::milliseconds(static_cast<int64_t>(d[4]));
   return a;
 }
 

@@ -13,6 +13,15 @@ using tcp = asio::ip::tcp;
 
 const char* toString(Server s) { return s == Server::Pg ? "pg" : "valkey"; }
 
+const char* toString(CutKind k) {
+  switch (k) {
+  case CutKind::Withheld: return "withheld";
+  case CutKind::Forwarded: return "forwarded";
+  case CutKind::Unobserved: return "unobserved";
+  }
+  return "withheld";
+}
+
 namespace {
 
 struct Conn;
@@ -68,7 +77,15 @@ struct Conn : std::enable_shared_from_this<Conn> {
   TrackerPtr tracker;
   std::string cin, sin;            // unconsumed input of each direction
   std::string heldReq, heldRep;    // bytes of the current step request / reply, withheld until decided
-  std::deque<StepToken> inflight;  // requests sent upstream, awaiting replies (FIFO)
+  struct Sent {
+    StepToken token;
+    uint64_t end = 0; // upstream byte offset just past its request
+  };
+  std::deque<Sent> inflight;       // requests sent upstream, awaiting replies (FIFO)
+  // Bytes queued for the server, and handed to the socket: Asio sends at once when a write starts (its
+  // handler runs later), so a request is counted as possibly sent from the moment its bytes are handed on.
+  uint64_t upQueued = 0, upHanded = 0;
+  uint64_t cinOffset = 0, sinOffset = 0; // bytes of each direction consumed by the tracker so far
   std::deque<std::string> outClient, outUpstream;
   bool writingClient = false, writingUpstream = false;
   bool clientEof = false, upstreamEof = false;
@@ -148,6 +165,7 @@ struct Conn : std::enable_shared_from_this<Conn> {
       if (d == Decode::NeedMoreData) break;
       if (d == Decode::Invalid || m.size == 0 || m.size > rest.size()) {
         clientOpaque = true;
+        hub.listener.onOpaque(owner, server, id, "client", cinOffset + off, undecodable(rest));
         continue;
       }
       std::string bytes(rest.substr(0, m.size));
@@ -172,14 +190,17 @@ struct Conn : std::enable_shared_from_this<Conn> {
           cin.clear();
           return;
         }
-        inflight.push_back(token);
+        inflight.push_back({token, upQueued + heldReq.size()});
         sendUpstream(std::move(heldReq));
         heldReq.clear();
         break;
       }
       }
     }
-    if (!dead) cin.erase(0, off);
+    if (!dead) {
+      cin.erase(0, off);
+      cinOffset += off;
+    }
   }
 
   void processServer() {
@@ -198,6 +219,10 @@ struct Conn : std::enable_shared_from_this<Conn> {
       if (d == Decode::NeedMoreData) break;
       if (d == Decode::Invalid || m.size == 0 || m.size > rest.size()) {
         serverOpaque = true;
+        hub.listener.onOpaque(owner, server, id, "server", sinOffset + off, undecodable(rest));
+        // The replies of the steps in flight pass through from here on, unobserved.
+        for (const auto& t : inflight) hub.listener.onCut(owner, t.token, CutKind::Unobserved);
+        inflight.clear();
         continue;
       }
       std::string bytes(rest.substr(0, m.size));
@@ -215,11 +240,11 @@ struct Conn : std::enable_shared_from_this<Conn> {
         heldRep += bytes;
         // Steps the server skipped (an error in a Flush pipeline skips to the next Sync) get no reply.
         for (size_t i = 0; i < m.skipped && !inflight.empty(); ++i) {
-          hub.listener.onCut(owner, inflight.front());
+          hub.listener.onCut(owner, inflight.front().token, CutKind::Forwarded);
           inflight.pop_front();
         }
         if (!inflight.empty()) {
-          StepToken token = inflight.front();
+          StepToken token = inflight.front().token;
           inflight.pop_front();
           bool kill = hub.listener.onReply(owner, token, m.reply);
           if (dead || kill) {
@@ -233,11 +258,28 @@ struct Conn : std::enable_shared_from_this<Conn> {
       }
       }
     }
-    if (!dead) sin.erase(0, off);
+    if (!dead) {
+      sin.erase(0, off);
+      sinOffset += off;
+    }
+  }
+
+  /// Why bytes could not be decoded, with the first of them in hex.
+  std::string undecodable(std::string_view rest) const {
+    std::string hex;
+    for (size_t i = 0; i < rest.size() && i < 16; ++i) {
+      static const char* digits = "0123456789abcdef";
+      auto c = static_cast<unsigned char>(rest[i]);
+      hex += digits[c >> 4];
+      hex += digits[c & 15];
+    }
+    return std::string("not the ") + (server == Server::Pg ? "PostgreSQL v3 protocol" : "RESP protocol") +
+           " (first bytes: " + hex + (rest.size() > 16 ? "…" : "") + ")";
   }
 
   void sendUpstream(std::string bytes) {
     if (bytes.empty()) return;
+    upQueued += bytes.size();
     outUpstream.push_back(std::move(bytes));
     if (!writingUpstream) writeUpstream();
   }
@@ -249,6 +291,7 @@ struct Conn : std::enable_shared_from_this<Conn> {
 
   void writeUpstream() {
     writingUpstream = true;
+    upHanded += outUpstream.front().size();
     auto self = shared_from_this();
     asio::async_write(upstream, asio::buffer(outUpstream.front()), [self](const boost::system::error_code& e, size_t) {
       if (self->dead) return;
@@ -288,7 +331,8 @@ struct Conn : std::enable_shared_from_this<Conn> {
     upstream.close(ignore);
     auto pending = std::move(inflight);
     inflight.clear();
-    for (const auto& t : pending) hub.listener.onCut(owner, t);
+    for (const auto& t : pending)
+      hub.listener.onCut(owner, t.token, upHanded >= t.end ? CutKind::Forwarded : CutKind::Withheld);
     hub.forget(shared_from_this());
   }
 };

@@ -25,6 +25,15 @@ struct StepToken {
   int64_t id = 0;
 };
 
+/// How a step in flight ended without its reply reaching the process.
+enum class CutKind {
+  Withheld,   ///< its request never left the proxy: the server never saw it
+  Forwarded,  ///< its request was handed to the server's socket (the server may have executed it) and the
+              ///< connection was cut before the reply reached the process (a kill at another step, a close)
+  Unobserved, ///< the server's bytes could not be decoded: its reply passed through, unobserved
+};
+const char* toString(CutKind k); ///< "withheld" | "forwarded" | "unobserved"
+
 /// What the proxy asks at each step boundary. Called on the I/O thread.
 class StepListener {
 public:
@@ -35,8 +44,14 @@ public:
   /// The complete reply of `token`. Return true to kill after it: the reply is withheld (the listener
   /// kills the process group before returning).
   virtual bool onReply(int owner, const StepToken& token, const ReplyInfo& reply) = 0;
-  /// A step in flight whose connection was cut (its owner was killed at another step, or a side closed).
-  virtual void onCut(int owner, const StepToken& token) = 0;
+  /// A step in flight that ended without its reply being seen (see CutKind): its owner was killed at
+  /// another step, a side closed, or the server's bytes stopped being decodable.
+  virtual void onCut(int owner, const StepToken& token, CutKind how) = 0;
+  /// The bytes of one direction of connection `conn` could not be decoded from byte `offset` on (counted
+  /// from the connection's start in that direction); from there on they pass through unobserved: steps
+  /// on it are neither named nor counted. `direction` is "client" or "server".
+  virtual void onOpaque(int owner, Server server, int conn, const char* direction, uint64_t offset,
+                        const std::string& reason) = 0;
 };
 
 struct Upstream {

@@ -13,9 +13,11 @@ struct PgAdmin::Impl {
   pqxx::connection conn;
 };
 
-PgAdmin::PgAdmin(const std::string& url) {
+PgAdmin::PgAdmin(const std::string& url, std::chrono::milliseconds timeout) {
   try {
     impl_ = std::make_unique<Impl>(url);
+    if (timeout.count() > 0)
+      exec(fmt::format("SET statement_timeout = {0}; SET lock_timeout = {0}", timeout.count()));
   } catch (const std::exception& e) {
     std::string msg = e.what();
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();

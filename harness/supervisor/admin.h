@@ -3,6 +3,7 @@
 /// schedules, the producer, broker progress and the final state.
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <utility>
@@ -16,7 +17,9 @@ namespace idem {
 /// A PostgreSQL connection (libpqxx). Rows come back as text, SQL NULL as null.
 class PgAdmin {
 public:
-  explicit PgAdmin(const std::string& url);
+  /// `timeout` > 0 bounds every statement and lock wait of this connection (statement_timeout,
+  /// lock_timeout): the harness's own queries never wait past the run's deadline.
+  explicit PgAdmin(const std::string& url, std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
   ~PgAdmin();
   /// Runs one or more statements (simple protocol), no result.
   void exec(const std::string& sql);

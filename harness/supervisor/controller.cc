@@ -3,9 +3,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 
 namespace idem {
+
+namespace {
+
+bool isRead(const std::string& verb) {
+  return verb == "XREADGROUP" || verb == "XREAD" || verb == "XAUTOCLAIM" || verb == "XCLAIM";
+}
+
+} // namespace
 
 Controller::Controller(History& history, std::vector<KillPoint> kills)
     : history_(history), kills_(std::move(kills)) {}
@@ -13,7 +23,8 @@ Controller::Controller(History& history, std::vector<KillPoint> kills)
 void Controller::addProcess(int owner, std::string name) {
   std::lock_guard<std::mutex> lock(mu_);
   names_[owner] = std::move(name);
-  states_[owner].lastActivity = std::chrono::steady_clock::now();
+  auto& st = states_[owner];
+  st.lastActivity = st.spawned = Clock::now();
 }
 
 void Controller::setPid(int owner, pid_t pgid) {
@@ -32,15 +43,29 @@ nlohmann::json Controller::stepJson(const Inflight& f) const {
   return j;
 }
 
-void Controller::killLocked(std::unique_lock<std::mutex>& lock, int owner, const std::string& point) {
-  auto& st = states_[owner];
-  st.killed = true;
-  st.killPoint = point;
-  // The process may have connected before spawn() returned its pid to us: wait for it.
+void Controller::fireLocked(std::unique_lock<std::mutex>& lock, int owner, const std::string& point,
+                            nlohmann::json step, bool before) {
+  // The process may have connected before spawn() handed its pid over: wait for it (it is set right
+  // after fork returns, so this is microseconds).
   pidCv_.wait_for(lock, std::chrono::seconds(5), [&] { return pids_.count(owner) > 0; });
   auto it = pids_.find(owner);
-  if (it != pids_.end() && it->second > 0) ::killpg(it->second, SIGKILL);
-  history_.append("kill", names_[owner], {{"point", point}, {"signal", SIGKILL}});
+  int err = ESRCH;
+  if (it != pids_.end() && it->second > 0) err = ::killpg(it->second, SIGKILL) == 0 ? 0 : errno;
+  auto& st = states_[owner];
+  st.killed = true; // its connections are cut either way: the supervisor must reap and replace it
+  if (err == 0) {
+    st.killPoint = point;
+    step["outcome"] = before ? "killed-before" : "killed-after";
+    history_.append("step", names_[owner], std::move(step));
+    history_.append("kill", names_[owner], {{"point", point}, {"signal", SIGKILL}});
+    return;
+  }
+  // No signal reached the process: the kill point did not fire. The step still ended as the proxy cut it.
+  step["outcome"] = before ? "withheld" : "forwarded";
+  history_.append("step", names_[owner], std::move(step));
+  history_.append("note", names_[owner],
+                  {{"message", fmt::format("kill point {} was reached but no signal was delivered: {}", point,
+                                           it == pids_.end() ? "no process id yet" : std::strerror(err))}});
 }
 
 std::optional<std::string> Controller::takeKill(KillPoint::When when, const std::string& verb, int k) {
@@ -52,20 +77,38 @@ std::optional<std::string> Controller::takeKill(KillPoint::When when, const std:
   return point;
 }
 
+void Controller::updateWaiting(int owner, ProcessState& st) {
+  st.waitingFor.clear();
+  for (const auto& [id, f] : inflight_) { // ordered by token: oldest first
+    if (f.owner != owner || f.step.blocking) continue;
+    st.waitingFor = fmt::format("{}#{} ({})", f.step.verb, f.k, f.server);
+    st.waitingSince = f.sent;
+    return;
+  }
+}
+
+void Controller::endInflight(ProcessState& st, const Inflight& f) {
+  st.inflight--;
+  if (f.step.blocking) st.inflightBlocking--;
+}
+
 bool Controller::onRequest(int owner, proxy::Server server, int conn, const proxy::StepInfo& step,
                            proxy::StepToken& token) {
   std::unique_lock<std::mutex> lock(mu_);
-  Inflight f{owner, proxy::toString(server), conn, step, ++counts_[step.verb], history_.nowUs()};
+  const auto now = Clock::now();
+  Inflight f{owner, proxy::toString(server), conn, step, ++counts_[step.verb], history_.nowUs(), now};
   auto& st = states_[owner];
   st.steps++;
-  totalSteps_++;
-  st.lastActivity = std::chrono::steady_clock::now();
+  st.lastActivity = now;
+  st.lastWasEmptyRead = false;
+  if (!isRead(step.verb)) lastWork_ = now;
+  for (const auto& id : step.acked) {
+    st.held.erase(id);
+    st.handedAgain.erase(id);
+  }
   ++activity_;
   if (auto point = takeKill(KillPoint::When::Before, step.verb, f.k)) {
-    auto j = stepJson(f);
-    j["outcome"] = "killed-before";
-    history_.append("step", names_[owner], std::move(j));
-    killLocked(lock, owner, *point);
+    fireLocked(lock, owner, *point, stepJson(f), true);
     lock.unlock();
     if (hub_) hub_->cutNow(owner);
     cv_.notify_all();
@@ -75,6 +118,7 @@ bool Controller::onRequest(int owner, proxy::Server server, int conn, const prox
   st.inflight++;
   if (step.blocking) st.inflightBlocking++;
   inflight_.emplace(token.id, std::move(f));
+  updateWaiting(owner, st);
   lock.unlock();
   cv_.notify_all();
   return false;
@@ -87,9 +131,10 @@ bool Controller::onReply(int owner, const proxy::StepToken& token, const proxy::
   Inflight f = std::move(it->second);
   inflight_.erase(it);
   auto& st = states_[owner];
-  st.inflight--;
-  if (f.step.blocking) st.inflightBlocking--;
-  st.lastActivity = std::chrono::steady_clock::now();
+  endInflight(st, f);
+  updateWaiting(owner, st);
+  const auto now = Clock::now();
+  st.lastActivity = now;
   ++activity_;
   auto j = stepJson(f);
   if (reply.error) j["error"] = true;
@@ -105,13 +150,19 @@ bool Controller::onReply(int owner, const proxy::StepToken& token, const proxy::
     j["delivered"] = arr;
   }
   if (auto point = takeKill(KillPoint::When::After, f.step.verb, f.k)) {
-    j["outcome"] = "killed-after";
-    history_.append("step", names_[owner], std::move(j));
-    killLocked(lock, owner, *point);
+    fireLocked(lock, owner, *point, std::move(j), false);
     lock.unlock();
     if (hub_) hub_->cutNow(owner);
     cv_.notify_all();
     return true;
+  }
+  // The reply reaches the process: what it delivered is now in its hands.
+  if (!reply.error) {
+    for (const auto& e : reply.delivered) {
+      if (!st.held.insert(e.id).second) st.handedAgain[e.id]++;
+    }
+    if (!reply.delivered.empty()) lastWork_ = now;
+    st.lastWasEmptyRead = reply.empty_read && st.inflight == 0;
   }
   j["outcome"] = "ok";
   history_.append("step", names_[owner], std::move(j));
@@ -120,19 +171,30 @@ bool Controller::onReply(int owner, const proxy::StepToken& token, const proxy::
   return false;
 }
 
-void Controller::onCut(int owner, const proxy::StepToken& token) {
+void Controller::onCut(int owner, const proxy::StepToken& token, proxy::CutKind how) {
   std::unique_lock<std::mutex> lock(mu_);
   auto it = inflight_.find(token.id);
   if (it == inflight_.end()) return;
   Inflight f = std::move(it->second);
   inflight_.erase(it);
   auto& st = states_[owner];
-  st.inflight--;
-  if (f.step.blocking) st.inflightBlocking--;
+  endInflight(st, f);
+  updateWaiting(owner, st);
   ++activity_;
   auto j = stepJson(f);
-  j["outcome"] = "cut";
+  j["outcome"] = proxy::toString(how);
   history_.append("step", names_[owner], std::move(j));
+  lock.unlock();
+  cv_.notify_all();
+}
+
+void Controller::onOpaque(int owner, proxy::Server server, int conn, const char* direction, uint64_t offset,
+                          const std::string& reason) {
+  std::unique_lock<std::mutex> lock(mu_);
+  history_.append("opaque", names_[owner],
+                  {{"server", proxy::toString(server)}, {"conn", conn}, {"direction", direction}, {"offset", offset},
+                   {"reason", reason}});
+  ++activity_;
   lock.unlock();
   cv_.notify_all();
 }
@@ -148,9 +210,9 @@ std::vector<KillPoint> Controller::pendingKills() const {
   return kills_;
 }
 
-int Controller::totalSteps() const {
+Controller::Clock::time_point Controller::lastWork() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return totalSteps_;
+  return lastWork_;
 }
 
 uint64_t Controller::waitForActivity(uint64_t seen, std::chrono::milliseconds timeout) {

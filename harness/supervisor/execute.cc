@@ -1,6 +1,19 @@
 /// The consumer processes of one schedule: start them behind the proxies, notice kills and exits,
 /// restart while work remains, release later phases of the producer once everything before is acked,
-/// and stop at completion, at a stall or at the deadline. Never judges: it only records.
+/// and end the run when its state is settled, when it is proven stuck, or at a limit of the harness.
+/// Never judges: it only records, and says in the final op how the run ended (see RunEnd in
+/// checkers/history_view.h and docs/verdicts.md):
+///
+///  settled  every entry delivered and acknowledged, and every live consumer idle for the settle time;
+///  stuck    entries left while every live consumer was idle for CLAIM_IDLE_MS + the stall time, or kept
+///           re-reading them without acknowledging them (a spin), and again after one restart;
+///  limit    the deadline, the restart bound or the start timeout, while some consumer was busy: the
+///           reason names it ("c2 silent for 58 s holding 3 entries; raise --deadline").
+///
+/// A consumer is idle when it has exited, when every request it has in flight is a blocking read, or
+/// when its latest step was a read that delivered nothing and it has nothing in flight (a poller between
+/// polls). Anything else is busy: a request in flight (a lock wait, a slow query), silence while it holds
+/// entries it has not acknowledged (an external call), silence before its first request (start-up).
 #include "supervisor/controller.h"
 #include "supervisor/workspace_impl.h"
 
@@ -9,6 +22,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <csignal>
 #include <thread>
 
@@ -21,13 +35,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-struct Proc {
-  int owner = 0;
-  std::string label;    ///< unique per process: c1, c2, ...
-  std::string consumer; ///< CONSUMER given to it (same as an earlier label on a same-name restart)
-  Child child;
-};
-
 std::map<std::string, std::string> currentEnvironment() {
   std::map<std::string, std::string> env;
   for (char** e = environ; e && *e; ++e) {
@@ -38,61 +45,103 @@ std::map<std::string, std::string> currentEnvironment() {
   return env;
 }
 
-nlohmann::json exitJson(const ExitStatus& es, const char* by) {
-  nlohmann::json j{{"by", by}};
-  if (es.signal) j["signal"] = es.signal;
-  else j["status"] = es.code;
-  return j;
+int64_t msBetween(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration_cast<milliseconds>(b - a).count();
 }
 
-} // namespace
+/// "58 s" / "450 ms"
+std::string span(int64_t ms) { return ms >= 10000 ? fmt::format("{} s", ms / 1000) : fmt::format("{} ms", ms); }
 
-void Workspace::Impl::runConsumers(History& h, const Schedule& s,
-                                   const std::map<int, std::map<std::string, std::string>>& fields) {
-  std::error_code ec;
-  for (const auto& p : std::filesystem::directory_iterator(logDir, ec)) std::filesystem::remove_all(p.path(), ec);
+/// How the run ended, for the final op.
+struct End {
+  std::string end = "settled"; ///< settled | stuck | limit
+  std::string limit;           ///< deadline | restart-bound | start-timeout (end == limit)
+  std::string reason;
+};
 
-  Controller ctl(h, s.kills);
-  proxy::Hub hub({servers.pg_host, servers.pg_port}, {servers.valkey_host, servers.valkey_port}, ctl);
-  ctl.setHub(&hub);
-  const auto baseEnv = currentEnvironment();
-  const auto started = Clock::now();
+/// The consumer processes of one execution.
+class ConsumerLoop {
+public:
+  ConsumerLoop(Workspace::Impl& ws, History& h, const Schedule& s,
+               const std::map<int, std::map<std::string, std::string>>& fields)
+      : ws_(ws), h_(h), s_(s), fields_(fields), opt_(ws.options), ctl_(h, s.kills),
+        hub_({ws.servers.pg_host, ws.servers.pg_port}, {ws.servers.valkey_host, ws.servers.valkey_port}, ctl_),
+        baseEnv_(currentEnvironment()), started_(Clock::now()) {
+    ctl_.setHub(&hub_);
+  }
 
-  int phase = 0;
-  const int phases = s.phases();
-  std::string lastSent;
-  auto nextPhase = [&] {
-    while (phase < phases) {
-      std::string last = send(h, s, fields, ++phase);
+  void run() {
+    std::error_code ec;
+    for (const auto& p : std::filesystem::directory_iterator(ws_.logDir, ec)) std::filesystem::remove_all(p.path(), ec);
+    nextPhase();
+    spawn("", "first");
+    End end = loop();
+    for (auto& p : live_) {
+      auto es = p.child.stop(std::min(opt_.grace, remaining()));
+      auto j = exitJson(es, "harness");
+      if (es.signal == SIGKILL) j["ignored_sigterm"] = true;
+      h_.append("exit", p.label, j);
+      hub_.close(p.owner);
+    }
+    live_.clear();
+    auto fin = ws_.finalState(end.end == "limit" && end.limit == "deadline");
+    fin["end"] = end.end;
+    if (!end.limit.empty()) fin["limit"] = end.limit;
+    if (!end.reason.empty()) fin["reason"] = end.reason;
+    h_.append("final", "harness", fin);
+  }
+
+private:
+  struct Proc {
+    int owner = 0;
+    std::string label;    ///< unique per process: c1, c2, ...
+    std::string consumer; ///< CONSUMER given to it (same as an earlier label on a same-name restart)
+    Child child;
+  };
+
+  milliseconds remaining() const {
+    auto left = opt_.deadline - std::chrono::duration_cast<milliseconds>(Clock::now() - started_);
+    return std::max(milliseconds(0), left);
+  }
+
+  static nlohmann::json exitJson(const ExitStatus& es, const char* by) {
+    nlohmann::json j{{"by", by}};
+    if (es.signal) j["signal"] = es.signal;
+    else j["status"] = es.code;
+    return j;
+  }
+
+  void nextPhase() {
+    while (phase_ < s_.phases()) {
+      std::string last = ws_.send(h_, s_, fields_, ++phase_);
       if (!last.empty()) {
-        lastSent = last;
+        lastSent_ = last;
         return;
       }
     }
-  };
-  nextPhase();
+  }
 
-  std::optional<Proc> cur;
-  int nproc = 0;
-  auto spawn = [&](const std::string& consumer, const char* why) {
+  void spawn(const std::string& consumer, const char* why) {
     Proc p;
-    p.owner = ++nproc;
-    p.label = fmt::format("c{}", nproc);
+    p.owner = ++nproc_;
+    p.label = fmt::format("c{}", nproc_);
     p.consumer = consumer.empty() ? p.label : consumer;
-    ctl.addProcess(p.owner, p.label);
-    auto ports = hub.open(p.owner);
+    ctl_.addProcess(p.owner, p.label);
+    auto ports = hub_.open(p.owner);
+    const auto& sv = ws_.servers;
     std::map<std::string, std::string> vars{
-        {"DATABASE_URL", pgUrl(servers, "127.0.0.1", ports.pg, database, urlQuery)},
-        {"VALKEY_URL", servers.valkey_password.empty()
-                           ? fmt::format("redis://127.0.0.1:{}/{}", ports.valkey, valkeyDb)
-                           : fmt::format("redis://:{}@127.0.0.1:{}/{}", servers.valkey_password, ports.valkey, valkeyDb)},
-        {"STREAM", stream},
-        {"GROUP", group},
+        {"DATABASE_URL", pgUrl(sv, "127.0.0.1", ports.pg, ws_.database, ws_.urlQuery)},
+        {"VALKEY_URL", sv.valkey_password.empty()
+                           ? fmt::format("redis://127.0.0.1:{}/{}", ports.valkey, ws_.valkeyDb)
+                           : fmt::format("redis://:{}@127.0.0.1:{}/{}", sv.valkey_password, ports.valkey, ws_.valkeyDb)},
+        {"STREAM", ws_.stream},
+        {"GROUP", ws_.group},
         {"CONSUMER", p.consumer},
-        {"CLAIM_IDLE_MS", std::to_string(options.claim_idle_ms)}};
+        {"CLAIM_IDLE_MS", std::to_string(opt_.claim_idle_ms)}};
     vars["REDIS_URL"] = vars["VALKEY_URL"];
+    const auto& target = ws_.target;
     ChildSpec spec;
-    spec.env = baseEnv;
+    spec.env = baseEnv_;
     for (const auto& [k, v] : vars) spec.env[k] = v;
     auto lookup = spec.env;
     for (const auto& [k, v] : target.env)
@@ -101,128 +150,202 @@ void Workspace::Impl::runConsumers(History& h, const Schedule& s,
     if (spec.argv[0].find('/') != std::string::npos && spec.argv[0][0] != '/')
       spec.argv[0] = (target.dir / spec.argv[0]).lexically_normal().string();
     spec.cwd = target.dir;
-    spec.log = logDir / (p.label + ".log");
+    spec.log = ws_.logDir / (p.label + ".log");
     spec.what = fmt::format("consumer {} of target '{}' ({})", p.label, target.name, target.manifest.string());
     try {
       p.child = Child::spawn(spec);
     } catch (const SpawnError& e) {
-      hub.close(p.owner);
+      hub_.close(p.owner);
       throw UsageError(e.what());
     }
-    ctl.setPid(p.owner, p.child.pid());
-    h.append("spawn", p.label,
-             {{"pid", p.child.pid()}, {"consumer", p.consumer}, {"log", spec.log.string()}, {"restart", why}});
-    cur = std::move(p);
-  };
+    ctl_.setPid(p.owner, p.child.pid());
+    h_.append("spawn", p.label,
+              {{"pid", p.child.pid()}, {"consumer", p.consumer}, {"log", spec.log.string()}, {"restart", why}});
+    live_.push_back(std::move(p));
+  }
 
-  auto idle = [&](const Proc& p) {
-    auto st = ctl.state(p.owner);
+  bool idle(const Proc& p) const {
+    auto st = ctl_.state(p.owner);
     if (st.inflight > 0) return st.inflight == st.inflightBlocking;
-    return Clock::now() - st.lastActivity >= options.settle;
-  };
+    return st.lastWasEmptyRead;
+  }
 
-  spawn("", "first");
-  BrokerState lastBroker = broker();
-  auto lastProgress = Clock::now();
-  bool stallRestarted = false;
-  bool deadline = false;
-  uint64_t seen = 0;
-  bool anySteps = false;
+  /// Why a live process is not idle, for a limit's reason: "c2 silent for 58 s holding 3 entries".
+  std::string busyWhy(const Proc& p, Clock::time_point now) const {
+    auto st = ctl_.state(p.owner);
+    if (st.steps == 0)
+      return fmt::format("{} made no request to PostgreSQL or Valkey in the {} since it started", p.label,
+                         span(msBetween(st.spawned, now)));
+    if (!st.waitingFor.empty())
+      return fmt::format("{} waiting {} for the reply to {}", p.label, span(msBetween(st.waitingSince, now)),
+                         st.waitingFor);
+    if (!st.held.empty())
+      return fmt::format("{} silent for {} holding {} entr{}", p.label, span(msBetween(st.lastActivity, now)),
+                         st.held.size(), st.held.size() == 1 ? "y" : "ies");
+    return fmt::format("{} silent for {} after its last step", p.label, span(msBetween(st.lastActivity, now)));
+  }
 
-  auto lastPoll = Clock::now();
-  while (true) {
-    uint64_t before = seen;
-    seen = ctl.waitForActivity(seen, milliseconds(2));
-    auto now = Clock::now();
-    // The broker only changes through the consumers' steps (which wake us) or by time (idle, stall):
-    // ask it after activity, or every 10 ms.
-    bool pollBroker = seen != before || now - lastPoll >= milliseconds(10);
-    if (now - started > options.deadline) {
-      deadline = true;
-      h.append("note", "harness", {{"message", fmt::format("deadline of {} ms reached", options.deadline.count())}});
-      break;
+  std::string busyReport(Clock::time_point now) const {
+    std::vector<std::string> parts;
+    for (const auto& p : live_) {
+      if (!idle(p)) parts.push_back(busyWhy(p, now));
     }
-    if (cur) {
-      auto st = ctl.state(cur->owner);
-      anySteps = anySteps || st.steps > 0;
-      if (st.killed) {
-        auto es = cur->child.waitFor(milliseconds(5000));
-        if (!es) es = cur->child.stop(milliseconds(0));
-        h.append("exit", cur->label, exitJson(*es, "harness"));
-        hub.close(cur->owner);
-        std::string consumer = s.restart == RestartStyle::SameName ? cur->consumer : "";
-        cur.reset();
-        if (nproc >= options.max_processes) {
-          h.append("note", "harness", {{"message", fmt::format("restart bound of {} processes reached", nproc)}});
-          break;
+    return fmt::format("{}", fmt::join(parts, "; "));
+  }
+
+  /// A live process ended (killed at a kill point, exited by itself): one path for every case. Records
+  /// its exit, closes its proxies, and starts its replacement unless the restart bound is reached.
+  /// Returns false when the run must end (the bound).
+  bool ended(size_t i, bool byKill) {
+    Proc p = std::move(live_[i]);
+    live_.erase(live_.begin() + static_cast<long>(i));
+    auto st = ctl_.state(p.owner);
+    std::optional<ExitStatus> es = byKill ? p.child.waitFor(std::min(milliseconds(5000), remaining())) : p.child.poll();
+    if (!es) es = p.child.stop(milliseconds(0));
+    h_.append("exit", p.label, exitJson(*es, byKill ? "harness" : "self"));
+    hub_.close(p.owner);
+    lastEvent_ = Clock::now();
+    if (!byKill && st.steps == 0) {
+      // Nothing reached a server: there is nothing to judge, and restarting it would only repeat that.
+      throw UsageError(fmt::format("target '{}' cannot start: {} exited ({}) before any request reached a server",
+                                   ws_.target.name, p.label, es->str()));
+    }
+    if (nproc_ >= opt_.max_processes) return false;
+    if (byKill) {
+      // The dead consumer's entries become claimable once idle for CLAIM_IDLE_MS.
+      std::this_thread::sleep_for(std::min(milliseconds(opt_.claim_idle_ms + 1), remaining()));
+      spawn(s_.restart == RestartStyle::SameName ? p.consumer : "",
+            s_.restart == RestartStyle::SameName ? "same-name" : "new-name");
+    } else {
+      spawn("", "after-exit");
+    }
+    return true;
+  }
+
+  /// Stops every live process and starts one new one (a stall: all idle, or spinning, with work left).
+  void restartAll() {
+    for (auto& p : live_) {
+      auto es = p.child.stop(std::min(opt_.grace, remaining()));
+      h_.append("exit", p.label, exitJson(es, "harness"));
+      hub_.close(p.owner);
+    }
+    live_.clear();
+    spawn("", "after-stall");
+  }
+
+  /// Entries the live processes re-read three or more times without acknowledging them.
+  std::set<std::string> spinning() const {
+    std::set<std::string> out;
+    for (const auto& p : live_) {
+      for (const auto& [id, n] : ctl_.state(p.owner).handedAgain)
+        if (n >= 3) out.insert(id);
+    }
+    return out;
+  }
+
+  End loop() {
+    BrokerState broker = ws_.broker();
+    std::optional<Clock::time_point> allIdleSince; // work left and every live process idle since
+    bool restarted = false;                        // the one restart a stuck verdict needs
+    uint64_t seen = 0;
+    auto lastPoll = Clock::now();
+    while (true) {
+      uint64_t before = seen;
+      seen = ctl_.waitForActivity(seen, milliseconds(2));
+      const auto now = Clock::now();
+      if (remaining().count() == 0) {
+        std::string busy = busyReport(now);
+        return {"limit", "deadline",
+                fmt::format("deadline of {} reached{}; raise --deadline", span(opt_.deadline.count()),
+                            busy.empty() ? "" : " with " + busy)};
+      }
+      // Processes that ended: killed at a kill point, or exited by themselves.
+      for (size_t i = 0; i < live_.size(); ++i) {
+        auto st = ctl_.state(live_[i].owner);
+        bool killed = st.killed && !st.killPoint.empty();
+        if (!killed && !live_[i].child.poll()) {
+          if (st.killed) continue; // a kill point reached no process: it is exiting by itself
+          if (st.steps == 0 && msBetween(st.spawned, now) > opt_.start_timeout.count())
+            return {"limit", "start-timeout",
+                    fmt::format("{}; raise --start-timeout (now {})", busyWhy(live_[i], now), span(opt_.start_timeout.count()))};
+          continue;
         }
-        std::this_thread::sleep_for(milliseconds(options.claim_idle_ms + 1));
-        spawn(consumer, s.restart == RestartStyle::SameName ? "same-name" : "new-name");
-        continue;
+        if (!ended(i, killed))
+          return {"limit", "restart-bound",
+                  fmt::format("restart bound of {} processes reached; raise --max-processes", opt_.max_processes)};
+        i = static_cast<size_t>(-1); // the list changed: look again from the start
+        allIdleSince.reset();
       }
-      if (auto es = cur->child.poll()) {
-        h.append("exit", cur->label, exitJson(*es, "self"));
-        hub.close(cur->owner);
-        bool first = nproc == 1;
-        cur.reset();
-        if (first && st.steps == 0 && (es->code != 0 || es->signal != 0)) {
-          throw UsageError(fmt::format("target '{}' cannot start: c1 exited ({}) before any request reached a server; "
-                                       "see {}", target.name, es->str(), (logDir / "c1.log").string()));
+      // The broker changes only through the consumers' steps (which wake us) or with time: ask it after
+      // activity, or every 10 ms.
+      if (seen == before && now - lastPoll < milliseconds(10)) continue;
+      lastPoll = now;
+      broker = ws_.broker();
+      bool delivered = compareIds(broker.lastDelivered, lastSent_) >= 0;
+      bool allIdle = std::all_of(live_.begin(), live_.end(), [&](const Proc& p) { return idle(p); });
+      auto quietFor = msBetween(std::max(ctl_.lastWork(), lastEvent_), now);
+      if (broker.pending == 0 && delivered) {
+        allIdleSince.reset();
+        if (!allIdle || quietFor < opt_.settle.count()) continue;
+        if (phase_ < s_.phases()) {
+          nextPhase();
+          lastEvent_ = Clock::now();
+          continue;
         }
-        if (nproc >= options.max_processes) {
-          h.append("note", "harness", {{"message", fmt::format("restart bound of {} processes reached", nproc)}});
-          break;
-        }
-        spawn("", "after-exit");
-        continue;
+        return {};
       }
-    }
-    if (!pollBroker) continue;
-    lastPoll = now;
-    BrokerState b = broker();
-    if (b != lastBroker) {
-      lastBroker = b;
-      lastProgress = now;
-      stallRestarted = false;
-    }
-    bool phaseDone = b.pending == 0 && compareIds(b.lastDelivered, lastSent) >= 0;
-    if (phaseDone && (!cur || idle(*cur))) {
-      if (phase < phases) {
-        nextPhase();
-        lastProgress = Clock::now();
-        continue;
+      // Work is left. Stuck, proven: every live process idle (nothing done) for CLAIM_IDLE_MS + the stall
+      // time; or every pending entry spinning (re-read, never acknowledged). Either, again after a restart.
+      std::string why;
+      if (allIdle) {
+        if (!allIdleSince) allIdleSince = now;
+        auto since = std::max(*allIdleSince, std::max(ctl_.lastWork(), lastEvent_));
+        if (msBetween(since, now) >= opt_.claim_idle_ms + opt_.stall.count())
+          why = fmt::format("every consumer idle for {} with {} entr{} pending{}", span(msBetween(since, now)),
+                            broker.pending, broker.pending == 1 ? "y" : "ies",
+                            delivered ? "" : " and entries never delivered");
+      } else {
+        allIdleSince.reset();
       }
-      break;
-    }
-    if (now - lastProgress > options.stall) {
-      if (!anySteps) {
-        throw UsageError(fmt::format("target '{}' made no request to PostgreSQL or Valkey within {} ms; see {}",
-                                     target.name, options.stall.count(), (logDir / "c1.log").string()));
-      }
-      h.append("stall", "harness", {{"pending", b.pending}, {"last_delivered", b.lastDelivered},
-                                    {"restart", !stallRestarted}});
-      if (stallRestarted || nproc >= options.max_processes) break;
-      stallRestarted = true;
-      if (cur) {
-        auto es = cur->child.stop(options.grace);
-        h.append("exit", cur->label, exitJson(es, "harness"));
-        hub.close(cur->owner);
-        cur.reset();
-      }
-      spawn("", "after-stall");
-      lastProgress = Clock::now();
+      auto spin = spinning();
+      if (why.empty() && delivered && !spin.empty() && broker.pending <= static_cast<int64_t>(spin.size()))
+        why = fmt::format("{} entr{} re-read three times or more by the consumer holding {} and never acknowledged",
+                          spin.size(), spin.size() == 1 ? "y" : "ies", spin.size() == 1 ? "it" : "them");
+      if (why.empty()) continue;
+      h_.append("stall", "harness",
+                {{"pending", broker.pending}, {"last_delivered", broker.lastDelivered}, {"restart", !restarted},
+                 {"reason", why}});
+      if (restarted) return {"stuck", "", why + ", also after a restart"};
+      if (nproc_ >= opt_.max_processes)
+        return {"limit", "restart-bound", why + "; the restart bound leaves no restart to confirm it"};
+      restarted = true;
+      restartAll();
+      allIdleSince.reset();
+      lastEvent_ = Clock::now();
     }
   }
 
-  if (cur) {
-    auto es = cur->child.stop(options.grace);
-    auto j = exitJson(es, "harness");
-    if (es.signal == SIGKILL) j["ignored_sigterm"] = true;
-    h.append("exit", cur->label, j);
-    hub.close(cur->owner);
-    cur.reset();
-  }
-  h.append("final", "harness", finalState(deadline));
+  Workspace::Impl& ws_;
+  History& h_;
+  const Schedule& s_;
+  const std::map<int, std::map<std::string, std::string>>& fields_;
+  const RunOptions& opt_;
+  Controller ctl_;
+  proxy::Hub hub_;
+  const std::map<std::string, std::string> baseEnv_;
+  const Clock::time_point started_;
+  std::vector<Proc> live_;
+  int nproc_ = 0;
+  int phase_ = 0;
+  std::string lastSent_;
+  Clock::time_point lastEvent_ = Clock::now(); ///< the latest spawn, exit or phase
+};
+
+} // namespace
+
+void Workspace::Impl::runConsumers(History& h, const Schedule& s,
+                                   const std::map<int, std::map<std::string, std::string>>& fields) {
+  ConsumerLoop(*this, h, s, fields).run();
 }
 
 } // namespace idem

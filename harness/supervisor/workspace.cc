@@ -89,7 +89,7 @@ void Workspace::Impl::create() {
     PgAdmin root(pgUrl(s, s.pg_host, s.pg_port, s.pg_database, ""));
     root.exec(fmt::format("DROP DATABASE IF EXISTS {}", database));
     root.exec(fmt::format("CREATE DATABASE {} TEMPLATE template0", database));
-    pg = std::make_unique<PgAdmin>(pgUrl(s, s.pg_host, s.pg_port, database, ""));
+    pg = std::make_unique<PgAdmin>(pgUrl(s, s.pg_host, s.pg_port, database, ""), options.deadline);
     valkeyDb = worker % 64; // the embedded server has 64 databases
     stream = "idemproof:stream";
     group = "idemproof";
@@ -97,7 +97,7 @@ void Workspace::Impl::create() {
     database = s.pg_database;
     schema = "idemproof_" + tag;
     urlQuery = "options=" + percentEncode("-c search_path=" + schema);
-    pg = std::make_unique<PgAdmin>(pgUrl(s, s.pg_host, s.pg_port, database, urlQuery));
+    pg = std::make_unique<PgAdmin>(pgUrl(s, s.pg_host, s.pg_port, database, urlQuery), options.deadline);
     pg->exec(fmt::format("DROP SCHEMA IF EXISTS \"{}\" CASCADE; CREATE SCHEMA \"{}\"", schema, schema));
     valkeyDb = s.valkey_db;
     stream = fmt::format("idemproof:{}:stream", tag);

@@ -16,13 +16,20 @@
 
 namespace idem {
 
+/// The timing of one execution; every flag and default is documented in docs/timing.md.
 struct RunOptions {
-  std::chrono::milliseconds deadline{60000}; ///< whole schedule, wall clock
-  std::chrono::milliseconds stall{3000};     ///< no broker progress for this long: restart once, then stop
-  std::chrono::milliseconds grace{2000};     ///< SIGTERM -> SIGKILL
-  std::chrono::milliseconds settle{50};      ///< silence that counts as idle for a consumer not in a blocking read
-  int claim_idle_ms = 20;                    ///< CLAIM_IDLE_MS given to consumers; waited after a kill
-  int max_processes = 20;                    ///< consumer processes per schedule
+  /// The whole schedule, wall clock; it bounds every wait of the harness. A consumer still busy then makes
+  /// the run unknown (never a violation of the target).
+  std::chrono::milliseconds deadline{120000};
+  /// Work left while every live consumer is idle for CLAIM_IDLE_MS + this: restart once; again: stuck.
+  std::chrono::milliseconds stall{3000};
+  std::chrono::milliseconds grace{2000};          ///< SIGTERM -> SIGKILL
+  /// Everything acknowledged and every consumer idle: the run ends once no work was done for this long.
+  std::chrono::milliseconds settle{50};
+  /// A consumer that makes no request for this long after it started: the run is unknown.
+  std::chrono::milliseconds start_timeout{60000};
+  int claim_idle_ms = 20;                         ///< CLAIM_IDLE_MS given to consumers; waited after a kill
+  int max_processes = 20;                         ///< consumer processes per schedule
 };
 
 class Workspace {
@@ -41,8 +48,9 @@ public:
 
   const std::filesystem::path& logDir() const;
 
+  struct Impl; ///< private to supervisor/ (workspace_impl.h)
+
 private:
-  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

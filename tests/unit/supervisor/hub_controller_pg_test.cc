@@ -1,0 +1,103 @@
+// The same kill points over the PostgreSQL proxy: simple Query ('Q') steps against a fake server.
+#include "rig.h"
+
+#include <catch2/catch.hpp>
+
+using namespace idem;
+using namespace idem::test;
+
+namespace {
+
+std::string msg(char type, const std::string& body) { return type + pg::i32(uint32_t(body.size() + 4)) + body; }
+const std::string kHello = msg('R', pg::i32(0)) + msg('Z', "I");                         // after startup
+const std::string kUpdated = msg('C', std::string("UPDATE 1") + '\0') + msg('Z', "I");  // after an UPDATE
+
+/// Connects and completes the startup (no step).
+void startup(RawClient& c) {
+  c.send(pg::startup());
+  REQUIRE(c.readN(kHello.size()) == kHello);
+}
+
+} // namespace
+
+TEST_CASE("pg: before:UPDATE#2 withholds the query and SIGKILLs") {
+  Rig rig({"before:UPDATE#2"});
+  RawClient client(rig.ports.pg);
+  startup(client);
+  const std::string q1 = pg::query("UPDATE t SET x = 1"), q2 = pg::query("update t SET x = 2");
+  client.send(q1);
+  REQUIRE(client.readN(kUpdated.size()) == kUpdated);
+  client.send(q2);
+
+  auto res = client.readUntilClosed();
+  CHECK(res.closed);
+  CHECK(res.bytes.empty());
+  REQUIRE(rig.pg.waitClosed(1));
+  CHECK(rig.pg.count() == 1);
+  CHECK(rig.pg.received(0) == pg::startup() + q1);
+  requireKilled(rig.child);
+
+  CHECK(stepLines(rig.history) == std::vector<std::string>{"UPDATE#1 ok", "UPDATE#2 killed-before"});
+  auto s1 = stepOf(rig.history, "UPDATE", 1);
+  CHECK(s1["server"] == "pg");
+  CHECK(s1["summary"] == "UPDATE 1");
+  CHECK(stepOf(rig.history, "UPDATE", 2)["detail"] == "update t SET x = 2");
+  auto kills = opsOf(rig.history, "kill");
+  REQUIRE(kills.size() == 1);
+  CHECK(kills[0].value["point"] == "before:UPDATE#2");
+}
+
+TEST_CASE("pg: after:UPDATE#2 lets the server execute the query and withholds its reply") {
+  Rig rig({"after:UPDATE#2"});
+  RawClient client(rig.ports.pg);
+  startup(client);
+  const std::string q1 = pg::query("UPDATE t SET x = 1"), q2 = pg::query("UPDATE t SET x = 2");
+  client.send(q1);
+  REQUIRE(client.readN(kUpdated.size()) == kUpdated);
+  client.send(q2);
+
+  auto res = client.readUntilClosed();
+  CHECK(res.closed);
+  CHECK(res.bytes.empty());
+  REQUIRE(rig.pg.waitCount(2));
+  CHECK(rig.pg.commands()[1] == std::vector<std::string>{"Q", "UPDATE t SET x = 2"});
+  REQUIRE(rig.pg.waitClosed(1));
+  CHECK(rig.pg.sent(0) == kHello + kUpdated + kUpdated);
+  requireKilled(rig.child);
+
+  CHECK(stepLines(rig.history) == std::vector<std::string>{"UPDATE#1 ok", "UPDATE#2 killed-after"});
+  auto kills = opsOf(rig.history, "kill");
+  REQUIRE(kills.size() == 1);
+  CHECK(kills[0].value["point"] == "after:UPDATE#2");
+}
+
+TEST_CASE("pg: without kill points bytes pass unchanged; verbs count per verb over both servers") {
+  Rig rig({});
+  RawClient pgc(rig.ports.pg), kv(rig.ports.valkey);
+  startup(pgc);
+  const std::string begin = pg::query("BEGIN"), ins = pg::query("INSERT INTO t VALUES (1)"),
+                    commit = pg::query("COMMIT");
+  const std::string beginReply = msg('C', std::string("BEGIN") + '\0') + msg('Z', "I");
+  const std::string insReply = msg('C', std::string("INSERT 0 1") + '\0') + msg('Z', "I");
+  const std::string commitReply = msg('C', std::string("COMMIT") + '\0') + msg('Z', "I");
+  pgc.send(begin + ins + commit); // pipelined
+  CHECK(pgc.readN(beginReply.size() + insReply.size() + commitReply.size()) == beginReply + insReply + commitReply);
+  kv.send(resp({"SET", "a", "1"}));
+  CHECK(kv.readN(5) == "+OK\r\n");
+  pgc.send(pg::query("INSERT INTO t VALUES (2)"));
+  CHECK(pgc.readN(insReply.size()) == insReply);
+
+  CHECK(rig.pg.received(0) == pg::startup() + begin + ins + commit + pg::query("INSERT INTO t VALUES (2)"));
+  REQUIRE(rig.waitOps("step", 5));
+  CHECK(stepLines(rig.history) ==
+        std::vector<std::string>{"BEGIN#1 ok", "INSERT#1 ok", "COMMIT#1 ok", "SET#1 ok", "INSERT#2 ok"});
+  CHECK(stepOf(rig.history, "INSERT", 2)["summary"] == "INSERT 0 1");
+  CHECK(stepOf(rig.history, "SET", 1)["server"] == "valkey");
+
+  pgc.send(pg::terminate());
+  pgc.close();
+  REQUIRE(rig.pg.waitClosed(1));
+  CHECK(opsOf(rig.history, "step").size() == 5);
+  CHECK(opsOf(rig.history, "kill").empty());
+  CHECK(rig.child.alive());
+}

@@ -1,0 +1,59 @@
+#pragma once
+/// One consumer process ("c1", owner 1) behind a real proxy Hub and Controller, with fake servers.
+#include "fakes.h"
+#include "plan/kill_point.h"
+#include "proxy/hub.h"
+#include "supervisor/controller.h"
+
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <csignal>
+#include <string>
+#include <vector>
+
+namespace idem::test {
+
+inline std::vector<KillPoint> killPoints(const std::vector<std::string>& texts) {
+  std::vector<KillPoint> out;
+  for (const auto& t : texts) out.push_back(KillPoint::parse(t));
+  return out;
+}
+
+/// Members in construction order: the child is forked before any thread starts; the hub is destroyed
+/// first (it calls the controller while it cuts), the child last (killed and reaped if still there).
+struct Rig {
+  SleepingChild child;
+  FakeServer valkey;
+  FakeServer pg;
+  History history;
+  Controller ctl;
+  proxy::Hub hub;
+  proxy::Hub::Ports ports;
+
+  /// `pid`: the process group given to the controller (default: the sleeping child's).
+  explicit Rig(const std::vector<std::string>& kills, FakeServer::ReplyFn valkeyReply = {}, pid_t pid = 0)
+      : valkey(FakeServer::Proto::Resp, std::move(valkeyReply)), pg(FakeServer::Proto::Pg),
+        ctl(history, killPoints(kills)), hub({"127.0.0.1", pg.port()}, {"127.0.0.1", valkey.port()}, ctl) {
+    ctl.setHub(&hub);
+    ctl.addProcess(1, "c1");
+    ctl.setPid(1, pid ? pid : child.pid());
+    ports = hub.open(1);
+  }
+
+  /// Waits for `n` ops of `type` in the history.
+  bool waitOps(const std::string& type, size_t n, Ms timeout = kTimeout) {
+    return waitUntil([&] { return opsOf(history, type).size() >= n; }, timeout);
+  }
+};
+
+/// Asserts the child exits, killed by SIGKILL.
+inline void requireKilled(SleepingChild& child) {
+  auto st = child.waitExit();
+  REQUIRE(st.has_value());
+  REQUIRE(WIFSIGNALED(*st));
+  REQUIRE(WTERMSIG(*st) == SIGKILL);
+}
+
+} // namespace idem::test
