@@ -5,6 +5,7 @@
 #include "driver/check.h"
 
 #include "core/error.h"
+#include "scenario/decodable.h"
 #include "search/model.h"
 #include "search/search.h"
 
@@ -50,6 +51,7 @@ std::string kindsText(const std::set<std::string>& kinds) {
 bool learnModel(WorkerPool& pool, const Scenario& sc, const Target& t, CheckSummary& sum) {
   Schedule large = defaultSchedule(sc);
   large.target = t.name;
+  large.values = makeDecodable(sc, large, 0);
   for (auto& e : large.stream) e.phase = 1;
   Schedule small = large;
   small.events = {large.events.front()};

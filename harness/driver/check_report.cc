@@ -35,6 +35,10 @@ void decideVerdict(CheckSummary& s) {
     why.push_back(fmt::format("{} run{} had an unknown result (first: {})", s.unknown, s.unknown == 1 ? "" : "s", s.firstProblem));
   if (s.runs > 0 && s.coverage.fired() == 0)
     why.push_back(fmt::format("no kill point fired in any run ({} planned)", s.coverage.planned()));
+  else if (s.coverage.planned() > 0 && 2 * s.coverage.fired() < s.coverage.planned())
+    // Below half, the schedules that ran are not the ones the search claims to have covered.
+    why.push_back(fmt::format("only {} of {} planned kill points fired (below half): the schedules that ran do not "
+                              "stand for those generated", s.coverage.fired(), s.coverage.planned()));
   for (const auto& v : s.coverage.neverFired())
     why.push_back(fmt::format("the target never reached a {} step where a kill point was asked for ({} planned, 0 fired)",
                               v, s.coverage.byVerb.at(v).first));
@@ -91,10 +95,10 @@ void print(const Session& session, const CheckSummary& s, const std::vector<RunR
   }
   for (const auto& n : s.notes) std::cout << "  note: " << n << "\n";
   double secs = s.searchMs / 1000.0;
-  std::cout << fmt::format("{}: {} runs ({} passed, {} failed, {} unknown, {} errors); search {:.1f} s ({:.1f} schedules/s), "
-                           "total {:.1f} s; seed {}\n",
-                           s.verdict, s.runs, s.passed, s.failed, s.unknown, s.errors, secs,
-                           secs > 0 ? s.runs / secs : 0.0, s.totalMs / 1000.0, s.seed);
+  std::cout << fmt::format("{}: {} runs ({} passed, {} failed, {} unknown, {} errors); {} of {} kill points fired; "
+                           "search {:.1f} s ({:.1f} schedules/s), total {:.1f} s; seed {}\n",
+                           s.verdict, s.runs, s.passed, s.failed, s.unknown, s.errors, s.coverage.fired(),
+                           s.coverage.planned(), secs, secs > 0 ? s.runs / secs : 0.0, s.totalMs / 1000.0, s.seed);
   std::cout << "report: " << path << "\n";
   if (s.trace) std::cerr << "idemproof: " << s.trace->error << "\n";
 }

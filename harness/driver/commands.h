@@ -21,6 +21,15 @@ int sweepCommand(const CommonArgs& common);
 /// sent in order, followed by a retry of event 2 (when there are two or more).
 Schedule generatedSchedule(const Scenario& sc, int events, uint64_t seed);
 
+/// The scenario's default schedule, for `target`, with values decodable for `kills` kill points
+/// (scenario/decodable.h) unless --scenario-values.
+Schedule defaultScheduleFor(const Session& session, const std::string& target, int kills);
+
+/// The line printed on stderr for a run that could not be judged: its error and where the consumers' output
+/// was kept (`logs`: label -> path relative to the report dir, as Session::writeLogs returns).
+std::string errorLine(const std::string& error, const std::map<std::string, std::string>& logs,
+                      const std::filesystem::path& reportDir);
+
 /// Exit status for a verdict word.
 int exitStatus(const std::string& verdict);
 

@@ -1,6 +1,7 @@
 #include "driver/commands.h"
 
 #include "core/error.h"
+#include "scenario/decodable.h"
 
 #include <fmt/format.h>
 
@@ -27,7 +28,25 @@ Schedule generatedSchedule(const Scenario& sc, int events, uint64_t seed) {
   }
   completeEvents(sc, s.events);
   if (events >= 2) s.stream.push_back({2, 1});
+  s.values = makeDecodable(sc, s, 0);
   return s;
+}
+
+Schedule defaultScheduleFor(const Session& session, const std::string& target, int kills) {
+  Schedule s = defaultSchedule(session.scenario());
+  s.seed = session.args().seed;
+  s.target = target;
+  if (!session.args().scenarioValues) s.values = makeDecodable(session.scenario(), s, kills);
+  return s;
+}
+
+std::string errorLine(const std::string& error, const std::map<std::string, std::string>& logs,
+                      const std::filesystem::path& reportDir) {
+  std::vector<std::string> paths;
+  for (const auto& [label, rel] : logs) paths.push_back((reportDir / rel).string());
+  std::string where;
+  for (const auto& p : paths) where += (where.empty() ? "" : ", ") + p;
+  return fmt::format("idemproof: {}{}", error, where.empty() ? "" : fmt::format(" (consumer output: {})", where));
 }
 
 int exitStatus(const std::string& verdict) {
@@ -53,7 +72,9 @@ nlohmann::json reportHeader(const std::string& command, const Session& session, 
   j["servers"] = {{"embedded", sv.embedded}, {"valkey_binary", sv.valkey_binary}};
   const auto& o = session.args().run;
   j["options"] = {{"claim_idle_ms", o.claim_idle_ms}, {"deadline_ms", o.deadline.count()},
-                  {"stall_ms", o.stall.count()}, {"grace_ms", o.grace.count()}, {"workers", session.workers()}};
+                  {"stall_ms", o.stall.count()}, {"grace_ms", o.grace.count()}, {"settle_ms", o.settle.count()},
+                  {"start_timeout_ms", o.start_timeout.count()}, {"max_processes", o.max_processes},
+                  {"workers", session.workers()}, {"scenario_values", session.args().scenarioValues}};
   return j;
 }
 

@@ -93,6 +93,57 @@ std::string defaultDescription(const Schedule& s) {
 
 } // namespace
 
+Matrix matrixOf(const std::vector<Class>& classes, const std::vector<std::string>& targets,
+                const std::vector<JudgedCell>& judged) {
+  Matrix m;
+  m.cells = nlohmann::json::array();
+  m.targets = nlohmann::json::array();
+  bool anyFail = false;
+  for (size_t t = 0; t < targets.size(); ++t) {
+    std::set<std::string> targetKinds;
+    std::string targetVerdict = "pass", targetExample;
+    int unknownCells = 0;
+    for (const auto& c : classes) {
+      nlohmann::json cell = {{"class", c.id}, {"target", targets[t]}};
+      int n = 0, failed = 0, unknown = 0;
+      std::set<std::string> kinds;
+      std::optional<size_t> example;
+      nlohmann::json points = nlohmann::json::array();
+      for (size_t i = 0; i < judged.size(); ++i) {
+        const auto& j = judged[i];
+        if (j.target != t || j.cls != c.id) continue;
+        ++n;
+        if (c.kind == "kill") points.push_back(j.point);
+        if (j.verdict == "fail") {
+          ++failed;
+          kinds.insert(j.kinds.begin(), j.kinds.end());
+          if (!example || judged[*example].verdict != "fail") example = i;
+        } else if (j.verdict != "pass") {
+          ++unknown;
+          if (!example) example = i;
+        }
+      }
+      std::string verdict = n == 0 ? "n/a" : failed ? "fail" : unknown ? "unknown" : "pass";
+      cell.update({{"verdict", verdict}, {"kinds", kinds}, {"schedules", n}, {"failed", failed}, {"unknown", unknown},
+                   {"example", example ? judged[*example].id : ""}});
+      if (c.kind == "kill") cell["points"] = points;
+      m.cells.push_back(cell);
+      m.examples.push_back(example);
+      targetKinds.insert(kinds.begin(), kinds.end());
+      if (unknown > 0) ++unknownCells; // shown, and counted, even where the cell also fails
+      if (verdict == "fail" && targetExample.empty()) targetExample = judged[*example].id;
+      if (verdict == "fail") targetVerdict = "fail";
+      else if (verdict == "unknown" && targetVerdict == "pass") targetVerdict = "unknown";
+    }
+    anyFail = anyFail || targetVerdict == "fail";
+    m.unknownCells = m.unknownCells || unknownCells > 0;
+    m.targets.push_back({{"name", targets[t]}, {"manifest", ""}, {"verdict", targetVerdict}, {"kinds", targetKinds},
+                         {"example", targetExample}, {"unknown_cells", unknownCells}});
+  }
+  m.verdict = anyFail ? "fail" : m.unknownCells ? "unknown" : "pass";
+  return m;
+}
+
 Outcome compareTargets(Session& session, const Options& o, Progress& progress) {
   const auto& sc = session.scenario();
   const auto& targets = session.targets();
@@ -106,9 +157,7 @@ Outcome compareTargets(Session& session, const Options& o, Progress& progress) {
   std::vector<Job> jobs;
   progress.addTotal(targets.size());
   for (size_t t = 0; t < targets.size(); ++t) {
-    Schedule s = defaultSchedule(sc);
-    s.seed = o.seed;
-    s.target = targets[t].name;
+    Schedule s = defaultScheduleFor(session, targets[t].name, 0);
     jobs.push_back({t, "default", o.runPrefix + targets[t].name + "/default", "default schedule", s, {}});
   }
   runJobs(session, spaces, jobs, 0, 1, progress); // alone: their wall time is the cost
@@ -130,9 +179,7 @@ Outcome compareTargets(Session& session, const Options& o, Progress& progress) {
     mergeClassOrder(kills, mine);
     for (const auto& c : mine) {
       for (const auto& p : sample(byClass[c.id], o.perClass)) {
-        Schedule s = defaultSchedule(sc);
-        s.seed = o.seed;
-        s.target = targets[t].name;
+        Schedule s = defaultScheduleFor(session, targets[t].name, 1);
         s.kills = {p.kill};
         jobs.push_back({t, c.id, o.runPrefix + targets[t].name + "/" + p.kill.str(), fmt::format("{} ({})", c.label, p.kill.str()), s, {}});
       }
@@ -154,53 +201,26 @@ Outcome compareTargets(Session& session, const Options& o, Progress& progress) {
 
   Outcome out;
   out.schedules = jobs.size();
-  nlohmann::json cells = nlohmann::json::array(), targetList = nlohmann::json::array();
-  std::set<std::pair<size_t, std::set<std::string>>> shown; // (target, kinds) with a history in the report
-  bool anyFail = false, anyUnknown = false;
-  for (size_t t = 0; t < targets.size(); ++t) {
-    std::set<std::string> targetKinds;
-    std::string targetVerdict = "pass", targetExample;
-    for (const auto& c : classes) {
-      nlohmann::json cell = {{"class", c.id}, {"target", targets[t].name}};
-      int n = 0, failed = 0, unknown = 0;
-      std::set<std::string> kinds;
-      const Job* example = nullptr;
-      nlohmann::json points = nlohmann::json::array();
-      for (const auto& j : jobs) {
-        if (j.target != t || j.cls != c.id) continue;
-        ++n;
-        if (c.kind == "kill") points.push_back(j.schedule.kills.front().str());
-        std::string v = verdictWord(j.result);
-        if (v == "fail") {
-          ++failed;
-          for (const auto& k : kindsOf(j.result)) kinds.insert(k);
-          if (!example || verdictWord(example->result) != "fail") example = &j;
-        } else if (v != "pass") {
-          ++unknown;
-          if (!example) example = &j;
-        }
-      }
-      std::string verdict = n == 0 ? "n/a" : failed ? "fail" : unknown ? "unknown" : "pass";
-      cell.update({{"verdict", verdict}, {"kinds", kinds}, {"schedules", n}, {"failed", failed}, {"unknown", unknown},
-                   {"example", example ? example->id : ""}});
-      if (c.kind == "kill") cell["points"] = points;
-      cells.push_back(cell);
-      if (example) {
-        auto exampleKinds = kindsOf(example->result);
-        bool first = shown.insert({t, exampleKinds}).second || verdict != "fail";
-        out.runs.push_back(record(session, *example, o, first));
-      }
-      targetKinds.insert(kinds.begin(), kinds.end());
-      if (verdict == "fail" && targetExample.empty()) targetExample = example->id;
-      if (verdict == "fail") targetVerdict = "fail";
-      else if (verdict == "unknown" && targetVerdict == "pass") targetVerdict = "unknown";
-    }
-    anyFail = anyFail || targetVerdict == "fail";
-    anyUnknown = anyUnknown || targetVerdict == "unknown";
-    targetList.push_back({{"name", targets[t].name}, {"manifest", targets[t].manifest.string()}, {"verdict", targetVerdict},
-                          {"kinds", targetKinds}, {"example", targetExample}});
+  std::vector<std::string> names;
+  for (const auto& t : targets) names.push_back(t.name);
+  std::vector<JudgedCell> judged;
+  for (const auto& j : jobs) {
+    JudgedCell c{j.target, j.cls, j.id, verdictWord(j.result), kindsOf(j.result), ""};
+    if (!j.schedule.kills.empty()) c.point = j.schedule.kills.front().str();
+    judged.push_back(std::move(c));
   }
-  out.verdict = anyFail ? "fail" : anyUnknown ? "unknown" : "pass";
+  Matrix m = matrixOf(classes, names, judged);
+  std::set<std::pair<size_t, std::set<std::string>>> shown; // (target, kinds) with a history in the report
+  for (size_t i = 0; i < m.cells.size(); ++i) {
+    if (!m.examples[i]) continue;
+    const Job& example = jobs[*m.examples[i]];
+    bool first = shown.insert({example.target, kindsOf(example.result)}).second || m.cells[i]["verdict"] != "fail";
+    out.runs.push_back(record(session, example, o, first));
+  }
+  for (size_t t = 0; t < targets.size(); ++t) m.targets[t]["manifest"] = targets[t].manifest.string();
+  out.verdict = m.verdict;
+  out.unknownCells = m.unknownCells;
+  nlohmann::json cells = m.cells, targetList = m.targets;
   out.compare = {{"classes", classes},   {"targets", targetList}, {"cells", cells},          {"costs", costs},
                  {"runs_per_class", o.runs}, {"per_class", o.perClass}, {"events", o.events}, {"seed", o.seed}};
   return out;

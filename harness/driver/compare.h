@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -67,8 +69,32 @@ struct Outcome {
   nlohmann::json compare;      ///< {classes, targets, cells, costs, runs_per_class, per_class, events, seed}
   std::vector<RunRecord> runs; ///< one example per cell that did not pass (a history for the first of each kind)
   std::string verdict;         ///< fail > unknown > pass over every cell ("error" when no baseline ran)
+  bool unknownCells = false;   ///< some cell holds a schedule that could not be judged (even beside a failure)
   size_t schedules = 0;
 };
+
+/// One judged schedule of a comparison, as the matrix sees it.
+struct JudgedCell {
+  size_t target = 0;      ///< index into the targets
+  std::string cls;        ///< Class::id
+  std::string id;         ///< the run's id
+  std::string verdict;    ///< pass | fail | unknown | error
+  std::set<std::string> kinds;
+  std::string point;      ///< its kill point, for kill classes
+};
+
+/// The matrix: one cell per class x target (n/a where the target has no schedule of the class), each
+/// fail > unknown > pass over its schedules with the counts of both; a target's verdict; and whether any
+/// cell holds an unknown schedule — also beside a failure, so that no unknown is hidden.
+struct Matrix {
+  nlohmann::json cells;   ///< in the order of targets, then classes
+  nlohmann::json targets; ///< name, manifest (left empty here), verdict, kinds, example, unknown_cells
+  std::vector<std::optional<size_t>> examples; ///< per cell: the judged schedule shown for it
+  std::string verdict;    ///< fail > unknown > pass over the targets
+  bool unknownCells = false;
+};
+Matrix matrixOf(const std::vector<Class>& classes, const std::vector<std::string>& targets,
+                const std::vector<JudgedCell>& judged);
 
 /// Runs every class against every target of `session` and judges each schedule.
 Outcome compareTargets(Session& session, const Options& o, Progress& progress);

@@ -25,7 +25,10 @@ std::string terminalTable(const nlohmann::json& c) {
       if (v == "n/a") return "-";
       std::string kinds;
       for (const auto& k : x["kinds"]) kinds += (kinds.empty() ? "" : ",") + k.get<std::string>();
-      return v == "fail" ? "FAIL " + kinds : v;
+      int unknown = x.value("unknown", 0);
+      std::string text = v == "fail" ? "FAIL " + kinds : v;
+      if (v == "fail" && unknown > 0) text += fmt::format(" +{}?", unknown); // unknown runs beside the failure
+      return text;
     }
     return "-";
   };
@@ -88,11 +91,8 @@ int compareCommand(const CommonArgs& common, const CompareArgs& args) {
   if (!common.junit.empty()) writeJunit(common.junit, report);
 
   int failing = 0, unknown = 0;
-  for (const auto& t : out.compare["targets"]) {
-    failing += t["verdict"] == "fail";
-    unknown += t["verdict"] == "unknown";
-  }
-  for (const auto& c : out.compare["cells"]) unknown += c["unknown"].get<int>() > 0 && c["verdict"] == "fail";
+  for (const auto& t : out.compare["targets"]) failing += t["verdict"] == "fail";
+  for (const auto& c : out.compare["cells"]) unknown += c["unknown"].get<int>() > 0;
   std::cout << fmt::format("compare {}: {} targets, {} schedule{} per generated class (seed {}), {}\n", sc.name,
                            session.targets().size(), o.runs, o.runs == 1 ? "" : "s", o.seed,
                            o.perClass > 0 ? fmt::format("at most {} kill point{} per class", o.perClass, o.perClass == 1 ? "" : "s")
@@ -100,6 +100,9 @@ int compareCommand(const CommonArgs& common, const CompareArgs& args) {
   std::cout << compare::terminalTable(out.compare);
   std::cout << fmt::format("{}: {} of {} targets fail a class; {} schedules, {:.1f} s\n", out.verdict, failing,
                            session.targets().size(), out.schedules, static_cast<double>(ms) / 1000.0);
+  if (unknown > 0)
+    std::cout << fmt::format("unknown: {} cell{} hold{} schedules that could not be judged (marked unknown, or +N? beside "
+                             "a failure): exit 2\n", unknown, unknown == 1 ? "" : "s", unknown == 1 ? "s" : "");
   std::cout << "report: " << (session.reportDir() / "report.html").string() << " (and report.json)\n";
   if (unknown > 0) return 2;
   return args.failOnViolation && out.verdict == "fail" ? 1 : 0;

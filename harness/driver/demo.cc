@@ -79,10 +79,13 @@ int demoCommand(const CommonArgs& common, const DemoArgs& args) {
         if (t["name"] == r.target) ref = &r;
       std::string verdict = t["verdict"];
       std::set<std::string> kinds = t["kinds"];
-      bool ok = ref && verdict == ref->verdict && (std::string(ref->kind).empty() || kinds.count(ref->kind));
+      int unknownCells = t.value("unknown_cells", 0);
+      // As documented only when every cell is: the verdict and kind, and no cell that could not be judged.
+      bool ok = ref && verdict == ref->verdict && (std::string(ref->kind).empty() || kinds.count(ref->kind)) &&
+                unknownCells == 0;
       asExpected = asExpected && ok;
       anyFail = anyFail || verdict == "fail";
-      anyUnknown = anyUnknown || verdict == "unknown" || verdict == "error";
+      anyUnknown = anyUnknown || verdict == "unknown" || verdict == "error" || unknownCells > 0;
       std::string expected = ref ? fmt::format("{}{}: {}", ref->verdict, *ref->kind ? std::string(" (") + ref->kind + ")" : "", ref->why) : "";
       auto [title, message] = diagnosisOf(out, t.value("example", ""));
       summary.push_back({{"name", t["name"]}, {"verdict", verdict}, {"kinds", kinds}, {"expected", expected}, {"as_expected", ok},
@@ -91,8 +94,10 @@ int demoCommand(const CommonArgs& common, const DemoArgs& args) {
       std::string ks;
       for (const auto& k : kinds) ks += (ks.empty() ? "" : ",") + k;
       std::string what = message.empty() ? "" : title + ": " + message.substr(0, message.find(':'));
-      lines.push_back(fmt::format("  {:<15} {:<16} {:<20} {}{}", name, t["name"].get<std::string>(),
-                                  verdict == "fail" ? "FAIL " + ks : verdict, what, ok ? "" : "  <- NOT AS DOCUMENTED: " + expected));
+      std::string shown = verdict == "fail" ? "FAIL " + ks : verdict;
+      if (unknownCells > 0 && verdict != "unknown") shown += fmt::format(" +{} unknown", unknownCells);
+      lines.push_back(fmt::format("  {:<15} {:<16} {:<20} {}{}", name, t["name"].get<std::string>(), shown, what,
+                                  ok ? "" : "  <- NOT AS DOCUMENTED: " + expected));
     }
     sections.push_back({{"scenario", name}, {"description", session.scenario().description}, {"verdict", out.verdict},
                         {"targets", summary}, {"compare", out.compare}});

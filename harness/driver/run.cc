@@ -1,6 +1,7 @@
 #include "driver/commands.h"
 
 #include "report/junit.h"
+#include "scenario/decodable.h"
 #include "report/report.h"
 
 #include <fmt/format.h>
@@ -14,10 +15,11 @@ int runCommand(const CommonArgs& common, const RunArgs& args) {
   Session session(common);
   const auto& sc = session.scenario();
   const auto& target = session.targets().front();
-  Schedule s = args.events > 0 ? generatedSchedule(sc, args.events, common.seed) : defaultSchedule(sc);
+  Schedule s = args.events > 0 ? generatedSchedule(sc, args.events, common.seed) : defaultScheduleFor(session, target.name, 0);
   s.seed = common.seed;
   s.target = target.name;
   for (const auto& c : args.crashes) s.kills.push_back(KillPoint::parse(c, "--crash"));
+  if (args.events > 0 || !common.scenarioValues) s.values = makeDecodable(sc, s, static_cast<int>(s.kills.size()));
   s.restart = restartStyleFromString(args.restart, "--restart");
 
   auto ws = session.workspace(target, 0);
@@ -44,7 +46,14 @@ int runCommand(const CommonArgs& common, const RunArgs& args) {
   if (!common.junit.empty()) writeJunit(common.junit, report);
 
   std::cout << fmt::format("{} × {}: {} — {}\n", target.name, sc.name, r.verdict, s.summary());
-  if (!j.error.empty()) std::cerr << "idemproof: " << j.error << "\n";
+  if (!j.error.empty()) std::cerr << errorLine(j.error, r.logs, session.reportDir()) << "\n";
+  if (j.error.empty() && j.verdict == Verdict::Unknown) { // one line on stderr: why it can't be judged
+    for (const auto& c : j.results)
+      if (c.verdict == Verdict::Unknown && !c.error.empty()) {
+        std::cerr << "idemproof: unknown: " << c.checker << ": " << c.error << "\n";
+        break;
+      }
+  }
   for (const auto& c : j.results) {
     for (const auto& v : c.violations) std::cout << "  " << violationLine(v) << "\n";
     if (c.verdict == Verdict::Unknown && !c.error.empty()) std::cout << "  unknown: " << c.checker << ": " << c.error << "\n";

@@ -30,6 +30,9 @@ struct CommonArgs {
   int workers = 0;            ///< 0: min(2, cores)
   RunOptions run;
   std::string junit;          ///< --junit FILE
+  /// --scenario-values: run the scenario's default schedule with the values it writes, instead of
+  /// decodable ones (scenario/decodable.h); a pass it can't prove is then unknown.
+  bool scenarioValues = false;
 };
 
 /// One executed schedule and its judgement.

@@ -94,9 +94,7 @@ int sweepCommand(const CommonArgs& common) {
   Session session(common);
   const auto& sc = session.scenario();
   const auto& target = session.targets().front();
-  Schedule base = defaultSchedule(sc);
-  base.seed = common.seed;
-  base.target = target.name;
+  Schedule base = defaultScheduleFor(session, target.name, 1); // values that decode with the one kill of a point
 
   Judged baseline;
   {
@@ -106,7 +104,10 @@ int sweepCommand(const CommonArgs& common) {
   std::vector<RunRecord> runs{record(session, baseline, "baseline", target.name)};
   nlohmann::json skipped = nlohmann::json::array();
   std::vector<Point> points;
-  if (baseline.error.empty()) points = killPointsOf(runs[0].history, skipped);
+  // Kill points come from a trace that can be judged: pass, or fail (a target that fails without faults
+  // still has a trace). An unknown fault-free run says nothing certain about the steps: no point is run.
+  const bool traceUsable = baseline.error.empty() && baseline.verdict != Verdict::Unknown;
+  if (traceUsable) points = killPointsOf(runs[0].history, skipped);
 
   std::vector<Schedule> schedules;
   for (const auto& p : points) {
@@ -121,7 +122,7 @@ int sweepCommand(const CommonArgs& common) {
   auto table = nlohmann::json::array();
   int fails = baseline.verdict == Verdict::Invalid ? 1 : 0, unknown = 0, notFired = 0;
   std::cout << fmt::format("sweep {} × {}: baseline {} ({})\n", target.name, sc.name, verdictWord(baseline), base.summary());
-  if (!baseline.error.empty()) std::cerr << "idemproof: " << baseline.error << "\n";
+  if (!baseline.error.empty()) std::cerr << errorLine(baseline.error, runs[0].logs, session.reportDir()) << "\n";
   std::cout << fmt::format("  {:<24} {:<7} {:<10} {}\n", "kill point", "server", "verdict", "violations");
   for (size_t i = 0; i < judged.size(); ++i) {
     const auto& j = judged[i];
@@ -141,8 +142,13 @@ int sweepCommand(const CommonArgs& common) {
     std::cout << fmt::format("  {:<24} {:<7} {:<10} {}\n", points[i].kill.str(), points[i].server, verdict, ks);
     if (verdict != "pass") runs.push_back(record(session, j, points[i].kill.str(), target.name));
   }
-  std::string verdict = fails ? "fail" : (unknown || notFired || !baseline.error.empty()) ? "unknown" : "pass";
+  std::string verdict = fails ? "fail" : (unknown || notFired || !traceUsable) ? "unknown" : "pass";
   if (!baseline.error.empty()) verdict = "error";
+  if (!traceUsable && baseline.error.empty()) {
+    std::cout << "  the fault-free run is unknown, so no kill point was run from its trace:\n";
+    for (const auto& c : baseline.results)
+      if (c.verdict == Verdict::Unknown && !c.error.empty()) std::cout << "    " << c.checker << ": " << c.error << "\n";
+  }
   auto report = reportHeader("sweep", session, verdict);
   if (!baseline.error.empty()) report["error"] = baseline.error;
   report["schedule"] = base;

@@ -55,6 +55,7 @@ void to_json(nlohmann::json& j, const Schedule& s) {
   for (const auto& e : s.stream) stream.push_back({{"event", e.event}, {"phase", e.phase}});
   j["stream"] = stream;
   j["kills"] = s.kills;
+  if (!s.values.empty()) j["values"] = s.values;
 }
 
 Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
@@ -71,6 +72,7 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
     s.target = j.value("target", "");
     s.seed = j.value("seed", uint64_t{0});
     s.restart = restartStyleFromString(j.value("restart", "new-name"), what + ": field 'restart'");
+    s.values = j.value("values", "");
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(fmt::format("{}: {}", what, e.what()));
   }

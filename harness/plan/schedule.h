@@ -41,6 +41,9 @@ struct Schedule {
   std::vector<StreamEntry> stream; ///< in stream order
   std::vector<KillPoint> kills;
   RestartStyle restart = RestartStyle::NewName;
+  /// How idemproof chose the event values, for reports: "" when they are as written (the scenario's default
+  /// schedule with --scenario-values, a schedule file), else the scheme (scenario/decodable.h).
+  std::string values;
 
   int phases() const;
   int retries() const; ///< stream entries beyond the first of each event

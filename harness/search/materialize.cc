@@ -1,6 +1,8 @@
 /// Shape -> Schedule: a pure function, so that a shape, its shrinks and the schedule file agree.
 #include "search/model.h"
 
+#include "scenario/decodable.h"
+
 #include <algorithm>
 #include <map>
 #include <tuple>
@@ -97,6 +99,7 @@ Schedule materialize(const Shape& s, const Scenario& sc, const KillModel& km, ui
     }
   }
   out.restart = s.sameName ? RestartStyle::SameName : RestartStyle::NewName;
+  out.values = makeDecodable(sc, out, static_cast<int>(out.kills.size()));
   return out;
 }
 

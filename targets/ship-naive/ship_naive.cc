@@ -1,5 +1,5 @@
 // ship-naive (order-shipping): ships without a guard. In one transaction it runs UPDATE orders SET
-// status = 'shipped' WHERE id = <order> and UPDATE stock SET qty = qty - 1 WHERE sku = <sku>; COMMIT; then
+// status = 'shipped' WHERE id = <order> and UPDATE stock SET qty = qty - <qty> WHERE sku = <sku>; COMMIT; then
 // XACK. It is NOT correct: a producer retry or a redelivery after a kill between COMMIT and XACK
 // decrements the stock a second time for the same order. Plain text statements (simple query protocol,
 // values validated/quoted by the consumer).
@@ -17,7 +17,8 @@ int main() {
     runConsumer(valkey, config, [&](const Entry& e) {
       pqxx::work tx(db);
       tx.exec("UPDATE orders SET status = 'shipped' WHERE id = " + std::to_string(integerField(e, "order")));
-      tx.exec("UPDATE stock SET qty = qty - 1 WHERE sku = " + tx.quote(e.field("sku")));
+      tx.exec("UPDATE stock SET qty = qty - " + std::to_string(integerField(e, "qty")) + " WHERE sku = " +
+              tx.quote(e.field("sku")));
       tx.commit();
       return Outcome::Ack;
     });
