@@ -5,6 +5,7 @@
 #include <boost/process.hpp>
 
 #include <chrono>
+#include <mutex>
 #include <csignal>
 #include <fstream>
 #include <random>
@@ -26,6 +27,7 @@ std::string readAll(const fs::path& p) {
 }
 
 std::string tag_;
+std::mutex tagMu_;
 
 } // namespace
 
@@ -33,20 +35,25 @@ fs::path repo() { return IDEM_SOURCE_DIR; }
 fs::path build() { return IDEM_BINARY_DIR; }
 const std::string& lastTag() { return tag_; }
 
-Result idemproof(const std::vector<std::string>& args, int sigintAfterMs, bool withReport) {
-  static std::mt19937_64 rng(std::random_device{}());
-  tag_ = std::to_string(rng());
-  fs::path dir = fs::temp_directory_path() / ("itest-" + tag_);
-  fs::create_directories(dir);
+Result idemproof(const std::vector<std::string>& args, int sigintAfterMs, bool withReport,
+                 const std::map<std::string, std::string>& extraEnv) {
   Result r;
+  {
+    std::lock_guard<std::mutex> lock(tagMu_);
+    static std::mt19937_64 rng(std::random_device{}());
+    r.tag = tag_ = std::to_string(rng());
+  }
+  fs::path dir = fs::temp_directory_path() / ("itest-" + r.tag);
+  fs::create_directories(dir);
   r.reportDir = dir / "report";
   std::vector<std::string> argv = args;
   if (withReport) {
     argv.push_back("--report");
     argv.push_back(r.reportDir.string());
   }
-  auto env = boost::this_process::environment();
-  env["IDEMPROOF_TEST_TAG"] = tag_;
+  bp::environment env = boost::this_process::environment();
+  env["IDEMPROOF_TEST_TAG"] = r.tag;
+  for (const auto& [k, v] : extraEnv) env[k] = v;
   bp::child c((build() / "idemproof").string(), bp::args(argv), bp::std_out > (dir / "out").string(),
               bp::std_err > (dir / "err").string(), bp::std_in < bp::null, env, bp::start_dir(repo().string()));
   if (sigintAfterMs > 0) {

@@ -6,12 +6,14 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace itest {
 
 struct Result {
+  std::string tag; ///< the tag of this call's processes (see leftovers)
   int status = -1;
   std::string out, err;
   nlohmann::json report; ///< report.json of the run, or null
@@ -23,8 +25,10 @@ std::filesystem::path repo();
 std::filesystem::path build();
 
 /// Runs `idemproof ARGS --report <fresh dir>` (the report flag only for commands that take it), waits,
-/// reads report.json. `sigintAfterMs` > 0 sends SIGINT to it after that long.
-Result idemproof(const std::vector<std::string>& args, int sigintAfterMs = 0, bool withReport = true);
+/// reads report.json. `sigintAfterMs` > 0 sends SIGINT to it after that long. `env` is added to its
+/// environment (consumers inherit it). Safe to call from several threads at once.
+Result idemproof(const std::vector<std::string>& args, int sigintAfterMs = 0, bool withReport = true,
+                 const std::map<std::string, std::string>& env = {});
 
 /// Processes still alive whose environment carries the tag of the last idemproof() call.
 std::vector<int> leftovers(const std::string& tag);

@@ -24,13 +24,13 @@ TEST_CASE("sweep: dedup-valkey loses a payment at an after:SET kill point") {
     }
   }
   CHECK(found);
-  // The lost payment of the after:SET#3 point: 200.00 against 250.00, event 3.
+  // The lost payment of the after:SET#3 point: event 3 (300 of the decodable 12100).
   bool three = false;
   for (const auto& v : violations(r.report, "lost")) {
     if (v["run"] == "after:SET#3") {
       three = true;
-      CHECK(v["expected"] == 25000);
-      CHECK(v["observed"] == 20000);
+      CHECK(v["expected"] == 12100);
+      CHECK(v["observed"] == 11800);
       CHECK(v["events"] == nlohmann::json::array({3}));
       CHECK(v["kill_point"] == "after:SET#3");
     }

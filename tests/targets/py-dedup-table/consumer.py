@@ -12,8 +12,10 @@ runs). SIGTERM sets a flag checked between entries; any error is printed and exi
 import os
 import signal
 import sys
+import time
 
 COUNT = 10
+SLICE_S = 0.05
 stop = False
 
 
@@ -27,6 +29,17 @@ signal.signal(signal.SIGTERM, on_sigterm)
 
 import psycopg  # noqa: E402
 import redis  # noqa: E402
+
+
+def pause(ms):
+    """Sleeps ms milliseconds in slices, unless SIGTERM arrives. True when the full time passed."""
+    deadline = time.monotonic() + ms / 1000.0
+    while not stop:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return True
+        time.sleep(min(left, SLICE_S))
+    return False
 
 
 def entries_of_read(reply):
@@ -56,13 +69,18 @@ class Consumer:
                     "UPDATE wallets SET balance_halala = balance_halala + %s WHERE id = %s",
                     (int(fields["amount"]), fields["wallet"]))
 
+    def process(self, entry_id, fields):
+        """One entry: its effect, then its acknowledgement. False: stop here (SIGTERM), leaving it pending.
+        Consumers built on this loop (py-ledger, py-slow, py-ack-first, ...) override it or apply()."""
+        if fields:  # None for an entry deleted from the stream while pending
+            self.apply(fields)
+        self.kv.xack(self.stream, self.group, entry_id)
+        return True
+
     def handle(self, entries):
         for entry_id, fields in entries:
-            if stop:
+            if stop or not self.process(entry_id, fields):
                 return
-            if fields:  # None for an entry deleted from the stream while pending
-                self.apply(fields)
-            self.kv.xack(self.stream, self.group, entry_id)
 
     def run(self):
         cursor = "0"
@@ -88,12 +106,13 @@ class Consumer:
                 self.group, self.name, {self.stream: ">"}, count=COUNT, block=100)))
 
 
-def main():
+def main(make=None, name="py-dedup-table"):
+    """Runs the consumer `make()` builds (default: Consumer) until SIGTERM; 0, or 1 on any error."""
     try:
         if not stop:
-            Consumer().run()
+            (make or Consumer)().run()
     except Exception as e:  # any server or connection error: report and exit 1
-        print(f"py-dedup-table: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+        print(f"{name}: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
         return 1
     return 0
 

@@ -33,5 +33,4 @@ class Ledger(loop.Consumer):
 
 
 if __name__ == "__main__":
-    loop.Consumer = Ledger
-    sys.exit(loop.main())
+    sys.exit(loop.main(Ledger, "py-ledger"))

@@ -116,3 +116,33 @@ TEST_CASE("progress: time left, and silence off a terminal") {
   CHECK(p.completed() == 2);
   CHECK(p.violations() == 1);
 }
+
+TEST_CASE("compare: an unknown schedule shows in its cell and in the target, also beside a failure") {
+  std::vector<Class> classes{{"default", "schedule", "default schedule", ""},
+                             {"retry", "retry", "retries", ""},
+                             {"kill:COMMIT>XACK", "kill", "after COMMIT, before XACK", ""}};
+  std::vector<JudgedCell> judged{
+      {0, "default", "a/default", "pass", {}, ""},
+      {0, "retry", "a/retry#1", "fail", {"duplicate"}, ""},
+      {0, "retry", "a/retry#2", "unknown", {}, ""},             // beside a failure in its own cell
+      {0, "kill:COMMIT>XACK", "a/after:COMMIT#1", "unknown", {}, "after:COMMIT#1"}, // a cell of its own
+      {1, "default", "b/default", "pass", {}, ""},
+      {1, "retry", "b/retry#1", "pass", {}, ""},
+  };
+  Matrix m = matrixOf(classes, {"a", "b"}, judged);
+  REQUIRE(m.cells.size() == 6);
+  CHECK(m.cells[1]["verdict"] == "fail");
+  CHECK(m.cells[1]["failed"] == 1);
+  CHECK(m.cells[1]["unknown"] == 1);
+  CHECK(m.cells[2]["verdict"] == "unknown");
+  CHECK(m.cells[2]["points"] == nlohmann::json::array({"after:COMMIT#1"}));
+  CHECK(m.cells[5]["verdict"] == "n/a"); // b has no kill point of that class
+  CHECK(m.targets[0]["verdict"] == "fail");
+  CHECK(m.targets[0]["unknown_cells"] == 2);
+  CHECK(m.targets[1]["verdict"] == "pass");
+  CHECK(m.targets[1]["unknown_cells"] == 0);
+  CHECK(m.verdict == "fail");
+  CHECK(m.unknownCells); // the command exits 2 on this, although a fails
+  REQUIRE(m.examples[1]);
+  CHECK(judged[*m.examples[1]].id == "a/retry#1"); // a failure is the example over an unknown
+}

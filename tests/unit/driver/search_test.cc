@@ -123,14 +123,14 @@ TEST_CASE("the search reports the lowest failing case whatever the number of wor
 
 namespace {
 
-/// A fake target: fails ("duplicate") when some event is retried and its amount is at least 50000.
+/// A fake target: fails ("duplicate") when some event on wallet w2 is retried.
 Outcome fakeTarget(const Schedule& s) {
   Outcome o;
   o.cls = OutcomeClass::Pass;
   for (const auto& e : s.events) {
     int sent = 0;
     for (const auto& x : s.stream) sent += x.event == e.n;
-    if (sent > 1 && std::stoll(e.fields.at("amount")) >= 50000) {
+    if (sent > 1 && e.fields.at("wallet") == "w2") {
       o.cls = OutcomeClass::Fail;
       o.kinds = {"duplicate"};
     }
@@ -162,8 +162,8 @@ TEST_CASE("shrinking finds the smallest failing schedule and never takes a flaky
     CHECK(r.schedule.events.size() == 1);
     CHECK(r.schedule.stream.size() == 2);
     CHECK(r.schedule.kills.empty());
-    CHECK(r.schedule.events[0].fields.at("amount") == "50000");
-    CHECK(r.schedule.events[0].fields.at("wallet") == "w1");
+    CHECK(r.schedule.events[0].fields.at("amount") == "100");
+    CHECK(r.schedule.events[0].fields.at("wallet") == "w2");
     CHECK(r.steps > 0);
     CHECK(r.flakyCandidates == 0);
   }
@@ -180,15 +180,17 @@ TEST_CASE("shrinking finds the smallest failing schedule and never takes a flaky
     }
     return out;
   };
-  for (uint64_t i = 0;; ++i) {
+  bool tried = false;
+  for (uint64_t i = 0; i < 1000 && !tried; ++i) { // bounded: a generator change must fail here, not hang
     auto c = generateCase(gen, 5, i);
     auto first = fakeTarget(mat(c.value()));
     if (first.cls != OutcomeClass::Fail) continue;
+    tried = true;
     auto r = shrinkFailure(c, first, mat, flaky, {1, 500, 3});
     CHECK(r.steps == 0);
     CHECK(r.flakyCandidates == 3);
     CHECK(!r.stopped.empty());
     CHECK(nlohmann::json(r.schedule).dump() == nlohmann::json(mat(c.value())).dump());
-    break;
   }
+  CHECK(tried);
 }

@@ -39,7 +39,9 @@ inline nlohmann::json runReportOf(const std::string& historyFile, const std::str
   nlohmann::json j = {{"schema_version", 1}, {"tool", "idemproof"}, {"command", "run"}, {"verdict", r.verdict},
                       {"scenario", sc.name}, {"scenario_file", "scenarios/" + sc.name + ".json"}, {"targets", {r.target}},
                       {"target", r.target}, {"seed", 0}, {"servers", {{"embedded", true}, {"valkey_binary", "redis-server"}}},
-                      {"options", {{"claim_idle_ms", 20}, {"deadline_ms", 60000}, {"stall_ms", 3000}, {"grace_ms", 2000}, {"workers", 2}}}};
+                      {"options", {{"claim_idle_ms", 20}, {"deadline_ms", 120000}, {"stall_ms", 3000}, {"grace_ms", 2000},
+                                   {"settle_ms", 50}, {"start_timeout_ms", 60000}, {"max_processes", 20}, {"workers", 2},
+                                   {"scenario_values", false}}}};
   j["schedule"] = r.schedule;
   j["violations"] = violationsOf({r});
   j["processes"] = processesOf(r.history, r.logs);

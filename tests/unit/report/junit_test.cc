@@ -39,7 +39,7 @@ TEST_CASE("junit: undecided results are errors, never passes") {
 
 TEST_CASE("junit: a run has one testcase per checker; a comparison one per target x class that applies") {
   std::string run = junitXml(runReportOf("dedup-valkey-after-SET3.history.json", "wallet"));
-  CHECK(count(run, "<testcase ") == 5);
+  CHECK(count(run, "<testcase ") == 6); // 1 invariant + broker, process, faults, run, observation
   CHECK(count(run, "<failure ") == 1);
   json cmp = loadInput("compare-customer-city.report.json");
   size_t applicable = 0, failing = 0;

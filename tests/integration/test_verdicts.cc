@@ -1,0 +1,161 @@
+/// Verdicts a CI gate can stake on (docs/verdicts.md), end to end on embedded servers with consumers in
+/// Python (psycopg 3, redis-py) and C++: a coincidence is never a pass, slow is never stuck, an unknown is
+/// never hidden.
+#include "support.h"
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <future>
+
+using namespace itest;
+
+namespace {
+
+std::string testTarget(const std::string& name) { return (repo() / "tests" / "targets" / name).string(); }
+std::string target(const std::string& name) { return (repo() / "targets" / name).string(); }
+
+/// The violations of `report` of run `run` ("" for any).
+std::vector<nlohmann::json> ofRun(const nlohmann::json& report, const std::string& kind, const std::string& run) {
+  std::vector<nlohmann::json> out;
+  for (const auto& v : violations(report, kind))
+    if (run.empty() || v.value("run", "") == run) out.push_back(v);
+  return out;
+}
+
+/// Checks that a report names event 2 applied twice and event 4 lost, with the kill point on the loss.
+void duplicateTwoLostFour(const nlohmann::json& report, const std::string& run) {
+  auto dup = ofRun(report, "duplicate", run);
+  auto lost = ofRun(report, "lost", run);
+  REQUIRE(dup.size() == 1);
+  REQUIRE(lost.size() == 1);
+  CHECK(dup[0]["events"] == nlohmann::json::array({2}));
+  CHECK(lost[0]["events"] == nlohmann::json::array({4}));
+  CHECK(lost[0]["kill_point"] == "after:XACK#4");
+  CHECK(dup[0]["message"].get<std::string>().find("explained only by event 2 applied twice and event 4 lost") !=
+        std::string::npos);
+}
+
+} // namespace
+
+TEST_CASE("acknowledge-first without dedup, killed after its fourth XACK: run names a duplicate and a loss") {
+  Result r = idemproof({"run", "--target", testTarget("py-ack-first"), "--crash", "after:XACK#4"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 1);
+  CHECK(r.report["verdict"] == "fail");
+  duplicateTwoLostFour(r.report, "run");
+  CHECK(r.report["schedule"].contains("values")); // the report says the amounts were chosen
+  CHECK(leftovers(r.tag).empty());
+}
+
+TEST_CASE("acknowledge-first with the scenario's equal amounts: unknown with the ambiguity named, never pass") {
+  Result r = idemproof({"run", "--target", testTarget("py-ack-first"), "--crash", "after:XACK#4", "--scenario-values"});
+  INFO(r.out << r.err);
+  CHECK(r.status == 2);
+  CHECK(r.report["verdict"] == "unknown");
+  CHECK(r.err.find("balance of w1 is 25000 as expected, but") != std::string::npos);
+  CHECK(r.err.find("the amounts cannot tell") != std::string::npos);
+}
+
+TEST_CASE("acknowledge-first: sweep names both at after:XACK#4, and check finds it") {
+  Result s = idemproof({"sweep", "--target", testTarget("py-ack-first")});
+  INFO(s.out << s.err);
+  REQUIRE(s.status == 1);
+  duplicateTwoLostFour(s.report, "after:XACK#4");
+
+  Result c = idemproof({"check", "--target", testTarget("py-ack-first"), "--seed", "3", "--runs", "20"});
+  INFO(c.out << c.err);
+  REQUIRE(c.status == 1);
+  CHECK(c.report["verdict"] == "fail");
+
+  // The schedule file of that sweep point replays to the same verdict (the replay command of check).
+  nlohmann::json schedule;
+  for (const auto& run : s.report["runs"])
+    if (run["id"] == "after:XACK#4") schedule = run["schedule"];
+  REQUIRE(schedule.is_object());
+  auto file = s.reportDir / "after-XACK4.json";
+  std::ofstream(file) << schedule.dump();
+  Result p = idemproof({"replay", file.string(), "--target", testTarget("py-ack-first")});
+  INFO(p.out << p.err);
+  REQUIRE(p.status == 1);
+  duplicateTwoLostFour(p.report, "");
+}
+
+TEST_CASE("slow is not stuck: 5 s per event, with and without a kill, passes with default flags") {
+  // Both runs at once: each starts its own servers, and the consumer mostly sleeps.
+  auto plain = std::async(std::launch::async, [] { return idemproof({"run", "--target", testTarget("py-slow")}); });
+  auto killed = std::async(std::launch::async, [] {
+    return idemproof({"run", "--target", testTarget("py-slow"), "--crash", "after:COMMIT#3"});
+  });
+  for (Result r : {plain.get(), killed.get()}) {
+    INFO(r.out << r.err);
+    CHECK(r.status == 0);
+    CHECK(r.report["verdict"] == "pass");
+    CHECK(leftovers(r.tag).empty());
+  }
+}
+
+TEST_CASE("slow is not stuck: a consumer that takes 5 s to start passes with default flags") {
+  Result r = idemproof({"run", "--target", testTarget("py-slow"), "--crash", "after:COMMIT#3"}, 0, true,
+                       {{"SLOW_EVENT_MS", "0"}, {"SLOW_START_MS", "5000"}});
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  CHECK(r.report["verdict"] == "pass");
+}
+
+TEST_CASE("busy at the deadline is unknown with the reason, never stuck") {
+  Result r = idemproof({"run", "--target", testTarget("py-slow"), "--deadline", "3s"}, 0, true,
+                       {{"SLOW_EVENT_MS", "60000"}});
+  INFO(r.out << r.err);
+  CHECK(r.status == 2);
+  CHECK(r.report["verdict"] == "unknown");
+  CHECK(violations(r.report, "stuck").empty());
+  CHECK(r.err.find("deadline of 3000 ms reached with c1 silent for") != std::string::npos);
+  CHECK(r.err.find("holding") != std::string::npos);
+  CHECK(r.err.find("raise --deadline") != std::string::npos);
+}
+
+TEST_CASE("a consumer re-reading an entry it never acknowledges is stuck, proven after a restart") {
+  Result r = idemproof({"run", "--target", testTarget("skip-no-ack")});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 1);
+  auto stuck = violations(r.report, "stuck");
+  REQUIRE(!stuck.empty());
+  CHECK(stuck[0]["events"] == nlohmann::json::array({2}));
+}
+
+TEST_CASE("a target that exits 0 at once cannot start: exit 2, not stuck") {
+  Result r = idemproof({"run", "--target", testTarget("exits-0")});
+  INFO(r.out << r.err);
+  CHECK(r.status == 2);
+  CHECK(r.report["verdict"] == "error");
+  CHECK(violations(r.report, "stuck").empty());
+  CHECK(r.err.find("cannot start: c1 exited (exit 0) before any request reached a server") != std::string::npos);
+  // The log it points at is the copy in the report folder, which outlives the run.
+  CHECK(r.err.find((r.reportDir / "logs" / "run" / "c1.log").string()) != std::string::npos);
+  CHECK(std::filesystem::exists(r.reportDir / "logs" / "run" / "c1.log"));
+}
+
+TEST_CASE("a connection the PostgreSQL proxy can't decode: unknown, not pass") {
+  Result r = idemproof({"run", "--target", testTarget("py-pg-garbage"), "--crash", "after:COMMIT#2"});
+  INFO(r.out << r.err);
+  CHECK(r.status == 2);
+  CHECK(r.report["verdict"] == "unknown");
+  CHECK(r.err.find("could not be decoded") != std::string::npos);
+  bool recorded = false;
+  for (const auto& op : r.report["runs"][0]["history"])
+    recorded = recorded || (op["type"] == "opaque" && op["value"]["server"] == "pg");
+  CHECK(recorded);
+}
+
+TEST_CASE("compare: a target with an unknown cell makes the command exit 2") {
+  Result r = idemproof({"compare", "--target", target("dedup-table"), "--target", testTarget("py-pg-garbage"),
+                        "--runs", "1", "--per-class", "1"});
+  INFO(r.out << r.err);
+  CHECK(r.status == 2);
+  int unknownCells = 0;
+  for (const auto& c : r.report["compare"]["cells"])
+    if (c["target"] == "py-pg-garbage" && c["unknown"].get<int>() > 0) ++unknownCells;
+  CHECK(unknownCells > 0);
+  CHECK(r.out.find("could not be judged") != std::string::npos);
+}
