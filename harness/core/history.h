@@ -15,13 +15,17 @@
 ///                                    "delivered": [{"entry": "1-0", "fields": {..}}],   (reads: XREADGROUP, XAUTOCLAIM, XCLAIM)
 ///                                    "acked": ["1-0"],                                  (XACK request ids)
 ///                                    "empty": true,                                     (a read that delivered nothing)
-///                                    "outcome": "ok"|"killed-before"|"killed-after"|"cut"}
-///                A step is recorded when its reply reaches the proxy (or when it is killed / cut).
-///  - "kill"     process "c1":       {"point": "after:COMMIT#3", "signal": 9}
+///                                    "outcome": "ok"|"killed-before"|"killed-after"|"forwarded"|"withheld"|"unobserved"}
+///                A step is recorded when it ends (docs/steps.md, "How a step ends").
+///  - "kill"     process "c1":       {"point": "after:COMMIT#3", "signal": 9}   (only when the signal was delivered)
+///  - "note"     process any:        {"message": "..."}   (e.g. a kill point reached that delivered no signal)
+///  - "opaque"   process "c1":       {"server": "pg", "conn": 2, "direction": "client"|"server", "offset": 41,
+///                                    "reason": "not the PostgreSQL v3 protocol (first bytes: ...)"}
 ///  - "exit"     process "c1":       {"status": 0} or {"signal": 9}, "by": "harness"|"self"
-///  - "stall"    process "harness":  {"pending": [...], "restart": true}
+///  - "stall"    process "harness":  {"pending": 2, "last_delivered": "1-5", "restart": true, "reason": "..."}
 ///  - "final"    process "harness":  {"observed": {<invariant name>: rows}, "pending": [{"entry","consumer","deliveries"}],
-///                                    "undelivered": ["3-0"], "stream": ["1-0", ...], "deadline": false}
+///                                    "undelivered": ["3-0"], "stream": ["1-0", ...], "deadline": false,
+///                                    "end": "settled"|"stuck"|"limit", "limit": "deadline"|..., "reason": "..."}
 ///  - "error"    process "harness":  {"message": "..."}      (the run could not be judged)
 #include <nlohmann/json.hpp>
 
