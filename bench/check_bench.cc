@@ -12,6 +12,8 @@
 ///     (the kill), start a second process after CLAIM_IDLE_MS, wait until every entry is acknowledged,
 ///     SIGTERM -> the target's own work per schedule (reset excluded).
 /// The harness's share of wall time is 1 - direct / harness (1 worker). Prints ratios, asserts nothing.
+#include "core/child.h"
+#include "core/cleanup.h"
 #include "driver/check.h"
 #include "search/model.h"
 #include "search/search.h"
@@ -79,7 +81,7 @@ public:
     ++counter_;
     std::string last = vk_->pipeline(cmds).back().get<std::string>();
     Child c = spawn("c1");
-    if (!s.kills.empty()) {
+    if (!s.faults.empty()) {
       waitUntil(last, static_cast<int64_t>(s.stream.size() / 2));
       c.signalGroup(SIGKILL);
       c.waitFor(std::chrono::milliseconds(5000));

@@ -4,7 +4,7 @@
 /// asserts nothing. Usage: proxy_bench [ROUND_TRIPS]
 #include "proxy/hub.h"
 #include "servers/servers.h"
-#include "core/process.h"
+#include "core/cleanup.h"
 
 #include <fmt/format.h>
 #include <hiredis/hiredis.h>
@@ -22,11 +22,13 @@ using Clock = std::chrono::steady_clock;
 /// Counts steps and never kills: the proxies' full decoding path with no fault.
 struct Counting : idem::proxy::StepListener {
   int64_t steps = 0;
-  bool onRequest(int, idem::proxy::Server, int, const idem::proxy::StepInfo&, idem::proxy::StepToken& t) override {
+  idem::proxy::Decision onRequest(int, idem::proxy::Server, int, const idem::proxy::StepInfo&,
+                                  idem::proxy::StepToken& t) override {
     t.id = ++steps;
-    return false;
+    return {};
   }
-  bool onReply(int, const idem::proxy::StepToken&, const idem::proxy::ReplyInfo&) override { return false; }
+  idem::proxy::Decision onReply(int, const idem::proxy::StepToken&, const idem::proxy::ReplyInfo&) override { return {}; }
+  void onReleased(int, const idem::proxy::StepToken&) override {}
   void onCut(int, const idem::proxy::StepToken&, idem::proxy::CutKind) override {}
   void onOpaque(int, idem::proxy::Server, int, const char*, uint64_t, const std::string&) override {}
 };

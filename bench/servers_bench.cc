@@ -1,7 +1,9 @@
 // Measures the embedded servers: a cold start (initdb into an empty template cache), then warm
 // starts from the cache, and stops; plus each server's phases. Prints medians; asserts nothing.
 // Usage: servers_bench [rounds=10]. Uses a private cache dir, removed at the end.
-#include "core/process.h"
+#include "core/cleanup.h"
+#include "core/ports.h"
+#include "core/temp_dir.h"
 #include "servers/postgres.h"
 #include "servers/servers.h"
 #include "servers/valkey.h"

@@ -2,7 +2,7 @@
 /// Checkers read only the history (and the scenario value) and return valid / invalid / unknown with
 /// named anomalies. A checker that throws yields Unknown, never Valid; merged, Invalid beats Unknown beats
 /// Valid.
-#include "core/history.h"
+#include "history/history.h"
 #include "scenario/scenario.h"
 
 #include <nlohmann/json.hpp>

@@ -9,54 +9,39 @@ namespace idem::detail {
 
 namespace {
 
-using nlohmann::json;
-
-std::string text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
-
-std::map<std::string, std::string> textFields(const json& j) {
-  std::map<std::string, std::string> out;
-  if (j.is_null()) return out;
-  if (!j.is_object()) throw std::runtime_error("fields is not an object");
-  for (auto it = j.begin(); it != j.end(); ++it) out[it.key()] = text(it.value());
-  return out;
-}
-
-void parseSend(HistoryView& h, const Op& op) {
+void addSend(HistoryView& h, const Op& op, const ops::Send& send) {
   SendRec s;
   s.op = op.index;
-  s.entry = op.value.at("entry").get<std::string>();
-  s.n = op.value.at("n").get<int>();
-  s.fields = textFields(op.value.value("fields", json()));
+  s.entry = send.entry;
+  s.n = send.n;
+  s.fields = send.fields;
   std::string id = h.scenario.idField();
-  s.event_id = op.value.contains("event_id") ? op.value["event_id"].get<std::string>() : s.fields[id];
+  s.event_id = !send.eventId.empty() ? send.eventId : s.fields[id];
   if (!s.fields.count(id)) s.fields[id] = s.event_id;
   for (const auto& f : h.scenario.fields) {
     if (f.gen == "seq" && !s.fields.count(f.name)) s.fields[f.name] = std::to_string(s.n);
   }
-  s.phase = op.value.value("phase", 1);
+  s.phase = send.phase;
   h.entryEvent[s.entry] = s.n;
   h.eventFields.emplace(s.n, s.fields);
   h.sends.push_back(std::move(s));
 }
 
-void parseStep(HistoryView& h, const Op& op) {
-  const json& v = op.value;
-  StepRec st{op.index, op.process, v.value("verb", ""), v.value("detail", "")};
-  std::string outcome = v.value("outcome", "ok");
-  bool error = v.value("error", false);
-  std::string label = v.contains("k") ? fmt::format("{}#{}", st.verb, v["k"].get<int64_t>()) : st.verb;
-  if (v.contains("delivered") && outcome == "ok" && !error) {
-    for (const auto& d : v["delivered"]) {
-      DeliveryRec rec{op.index, op.process, label, d.at("entry").get<std::string>(), 0};
+void addStep(HistoryView& h, const Op& op, const ops::Step& step) {
+  StepRec st{op.index, op.process, step.verb, step.detail};
+  // Entries reached the process only with a reply it got.
+  if (step.replied() && !step.error) {
+    for (const auto& d : step.delivered) {
+      DeliveryRec rec{op.index, op.process, step.name(), d.entry, 0};
       auto it = h.entryEvent.find(rec.entry);
       if (it != h.entryEvent.end()) rec.n = it->second;
       h.deliveries.push_back(std::move(rec));
     }
   }
-  // An XACK took effect when the server executed it: its reply came (ok), or it was withheld after the
-  // server had it (killed-after, forwarded).
-  if (v.contains("acked") && (outcome == "ok" || outcome == "killed-after" || outcome == "forwarded") && !error) {
-    for (const auto& a : v["acked"]) h.acks.push_back({op.index, op.process, a.get<std::string>()});
+  // An XACK took effect when the server executed it: its reply came, or it was withheld after the server
+  // had it (killed or dropped after, forwarded before a cut).
+  if (step.reachedServer() && !step.error) {
+    for (const auto& a : step.acked) h.acks.push_back({op.index, op.process, a});
   }
   h.steps.push_back(std::move(st));
 }
@@ -65,29 +50,19 @@ void parseStep(HistoryView& h, const Op& op) {
 
 HistoryView::HistoryView(const Scenario& s, const std::vector<Op>& o) : scenario(s), ops(o) {
   for (const Op& op : ops) {
-    try {
-      if (op.type == "plan" && !planOp) planOp = &op;
-      else if (op.type == "initial") initialOp = &op;
-      else if (op.type == "final") finalOp = &op;
-      else if (op.type == "error") errors.push_back(op.value.value("message", op.value.dump()));
-      else if (op.type == "send") parseSend(*this, op);
-      else if (op.type == "step") parseStep(*this, op);
-      else if (op.type == "spawn") logs[op.process] = op.value.value("log", "");
-      else if (op.type == "opaque")
-        opaque.push_back({op.index, op.process, op.value.at("server").get<std::string>(), op.value.value("conn", 0),
-                          op.value.value("direction", ""), op.value.value("offset", uint64_t{0}),
-                          op.value.value("reason", "")});
-      else if (op.type == "kill")
-        kills.push_back({op.index, op.process, op.value.at("point").get<std::string>(), op.value.value("signal", 9)});
-      else if (op.type == "exit") {
-        ExitRec e{op.index, op.process, std::nullopt, std::nullopt, op.value.value("by", "")};
-        if (op.value.contains("status") && !op.value["status"].is_null()) e.status = op.value["status"].get<int>();
-        if (op.value.contains("signal") && !op.value["signal"].is_null()) e.signal = op.value["signal"].get<int>();
-        exits.push_back(e);
-      }
-    } catch (const std::exception& e) {
-      throw std::runtime_error(fmt::format("op {} ({}): {}", op.index, op.type, e.what()));
-    }
+    if (auto* p = op.as<ops::Plan>(); p && !plan) plan = p;
+    else if (auto* i = op.as<ops::Initial>()) initial = i;
+    else if (auto* f = op.as<ops::Final>()) final = f;
+    else if (auto* e = op.as<ops::Error>()) errors.push_back(e->message);
+    else if (auto* send = op.as<ops::Send>()) addSend(*this, op, *send);
+    else if (auto* step = op.as<ops::Step>()) addStep(*this, op, *step);
+    else if (auto* spawn = op.as<ops::Spawn>()) logs[op.process] = spawn->log;
+    else if (auto* o2 = op.as<ops::Opaque>())
+      opaque.push_back({op.index, op.process, o2->server, o2->conn, o2->direction, o2->offset, o2->reason});
+    else if (auto* fault = op.as<ops::FaultOp>(); fault && fault->fault.isKill())
+      kills.push_back({op.index, op.process, fault->fault.str(), fault->signal ? fault->signal : 9});
+    else if (auto* exit = op.as<ops::Exit>())
+      exits.push_back({op.index, op.process, exit->status, exit->signal, exit->by});
   }
   // A read recorded before the producer's send op (possible when ops race) still names its event.
   for (auto& d : deliveries) {
@@ -95,36 +70,25 @@ HistoryView::HistoryView(const Scenario& s, const std::vector<Op>& o) : scenario
   }
 }
 
-const Op& HistoryView::requireFinal() const {
-  if (!finalOp) throw std::runtime_error("no final op: the run did not reach its final read");
-  return *finalOp;
-}
+RunEnd HistoryView::end() const { return requireFinal().end; }
 
-RunEnd HistoryView::end() const {
-  const auto& fin = requireFinal().value;
-  std::string e = fin.value("end", "");
-  if (e == "settled") return RunEnd::Settled;
-  if (e == "stuck") return RunEnd::Stuck;
-  if (e == "limit") return RunEnd::Limit;
-  if (!e.empty()) throw std::runtime_error(fmt::format("the final op's end '{}' is not settled, stuck or limit", e));
-  // Histories written before "end" existed: a deadline is a limit; entries left otherwise mean stuck.
-  if (fin.value("deadline", false)) return RunEnd::Limit;
-  bool left = (fin.contains("pending") && !fin["pending"].empty()) ||
-              (fin.contains("undelivered") && !fin["undelivered"].empty());
-  return left ? RunEnd::Stuck : RunEnd::Settled;
-}
-
-std::string HistoryView::endReason() const {
-  const auto& fin = requireFinal().value;
-  if (fin.contains("reason") && fin["reason"].is_string()) return fin["reason"].get<std::string>();
-  return end() == RunEnd::Limit ? "the run hit its deadline" : "";
-}
+std::string HistoryView::endReason() const { return requireFinal().reason; }
 
 int HistoryView::cap(int n) const { return opportunities(n); }
 
-const Op& HistoryView::requireInitial() const {
-  if (!initialOp) throw std::runtime_error("no initial op: the initial state was not read");
-  return *initialOp;
+const ops::Final& HistoryView::requireFinal() const {
+  if (!final) throw std::runtime_error("no final op: the run did not reach its final read");
+  return *final;
+}
+
+const ops::Initial& HistoryView::requireInitial() const {
+  if (!initial) throw std::runtime_error("no initial op: the initial state was not read");
+  return *initial;
+}
+
+const ops::Plan& HistoryView::requirePlan() const {
+  if (!plan) throw std::runtime_error("no plan op: the schedule that ran is not known");
+  return *plan;
 }
 
 std::vector<const SendRec*> HistoryView::sendsOf(int n) const {
@@ -172,10 +136,9 @@ int HistoryView::opportunities(int n) const {
                                                   [&](const DeliveryRec& d) { return d.entry == s->entry; }));
     bool ackedEntry = std::any_of(acks.begin(), acks.end(), [&](const AckRec& a) { return a.entry == s->entry; });
     int broker = 0;
-    if (finalOp && finalOp->value.contains("pending")) {
-      for (const auto& p : finalOp->value["pending"]) {
-        if (p.value("entry", "") == s->entry) broker = std::max(broker, p.value("deliveries", 0));
-      }
+    if (final) {
+      for (const auto& p : final->pending)
+        if (p.entry == s->entry) broker = std::max(broker, p.deliveries);
     }
     total += std::max({recorded, broker, ackedEntry ? 1 : 0});
   }
@@ -183,12 +146,12 @@ int HistoryView::opportunities(int n) const {
 }
 
 bool HistoryView::neverDelivered(int n) const {
-  if (!finalOp || !finalOp->value.contains("undelivered")) return false;
-  const auto& und = finalOp->value["undelivered"];
+  if (!final) return false;
+  const auto& und = final->undelivered;
   auto mine = sendsOf(n);
   if (mine.empty()) return false;
   return std::all_of(mine.begin(), mine.end(), [&](const SendRec* s) {
-    return std::any_of(und.begin(), und.end(), [&](const nlohmann::json& e) { return e.is_string() && e == s->entry; });
+    return std::find(und.begin(), und.end(), s->entry) != und.end();
   });
 }
 

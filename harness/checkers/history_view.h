@@ -1,8 +1,7 @@
 #pragma once
-/// Internal: the history parsed once into the records the checkers and the diagnosis read (sends,
-/// deliveries, acks, kills, exits, spawns). The plan, initial and final ops are kept as raw ops and read
-/// by the checkers that need them, so that a malformed final op fails only those checkers.
-#include "core/history.h"
+/// Internal: the typed history indexed once for the checkers and the diagnosis (sends, deliveries, acks,
+/// kills, exits, spawns), beside the plan, initial and final records themselves.
+#include "history/history.h"
 #include "scenario/scenario.h"
 
 #include <map>
@@ -12,10 +11,6 @@
 #include <vector>
 
 namespace idem::detail {
-
-/// One observed row: text columns, SQL NULL as nullopt.
-using Row = std::vector<std::optional<std::string>>;
-using Rows = std::vector<Row>;
 
 struct SendRec {
   int64_t op = 0;
@@ -44,7 +39,7 @@ struct AckRec {
 struct KillRec {
   int64_t op = 0;
   std::string process;
-  std::string point;
+  std::string point; ///< the fault's text form
   int signal = 9;
 };
 
@@ -80,17 +75,17 @@ struct StepRec {
 ///           acknowledging), also after a restart: proven stuck; what is missing is missing for good.
 ///  Limit    the harness gave up (deadline, restart bound, a consumer silent while it held entries):
 ///           only effects that can't be undone by more time (a duplicate, a phantom) are proven.
-enum class RunEnd { Settled, Stuck, Limit };
+using RunEnd = ops::RunEnd;
 
 struct HistoryView {
-  /// Parses every op; throws std::runtime_error naming the op index on a malformed op.
+  /// Indexes every op.
   HistoryView(const Scenario& s, const std::vector<Op>& ops);
 
   const Scenario& scenario;
   const std::vector<Op>& ops;
-  const Op* planOp = nullptr;
-  const Op* initialOp = nullptr;
-  const Op* finalOp = nullptr;
+  const ops::Plan* plan = nullptr;
+  const ops::Initial* initial = nullptr;
+  const ops::Final* final = nullptr;
   std::vector<std::string> errors; ///< messages of "error" ops
   std::vector<SendRec> sends;
   std::vector<DeliveryRec> deliveries;
@@ -107,10 +102,12 @@ struct HistoryView {
   RunEnd end() const;
   std::string endReason() const;
 
-  /// The final op, or throws "no final op: the run did not finish".
-  const Op& requireFinal() const;
-  /// The initial op, or throws.
-  const Op& requireInitial() const;
+  /// The final record, or throws "no final op: the run did not finish".
+  const ops::Final& requireFinal() const;
+  /// The initial record, or throws.
+  const ops::Initial& requireInitial() const;
+  /// The plan record, or throws "no plan op".
+  const ops::Plan& requirePlan() const;
   /// The sends of event n, in op order.
   std::vector<const SendRec*> sendsOf(int n) const;
   /// The deliveries of the entries of event n, in op order.
@@ -135,8 +132,8 @@ struct HistoryView {
   std::set<int> inProgressAtDeath() const;
 };
 
-/// The rows the op observed for `invariant` (op.value.observed[invariant]); throws when absent/malformed.
-Rows observedRows(const Op& op, const std::string& invariant);
+/// The rows observed for `invariant` (`which`: "initial" or "final", for messages); throws when absent.
+Rows observedRows(const Observed& observed, const std::string& invariant, const char* which);
 
 /// "w1" for a row's first column; throws on NULL.
 std::string rowKey(const Row& row, const std::string& invariant);

@@ -23,8 +23,8 @@ std::map<std::optional<std::string>, int> countIds(const Rows& rows, const Invar
 } // namespace
 
 CheckResult checkOneRowPerEvent(const Invariant& inv, const HistoryView& h) {
-  auto init = countIds(observedRows(h.requireInitial(), inv.name), inv, "initial");
-  auto fin = countIds(observedRows(h.requireFinal(), inv.name), inv, "final");
+  auto init = countIds(observedRows(h.requireInitial().observed, inv.name, "initial"), inv, "initial");
+  auto fin = countIds(observedRows(h.requireFinal().observed, inv.name, "final"), inv, "final");
   std::vector<Group> groups = distinctGroups(h, inv.distinct);
   std::map<std::optional<std::string>, const Group*> byId;
   for (const auto& g : groups) byId[g.value] = &g;

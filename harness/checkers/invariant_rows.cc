@@ -66,8 +66,8 @@ std::optional<Violation> untouched(const Invariant& inv, const std::string& key,
 CheckResult eachKey(const Invariant& inv, const HistoryView& h, size_t columns,
                     const std::function<void(const std::string&, const std::vector<const Group*>&, const Row* init,
                                              const Row* fin, std::vector<Violation>&, std::vector<std::string>&)>& perKey) {
-  auto init = keyed(observedRows(h.requireInitial(), inv.name), inv, "initial", columns);
-  auto fin = keyed(observedRows(h.requireFinal(), inv.name), inv, "final", columns);
+  auto init = keyed(observedRows(h.requireInitial().observed, inv.name, "initial"), inv, "initial", columns);
+  auto fin = keyed(observedRows(h.requireFinal().observed, inv.name, "final"), inv, "final", columns);
   std::vector<Group> groups = distinctGroups(h, inv.distinct);
   auto keyedGroups = byKey(groups, inv.key);
   std::set<std::string> keys;

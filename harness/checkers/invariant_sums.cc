@@ -236,8 +236,8 @@ private:
 } // namespace
 
 CheckResult checkSums(const Invariant& inv, const HistoryView& h) {
-  auto init = keyed(observedRows(h.requireInitial(), inv.name), inv, "initial");
-  auto fin = keyed(observedRows(h.requireFinal(), inv.name), inv, "final");
+  auto init = keyed(observedRows(h.requireInitial().observed, inv.name, "initial"), inv, "initial");
+  auto fin = keyed(observedRows(h.requireFinal().observed, inv.name, "final"), inv, "final");
   std::vector<Group> groups = distinctGroups(h, inv.distinct);
   std::map<std::string, std::vector<const Group*>> byKey;
   for (const auto& g : groups) {

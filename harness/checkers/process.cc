@@ -60,24 +60,12 @@ CheckResult checkProcesses(const HistoryView& h) {
 CheckResult checkRun(const std::vector<Op>& ops) {
   std::vector<std::string> errors;
   size_t planned = 0, sent = 0;
-  bool plan = false;
-  for (const auto& op : ops) {
-    if (op.type == "plan" && !plan) {
-      plan = true;
-      const auto& sched = op.value.value("schedule", nlohmann::json::object());
-      if (sched.contains("stream") && sched["stream"].is_array()) planned = sched["stream"].size();
-    }
-    if (op.type == "send") ++sent;
-  }
+  if (auto plans = recordsOf<ops::Plan>(ops); !plans.empty()) planned = plans.front().second->schedule.stream.size();
+  sent = recordsOf<ops::Send>(ops).size();
   if (sent < planned)
     errors.push_back(fmt::format("the producer sent {} of the {} stream entries the schedule holds", sent, planned));
-  for (const auto& op : ops) {
-    if (op.type == "error")
-      errors.push_back(fmt::format("the run could not be judged: {}",
-                                   op.value.is_object() && op.value.contains("message") && op.value["message"].is_string()
-                                       ? op.value["message"].get<std::string>()
-                                       : op.value.dump()));
-  }
+  for (const auto& [op, e] : recordsOf<ops::Error>(ops))
+    errors.push_back(fmt::format("the run could not be judged: {}", e->message));
   return resultOf({}, errors);
 }
 

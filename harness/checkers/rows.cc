@@ -6,29 +6,11 @@
 
 namespace idem::detail {
 
-Rows observedRows(const Op& op, const std::string& invariant) {
-  const auto& v = op.value;
-  if (!v.is_object() || !v.contains("observed") || !v["observed"].is_object())
-    throw std::runtime_error(fmt::format("the {} op (index {}) has no 'observed' object", op.type, op.index));
-  const auto& obs = v["observed"];
-  if (!obs.contains(invariant))
-    throw std::runtime_error(fmt::format("the {} op (index {}) has no rows for invariant '{}'", op.type, op.index, invariant));
-  const auto& rows = obs[invariant];
-  if (!rows.is_array())
-    throw std::runtime_error(fmt::format("the {} op's rows for '{}' are not an array", op.type, invariant));
-  Rows out;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (!rows[i].is_array())
-      throw std::runtime_error(fmt::format("the {} op's row {} for '{}' is not an array", op.type, i, invariant));
-    Row row;
-    for (const auto& c : rows[i]) {
-      if (c.is_null()) row.push_back(std::nullopt);
-      else if (c.is_string()) row.push_back(c.get<std::string>());
-      else row.push_back(c.dump());
-    }
-    out.push_back(std::move(row));
-  }
-  return out;
+Rows observedRows(const Observed& observed, const std::string& invariant, const char* which) {
+  auto it = observed.find(invariant);
+  if (it == observed.end())
+    throw std::runtime_error(fmt::format("the {} op has no rows for invariant '{}'", which, invariant));
+  return it->second;
 }
 
 std::string rowKey(const Row& row, const std::string& invariant) {

@@ -3,7 +3,7 @@
 /// cannot start, an unknown result).
 #include "cli/cli.h"
 #include "core/error.h"
-#include "core/process.h"
+#include "core/cleanup.h"
 
 #include <iostream>
 

@@ -5,7 +5,8 @@
 // destructors stop them gracefully and unregister); catch every exception in main. At normal exit
 // (return from main or std::exit) an atexit hook runs whatever is still registered. An uncaught
 // exception (std::terminate/abort) or _exit skips it; children then still die by PR_SET_PDEATHSIG.
-#include "core/process.h"
+#include "core/child.h"
+#include "core/cleanup.h"
 
 #include <atomic>
 

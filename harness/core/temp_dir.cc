@@ -1,5 +1,7 @@
-// TempDir and freePort.
-#include "core/process.h"
+// TempDir.
+#include "core/temp_dir.h"
+
+#include "core/cleanup.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -53,22 +55,5 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
-int freePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw sysError("freePort: socket");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    auto err = sysError("freePort: bind 127.0.0.1:0");
-    ::close(fd);
-    throw err;
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 } // namespace idem

@@ -68,10 +68,10 @@ std::string describeSchedule(const Schedule& s, const Scenario& sc, const std::s
     bool retry = !seen.insert(e.event).second;
     stream += fmt::format(" {}{}", e.event, retry ? "(retry)" : "");
   }
-  std::vector<std::string> kills;
-  for (const auto& k : s.kills) kills.push_back(k.str());
-  return fmt::format("{0}events: {1}\n{0}stream:{2}\n{0}kills:  {3}; restart {4}\n", indent, events, stream,
-                     kills.empty() ? "none" : joinWords(kills), toString(s.restart));
+  std::vector<std::string> faults;
+  for (const auto& k : s.faults) faults.push_back(k.str());
+  return fmt::format("{0}events: {1}\n{0}stream:{2}\n{0}faults: {3}; restart {4}\n", indent, events, stream,
+                     faults.empty() ? "none" : joinWords(faults), toString(s.restart));
 }
 
 namespace {

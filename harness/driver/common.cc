@@ -1,17 +1,16 @@
 #include "driver/commands.h"
 
 #include "core/error.h"
+#include "core/random.h"
 #include "scenario/decodable.h"
 
 #include <fmt/format.h>
-
-#include <random>
 
 namespace idem {
 
 Schedule generatedSchedule(const Scenario& sc, int events, uint64_t seed) {
   if (events < 1) throw UsageError("--events: must be at least 1");
-  std::mt19937_64 rng(seed);
+  Rng rng(seed);
   Schedule s;
   s.scenario = sc.name;
   s.seed = seed;
@@ -19,9 +18,9 @@ Schedule generatedSchedule(const Scenario& sc, int events, uint64_t seed) {
     Event e;
     e.n = n;
     for (const auto& f : sc.fields) {
-      if (f.gen == "key") e.fields[f.name] = sc.keys[rng() % sc.keys.size()];
-      else if (f.gen == "int") e.fields[f.name] = std::to_string(std::uniform_int_distribution<int64_t>(f.min, f.max)(rng));
-      else if (f.gen == "pick") e.fields[f.name] = f.values[rng() % f.values.size()];
+      if (f.gen == "key") e.fields[f.name] = sc.keys[rng.below(sc.keys.size())];
+      else if (f.gen == "int") e.fields[f.name] = std::to_string(rng.between(f.min, f.max));
+      else if (f.gen == "pick") e.fields[f.name] = f.values[rng.below(f.values.size())];
     }
     s.events.push_back(std::move(e));
     s.stream.push_back({n, 1});

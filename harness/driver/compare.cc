@@ -180,7 +180,7 @@ Outcome compareTargets(Session& session, const Options& o, Progress& progress) {
     for (const auto& c : mine) {
       for (const auto& p : sample(byClass[c.id], o.perClass)) {
         Schedule s = defaultScheduleFor(session, targets[t].name, 1);
-        s.kills = {p.kill};
+        s.faults = {p.kill};
         jobs.push_back({t, c.id, o.runPrefix + targets[t].name + "/" + p.kill.str(), fmt::format("{} ({})", c.label, p.kill.str()), s, {}});
       }
     }
@@ -206,7 +206,7 @@ Outcome compareTargets(Session& session, const Options& o, Progress& progress) {
   std::vector<JudgedCell> judged;
   for (const auto& j : jobs) {
     JudgedCell c{j.target, j.cls, j.id, verdictWord(j.result), kindsOf(j.result), ""};
-    if (!j.schedule.kills.empty()) c.point = j.schedule.kills.front().str();
+    if (!j.schedule.faults.empty()) c.point = j.schedule.faults.front().str();
     judged.push_back(std::move(c));
   }
   Matrix m = matrixOf(classes, names, judged);

@@ -28,15 +28,14 @@ void to_json(nlohmann::json& j, const Class& c);
 
 /// A kill point of a fault-free trace and the class of the gap it falls in.
 struct ClassedPoint {
-  KillPoint kill;
+  Fault kill;
   Class cls;
   std::string server, detail;
 };
 
-/// The kill points of a fault-free history, before and after each step, in request order, each in its
-/// class: the gap between two steps of one consumer process ("after:COMMIT#2" and "before:XACK#2" are both
-/// "after COMMIT, before XACK"). Reads that delivered nothing do not count as steps (they change nothing),
-/// and steps still in flight at the end have no point, as in sweep.
+/// The kill points of a fault-free history (history/trace.h: the points sweep runs), each in its class: the
+/// gap between two steps of one consumer process ("after:COMMIT#2" and "before:XACK#2" are both "after
+/// COMMIT, before XACK").
 std::vector<ClassedPoint> classifyKillPoints(const std::vector<Op>& history);
 
 /// At most `n` of `points` (all when n <= 0 or there are fewer), spread evenly, the first included.

@@ -2,11 +2,13 @@
 /// generated classes (retries, late retries, reordered streams).
 #include "driver/compare.h"
 
+#include "core/random.h"
+#include "history/trace.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
-#include <random>
 
 namespace idem::compare {
 
@@ -33,43 +35,14 @@ void to_json(nlohmann::json& j, const Class& c) {
 }
 
 std::vector<ClassedPoint> classifyKillPoints(const std::vector<Op>& history) {
-  // Valkey's SELECT is the harness's doing (each workspace has its own db; a target on db 0 sends none):
-  // it is no step of the target's own logic, and no kill point.
-  std::vector<const Op*> steps;
-  for (const auto& op : history)
-    if (op.type == "step" && !(op.value.value("server", "") == "valkey" && op.value.value("verb", "") == "SELECT"))
-      steps.push_back(&op);
-  std::stable_sort(steps.begin(), steps.end(), [](const Op* a, const Op* b) {
-    return a->value.value("t_req_us", int64_t{0}) < b->value.value("t_req_us", int64_t{0});
-  });
-  // Per process, the steps that count (reads that delivered nothing change nothing).
-  std::map<std::string, std::vector<const Op*>> byProcess;
-  for (const Op* op : steps)
-    if (!op->value.value("empty", false)) byProcess[op->process].push_back(op);
-  std::map<const Op*, std::pair<std::string, std::string>> around; // step -> (previous verb, next verb)
-  for (const auto& [proc, list] : byProcess) {
-    for (size_t i = 0; i < list.size(); ++i) {
-      std::string prev = i > 0 ? list[i - 1]->value.value("verb", "") : "";
-      std::string next = i + 1 < list.size() ? list[i + 1]->value.value("verb", "") : "";
-      around[list[i]] = {prev, next};
-    }
-  }
   std::vector<ClassedPoint> out;
-  for (const Op* op : steps) {
-    const auto& v = op->value;
-    if (v.value("outcome", "") != "ok" || v.value("empty", false)) continue;
-    auto [prev, next] = around[op];
-    std::string verb = v.value("verb", "");
-    for (auto when : {KillPoint::When::Before, KillPoint::When::After}) {
-      ClassedPoint p;
-      p.kill.when = when;
-      p.kill.verb = verb;
-      p.kill.k = v.value("k", 0);
-      p.cls = when == KillPoint::When::Before ? gapClass(prev, verb) : gapClass(verb, next);
-      p.server = v.value("server", "");
-      p.detail = v.value("detail", "");
-      out.push_back(std::move(p));
-    }
+  for (const auto& p : traceOf(history).points) {
+    ClassedPoint c;
+    c.kill = p.fault;
+    c.cls = p.fault.when == When::Before ? gapClass(p.prevVerb, p.fault.verb) : gapClass(p.fault.verb, p.nextVerb);
+    c.server = p.server;
+    c.detail = p.detail;
+    out.push_back(std::move(c));
   }
   return out;
 }
@@ -98,9 +71,9 @@ std::vector<Generated> generatedClasses(const Scenario& sc, int runs, int events
     if (late.stream.size() > static_cast<size_t>(events)) late.stream.back().phase = 2;
     out[1].schedules.push_back(late);
     Schedule shuffled = base;
-    std::mt19937_64 rng(s ^ 0x5eed5eedULL);
+    Rng rng(s ^ 0x5eed5eedULL);
     auto before = shuffled.stream;
-    std::shuffle(shuffled.stream.begin(), shuffled.stream.end(), rng);
+    rng.shuffle(shuffled.stream);
     bool same = std::equal(before.begin(), before.end(), shuffled.stream.begin(),
                            [](const StreamEntry& a, const StreamEntry& b) { return a.event == b.event; });
     if (same) std::reverse(shuffled.stream.begin(), shuffled.stream.end());

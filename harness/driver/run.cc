@@ -18,8 +18,8 @@ int runCommand(const CommonArgs& common, const RunArgs& args) {
   Schedule s = args.events > 0 ? generatedSchedule(sc, args.events, common.seed) : defaultScheduleFor(session, target.name, 0);
   s.seed = common.seed;
   s.target = target.name;
-  for (const auto& c : args.crashes) s.kills.push_back(KillPoint::parse(c, "--crash"));
-  if (args.events > 0 || !common.scenarioValues) s.values = makeDecodable(sc, s, static_cast<int>(s.kills.size()));
+  for (const auto& c : args.crashes) s.faults.push_back(Fault::parse(c, "--crash"));
+  if (args.events > 0 || !common.scenarioValues) s.values = makeDecodable(sc, s, static_cast<int>(s.faults.size()));
   s.restart = restartStyleFromString(args.restart, "--restart");
 
   auto ws = session.workspace(target, 0);

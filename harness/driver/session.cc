@@ -83,23 +83,20 @@ Judged Session::judge(Workspace& ws, const Scenario& sc, const Schedule& s, bool
   j.schedule = s;
   j.history = ws.execute(s);
   auto ops = j.history.ops();
-  for (const auto& op : ops) {
-    if (op.type == "error") j.error = op.value.value("message", "error");
-  }
+  for (const auto& [op, e] : recordsOf<ops::Error>(ops)) j.error = e->message;
   if (j.error.empty()) {
     j.results = checkAll(sc, ops);
     j.verdict = merge(j.results);
   }
   if (keepLogs || !j.error.empty() || j.verdict != Verdict::Valid) {
-    for (const auto& op : ops) {
-      if (op.type != "spawn") continue;
-      std::ifstream in(op.value.value("log", ""), std::ios::binary);
+    for (const auto& [op, spawn] : recordsOf<ops::Spawn>(ops)) {
+      std::ifstream in(spawn->log, std::ios::binary);
       std::stringstream ss;
       ss << in.rdbuf();
       std::string text = ss.str();
       constexpr size_t kMax = 256 * 1024;
       if (text.size() > kMax) text = "[... " + std::to_string(text.size() - kMax) + " bytes cut ...]\n" + text.substr(text.size() - kMax);
-      j.logs[op.process] = std::move(text);
+      j.logs[op->process] = std::move(text);
     }
   }
   return j;

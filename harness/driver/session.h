@@ -2,7 +2,7 @@
 /// What every judging command shares: the target and scenario values, the servers (embedded or given),
 /// workspaces on them, executing and judging schedules, and the report directory.
 #include "checkers/check.h"
-#include "core/process.h"
+#include "core/temp_dir.h"
 #include "scenario/scenario.h"
 #include "servers/servers.h"
 #include "supervisor/workspace.h"

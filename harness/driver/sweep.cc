@@ -1,11 +1,9 @@
 /// idemproof sweep: one fault-free run records the trace of steps; then one run per kill point of that
-/// trace, before and after each step, each judged. Skipped, because they provably cannot differ from a
-/// point that is run: both points of a read that delivered nothing (the server's state is the same before
-/// and after it, and the same as after the process's previous step), and steps still in flight when the
-/// run ended (they have no "after").
+/// trace, before and after each step, each judged. Which steps have no point, and why: history/trace.h.
 #include "driver/commands.h"
 
 #include "driver/progress.h"
+#include "history/trace.h"
 #include "report/junit.h"
 #include "report/report.h"
 
@@ -19,42 +17,6 @@ namespace idem {
 
 namespace {
 
-struct Point {
-  KillPoint kill;
-  std::string server;
-  std::string detail;
-};
-
-std::vector<Point> killPointsOf(const std::vector<Op>& history, nlohmann::json& skipped) {
-  std::vector<const Op*> steps;
-  for (const auto& op : history)
-    if (op.type == "step") steps.push_back(&op);
-  std::stable_sort(steps.begin(), steps.end(), [](const Op* a, const Op* b) {
-    return a->value.value("t_req_us", int64_t{0}) < b->value.value("t_req_us", int64_t{0});
-  });
-  std::vector<Point> points;
-  for (const Op* op : steps) {
-    const auto& v = op->value;
-    std::string name = fmt::format("{}#{}", v.value("verb", ""), v.value("k", 0));
-    if (v.value("outcome", "") != "ok") {
-      skipped.push_back({{"step", name}, {"reason", "in flight when the run ended"}});
-      continue;
-    }
-    if (v.value("empty", false)) {
-      skipped.push_back({{"step", name}, {"reason", "a read that delivered nothing"}});
-      continue;
-    }
-    for (auto when : {KillPoint::When::Before, KillPoint::When::After}) {
-      KillPoint k;
-      k.when = when;
-      k.verb = v.value("verb", "");
-      k.k = v.value("k", 0);
-      points.push_back({k, v.value("server", ""), v.value("detail", "")});
-    }
-  }
-  return points;
-}
-
 std::set<std::string> kindsOf(const Judged& j) {
   std::set<std::string> kinds;
   for (const auto& c : j.results)
@@ -62,11 +24,7 @@ std::set<std::string> kindsOf(const Judged& j) {
   return kinds;
 }
 
-bool fired(const Judged& j) {
-  for (const auto& op : j.history.ops())
-    if (op.type == "kill") return true;
-  return false;
-}
+bool fired(const Judged& j) { return !recordsOf<ops::FaultOp>(j.history.ops()).empty(); }
 
 RunRecord record(Session& session, const Judged& j, const std::string& id, const std::string& target) {
   RunRecord r;
@@ -103,16 +61,20 @@ int sweepCommand(const CommonArgs& common) {
   }
   std::vector<RunRecord> runs{record(session, baseline, "baseline", target.name)};
   nlohmann::json skipped = nlohmann::json::array();
-  std::vector<Point> points;
+  std::vector<TracePoint> points;
   // Kill points come from a trace that can be judged: pass, or fail (a target that fails without faults
   // still has a trace). An unknown fault-free run says nothing certain about the steps: no point is run.
   const bool traceUsable = baseline.error.empty() && baseline.verdict != Verdict::Unknown;
-  if (traceUsable) points = killPointsOf(runs[0].history, skipped);
+  if (traceUsable) {
+    Trace trace = traceOf(runs[0].history);
+    points = std::move(trace.points);
+    for (const auto& sk : trace.skipped) skipped.push_back({{"step", sk.step}, {"reason", sk.reason}});
+  }
 
   std::vector<Schedule> schedules;
   for (const auto& p : points) {
     Schedule s = base;
-    s.kills = {p.kill};
+    s.faults = {p.fault};
     schedules.push_back(std::move(s));
   }
   Progress progress("sweep " + target.name, schedules.size());
@@ -137,10 +99,10 @@ int sweepCommand(const CommonArgs& common) {
     auto kinds = kindsOf(j);
     std::string ks;
     for (const auto& k : kinds) ks += (ks.empty() ? "" : ",") + k;
-    table.push_back({{"point", points[i].kill.str()}, {"server", points[i].server}, {"detail", points[i].detail},
+    table.push_back({{"point", points[i].fault.str()}, {"server", points[i].server}, {"detail", points[i].detail},
                      {"verdict", verdict}, {"fired", f}, {"kinds", kinds}});
-    std::cout << fmt::format("  {:<24} {:<7} {:<10} {}\n", points[i].kill.str(), points[i].server, verdict, ks);
-    if (verdict != "pass") runs.push_back(record(session, j, points[i].kill.str(), target.name));
+    std::cout << fmt::format("  {:<24} {:<7} {:<10} {}\n", points[i].fault.str(), points[i].server, verdict, ks);
+    if (verdict != "pass") runs.push_back(record(session, j, points[i].fault.str(), target.name));
   }
   std::string verdict = fails ? "fail" : (unknown || notFired || !traceUsable) ? "unknown" : "pass";
   if (!baseline.error.empty()) verdict = "error";

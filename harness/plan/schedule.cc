@@ -27,8 +27,8 @@ int Schedule::retries() const {
 
 std::string Schedule::summary() const {
   std::vector<std::string> ks;
-  for (const auto& k : kills) ks.push_back(k.str());
-  return fmt::format("{} event{}, {} retr{}, {} stream entr{}, kills [{}], restart {}", events.size(),
+  for (const auto& k : faults) ks.push_back(k.str());
+  return fmt::format("{} event{}, {} retr{}, {} stream entr{}, faults [{}], restart {}", events.size(),
                      events.size() == 1 ? "" : "s", retries(), retries() == 1 ? "y" : "ies", stream.size(),
                      stream.size() == 1 ? "y" : "ies", fmt::join(ks, ", "), toString(restart));
 }
@@ -43,7 +43,7 @@ RestartStyle restartStyleFromString(const std::string& s, const std::string& wha
 
 void to_json(nlohmann::json& j, const Schedule& s) {
   j = nlohmann::json::object();
-  j["version"] = 1;
+  j["version"] = kScheduleVersion;
   j["scenario"] = s.scenario;
   j["target"] = s.target;
   j["seed"] = s.seed;
@@ -54,7 +54,7 @@ void to_json(nlohmann::json& j, const Schedule& s) {
   auto stream = nlohmann::json::array();
   for (const auto& e : s.stream) stream.push_back({{"event", e.event}, {"phase", e.phase}});
   j["stream"] = stream;
-  j["kills"] = s.kills;
+  j["faults"] = s.faults;
   if (!s.values.empty()) j["values"] = s.values;
 }
 
@@ -67,6 +67,16 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
     return UsageError(fmt::format("{}: field '{}': {}", what, f, why));
   };
   Schedule s;
+  int version = 0;
+  if (j.is_object() && j.contains("version")) {
+    if (!j["version"].is_number_integer()) throw bad("version", "must be an integer");
+    version = j["version"].get<int>();
+  }
+  if (version != 1 && version != kScheduleVersion)
+    throw bad("version", fmt::format("{} is not a schedule version this idemproof reads (1 or {})",
+                                     j.is_object() && j.contains("version") ? j["version"].dump() : "missing",
+                                     kScheduleVersion));
+  const char* faultsField = version == 1 ? "kills" : "faults";
   try {
     s.scenario = field("scenario").get<std::string>();
     s.target = j.value("target", "");
@@ -116,12 +126,17 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
     if (i > 0 && se.phase < s.stream.back().phase) throw bad(f + ".phase", "phases must not decrease along the stream");
     s.stream.push_back(se);
   }
-  if (j.contains("kills")) {
-    const auto& kills = j["kills"];
-    if (!kills.is_array()) throw bad("kills", "must be an array of kill points");
-    for (size_t i = 0; i < kills.size(); ++i) {
-      if (!kills[i].is_string()) throw bad(fmt::format("kills[{}]", i), "must be a string like after:COMMIT#3");
-      s.kills.push_back(KillPoint::parse(kills[i].get<std::string>(), fmt::format("{}: field 'kills[{}]'", what, i)));
+  if (j.contains(faultsField)) {
+    const auto& faults = j[faultsField];
+    if (!faults.is_array()) throw bad(faultsField, "must be an array of faults");
+    for (size_t i = 0; i < faults.size(); ++i) {
+      std::string f = fmt::format("{}[{}]", faultsField, i);
+      if (!faults[i].is_string()) throw bad(f, "must be a string like after:COMMIT#3");
+      Fault fault = Fault::parse(faults[i].get<std::string>(), fmt::format("{}: field '{}'", what, f));
+      if (version == 1 && !fault.isKill()) throw bad(f, "a version 1 schedule holds kill points only");
+      for (const auto& other : s.faults)
+        if (other.samePoint(fault)) throw bad(f, fmt::format("a second fault at {}", fault.point()));
+      s.faults.push_back(std::move(fault));
     }
   }
   return s;

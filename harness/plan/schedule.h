@@ -1,7 +1,7 @@
 #pragma once
 /// A schedule is a pure value: everything needed to execute one run of a scenario against a target.
 /// Generating, shrinking, saving and replaying a schedule start no process.
-#include "plan/kill_point.h"
+#include "plan/fault.h"
 
 #include <nlohmann/json.hpp>
 
@@ -39,7 +39,7 @@ struct Schedule {
   uint64_t seed = 0;
   std::vector<Event> events;
   std::vector<StreamEntry> stream; ///< in stream order
-  std::vector<KillPoint> kills;
+  std::vector<Fault> faults;      ///< at most one per step point (fault.h)
   RestartStyle restart = RestartStyle::NewName;
   /// How idemproof chose the event values, for reports: "" when they are as written (the scenario's default
   /// schedule with --scenario-values, a schedule file), else the scheme (scenario/decodable.h).
@@ -47,15 +47,19 @@ struct Schedule {
 
   int phases() const;
   int retries() const; ///< stream entries beyond the first of each event
-  /// "3 events, 1 retry, kills [after:COMMIT#3], restart new-name"
+  /// "3 events, 1 retry, faults [after:COMMIT#3], restart new-name"
   std::string summary() const;
 };
 
 std::string toString(RestartStyle r);
 RestartStyle restartStyleFromString(const std::string& s, const std::string& what);
 
+/// The version of the schedule format written; version 1 (faults under "kills", kill points only) still
+/// loads.
+inline constexpr int kScheduleVersion = 2;
+
 void to_json(nlohmann::json& j, const Schedule& s);
-/// Throws UsageError naming `what` (a file path) and the field.
+/// Throws UsageError naming `what` (a file path) and the field; an unknown version is named.
 Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what);
 
 } // namespace idem

@@ -1,9 +1,14 @@
 #include "proxy/hub.h"
 
+#include <boost/asio.hpp>
+
 #include <deque>
 #include <future>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <thread>
 #include <vector>
 
 namespace idem::proxy {
@@ -42,15 +47,17 @@ struct Hub::Impl {
     int connections = 0;
     bool cut = false;
   };
-  std::map<int, Owner> owners;    // I/O thread only
+  std::map<int, Owner> owners;                 // I/O thread only
+  std::map<int64_t, std::weak_ptr<Conn>> held; // token id -> the connection holding that step (I/O thread)
   mutable std::mutex countMu;
-  std::map<int, int> connCounts;  // read from any thread
+  std::map<int, int> connCounts; // read from any thread
 
   Impl(Upstream p, Upstream v, StepListener& l) : pg(std::move(p)), valkey(std::move(v)), listener(l) {}
 
   void accept(int owner, Server server, tcp::acceptor& acc);
   void cut(int owner);
   void forget(const ConnPtr& c);
+  void release(int64_t token);
 
   /// Runs `fn` on the I/O thread and waits for it.
   template <class F>
@@ -65,8 +72,9 @@ struct Hub::Impl {
 
 namespace {
 
-/// One proxied connection: client <-> proxy <-> server. Holds the bytes of a step until the listener
-/// has decided; forwards them in order.
+/// One proxied connection: client <-> proxy <-> server. Holds the bytes of a step until the listener has
+/// decided; forwards them in order. A held step (Decision::Hold) pauses its direction: nothing behind it
+/// is decoded or forwarded until it is released.
 struct Conn : std::enable_shared_from_this<Conn> {
   Hub::Impl& hub;
   int owner;
@@ -91,6 +99,13 @@ struct Conn : std::enable_shared_from_this<Conn> {
   bool clientEof = false, upstreamEof = false;
   bool clientOpaque = false, serverOpaque = false; // undecodable: pass through unobserved
   bool dead = false;
+  /// A step held by a Hold decision: its token, its bytes, and its timer.
+  struct Held {
+    StepToken token;
+    std::string bytes;
+    std::unique_ptr<asio::steady_timer> timer;
+  };
+  std::optional<Held> holdReq, holdRep;
   std::array<char, 65536> bufC{}, bufU{};
 
   Conn(Hub::Impl& h, int o, int i, Server s, tcp::socket sock)
@@ -149,9 +164,97 @@ struct Conn : std::enable_shared_from_this<Conn> {
     });
   }
 
+  /// Carries out a decision on a complete request (held in heldReq). Returns false when the connection
+  /// must stop processing (killed, dropped, or held: paused).
+  bool decideRequest(const Decision& d, const StepToken& token) {
+    switch (d.kind) {
+    case Decision::Kind::Pass:
+      inflight.push_back({token, upQueued + heldReq.size()});
+      sendUpstream(std::move(heldReq));
+      heldReq.clear();
+      return true;
+    case Decision::Kind::Kill: // the listener killed the process and cut the owner already
+      return false;
+    case Decision::Kind::Drop:
+      heldReq.clear();
+      drop();
+      return false;
+    case Decision::Kind::Hold:
+      holdReq = Held{token, std::move(heldReq), nullptr};
+      heldReq.clear();
+      arm(*holdReq, d.hold);
+      return false;
+    case Decision::Kind::Answer:
+      heldReq.clear();
+      tracker->withdrawLast(); // the server owes no reply for it
+      sendClient(d.answer);
+      return true;
+    }
+    return true;
+  }
+
+  /// Carries out a decision on a complete reply (held in heldRep) of `token`.
+  bool decideReply(const Decision& d, const StepToken& token) {
+    switch (d.kind) {
+    case Decision::Kind::Pass:
+      sendClient(std::move(heldRep));
+      heldRep.clear();
+      return true;
+    case Decision::Kind::Kill:
+      return false;
+    case Decision::Kind::Drop:
+      heldRep.clear();
+      drop();
+      return false;
+    case Decision::Kind::Hold:
+      holdRep = Held{token, std::move(heldRep), nullptr};
+      heldRep.clear();
+      arm(*holdRep, d.hold);
+      return false;
+    case Decision::Kind::Answer:
+      heldRep.clear();
+      sendClient(d.answer);
+      return true;
+    }
+    return true;
+  }
+
+  /// Registers a held step for Hub::release, and its timer when it releases itself.
+  void arm(Held& h, std::chrono::milliseconds after) {
+    hub.held[h.token.id] = weak_from_this();
+    if (after.count() <= 0) return;
+    h.timer = std::make_unique<asio::steady_timer>(hub.io, after);
+    int64_t token = h.token.id;
+    std::weak_ptr<Conn> weak = weak_from_this();
+    h.timer->async_wait([weak, token](const boost::system::error_code& e) {
+      if (e) return; // cancelled
+      if (auto self = weak.lock()) self->release(token);
+    });
+  }
+
+  /// Lets a held step through and resumes its direction.
+  void release(int64_t token) {
+    if (dead) return;
+    if (holdReq && holdReq->token.id == token) {
+      Held h = std::move(*holdReq);
+      holdReq.reset();
+      hub.held.erase(token);
+      inflight.push_back({h.token, upQueued + h.bytes.size()});
+      sendUpstream(std::move(h.bytes));
+      processClient();
+    } else if (holdRep && holdRep->token.id == token) {
+      Held h = std::move(*holdRep);
+      holdRep.reset();
+      hub.held.erase(token);
+      sendClient(std::move(h.bytes));
+      hub.listener.onReleased(owner, h.token);
+      processServer();
+    }
+  }
+
   void processClient() {
     size_t off = 0;
-    while (!dead && off < cin.size()) {
+    while (!dead && !holdReq && off < cin.size()) {
       if (clientOpaque) {
         heldReq.append(cin, off, std::string::npos);
         off = cin.size();
@@ -185,14 +288,15 @@ struct Conn : std::enable_shared_from_this<Conn> {
       case ClientMsg::Kind::RequestEnd: {
         heldReq += bytes;
         StepToken token;
-        bool kill = hub.listener.onRequest(owner, server, id, m.step, token);
-        if (dead || kill) {
+        Decision dec = hub.listener.onRequest(owner, server, id, m.step, token);
+        if (dead) {
           cin.clear();
           return;
         }
-        inflight.push_back({token, upQueued + heldReq.size()});
-        sendUpstream(std::move(heldReq));
-        heldReq.clear();
+        if (!decideRequest(dec, token) && !holdReq) {
+          cin.clear(); // killed or dropped: nothing more of this connection moves
+          return;
+        }
         break;
       }
       }
@@ -205,7 +309,7 @@ struct Conn : std::enable_shared_from_this<Conn> {
 
   void processServer() {
     size_t off = 0;
-    while (!dead && off < sin.size()) {
+    while (!dead && !holdRep && off < sin.size()) {
       if (serverOpaque) {
         heldRep.append(sin, off, std::string::npos);
         off = sin.size();
@@ -243,17 +347,22 @@ struct Conn : std::enable_shared_from_this<Conn> {
           hub.listener.onCut(owner, inflight.front().token, CutKind::Forwarded);
           inflight.pop_front();
         }
-        if (!inflight.empty()) {
-          StepToken token = inflight.front().token;
-          inflight.pop_front();
-          bool kill = hub.listener.onReply(owner, token, m.reply);
-          if (dead || kill) {
-            sin.clear();
-            return;
-          }
+        if (inflight.empty()) { // a reply no step waits for: pass it
+          sendClient(std::move(heldRep));
+          heldRep.clear();
+          break;
         }
-        sendClient(std::move(heldRep));
-        heldRep.clear();
+        StepToken token = inflight.front().token;
+        inflight.pop_front();
+        Decision dec = hub.listener.onReply(owner, token, m.reply);
+        if (dead) {
+          sin.clear();
+          return;
+        }
+        if (!decideReply(dec, token) && !holdRep) {
+          sin.clear();
+          return;
+        }
         break;
       }
       }
@@ -318,8 +427,16 @@ struct Conn : std::enable_shared_from_this<Conn> {
   /// A side closed: once what it sent has been written to the other side, close both.
   void maybeClose() {
     if (dead) return;
-    if (clientEof && !writingUpstream && outUpstream.empty()) return finish();
-    if (upstreamEof && !writingClient && outClient.empty()) return finish();
+    if (clientEof && !writingUpstream && outUpstream.empty() && !holdReq) return finish();
+    if (upstreamEof && !writingClient && outClient.empty() && !holdRep) return finish();
+  }
+
+  /// Resets both sides (RST, not FIN: the client sees a connection error, the server ends the session).
+  void drop() {
+    boost::system::error_code ignore;
+    client.set_option(asio::socket_base::linger(true, 0), ignore);
+    upstream.set_option(asio::socket_base::linger(true, 0), ignore);
+    finish();
   }
 
   /// Closes both sockets; steps still in flight are reported cut.
@@ -329,6 +446,15 @@ struct Conn : std::enable_shared_from_this<Conn> {
     boost::system::error_code ignore;
     client.close(ignore);
     upstream.close(ignore);
+    for (auto* h : {&holdReq, &holdRep}) {
+      if (!*h) continue;
+      hub.held.erase((*h)->token.id);
+      if ((*h)->timer) (*h)->timer->cancel();
+    }
+    if (holdReq) hub.listener.onCut(owner, holdReq->token, CutKind::Withheld);
+    if (holdRep) hub.listener.onCut(owner, holdRep->token, CutKind::Forwarded);
+    holdReq.reset();
+    holdRep.reset();
     auto pending = std::move(inflight);
     inflight.clear();
     for (const auto& t : pending)
@@ -369,6 +495,13 @@ void Hub::Impl::cut(int owner) {
   for (auto& a : it->second.acceptors) a->close(ignore);
   auto conns = it->second.conns; // finish() erases from the set
   for (const auto& c : conns) c->finish();
+}
+
+void Hub::Impl::release(int64_t token) {
+  auto it = held.find(token);
+  if (it == held.end()) return;
+  if (auto c = it->second.lock()) c->release(token);
+  else held.erase(it);
 }
 
 Hub::Hub(Upstream pg, Upstream valkey, StepListener& listener)
@@ -413,6 +546,12 @@ void Hub::close(int owner) {
 }
 
 void Hub::cutNow(int owner) { impl_->cut(owner); }
+
+void Hub::release(const StepToken& token) {
+  int64_t id = token.id;
+  if (std::this_thread::get_id() == impl_->thread.get_id()) return impl_->release(id);
+  asio::post(impl_->io, [this, id] { impl_->release(id); });
+}
 
 int Hub::connections(int owner) const {
   std::lock_guard<std::mutex> lock(impl_->countMu);

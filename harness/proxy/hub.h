@@ -1,19 +1,15 @@
 #pragma once
 /// The proxies of one worker: for each consumer process, a pair of listeners on 127.0.0.1 (PostgreSQL and
 /// Valkey) so that every connection belongs to exactly one process. Bytes pass through unchanged; the
-/// trackers decode them, and at every step boundary the StepListener decides whether to withhold the
-/// request (kill before) or its reply (kill after). All sockets run on one I/O thread, so a kill decided
-/// at one step is enforced before any other byte of that process moves.
+/// trackers decode them, and at every step boundary the StepListener decides what happens to the request
+/// or its reply (a Decision: pass, kill, drop, hold, answer an error). All sockets run on one I/O thread,
+/// so a decision taken at one step is carried out before any other byte of that process moves.
 #include "proxy/tracker.h"
 
-#include <boost/asio.hpp>
-
+#include <chrono>
 #include <cstdint>
-#include <functional>
-#include <map>
 #include <memory>
 #include <string>
-#include <thread>
 
 namespace idem::proxy {
 
@@ -25,7 +21,7 @@ struct StepToken {
   int64_t id = 0;
 };
 
-/// How a step in flight ended without its reply reaching the process.
+/// How a step in flight ended without its reply being seen by the listener.
 enum class CutKind {
   Withheld,   ///< its request never left the proxy: the server never saw it
   Forwarded,  ///< its request was handed to the server's socket (the server may have executed it) and the
@@ -34,16 +30,33 @@ enum class CutKind {
 };
 const char* toString(CutKind k); ///< "withheld" | "forwarded" | "unobserved"
 
+/// What the proxy does with a complete request (onRequest) or a complete reply (onReply).
+struct Decision {
+  enum class Kind {
+    Pass,  ///< forward it
+    Kill,  ///< withhold it and cut every connection of the process (the listener SIGKILLed it)
+    Drop,  ///< withhold it and reset this connection; the process lives and sees a connection error
+    Hold,  ///< withhold it, and what follows it in the same direction, until released (Hub::release) or
+           ///< for `hold`; then forward it
+    Answer ///< send `answer` to the client instead (a request is then not forwarded: its reply is `answer`)
+  };
+  Kind kind = Kind::Pass;
+  std::chrono::milliseconds hold{0}; ///< Hold: release by itself after this long (0: only by release())
+  std::string answer;                ///< Answer: the bytes of the reply the client gets
+
+  static Decision pass() { return {}; }
+};
+
 /// What the proxy asks at each step boundary. Called on the I/O thread.
 class StepListener {
 public:
   virtual ~StepListener() = default;
-  /// A complete request of process `owner`. Return true to kill before it: the request is withheld and
-  /// the owner's process group must be SIGKILLed by the listener before it returns.
-  virtual bool onRequest(int owner, Server server, int conn, const StepInfo& step, StepToken& token) = 0;
-  /// The complete reply of `token`. Return true to kill after it: the reply is withheld (the listener
-  /// kills the process group before returning).
-  virtual bool onReply(int owner, const StepToken& token, const ReplyInfo& reply) = 0;
+  /// A complete request of process `owner`. `token` identifies the step until it ends.
+  virtual Decision onRequest(int owner, Server server, int conn, const StepInfo& step, StepToken& token) = 0;
+  /// The complete reply of `token`.
+  virtual Decision onReply(int owner, const StepToken& token, const ReplyInfo& reply) = 0;
+  /// A reply held by a Hold decision was let through to the process (released, or its time passed).
+  virtual void onReleased(int owner, const StepToken& token) = 0;
   /// A step in flight that ended without its reply being seen (see CutKind): its owner was killed at
   /// another step, a side closed, or the server's bytes stopped being decodable.
   virtual void onCut(int owner, const StepToken& token, CutKind how) = 0;
@@ -78,6 +91,9 @@ public:
   /// For the listener, on the I/O thread, right after it killed `owner`: drop everything of the owner
   /// at once (nothing more is forwarded either way).
   void cutNow(int owner);
+  /// Releases a step held by a Hold decision (request or reply); no-op when it is not held (any more).
+  /// Safe from any thread.
+  void release(const StepToken& token);
   /// Number of connections the owner has made so far.
   int connections(int owner) const;
 

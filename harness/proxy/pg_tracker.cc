@@ -99,6 +99,10 @@ public:
     return d;
   }
 
+  void withdrawLast() override {
+    if (!outstanding_.empty()) outstanding_.pop_back();
+  }
+
 private:
   Decode onStartup(const PgMessage& m, ClientMsg& out) {
     const int32_t code = PgReader(m.body).int32();

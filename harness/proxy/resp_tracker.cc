@@ -111,6 +111,10 @@ public:
     return d;
   }
 
+  void withdrawLast() override {
+    if (!outstanding_.empty()) outstanding_.pop_back();
+  }
+
 private:
   std::deque<Pending> outstanding_;
   std::vector<std::string> args_; ///< scratch, reused

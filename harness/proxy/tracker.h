@@ -79,6 +79,9 @@ public:
   virtual ~Tracker() = default;
   virtual Decode onClient(std::string_view buf, ClientMsg& out) = 0;
   virtual Decode onServer(std::string_view buf, ServerMsg& out) = 0;
+  /// The latest request that ended a step was not forwarded: the proxy answered it itself, so no reply
+  /// is due from the server for it.
+  virtual void withdrawLast() = 0;
 };
 using TrackerPtr = std::unique_ptr<Tracker>;
 

@@ -18,27 +18,32 @@ namespace {
 
 using namespace tl;
 
-void drawMarks(std::string& out, const Context& c, const json& op, int y) {
-  const json& v = arr(op, "value");
-  std::string type = str(op, "type");
-  int px = c.x(type == "send" ? "producer" : str(op, "process"));
+void drawMarks(std::string& out, const Context& c, const Op& op, int y) {
+  const auto* send = op.as<ops::Send>();
+  const auto* step = op.as<ops::Step>();
+  int px = c.x(send ? "producer" : op.process);
   if (px < 0) return;
-  if (type == "send" || type == "step") {
-    std::string server = type == "send" ? "valkey" : str(v, "server");
+  if (send || step) {
+    std::string server = send ? "valkey" : step->server;
     int sx = c.x(server == "pg" ? "pg" : "valkey");
-    std::string cls = type == "send" ? "send" : (server == "pg" ? "pg" : "valkey");
-    bool withheld = str(v, "outcome") == "killed-before";
+    std::string cls = send ? "send" : (server == "pg" ? "pg" : "valkey");
+    bool withheld = step && (step->outcome == ops::StepOutcome::KilledBefore ||
+                             step->outcome == ops::StepOutcome::DroppedBefore ||
+                             step->outcome == ops::StepOutcome::Withheld || step->outcome == ops::StepOutcome::Answered);
     int end = withheld ? px + (sx - px) / 3 : sx;
     out += fmt::format("<line class=\"call {}{}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", cls,
                        withheld ? " withheld" : "", px, y, end, y);
     if (!withheld) out += fmt::format("<circle class=\"srv {}\" cx=\"{}\" cy=\"{}\" r=\"3\"/>", cls, sx, y);
-    if (type == "send") out += fmt::format("<circle class=\"mark send\" cx=\"{}\" cy=\"{}\" r=\"5\"/>", px, y);
+    if (send) out += fmt::format("<circle class=\"mark send\" cx=\"{}\" cy=\"{}\" r=\"5\"/>", px, y);
     else out += fmt::format("<rect class=\"mark {}\" x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" rx=\"2\"/>", cls, px - 5, y - 5);
-  } else if (type == "spawn") {
+  } else if (op.as<ops::Spawn>()) {
     out += fmt::format("<circle class=\"spawn\" cx=\"{}\" cy=\"{}\" r=\"6\"/>", px, y);
-  } else if (type == "kill") {
-    out += fmt::format("<path class=\"kill\" d=\"M{} {}l14 14M{} {}l-14 14\"/>", px - 7, y - 7, px + 7, y - 7);
-  } else if (type == "exit") {
+  } else if (const auto* f = op.as<ops::FaultOp>()) {
+    if (f->fault.isKill())
+      out += fmt::format("<path class=\"kill\" d=\"M{} {}l14 14M{} {}l-14 14\"/>", px - 7, y - 7, px + 7, y - 7);
+    else
+      out += fmt::format("<path class=\"kill\" d=\"M{} {}l7 14l7 -14z\"/>", px - 7, y - 7);
+  } else if (op.as<ops::Exit>()) {
     out += fmt::format("<line class=\"exit\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", px - 9, y, px + 9, y);
   }
 }
@@ -46,8 +51,15 @@ void drawMarks(std::string& out, const Context& c, const json& op, int y) {
 } // namespace
 
 std::string timeline(const json& run) {
-  Context c = contextOf(run);
-  std::vector<Row> rows = rowsOf(c, arr(run, "history"));
+  // The history as typed ops (history/history.h): the one reading of op JSON.
+  std::vector<Op> history;
+  try {
+    history = arr(run, "history").get<std::vector<Op>>();
+  } catch (const std::exception& e) {
+    return fmt::format("<p class=\"note\">The history of this run could not be read: {}</p>", esc(cut(e.what(), 300)));
+  }
+  Context c = contextOf(run, history);
+  std::vector<Row> rows = rowsOf(c, history);
   int width = c.textX() + c.textW(), height = kHeadH + static_cast<int>(rows.size()) * kRowH + 8;
   std::string out = fmt::format("<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
                                 "viewBox=\"0 0 {} {}\" role=\"img\">",
@@ -69,7 +81,7 @@ std::string timeline(const json& run) {
       bool seen = false;
       for (size_t i = 0; i < rows.size(); ++i) {
         if (!rows[i].op) continue;
-        bool mine = str(*rows[i].op, "type") == "send" ? lane == "producer" : str(*rows[i].op, "process") == lane;
+        bool mine = rows[i].op->as<ops::Send>() ? lane == "producer" : rows[i].op->process == lane;
         if (!mine) continue;
         if (!seen) y0 = rowY(i);
         seen = true;
@@ -85,9 +97,9 @@ std::string timeline(const json& run) {
       out += fmt::format("<text class=\"t elided\" x=\"{}\" y=\"{}\">⋯ {} ops not shown</text>", c.textX(), y + 4, rows[i].elided);
       continue;
     }
-    const json& op = *rows[i].op;
+    const Op& op = *rows[i].op;
     out += fmt::format("<text class=\"time\" x=\"{}\" y=\"{}\">{:.1f} ms</text>", kTimeW - 8, y + 4,
-                       static_cast<double>(num(op, "time_us")) / 1000.0);
+                       static_cast<double>(op.time_us) / 1000.0);
     drawMarks(out, c, op, y);
     std::string cls = rows[i].kill ? "t kill" : rows[i].hot ? "t hot" : "t";
     out += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>", cls, c.textX(), y + 4, esc(cut(describe(c, op), c.textChars())));

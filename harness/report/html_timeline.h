@@ -1,6 +1,7 @@
 #pragma once
 /// Internal to the timeline (html_timeline*.cc): its geometry, the run as the rows need it, and the rows
 /// themselves (which ops are shown, highlighted, elided; what the text column says).
+#include "history/history.h"
 #include "report/html_util.h"
 
 #include <algorithm>
@@ -17,7 +18,7 @@ constexpr double kCharW = 6.95; ///< advance of one character of the monospace t
 
 /// One row of the timeline.
 struct Row {
-  const json* op = nullptr; ///< null: a row standing for `elided` ops not shown
+  const Op* op = nullptr; ///< null: a row standing for `elided` ops not shown
   int elided = 0;
   bool hot = false, kill = false;
 };
@@ -40,11 +41,11 @@ struct Context {
   size_t textChars() const { return static_cast<size_t>(textW() / kCharW); }
 };
 
-/// Lanes, entry tags and the hot ops, entries and events of a run (its violations).
-Context contextOf(const json& run);
+/// Lanes, entry tags and the hot ops, entries and events of a run (its violations, from the run's JSON).
+Context contextOf(const json& run, const std::vector<Op>& history);
 /// The rows of a history: every op but the plan; beyond kMaxRows, only those near the hot ones.
-std::vector<Row> rowsOf(const Context& c, const json& history);
+std::vector<Row> rowsOf(const Context& c, const std::vector<Op>& history);
 /// What the text column says of an op (not escaped).
-std::string describe(const Context& c, const json& op);
+std::string describe(const Context& c, const Op& op);
 
 } // namespace idem::html::tl

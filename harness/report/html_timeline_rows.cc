@@ -14,23 +14,20 @@ namespace {
 /// the delivery of an entry (or the ack of the entry before it) and its own ack. That holds for consumers
 /// that handle one entry at a time; as soon as a process acknowledges out of delivery order, its steps
 /// are no longer attributed.
-void attribute(Context& c, const json& history) {
+void attribute(Context& c, const std::vector<Op>& history) {
   std::map<std::string, std::vector<std::string>> queue; // process -> delivered, not yet acked
   std::set<std::string> unordered;
-  for (const auto& op : history) {
-    if (str(op, "type") != "step") continue;
-    std::string proc = str(op, "process");
-    if (unordered.count(proc)) continue;
-    const json& v = arr(op, "value");
-    auto& q = queue[proc];
-    if (v.contains("delivered")) {
-      for (const auto& d : arr(v, "delivered")) q.push_back(str(d, "entry"));
+  for (const auto& [op, step] : recordsOf<ops::Step>(history)) {
+    if (unordered.count(op->process)) continue;
+    auto& q = queue[op->process];
+    if (!step->delivered.empty() || step->empty) {
+      for (const auto& d : step->delivered) q.push_back(d.entry);
       continue;
     }
-    if (!q.empty() && c.hotEntries.count(q.front())) c.hotOps.insert(num(op, "index", -1));
-    for (const auto& a : arr(v, "acked")) {
-      if (q.empty() || !a.is_string() || a.get<std::string>() != q.front()) {
-        unordered.insert(proc);
+    if (!q.empty() && c.hotEntries.count(q.front())) c.hotOps.insert(op->index);
+    for (const auto& a : step->acked) {
+      if (q.empty() || a != q.front()) {
+        unordered.insert(op->process);
         break;
       }
       q.erase(q.begin());
@@ -40,16 +37,13 @@ void attribute(Context& c, const json& history) {
 
 } // namespace
 
-Context contextOf(const json& run) {
+Context contextOf(const json& run, const std::vector<Op>& history) {
   Context c;
   c.lanes.push_back("producer");
-  for (const auto& op : arr(run, "history")) {
-    const json& v = arr(op, "value");
-    std::string type = str(op, "type");
-    if (type == "spawn" && std::find(c.lanes.begin(), c.lanes.end(), str(op, "process")) == c.lanes.end())
-      c.lanes.push_back(str(op, "process"));
-    if (type == "send")
-      c.tags[str(v, "entry")] = fmt::format("e{}{}", num(v, "n"), v.value("retry", false) ? "′" : "");
+  for (const auto& op : history) {
+    if (op.as<ops::Spawn>() && std::find(c.lanes.begin(), c.lanes.end(), op.process) == c.lanes.end())
+      c.lanes.push_back(op.process);
+    if (const auto* s = op.as<ops::Send>()) c.tags[s->entry] = fmt::format("e{}{}", s->n, s->retry ? "′" : "");
   }
   c.lanes.push_back("valkey");
   c.lanes.push_back("pg");
@@ -61,46 +55,48 @@ Context contextOf(const json& run) {
     for (const auto& n : arr(viol, "events"))
       if (n.is_number()) c.hotEvents.insert(n.get<int64_t>());
   }
-  attribute(c, arr(run, "history"));
-  for (const auto& op : arr(run, "history")) {
-    const json& v = arr(op, "value");
-    if (str(op, "type") == "send" && (c.hotEvents.count(num(v, "n")) || c.hotEntries.count(str(v, "entry"))) &&
-        str(v, "event_id").size() >= 8)
-      c.hotIds.insert(str(v, "event_id"));
+  attribute(c, history);
+  for (const auto& [op, s] : recordsOf<ops::Send>(history)) {
+    if ((c.hotEvents.count(s->n) || c.hotEntries.count(s->entry)) && s->eventId.size() >= 8) c.hotIds.insert(s->eventId);
   }
   return c;
 }
 
 namespace {
 
-bool touchesHot(const Context& c, const json& op) {
-  if (c.hotOps.count(num(op, "index", -1))) return true;
-  const json& v = arr(op, "value");
-  if (str(op, "type") == "send") return c.hotEvents.count(num(v, "n")) || c.hotEntries.count(str(v, "entry"));
-  for (const auto& d : arr(v, "delivered"))
-    if (c.hotEntries.count(str(d, "entry"))) return true;
-  for (const auto& a : arr(v, "acked"))
-    if (a.is_string() && c.hotEntries.count(a.get<std::string>())) return true;
-  std::string detail = str(v, "detail");
+bool touchesHot(const Context& c, const Op& op) {
+  if (c.hotOps.count(op.index)) return true;
+  if (const auto* s = op.as<ops::Send>()) return c.hotEvents.count(s->n) || c.hotEntries.count(s->entry);
+  const auto* step = op.as<ops::Step>();
+  if (!step) return false;
+  for (const auto& d : step->delivered)
+    if (c.hotEntries.count(d.entry)) return true;
+  for (const auto& a : step->acked)
+    if (c.hotEntries.count(a)) return true;
   for (const auto& id : c.hotIds)
-    if (detail.find(id) != std::string::npos) return true;
+    if (step->detail.find(id) != std::string::npos) return true;
   return false;
+}
+
+bool isKill(const Op& op) {
+  const auto* f = op.as<ops::FaultOp>();
+  return f != nullptr;
 }
 
 } // namespace
 
-std::vector<Row> rowsOf(const Context& c, const json& history) {
+std::vector<Row> rowsOf(const Context& c, const std::vector<Op>& history) {
   std::vector<Row> all;
   for (const auto& op : history) {
-    std::string type = str(op, "type");
-    if (type == "plan") continue;
-    all.push_back({&op, 0, touchesHot(c, op), type == "kill"});
+    if (op.as<ops::Plan>()) continue;
+    all.push_back({&op, 0, touchesHot(c, op), isKill(op)});
   }
   if (all.size() <= static_cast<size_t>(kMaxRows)) return all;
   std::vector<bool> keep(all.size(), false);
   for (size_t i = 0; i < all.size(); ++i) {
-    std::string type = str(*all[i].op, "type");
-    bool anchor = all[i].hot || all[i].kill || type == "spawn" || type == "exit" || type == "error" || type == "final";
+    const Op& op = *all[i].op;
+    bool anchor = all[i].hot || all[i].kill || op.as<ops::Spawn>() || op.as<ops::Exit>() || op.as<ops::Error>() ||
+                  op.as<ops::Final>();
     if (i < 8 || i + 8 >= all.size()) keep[i] = true;
     if (anchor)
       for (size_t k = i >= 3 ? i - 3 : 0; k < std::min(all.size(), i + 4); ++k) keep[k] = true;
@@ -116,25 +112,20 @@ std::vector<Row> rowsOf(const Context& c, const json& history) {
 
 namespace {
 
-std::string tagsOf(const Context& c, const json& list, bool entriesAreObjects) {
-  std::string out;
-  for (const auto& e : list) {
-    std::string id = entriesAreObjects ? str(e, "entry") : (e.is_string() ? e.get<std::string>() : "");
-    auto it = c.tags.find(id);
-    out += (out.empty() ? "" : " ") + (it == c.tags.end() ? id : it->second);
-  }
-  return out;
+std::string tagOf(const Context& c, const std::string& id) {
+  auto it = c.tags.find(id);
+  return it == c.tags.end() ? id : it->second;
 }
 
-std::string observedText(const json& observed) {
+std::string observedText(const Observed& observed) {
   std::string out;
-  for (const auto& [name, rows] : observed.items()) {
+  for (const auto& [name, rows] : observed) {
     out += (out.empty() ? "" : "; ") + name + ":";
     for (const auto& r : rows) {
       std::string key, rest;
       size_t n = 0;
       for (const auto& cell : r) {
-        std::string text = cell.is_string() && cell.get<std::string>().empty() ? "''" : show(cell);
+        std::string text = !cell ? "null" : cell->empty() ? "''" : *cell;
         if (n++ == 0) key = text;
         else rest += (rest.empty() ? "" : ", ") + text;
       }
@@ -144,48 +135,69 @@ std::string observedText(const json& observed) {
   return out;
 }
 
-} // namespace
-
-std::string describe(const Context& c, const json& op) {
-  const json& v = arr(op, "value");
-  std::string type = str(op, "type"), proc = str(op, "process");
-  if (type == "send") {
-    std::string fields;
-    for (const auto& [k, val] : arr(v, "fields").items())
-      if (k != "event_id" && k != "n") fields += (fields.empty() ? "" : " ") + k + "=" + show(val);
-    return fmt::format("send event {}{} as {}  {}", num(v, "n"), v.value("retry", false) ? " again (retry)" : "",
-                       str(v, "entry"), fields);
-  }
-  if (type == "spawn") return fmt::format("{} starts (pid {}, {})", proc, num(v, "pid"), str(v, "restart"));
-  if (type == "kill") return fmt::format("✕ {} SIGKILLed at {}", proc, str(v, "point"));
-  if (type == "exit") {
-    std::string how = v.contains("signal") ? fmt::format("signal {}", num(v, "signal")) : fmt::format("status {}", num(v, "status"));
-    return fmt::format("{} exits: {}{}", proc, how, str(v, "by") == "harness" ? " (stopped by idemproof)" : " (by itself)");
-  }
-  if (type == "initial") return "initial state: " + observedText(arr(v, "observed"));
-  if (type == "final") {
-    std::string pending = arr(v, "pending").empty() ? "" : fmt::format(", {} pending", arr(v, "pending").size());
-    return "final state: " + observedText(arr(v, "observed")) + pending;
-  }
-  if (type == "stall") return "stall: no broker progress" + std::string(v.value("restart", false) ? ", restarting" : "");
-  if (type == "error") return "error: " + str(v, "message");
-  if (type != "step") return type;
-  std::string verb = str(v, "verb"), detail = str(v, "detail");
-  std::string head = fmt::format("{}#{}", verb, num(v, "k"));
-  if (detail == verb) detail.clear();
-  else if (detail.rfind(verb + " ", 0) == 0) detail = detail.substr(verb.size() + 1);
+std::string describeStep(const Context& c, const ops::Step& s) {
+  std::string detail = s.detail;
+  if (detail == s.verb) detail.clear();
+  else if (detail.rfind(s.verb + " ", 0) == 0) detail = detail.substr(s.verb.size() + 1);
   detail = detail.empty() ? "" : " " + cut(detail, 56);
   std::string result;
-  if (v.contains("delivered")) result = v.value("empty", false) ? "nothing" : tagsOf(c, arr(v, "delivered"), true);
-  else if (v.contains("acked")) result = "ack " + tagsOf(c, arr(v, "acked"), false);
-  else result = cut(str(v, "summary"), 24);
-  if (result == verb) result.clear();
-  std::string outcome = str(v, "outcome");
-  if (outcome == "killed-before") result = "withheld: never reached the server";
-  else if (outcome == "killed-after") result += "  (reply withheld)";
-  else if (outcome == "cut") result = "in flight at the end";
-  if (v.value("error", false)) result += " (error)";
-  return head + detail + (result.empty() ? "" : "  → " + result);
+  if (!s.delivered.empty() || s.empty) {
+    for (const auto& d : s.delivered) result += (result.empty() ? "" : " ") + tagOf(c, d.entry);
+    if (s.empty) result = "nothing";
+  } else if (!s.acked.empty()) {
+    result = "ack";
+    for (const auto& a : s.acked) result += " " + tagOf(c, a);
+  } else {
+    result = cut(s.summary, 24);
+  }
+  if (result == s.verb) result.clear();
+  switch (s.outcome) {
+  case ops::StepOutcome::KilledBefore: result = "withheld: never reached the server"; break;
+  case ops::StepOutcome::KilledAfter: result += "  (reply withheld)"; break;
+  case ops::StepOutcome::DroppedBefore: result = "connection dropped before the server saw it"; break;
+  case ops::StepOutcome::DroppedAfter: result += "  (connection dropped before the reply)"; break;
+  case ops::StepOutcome::Forwarded: result = "sent, reply never reached the consumer"; break;
+  case ops::StepOutcome::Withheld: result = "never sent"; break;
+  case ops::StepOutcome::Unobserved: result = "reply not decoded"; break;
+  case ops::StepOutcome::Answered: result = "answered by idemproof: " + cut(s.summary, 40); break;
+  case ops::StepOutcome::Ok: break;
+  }
+  if (s.error && s.outcome != ops::StepOutcome::Answered) result += " (error)";
+  return s.name() + detail + (result.empty() ? "" : "  → " + result);
+}
+
+} // namespace
+
+std::string describe(const Context& c, const Op& op) {
+  const std::string& proc = op.process;
+  if (const auto* s = op.as<ops::Send>()) {
+    std::string fields;
+    for (const auto& [k, val] : s->fields)
+      if (k != "event_id" && k != "n") fields += (fields.empty() ? "" : " ") + k + "=" + val;
+    return fmt::format("send event {}{} as {}  {}", s->n, s->retry ? " again (retry)" : "", s->entry, fields);
+  }
+  if (const auto* s = op.as<ops::Spawn>()) return fmt::format("{} starts (pid {}, {})", proc, s->pid, s->restart);
+  if (const auto* f = op.as<ops::FaultOp>())
+    return f->fault.isKill() ? fmt::format("✕ {} SIGKILLed at {}", proc, f->fault.str())
+                             : fmt::format("⚡ {}: fault {}", proc, f->fault.str());
+  if (const auto* e = op.as<ops::Exit>()) {
+    std::string how = e->signal ? fmt::format("signal {}", *e->signal) : fmt::format("status {}", e->status.value_or(-1));
+    return fmt::format("{} exits: {}{}", proc, how, e->by == "harness" ? " (stopped by idemproof)" : " (by itself)");
+  }
+  if (const auto* i = op.as<ops::Initial>()) return "initial state: " + observedText(i->observed);
+  if (const auto* f = op.as<ops::Final>()) {
+    std::string pending = f->pending.empty() ? "" : fmt::format(", {} pending", f->pending.size());
+    return fmt::format("final state ({}): {}{}", ops::toString(f->end), observedText(f->observed), pending);
+  }
+  if (const auto* s = op.as<ops::Stall>())
+    return "stall: " + (s->reason.empty() ? std::string("no progress") : s->reason) + (s->restart ? ", restarting" : "");
+  if (const auto* e = op.as<ops::Error>()) return "error: " + e->message;
+  if (const auto* n = op.as<ops::Note>()) return "note: " + n->message;
+  if (const auto* o = op.as<ops::Opaque>())
+    return fmt::format("{} connection {} not decoded from byte {} ({}): {}", o->server, o->conn, o->offset, o->direction,
+                       o->reason);
+  if (const auto* s = op.as<ops::Step>()) return describeStep(c, *s);
+  return op.type();
 }
 
 } // namespace idem::html::tl

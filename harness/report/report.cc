@@ -12,25 +12,24 @@ nlohmann::json processesOf(const std::vector<Op>& history, const std::map<std::s
   auto out = nlohmann::json::array();
   std::map<std::string, size_t> index;
   for (const auto& op : history) {
-    if (op.type == "spawn") {
+    if (const auto* spawn = op.as<ops::Spawn>()) {
       index[op.process] = out.size();
       auto it = logs.find(op.process);
       out.push_back({{"name", op.process},
-                     {"consumer", op.value.value("consumer", op.process)},
-                     {"pid", op.value.value("pid", 0)},
-                     {"restart", op.value.value("restart", "")},
+                     {"consumer", spawn->consumer.empty() ? op.process : spawn->consumer},
+                     {"pid", spawn->pid},
+                     {"restart", spawn->restart},
                      {"exit", nullptr},
                      {"log", it == logs.end() ? nlohmann::json(nullptr) : nlohmann::json(it->second)}});
-    } else if (op.type == "exit" && index.count(op.process)) {
-      auto& p = out[index[op.process]];
-      nlohmann::json e = op.value;
-      std::string by = e.value("by", "");
-      if (e.contains("signal")) e["text"] = "signal " + std::to_string(e["signal"].get<int>());
-      else e["text"] = "exit " + std::to_string(e.value("status", -1));
-      e["text"] = e["text"].get<std::string>() + (by == "harness" ? " (stopped by idemproof)" : "");
-      p["exit"] = e;
-    } else if (op.type == "kill" && index.count(op.process)) {
-      out[index[op.process]]["killed_at"] = op.value.value("point", "");
+    } else if (const auto* exit = op.as<ops::Exit>(); exit && index.count(op.process)) {
+      nlohmann::json e{{"by", exit->by},
+                       {"text", exit->text() + (exit->by == "harness" ? " (stopped by idemproof)" : "")}};
+      if (exit->signal) e["signal"] = *exit->signal;
+      else e["status"] = exit->status.value_or(-1);
+      if (exit->ignoredSigterm) e["ignored_sigterm"] = true;
+      out[index[op.process]]["exit"] = e;
+    } else if (const auto* f = op.as<ops::FaultOp>(); f && f->fault.isKill() && index.count(op.process)) {
+      out[index[op.process]]["killed_at"] = f->fault.str();
     }
   }
   return out;
@@ -53,8 +52,9 @@ nlohmann::json runJson(const RunRecord& r) {
   j["processes"] = processesOf(r.history, r.logs);
   int64_t steps = 0, kills = 0;
   for (const auto& op : r.history) {
-    steps += op.type == "step";
-    kills += op.type == "kill";
+    steps += op.as<ops::Step>() != nullptr;
+    const auto* f = op.as<ops::FaultOp>();
+    kills += f && f->fault.isKill();
   }
   j["stats"] = {{"steps", steps}, {"kills", kills},
                 {"duration_us", r.history.empty() ? 0 : r.history.back().time_us}};
@@ -109,11 +109,12 @@ RunCost costOf(const std::vector<Op>& history) {
   RunCost c;
   int64_t first = -1, last = -1;
   for (const auto& op : history) {
-    if (op.type == "send") ++c.entries;
-    if (op.type == "spawn" && first < 0) first = op.time_us;
-    if (op.type != "step") continue;
-    if (op.value.value("outcome", "") != "cut") ++c.steps; // a read still in flight at the end is no round trip
-    if (op.value.contains("acked") && op.value.value("outcome", "") == "ok") last = op.time_us;
+    if (op.as<ops::Send>()) ++c.entries;
+    if (op.as<ops::Spawn>() && first < 0) first = op.time_us;
+    const auto* step = op.as<ops::Step>();
+    if (!step) continue;
+    if (step->replied()) ++c.steps; // a read still in flight at the end is no round trip
+    if (!step->acked.empty() && step->replied()) last = op.time_us;
   }
   if (first >= 0 && last > first) c.wall_us = last - first;
   return c;

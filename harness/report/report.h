@@ -3,7 +3,7 @@
 /// The schema is versioned (schema_version) and documented in docs/report.md and
 /// reports/report.schema.json.
 #include "checkers/check.h"
-#include "core/history.h"
+#include "history/history.h"
 #include "plan/schedule.h"
 
 #include <nlohmann/json.hpp>

@@ -8,15 +8,13 @@ namespace idem {
 std::map<std::string, int> KillModel::reliableCounts(const std::vector<Op>& history) {
   size_t last = history.size();
   for (size_t i = 0; i < history.size(); ++i) {
-    const auto& op = history[i];
-    if (op.type != "step" || op.value.value("outcome", "") != "ok") continue;
-    auto acked = op.value.find("acked");
-    if (acked != op.value.end() && acked->is_array() && !acked->empty()) last = i;
+    const auto* step = history[i].as<ops::Step>();
+    if (step && step->replied() && !step->acked.empty()) last = i;
   }
   std::map<std::string, int> counts;
   for (size_t i = 0; i < history.size() && (last == history.size() || i <= last); ++i) {
-    const auto& op = history[i];
-    if (op.type == "step" && op.value.value("outcome", "") == "ok") counts[op.value.value("verb", "")]++;
+    const auto* step = history[i].as<ops::Step>();
+    if (step && step->replied()) counts[step->verb]++;
   }
   counts.erase("");
   return counts;
@@ -35,8 +33,7 @@ KillModel KillModel::learn(const std::vector<Op>& small, int smallEntries, const
     m.order_.push_back(verb);
   };
   for (const auto* h : {&large, &small})
-    for (const auto& op : *h)
-      if (op.type == "step") add(op.value.value("verb", ""));
+    for (const auto& [op, step] : recordsOf<ops::Step>(*h)) add(step->verb);
   return m;
 }
 

@@ -4,7 +4,7 @@
 /// are drawn only from these verbs with k within these bounds, so a generated kill point fires unless the
 /// schedule's own content makes the target skip work (two orders of the same SKU, a duplicate it
 /// recognises): that is coverage loss, reported, never a failure of the target.
-#include "core/history.h"
+#include "history/history.h"
 
 #include <nlohmann/json.hpp>
 

@@ -88,18 +88,15 @@ Schedule materialize(const Shape& s, const Scenario& sc, const KillModel& km, ui
       const auto& verb = km.verbs()[static_cast<size_t>(std::abs(k.verb)) % km.verbs().size()];
       int bound = km.bound(verb, n);
       if (bound < 1) continue;
-      KillPoint p;
-      p.when = k.before ? KillPoint::When::Before : KillPoint::When::After;
-      p.verb = verb;
-      p.k = 1 + (std::max(1, k.k) - 1) % bound;
+      Fault p = Fault::kill(k.before ? When::Before : When::After, verb, 1 + (std::max(1, k.k) - 1) % bound);
       // One point per step: before:V#k withholds the step that after:V#k waits for.
-      bool taken = std::any_of(out.kills.begin(), out.kills.end(),
-                               [&](const KillPoint& q) { return q.verb == p.verb && q.k == p.k; });
-      if (!taken) out.kills.push_back(p);
+      bool taken = std::any_of(out.faults.begin(), out.faults.end(),
+                               [&](const Fault& q) { return q.verb == p.verb && q.k == p.k; });
+      if (!taken) out.faults.push_back(p);
     }
   }
   out.restart = s.sameName ? RestartStyle::SameName : RestartStyle::NewName;
-  out.values = makeDecodable(sc, out, static_cast<int>(out.kills.size()));
+  out.values = makeDecodable(sc, out, static_cast<int>(out.faults.size()));
   return out;
 }
 

@@ -17,16 +17,12 @@ std::string toString(OutcomeClass c) {
 Outcome classify(const Schedule& s, const std::vector<Op>& history, const std::vector<CheckResult>& results,
                  const std::string& error) {
   Outcome o;
-  o.planned = s.kills;
-  for (const auto& op : history) {
-    if (op.type != "kill") continue;
-    try {
-      auto p = KillPoint::parse(op.value.value("point", ""), "kill op");
-      if (std::find(o.planned.begin(), o.planned.end(), p) != o.planned.end() &&
-          std::find(o.fired.begin(), o.fired.end(), p) == o.fired.end())
-        o.fired.push_back(p);
-    } catch (const std::exception&) {
-    }
+  o.planned = s.faults;
+  for (const auto& [op, f] : recordsOf<ops::FaultOp>(history)) {
+    const Fault& p = f->fault;
+    if (std::find(o.planned.begin(), o.planned.end(), p) != o.planned.end() &&
+        std::find(o.fired.begin(), o.fired.end(), p) == o.fired.end())
+      o.fired.push_back(p);
   }
   if (!error.empty()) {
     o.cls = OutcomeClass::Error;

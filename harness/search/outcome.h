@@ -7,7 +7,7 @@
 /// The run still fails when any other checker finds a violation (Invalid beats it), and it is unknown
 /// when any other checker is Unknown, so neither a false "fail" nor a hidden failure comes of it.
 #include "checkers/check.h"
-#include "core/history.h"
+#include "history/history.h"
 #include "plan/schedule.h"
 
 #include <nlohmann/json.hpp>
@@ -27,8 +27,8 @@ struct Outcome {
   OutcomeClass cls = OutcomeClass::Unknown;
   std::set<std::string> kinds;   ///< violation kinds (fail)
   std::string reason;            ///< why unknown / error
-  std::vector<KillPoint> planned;
-  std::vector<KillPoint> fired;  ///< planned points with a "kill" op
+  std::vector<Fault> planned;
+  std::vector<Fault> fired;      ///< planned faults with a "fault" op
   bool coverageLoss() const { return fired.size() < planned.size(); }
 };
 

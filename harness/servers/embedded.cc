@@ -3,7 +3,8 @@
 #include "servers/servers.h"
 
 #include "core/error.h"
-#include "core/process.h"
+#include "core/cleanup.h"
+#include "core/ports.h"
 #include "servers/postgres.h"
 #include "servers/valkey.h"
 

@@ -1,7 +1,7 @@
 #include "servers/pg_template.h"
 
 #include "core/error.h"
-#include "core/process.h"
+#include "core/child.h"
 
 #include <pwd.h>
 #include <sys/stat.h>

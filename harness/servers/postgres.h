@@ -1,7 +1,8 @@
 #pragma once
 /// Private: one embedded PostgreSQL server, started as a direct child (not pg_ctl) from a copy of
 /// the cached template data dir, TCP only on 127.0.0.1.
-#include "core/process.h"
+#include "core/child.h"
+#include "core/temp_dir.h"
 #include "servers/pg_template.h"
 
 #include <chrono>

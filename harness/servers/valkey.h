@@ -1,6 +1,7 @@
 #pragma once
 /// Private: one embedded valkey-server (or redis-server when Valkey is not installed), no persistence.
-#include "core/process.h"
+#include "core/child.h"
+#include "core/temp_dir.h"
 #include "servers/server_util.h"
 
 #include <chrono>

@@ -47,6 +47,18 @@ nlohmann::json PgAdmin::query(const std::string& sql) {
   return rows;
 }
 
+Rows PgAdmin::rows(const std::string& sql) {
+  pqxx::nontransaction tx(impl_->conn);
+  pqxx::result r = tx.exec(sql);
+  Rows out;
+  for (const auto& row : r) {
+    Row cols;
+    for (const auto& field : row) cols.push_back(field.is_null() ? std::nullopt : std::optional<std::string>(field.c_str()));
+    out.push_back(std::move(cols));
+  }
+  return out;
+}
+
 namespace {
 
 nlohmann::json toJson(const redisReply* r, const std::string& where) {

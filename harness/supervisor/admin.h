@@ -1,6 +1,8 @@
 #pragma once
 /// The harness's own connections to the servers (never through the proxies): schema set-up, reset between
 /// schedules, the producer, broker progress and the final state.
+#include "history/history.h"
+
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -25,6 +27,8 @@ public:
   void exec(const std::string& sql);
   /// Runs a query; rows as arrays of text/null.
   nlohmann::json query(const std::string& sql);
+  /// Runs a query; rows of text columns, SQL NULL as nullopt.
+  Rows rows(const std::string& sql);
 
 private:
   struct Impl;

@@ -1,5 +1,8 @@
 #include "supervisor/controller.h"
 
+#include "plan/fault_kind.h"
+#include "proxy/errors.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -17,8 +20,8 @@ bool isRead(const std::string& verb) {
 
 } // namespace
 
-Controller::Controller(History& history, std::vector<KillPoint> kills)
-    : history_(history), kills_(std::move(kills)) {}
+Controller::Controller(History& history, std::vector<Fault> faults)
+    : history_(history), faults_(std::move(faults)) {}
 
 void Controller::addProcess(int owner, std::string name) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -35,68 +38,104 @@ void Controller::setPid(int owner, pid_t pgid) {
   pidCv_.notify_all();
 }
 
-nlohmann::json Controller::stepJson(const Inflight& f) const {
-  nlohmann::json j{{"server", f.server}, {"conn", f.conn}, {"verb", f.step.verb}, {"k", f.k},
-                   {"detail", f.step.detail}, {"t_req_us", f.t_req_us}};
-  if (!f.step.acked.empty()) j["acked"] = f.step.acked;
-  if (f.step.blocking) j["blocking"] = true;
-  return j;
+ops::Step Controller::stepOf(const Inflight& f) const {
+  ops::Step s;
+  s.server = proxy::toString(f.server);
+  s.conn = f.conn;
+  s.verb = f.step.verb;
+  s.k = f.k;
+  s.detail = f.step.detail;
+  s.tReqUs = f.t_req_us;
+  s.acked = f.step.acked;
+  s.blocking = f.step.blocking;
+  return s;
 }
 
-void Controller::fireLocked(std::unique_lock<std::mutex>& lock, int owner, const std::string& point,
-                            nlohmann::json step, bool before) {
-  // The process may have connected before spawn() handed its pid over: wait for it (it is set right
-  // after fork returns, so this is microseconds).
+int Controller::killGroup(std::unique_lock<std::mutex>& lock, int owner) {
+  // The process may have connected before spawn() handed its pid over: wait for it (it is set right after
+  // fork returns, so this is microseconds).
   pidCv_.wait_for(lock, std::chrono::seconds(5), [&] { return pids_.count(owner) > 0; });
   auto it = pids_.find(owner);
-  int err = ESRCH;
-  if (it != pids_.end() && it->second > 0) err = ::killpg(it->second, SIGKILL) == 0 ? 0 : errno;
-  auto& st = states_[owner];
-  st.killed = true; // its connections are cut either way: the supervisor must reap and replace it
-  if (err == 0) {
-    st.killPoint = point;
-    step["outcome"] = before ? "killed-before" : "killed-after";
-    history_.append("step", names_[owner], std::move(step));
-    history_.append("kill", names_[owner], {{"point", point}, {"signal", SIGKILL}});
-    return;
+  if (it == pids_.end() || it->second <= 0) return ESRCH;
+  return ::killpg(it->second, SIGKILL) == 0 ? 0 : errno;
+}
+
+std::optional<Fault> Controller::takeFault(When when, const std::string& verb, int k) {
+  auto hit = std::find_if(faults_.begin(), faults_.end(),
+                          [&](const Fault& f) { return f.when == when && f.verb == verb && f.k == k; });
+  if (hit == faults_.end()) return std::nullopt;
+  Fault f = *hit;
+  faults_.erase(hit);
+  return f;
+}
+
+proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, const Fault& fault, ops::Step step,
+                                 proxy::Server server) {
+  const bool before = fault.when == When::Before;
+  const Effect effect = faultKind(fault.kind, "fault").effect(fault);
+  const std::string& name = names_[owner];
+  proxy::Decision d;
+  switch (effect.action) {
+  case Effect::Action::Kill: {
+    int err = killGroup(lock, owner);
+    auto& st = states_[owner];
+    st.killed = true; // its connections are cut either way: the supervisor must reap and replace it
+    d.kind = proxy::Decision::Kind::Kill;
+    if (err != 0) {
+      // No signal reached the process: the fault did not fire. The step ends as the proxy cut it.
+      step.outcome = before ? ops::StepOutcome::Withheld : ops::StepOutcome::Forwarded;
+      history_.append(name, std::move(step));
+      history_.append(name, ops::Note{fmt::format("kill point {} was reached but no signal was delivered: {}",
+                                                  fault.str(), pids_.count(owner) ? std::strerror(err)
+                                                                                  : "no process id yet")});
+      return d;
+    }
+    st.killPoint = fault.str();
+    step.outcome = before ? ops::StepOutcome::KilledBefore : ops::StepOutcome::KilledAfter;
+    history_.append(name, std::move(step));
+    history_.append(name, ops::FaultOp{fault, SIGKILL});
+    return d;
   }
-  // No signal reached the process: the kill point did not fire. The step still ended as the proxy cut it.
-  step["outcome"] = before ? "withheld" : "forwarded";
-  history_.append("step", names_[owner], std::move(step));
-  history_.append("note", names_[owner],
-                  {{"message", fmt::format("kill point {} was reached but no signal was delivered: {}", point,
-                                           it == pids_.end() ? "no process id yet" : std::strerror(err))}});
-}
-
-std::optional<std::string> Controller::takeKill(KillPoint::When when, const std::string& verb, int k) {
-  auto hit = std::find_if(kills_.begin(), kills_.end(),
-                          [&](const KillPoint& p) { return p.when == when && p.verb == verb && p.k == k; });
-  if (hit == kills_.end()) return std::nullopt;
-  std::string point = hit->str();
-  kills_.erase(hit);
-  return point;
-}
-
-void Controller::updateWaiting(int owner, ProcessState& st) {
-  st.waitingFor.clear();
-  for (const auto& [id, f] : inflight_) { // ordered by token: oldest first
-    if (f.owner != owner || f.step.blocking) continue;
-    st.waitingFor = fmt::format("{}#{} ({})", f.step.verb, f.k, f.server);
-    st.waitingSince = f.sent;
-    return;
+  case Effect::Action::Drop:
+    d.kind = proxy::Decision::Kind::Drop;
+    step.outcome = before ? ops::StepOutcome::DroppedBefore : ops::StepOutcome::DroppedAfter;
+    break;
+  case Effect::Action::Error:
+    d.kind = proxy::Decision::Kind::Answer;
+    d.answer = proxy::errorReply(server, effect.code, effect.message);
+    step.outcome = ops::StepOutcome::Answered;
+    step.error = true;
+    step.summary = effect.code + " " + effect.message;
+    break;
+  case Effect::Action::Delay:
+    // The step goes on after the delay: it is recorded when it ends, as any other.
+    d.kind = proxy::Decision::Kind::Hold;
+    d.hold = effect.time;
+    history_.append(name, ops::FaultOp{fault, 0});
+    return d;
   }
+  history_.append(name, std::move(step));
+  history_.append(name, ops::FaultOp{fault, 0});
+  return d;
 }
 
-void Controller::endInflight(ProcessState& st, const Inflight& f) {
+void Controller::endInflight(int owner, ProcessState& st, const Inflight& f) {
   st.inflight--;
   if (f.step.blocking) st.inflightBlocking--;
+  st.waitingFor.clear();
+  for (const auto& [id, g] : inflight_) { // ordered by token: the oldest non-blocking one left
+    if (g.owner != owner || g.step.blocking) continue;
+    st.waitingFor = fmt::format("{}#{} ({})", g.step.verb, g.k, proxy::toString(g.server));
+    st.waitingSince = g.sent;
+    break;
+  }
 }
 
-bool Controller::onRequest(int owner, proxy::Server server, int conn, const proxy::StepInfo& step,
-                           proxy::StepToken& token) {
+proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn, const proxy::StepInfo& step,
+                                      proxy::StepToken& token) {
   std::unique_lock<std::mutex> lock(mu_);
   const auto now = Clock::now();
-  Inflight f{owner, proxy::toString(server), conn, step, ++counts_[step.verb], history_.nowUs(), now};
+  Inflight f{owner, server, conn, step, ++counts_[step.verb], history_.nowUs(), now};
   auto& st = states_[owner];
   st.steps++;
   st.lastActivity = now;
@@ -107,56 +146,70 @@ bool Controller::onRequest(int owner, proxy::Server server, int conn, const prox
     st.handedAgain.erase(id);
   }
   ++activity_;
-  if (auto point = takeKill(KillPoint::When::Before, step.verb, f.k)) {
-    fireLocked(lock, owner, *point, stepJson(f), true);
-    lock.unlock();
-    if (hub_) hub_->cutNow(owner);
-    cv_.notify_all();
-    return true;
-  }
   token.id = nextToken_++;
-  st.inflight++;
-  if (step.blocking) st.inflightBlocking++;
-  inflight_.emplace(token.id, std::move(f));
-  updateWaiting(owner, st);
+  proxy::Decision d;
+  auto fault = takeFault(When::Before, step.verb, f.k);
+  if (fault) d = fire(lock, owner, *fault, stepOf(f), server);
+  if (d.kind == proxy::Decision::Kind::Pass || d.kind == proxy::Decision::Kind::Hold) {
+    // It goes to the server (now, or after a hold): a step in flight until its reply or a cut.
+    auto& s = states_[owner];
+    s.inflight++;
+    if (step.blocking) s.inflightBlocking++;
+    if (!step.blocking && s.waitingFor.empty()) {
+      s.waitingFor = fmt::format("{}#{} ({})", step.verb, f.k, proxy::toString(server));
+      s.waitingSince = now;
+    }
+    inflight_.emplace(token.id, std::move(f));
+  }
+  const bool cut = d.kind == proxy::Decision::Kind::Kill;
   lock.unlock();
+  if (cut && hub_) hub_->cutNow(owner);
   cv_.notify_all();
-  return false;
+  return d;
 }
 
-bool Controller::onReply(int owner, const proxy::StepToken& token, const proxy::ReplyInfo& reply) {
+proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, const proxy::ReplyInfo& reply) {
   std::unique_lock<std::mutex> lock(mu_);
   auto it = inflight_.find(token.id);
-  if (it == inflight_.end()) return false;
+  if (it == inflight_.end()) return {};
   Inflight f = std::move(it->second);
   inflight_.erase(it);
   auto& st = states_[owner];
-  endInflight(st, f);
-  updateWaiting(owner, st);
+  endInflight(owner, st, f);
   const auto now = Clock::now();
   st.lastActivity = now;
   ++activity_;
-  auto j = stepJson(f);
-  if (reply.error) j["error"] = true;
-  if (!reply.summary.empty()) j["summary"] = reply.summary;
-  if (reply.empty_read) j["empty"] = true;
-  if (!reply.delivered.empty()) {
-    auto arr = nlohmann::json::array();
-    for (const auto& e : reply.delivered) {
-      nlohmann::json fields = nlohmann::json::object();
-      for (const auto& [k, v] : e.fields) fields[k] = v;
-      arr.push_back({{"entry", e.id}, {"fields", fields}});
+  ops::Step s = stepOf(f);
+  s.error = reply.error;
+  s.summary = reply.summary;
+  s.empty = reply.empty_read;
+  for (const auto& e : reply.delivered) {
+    ops::Delivered d{e.id, {}};
+    for (const auto& [k, v] : e.fields) d.fields[k] = v;
+    s.delivered.push_back(std::move(d));
+  }
+  if (auto fault = takeFault(When::After, f.step.verb, f.k)) {
+    proxy::Decision d = fire(lock, owner, *fault, s, f.server);
+    if (d.kind == proxy::Decision::Kind::Hold) {
+      // The reply reaches the process after the delay (onReleased): still in flight until then.
+      st.inflight++;
+      heldReplies_[token.id] = HeldReply{std::move(f), std::move(s), reply};
     }
-    j["delivered"] = arr;
-  }
-  if (auto point = takeKill(KillPoint::When::After, f.step.verb, f.k)) {
-    fireLocked(lock, owner, *point, std::move(j), false);
+    const bool cut = d.kind == proxy::Decision::Kind::Kill;
     lock.unlock();
-    if (hub_) hub_->cutNow(owner);
+    if (cut && hub_) hub_->cutNow(owner);
     cv_.notify_all();
-    return true;
+    return d;
   }
-  // The reply reaches the process: what it delivered is now in its hands.
+  replied(owner, std::move(s), reply);
+  lock.unlock();
+  cv_.notify_all();
+  return {};
+}
+
+void Controller::replied(int owner, ops::Step s, const proxy::ReplyInfo& reply) {
+  auto& st = states_[owner];
+  const auto now = Clock::now();
   if (!reply.error) {
     for (const auto& e : reply.delivered) {
       if (!st.held.insert(e.id).second) st.handedAgain[e.id]++;
@@ -164,26 +217,45 @@ bool Controller::onReply(int owner, const proxy::StepToken& token, const proxy::
     if (!reply.delivered.empty()) lastWork_ = now;
     st.lastWasEmptyRead = reply.empty_read && st.inflight == 0;
   }
-  j["outcome"] = "ok";
-  history_.append("step", names_[owner], std::move(j));
+  s.outcome = ops::StepOutcome::Ok;
+  history_.append(names_[owner], std::move(s));
+}
+
+void Controller::onReleased(int owner, const proxy::StepToken& token) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto it = heldReplies_.find(token.id);
+  if (it == heldReplies_.end()) return;
+  HeldReply h = std::move(it->second);
+  heldReplies_.erase(it);
+  auto& st = states_[owner];
+  endInflight(owner, st, h.f);
+  st.lastActivity = Clock::now();
+  ++activity_;
+  replied(owner, std::move(h.step), h.reply);
   lock.unlock();
   cv_.notify_all();
-  return false;
 }
 
 void Controller::onCut(int owner, const proxy::StepToken& token, proxy::CutKind how) {
   std::unique_lock<std::mutex> lock(mu_);
-  auto it = inflight_.find(token.id);
-  if (it == inflight_.end()) return;
-  Inflight f = std::move(it->second);
-  inflight_.erase(it);
+  Inflight f;
+  if (auto held = heldReplies_.find(token.id); held != heldReplies_.end()) {
+    f = std::move(held->second.f);
+    heldReplies_.erase(held);
+  } else if (auto it = inflight_.find(token.id); it != inflight_.end()) {
+    f = std::move(it->second);
+    inflight_.erase(it);
+  } else {
+    return;
+  }
   auto& st = states_[owner];
-  endInflight(st, f);
-  updateWaiting(owner, st);
+  endInflight(owner, st, f);
   ++activity_;
-  auto j = stepJson(f);
-  j["outcome"] = proxy::toString(how);
-  history_.append("step", names_[owner], std::move(j));
+  ops::Step s = stepOf(f);
+  s.outcome = how == proxy::CutKind::Withheld    ? ops::StepOutcome::Withheld
+              : how == proxy::CutKind::Forwarded ? ops::StepOutcome::Forwarded
+                                                 : ops::StepOutcome::Unobserved;
+  history_.append(names_[owner], std::move(s));
   lock.unlock();
   cv_.notify_all();
 }
@@ -191,9 +263,7 @@ void Controller::onCut(int owner, const proxy::StepToken& token, proxy::CutKind 
 void Controller::onOpaque(int owner, proxy::Server server, int conn, const char* direction, uint64_t offset,
                           const std::string& reason) {
   std::unique_lock<std::mutex> lock(mu_);
-  history_.append("opaque", names_[owner],
-                  {{"server", proxy::toString(server)}, {"conn", conn}, {"direction", direction}, {"offset", offset},
-                   {"reason", reason}});
+  history_.append(names_[owner], ops::Opaque{proxy::toString(server), conn, direction, offset, reason});
   ++activity_;
   lock.unlock();
   cv_.notify_all();
@@ -205,9 +275,9 @@ Controller::ProcessState Controller::state(int owner) const {
   return it == states_.end() ? ProcessState{} : it->second;
 }
 
-std::vector<KillPoint> Controller::pendingKills() const {
+std::vector<Fault> Controller::pendingFaults() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return kills_;
+  return faults_;
 }
 
 Controller::Clock::time_point Controller::lastWork() const {

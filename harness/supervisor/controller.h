@@ -1,10 +1,11 @@
 #pragma once
-/// The run's side of the proxies: counts steps by verb over the whole run (COMMIT#3 is the third COMMIT
-/// any consumer sent), records every step in the history, fires the schedule's kill points by SIGKILLing
-/// the owner's process group on the proxies' I/O thread, before any other byte moves, and keeps what the
-/// supervisor needs to tell a busy consumer from an idle one.
-#include "core/history.h"
-#include "plan/kill_point.h"
+/// The run's side of the proxies: counts steps by verb over the whole run (COMMIT#3 is the third COMMIT any
+/// consumer sent), records every step in the history, and carries out the schedule's faults at their
+/// steps on the proxies' I/O thread, before any other byte moves: each fault's Effect (plan/fault_kind.h)
+/// becomes a Decision of the proxy (kill: SIGKILL the owner's process group; drop; delay; answer an error).
+/// It also keeps what the supervisor needs to tell a busy consumer from an idle one.
+#include "history/history.h"
+#include "plan/fault.h"
 #include "proxy/hub.h"
 
 #include <sys/types.h>
@@ -24,24 +25,25 @@ class Controller : public proxy::StepListener {
 public:
   using Clock = std::chrono::steady_clock;
 
-  Controller(History& history, std::vector<KillPoint> kills);
+  Controller(History& history, std::vector<Fault> faults);
   void setHub(proxy::Hub* hub) { hub_ = hub; }
 
   /// Registers a consumer process: its owner id in the hub, its name and its process group.
   void addProcess(int owner, std::string name);
   void setPid(int owner, pid_t pgid);
 
-  bool onRequest(int owner, proxy::Server server, int conn, const proxy::StepInfo& step,
-                 proxy::StepToken& token) override;
-  bool onReply(int owner, const proxy::StepToken& token, const proxy::ReplyInfo& reply) override;
+  proxy::Decision onRequest(int owner, proxy::Server server, int conn, const proxy::StepInfo& step,
+                            proxy::StepToken& token) override;
+  proxy::Decision onReply(int owner, const proxy::StepToken& token, const proxy::ReplyInfo& reply) override;
+  void onReleased(int owner, const proxy::StepToken& token) override;
   void onCut(int owner, const proxy::StepToken& token, proxy::CutKind how) override;
   void onOpaque(int owner, proxy::Server server, int conn, const char* direction, uint64_t offset,
                 const std::string& reason) override;
 
   /// What the supervisor needs to know about a process, read from any thread.
   struct ProcessState {
-    bool killed = false;           ///< a kill point fired on it (its process group was signalled)
-    std::string killPoint;
+    bool killed = false;           ///< a kill fault reached it: its connections are cut, it must be replaced
+    std::string killPoint;         ///< the kill that fired on it ("" when the signal reached no process)
     int steps = 0;                 ///< requests seen (completed or not)
     int inflight = 0;              ///< requests without a reply yet
     int inflightBlocking = 0;      ///< of which blocking reads
@@ -56,37 +58,37 @@ public:
     Clock::time_point spawned;
   };
   ProcessState state(int owner) const;
-  /// Kill points not fired yet.
-  std::vector<KillPoint> pendingKills() const;
+  /// Faults not fired yet.
+  std::vector<Fault> pendingFaults() const;
   /// The last time any process did work: a request other than a read, or a read that delivered entries.
   Clock::time_point lastWork() const;
-  /// Waits until the activity counter differs from `seen` (a step, a kill) or the timeout passes;
+  /// Waits until the activity counter differs from `seen` (a step, a fault) or the timeout passes;
   /// returns the counter.
   uint64_t waitForActivity(uint64_t seen, std::chrono::milliseconds timeout);
 
 private:
   struct Inflight {
-    int owner;
-    std::string server;
-    int conn;
+    int owner = 0;
+    proxy::Server server = proxy::Server::Pg;
+    int conn = 0;
     proxy::StepInfo step;
-    int k;
-    int64_t t_req_us;
+    int k = 0;
+    int64_t t_req_us = 0;
     Clock::time_point sent;
   };
-  /// Fires kill point `point` at step `step` (JSON of the step, outcome set here): SIGKILLs the owner's
-  /// process group, then records the step and either the kill (the signal was delivered) or a note saying
-  /// why the point did not fire (no process id yet, the process already gone). `before`: the request was
-  /// withheld; else it reached the server and its reply is withheld.
-  void fireLocked(std::unique_lock<std::mutex>& lock, int owner, const std::string& point, nlohmann::json step,
-                  bool before);
-  /// The kill point (when, verb, k) if the schedule has it and it has not fired yet; removes it.
-  std::optional<std::string> takeKill(KillPoint::When when, const std::string& verb, int k);
-  nlohmann::json stepJson(const Inflight& f) const;
+  /// The fault at (when, verb, k) if the schedule has it and it has not fired yet; removes it.
+  std::optional<Fault> takeFault(When when, const std::string& verb, int k);
+  /// Carries out `fault` at step `step` (its record, outcome still to set): returns the proxy's decision and
+  /// records the step, the fault, or a note when a kill reached no process.
+  proxy::Decision fire(std::unique_lock<std::mutex>& lock, int owner, const Fault& fault, ops::Step step,
+                       proxy::Server server);
+  /// SIGKILLs the owner's process group; the errno of killpg, ESRCH when it has no process id yet.
+  int killGroup(std::unique_lock<std::mutex>& lock, int owner);
+  ops::Step stepOf(const Inflight& f) const;
   /// Ends a step in flight (reply, cut): the owner's counters and what it waits for.
-  void endInflight(ProcessState& st, const Inflight& f);
-  /// The step a process waits for: its oldest non-blocking request in flight.
-  void updateWaiting(int owner, ProcessState& st);
+  void endInflight(int owner, ProcessState& st, const Inflight& f);
+  /// Its reply reached the process: what it delivered is in its hands; records it ok.
+  void replied(int owner, ops::Step step, const proxy::ReplyInfo& reply);
 
   History& history_;
   proxy::Hub* hub_ = nullptr;
@@ -94,9 +96,16 @@ private:
   std::condition_variable cv_;
   std::condition_variable pidCv_;
   uint64_t activity_ = 0;
-  std::vector<KillPoint> kills_;     // not fired yet
+  std::vector<Fault> faults_;         // not fired yet
   std::map<std::string, int> counts_; // verb -> occurrences so far
   std::map<int64_t, Inflight> inflight_;
+  /// Replies held by a delay fault, until the proxy lets them through.
+  struct HeldReply {
+    Inflight f;
+    ops::Step step;
+    proxy::ReplyInfo reply;
+  };
+  std::map<int64_t, HeldReply> heldReplies_;
   int64_t nextToken_ = 1;
   std::map<int, std::string> names_;
   std::map<int, pid_t> pids_;

@@ -18,7 +18,7 @@
 #include "supervisor/workspace_impl.h"
 
 #include "core/error.h"
-#include "core/process.h"
+#include "core/child.h"
 
 #include <fmt/format.h>
 
@@ -54,8 +54,8 @@ std::string span(int64_t ms) { return ms >= 10000 ? fmt::format("{} s", ms / 100
 
 /// How the run ended, for the final op.
 struct End {
-  std::string end = "settled"; ///< settled | stuck | limit
-  std::string limit;           ///< deadline | restart-bound | start-timeout (end == limit)
+  ops::RunEnd end = ops::RunEnd::Settled;
+  std::string limit; ///< deadline | restart-bound | start-timeout (end == limit)
   std::string reason;
 };
 
@@ -64,7 +64,7 @@ class ConsumerLoop {
 public:
   ConsumerLoop(Workspace::Impl& ws, History& h, const Schedule& s,
                const std::map<int, std::map<std::string, std::string>>& fields)
-      : ws_(ws), h_(h), s_(s), fields_(fields), opt_(ws.options), ctl_(h, s.kills),
+      : ws_(ws), h_(h), s_(s), fields_(fields), opt_(ws.options), ctl_(h, s.faults),
         hub_({ws.servers.pg_host, ws.servers.pg_port}, {ws.servers.valkey_host, ws.servers.valkey_port}, ctl_),
         baseEnv_(currentEnvironment()), started_(Clock::now()) {
     ctl_.setHub(&hub_);
@@ -78,17 +78,17 @@ public:
     End end = loop();
     for (auto& p : live_) {
       auto es = p.child.stop(std::min(opt_.grace, remaining()));
-      auto j = exitJson(es, "harness");
-      if (es.signal == SIGKILL) j["ignored_sigterm"] = true;
-      h_.append("exit", p.label, j);
+      auto e = exitOf(es, "harness");
+      e.ignoredSigterm = es.signal == SIGKILL;
+      h_.append(p.label, e);
       hub_.close(p.owner);
     }
     live_.clear();
-    auto fin = ws_.finalState(end.end == "limit" && end.limit == "deadline");
-    fin["end"] = end.end;
-    if (!end.limit.empty()) fin["limit"] = end.limit;
-    if (!end.reason.empty()) fin["reason"] = end.reason;
-    h_.append("final", "harness", fin);
+    ops::Final fin = ws_.finalState();
+    fin.end = end.end;
+    fin.limit = end.limit;
+    fin.reason = end.reason;
+    h_.append("harness", std::move(fin));
   }
 
 private:
@@ -104,11 +104,12 @@ private:
     return std::max(milliseconds(0), left);
   }
 
-  static nlohmann::json exitJson(const ExitStatus& es, const char* by) {
-    nlohmann::json j{{"by", by}};
-    if (es.signal) j["signal"] = es.signal;
-    else j["status"] = es.code;
-    return j;
+  static ops::Exit exitOf(const ExitStatus& es, const char* by) {
+    ops::Exit e;
+    if (es.signal) e.signal = es.signal;
+    else e.status = es.code;
+    e.by = by;
+    return e;
   }
 
   void nextPhase() {
@@ -159,8 +160,7 @@ private:
       throw UsageError(e.what());
     }
     ctl_.setPid(p.owner, p.child.pid());
-    h_.append("spawn", p.label,
-              {{"pid", p.child.pid()}, {"consumer", p.consumer}, {"log", spec.log.string()}, {"restart", why}});
+    h_.append(p.label, ops::Spawn{p.child.pid(), p.consumer, spec.log.string(), why});
     live_.push_back(std::move(p));
   }
 
@@ -202,7 +202,7 @@ private:
     auto st = ctl_.state(p.owner);
     std::optional<ExitStatus> es = byKill ? p.child.waitFor(std::min(milliseconds(5000), remaining())) : p.child.poll();
     if (!es) es = p.child.stop(milliseconds(0));
-    h_.append("exit", p.label, exitJson(*es, byKill ? "harness" : "self"));
+    h_.append(p.label, exitOf(*es, byKill ? "harness" : "self"));
     hub_.close(p.owner);
     lastEvent_ = Clock::now();
     if (!byKill && st.steps == 0) {
@@ -226,7 +226,7 @@ private:
   void restartAll() {
     for (auto& p : live_) {
       auto es = p.child.stop(std::min(opt_.grace, remaining()));
-      h_.append("exit", p.label, exitJson(es, "harness"));
+      h_.append(p.label, exitOf(es, "harness"));
       hub_.close(p.owner);
     }
     live_.clear();
@@ -255,7 +255,7 @@ private:
       const auto now = Clock::now();
       if (remaining().count() == 0) {
         std::string busy = busyReport(now);
-        return {"limit", "deadline",
+        return {ops::RunEnd::Limit, "deadline",
                 fmt::format("deadline of {} reached{}; raise --deadline", span(opt_.deadline.count()),
                             busy.empty() ? "" : " with " + busy)};
       }
@@ -266,12 +266,12 @@ private:
         if (!killed && !live_[i].child.poll()) {
           if (st.killed) continue; // a kill point reached no process: it is exiting by itself
           if (st.steps == 0 && msBetween(st.spawned, now) > opt_.start_timeout.count())
-            return {"limit", "start-timeout",
+            return {ops::RunEnd::Limit, "start-timeout",
                     fmt::format("{}; raise --start-timeout (now {})", busyWhy(live_[i], now), span(opt_.start_timeout.count()))};
           continue;
         }
         if (!ended(i, killed))
-          return {"limit", "restart-bound",
+          return {ops::RunEnd::Limit, "restart-bound",
                   fmt::format("restart bound of {} processes reached; raise --max-processes", opt_.max_processes)};
         i = static_cast<size_t>(-1); // the list changed: look again from the start
         allIdleSince.reset();
@@ -312,12 +312,10 @@ private:
         why = fmt::format("{} entr{} re-read three times or more by the consumer holding {} and never acknowledged",
                           spin.size(), spin.size() == 1 ? "y" : "ies", spin.size() == 1 ? "it" : "them");
       if (why.empty()) continue;
-      h_.append("stall", "harness",
-                {{"pending", broker.pending}, {"last_delivered", broker.lastDelivered}, {"restart", !restarted},
-                 {"reason", why}});
-      if (restarted) return {"stuck", "", why + ", also after a restart"};
+      h_.append("harness", ops::Stall{broker.pending, broker.lastDelivered, !restarted, why});
+      if (restarted) return {ops::RunEnd::Stuck, "", why + ", also after a restart"};
       if (nproc_ >= opt_.max_processes)
-        return {"limit", "restart-bound", why + "; the restart bound leaves no restart to confirm it"};
+        return {ops::RunEnd::Limit, "restart-bound", why + "; the restart bound leaves no restart to confirm it"};
       restarted = true;
       restartAll();
       allIdleSince.reset();

@@ -1,7 +1,7 @@
 #include "supervisor/workspace_impl.h"
 
 #include "core/error.h"
-#include "core/process.h"
+#include "core/cleanup.h"
 
 #include <fmt/format.h>
 
@@ -152,11 +152,11 @@ void Workspace::Impl::reset() {
   valkey->pipeline(cmds);
 }
 
-nlohmann::json Workspace::Impl::observe() {
-  nlohmann::json observed = nlohmann::json::object();
+Observed Workspace::Impl::observe() {
+  Observed observed;
   for (const auto& inv : scenario.invariants) {
     try {
-      observed[inv.name] = pg->query(inv.observed);
+      observed[inv.name] = pg->rows(inv.observed);
     } catch (const std::exception& e) {
       throw UsageError(fmt::format("{}: invariant '{}': field 'observed': {}", scenario.file.string(), inv.name, e.what()));
     }
@@ -190,9 +190,7 @@ std::string Workspace::Impl::send(History& h, const Schedule& s,
     for (const auto* prev = s.stream.data(); prev != &e; ++prev) retry = retry || prev->event == e.event;
     last = replies[i].get<std::string>();
     const auto& f = fields.at(e.event);
-    h.append("send", "producer",
-             {{"entry", last}, {"n", e.event}, {"event_id", f.count(idField) ? f.at(idField) : ""},
-              {"fields", f}, {"phase", phase}, {"retry", retry}});
+    h.append("producer", ops::Send{last, e.event, f.count(idField) ? f.at(idField) : "", f, phase, retry});
   }
   return last;
 }
@@ -210,37 +208,28 @@ BrokerState Workspace::Impl::broker() {
   return b;
 }
 
-nlohmann::json Workspace::Impl::finalState(bool deadline) {
-  nlohmann::json j;
-  j["observed"] = observe();
-  auto pending = nlohmann::json::array();
+ops::Final Workspace::Impl::finalState() {
+  ops::Final f;
+  f.observed = observe();
   for (const auto& p : valkey->command({"XPENDING", stream, group, "-", "+", "100000"}))
-    pending.push_back({{"entry", p[0]}, {"consumer", p[1]}, {"idle_ms", p[2]}, {"deliveries", p[3]}});
-  j["pending"] = pending;
+    f.pending.push_back({p[0].get<std::string>(), p[1].get<std::string>(), p[2].get<int64_t>(), p[3].get<int>()});
   auto b = broker();
-  auto all = nlohmann::json::array();
-  auto undelivered = nlohmann::json::array();
   for (const auto& e : valkey->command({"XRANGE", stream, "-", "+"})) {
     std::string id = e[0].get<std::string>();
-    all.push_back(id);
-    if (compareIds(id, b.lastDelivered) > 0) undelivered.push_back(id);
+    f.stream.push_back(id);
+    if (compareIds(id, b.lastDelivered) > 0) f.undelivered.push_back(id);
   }
-  j["stream"] = all;
-  j["undelivered"] = undelivered;
-  j["last_delivered"] = b.lastDelivered;
-  j["deadline"] = deadline;
-  return j;
+  f.lastDelivered = b.lastDelivered;
+  return f;
 }
 
 History Workspace::execute(const Schedule& schedule) {
   History h;
   auto& im = *impl_;
-  h.append("plan", "harness",
-           {{"schedule", schedule}, {"target", im.target.name}, {"claim_idle_ms", im.options.claim_idle_ms},
-            {"stream", im.stream}, {"group", im.group}});
+  h.append("harness", ops::Plan{schedule, im.target.name, im.options.claim_idle_ms, im.stream, im.group});
   try {
     im.reset();
-    h.append("initial", "harness", {{"observed", im.observe()}});
+    h.append("harness", ops::Initial{im.observe()});
     std::map<int, std::map<std::string, std::string>> fields;
     for (const auto& e : schedule.events) {
       auto f = e.fields;
@@ -249,10 +238,8 @@ History Workspace::execute(const Schedule& schedule) {
       fields[e.n] = std::move(f);
     }
     im.runConsumers(h, schedule, fields);
-  } catch (const UsageError& e) {
-    h.append("error", "harness", {{"message", e.what()}});
   } catch (const std::exception& e) {
-    h.append("error", "harness", {{"message", e.what()}});
+    h.append("harness", ops::Error{e.what()});
   }
   return h;
 }

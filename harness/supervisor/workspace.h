@@ -3,7 +3,7 @@
 /// (embedded servers) or a schema (external servers), a Valkey db and a stream + group, creates the
 /// scenario's and the target's tables once, and resets them cheaply (DELETE, FLUSHDB) before each
 /// schedule. execute() runs one schedule end to end and returns its history; it never judges.
-#include "core/history.h"
+#include "history/history.h"
 #include "plan/schedule.h"
 #include "scenario/scenario.h"
 #include "servers/servers.h"

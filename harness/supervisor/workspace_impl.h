@@ -41,12 +41,13 @@ struct Workspace::Impl {
 
   void create();
   void reset();
-  nlohmann::json observe();
+  Observed observe();
   /// Sends the stream entries of `phase`; returns the id of the last entry sent.
   std::string send(History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields,
                    int phase);
   BrokerState broker();
-  nlohmann::json finalState(bool deadline);
+  /// The final state (observed rows, pending and undelivered entries); the caller says how the run ended.
+  ops::Final finalState();
   /// The consumer processes of one schedule (execute.cc).
   void runConsumers(History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields);
 };

@@ -70,7 +70,7 @@ TEST_CASE("check: dedup-valkey with seed 1 loses a payment, shrinks it, and the 
   CHECK(r.report["check"]["seed"] == 1);
   const auto& cx = counterexample(r);
   CHECK(cx["schedule"]["events"].size() <= 2);
-  CHECK(cx["schedule"]["kills"].size() == 1);
+  CHECK(cx["schedule"]["faults"].size() == 1);
   CHECK(cx["verdicts"].size() >= 3);
   CHECK(kindsOf(r.report).count("lost") == 1);
   REQUIRE(r.report["runs"].size() == 1);
@@ -93,7 +93,7 @@ TEST_CASE("check: simple shrinks to one event with one retry or one kill", "[che
   REQUIRE(r.status == 1);
   const auto& s = counterexample(r)["schedule"];
   CHECK(s["events"].size() == 1);
-  size_t retries = s["stream"].size() - 1, kills = s["kills"].size();
+  size_t retries = s["stream"].size() - 1, kills = s["faults"].size();
   CHECK(retries + kills == 1);
   CHECK(kindsOf(r.report).count("duplicate") == 1);
 }
@@ -144,7 +144,8 @@ TEST_CASE("check: the same seed gives the same schedules with any number of work
 }
 
 TEST_CASE("replay: a saved schedule gives the saved verdict; a bad file is exit 2 naming it", "[check]") {
-  std::string schedule = R"({"scenario": "wallet", "events": [{"n": 1, "fields": {"wallet": "w2", "amount": "700"}}],
+  // A version 1 file (kill points under "kills"), as earlier versions saved them: it still loads.
+  std::string schedule = R"({"version": 1, "scenario": "wallet", "events": [{"n": 1, "fields": {"wallet": "w2", "amount": "700"}}],
                              "stream": [1, {"event": 1, "phase": 2}], "kills": []})";
   std::string file = writeFile("retry.json", schedule);
   Result fails = clean({"replay", file, "--target", target("simple")});
@@ -157,11 +158,15 @@ TEST_CASE("replay: a saved schedule gives the saved verdict; a bad file is exit 
   CHECK(passes.status == 0);
   CHECK(passes.report["replay"]["verdicts"] == nlohmann::json::array({"pass", "pass"}));
 
-  std::string bad = writeFile("bad.json", R"({"scenario": "wallet", "events": [], "stream": [1]})");
+  std::string bad = writeFile("bad.json", R"({"version": 2, "scenario": "wallet", "events": [], "stream": [1]})");
   Result r = clean({"replay", bad, "--target", target("simple")});
   CHECK(r.status == 2);
   CHECK(r.err.find("bad.json") != std::string::npos);
   CHECK(r.err.find("events") != std::string::npos);
+  std::string unversioned = writeFile("unversioned.json", R"({"scenario": "wallet", "events": [{"n": 1}], "stream": [1]})");
+  r = clean({"replay", unversioned, "--target", target("simple")});
+  CHECK(r.status == 2);
+  CHECK(r.err.find("unversioned.json: field 'version'") != std::string::npos);
   std::string noTarget = writeFile("none.json", schedule);
   r = clean({"replay", noTarget});
   CHECK(r.status == 2);

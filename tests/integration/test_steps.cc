@@ -50,7 +50,7 @@ TEST_CASE("prepared statements are named by the statement they execute, counted 
   CHECK(!contains(c2, "COMMIT#1"));
   bool killed = false;
   for (const auto& op : r.report["runs"][0]["history"])
-    if (op["type"] == "kill") killed = op["value"]["point"] == "after:COMMIT#2";
+    if (op["type"] == "fault") killed = op["value"]["fault"] == "after:COMMIT#2";
   CHECK(killed);
 }
 

@@ -52,7 +52,7 @@ TEST_CASE("sum-of-distinct: a correct run with decodable amounts is valid", "[in
 TEST_CASE("sum-of-distinct: a key without events must keep its initial value (phantom)", "[invariants]") {
   Scenario s = builtin("wallet");
   auto ops = simpleWalletRun();
-  ops.back().value["observed"] = balances(25000, 700);
+  finalOf(ops).observed = observedOf(balances(25000, 700));
   const auto r = result(checkAll(s, ops), "invariant:balance");
   REQUIRE(r.violations.size() == 1);
   CHECK(r.violations[0].kind == "phantom");
@@ -66,7 +66,7 @@ TEST_CASE("sum-of-distinct: a row that appears from nowhere, or a missing row", 
   auto obs = balances(25000);
   obs["balance"].push_back({"w9", "1"});
   obs["balance"].erase(0); // w1's row is gone
-  ops.back().value["observed"] = obs;
+  finalOf(ops).observed = observedOf(obs);
   const auto r = result(checkAll(s, ops), "invariant:balance");
   REQUIRE(r.violations.size() == 2);
   CHECK(r.violations[0].key == "w1");
@@ -80,13 +80,12 @@ TEST_CASE("sum-of-distinct: a row that appears from nowhere, or a missing row", 
 TEST_CASE("sum-of-distinct: a NULL value on one key is unknown there, invalid elsewhere wins", "[invariants]") {
   Scenario s = builtin("wallet");
   auto ops = simpleWalletRun(); // w1 is 30000: duplicate
-  auto obs = ops.back().value["observed"];
-  obs["balance"][1][1] = nullptr;
-  ops.back().value["observed"] = obs;
+  auto& rows = finalOf(ops).observed["balance"];
+  rows[1][1] = std::nullopt;
   const auto r = result(checkAll(s, ops), "invariant:balance");
   CHECK(r.verdict == Verdict::Invalid);
   CHECK_THAT(r.error, Contains("key w2: the final value of 'w2' is NULL"));
-  ops.back().value["observed"]["balance"][0][1] = "25000";
+  rows[0][1] = "25000";
   CHECK(result(checkAll(s, ops), "invariant:balance").verdict == Verdict::Unknown);
 }
 

@@ -169,8 +169,7 @@ TEST_CASE("observation: a connection the proxies could not decode", "[verdicts]"
     auto e = sendWallet(b, {100}, {1});
     b.spawn("c1");
     b.read("c1", "XREADGROUP", e);
-    b.h.append("opaque", "c1", {{"server", server}, {"conn", 2}, {"direction", "client"}, {"offset", 41},
-                                {"reason", "not the PostgreSQL v3 protocol (first bytes: 7a7a7a7a)"}});
+    b.h.append("c1", ops::Opaque{server, 2, "client", 41, "not the PostgreSQL v3 protocol (first bytes: 7a7a7a7a)"});
     b.ack("c1", e);
     b.finalOp(balances(100));
     return result(checkAll(s, b.ops()), "observation");

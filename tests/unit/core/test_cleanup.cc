@@ -1,5 +1,8 @@
 // Cleanup, TempDir, freePort, and what happens to children when idemproof is interrupted or dies.
-#include "core/process.h"
+#include "core/child.h"
+#include "core/cleanup.h"
+#include "core/ports.h"
+#include "core/temp_dir.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,5 +1,6 @@
 // Child: spawn, exit statuses, signals, log capture, spawn errors, stop(), process groups.
-#include "core/process.h"
+#include "core/child.h"
+#include "core/temp_dir.h"
 
 #include <catch2/catch.hpp>
 

@@ -146,3 +146,17 @@ TEST_CASE("compare: an unknown schedule shows in its cell and in the target, als
   REQUIRE(m.examples[1]);
   CHECK(judged[*m.examples[1]].id == "a/retry#1"); // a failure is the example over an unknown
 }
+
+TEST_CASE("seeds: a generated schedule and a shuffled stream are pinned to their seed, on any standard library") {
+  Scenario sc = wallet();
+  Schedule s = generatedSchedule(sc, 6, 42);
+  std::vector<std::string> wallets;
+  for (const auto& e : s.events) wallets.push_back(e.fields.at("wallet"));
+  INFO(nlohmann::json(wallets).dump());
+  CHECK(wallets == std::vector<std::string>{"w3", "w1", "w1", "w1", "w2", "w1"});
+  auto gen = generatedClasses(sc, 1, 6, 42);
+  std::vector<int> shuffled;
+  for (const auto& e : gen[2].schedules[0].stream) shuffled.push_back(e.event);
+  INFO(nlohmann::json(shuffled).dump());
+  CHECK(shuffled == std::vector<int>{2, 5, 2, 4, 3, 1, 6});
+}

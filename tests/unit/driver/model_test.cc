@@ -74,12 +74,12 @@ TEST_CASE("generated schedules respect max-events and the kill model, and are va
         REQUIRE(s.events.size() >= 1);
         REQUIRE(static_cast<int>(s.events.size()) <= maxEvents);
         sizes.insert(s.events.size());
-        REQUIRE(s.kills.size() <= 2);
-        for (const auto& k : s.kills) {
+        REQUIRE(s.faults.size() <= 2);
+        for (const auto& k : s.faults) {
           REQUIRE(k.k >= 1);
           REQUIRE(k.k <= km.bound(k.verb, static_cast<int>(s.events.size())));
         }
-        withKills += !s.kills.empty();
+        withKills += !s.faults.empty();
         withRetries += s.retries() > 0;
         laterPhases += s.phases() > 1;
       }
@@ -146,9 +146,9 @@ TEST_CASE("materialize: retries after their original, later phases renumbered, o
   CHECK(s.stream[3].event == 1);
   CHECK(s.stream[3].phase == 2); // drawn phase 3, renumbered
   // COMMIT bound for 2 events is 2: k 9 -> 1 + 8 % 2 = 1; the "before" point on the same step is dropped.
-  REQUIRE(s.kills.size() == 2);
-  CHECK(s.kills[0].str() == "after:COMMIT#1");
-  CHECK(s.kills[1].str() == "before:PARSE#1");
+  REQUIRE(s.faults.size() == 2);
+  CHECK(s.faults[0].str() == "after:COMMIT#1");
+  CHECK(s.faults[1].str() == "before:PARSE#1");
   CHECK(s.restart == RestartStyle::SameName);
   CHECK(s.seed == 9);
 }
@@ -168,12 +168,12 @@ TEST_CASE("every shrink candidate is no bigger, and shrinking reaches the simple
       requireValid(t, sc);
       CHECK(t.events.size() <= s.events.size());
       CHECK(t.stream.size() <= s.stream.size());
-      CHECK(t.kills.size() <= s.kills.size());
+      CHECK(t.faults.size() <= s.faults.size());
       CHECK(t.retries() <= s.retries());
       CHECK(t.phases() <= s.phases());
       ++n;
     }
-    if (s.events.size() > 1 || !s.kills.empty() || s.retries() > 0) CHECK(n > 0);
+    if (s.events.size() > 1 || !s.faults.empty() || s.retries() > 0) CHECK(n > 0);
     // Always taking the first candidate walks down to one event, no retry, no kill.
     auto cur = shrinkable;
     for (int steps = 0; steps < 10000; ++steps) {
@@ -184,7 +184,7 @@ TEST_CASE("every shrink candidate is no bigger, and shrinking reaches the simple
     auto least = materialize(cur.value(), sc, km, 11);
     CHECK(least.events.size() == 1);
     CHECK(least.stream.size() == 1);
-    CHECK(least.kills.empty());
+    CHECK(least.faults.empty());
     CHECK(least.events[0].fields.at("amount") == "100");
     CHECK(least.events[0].fields.at("wallet") == "w1");
   }

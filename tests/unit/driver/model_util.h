@@ -1,7 +1,7 @@
 #pragma once
 // Shared by the tests of the pure model of `check`: built-in scenarios, a kill model like the one
 // learned from targets/dedup-table, and a step-by-step history for KillModel::learn.
-#include "core/history.h"
+#include "history/history.h"
 #include "scenario/scenario.h"
 #include "search/kill_model.h"
 
@@ -36,13 +36,14 @@ struct StepSpec {
 };
 inline std::vector<Op> stepsHistory(const std::vector<StepSpec>& steps) {
   History h;
-  h.append("plan", "harness", {{"schedule", nlohmann::json::object()}});
+  h.append("harness", ops::Plan{});
   std::map<std::string, int> k;
   for (const auto& s : steps) {
-    nlohmann::json v{{"server", "pg"}, {"verb", s.verb}, {"k", ++k[s.verb]}, {"outcome", s.outcome}};
-    if (s.acks) v["acked"] = nlohmann::json::array({"1-0"});
-    if (s.empty) v["empty"] = true;
-    h.append("step", "c1", v);
+    nlohmann::json v{{"index", 0}, {"type", "step"}, {"process", "c1"},
+                     {"value", {{"server", "pg"}, {"verb", s.verb}, {"k", ++k[s.verb]}, {"outcome", s.outcome}}}};
+    if (s.acks) v["value"]["acked"] = nlohmann::json::array({"1-0"});
+    if (s.empty) v["value"]["empty"] = true;
+    h.append("c1", v.get<Op>().record); // the step's JSON form, read as history/history.h reads it
   }
   return h.ops();
 }

@@ -56,13 +56,13 @@ CheckResult result(const std::string& checker, Verdict v, std::vector<std::strin
 
 std::vector<Op> killOps(const std::vector<std::string>& points) {
   History h;
-  for (const auto& p : points) h.append("kill", "c1", {{"point", p}, {"signal", 9}});
+  for (const auto& p : points) h.append("c1", ops::FaultOp{Fault::parse(p), 9});
   return h.ops();
 }
 
 Schedule withKills(std::vector<std::string> points) {
   Schedule s;
-  for (const auto& p : points) s.kills.push_back(KillPoint::parse(p));
+  for (const auto& p : points) s.faults.push_back(Fault::parse(p));
   return s;
 }
 
@@ -161,7 +161,7 @@ TEST_CASE("shrinking finds the smallest failing schedule and never takes a flaky
     CHECK(r.stopped.empty());
     CHECK(r.schedule.events.size() == 1);
     CHECK(r.schedule.stream.size() == 2);
-    CHECK(r.schedule.kills.empty());
+    CHECK(r.schedule.faults.empty());
     CHECK(r.schedule.events[0].fields.at("amount") == "100");
     CHECK(r.schedule.events[0].fields.at("wallet") == "w2");
     CHECK(r.steps > 0);

@@ -11,8 +11,8 @@ namespace {
 Outcome run(std::vector<std::string> planned, std::vector<std::string> fired) {
   Outcome o;
   o.cls = OutcomeClass::Pass;
-  for (const auto& p : planned) o.planned.push_back(KillPoint::parse(p));
-  for (const auto& p : fired) o.fired.push_back(KillPoint::parse(p));
+  for (const auto& p : planned) o.planned.push_back(Fault::parse(p));
+  for (const auto& p : fired) o.fired.push_back(Fault::parse(p));
   return o;
 }
 
@@ -89,9 +89,9 @@ TEST_CASE("describeSchedule shows events, the stream with retries and phases, ki
   Schedule s;
   s.events = {{1, {{"n", "1"}, {"wallet", "w1"}, {"amount", "100"}}}, {2, {{"n", "2"}, {"wallet", "w2"}, {"amount", "5"}}}};
   s.stream = {{1, 1}, {2, 1}, {1, 2}};
-  s.kills = {KillPoint::parse("after:SET#1")};
+  s.faults = {Fault::parse("after:SET#1")};
   auto text = describeSchedule(s, sc, "  ");
   CHECK(text == "  events: 1 (wallet=w1 amount=100), 2 (wallet=w2 amount=5)\n"
                 "  stream: 1 2 | phase 2: 1(retry)\n"
-                "  kills:  after:SET#1; restart new-name\n");
+                "  faults: after:SET#1; restart new-name\n");
 }

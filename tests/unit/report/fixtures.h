@@ -28,14 +28,14 @@ inline nlohmann::json runReportOf(const std::string& historyFile, const std::str
   std::vector<Op> history = loadInput(historyFile).get<std::vector<Op>>();
   RunRecord r;
   r.id = "run";
-  r.target = history.front().value.value("target", "");
+  const auto& plan = std::get<ops::Plan>(history.front().record);
+  r.target = plan.target;
   r.history = history;
-  r.schedule = scheduleFromJson(history.front().value["schedule"], historyFile);
+  r.schedule = plan.schedule;
   r.results = checkAll(sc, history);
   Verdict v = merge(r.results);
   r.verdict = v == Verdict::Valid ? "pass" : v == Verdict::Invalid ? "fail" : "unknown";
-  for (const auto& op : history)
-    if (op.type == "spawn") r.logs[op.process] = "logs/run/" + op.process + ".log";
+  for (const auto& [op, spawn] : recordsOf<ops::Spawn>(history)) r.logs[op->process] = "logs/run/" + op->process + ".log";
   nlohmann::json j = {{"schema_version", 1}, {"tool", "idemproof"}, {"command", "run"}, {"verdict", r.verdict},
                       {"scenario", sc.name}, {"scenario_file", "scenarios/" + sc.name + ".json"}, {"targets", {r.target}},
                       {"target", r.target}, {"seed", 0}, {"servers", {{"embedded", true}, {"valkey_binary", "redis-server"}}},

@@ -45,7 +45,7 @@ TEST_CASE("wallet: five payments of 5000 to w1, then payment 2 again", "[scenari
     CHECK_FALSE(d.events[i].fields.count("event_id"));
   }
   CHECK(streamOf(d) == std::vector<std::string>{"1/1", "2/1", "3/1", "4/1", "5/1", "2/1"});
-  CHECK(d.kills.empty());
+  CHECK(d.faults.empty());
   CHECK(d.retries() == 1);
 }
 

@@ -1,6 +1,6 @@
 // EmbeddedServers: start, connect with libpqxx and hiredis, stop, nothing left behind; the template cache.
 #include "core/error.h"
-#include "core/process.h"
+
 #include "helpers.h"
 #include "servers/servers.h"
 

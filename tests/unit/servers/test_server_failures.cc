@@ -1,6 +1,6 @@
 // Start failures of the embedded servers: port taken (retried), a server that dies at start, no binary.
 #include "core/error.h"
-#include "core/process.h"
+#include "core/ports.h"
 #include "helpers.h"
 #include "servers/postgres.h"
 #include "servers/servers.h"

@@ -1,5 +1,5 @@
 // SIGINT to an idemproof-like process (a fork of this test) stops its servers and removes their dirs.
-#include "core/process.h"
+#include "core/cleanup.h"
 #include "helpers.h"
 #include "servers/servers.h"
 

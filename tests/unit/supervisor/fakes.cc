@@ -443,10 +443,10 @@ pid_t reapedPid() {
 // ---------------------------------------------------------------------------------------------------
 // History and protocol helpers
 
-std::vector<Op> opsOf(const History& h, const std::string& type) {
-  std::vector<Op> out;
+std::vector<OpView> opsOf(const History& h, const std::string& type) {
+  std::vector<OpView> out;
   for (auto& op : h.ops())
-    if (op.type == type) out.push_back(op);
+    if (op.type() == type) out.push_back({op.index, op.process, nlohmann::json(op)["value"]});
   return out;
 }
 

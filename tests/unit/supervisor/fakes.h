@@ -2,7 +2,7 @@
 /// Test doubles for the hub + controller tests: a fake Valkey / PostgreSQL server on 127.0.0.1 (port
 /// chosen at run time) that records every byte and command it receives, a raw TCP client, a sleeping
 /// child process in its own process group (what the Controller SIGKILLs), and bounded waits.
-#include "core/history.h"
+#include "history/history.h"
 
 #include <sys/types.h>
 
@@ -161,7 +161,14 @@ private:
 pid_t reapedPid();
 
 /// History helpers.
-std::vector<Op> opsOf(const History& h, const std::string& type);
+/// An op as its JSON shows it (history/history.h's mapping): its process and its value.
+struct OpView {
+  int64_t index = 0;
+  std::string process;
+  nlohmann::json value;
+};
+/// The ops of `h` of one type ("step", "fault", "note", "opaque", ...), in order.
+std::vector<OpView> opsOf(const History& h, const std::string& type);
 /// The step ops as "VERB#k outcome" lines, in history order.
 std::vector<std::string> stepLines(const History& h);
 /// The value of the one step op VERB#k (fails the test if there is not exactly one).

@@ -42,9 +42,9 @@ TEST_CASE("pg: before:UPDATE#2 withholds the query and SIGKILLs") {
   CHECK(s1["server"] == "pg");
   CHECK(s1["summary"] == "UPDATE 1");
   CHECK(stepOf(rig.history, "UPDATE", 2)["detail"] == "update t SET x = 2");
-  auto kills = opsOf(rig.history, "kill");
+  auto kills = opsOf(rig.history, "fault");
   REQUIRE(kills.size() == 1);
-  CHECK(kills[0].value["point"] == "before:UPDATE#2");
+  CHECK(kills[0].value["fault"] == "before:UPDATE#2");
 }
 
 TEST_CASE("pg: after:UPDATE#2 lets the server execute the query and withholds its reply") {
@@ -66,9 +66,9 @@ TEST_CASE("pg: after:UPDATE#2 lets the server execute the query and withholds it
   requireKilled(rig.child);
 
   CHECK(stepLines(rig.history) == std::vector<std::string>{"UPDATE#1 ok", "UPDATE#2 killed-after"});
-  auto kills = opsOf(rig.history, "kill");
+  auto kills = opsOf(rig.history, "fault");
   REQUIRE(kills.size() == 1);
-  CHECK(kills[0].value["point"] == "after:UPDATE#2");
+  CHECK(kills[0].value["fault"] == "after:UPDATE#2");
 }
 
 TEST_CASE("pg: without kill points bytes pass unchanged; verbs count per verb over both servers") {
@@ -98,6 +98,6 @@ TEST_CASE("pg: without kill points bytes pass unchanged; verbs count per verb ov
   pgc.close();
   REQUIRE(rig.pg.waitClosed(1));
   CHECK(opsOf(rig.history, "step").size() == 5);
-  CHECK(opsOf(rig.history, "kill").empty());
+  CHECK(opsOf(rig.history, "fault").empty());
   CHECK(rig.child.alive());
 }

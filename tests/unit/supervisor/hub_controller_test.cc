@@ -44,10 +44,10 @@ TEST_CASE("before:SET#2 withholds the request, records the kill and SIGKILLs the
   requireKilled(rig.child);
 
   CHECK(stepLines(rig.history) == std::vector<std::string>{"SET#1 ok", "SET#2 killed-before"});
-  auto kills = opsOf(rig.history, "kill");
+  auto kills = opsOf(rig.history, "fault");
   REQUIRE(kills.size() == 1);
   CHECK(kills[0].process == "c1");
-  CHECK(kills[0].value["point"] == "before:SET#2");
+  CHECK(kills[0].value["fault"] == "before:SET#2");
   CHECK(kills[0].value["signal"] == SIGKILL);
   CHECK(opsOf(rig.history, "note").empty());
   auto step = stepOf(rig.history, "SET", 2);
@@ -58,7 +58,7 @@ TEST_CASE("before:SET#2 withholds the request, records the kill and SIGKILLs the
   CHECK(st.killed);
   CHECK(st.killPoint == "before:SET#2");
   CHECK(st.inflight == 0);
-  CHECK(rig.ctl.pendingKills().empty());
+  CHECK(rig.ctl.pendingFaults().empty());
   // The owner's listeners are closed too: a replacement process needs new ones.
   CHECK(connectRefused(rig.ports.valkey));
 }
@@ -87,10 +87,10 @@ TEST_CASE("after:SET#2 lets the server execute the request, withholds its reply 
   CHECK(stepLines(rig.history) == std::vector<std::string>{"SET#1 ok", "SET#2 killed-after"});
   auto step = stepOf(rig.history, "SET", 2);
   CHECK(step["summary"] == "+OK"); // the withheld reply is described
-  auto kills = opsOf(rig.history, "kill");
+  auto kills = opsOf(rig.history, "fault");
   REQUIRE(kills.size() == 1);
   CHECK(kills[0].process == "c1");
-  CHECK(kills[0].value["point"] == "after:SET#2");
+  CHECK(kills[0].value["fault"] == "after:SET#2");
   CHECK(kills[0].index > opsOf(rig.history, "step").back().index);
   CHECK(opsOf(rig.history, "note").empty());
   CHECK(rig.ctl.state(1).killPoint == "after:SET#2");
@@ -123,9 +123,9 @@ TEST_CASE("pipelined after:SET#2: later requests were forwarded, only SET#1's re
   REQUIRE(rig.waitOps("step", 4));
   CHECK(stepLines(rig.history) ==
         std::vector<std::string>{"SET#1 ok", "SET#2 killed-after", "SET#3 forwarded", "SET#4 forwarded"});
-  auto kills = opsOf(rig.history, "kill");
+  auto kills = opsOf(rig.history, "fault");
   REQUIRE(kills.size() == 1);
-  CHECK(kills[0].value["point"] == "after:SET#2");
+  CHECK(kills[0].value["fault"] == "after:SET#2");
   auto st = rig.ctl.state(1);
   CHECK(st.inflight == 0);
   CHECK(st.steps == 4);
@@ -176,8 +176,8 @@ TEST_CASE("undecodable client bytes pass through unchanged and are recorded opaq
   CHECK(opaque[0].value["reason"].get<std::string>().find("RESP") != std::string::npos);
 
   CHECK(stepLines(rig.history) == steps);
-  CHECK(opsOf(rig.history, "kill").empty());
-  CHECK(rig.ctl.pendingKills().size() == 1);
+  CHECK(opsOf(rig.history, "fault").empty());
+  CHECK(rig.ctl.pendingFaults().size() == 1);
   CHECK(rig.child.alive());
 }
 
@@ -247,7 +247,7 @@ TEST_CASE("without kill points every byte passes unchanged and every step is ok"
   CHECK_FALSE(st.killed);
   CHECK(rig.hub.connections(1) == 2);
   CHECK(opsOf(rig.history, "step").size() == 5); // closing cut nothing
-  CHECK(opsOf(rig.history, "kill").empty());
+  CHECK(opsOf(rig.history, "fault").empty());
   CHECK(opsOf(rig.history, "note").empty());
   CHECK(opsOf(rig.history, "opaque").empty());
   CHECK(rig.child.alive());
@@ -275,7 +275,7 @@ TEST_CASE("a kill point on a process with no live process group: a note, no kill
   REQUIRE(rig.valkey.waitClosed(1));
   CHECK(rig.valkey.count() == reached);
 
-  CHECK(opsOf(rig.history, "kill").empty());
+  CHECK(opsOf(rig.history, "fault").empty());
   // The step ended as the proxy cut it, not as a kill: withheld before, forwarded after.
   CHECK(stepLines(rig.history) == std::vector<std::string>{reached ? "SET#1 forwarded" : "SET#1 withheld"});
   auto notes = opsOf(rig.history, "note");
@@ -317,7 +317,7 @@ TEST_CASE("VERB#k counts over the whole run: the kill hits the process that send
   CHECK(steps[0].process == "c1");
   CHECK(steps[1].process == "c2");
   CHECK(steps[2].process == "c1");
-  auto kills = opsOf(rig.history, "kill");
+  auto kills = opsOf(rig.history, "fault");
   REQUIRE(kills.size() == 1);
   CHECK(kills[0].process == "c2");
   CHECK(rig.ctl.state(2).killed);

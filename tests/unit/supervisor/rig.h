@@ -1,7 +1,7 @@
 #pragma once
 /// One consumer process ("c1", owner 1) behind a real proxy Hub and Controller, with fake servers.
 #include "fakes.h"
-#include "plan/kill_point.h"
+#include "plan/fault.h"
 #include "proxy/hub.h"
 #include "supervisor/controller.h"
 
@@ -15,9 +15,9 @@
 
 namespace idem::test {
 
-inline std::vector<KillPoint> killPoints(const std::vector<std::string>& texts) {
-  std::vector<KillPoint> out;
-  for (const auto& t : texts) out.push_back(KillPoint::parse(t));
+inline std::vector<Fault> killPoints(const std::vector<std::string>& texts) {
+  std::vector<Fault> out;
+  for (const auto& t : texts) out.push_back(Fault::parse(t));
   return out;
 }
 

@@ -1,17 +1,16 @@
 #pragma once
-/// Child processes of idemproof: consumers under test and embedded servers. Spawned with Boost.Process,
-/// each in its own process group, stdout+stderr appended to a log file, registered with Cleanup so that
-/// no child outlives idemproof, whatever the exit (normal, error, SIGINT, SIGTERM, SIGHUP).
+/// Child processes of idemproof: consumers under test and embedded servers. Spawned from one long-lived
+/// thread (spawner.h), each in its own process group, stdout+stderr appended to a log file, registered with
+/// Cleanup so that no child outlives idemproof, whatever the exit (normal, error, SIGINT, SIGTERM, SIGHUP).
 #include <sys/types.h>
 
 #include <chrono>
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
-#include <functional>
-#include <stdexcept>
 
 namespace idem {
 
@@ -67,42 +66,5 @@ private:
 struct SpawnError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-
-/// What must be undone on any exit: process groups to kill (or servers to stop gracefully) and temp dirs
-/// to remove. Thread-safe. installSignalHandlers() makes SIGINT/SIGTERM/SIGHUP run everything, then exit
-/// with 128+signal.
-class Cleanup {
-public:
-  static Cleanup& instance();
-  /// Registers an action; returns an id to unregister it when the resource was released normally.
-  int add(std::string what, std::function<void()> action);
-  void remove(int id);
-  /// Runs every registered action, newest first, once.
-  void runAll();
-  /// Blocks SIGINT/SIGTERM/SIGHUP in every thread and handles them on a dedicated thread. Call first
-  /// thing in main, before any thread starts.
-  static void installSignalHandlers();
-  /// The signal being handled (SIGINT, ...) once one arrived, else 0. The signal thread exits the
-  /// process with 128+signal after cleaning up; other threads should then just wait for it.
-  static int interrupted();
-};
-
-/// A temporary directory, on /dev/shm when it exists and is writable, else $TMPDIR or /tmp; removed
-/// (recursively) by the destructor and by Cleanup.
-class TempDir {
-public:
-  explicit TempDir(const std::string& prefix);
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
-private:
-  std::filesystem::path path_;
-  int cleanupId_ = -1;
-};
-
-/// A free TCP port on 127.0.0.1 (bind to port 0, read it, close).
-int freePort();
 
 } // namespace idem

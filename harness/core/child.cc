@@ -7,7 +7,8 @@
 // (waitid WNOWAIT), kills whatever is left of the group while the zombie still pins the pgid, then
 // unregisters its Cleanup action (Cleanup::remove waits if that action is running on the signal
 // thread), and only then reaps. So a Cleanup action never signals a pgid that may have been reused.
-#include "core/process.h"
+#include "core/child.h"
+#include "core/cleanup.h"
 
 #include "core/spawner.h"
 

@@ -1,0 +1,414 @@
+/// The one JSON mapping of each record, each way. Reading is strict: a member a record needs that is
+/// missing or of the wrong type is an error naming the op and the member, never a default.
+#include "history/history.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace idem {
+
+using nlohmann::json;
+
+namespace {
+
+/// Reads the members of one op's value, naming the op in every error.
+class In {
+public:
+  In(const json& v, std::string where) : v_(v), where_(std::move(where)) {
+    if (!v_.is_object()) fail("value", "is not an object");
+  }
+
+  [[noreturn]] void fail(const std::string& member, const std::string& why) const {
+    throw std::runtime_error(fmt::format("{}: '{}' {}", where_, member, why));
+  }
+  bool has(const char* k) const { return v_.contains(k) && !v_[k].is_null(); }
+  const json& at(const char* k) const {
+    if (!v_.contains(k)) fail(k, "is missing");
+    return v_[k];
+  }
+  std::string str(const char* k) const {
+    const json& x = at(k);
+    if (!x.is_string()) fail(k, "is not a string");
+    return x.get<std::string>();
+  }
+  std::string str(const char* k, const std::string& dflt) const { return has(k) ? str(k) : dflt; }
+  int64_t integer(const char* k) const {
+    const json& x = at(k);
+    if (!x.is_number_integer()) fail(k, "is not an integer");
+    return x.get<int64_t>();
+  }
+  int64_t integer(const char* k, int64_t dflt) const { return has(k) ? integer(k) : dflt; }
+  bool flag(const char* k) const {
+    if (!has(k)) return false;
+    if (!v_[k].is_boolean()) fail(k, "is not a boolean");
+    return v_[k].get<bool>();
+  }
+  std::vector<std::string> strings(const char* k) const {
+    std::vector<std::string> out;
+    if (!has(k)) return out;
+    if (!v_[k].is_array()) fail(k, "is not an array");
+    for (const auto& x : v_[k]) {
+      if (!x.is_string()) fail(k, "holds a value that is not a string");
+      out.push_back(x.get<std::string>());
+    }
+    return out;
+  }
+  std::map<std::string, std::string> fields(const json& f, const char* k) const {
+    std::map<std::string, std::string> out;
+    if (f.is_null()) return out;
+    if (!f.is_object()) fail(k, "is not an object");
+    for (auto it = f.begin(); it != f.end(); ++it) out[it.key()] = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
+    return out;
+  }
+  Observed observed(const char* k) const {
+    const json& o = at(k);
+    if (!o.is_object()) fail(k, "is not an object");
+    Observed out;
+    for (auto it = o.begin(); it != o.end(); ++it) {
+      if (!it.value().is_array()) fail(fmt::format("{}.{}", k, it.key()), "is not an array of rows");
+      Rows rows;
+      for (const auto& r : it.value()) {
+        if (!r.is_array()) fail(fmt::format("{}.{}", k, it.key()), "holds a row that is not an array");
+        Row row;
+        for (const auto& c : r) {
+          if (c.is_null()) row.push_back(std::nullopt);
+          else row.push_back(c.is_string() ? c.get<std::string>() : c.dump());
+        }
+        rows.push_back(std::move(row));
+      }
+      out[it.key()] = std::move(rows);
+    }
+    return out;
+  }
+
+private:
+  const json& v_;
+  std::string where_;
+};
+
+json observedJson(const Observed& o) {
+  json j = json::object();
+  for (const auto& [name, rows] : o) {
+    json rs = json::array();
+    for (const auto& r : rows) {
+      json row = json::array();
+      for (const auto& c : r) row.push_back(c ? json(*c) : json());
+      rs.push_back(std::move(row));
+    }
+    j[name] = std::move(rs);
+  }
+  return j;
+}
+
+const std::pair<ops::StepOutcome, const char*> kOutcomes[] = {
+    {ops::StepOutcome::Ok, "ok"},
+    {ops::StepOutcome::KilledBefore, "killed-before"},
+    {ops::StepOutcome::KilledAfter, "killed-after"},
+    {ops::StepOutcome::Forwarded, "forwarded"},
+    {ops::StepOutcome::Withheld, "withheld"},
+    {ops::StepOutcome::Unobserved, "unobserved"},
+    {ops::StepOutcome::DroppedBefore, "dropped-before"},
+    {ops::StepOutcome::DroppedAfter, "dropped-after"},
+    {ops::StepOutcome::Answered, "answered"},
+};
+
+const std::pair<ops::RunEnd, const char*> kEnds[] = {
+    {ops::RunEnd::Settled, "settled"}, {ops::RunEnd::Stuck, "stuck"}, {ops::RunEnd::Limit, "limit"}};
+
+// ---- each record: to JSON, from JSON ----
+
+json valueOf(const ops::Plan& p) {
+  return {{"schedule", p.schedule}, {"target", p.target}, {"claim_idle_ms", p.claimIdleMs}, {"stream", p.stream},
+          {"group", p.group}};
+}
+ops::Plan planOf(const In& in, const json& v, const std::string& where) {
+  ops::Plan p;
+  p.schedule = scheduleFromJson(in.at("schedule"), where + ": 'schedule'");
+  p.target = in.str("target", "");
+  p.claimIdleMs = static_cast<int>(in.integer("claim_idle_ms", 0));
+  p.stream = in.str("stream", "");
+  p.group = in.str("group", "");
+  (void)v;
+  return p;
+}
+
+json valueOf(const ops::Initial& i) { return {{"observed", observedJson(i.observed)}}; }
+
+json valueOf(const ops::Send& s) {
+  return {{"entry", s.entry}, {"n", s.n},         {"event_id", s.eventId},
+          {"fields", s.fields}, {"phase", s.phase}, {"retry", s.retry}};
+}
+ops::Send sendOf(const In& in, const json& v) {
+  ops::Send s;
+  s.entry = in.str("entry");
+  s.n = static_cast<int>(in.integer("n"));
+  s.fields = in.fields(v.contains("fields") ? v["fields"] : json(), "fields");
+  s.eventId = in.str("event_id", "");
+  s.phase = static_cast<int>(in.integer("phase", 1));
+  s.retry = in.flag("retry");
+  return s;
+}
+
+json valueOf(const ops::Spawn& s) {
+  return {{"pid", s.pid}, {"consumer", s.consumer}, {"log", s.log}, {"restart", s.restart}};
+}
+
+json valueOf(const ops::Step& s) {
+  json j{{"server", s.server}, {"conn", s.conn}, {"verb", s.verb}, {"k", s.k}, {"detail", s.detail},
+         {"t_req_us", s.tReqUs}, {"outcome", toString(s.outcome)}};
+  if (s.error) j["error"] = true;
+  if (!s.summary.empty()) j["summary"] = s.summary;
+  if (s.blocking) j["blocking"] = true;
+  if (s.empty) j["empty"] = true;
+  if (!s.acked.empty()) j["acked"] = s.acked;
+  if (!s.delivered.empty()) {
+    json d = json::array();
+    for (const auto& e : s.delivered) d.push_back({{"entry", e.entry}, {"fields", e.fields}});
+    j["delivered"] = d;
+  }
+  return j;
+}
+ops::Step stepOf(const In& in, const json& v) {
+  ops::Step s;
+  s.server = in.str("server", "");
+  s.conn = static_cast<int>(in.integer("conn", 0));
+  s.verb = in.str("verb");
+  s.k = static_cast<int>(in.integer("k"));
+  s.detail = in.str("detail", "");
+  s.tReqUs = in.integer("t_req_us", 0);
+  std::string outcome = in.str("outcome", "ok");
+  if (outcome == "cut") outcome = "forwarded"; // histories before the outcome had two kinds
+  bool known = false;
+  for (const auto& [o, name] : kOutcomes) {
+    if (outcome == name) {
+      s.outcome = o;
+      known = true;
+    }
+  }
+  if (!known) in.fail("outcome", fmt::format("'{}' is not an outcome of docs/steps.md", outcome));
+  s.error = in.flag("error");
+  s.summary = in.str("summary", "");
+  s.blocking = in.flag("blocking");
+  s.empty = in.flag("empty");
+  s.acked = in.strings("acked");
+  if (in.has("delivered")) {
+    if (!v["delivered"].is_array()) in.fail("delivered", "is not an array");
+    for (const auto& d : v["delivered"]) {
+      In e(d, "delivered entry");
+      s.delivered.push_back({e.str("entry"), e.fields(d.contains("fields") ? d["fields"] : json(), "fields")});
+    }
+  }
+  return s;
+}
+
+json valueOf(const ops::FaultOp& f) {
+  json j{{"fault", f.fault.str()}};
+  if (f.signal) j["signal"] = f.signal;
+  return j;
+}
+
+json valueOf(const ops::Exit& e) {
+  json j{{"by", e.by}};
+  if (e.signal) j["signal"] = *e.signal;
+  else j["status"] = e.status.value_or(-1);
+  if (e.ignoredSigterm) j["ignored_sigterm"] = true;
+  return j;
+}
+ops::Exit exitOf(const In& in) {
+  ops::Exit e;
+  if (in.has("status")) e.status = static_cast<int>(in.integer("status"));
+  if (in.has("signal")) e.signal = static_cast<int>(in.integer("signal"));
+  e.by = in.str("by", "");
+  e.ignoredSigterm = in.flag("ignored_sigterm");
+  return e;
+}
+
+json valueOf(const ops::Note& n) { return {{"message", n.message}}; }
+json valueOf(const ops::Error& e) { return {{"message", e.message}}; }
+
+json valueOf(const ops::Opaque& o) {
+  return {{"server", o.server}, {"conn", o.conn}, {"direction", o.direction}, {"offset", o.offset}, {"reason", o.reason}};
+}
+
+json valueOf(const ops::Stall& s) {
+  return {{"pending", s.pending}, {"last_delivered", s.lastDelivered}, {"restart", s.restart}, {"reason", s.reason}};
+}
+
+json valueOf(const ops::Final& f) {
+  json pending = json::array();
+  for (const auto& p : f.pending)
+    pending.push_back({{"entry", p.entry}, {"consumer", p.consumer}, {"idle_ms", p.idleMs}, {"deliveries", p.deliveries}});
+  json j{{"observed", observedJson(f.observed)}, {"pending", pending}, {"undelivered", f.undelivered},
+         {"stream", f.stream}, {"last_delivered", f.lastDelivered}, {"end", toString(f.end)},
+         {"deadline", f.end == ops::RunEnd::Limit && f.limit == "deadline"}};
+  if (!f.limit.empty()) j["limit"] = f.limit;
+  if (!f.reason.empty()) j["reason"] = f.reason;
+  return j;
+}
+ops::Final finalOf(const In& in, const json& v) {
+  ops::Final f;
+  f.observed = in.observed("observed");
+  if (!in.has("pending") || !v["pending"].is_array()) in.fail("pending", "is missing or not an array");
+  for (const auto& p : v["pending"]) {
+    In e(p, "pending entry");
+    f.pending.push_back({e.str("entry"), e.str("consumer", ""), e.integer("idle_ms", 0),
+                         static_cast<int>(e.integer("deliveries", 0))});
+  }
+  if (!in.has("undelivered") || !v["undelivered"].is_array()) in.fail("undelivered", "is missing or not an array");
+  f.undelivered = in.strings("undelivered");
+  f.stream = in.strings("stream");
+  f.lastDelivered = in.str("last_delivered", "");
+  f.limit = in.str("limit", "");
+  f.reason = in.str("reason", "");
+  std::string end = in.str("end", "");
+  if (end.empty()) { // histories before "end": a deadline is a limit; entries left otherwise mean stuck
+    if (in.flag("deadline")) {
+      f.end = ops::RunEnd::Limit;
+      f.limit = "deadline";
+      if (f.reason.empty()) f.reason = "the run hit its deadline";
+    } else {
+      f.end = f.pending.empty() && f.undelivered.empty() ? ops::RunEnd::Settled : ops::RunEnd::Stuck;
+    }
+    return f;
+  }
+  bool known = false;
+  for (const auto& [e, name] : kEnds) {
+    if (end == name) {
+      f.end = e;
+      known = true;
+    }
+  }
+  if (!known) in.fail("end", fmt::format("'{}' is not settled, stuck or limit", end));
+  return f;
+}
+
+Record recordOf(const std::string& type, const json& v, const std::string& where) {
+  In in(v, where);
+  if (type == "plan") return planOf(in, v, where);
+  if (type == "initial") return ops::Initial{in.observed("observed")};
+  if (type == "send") return sendOf(in, v);
+  if (type == "spawn")
+    return ops::Spawn{static_cast<int>(in.integer("pid", 0)), in.str("consumer", ""), in.str("log", ""),
+                      in.str("restart", "")};
+  if (type == "step") return stepOf(in, v);
+  if (type == "fault" || type == "kill") { // "kill": histories before faults were values
+    ops::FaultOp f;
+    f.fault = Fault::parse(in.str(type == "kill" ? "point" : "fault"), where);
+    f.signal = static_cast<int>(in.integer("signal", 0));
+    return f;
+  }
+  if (type == "exit") return exitOf(in);
+  if (type == "note") return ops::Note{in.str("message")};
+  if (type == "opaque")
+    return ops::Opaque{in.str("server"), static_cast<int>(in.integer("conn", 0)), in.str("direction", ""),
+                       static_cast<uint64_t>(in.integer("offset", 0)), in.str("reason", "")};
+  if (type == "stall") {
+    ops::Stall s;
+    s.pending = in.has("pending") && v["pending"].is_number_integer() ? v["pending"].get<int64_t>() : 0;
+    s.lastDelivered = in.str("last_delivered", "");
+    s.restart = in.flag("restart");
+    s.reason = in.str("reason", "");
+    return s;
+  }
+  if (type == "final") return finalOf(in, v);
+  if (type == "error") return ops::Error{in.str("message")};
+  throw std::runtime_error(fmt::format("{}: unknown op type '{}'", where, type));
+}
+
+} // namespace
+
+namespace ops {
+
+const char* toString(StepOutcome o) {
+  for (const auto& [x, name] : kOutcomes)
+    if (x == o) return name;
+  return "ok";
+}
+
+const char* toString(RunEnd e) {
+  for (const auto& [x, name] : kEnds)
+    if (x == e) return name;
+  return "settled";
+}
+
+bool Step::reachedServer() const {
+  return outcome == StepOutcome::Ok || outcome == StepOutcome::KilledAfter || outcome == StepOutcome::Forwarded ||
+         outcome == StepOutcome::DroppedAfter;
+}
+
+std::string Exit::text() const { return signal ? fmt::format("signal {}", *signal) : fmt::format("exit {}", status.value_or(-1)); }
+
+} // namespace ops
+
+const char* typeOf(const Record& r) {
+  static const char* names[] = {"plan", "initial", "send", "spawn", "step", "fault",
+                                "exit", "note",    "opaque", "stall", "final", "error"};
+  static_assert(std::variant_size_v<Record> == sizeof(names) / sizeof(names[0]));
+  return names[r.index()];
+}
+
+void to_json(json& j, const Op& op) {
+  j = json{{"index", op.index}, {"time_us", op.time_us}, {"type", op.type()}, {"process", op.process},
+           {"value", std::visit([](const auto& r) { return valueOf(r); }, op.record)}};
+}
+
+void from_json(const json& j, Op& op) {
+  if (!j.is_object()) throw std::runtime_error("an op is not an object");
+  In in(j, "op");
+  op.index = in.integer("index");
+  op.time_us = in.integer("time_us", 0);
+  std::string type = in.str("type");
+  op.process = in.str("process", "");
+  op.record = recordOf(type, j.contains("value") ? j["value"] : json::object(),
+                       fmt::format("op {} ({})", op.index, type));
+}
+
+History::History() : start_(std::chrono::steady_clock::now()) {}
+
+History::History(const History& o) {
+  std::lock_guard<std::mutex> lock(o.mu_);
+  ops_ = o.ops_;
+  start_ = o.start_;
+}
+
+History& History::operator=(const History& o) {
+  if (this == &o) return *this;
+  std::scoped_lock lock(mu_, o.mu_);
+  ops_ = o.ops_;
+  start_ = o.start_;
+  return *this;
+}
+
+int64_t History::nowUs() const {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start_).count();
+}
+
+int64_t History::append(std::string process, Record record) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Op op;
+  op.index = static_cast<int64_t>(ops_.size());
+  op.time_us = nowUs();
+  op.process = std::move(process);
+  op.record = std::move(record);
+  ops_.push_back(std::move(op));
+  return ops_.back().index;
+}
+
+std::vector<Op> History::ops() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ops_;
+}
+
+json History::toJson() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return json(ops_);
+}
+
+History History::fromJson(const json& j) {
+  History h;
+  h.ops_ = j.get<std::vector<Op>>();
+  return h;
+}
+
+} // namespace idem

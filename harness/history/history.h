@@ -1,0 +1,226 @@
+#pragma once
+/// The one append-only history of a schedule's execution. Everything that happened goes here, in the order
+/// the harness saw it, as typed records: one struct per kind of event, defined here once, with one JSON
+/// mapping each way (history.cc). Checkers, the report, the search and the commands read these records;
+/// nothing else parses the JSON of an op.
+///
+/// The ops, in the JSON of report.json's "history" ({"index", "time_us", "type", "process", "value"}):
+///
+/// | type      | process          | value (the record below)                                                |
+/// |-----------|------------------|--------------------------------------------------------------------------|
+/// | `plan`    | harness          | the schedule, target, claim_idle_ms, stream, group (always op 0)          |
+/// | `initial` | harness          | observed: the rows of every invariant after reset, before any send       |
+/// | `send`    | producer         | entry, n, event_id, fields, phase, retry                                  |
+/// | `spawn`   | c1, c2, …        | pid, consumer, log, restart (first, new-name, same-name, after-exit, …)  |
+/// | `step`    | c1, …            | server, conn, verb, k, detail, t_req_us, outcome, and what the reply said|
+/// | `fault`   | c1, …            | a fault that fired (its text form) and the signal a kill delivered        |
+/// | `exit`    | c1, …            | status or signal, by harness or self, ignored_sigterm                     |
+/// | `note`    | any              | message: something a person should know (a kill that reached no process) |
+/// | `opaque`  | c1, …            | server, conn, direction, offset, reason: bytes the proxy could not decode|
+/// | `stall`   | harness          | pending, last_delivered, restart, reason: work left with nothing moving  |
+/// | `final`   | harness          | observed rows, pending and undelivered entries, how the run ended        |
+/// | `error`   | harness          | message: the run could not be judged                                     |
+///
+/// A step is recorded once, when it ends; its outcome is one of docs/steps.md ("How a step ends").
+#include "plan/fault.h"
+#include "plan/schedule.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace idem {
+
+/// One observed row: text columns, SQL NULL as nullopt.
+using Row = std::vector<std::optional<std::string>>;
+using Rows = std::vector<Row>;
+/// Invariant name -> the rows its `observed` query returned.
+using Observed = std::map<std::string, Rows>;
+
+namespace ops {
+
+struct Plan {
+  Schedule schedule;
+  std::string target;
+  int claimIdleMs = 0;
+  std::string stream, group;
+};
+
+struct Initial {
+  Observed observed;
+};
+
+struct Send {
+  std::string entry;
+  int n = 0;
+  std::string eventId;
+  std::map<std::string, std::string> fields;
+  int phase = 1;
+  bool retry = false;
+};
+
+struct Spawn {
+  int pid = 0;
+  std::string consumer;
+  std::string log;
+  std::string restart; ///< first | new-name | same-name | after-exit | after-stall
+};
+
+/// An entry a read handed over.
+struct Delivered {
+  std::string entry;
+  std::map<std::string, std::string> fields; ///< empty for an entry deleted while pending
+};
+
+/// How a step ended (docs/steps.md). Dropped*: a drop fault reset its connection; Answered: a fault
+/// answered it in the server's place (the request was not forwarded).
+enum class StepOutcome { Ok, KilledBefore, KilledAfter, Forwarded, Withheld, Unobserved, DroppedBefore, DroppedAfter,
+                         Answered };
+const char* toString(StepOutcome o); ///< "ok", "killed-before", ... (docs/steps.md)
+
+struct Step {
+  std::string server; ///< "pg" | "valkey"
+  int conn = 0;       ///< the process's connection, 1-based
+  std::string verb;
+  int k = 0;          ///< occurrence of the verb in the run
+  std::string detail; ///< the SQL or command line, abbreviated
+  int64_t tReqUs = 0; ///< when the request was complete (µs since the history started)
+  StepOutcome outcome = StepOutcome::Ok;
+  bool error = false;     ///< the reply was an error
+  std::string summary;    ///< "UPDATE 1", "+OK", "2 entries"
+  bool blocking = false;  ///< a blocking read
+  bool empty = false;     ///< a read that delivered nothing
+  std::vector<std::string> acked;    ///< XACK: the ids in the request
+  std::vector<Delivered> delivered;  ///< reads: the entries the reply handed over
+
+  std::string name() const { return verb + "#" + std::to_string(k); } ///< "COMMIT#3"
+  /// Its reply reached the process (ok).
+  bool replied() const { return outcome == StepOutcome::Ok; }
+  /// The server may have executed it: replied, killed or dropped after, or forwarded before a cut.
+  bool reachedServer() const;
+};
+
+/// A fault that fired.
+struct FaultOp {
+  Fault fault;
+  int signal = 0; ///< the signal a kill delivered
+};
+
+struct Exit {
+  std::optional<int> status;
+  std::optional<int> signal;
+  std::string by; ///< "harness" | "self"
+  bool ignoredSigterm = false;
+  /// "exit 0", "signal 9"
+  std::string text() const;
+};
+
+struct Note {
+  std::string message;
+};
+
+struct Opaque {
+  std::string server;
+  int conn = 0;
+  std::string direction; ///< "client" | "server"
+  uint64_t offset = 0;
+  std::string reason;
+};
+
+struct Stall {
+  int64_t pending = 0;
+  std::string lastDelivered;
+  bool restart = false;
+  std::string reason;
+};
+
+struct PendingEntry {
+  std::string entry;
+  std::string consumer;
+  int64_t idleMs = 0;
+  int deliveries = 0;
+};
+
+/// How the run ended (docs/verdicts.md): settled, stuck (proven), or at a limit of the harness.
+enum class RunEnd { Settled, Stuck, Limit };
+const char* toString(RunEnd e); ///< "settled" | "stuck" | "limit"
+
+struct Final {
+  Observed observed;
+  std::vector<PendingEntry> pending;
+  std::vector<std::string> undelivered;
+  std::vector<std::string> stream;
+  std::string lastDelivered;
+  RunEnd end = RunEnd::Settled;
+  std::string limit;  ///< deadline | restart-bound | start-timeout (end == Limit)
+  std::string reason; ///< why it ended so, for people
+};
+
+struct Error {
+  std::string message;
+};
+
+} // namespace ops
+
+using Record = std::variant<ops::Plan, ops::Initial, ops::Send, ops::Spawn, ops::Step, ops::FaultOp, ops::Exit,
+                            ops::Note, ops::Opaque, ops::Stall, ops::Final, ops::Error>;
+
+/// The op type of a record: "plan", "step", ... (the table above).
+const char* typeOf(const Record& r);
+
+struct Op {
+  int64_t index = 0;   ///< position in the history, 0-based
+  int64_t time_us = 0; ///< microseconds since the history started
+  std::string process;
+  Record record;
+
+  const char* type() const { return typeOf(record); }
+  /// The record if it is a T, else nullptr.
+  template <class T>
+  const T* as() const {
+    return std::get_if<T>(&record);
+  }
+};
+
+/// {"index", "time_us", "type", "process", "value"}; from_json throws std::runtime_error naming the op's
+/// index and type and the member that is missing or malformed.
+void to_json(nlohmann::json& j, const Op& op);
+void from_json(const nlohmann::json& j, Op& op);
+
+/// Append-only and thread-safe (proxies append from their I/O thread).
+class History {
+public:
+  History();
+  History(const History& o);
+  History& operator=(const History& o);
+  /// Appends an op stamped with the current time; returns its index.
+  int64_t append(std::string process, Record record);
+  /// A copy of every op so far, in order.
+  std::vector<Op> ops() const;
+  nlohmann::json toJson() const;
+  static History fromJson(const nlohmann::json& j);
+  int64_t nowUs() const;
+
+private:
+  mutable std::mutex mu_;
+  std::vector<Op> ops_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+/// The ops of `history` holding a T, in order.
+template <class T>
+std::vector<std::pair<const Op*, const T*>> recordsOf(const std::vector<Op>& history) {
+  std::vector<std::pair<const Op*, const T*>> out;
+  for (const auto& op : history)
+    if (const T* r = op.as<T>()) out.emplace_back(&op, r);
+  return out;
+}
+
+} // namespace idem

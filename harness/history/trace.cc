@@ -1,0 +1,42 @@
+#include "history/trace.h"
+
+#include <algorithm>
+#include <map>
+
+namespace idem {
+
+Trace traceOf(const std::vector<Op>& history) {
+  Trace t;
+  auto steps = recordsOf<ops::Step>(history);
+  std::stable_sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.second->tReqUs < b.second->tReqUs; });
+  std::vector<std::pair<const Op*, const ops::Step*>> kept;
+  for (const auto& [op, s] : steps) {
+    if (s->server == "valkey" && s->verb == "SELECT") continue; // not the target's: no point, no mention
+    if (!s->replied()) t.skipped.push_back({s->name(), "in flight when the run ended"});
+    else if (s->empty) t.skipped.push_back({s->name(), "a read that delivered nothing"});
+    else kept.emplace_back(op, s);
+  }
+  // The neighbours of each kept step in its own process.
+  std::map<std::string, std::vector<const ops::Step*>> byProcess;
+  for (const auto& [op, s] : kept) byProcess[op->process].push_back(s);
+  std::map<const ops::Step*, std::pair<std::string, std::string>> around;
+  for (const auto& [proc, list] : byProcess) {
+    for (size_t i = 0; i < list.size(); ++i)
+      around[list[i]] = {i > 0 ? list[i - 1]->verb : "", i + 1 < list.size() ? list[i + 1]->verb : ""};
+  }
+  for (const auto& [op, s] : kept) {
+    for (When when : {When::Before, When::After}) {
+      TracePoint p;
+      p.fault = Fault::kill(when, s->verb, s->k);
+      p.process = op->process;
+      p.server = s->server;
+      p.detail = s->detail;
+      p.prevVerb = around[s].first;
+      p.nextVerb = around[s].second;
+      t.points.push_back(std::move(p));
+    }
+  }
+  return t;
+}
+
+} // namespace idem

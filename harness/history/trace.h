@@ -1,0 +1,40 @@
+#pragma once
+/// The points of a fault-free trace where a fault can act: before and after each step a consumer made, in
+/// request order. One enumeration, with its skip rule written once here, used by sweep (every point),
+/// compare (points classed by the gap they fall in) and check (how far each verb's k reaches).
+///
+/// Skipped, because a fault there provably cannot differ from one at a point that is kept:
+///  - a read that delivered nothing: the servers' state is the same before and after it, and the same as
+///    after the process's previous step;
+///  - a step that did not complete (in flight at the end, cut): it has no "after";
+///  - Valkey `SELECT`: the harness's doing (each worker has its own db; a target on db 0 sends none), no
+///    step of the target's own logic.
+#include "history/history.h"
+
+#include <string>
+#include <vector>
+
+namespace idem {
+
+struct TracePoint {
+  Fault fault;          ///< a kill at the point (sweep and compare run kills; other kinds reuse the point)
+  std::string process;  ///< whose step
+  std::string server;   ///< "pg" | "valkey"
+  std::string detail;
+  std::string prevVerb; ///< the verb of the process's previous kept step ("" at its start)
+  std::string nextVerb; ///< the verb of its next kept step ("" at its end)
+};
+
+struct SkippedStep {
+  std::string step;   ///< "XREADGROUP#4"
+  std::string reason; ///< why it has no point
+};
+
+struct Trace {
+  std::vector<TracePoint> points; ///< two per kept step (before, after), in request order
+  std::vector<SkippedStep> skipped;
+};
+
+Trace traceOf(const std::vector<Op>& history);
+
+} // namespace idem

@@ -1,0 +1,51 @@
+#pragma once
+/// Fault kinds: each one a small class in plan/faults/, registered in plan/faults/registry.cc. A kind
+/// checks its arguments and says what it does to its step as an Effect, a value the proxies carry out
+/// (supervisor/controller.cc). Adding a kind is one file and one line of registration; nothing else
+/// changes: schedules, replay files and reports carry every fault in its text form (fault.h).
+#include "plan/fault.h"
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace idem {
+
+/// What a fault does to its step. `before` faults act on the request, `after` faults on its reply (the
+/// request has reached the server and taken effect).
+struct Effect {
+  enum class Action {
+    Kill,  ///< SIGKILL the consumer's process group; the request (before) or reply (after) is withheld
+    Drop,  ///< reset the connection (both sides); the process lives and sees a connection error
+    Delay, ///< hold the request (before) or the reply (after) for `time`, then let it through
+    Error, ///< answer the request with a server error (`code`, `message`) instead of forwarding it
+  };
+  Action action = Action::Kill;
+  std::chrono::milliseconds time{0};
+  std::string code;
+  std::string message;
+};
+
+class FaultKind {
+public:
+  virtual ~FaultKind() = default;
+  /// The KIND of the text form: "kill", "drop", ...
+  virtual std::string name() const = 0;
+  /// One line for usage messages: "drop:before|after:VERB#k  reset the connection ...".
+  virtual std::string usage() const = 0;
+  /// Throws UsageError naming `what` when `f`'s arguments are not this kind's (count, range).
+  virtual void check(const Fault& f, const std::string& what) const = 0;
+  /// What `f` does to its step.
+  virtual Effect effect(const Fault& f) const = 0;
+};
+
+/// The kind named `name`; throws UsageError naming `what` and listing the kinds when there is none.
+const FaultKind& faultKind(const std::string& name, const std::string& what);
+/// Every registered kind's name, in registration order.
+std::vector<std::string> faultKinds();
+/// Registers a kind (built-ins: plan/faults/registry.cc; tests may add their own). A name registered
+/// twice replaces the earlier kind.
+void registerFaultKind(std::unique_ptr<FaultKind> kind);
+
+} // namespace idem
