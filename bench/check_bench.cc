@@ -161,12 +161,12 @@ int main(int argc, char** argv) {
     const auto& t = session.targets().front();
 
     // The kill model, learned as check learns it, and the schedules.
-    WorkerPool pool(session, t, workers);
+    WorkerPool pool(session, workers);
     Schedule large = defaultSchedule(sc), small = large;
     for (auto& e : large.stream) e.phase = 1;
     small.events = {large.events.front()};
     small.stream = {{1, 1}};
-    auto km = KillModel::learn(pool.judge(0, small).history.ops(), 1, pool.judge(0, large).history.ops(),
+    auto km = KillModel::learn(pool.judge(0, 0, small).history.ops(), 1, pool.judge(0, 0, large).history.ops(),
                                static_cast<int>(large.stream.size()));
     ModelParams p;
     p.minEvents = p.maxEvents = 6;
@@ -185,9 +185,9 @@ int main(int argc, char** argv) {
     std::atomic<int> fired{0}, passed{0};
     auto t0 = Clock::now();
     parallelFor(schedules.size(), workers, [&](int worker, size_t i) {
-      Outcome o = outcomeOf(pool.judge(worker, schedules[i]));
+      CaseResult o = caseResultOf(pool.judge(worker, 0, schedules[i]));
       fired += static_cast<int>(o.fired.size());
-      passed += o.cls == OutcomeClass::Pass;
+      passed += o.verdict == Verdict::Pass;
     });
     double perW = msSince(t0) / n;
     // 2 and 3, interleaved schedule by schedule so that load from elsewhere falls on both alike.
@@ -195,7 +195,7 @@ int main(int argc, char** argv) {
     std::vector<double> harness1, plain;
     for (const auto& s : schedules) {
       auto t1 = Clock::now();
-      outcomeOf(pool.judge(0, s));
+      caseResultOf(pool.judge(0, 0, s));
       harness1.push_back(msSince(t1));
       direct.reset();
       plain.push_back(direct.run(s));

@@ -1,48 +1,54 @@
 #pragma once
-/// Internal: the individual checkers behind checkAll, one file each. Each may throw; checkAll turns an
-/// exception into Unknown.
-#include "checkers/check.h"
-#include "checkers/history_view.h"
+/// Checkers read only the history (and the scenario value) and return pass / fail / unknown with named
+/// anomalies. A checker that throws yields unknown, never pass; merged, fail beats unknown beats pass.
+#include "core/verdict.h"
+#include "history/history.h"
+#include "scenario/scenario.h"
+
+#include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
 
-namespace idem::detail {
+namespace idem {
 
-/// Dispatches on inv.kind.
-CheckResult checkInvariant(const Scenario& s, const Invariant& inv, const HistoryView& h);
-/// sum-of-distinct and count-of-distinct.
-CheckResult checkSums(const Invariant& inv, const HistoryView& h);
-CheckResult checkLatestVersion(const Invariant& inv, const HistoryView& h);
-CheckResult checkFinalValue(const Invariant& inv, const HistoryView& h);
-CheckResult checkOneRowPerEvent(const Invariant& inv, const HistoryView& h);
-/// Entries left pending or never delivered (from the final op).
-CheckResult checkBroker(const HistoryView& h);
-/// Consumers that died by themselves.
-CheckResult checkProcesses(const HistoryView& h);
-/// Kill points of the plan that never fired.
-CheckResult checkFaults(const HistoryView& h);
-/// Connections the proxies could not decode: Unknown when they could hide deliveries or acknowledgements
-/// (Valkey), or the step a planned kill point names (PostgreSQL, with kill points).
-CheckResult checkObservation(const HistoryView& h);
-/// "error" ops: the run could not be judged.
-CheckResult checkRun(const std::vector<Op>& ops);
+/// One anomaly. Kinds: duplicate (an event applied more than once), lost (acknowledged, never applied),
+/// stuck (never acknowledged: pending or never delivered), stale-version (an older version won),
+/// phantom (an effect no event explains), crash (a consumer exited non-zero by itself).
+struct Violation {
+  std::string kind;
+  std::string invariant;            ///< invariant name, or "broker", "process"
+  std::string key;                  ///< the row key (wallet, customer, sku), or "" when none
+  nlohmann::json expected;          ///< e.g. 25000, or {"version": 3, "city": "..."}
+  nlohmann::json observed;
+  std::vector<int> events;          ///< event numbers the diagnosis names (may be empty: not decidable)
+  std::vector<int> candidates;      ///< when not decidable: the events that could explain it (none is named)
+  std::vector<std::string> entries; ///< stream entry ids involved
+  std::string kill_point;           ///< the kill point that caused it, when the history shows one
+  std::string message;              ///< one sentence a person reads: "event 2 applied twice (...)"
+  std::vector<int64_t> ops;         ///< history indices cited (deliveries, kills, steps around them)
+};
 
-/// Invalid when there are violations, else Unknown when there are reasons, else Valid.
-CheckResult resultOf(std::vector<Violation> violations, const std::vector<std::string>& unknownReasons);
 
-/// The violations a run that ended at a limit (HistoryView::end) proves: only effects more time can't undo
-/// (duplicate, phantom). The others become reasons for unknown: the consumer may still have written them.
-std::vector<Violation> provenOnly(const HistoryView& h, std::vector<Violation> vs, std::vector<std::string>& unknown);
+struct CheckResult {
+  std::string checker; ///< "invariant:balance", "broker", "process", "faults"
+  Verdict verdict = Verdict::Unknown; ///< pass | fail | unknown
+  std::vector<Violation> violations;
+  std::string error;   ///< why Unknown
+};
 
-/// How an invariant names a distinct group: "event 2", or "order 2 (event 2)" when the invariant is
-/// distinct by another field than the event id.
-std::string groupLabel(const Invariant& inv, const HistoryView& h, const Group& g);
+void to_json(nlohmann::json& j, const Violation& v);
+void to_json(nlohmann::json& j, const CheckResult& r);
 
-/// Names `groups` in the violation: events, ops, entries, kill point, and the message
-/// "<phrase of each>: <story of each>; <numbers>". `applied[i]` is how often groups[i] was applied
-/// (0 = not at all: "lost" when it was acknowledged; "not applied" and kind "stuck" when none was).
-void nameGroups(Violation& v, const Invariant& inv, const HistoryView& h, const std::vector<const Group*>& groups,
-                const std::vector<int>& applied, const std::string& numbers);
+/// Every checker of a scenario over one history, in this order: one per invariant ("invariant:NAME"), the
+/// broker checker (zero pending, every entry delivered and acked), the process checker (crashes), the
+/// faults checker (every kill point of the plan fired, else Unknown), the run checker ("error" ops make
+/// it Unknown) and the observation checker (connections the proxies could not decode), each wrapped so
+/// that an exception gives Unknown. Violations carry a diagnosis (events,
+/// kill point, message).
+std::vector<CheckResult> checkAll(const Scenario& s, const std::vector<Op>& history);
 
-} // namespace idem::detail
+/// Fail if any fails, else unknown if any is unknown, else pass.
+Verdict merge(const std::vector<CheckResult>& results);
+
+} // namespace idem

@@ -2,7 +2,7 @@
 /// Internal: naming which events went wrong: the story of one event told from the history (sends,
 /// deliveries with their steps, kills of the processes holding it, acknowledgements). Which application
 /// counts explain a value is checkers/multiplicity.h.
-#include "checkers/check.h"
+#include "checkers/checkers.h"
 #include "checkers/history_view.h"
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "checkers/checkers.h"
+#include "checkers/detail.h"
 
 
 

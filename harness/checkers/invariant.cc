@@ -1,4 +1,4 @@
-#include "checkers/checkers.h"
+#include "checkers/detail.h"
 #include "checkers/diagnosis.h"
 
 #include <fmt/format.h>
@@ -22,9 +22,9 @@ CheckResult resultOf(std::vector<Violation> violations, const std::vector<std::s
   for (auto& v : violations) tidy(v);
   r.violations = std::move(violations);
   r.error = fmt::format("{}", fmt::join(unknownReasons, "; "));
-  if (!r.violations.empty()) r.verdict = Verdict::Invalid;
+  if (!r.violations.empty()) r.verdict = Verdict::Fail;
   else if (!unknownReasons.empty()) r.verdict = Verdict::Unknown;
-  else r.verdict = Verdict::Valid;
+  else r.verdict = Verdict::Pass;
   return r;
 }
 

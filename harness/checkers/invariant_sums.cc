@@ -3,7 +3,7 @@
 /// only when no other application counts within the bounds of the history (each group at most as often as
 /// it was delivered: HistoryView::cap) give the same value. Otherwise the key is unknown (ambiguous), never
 /// valid; and a key whose value differs is named by its one explanation, or by its candidates.
-#include "checkers/checkers.h"
+#include "checkers/detail.h"
 #include "checkers/diagnosis.h"
 #include "checkers/multiplicity.h"
 #include "scenario/scenario_parse.h"

@@ -56,7 +56,7 @@ bool learnModel(WorkerPool& pool, const Scenario& sc, const Target& t, CheckSumm
   Schedule small = large;
   small.events = {large.events.front()};
   small.stream = {{small.events.front().n, 1}};
-  Judged jl = pool.judge(0, large), js = pool.judge(0, small);
+  Judged jl = pool.judge(0, 0, large), js = pool.judge(0, 0, small);
   for (const Judged* j : {&jl, &js}) {
     if (j->error.empty()) continue;
     sum.notes.push_back(fmt::format("the fault-free trace run ({}) could not be judged: {}", j->schedule.summary(), j->error));
@@ -64,7 +64,7 @@ bool learnModel(WorkerPool& pool, const Scenario& sc, const Target& t, CheckSumm
     return false;
   }
   sum.model = KillModel::learn(js.history.ops(), 1, jl.history.ops(), static_cast<int>(large.stream.size()));
-  if (jl.verdict == Verdict::Invalid)
+  if (jl.verdict == Verdict::Fail)
     sum.notes.push_back("the scenario's default schedule fails even without faults (see `idemproof run`)");
   if (sum.model.empty()) sum.notes.push_back("the trace run recorded no step: no kill point can be generated");
   return true;
@@ -94,10 +94,10 @@ bool replayAll(WorkerPool& pool, const Schedule& s, int n, const std::set<std::s
   auto js = pool.judgeAll(copies(s, n), true);
   bool consistent = true;
   for (auto& j : js) {
-    Outcome o = outcomeOf(j);
+    CaseResult o = caseResultOf(j);
     bool same = sameFailure(o, kinds);
-    std::string word = toString(o.cls);
-    if (o.cls == OutcomeClass::Fail && !same) word += ":" + joinWords({o.kinds.begin(), o.kinds.end()});
+    std::string word = toString(o.verdict);
+    if (o.verdict == Verdict::Fail && !same) word += ":" + joinWords({o.kinds.begin(), o.kinds.end()});
     verdicts.push_back(word);
     if (same && !judged) judged = std::move(j);
     consistent = consistent && same;
@@ -119,7 +119,7 @@ SearchResult search(WorkerPool& pool, const rc::Gen<Shape>& gen, const Materiali
   auto tSearch = Clock::now();
   auto res = searchCases(static_cast<size_t>(args.runs), pool.size(), [&](int w, size_t i) {
     Schedule s = materializeShape(generateCase(gen, sum.seed, i).value());
-    Outcome o = outcomeOf(pool.judge(w, s));
+    CaseResult o = caseResultOf(pool.judge(w, 0, s));
     std::lock_guard<std::mutex> lock(mu);
     if (o.coverageLoss()) {
       std::vector<std::string> missed;
@@ -138,13 +138,13 @@ SearchResult search(WorkerPool& pool, const rc::Gen<Shape>& gen, const Materiali
     if (i < res.outcomes.size() && sum.coverageLoss.size() < 5) sum.coverageLoss.push_back(loss);
   for (const auto& o : res.outcomes) {
     sum.coverage.add(o);
-    switch (o.cls) {
-    case OutcomeClass::Pass: sum.passed++; break;
-    case OutcomeClass::Fail: sum.failed++; break;
-    case OutcomeClass::Unknown: sum.unknown++; break;
-    case OutcomeClass::Error: sum.errors++; break;
+    switch (o.verdict) {
+    case Verdict::Pass: sum.passed++; break;
+    case Verdict::Fail: sum.failed++; break;
+    case Verdict::Unknown: sum.unknown++; break;
+    case Verdict::Error: sum.errors++; break;
     }
-    if ((o.cls == OutcomeClass::Unknown || o.cls == OutcomeClass::Error) && sum.firstProblem.empty())
+    if ((o.verdict == Verdict::Unknown || o.verdict == Verdict::Error) && sum.firstProblem.empty())
       sum.firstProblem = o.reason;
   }
   return res;
@@ -156,7 +156,7 @@ Counterexample counterexampleOf(WorkerPool& pool, const rc::Gen<Shape>& gen, con
                                 const SearchResult& res, const CheckArgs& args, uint64_t seed) {
   Counterexample cx;
   cx.index = *res.firstFailure;
-  const Outcome& first = res.outcomes[cx.index];
+  const CaseResult& first = res.outcomes[cx.index];
   auto shrinkable = generateCase(gen, seed, cx.index);
   cx.found = materializeShape(shrinkable.value());
   std::cout << fmt::format("  run {} fails ({}): {}\n", cx.index + 1, kindsText(first.kinds), cx.found.summary())
@@ -171,7 +171,7 @@ Counterexample counterexampleOf(WorkerPool& pool, const rc::Gen<Shape>& gen, con
   ShrinkLimits limits;
   limits.workers = pool.size();
   auto sr = shrinkFailure(shrinkable, first, materializeShape,
-                          [&](const std::vector<Schedule>& ss) { return pool.outcomes(ss); }, limits);
+                          [&](const std::vector<Schedule>& ss) { return caseResults(pool, ss); }, limits);
   cx.shrinkSteps = sr.steps;
   cx.shrinkRuns = sr.runs;
   cx.flakyCandidates = sr.flakyCandidates;
@@ -209,17 +209,17 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& args) {
   sum.runsRequested = args.runs;
   sum.maxEvents = args.maxEvents;
   sum.replays = args.replays;
-  WorkerPool pool(session, target, session.workers());
+  WorkerPool pool(session);
   sum.workers = pool.size();
   std::cout << fmt::format("check {} × {}: seed {}{}, {} runs of 1..{} events, {} workers\n", target.name, sc.name,
                            sum.seed, sum.seedGiven ? "" : fmt::format(" (random: --seed {} repeats it)", sum.seed),
                            args.runs, args.maxEvents, sum.workers)
             << std::flush;
   if (!learnModel(pool, sc, target, sum)) {
-    sum.verdict = "error";
+    sum.verdict = Verdict::Error;
     sum.totalMs = msSince(t0);
     reportCheck(session, sum);
-    return exitStatus(sum.verdict);
+    return exitStatus(*sum.verdict);
   }
   ModelParams params;
   params.maxEvents = args.maxEvents;
@@ -239,7 +239,21 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& args) {
   sum.totalMs = msSince(t0);
   decideVerdict(sum);
   reportCheck(session, sum);
-  return exitStatus(sum.verdict);
+  return exitStatus(*sum.verdict);
+}
+
+CaseResult caseResultOf(const Judged& j) { return classify(j.schedule, j.history.ops(), j.results, j.error); }
+
+std::vector<CaseResult> caseResults(WorkerPool& pool, const std::vector<Schedule>& schedules) {
+  std::vector<CaseResult> out;
+  for (const auto& j : pool.judgeAll(schedules)) out.push_back(caseResultOf(j));
+  return out;
+}
+
+std::string joinWords(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
 }
 
 } // namespace idem

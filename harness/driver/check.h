@@ -1,10 +1,11 @@
 #pragma once
-/// Private to check.cc, check_pool.cc, check_report.cc and replay.cc: the worker pool they execute
-/// schedules on, and what a check found, as the terminal and report.json show it.
+/// Private to check.cc, check_report.cc and replay.cc: what a check found, as the terminal and report.json
+/// show it.
 #include "driver/commands.h"
+#include "driver/pool.h"
 #include "report/report.h"
 #include "search/kill_model.h"
-#include "search/outcome.h"
+#include "search/case_result.h"
 
 #include <memory>
 #include <optional>
@@ -13,28 +14,10 @@
 
 namespace idem {
 
-/// One workspace per worker, kept for a whole command, so a schedule costs only its reset (DELETE,
-/// FLUSHDB) and never a new database.
-class WorkerPool {
-public:
-  WorkerPool(Session& session, const Target& target, int workers);
-  int size() const { return static_cast<int>(spaces_.size()); }
-  /// Executes and judges `s` on worker `w` (one call at a time per worker).
-  Judged judge(int w, const Schedule& s, bool keepLogs = false);
-  /// Executes the schedules on all workers; results in input order.
-  std::vector<Judged> judgeAll(const std::vector<Schedule>& schedules, bool keepLogs = false);
-  /// The same, reduced to outcomes (search/outcome.h).
-  std::vector<Outcome> outcomes(const std::vector<Schedule>& schedules);
-
-private:
-  Session& session_;
-  std::vector<std::unique_ptr<Workspace>> spaces_;
-};
-
-/// The outcome of a judged run.
-Outcome outcomeOf(const Judged& j);
-/// A RunRecord of a judged run, its logs written under <report>/logs/<id>/.
-RunRecord recordOf(Session& session, const Judged& j, const std::string& id);
+/// The result of a judged run, as the search sees it.
+CaseResult caseResultOf(const Judged& j);
+/// The schedules on the pool's workers (target 0), reduced to their results.
+std::vector<CaseResult> caseResults(WorkerPool& pool, const std::vector<Schedule>& schedules);
 
 /// A counterexample: the first failing case, shrunk, replayed, saved.
 struct Counterexample {
@@ -66,7 +49,7 @@ struct CheckSummary {
   KillModel model;
   std::optional<Counterexample> cx;
   std::optional<Judged> trace;  ///< a trace run that could not be judged (its logs go to the report)
-  std::string verdict;          ///< pass | fail | flaky | unknown | error
+  std::optional<Verdict> verdict; ///< pass | fail | flaky | unknown | error (once decided)
   std::vector<std::string> notes;
   int64_t searchMs = 0, shrinkMs = 0, totalMs = 0;
 };

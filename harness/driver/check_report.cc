@@ -16,9 +16,9 @@ void decideVerdict(CheckSummary& s) {
   if (s.coverage.runsWithLoss > 0)
     s.notes.push_back(fmt::format("{} run{} had a kill point that never fired (coverage loss, not a failure of the target)",
                                   s.coverage.runsWithLoss, s.coverage.runsWithLoss == 1 ? "" : "s"));
-  if (!s.verdict.empty()) return; // decided already (error)
+  if (s.verdict) return; // decided already (error)
   if (s.cx) {
-    s.verdict = s.cx->flaky ? "flaky" : "fail";
+    s.verdict = s.cx->flaky ? Verdict::Flaky : Verdict::Fail;
     if (s.cx->flaky)
       s.notes.push_back(fmt::format("the counterexample's verdict changed between runs ({}): the target is nondeterministic",
                                     joinWords(s.cx->verdicts)));
@@ -43,7 +43,7 @@ void decideVerdict(CheckSummary& s) {
     why.push_back(fmt::format("the target never reached a {} step where a kill point was asked for ({} planned, 0 fired)",
                               v, s.coverage.byVerb.at(v).first));
   s.notes.insert(s.notes.end(), why.begin(), why.end());
-  s.verdict = why.empty() ? "pass" : "unknown";
+  s.verdict = why.empty() ? Verdict::Pass : Verdict::Unknown;
 }
 
 std::string describeSchedule(const Schedule& s, const Scenario& sc, const std::string& indent) {
@@ -97,7 +97,7 @@ void print(const Session& session, const CheckSummary& s, const std::vector<RunR
   double secs = s.searchMs / 1000.0;
   std::cout << fmt::format("{}: {} runs ({} passed, {} failed, {} unknown, {} errors); {} of {} kill points fired; "
                            "search {:.1f} s ({:.1f} schedules/s), total {:.1f} s; seed {}\n",
-                           s.verdict, s.runs, s.passed, s.failed, s.unknown, s.errors, s.coverage.fired(),
+                           toString(s.verdict.value_or(Verdict::Unknown)), s.runs, s.passed, s.failed, s.unknown, s.errors, s.coverage.fired(),
                            s.coverage.planned(), secs, secs > 0 ? s.runs / secs : 0.0, s.totalMs / 1000.0, s.seed);
   std::cout << "report: " << path << "\n";
   if (s.trace) std::cerr << "idemproof: " << s.trace->error << "\n";
@@ -106,10 +106,11 @@ void print(const Session& session, const CheckSummary& s, const std::vector<RunR
 } // namespace
 
 std::string reportCheck(Session& session, CheckSummary& s) {
-  std::vector<RunRecord> runs;
-  if (s.cx && s.cx->judged) runs.push_back(recordOf(session, *s.cx->judged, "counterexample"));
-  if (s.trace) runs.push_back(recordOf(session, *s.trace, "trace"));
-  auto report = reportHeader("check", session, s.verdict);
+  ReportBuilder report(session.header("check"));
+  const std::string target = session.targets().front().name;
+  if (s.cx && s.cx->judged) report.addRun(session.record(*s.cx->judged, "counterexample", target));
+  if (s.trace) report.addRun(session.record(*s.trace, "trace", target));
+  report.verdict(s.verdict.value_or(Verdict::Unknown));
   nlohmann::json cx = nullptr;
   if (s.cx) {
     const auto& c = *s.cx;
@@ -126,7 +127,7 @@ std::string reportCheck(Session& session, CheckSummary& s) {
           {"found", {{"run", c.index + 1}, {"schedule", c.found}, {"summary", c.found.summary()}, {"verdicts", c.foundVerdicts}}}};
   }
   int flaky = (s.cx && s.cx->flaky ? 1 : 0) + static_cast<int>(s.cx ? s.cx->flakyCandidates : 0);
-  report["check"] = {
+  report.section("check", {
       {"runs", s.runs},
       {"runs_requested", s.runsRequested},
       {"seed", s.seed},
@@ -146,21 +147,15 @@ std::string reportCheck(Session& session, CheckSummary& s) {
         {"coverage_loss_examples", s.coverageLoss}}},
       {"kill_model", s.model.toJson()},
       {"counterexample", cx},
-      {"notes", s.notes}};
-  if (s.cx) report["schedule"] = s.cx->schedule;
-  if (s.trace) report["error"] = s.trace->error;
-  report["violations"] = violationsOf(runs);
-  if (!runs.empty()) report["processes"] = processesOf(runs[0].history, runs[0].logs);
-  auto arr = nlohmann::json::array();
-  for (const auto& r : runs) arr.push_back(runJson(r));
-  report["runs"] = arr;
-  report["timings"] = {{"total_ms", s.totalMs}, {"search_ms", s.searchMs}, {"shrink_ms", s.shrinkMs},
-                       {"schedules", s.runs}, {"workers", s.workers}};
-  std::string path = writeReport(session.reportDir().string(), report);
+      {"notes", s.notes}});
+  if (s.cx) report.schedule(s.cx->schedule);
+  if (s.trace) report.error(s.trace->error);
+  report.timings({{"total_ms", s.totalMs}, {"search_ms", s.searchMs}, {"shrink_ms", s.shrinkMs},
+                  {"schedules", s.runs}, {"workers", s.workers}});
+  std::string path = report.write(session.reportDir().string(), session.args().junit);
   std::error_code ec;
   if (!s.cx) std::filesystem::remove(session.reportDir() / "counterexample.json", ec); // a stale one
-  if (!session.args().junit.empty()) writeJunit(session.args().junit, report);
-  print(session, s, runs, path);
+  print(session, s, report.runs(), path);
   return path;
 }
 

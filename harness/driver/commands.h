@@ -30,11 +30,8 @@ Schedule defaultScheduleFor(const Session& session, const std::string& target, i
 std::string errorLine(const std::string& error, const std::map<std::string, std::string>& logs,
                       const std::filesystem::path& reportDir);
 
-/// Exit status for a verdict word.
-int exitStatus(const std::string& verdict);
-
-/// The report fields every command shares.
-nlohmann::json reportHeader(const std::string& command, const Session& session, const std::string& verdict);
+/// Prints a judged run's violations and unknown reasons for the terminal, each line starting with `indent`.
+void printResults(const Judged& j, const std::string& indent);
 
 /// One line of a violation for the terminal: "duplicate  balance w1: expected 25000, observed 30000: event 2 applied twice".
 std::string violationLine(const Violation& v);

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <iostream>
+
 namespace idem {
 
 Schedule generatedSchedule(const Scenario& sc, int events, uint64_t seed) {
@@ -48,41 +50,19 @@ std::string errorLine(const std::string& error, const std::map<std::string, std:
   return fmt::format("idemproof: {}{}", error, where.empty() ? "" : fmt::format(" (consumer output: {})", where));
 }
 
-int exitStatus(const std::string& verdict) {
-  if (verdict == "pass") return 0;
-  if (verdict == "fail") return 1;
-  return 2;
-}
-
-nlohmann::json reportHeader(const std::string& command, const Session& session, const std::string& verdict) {
-  nlohmann::json j;
-  j["schema_version"] = 1;
-  j["tool"] = "idemproof";
-  j["command"] = command;
-  j["verdict"] = verdict;
-  j["scenario"] = session.scenario().name;
-  j["scenario_file"] = session.scenario().file.string();
-  auto targets = nlohmann::json::array();
-  for (const auto& t : session.targets()) targets.push_back(t.name);
-  j["targets"] = targets;
-  j["target"] = session.targets().front().name;
-  j["seed"] = session.args().seed;
-  const auto& sv = session.servers();
-  j["servers"] = {{"embedded", sv.embedded}, {"valkey_binary", sv.valkey_binary}};
-  const auto& o = session.args().run;
-  j["options"] = {{"claim_idle_ms", o.claim_idle_ms}, {"deadline_ms", o.deadline.count()},
-                  {"stall_ms", o.stall.count()}, {"grace_ms", o.grace.count()}, {"settle_ms", o.settle.count()},
-                  {"start_timeout_ms", o.start_timeout.count()}, {"max_processes", o.max_processes},
-                  {"workers", session.workers()}, {"scenario_values", session.args().scenarioValues}};
-  return j;
-}
-
 std::string violationLine(const Violation& v) {
   std::string where = v.invariant + (v.key.empty() ? "" : " " + v.key);
   std::string values;
   if (!v.expected.is_null() || !v.observed.is_null())
     values = fmt::format(": expected {}, observed {}", v.expected.dump(), v.observed.dump());
   return fmt::format("{:<14} {}{}{}{}", v.kind, where, values, v.message.empty() ? "" : " — ", v.message);
+}
+
+void printResults(const Judged& j, const std::string& indent) {
+  for (const auto& c : j.results) {
+    for (const auto& v : c.violations) std::cout << indent << violationLine(v) << "\n";
+    if (c.verdict == Verdict::Unknown && !c.error.empty()) std::cout << indent << "unknown: " << c.checker << ": " << c.error << "\n";
+  }
 }
 
 } // namespace idem

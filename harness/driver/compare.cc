@@ -3,6 +3,8 @@
 /// one cell per class x target.
 #include "driver/compare.h"
 
+#include "driver/pool.h"
+
 #include <fmt/format.h>
 
 #include <atomic>
@@ -21,61 +23,21 @@ struct Job {
   Judged result;
 };
 
-std::set<std::string> kindsOf(const Judged& j) {
-  std::set<std::string> kinds;
-  for (const auto& c : j.results)
-    for (const auto& v : c.violations) kinds.insert(v.kind);
-  return kinds;
-}
-
-/// Runs `jobs[from..]` on at most `workers` threads, each with a workspace per target.
-void runJobs(Session& session, std::vector<std::vector<std::unique_ptr<Workspace>>>& spaces, std::vector<Job>& jobs,
-             size_t from, size_t workers, Progress& progress) {
-  size_t n = std::max<size_t>(1, std::min(workers, jobs.size() - from));
-  std::atomic<size_t> next{from};
-  std::mutex mu;
-  std::exception_ptr failure;
-  auto work = [&](size_t w) {
-    try {
-      for (size_t i; (i = next++) < jobs.size();) {
-        Job& job = jobs[i];
-        job.result = Session::judge(*spaces[w][job.target], session.scenario(), job.schedule);
-        progress.done(job.result.verdict == Verdict::Invalid);
-      }
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(mu);
-      if (!failure) failure = std::current_exception();
-      next = jobs.size();
+/// Runs `jobs[from..]` on the pool (all its workers, or one: `alone`).
+void runJobs(WorkerPool& pool, std::vector<Job>& jobs, size_t from, bool alone, Progress& progress) {
+  std::vector<WorkerPool::Job> work;
+  for (size_t i = from; i < jobs.size(); ++i) work.push_back({jobs[i].target, jobs[i].schedule});
+  auto done = [&](size_t, const Judged& j) { progress.done(j.verdict == Verdict::Fail); };
+  std::vector<Judged> judged;
+  if (alone) {
+    for (size_t i = 0; i < work.size(); ++i) {
+      judged.push_back(pool.judge(0, work[i].target, work[i].schedule));
+      done(i, judged.back());
     }
-  };
-  std::vector<std::thread> threads;
-  for (size_t w = 1; w < n; ++w) threads.emplace_back(work, w);
-  work(0);
-  for (auto& t : threads) t.join();
-  if (failure) std::rethrow_exception(failure);
-}
-
-std::string dirName(const std::string& id) {
-  std::string dir = id;
-  for (char& c : dir)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') c = '_';
-  return dir;
-}
-
-RunRecord record(Session& session, const Job& job, const Options& o, bool withHistory) {
-  RunRecord r;
-  r.id = job.id;
-  r.title = job.title;
-  r.scenario = o.scenario;
-  r.target = session.targets()[job.target].name;
-  r.verdict = verdictWord(job.result);
-  r.error = job.result.error;
-  r.schedule = job.result.schedule;
-  r.history = job.result.history.ops();
-  r.results = job.result.results;
-  r.withHistory = withHistory;
-  if (withHistory && !job.result.logs.empty()) r.logs = session.writeLogs(job.result, dirName(job.id));
-  return r;
+  } else {
+    judged = pool.judgeAll(work, false, done);
+  }
+  for (size_t i = 0; i < judged.size(); ++i) jobs[from + i].result = std::move(judged[i]);
 }
 
 /// "the scenario's own: 3 events, stream 2 3 1 1′ (′ a retry; phase 2: after the rest is acknowledged)".
@@ -101,7 +63,8 @@ Matrix matrixOf(const std::vector<Class>& classes, const std::vector<std::string
   bool anyFail = false;
   for (size_t t = 0; t < targets.size(); ++t) {
     std::set<std::string> targetKinds;
-    std::string targetVerdict = "pass", targetExample;
+    Verdict targetVerdict = Verdict::Pass;
+    std::string targetExample;
     int unknownCells = 0;
     for (const auto& c : classes) {
       nlohmann::json cell = {{"class", c.id}, {"target", targets[t]}};
@@ -114,43 +77,40 @@ Matrix matrixOf(const std::vector<Class>& classes, const std::vector<std::string
         if (j.target != t || j.cls != c.id) continue;
         ++n;
         if (c.kind == "kill") points.push_back(j.point);
-        if (j.verdict == "fail") {
+        if (j.verdict == Verdict::Fail) {
           ++failed;
           kinds.insert(j.kinds.begin(), j.kinds.end());
-          if (!example || judged[*example].verdict != "fail") example = i;
-        } else if (j.verdict != "pass") {
+          if (!example || judged[*example].verdict != Verdict::Fail) example = i;
+        } else if (j.verdict != Verdict::Pass) {
           ++unknown;
           if (!example) example = i;
         }
       }
-      std::string verdict = n == 0 ? "n/a" : failed ? "fail" : unknown ? "unknown" : "pass";
-      cell.update({{"verdict", verdict}, {"kinds", kinds}, {"schedules", n}, {"failed", failed}, {"unknown", unknown},
+      Verdict verdict = n == 0 ? Verdict::NotApplicable : failed ? Verdict::Fail : unknown ? Verdict::Unknown : Verdict::Pass;
+      cell.update({{"verdict", toString(verdict)}, {"kinds", kinds}, {"schedules", n}, {"failed", failed}, {"unknown", unknown},
                    {"example", example ? judged[*example].id : ""}});
       if (c.kind == "kill") cell["points"] = points;
       m.cells.push_back(cell);
       m.examples.push_back(example);
       targetKinds.insert(kinds.begin(), kinds.end());
       if (unknown > 0) ++unknownCells; // shown, and counted, even where the cell also fails
-      if (verdict == "fail" && targetExample.empty()) targetExample = judged[*example].id;
-      if (verdict == "fail") targetVerdict = "fail";
-      else if (verdict == "unknown" && targetVerdict == "pass") targetVerdict = "unknown";
+      if (verdict == Verdict::Fail && targetExample.empty()) targetExample = judged[*example].id;
+      if (verdict == Verdict::Fail) targetVerdict = Verdict::Fail;
+      else if (verdict == Verdict::Unknown && targetVerdict == Verdict::Pass) targetVerdict = Verdict::Unknown;
     }
-    anyFail = anyFail || targetVerdict == "fail";
+    anyFail = anyFail || targetVerdict == Verdict::Fail;
     m.unknownCells = m.unknownCells || unknownCells > 0;
-    m.targets.push_back({{"name", targets[t]}, {"manifest", ""}, {"verdict", targetVerdict}, {"kinds", targetKinds},
+    m.targets.push_back({{"name", targets[t]}, {"manifest", ""}, {"verdict", toString(targetVerdict)}, {"kinds", targetKinds},
                          {"example", targetExample}, {"unknown_cells", unknownCells}});
   }
-  m.verdict = anyFail ? "fail" : m.unknownCells ? "unknown" : "pass";
+  m.verdict = anyFail ? Verdict::Fail : m.unknownCells ? Verdict::Unknown : Verdict::Pass;
   return m;
 }
 
-Outcome compareTargets(Session& session, const Options& o, Progress& progress) {
+Comparison compareTargets(Session& session, const Options& o, Progress& progress) {
   const auto& sc = session.scenario();
   const auto& targets = session.targets();
-  size_t workers = static_cast<size_t>(session.workers());
-  std::vector<std::vector<std::unique_ptr<Workspace>>> spaces(workers);
-  for (size_t w = 0; w < workers; ++w)
-    for (const auto& t : targets) spaces[w].push_back(session.workspace(t, static_cast<int>(w)));
+  WorkerPool pool(session);
 
   std::vector<Class> classes{{"default", "schedule", "default schedule",
                               defaultDescription(defaultSchedule(sc))}};
@@ -160,7 +120,7 @@ Outcome compareTargets(Session& session, const Options& o, Progress& progress) {
     Schedule s = defaultScheduleFor(session, targets[t].name, 0);
     jobs.push_back({t, "default", o.runPrefix + targets[t].name + "/default", "default schedule", s, {}});
   }
-  runJobs(session, spaces, jobs, 0, 1, progress); // alone: their wall time is the cost
+  runJobs(pool, jobs, 0, true, progress); // alone: their wall time is the cost
 
   std::vector<Class> kills;
   nlohmann::json costs = nlohmann::json::array();
@@ -197,15 +157,15 @@ Outcome compareTargets(Session& session, const Options& o, Progress& progress) {
   }
   classes.insert(classes.end(), kills.begin(), kills.end());
   progress.addTotal(jobs.size() - targets.size());
-  runJobs(session, spaces, jobs, targets.size(), workers, progress);
+  runJobs(pool, jobs, targets.size(), false, progress);
 
-  Outcome out;
+  Comparison out;
   out.schedules = jobs.size();
   std::vector<std::string> names;
   for (const auto& t : targets) names.push_back(t.name);
   std::vector<JudgedCell> judged;
   for (const auto& j : jobs) {
-    JudgedCell c{j.target, j.cls, j.id, verdictWord(j.result), kindsOf(j.result), ""};
+    JudgedCell c{j.target, j.cls, j.id, j.result.verdict, j.result.kinds(), ""};
     if (!j.schedule.faults.empty()) c.point = j.schedule.faults.front().str();
     judged.push_back(std::move(c));
   }
@@ -214,8 +174,9 @@ Outcome compareTargets(Session& session, const Options& o, Progress& progress) {
   for (size_t i = 0; i < m.cells.size(); ++i) {
     if (!m.examples[i]) continue;
     const Job& example = jobs[*m.examples[i]];
-    bool first = shown.insert({example.target, kindsOf(example.result)}).second || m.cells[i]["verdict"] != "fail";
-    out.runs.push_back(record(session, example, o, first));
+    bool first = shown.insert({example.target, example.result.kinds()}).second || m.cells[i]["verdict"] != "fail";
+    out.runs.push_back(session.record(example.result, example.id, targets[example.target].name, first, example.title,
+                                      o.scenario));
   }
   for (size_t t = 0; t < targets.size(); ++t) m.targets[t]["manifest"] = targets[t].manifest.string();
   out.verdict = m.verdict;

@@ -64,10 +64,11 @@ struct Options {
   std::string scenario;  ///< RunRecord::scenario (demo)
 };
 
-struct Outcome {
+/// What a comparison found: the matrix, the runs it shows, its verdict.
+struct Comparison {
   nlohmann::json compare;      ///< {classes, targets, cells, costs, runs_per_class, per_class, events, seed}
   std::vector<RunRecord> runs; ///< one example per cell that did not pass (a history for the first of each kind)
-  std::string verdict;         ///< fail > unknown > pass over every cell ("error" when no baseline ran)
+  Verdict verdict = Verdict::Unknown; ///< fail > unknown > pass over every cell
   bool unknownCells = false;   ///< some cell holds a schedule that could not be judged (even beside a failure)
   size_t schedules = 0;
 };
@@ -77,7 +78,7 @@ struct JudgedCell {
   size_t target = 0;      ///< index into the targets
   std::string cls;        ///< Class::id
   std::string id;         ///< the run's id
-  std::string verdict;    ///< pass | fail | unknown | error
+  Verdict verdict = Verdict::Unknown; ///< pass | fail | unknown | error
   std::set<std::string> kinds;
   std::string point;      ///< its kill point, for kill classes
 };
@@ -89,14 +90,14 @@ struct Matrix {
   nlohmann::json cells;   ///< in the order of targets, then classes
   nlohmann::json targets; ///< name, manifest (left empty here), verdict, kinds, example, unknown_cells
   std::vector<std::optional<size_t>> examples; ///< per cell: the judged schedule shown for it
-  std::string verdict;    ///< fail > unknown > pass over the targets
+  Verdict verdict = Verdict::Unknown; ///< fail > unknown > pass over the targets
   bool unknownCells = false;
 };
 Matrix matrixOf(const std::vector<Class>& classes, const std::vector<std::string>& targets,
                 const std::vector<JudgedCell>& judged);
 
 /// Runs every class against every target of `session` and judges each schedule.
-Outcome compareTargets(Session& session, const Options& o, Progress& progress);
+Comparison compareTargets(Session& session, const Options& o, Progress& progress);
 
 /// The matrix as a terminal table: classes x targets, then the costs.
 std::string terminalTable(const nlohmann::json& compare);

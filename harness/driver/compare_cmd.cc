@@ -1,8 +1,6 @@
 /// idemproof compare: the matrix of classes x targets on one scenario, its costs, one report.
 #include "driver/compare.h"
 
-#include "report/junit.h"
-
 #include "core/error.h"
 
 #include <fmt/format.h>
@@ -79,16 +77,13 @@ int compareCommand(const CommonArgs& common, const CompareArgs& args) {
   auto out = compare::compareTargets(session, o, progress);
   progress.clear();
 
-  auto report = reportHeader("compare", session, out.verdict);
-  report["compare"] = out.compare;
-  report["violations"] = violationsOf(out.runs);
-  auto runs = nlohmann::json::array();
-  for (const auto& r : out.runs) runs.push_back(runJson(r));
-  report["runs"] = runs;
+  ReportBuilder report(session.header("compare"));
+  report.verdict(out.verdict);
+  report.section("compare", out.compare);
+  for (auto& r : out.runs) report.addRun(std::move(r));
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
-  report["timings"] = {{"total_ms", ms}, {"schedules", out.schedules}};
-  std::string path = writeReport(session.reportDir().string(), report);
-  if (!common.junit.empty()) writeJunit(common.junit, report);
+  report.timings({{"total_ms", ms}, {"schedules", out.schedules}});
+  std::string path = report.write(session.reportDir().string(), common.junit);
 
   int failing = 0, unknown = 0;
   for (const auto& t : out.compare["targets"]) failing += t["verdict"] == "fail";
@@ -98,14 +93,14 @@ int compareCommand(const CommonArgs& common, const CompareArgs& args) {
                            o.perClass > 0 ? fmt::format("at most {} kill point{} per class", o.perClass, o.perClass == 1 ? "" : "s")
                                           : "every kill point");
   std::cout << compare::terminalTable(out.compare);
-  std::cout << fmt::format("{}: {} of {} targets fail a class; {} schedules, {:.1f} s\n", out.verdict, failing,
+  std::cout << fmt::format("{}: {} of {} targets fail a class; {} schedules, {:.1f} s\n", toString(out.verdict), failing,
                            session.targets().size(), out.schedules, static_cast<double>(ms) / 1000.0);
   if (unknown > 0)
     std::cout << fmt::format("unknown: {} cell{} hold{} schedules that could not be judged (marked unknown, or +N? beside "
                              "a failure): exit 2\n", unknown, unknown == 1 ? "" : "s", unknown == 1 ? "s" : "");
   std::cout << "report: " << (session.reportDir() / "report.html").string() << " (and report.json)\n";
   if (unknown > 0) return 2;
-  return args.failOnViolation && out.verdict == "fail" ? 1 : 0;
+  return args.failOnViolation && out.verdict == Verdict::Fail ? 1 : 0;
 }
 
 } // namespace idem

@@ -1,12 +1,14 @@
-/// idemproof demo: compares the reference targets (targets/*) on the built-in scenarios on embedded
-/// servers, one comparison per scenario, and writes one report with a section per scenario. Each
-/// reference target has a documented behaviour (targets/README.md): the demo says whether it held.
+/// idemproof demo: compares the reference targets (targets/*, those whose target.json says what they are
+/// expected to do) on the built-in scenarios on embedded servers, one comparison per scenario, and writes
+/// one report with a section per scenario. A target behaves "as documented" only when its verdict and kinds
+/// are the ones its manifest expects and no cell of it holds a schedule that could not be judged.
 #include "driver/compare.h"
 
-#include "report/junit.h"
+#include "core/error.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <set>
 
@@ -14,28 +16,29 @@ namespace idem {
 
 namespace {
 
-struct Reference {
-  const char* target;
-  const char* scenario;
-  const char* verdict; ///< documented: pass or fail
-  const char* kind;    ///< the violation kind a failing one must show
-  const char* why;
-};
-
-const Reference kReferences[] = {
-    {"simple", "wallet", "fail", "duplicate", "no dedup: a retry or a redelivery is applied twice"},
-    {"dedup-table", "wallet", "pass", "", "dedup row in the same transaction as the credit"},
-    {"dedup-valkey", "wallet", "fail", "lost", "SET NX in Valkey before the credit: a kill in between loses it"},
-    {"versioned-guard", "customer-city", "pass", "", "updates only to a higher version"},
-    {"versioned-naive", "customer-city", "fail", "stale-version", "unconditional update: an older version can win"},
-    {"ship-guarded", "order-shipping", "pass", "", "ships only a paid order; stock only if it changed"},
-    {"ship-naive", "order-shipping", "fail", "duplicate", "unconditional: a retry takes stock twice"},
-};
-
-const char* kScenarios[] = {"wallet", "customer-city", "order-shipping"};
+/// The reference targets: every folder of targets/ whose manifest has expectations, by scenario (in the
+/// order of scenarios/, wallet first).
+std::vector<std::pair<std::string, std::vector<Target>>> referenceTargets(const std::filesystem::path& dir) {
+  std::map<std::string, std::vector<Target>> byScenario;
+  std::vector<std::filesystem::path> folders;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (std::filesystem::exists(e.path() / "target.json", ec)) folders.push_back(e.path());
+  std::sort(folders.begin(), folders.end());
+  for (const auto& f : folders) {
+    Target t = loadTarget(f);
+    for (const auto& [scenario, x] : t.expect) byScenario[scenario].push_back(t);
+  }
+  std::vector<std::pair<std::string, std::vector<Target>>> out;
+  if (byScenario.count("wallet")) out.emplace_back("wallet", byScenario["wallet"]);
+  for (auto& [sc, ts] : byScenario)
+    if (sc != "wallet") out.emplace_back(sc, ts);
+  if (out.empty()) throw UsageError(fmt::format("{}: no target folder says what it expects (\"expect\")", dir.string()));
+  return out;
+}
 
 /// The diagnosis of run `id`: its title and its first violation's message.
-std::pair<std::string, std::string> diagnosisOf(const compare::Outcome& out, const std::string& id) {
+std::pair<std::string, std::string> diagnosisOf(const compare::Comparison& out, const std::string& id) {
   for (const auto& r : out.runs) {
     if (r.id != id) continue;
     for (const auto& c : r.results)
@@ -48,48 +51,52 @@ std::pair<std::string, std::string> diagnosisOf(const compare::Outcome& out, con
 
 int demoCommand(const CommonArgs& common, const DemoArgs& args) {
   auto t0 = std::chrono::steady_clock::now();
-  auto targetsDir = scenariosDir().parent_path() / "targets";
+  auto references = referenceTargets(scenariosDir().parent_path() / "targets");
   compare::Options o;
   o.runs = args.runs;
   o.perClass = args.perClass;
   o.seed = common.seed;
   Progress progress("demo");
-  nlohmann::json sections = nlohmann::json::array(), allTargets = nlohmann::json::array(), header, runs = nlohmann::json::array();
+  nlohmann::json sections = nlohmann::json::array();
+  std::vector<std::string> allTargets, scenarios;
   std::vector<RunRecord> records;
   std::vector<std::string> lines;
+  std::optional<ReportHeader> header;
   bool asExpected = true, anyFail = false, anyUnknown = false;
   size_t schedules = 0;
-  for (const char* name : kScenarios) {
+  for (const auto& [name, targets] : references) {
     CommonArgs a = common;
     a.scenario = name;
     a.targets.clear();
-    for (const auto& ref : kReferences)
-      if (std::string(ref.scenario) == name) a.targets.push_back((targetsDir / ref.target).string());
+    for (const auto& t : targets) a.targets.push_back(t.dir.string());
     Session session(a);
-    progress.setLabel(std::string("demo ") + name);
-    o.runPrefix = std::string(name) + "/";
+    if (!header) header = session.header("demo");
+    scenarios.push_back(name);
+    progress.setLabel("demo " + name);
+    o.runPrefix = name + "/";
     o.scenario = name;
     auto out = compare::compareTargets(session, o, progress);
-    if (header.is_null()) header = reportHeader("demo", session, "pass");
     schedules += out.schedules;
     nlohmann::json summary = nlohmann::json::array();
     for (const auto& t : out.compare["targets"]) {
-      const Reference* ref = nullptr;
-      for (const auto& r : kReferences)
-        if (t["name"] == r.target) ref = &r;
+      const Target& ref = *std::find_if(targets.begin(), targets.end(), [&](const Target& x) { return x.name == t["name"]; });
+      const Expectation& want = ref.expect.at(name);
       std::string verdict = t["verdict"];
       std::set<std::string> kinds = t["kinds"];
       int unknownCells = t.value("unknown_cells", 0);
-      // As documented only when every cell is: the verdict and kind, and no cell that could not be judged.
-      bool ok = ref && verdict == ref->verdict && (std::string(ref->kind).empty() || kinds.count(ref->kind)) &&
-                unknownCells == 0;
+      // As documented only when every cell is: the verdict and kinds, and no cell that could not be judged.
+      bool ok = verdict == want.verdict && unknownCells == 0 &&
+                std::all_of(want.kinds.begin(), want.kinds.end(), [&](const std::string& k) { return kinds.count(k); });
       asExpected = asExpected && ok;
       anyFail = anyFail || verdict == "fail";
       anyUnknown = anyUnknown || verdict == "unknown" || verdict == "error" || unknownCells > 0;
-      std::string expected = ref ? fmt::format("{}{}: {}", ref->verdict, *ref->kind ? std::string(" (") + ref->kind + ")" : "", ref->why) : "";
+      std::string kindsWanted;
+      for (const auto& k : want.kinds) kindsWanted += (kindsWanted.empty() ? "" : ", ") + k;
+      std::string expected = fmt::format("{}{}: {}", want.verdict, kindsWanted.empty() ? "" : " (" + kindsWanted + ")", want.why);
       auto [title, message] = diagnosisOf(out, t.value("example", ""));
-      summary.push_back({{"name", t["name"]}, {"verdict", verdict}, {"kinds", kinds}, {"expected", expected}, {"as_expected", ok},
-                         {"example", t.value("example", "")}, {"example_title", title}, {"diagnosis", message}});
+      summary.push_back({{"name", t["name"]}, {"verdict", verdict}, {"kinds", kinds}, {"expected", expected},
+                         {"as_expected", ok}, {"example", t.value("example", "")}, {"example_title", title},
+                         {"diagnosis", message}});
       allTargets.push_back(t["name"]);
       std::string ks;
       for (const auto& k : kinds) ks += (ks.empty() ? "" : ",") + k;
@@ -99,28 +106,23 @@ int demoCommand(const CommonArgs& common, const DemoArgs& args) {
       lines.push_back(fmt::format("  {:<15} {:<16} {:<20} {}{}", name, t["name"].get<std::string>(), shown, what,
                                   ok ? "" : "  <- NOT AS DOCUMENTED: " + expected));
     }
-    sections.push_back({{"scenario", name}, {"description", session.scenario().description}, {"verdict", out.verdict},
-                        {"targets", summary}, {"compare", out.compare}});
-    for (auto& r : out.runs) {
-      runs.push_back(runJson(r));
-      records.push_back(std::move(r));
-    }
+    sections.push_back({{"scenario", name}, {"description", session.scenario().description},
+                        {"verdict", toString(out.verdict)}, {"targets", summary}, {"compare", out.compare}});
+    for (auto& r : out.runs) records.push_back(std::move(r));
   }
   progress.clear();
-  std::string verdict = anyFail ? "fail" : anyUnknown ? "unknown" : "pass";
-  nlohmann::json report = header;
-  report["verdict"] = verdict;
-  for (const char* k : {"scenario", "scenario_file", "target"}) report.erase(k);
-  report["scenarios"] = kScenarios;
-  report["targets"] = allTargets;
-  report["demo"] = {{"as_expected", asExpected}, {"sections", sections}, {"runs_per_class", o.runs}, {"per_class", o.perClass}};
-  report["violations"] = violationsOf(records);
-  report["runs"] = runs;
+  header->scenario.clear();
+  header->scenarios = scenarios;
+  header->targets = allTargets;
+  ReportBuilder report(*header);
+  report.verdict(anyFail ? Verdict::Fail : anyUnknown ? Verdict::Unknown : Verdict::Pass);
+  report.section("demo", {{"as_expected", asExpected}, {"sections", sections}, {"runs_per_class", o.runs},
+                          {"per_class", o.perClass}});
+  for (auto& r : records) report.addRun(std::move(r));
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
-  report["timings"] = {{"total_ms", ms}, {"schedules", schedules}};
+  report.timings({{"total_ms", ms}, {"schedules", schedules}});
   auto dir = common.reportDir.empty() ? std::filesystem::current_path() / "reports" / "latest" : std::filesystem::path(common.reportDir);
-  writeReport(dir.string(), report);
-  if (!common.junit.empty()) writeJunit(common.junit, report);
+  report.write(dir.string(), common.junit);
 
   std::cout << "idemproof demo: the reference targets on the built-in scenarios (embedded PostgreSQL and Valkey)\n";
   std::cout << fmt::format("  {:<15} {:<16} {:<20} {}\n", "scenario", "target", "verdict", "first counterexample");
@@ -129,8 +131,8 @@ int demoCommand(const CommonArgs& common, const DemoArgs& args) {
     std::cout << l << "\n";
   }
   std::cout << fmt::format("{} schedules in {:.1f} s: {}\n", schedules, static_cast<double>(ms) / 1000.0,
-                           asExpected ? "every reference target behaved as documented (targets/README.md)"
-                                      : "some reference target did NOT behave as documented (targets/README.md)");
+                           asExpected ? "every reference target behaved as its target.json expects (targets/README.md)"
+                                      : "some reference target did NOT behave as its target.json expects");
   std::cout << "report: " << (dir / "report.html").string() << "\n";
   if (anyUnknown) return 2;
   return asExpected ? 0 : 1;

@@ -4,7 +4,6 @@
 #include "driver/check.h"
 
 #include "core/error.h"
-#include "report/junit.h"
 
 #include <fmt/format.h>
 
@@ -53,41 +52,33 @@ int replayCommand(const CommonArgs& commonIn, const ReplayArgs& args) {
   s.target = target.name;
 
   int n = std::max(1, args.replays);
-  WorkerPool pool(session, target, std::min(session.workers(), n));
+  WorkerPool pool(session, std::min(session.workers(), n));
   auto js = pool.judgeAll(std::vector<Schedule>(static_cast<size_t>(n), s), true);
   std::vector<std::string> verdicts;
-  for (const auto& j : js) verdicts.push_back(verdictWord(j));
-  std::string verdict = verdicts.front();
-  for (const auto& v : verdicts)
-    if (v != verdict) verdict = "flaky";
-
-  std::vector<RunRecord> runs;
-  for (size_t i = 0; i < js.size(); ++i) {
-    if (i == 0 || verdicts[i] != verdicts.front())
-      runs.push_back(recordOf(session, js[i], js.size() == 1 ? "replay" : fmt::format("replay-{}", i + 1)));
+  Verdict verdict = js.front().verdict;
+  for (const auto& j : js) {
+    verdicts.push_back(toString(j.verdict));
+    if (j.verdict != verdict) verdict = Verdict::Flaky;
   }
-  auto report = reportHeader("replay", session, verdict);
-  if (!js.front().error.empty()) report["error"] = js.front().error;
-  report["schedule"] = s;
-  report["replay"] = {{"file", args.file}, {"replays", n}, {"verdicts", verdicts}};
-  report["violations"] = violationsOf(runs);
-  report["processes"] = processesOf(runs[0].history, runs[0].logs);
-  auto arr = nlohmann::json::array();
-  for (const auto& r : runs) arr.push_back(runJson(r));
-  report["runs"] = arr;
+  ReportBuilder report(session.header("replay"));
+  for (size_t i = 0; i < js.size(); ++i) {
+    if (i == 0 || js[i].verdict != js.front().verdict)
+      report.addRun(session.record(js[i], js.size() == 1 ? "replay" : fmt::format("replay-{}", i + 1), target.name));
+  }
+  report.verdict(verdict);
+  report.error(js.front().error);
+  report.schedule(s);
+  report.section("replay", {{"file", args.file}, {"replays", n}, {"verdicts", verdicts}});
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
-  report["timings"] = {{"total_ms", ms}, {"schedules", n}};
-  std::string path = writeReport(session.reportDir().string(), report);
-  if (!common.junit.empty()) writeJunit(common.junit, report);
+  report.timings({{"total_ms", ms}, {"schedules", n}});
+  std::string path = report.write(session.reportDir().string(), common.junit);
 
-  std::cout << fmt::format("{} × {}: {} — {}\n", target.name, sc.name, verdict, s.summary());
+  std::cout << fmt::format("{} × {}: {} — {}\n", target.name, sc.name, toString(verdict), s.summary());
   std::cout << describeSchedule(s, sc, "  ");
   if (n > 1) std::cout << "  replays: " << joinWords(verdicts) << "\n";
-  if (!js.front().error.empty()) std::cerr << "idemproof: " << js.front().error << "\n";
-  for (const auto& c : js.front().results) {
-    for (const auto& v : c.violations) std::cout << "  " << violationLine(v) << "\n";
-    if (c.verdict == Verdict::Unknown && !c.error.empty()) std::cout << "  unknown: " << c.checker << ": " << c.error << "\n";
-  }
+  if (!js.front().error.empty())
+    std::cerr << errorLine(js.front().error, report.runs().front().logs, session.reportDir()) << "\n";
+  printResults(js.front(), "  ");
   std::cout << "report: " << path << "\n";
   return exitStatus(verdict);
 }

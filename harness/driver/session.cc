@@ -15,13 +15,11 @@ namespace idem {
 
 namespace fs = std::filesystem;
 
-std::string verdictWord(const Judged& j) {
-  if (!j.error.empty()) return "error";
-  switch (j.verdict) {
-  case Verdict::Valid: return "pass";
-  case Verdict::Invalid: return "fail";
-  default: return "unknown";
-  }
+std::set<std::string> Judged::kinds() const {
+  std::set<std::string> out;
+  for (const auto& c : results)
+    for (const auto& v : c.violations) out.insert(v.kind);
+  return out;
 }
 
 fs::path scenariosDir() {
@@ -87,8 +85,10 @@ Judged Session::judge(Workspace& ws, const Scenario& sc, const Schedule& s, bool
   if (j.error.empty()) {
     j.results = checkAll(sc, ops);
     j.verdict = merge(j.results);
+  } else {
+    j.verdict = Verdict::Error;
   }
-  if (keepLogs || !j.error.empty() || j.verdict != Verdict::Valid) {
+  if (keepLogs || j.verdict != Verdict::Pass) {
     for (const auto& [op, spawn] : recordsOf<ops::Spawn>(ops)) {
       std::ifstream in(spawn->log, std::ios::binary);
       std::stringstream ss;
@@ -102,39 +102,6 @@ Judged Session::judge(Workspace& ws, const Scenario& sc, const Schedule& s, bool
   return j;
 }
 
-std::vector<Judged> Session::judgeAll(const Target& t, const std::vector<Schedule>& schedules,
-                                      const std::function<void(size_t)>& progress) {
-  std::vector<Judged> out(schedules.size());
-  int n = std::max(1, std::min<int>(workers(), static_cast<int>(schedules.size())));
-  std::vector<std::unique_ptr<Workspace>> spaces;
-  for (int w = 0; w < n; ++w) spaces.push_back(workspace(t, w));
-  std::atomic<size_t> next{0}, done{0};
-  std::mutex mu;
-  std::exception_ptr failure;
-  auto work = [&](Workspace& ws) {
-    try {
-      for (size_t i; (i = next++) < schedules.size();) {
-        out[i] = judge(ws, scenario_, schedules[i]);
-        size_t d = ++done;
-        if (progress) {
-          std::lock_guard<std::mutex> lock(mu);
-          progress(d);
-        }
-      }
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(mu);
-      if (!failure) failure = std::current_exception();
-      next = schedules.size();
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int w = 1; w < n; ++w) threads.emplace_back(work, std::ref(*spaces[w]));
-  work(*spaces[0]);
-  for (auto& th : threads) th.join();
-  if (failure) std::rethrow_exception(failure);
-  return out;
-}
-
 std::map<std::string, std::string> Session::writeLogs(const Judged& j, const std::string& prefix) {
   std::map<std::string, std::string> paths;
   fs::path rel = fs::path("logs") / prefix;
@@ -145,6 +112,46 @@ std::map<std::string, std::string> Session::writeLogs(const Judged& j, const std
     paths[label] = p.string();
   }
   return paths;
+}
+
+RunRecord Session::record(const Judged& j, const std::string& id, const std::string& target, bool withHistory,
+                          const std::string& title, const std::string& scenario) {
+  RunRecord r;
+  r.id = id;
+  r.target = target;
+  r.title = title;
+  r.scenario = scenario;
+  r.verdict = j.verdict;
+  r.error = j.error;
+  r.schedule = j.schedule;
+  r.history = j.history.ops();
+  r.results = j.results;
+  r.withHistory = withHistory;
+  if (withHistory && !j.logs.empty()) {
+    std::string dir = id;
+    for (char& c : dir)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '/') c = '_';
+    r.logs = writeLogs(j, dir);
+  }
+  return r;
+}
+
+ReportHeader Session::header(const std::string& command) const {
+  ReportHeader h;
+  h.command = command;
+  h.scenario = scenario_.name;
+  h.scenarioFile = scenario_.file.string();
+  for (const auto& t : targets_) h.targets.push_back(t.name);
+  h.seed = args_.seed;
+  h.embedded = servers().embedded;
+  h.valkeyBinary = servers().valkey_binary;
+  const auto& o = args_.run;
+  h.options = {{"claim_idle_ms", o.claim_idle_ms},       {"deadline_ms", o.deadline.count()},
+               {"stall_ms", o.stall.count()},            {"grace_ms", o.grace.count()},
+               {"settle_ms", o.settle.count()},          {"start_timeout_ms", o.start_timeout.count()},
+               {"max_processes", o.max_processes},       {"workers", workers()},
+               {"scenario_values", args_.scenarioValues}};
+  return h;
 }
 
 } // namespace idem

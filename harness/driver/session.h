@@ -1,7 +1,8 @@
 #pragma once
 /// What every judging command shares: the target and scenario values, the servers (embedded or given),
 /// workspaces on them, executing and judging schedules, and the report directory.
-#include "checkers/check.h"
+#include "checkers/checkers.h"
+#include "report/builder.h"
 #include "core/temp_dir.h"
 #include "scenario/scenario.h"
 #include "servers/servers.h"
@@ -13,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -40,13 +42,12 @@ struct Judged {
   Schedule schedule;
   History history;
   std::vector<CheckResult> results;
-  Verdict verdict = Verdict::Unknown;
+  Verdict verdict = Verdict::Unknown; ///< pass | fail | unknown, or error when it could not be judged
   std::string error; ///< set when the execution could not be judged (an "error" op)
   std::map<std::string, std::string> logs; ///< process label -> its log (kept for runs that did not pass)
+  /// The violation kinds of its failing checks.
+  std::set<std::string> kinds() const;
 };
-
-/// "pass" | "fail" | "unknown" | "error"
-std::string verdictWord(const Judged& j);
 
 class Session {
 public:
@@ -66,12 +67,15 @@ public:
   std::unique_ptr<Workspace> workspace(const Target& t, int w);
   /// Executes and judges one schedule; keeps the logs when `keepLogs` or the verdict is not pass.
   static Judged judge(Workspace& ws, const Scenario& sc, const Schedule& s, bool keepLogs = false);
-  /// Executes `schedules` on up to workers() workspaces in parallel; results in input order.
-  std::vector<Judged> judgeAll(const Target& t, const std::vector<Schedule>& schedules,
-                               const std::function<void(size_t done)>& progress = {});
   /// Writes the kept logs of a judged run into <report>/logs/<prefix>/ and returns label -> path
   /// relative to the report dir.
   std::map<std::string, std::string> writeLogs(const Judged& j, const std::string& prefix);
+  /// The one builder of the record a report keeps of a judged run: its logs written under
+  /// <report>/logs/<id>/, its history kept when `withHistory`.
+  RunRecord record(const Judged& j, const std::string& id, const std::string& target, bool withHistory = true,
+                   const std::string& title = "", const std::string& scenario = "");
+  /// The report's header: what ran where (command, scenario, targets, seed, servers, options).
+  ReportHeader header(const std::string& command) const;
 
 private:
   CommonArgs args_;

@@ -1,48 +1,26 @@
 /// idemproof sweep: one fault-free run records the trace of steps; then one run per kill point of that
 /// trace, before and after each step, each judged. Which steps have no point, and why: history/trace.h.
+/// A point whose kill never fired is unknown (and says so); so is the sweep when its fault-free run is.
 #include "driver/commands.h"
 
+#include "driver/pool.h"
 #include "driver/progress.h"
 #include "history/trace.h"
-#include "report/junit.h"
-#include "report/report.h"
 
 #include <fmt/format.h>
 
 #include <iostream>
-#include <set>
-#include <unistd.h>
 
 namespace idem {
 
 namespace {
 
-std::set<std::string> kindsOf(const Judged& j) {
-  std::set<std::string> kinds;
-  for (const auto& c : j.results)
-    for (const auto& v : c.violations) kinds.insert(v.kind);
-  return kinds;
-}
-
 bool fired(const Judged& j) { return !recordsOf<ops::FaultOp>(j.history.ops()).empty(); }
 
-RunRecord record(Session& session, const Judged& j, const std::string& id, const std::string& target) {
-  RunRecord r;
-  r.id = id;
-  r.target = target;
-  r.verdict = verdictWord(j);
-  r.error = j.error;
-  r.schedule = j.schedule;
-  r.history = j.history.ops();
-  r.results = j.results;
-  r.withHistory = r.verdict != "pass";
-  if (!j.logs.empty()) {
-    std::string dir = id;
-    for (char& c : dir)
-      if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-    r.logs = session.writeLogs(j, dir);
-  }
-  return r;
+std::string kindsText(const std::set<std::string>& kinds) {
+  std::string out;
+  for (const auto& k : kinds) out += (out.empty() ? "" : ",") + k;
+  return out;
 }
 
 } // namespace
@@ -54,19 +32,18 @@ int sweepCommand(const CommonArgs& common) {
   const auto& target = session.targets().front();
   Schedule base = defaultScheduleFor(session, target.name, 1); // values that decode with the one kill of a point
 
-  Judged baseline;
-  {
-    auto ws = session.workspace(target, 0);
-    baseline = Session::judge(*ws, sc, base, true);
-  }
-  std::vector<RunRecord> runs{record(session, baseline, "baseline", target.name)};
+  WorkerPool pool(session);
+  Judged baseline = pool.judge(0, 0, base, true);
+  ReportBuilder report(session.header("sweep"));
+  report.schedule(base);
+  report.addRun(session.record(baseline, "baseline", target.name));
   nlohmann::json skipped = nlohmann::json::array();
   std::vector<TracePoint> points;
   // Kill points come from a trace that can be judged: pass, or fail (a target that fails without faults
   // still has a trace). An unknown fault-free run says nothing certain about the steps: no point is run.
-  const bool traceUsable = baseline.error.empty() && baseline.verdict != Verdict::Unknown;
+  const bool traceUsable = baseline.verdict == Verdict::Pass || baseline.verdict == Verdict::Fail;
   if (traceUsable) {
-    Trace trace = traceOf(runs[0].history);
+    Trace trace = traceOf(report.runs().front().history);
     points = std::move(trace.points);
     for (const auto& sk : trace.skipped) skipped.push_back({{"step", sk.step}, {"reason", sk.reason}});
   }
@@ -78,55 +55,45 @@ int sweepCommand(const CommonArgs& common) {
     schedules.push_back(std::move(s));
   }
   Progress progress("sweep " + target.name, schedules.size());
-  auto judged = session.judgeAll(target, schedules, [&](size_t done) { progress.doneCount(done); });
+  auto judged = pool.judgeAll(schedules, false, [&](size_t, const Judged& j) { progress.done(j.verdict == Verdict::Fail); });
   progress.clear();
 
   auto table = nlohmann::json::array();
-  int fails = baseline.verdict == Verdict::Invalid ? 1 : 0, unknown = 0, notFired = 0;
-  std::cout << fmt::format("sweep {} × {}: baseline {} ({})\n", target.name, sc.name, verdictWord(baseline), base.summary());
-  if (!baseline.error.empty()) std::cerr << errorLine(baseline.error, runs[0].logs, session.reportDir()) << "\n";
+  int fails = baseline.verdict == Verdict::Fail ? 1 : 0, unknown = 0, notFired = 0;
+  std::cout << fmt::format("sweep {} × {}: baseline {} ({})\n", target.name, sc.name, toString(baseline.verdict),
+                           base.summary());
+  if (!baseline.error.empty())
+    std::cerr << errorLine(baseline.error, report.runs().front().logs, session.reportDir()) << "\n";
   std::cout << fmt::format("  {:<24} {:<7} {:<10} {}\n", "kill point", "server", "verdict", "violations");
   for (size_t i = 0; i < judged.size(); ++i) {
     const auto& j = judged[i];
-    std::string verdict = verdictWord(j);
     bool f = fired(j);
-    if (!f) {
-      verdict = "not-fired";
-      ++notFired;
-    }
-    if (verdict == "fail") ++fails;
-    if (verdict == "unknown" || verdict == "error") ++unknown;
-    auto kinds = kindsOf(j);
-    std::string ks;
-    for (const auto& k : kinds) ks += (ks.empty() ? "" : ",") + k;
+    notFired += !f;
+    fails += j.verdict == Verdict::Fail;
+    unknown += j.verdict != Verdict::Fail && j.verdict != Verdict::Pass;
+    auto kinds = j.kinds();
     table.push_back({{"point", points[i].fault.str()}, {"server", points[i].server}, {"detail", points[i].detail},
-                     {"verdict", verdict}, {"fired", f}, {"kinds", kinds}});
-    std::cout << fmt::format("  {:<24} {:<7} {:<10} {}\n", points[i].fault.str(), points[i].server, verdict, ks);
-    if (verdict != "pass") runs.push_back(record(session, j, points[i].fault.str(), target.name));
+                     {"verdict", toString(j.verdict)}, {"fired", f}, {"kinds", kinds}});
+    std::cout << fmt::format("  {:<24} {:<7} {:<10} {}\n", points[i].fault.str(), points[i].server,
+                             f ? toString(j.verdict) : "not fired", kindsText(kinds));
+    if (j.verdict != Verdict::Pass) report.addRun(session.record(j, points[i].fault.str(), target.name));
   }
-  std::string verdict = fails ? "fail" : (unknown || notFired || !traceUsable) ? "unknown" : "pass";
-  if (!baseline.error.empty()) verdict = "error";
+  Verdict verdict = fails ? Verdict::Fail : (unknown || notFired || !traceUsable) ? Verdict::Unknown : Verdict::Pass;
+  if (!baseline.error.empty()) verdict = Verdict::Error;
   if (!traceUsable && baseline.error.empty()) {
     std::cout << "  the fault-free run is unknown, so no kill point was run from its trace:\n";
-    for (const auto& c : baseline.results)
-      if (c.verdict == Verdict::Unknown && !c.error.empty()) std::cout << "    " << c.checker << ": " << c.error << "\n";
+    printResults(baseline, "    ");
   }
-  auto report = reportHeader("sweep", session, verdict);
-  if (!baseline.error.empty()) report["error"] = baseline.error;
-  report["schedule"] = base;
-  report["sweep"] = {{"points", table}, {"skipped", skipped}, {"failed", fails}, {"unknown", unknown},
-                     {"not_fired", notFired}};
-  report["violations"] = violationsOf(runs);
-  report["processes"] = processesOf(runs[0].history, runs[0].logs);
-  auto arr = nlohmann::json::array();
-  for (const auto& r : runs) arr.push_back(runJson(r));
-  report["runs"] = arr;
+  report.verdict(verdict);
+  report.error(baseline.error);
+  report.processesOf("baseline");
+  report.section("sweep", {{"points", table}, {"skipped", skipped}, {"failed", fails}, {"unknown", unknown},
+                           {"not_fired", notFired}});
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
-  report["timings"] = {{"total_ms", ms}, {"schedules", schedules.size() + 1}};
-  std::string path = writeReport(session.reportDir().string(), report);
-  if (!common.junit.empty()) writeJunit(common.junit, report);
+  report.timings({{"total_ms", ms}, {"schedules", schedules.size() + 1}});
+  std::string path = report.write(session.reportDir().string(), common.junit);
   std::cout << fmt::format("{}: {} kill points run, {} failed, {} not fired, {} unknown, {} steps skipped; {} ms\n",
-                           verdict, schedules.size(), fails, notFired, unknown, skipped.size(), ms);
+                           toString(verdict), schedules.size(), fails, notFired, unknown, skipped.size(), ms);
   std::cout << "report: " << path << "\n";
   return exitStatus(verdict);
 }

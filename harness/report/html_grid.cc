@@ -16,6 +16,7 @@ std::string cell(const json& p, const Anchors& anchors) {
   std::string verdict = str(p, "verdict"), kinds;
   for (const auto& k : arr(p, "kinds")) kinds += (kinds.empty() ? "" : ", ") + show(k);
   std::string text = verdict + (kinds.empty() ? "" : ": " + kinds);
+  if (p.contains("fired") && p["fired"] == false) text = "not fired";
   return fmt::format("<td class=\"cell {}\">{}</td>", verdictClass(verdict), linkTo(anchors, str(p, "point"), text));
 }
 

@@ -41,7 +41,7 @@ nlohmann::json runJson(const RunRecord& r) {
   j["target"] = r.target;
   if (!r.scenario.empty()) j["scenario"] = r.scenario;
   if (!r.title.empty()) j["title"] = r.title;
-  j["verdict"] = r.verdict;
+  j["verdict"] = toString(r.verdict);
   if (!r.error.empty()) j["error"] = r.error;
   j["schedule"] = r.schedule;
   j["checks"] = r.results;

@@ -2,7 +2,8 @@
 /// report.json: one document per invocation of a judging command, a pure function of the judged runs.
 /// The schema is versioned (schema_version) and documented in docs/report.md and
 /// reports/report.schema.json.
-#include "checkers/check.h"
+#include "checkers/checkers.h"
+#include "core/verdict.h"
 #include "history/history.h"
 #include "plan/schedule.h"
 
@@ -20,7 +21,7 @@ struct RunRecord {
   std::string target;
   std::string scenario; ///< set when a report holds runs of several scenarios (demo); "" otherwise
   std::string title;    ///< what the run is, for people ("after COMMIT, before XACK: after:COMMIT#2"); "" = id
-  std::string verdict; ///< pass | fail | unknown | error
+  Verdict verdict = Verdict::Unknown; ///< pass | fail | unknown | error
   std::string error;
   Schedule schedule;
   std::vector<Op> history;

@@ -45,12 +45,12 @@ void parallelFor(size_t n, int workers, const std::function<void(int, size_t)>& 
       [&] { next = n; });
 }
 
-SearchResult searchCases(size_t n, int workers, const std::function<Outcome(int, size_t)>& eval,
+SearchResult searchCases(size_t n, int workers, const std::function<CaseResult(int, size_t)>& eval,
                          const std::function<bool()>& expired) {
   SearchResult res;
   std::mutex mu;
   size_t next = 0, limit = n;
-  std::vector<Outcome> outs(n);
+  std::vector<CaseResult> outs(n);
   auto body = [&](int worker) {
     while (true) {
       size_t i;
@@ -64,9 +64,9 @@ SearchResult searchCases(size_t n, int workers, const std::function<Outcome(int,
         }
         i = next++;
       }
-      Outcome o = eval(worker, i);
+      CaseResult o = eval(worker, i);
       std::lock_guard<std::mutex> lock(mu);
-      if (o.cls == OutcomeClass::Fail && (!res.firstFailure || i < *res.firstFailure)) {
+      if (o.verdict == Verdict::Fail && (!res.firstFailure || i < *res.firstFailure)) {
         res.firstFailure = i;
         limit = std::min(limit, i + 1);
       }
@@ -84,7 +84,7 @@ SearchResult searchCases(size_t n, int workers, const std::function<Outcome(int,
   return res;
 }
 
-ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const Outcome& startOutcome,
+ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const CaseResult& startOutcome,
                            const std::function<Schedule(const Shape&)>& materialize, const BatchEval& eval,
                            const ShrinkLimits& limits) {
   ShrinkResult res{start, materialize(start.value()), startOutcome};

@@ -10,7 +10,7 @@
 /// number of workers. Shrinking evaluates the candidates of one step on all workers at once and takes
 /// the first one in RapidCheck's order that fails, again what a sequential shrinker would take.
 #include "search/model.h"
-#include "search/outcome.h"
+#include "search/case_result.h"
 
 #include <chrono>
 #include <functional>
@@ -25,7 +25,7 @@ namespace idem {
 void parallelFor(size_t n, int workers, const std::function<void(int worker, size_t i)>& fn);
 
 struct SearchResult {
-  std::vector<Outcome> outcomes;       ///< of cases 0..run-1
+  std::vector<CaseResult> outcomes;       ///< of cases 0..run-1
   std::optional<size_t> firstFailure;  ///< lowest failing index
   bool outOfTime = false;              ///< the budget ended the search before n cases
 };
@@ -33,11 +33,11 @@ struct SearchResult {
 /// Runs cases 0..n-1 through `eval` on `workers` threads until the first failure (see above) or until
 /// `expired()` says the time budget is spent (checked before a case starts). `outcomes` holds a prefix:
 /// up to and including the first failure, else every case run.
-SearchResult searchCases(size_t n, int workers, const std::function<Outcome(int worker, size_t i)>& eval,
+SearchResult searchCases(size_t n, int workers, const std::function<CaseResult(int worker, size_t i)>& eval,
                          const std::function<bool()>& expired = {});
 
 /// Executes schedules on the workers; results in input order.
-using BatchEval = std::function<std::vector<Outcome>(const std::vector<Schedule>&)>;
+using BatchEval = std::function<std::vector<CaseResult>(const std::vector<Schedule>&)>;
 
 struct ShrinkLimits {
   int workers = 1;
@@ -49,7 +49,7 @@ struct ShrinkLimits {
 struct ShrinkResult {
   rc::Shrinkable<Shape> shape;
   Schedule schedule;
-  Outcome outcome;
+  CaseResult outcome;
   int steps = 0;            ///< accepted shrinks that changed the schedule
   size_t runs = 0;          ///< executions spent
   size_t flakyCandidates = 0; ///< candidates that failed once and passed their confirmation
@@ -60,7 +60,7 @@ struct ShrinkResult {
 /// the same failure (sameFailure with the original's kinds) twice in a row: once in its batch and once
 /// more alone, so a flaky candidate is never taken blindly. A candidate that materializes to the current
 /// schedule is taken without running; one already tried is not run again.
-ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const Outcome& startOutcome,
+ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const CaseResult& startOutcome,
                            const std::function<Schedule(const Shape&)>& materialize, const BatchEval& eval,
                            const ShrinkLimits& limits);
 

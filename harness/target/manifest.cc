@@ -50,7 +50,7 @@ Target loadTarget(const fs::path& dirOrFile) {
   const std::string what = manifest.string();
   nlohmann::json j = detail::readJsonFile(manifest, what);
   detail::FieldReader r(j, what, "");
-  r.onlyKnown({"name", "command", "env", "schema", "scenarios"});
+  r.onlyKnown({"name", "command", "env", "schema", "scenarios", "expect"});
 
   Target t;
   t.manifest = fs::absolute(manifest).lexically_normal();
@@ -75,6 +75,24 @@ Target loadTarget(const fs::path& dirOrFile) {
   t.scenarios = *r.strings("scenarios", true, true);
   for (size_t i = 0; i < t.scenarios.size(); ++i) {
     if (t.scenarios[i].empty()) r.fail(fmt::format("scenarios[{}]", i), "must be a non-empty string");
+  }
+  if (r.has("expect")) {
+    const auto& ex = r.raw("expect");
+    if (!ex.is_object()) r.fail("expect", "must be an object: scenario -> {verdict, kinds, why}");
+    for (auto it = ex.begin(); it != ex.end(); ++it) {
+      std::string path = "expect." + it.key();
+      if (!t.implements(it.key())) r.fail(path, "is not one of the target's scenarios");
+      detail::FieldReader e(it.value(), what, path);
+      e.onlyKnown({"verdict", "kinds", "why"});
+      Expectation x;
+      x.verdict = *e.str("verdict", true);
+      if (x.verdict != "pass" && x.verdict != "fail") e.fail("verdict", "must be pass or fail");
+      if (e.has("kinds")) x.kinds = *e.strings("kinds", true, true);
+      if (x.verdict == "fail" && x.kinds.empty()) e.fail("kinds", "a failing target names the kinds it must show");
+      if (x.verdict == "pass" && !x.kinds.empty()) e.fail("kinds", "a passing target shows no violation kinds");
+      x.why = *e.str("why", true);
+      t.expect[it.key()] = std::move(x);
+    }
   }
   return t;
 }

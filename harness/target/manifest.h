@@ -8,6 +8,14 @@
 
 namespace idem {
 
+/// What a reference target is documented to do on one scenario (target.json's "expect"): the demo checks it
+/// in every cell, and targets/README.md's table of expectations is generated from it.
+struct Expectation {
+  std::string verdict;            ///< "pass" or "fail"
+  std::vector<std::string> kinds; ///< fail: the violation kinds it must show
+  std::string why;                ///< one line: the strategy and why it holds or fails
+};
+
 struct Target {
   std::filesystem::path dir;      ///< absolute folder of target.json; the command's working directory
   std::filesystem::path manifest; ///< absolute path of target.json
@@ -16,6 +24,7 @@ struct Target {
   std::map<std::string, std::string> env;    ///< added to the consumer's environment after ${VAR} expansion
   std::optional<std::filesystem::path> schema; ///< absolute path of the target's own SQL, if any
   std::vector<std::string> scenarios;
+  std::map<std::string, Expectation> expect; ///< scenario -> documented behaviour (reference targets)
 
   bool implements(const std::string& scenario) const;
 };

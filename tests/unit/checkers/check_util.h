@@ -1,6 +1,6 @@
 #pragma once
 // Shared helpers of the checker tests: the wallet runs the diagnosis tests replay, and result lookup.
-#include "checkers/check.h"
+#include "checkers/checkers.h"
 #include "history_builder.h"
 
 #include <catch2/catch.hpp>

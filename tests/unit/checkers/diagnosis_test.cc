@@ -11,7 +11,7 @@ TEST_CASE("simple consumer, default wallet schedule: exactly event 2 applied twi
   auto rs = checkAll(s, simpleWalletRun());
   const auto& r = result(rs, "invariant:balance");
   INFO(r.error);
-  REQUIRE(r.verdict == Verdict::Invalid);
+  REQUIRE(r.verdict == Verdict::Fail);
   REQUIRE(r.violations.size() == 1);
   const Violation& v = r.violations[0];
   CHECK(v.kind == "duplicate");
@@ -25,10 +25,10 @@ TEST_CASE("simple consumer, default wallet schedule: exactly event 2 applied twi
   CHECK(v.message == "event 2 applied twice: sent twice by the producer (entries 1-1 and 1-5), delivered to c1 both "
                      "times (XREADGROUP#1); balance of w1 is 30000, expected 25000");
   CHECK(v.ops == std::vector<int64_t>{3, 7, 9}); // the two sends and the read
-  CHECK(result(rs, "broker").verdict == Verdict::Valid);
-  CHECK(result(rs, "process").verdict == Verdict::Valid);
-  CHECK(result(rs, "faults").verdict == Verdict::Valid);
-  CHECK(merge(rs) == Verdict::Invalid);
+  CHECK(result(rs, "broker").verdict == Verdict::Pass);
+  CHECK(result(rs, "process").verdict == Verdict::Pass);
+  CHECK(result(rs, "faults").verdict == Verdict::Pass);
+  CHECK(merge(rs) == Verdict::Fail);
 }
 
 namespace {
@@ -101,7 +101,7 @@ TEST_CASE("dedup in Valkey killed after SET#3: event 3 lost, with the kill point
   auto rs = checkAll(s, dedupValkeyRun(s, kDecodable, 12100 - 900));
   const auto& r = result(rs, "invariant:balance");
   INFO(r.error);
-  REQUIRE(r.verdict == Verdict::Invalid);
+  REQUIRE(r.verdict == Verdict::Fail);
   REQUIRE(r.violations.size() == 1);
   const Violation& v = r.violations[0];
   CHECK(v.kind == "lost");
@@ -110,9 +110,9 @@ TEST_CASE("dedup in Valkey killed after SET#3: event 3 lost, with the kill point
   CHECK(v.entries == std::vector<std::string>{"1-2"});
   CHECK(v.message == "event 3 lost: delivered to c1 (XREADGROUP#1), c1 killed at after:SET#3, redelivered to c2 "
                      "(XAUTOCLAIM#1) and acknowledged by c2 without effect; balance of w1 is 11200, expected 12100");
-  CHECK(result(rs, "faults").verdict == Verdict::Valid);
-  CHECK(result(rs, "process").verdict == Verdict::Valid); // killed by the harness: not a crash
-  CHECK(result(rs, "broker").verdict == Verdict::Valid);
+  CHECK(result(rs, "faults").verdict == Verdict::Pass);
+  CHECK(result(rs, "process").verdict == Verdict::Pass); // killed by the harness: not a crash
+  CHECK(result(rs, "broker").verdict == Verdict::Pass);
 }
 
 TEST_CASE("two redelivered events with equal amounts: candidates, no false certainty", "[diagnosis]") {
@@ -147,7 +147,7 @@ TEST_CASE("equal amounts: a pass that another combination also explains is unkno
     CHECK(r.violations.empty());
     CHECK(r.error == "balance of w1 is 25000 as expected, but event 1 lost and event 2 applied twice gives the same "
                      "value: the amounts cannot tell (docs/verdicts.md)");
-    CHECK(result(rs, "broker").verdict == Verdict::Valid); // every entry acknowledged: nothing else to see
+    CHECK(result(rs, "broker").verdict == Verdict::Pass); // every entry acknowledged: nothing else to see
     CHECK(merge(rs) == Verdict::Unknown);
   }
 }
@@ -157,7 +157,7 @@ TEST_CASE("decodable amounts: an acknowledge-first consumer is a duplicate and a
   auto ops = ackFirstRun(s, kDecodable, 100 + 2 * 300 + 900 + 8100);
   auto rs = checkAll(s, ops);
   const CheckResult r = result(rs, "invariant:balance");
-  REQUIRE(r.verdict == Verdict::Invalid);
+  REQUIRE(r.verdict == Verdict::Fail);
   REQUIRE(r.violations.size() == 2);
   CHECK(r.violations[0].kind == "duplicate");
   CHECK(r.violations[0].events == std::vector<int>{2});

@@ -34,7 +34,7 @@ TEST_CASE("broker: pending entries are stuck, naming event, consumer and its kil
                                         {{"entry", e[2]}, {"consumer", "c1"}, {"deliveries", 1}}}));
   auto rs = checkAll(s, b.ops());
   const auto& r = result(rs, "broker");
-  REQUIRE(r.verdict == Verdict::Invalid);
+  REQUIRE(r.verdict == Verdict::Fail);
   REQUIRE(r.violations.size() == 2);
   const auto& v = r.violations[0];
   CHECK(v.kind == "stuck");
@@ -51,7 +51,7 @@ TEST_CASE("broker: pending entries are stuck, naming event, consumer and its kil
   CHECK(bal.violations[0].events == std::vector<int>{3});
   CHECK(bal.violations[0].message == "event 3 not applied: delivered to c1 (XREADGROUP#1), c1 killed at "
                                      "after:COMMIT#2, never acknowledged; balance of w1 is 400, expected 1300");
-  CHECK(result(rs, "faults").verdict == Verdict::Valid);
+  CHECK(result(rs, "faults").verdict == Verdict::Pass);
 }
 
 TEST_CASE("broker: never delivered entries are stuck when proven; at a limit, unknown", "[broker]") {
@@ -94,7 +94,7 @@ TEST_CASE("process: exiting non-zero by itself is a crash naming status and log"
   b.exit("c6", std::nullopt, 6, "harness"); // a signal the harness never sends
   b.finalOp(balances(400));
   const auto r = result(checkAll(s, b.ops()), "process");
-  REQUIRE(r.verdict == Verdict::Invalid);
+  REQUIRE(r.verdict == Verdict::Fail);
   REQUIRE(r.violations.size() == 3);
   CHECK(r.violations[0].kind == "crash");
   CHECK(r.violations[0].key == "c2");
@@ -153,7 +153,7 @@ TEST_CASE("a checker that throws gives unknown, never valid", "[unknown]") {
     auto rs = checkAll(s, ops);
     CHECK(result(rs, "invariant:balance").verdict == Verdict::Unknown);
     CHECK_THAT(result(rs, "invariant:balance").error, StartsWith("checker failed: the final op has no rows for invariant"));
-    CHECK(result(rs, "process").verdict == Verdict::Valid);
+    CHECK(result(rs, "process").verdict == Verdict::Pass);
   }
   SECTION("a row with a non-integer balance") {
     finalOf(ops).observed["balance"][0][1] = "lots";
@@ -171,11 +171,11 @@ TEST_CASE("merge: invalid beats unknown beats valid", "[merge]") {
     c.verdict = v;
     return c;
   };
-  CHECK(merge({}) == Verdict::Valid);
-  CHECK(merge({r(Verdict::Valid), r(Verdict::Valid)}) == Verdict::Valid);
-  CHECK(merge({r(Verdict::Valid), r(Verdict::Unknown)}) == Verdict::Unknown);
-  CHECK(merge({r(Verdict::Unknown), r(Verdict::Invalid), r(Verdict::Valid)}) == Verdict::Invalid);
-  CHECK(merge({r(Verdict::Invalid), r(Verdict::Unknown)}) == Verdict::Invalid);
+  CHECK(merge({}) == Verdict::Pass);
+  CHECK(merge({r(Verdict::Pass), r(Verdict::Pass)}) == Verdict::Pass);
+  CHECK(merge({r(Verdict::Pass), r(Verdict::Unknown)}) == Verdict::Unknown);
+  CHECK(merge({r(Verdict::Unknown), r(Verdict::Fail), r(Verdict::Pass)}) == Verdict::Fail);
+  CHECK(merge({r(Verdict::Fail), r(Verdict::Unknown)}) == Verdict::Fail);
 }
 
 TEST_CASE("results serialise with stable keys", "[json]") {
@@ -184,9 +184,9 @@ TEST_CASE("results serialise with stable keys", "[json]") {
   json j = rs;
   REQUIRE(j.size() == 6);
   CHECK(j[0]["checker"] == "invariant:balance");
-  CHECK(j[0]["verdict"] == "invalid");
+  CHECK(j[0]["verdict"] == "fail");
   CHECK(j[1]["checker"] == "broker");
-  CHECK(j[1]["verdict"] == "valid");
+  CHECK(j[1]["verdict"] == "pass");
   CHECK(j[2]["checker"] == "process");
   CHECK(j[3]["checker"] == "faults");
   CHECK(j[4]["checker"] == "run");

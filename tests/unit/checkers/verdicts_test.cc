@@ -36,12 +36,12 @@ TEST_CASE("sum-of-distinct: the expected value passes only when no other applica
   SECTION("decodable amounts, a retry: valid") {
     auto b = wallet(s, {100, 300, 900}, {1, 2, 3, 2});
     b.finalOp(balances(1300));
-    CHECK(merge(checkAll(s, b.ops())) == Verdict::Valid);
+    CHECK(merge(checkAll(s, b.ops())) == Verdict::Pass);
   }
   SECTION("equal amounts, each delivered once: valid (nothing could have been applied twice)") {
     auto b = wallet(s, {5000, 5000, 5000}, {1, 2, 3});
     b.finalOp(balances(15000));
-    CHECK(merge(checkAll(s, b.ops())) == Verdict::Valid);
+    CHECK(merge(checkAll(s, b.ops())) == Verdict::Pass);
   }
   SECTION("equal amounts, a retry: unknown, naming the other explanation") {
     auto b = wallet(s, {5000, 5000, 5000}, {1, 2, 3, 2});
@@ -72,7 +72,7 @@ TEST_CASE("count-of-distinct: a count proves each once only when nothing could h
     for (const auto& e : entries) b.ack("c1", {e});
     b.finalOp({{"shipped", rows({{"1", "shipped"}, {"2", "shipped"}, {"3", "shipped"}, {"4", "paid"}})},
                {"stock", rows({{"A", "8"}, {"B", "9"}})}});
-    CHECK(merge(checkAll(s, b.ops())) == Verdict::Valid);
+    CHECK(merge(checkAll(s, b.ops())) == Verdict::Pass);
   }
   SECTION("order 2 retried: the count 8 is also order 2 twice and order 1 never: unknown") {
     for (int n : {1, 2, 3, 2}) entries.push_back(b.send(n, {{"order", std::to_string(n)}, {"sku", sku[n]}}));
@@ -133,7 +133,7 @@ TEST_CASE("latest-version: the final row proves the highest version won only if 
     b.read("c1", "XREADGROUP", entries);
     for (const auto& e : entries) b.ack("c1", {e});
     b.finalOp({{"latest-city", rows({{"c1", "Dammam"}, {"c2", ""}, {"c3", ""}})}});
-    CHECK(merge(checkAll(s, b.ops())) == Verdict::Valid);
+    CHECK(merge(checkAll(s, b.ops())) == Verdict::Pass);
   }
 }
 
@@ -154,10 +154,10 @@ TEST_CASE("a run that ended at a limit proves only what more time can't undo", "
     b.finalOp(balances(1600), json::array(), json::array(), "limit");
     auto rs = checkAll(s, b.ops());
     auto r = result(rs, "invariant:balance");
-    REQUIRE(r.verdict == Verdict::Invalid);
+    REQUIRE(r.verdict == Verdict::Fail);
     CHECK(r.violations.at(0).kind == "duplicate");
     CHECK(r.violations.at(0).events == std::vector<int>{2});
-    CHECK(merge(rs) == Verdict::Invalid);
+    CHECK(merge(rs) == Verdict::Fail);
   }
 }
 
@@ -187,6 +187,6 @@ TEST_CASE("observation: a connection the proxies could not decode", "[verdicts]"
                      "point could have been on it");
   }
   SECTION("PostgreSQL without kill points: the final state is read directly, valid") {
-    CHECK(run({}, "pg").verdict == Verdict::Valid);
+    CHECK(run({}, "pg").verdict == Verdict::Pass);
   }
 }

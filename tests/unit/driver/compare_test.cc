@@ -122,12 +122,12 @@ TEST_CASE("compare: an unknown schedule shows in its cell and in the target, als
                              {"retry", "retry", "retries", ""},
                              {"kill:COMMIT>XACK", "kill", "after COMMIT, before XACK", ""}};
   std::vector<JudgedCell> judged{
-      {0, "default", "a/default", "pass", {}, ""},
-      {0, "retry", "a/retry#1", "fail", {"duplicate"}, ""},
-      {0, "retry", "a/retry#2", "unknown", {}, ""},             // beside a failure in its own cell
-      {0, "kill:COMMIT>XACK", "a/after:COMMIT#1", "unknown", {}, "after:COMMIT#1"}, // a cell of its own
-      {1, "default", "b/default", "pass", {}, ""},
-      {1, "retry", "b/retry#1", "pass", {}, ""},
+      {0, "default", "a/default", Verdict::Pass, {}, ""},
+      {0, "retry", "a/retry#1", Verdict::Fail, {"duplicate"}, ""},
+      {0, "retry", "a/retry#2", Verdict::Unknown, {}, ""},             // beside a failure in its own cell
+      {0, "kill:COMMIT>XACK", "a/after:COMMIT#1", Verdict::Unknown, {}, "after:COMMIT#1"}, // a cell of its own
+      {1, "default", "b/default", Verdict::Pass, {}, ""},
+      {1, "retry", "b/retry#1", Verdict::Pass, {}, ""},
   };
   Matrix m = matrixOf(classes, {"a", "b"}, judged);
   REQUIRE(m.cells.size() == 6);
@@ -141,7 +141,7 @@ TEST_CASE("compare: an unknown schedule shows in its cell and in the target, als
   CHECK(m.targets[0]["unknown_cells"] == 2);
   CHECK(m.targets[1]["verdict"] == "pass");
   CHECK(m.targets[1]["unknown_cells"] == 0);
-  CHECK(m.verdict == "fail");
+  CHECK(m.verdict == Verdict::Fail);
   CHECK(m.unknownCells); // the command exits 2 on this, although a fails
   REQUIRE(m.examples[1]);
   CHECK(judged[*m.examples[1]].id == "a/retry#1"); // a failure is the example over an unknown

@@ -72,19 +72,19 @@ TEST_CASE("a kill point that never fired is coverage loss, never a failure, and 
   auto s = withKills({"after:COMMIT#2", "before:XACK#1"});
   auto fired = killOps({"after:COMMIT#2"});
   // Only the faults checker is unknown: a pass with coverage loss.
-  auto o = classify(s, fired, {result("invariant:balance", Verdict::Valid), result("faults", Verdict::Unknown)}, "");
-  CHECK(o.cls == OutcomeClass::Pass);
+  auto o = classify(s, fired, {result("invariant:balance", Verdict::Pass), result("faults", Verdict::Unknown)}, "");
+  CHECK(o.verdict == Verdict::Pass);
   CHECK(o.coverageLoss());
   REQUIRE(o.fired.size() == 1);
   CHECK(o.fired[0].str() == "after:COMMIT#2");
   // A violation still fails the run.
-  o = classify(s, fired, {result("invariant:balance", Verdict::Invalid, {"lost"}), result("faults", Verdict::Unknown)}, "");
-  CHECK(o.cls == OutcomeClass::Fail);
+  o = classify(s, fired, {result("invariant:balance", Verdict::Fail, {"lost"}), result("faults", Verdict::Unknown)}, "");
+  CHECK(o.verdict == Verdict::Fail);
   CHECK(o.kinds == std::set<std::string>{"lost"});
   // Any other unknown checker keeps the run unknown.
   o = classify(s, fired, {result("broker", Verdict::Unknown), result("faults", Verdict::Unknown)}, "");
-  CHECK(o.cls == OutcomeClass::Unknown);
-  CHECK(classify(s, fired, {}, "boom").cls == OutcomeClass::Error);
+  CHECK(o.verdict == Verdict::Unknown);
+  CHECK(classify(s, fired, {}, "boom").verdict == Verdict::Error);
 
   Coverage c;
   c.add(classify(s, fired, {result("faults", Verdict::Unknown)}, ""));
@@ -103,8 +103,8 @@ TEST_CASE("the search reports the lowest failing case whatever the number of wor
       REQUIRE(w < workers);
       ++calls;
       std::this_thread::sleep_for(std::chrono::microseconds(i % 3 == 0 ? 800 : 100));
-      Outcome o;
-      o.cls = (i == 23 || i == 17 || i == 60) ? OutcomeClass::Fail : OutcomeClass::Pass;
+      CaseResult o;
+      o.verdict = (i == 23 || i == 17 || i == 60) ? Verdict::Fail : Verdict::Pass;
       return o;
     });
     REQUIRE(res.firstFailure);
@@ -112,11 +112,11 @@ TEST_CASE("the search reports the lowest failing case whatever the number of wor
     CHECK(res.outcomes.size() == 18);
     CHECK(calls.load() < 18 + workers + 1);
   }
-  auto none = searchCases(30, 2, [](int, size_t) { return Outcome{OutcomeClass::Pass}; });
+  auto none = searchCases(30, 2, [](int, size_t) { return CaseResult{Verdict::Pass}; });
   CHECK(!none.firstFailure);
   CHECK(none.outcomes.size() == 30);
   int n = 0;
-  auto timed = searchCases(30, 1, [](int, size_t) { return Outcome{OutcomeClass::Pass}; }, [&] { return ++n > 5; });
+  auto timed = searchCases(30, 1, [](int, size_t) { return CaseResult{Verdict::Pass}; }, [&] { return ++n > 5; });
   CHECK(timed.outOfTime);
   CHECK(timed.outcomes.size() == 5);
 }
@@ -124,14 +124,14 @@ TEST_CASE("the search reports the lowest failing case whatever the number of wor
 namespace {
 
 /// A fake target: fails ("duplicate") when some event on wallet w2 is retried.
-Outcome fakeTarget(const Schedule& s) {
-  Outcome o;
-  o.cls = OutcomeClass::Pass;
+CaseResult fakeTarget(const Schedule& s) {
+  CaseResult o;
+  o.verdict = Verdict::Pass;
   for (const auto& e : s.events) {
     int sent = 0;
     for (const auto& x : s.stream) sent += x.event == e.n;
     if (sent > 1 && e.fields.at("wallet") == "w2") {
-      o.cls = OutcomeClass::Fail;
+      o.verdict = Verdict::Fail;
       o.kinds = {"duplicate"};
     }
   }
@@ -146,7 +146,7 @@ TEST_CASE("shrinking finds the smallest failing schedule and never takes a flaky
   auto gen = shapeGen(sc, km, {});
   auto mat = [&](const Shape& s) { return materialize(s, sc, km, 5); };
   BatchEval eval = [](const std::vector<Schedule>& ss) {
-    std::vector<Outcome> out;
+    std::vector<CaseResult> out;
     for (const auto& s : ss) out.push_back(fakeTarget(s));
     return out;
   };
@@ -154,7 +154,7 @@ TEST_CASE("shrinking finds the smallest failing schedule and never takes a flaky
   for (uint64_t i = 0; i < 60 && found < 5; ++i) {
     auto c = generateCase(gen, 5, i);
     auto first = fakeTarget(mat(c.value()));
-    if (first.cls != OutcomeClass::Fail) continue;
+    if (first.verdict != Verdict::Fail) continue;
     ++found;
     auto r = shrinkFailure(c, first, mat, eval, {2, 500});
     INFO(mat(c.value()).summary() << " -> " << r.schedule.summary());
@@ -172,10 +172,10 @@ TEST_CASE("shrinking finds the smallest failing schedule and never takes a flaky
   // A target whose every second execution passes: candidates fail once, then pass their confirmation.
   int calls = 0;
   BatchEval flaky = [&](const std::vector<Schedule>& ss) {
-    std::vector<Outcome> out;
+    std::vector<CaseResult> out;
     for (const auto& s : ss) {
-      Outcome o = fakeTarget(s);
-      if (calls++ % 2 == 1) o = Outcome{OutcomeClass::Pass};
+      CaseResult o = fakeTarget(s);
+      if (calls++ % 2 == 1) o = CaseResult{Verdict::Pass};
       out.push_back(o);
     }
     return out;
@@ -184,7 +184,7 @@ TEST_CASE("shrinking finds the smallest failing schedule and never takes a flaky
   for (uint64_t i = 0; i < 1000 && !tried; ++i) { // bounded: a generator change must fail here, not hang
     auto c = generateCase(gen, 5, i);
     auto first = fakeTarget(mat(c.value()));
-    if (first.cls != OutcomeClass::Fail) continue;
+    if (first.verdict != Verdict::Fail) continue;
     tried = true;
     auto r = shrinkFailure(c, first, mat, flaky, {1, 500, 3});
     CHECK(r.steps == 0);

@@ -8,9 +8,9 @@ using namespace idem;
 
 namespace {
 
-Outcome run(std::vector<std::string> planned, std::vector<std::string> fired) {
-  Outcome o;
-  o.cls = OutcomeClass::Pass;
+CaseResult run(std::vector<std::string> planned, std::vector<std::string> fired) {
+  CaseResult o;
+  o.verdict = Verdict::Pass;
   for (const auto& p : planned) o.planned.push_back(Fault::parse(p));
   for (const auto& p : fired) o.fired.push_back(Fault::parse(p));
   return o;
@@ -30,14 +30,14 @@ TEST_CASE("a check passes only when kill points fired for every verb asked for")
   s.coverage.add(run({"after:COMMIT#1"}, {"after:COMMIT#1"}));
   s.coverage.add(run({"before:XACK#2"}, {"before:XACK#2"}));
   decideVerdict(s);
-  CHECK(s.verdict == "pass");
+  CHECK(s.verdict == Verdict::Pass);
   CHECK(s.notes.empty());
 
   CheckSummary none;
   none.runs = none.passed = 1;
   none.coverage.add(run({}, {}));
   decideVerdict(none);
-  CHECK(none.verdict == "unknown");
+  CHECK(none.verdict == Verdict::Unknown);
   CHECK(noted(none, "no kill point fired"));
 
   CheckSummary unreached;
@@ -45,7 +45,7 @@ TEST_CASE("a check passes only when kill points fired for every verb asked for")
   unreached.coverage.add(run({"after:COMMIT#1"}, {"after:COMMIT#1"}));
   unreached.coverage.add(run({"after:SET#4"}, {}));
   decideVerdict(unreached);
-  CHECK(unreached.verdict == "unknown");
+  CHECK(unreached.verdict == Verdict::Unknown);
   CHECK(noted(unreached, "never reached a SET step"));
   CHECK(noted(unreached, "coverage loss"));
 
@@ -54,16 +54,16 @@ TEST_CASE("a check passes only when kill points fired for every verb asked for")
   partial.coverage.add(run({"after:COMMIT#1"}, {"after:COMMIT#1"}));
   partial.coverage.add(run({"after:COMMIT#9"}, {}));
   decideVerdict(partial);
-  CHECK(partial.verdict == "pass");
+  CHECK(partial.verdict == Verdict::Pass);
   CHECK(noted(partial, "1 run had a kill point that never fired"));
 
   CheckSummary unknown = s;
   unknown.notes.clear();
-  unknown.verdict.clear();
+  unknown.verdict.reset();
   unknown.unknown = 1;
   unknown.firstProblem = "broker: why";
   decideVerdict(unknown);
-  CHECK(unknown.verdict == "unknown");
+  CHECK(unknown.verdict == Verdict::Unknown);
 }
 
 TEST_CASE("a counterexample fails cleanly only when every run of it failed alike") {
@@ -73,14 +73,14 @@ TEST_CASE("a counterexample fails cleanly only when every run of it failed alike
   s.cx = Counterexample{};
   s.cx->verdicts = {"fail", "fail", "fail", "fail", "fail"};
   decideVerdict(s);
-  CHECK(s.verdict == "fail");
+  CHECK(s.verdict == Verdict::Fail);
 
   CheckSummary f = CheckSummary{};
   f.cx = Counterexample{};
   f.cx->flaky = true;
   f.cx->verdicts = {"fail", "fail", "pass", "fail"};
   decideVerdict(f);
-  CHECK(f.verdict == "flaky");
+  CHECK(f.verdict == Verdict::Flaky);
   CHECK(noted(f, "fail, fail, pass, fail"));
 }
 

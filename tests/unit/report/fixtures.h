@@ -1,7 +1,8 @@
 #pragma once
 // Inputs of the report tests: histories and reports recorded from real runs (tests/golden/inputs/), and the
 // report the `run` command would write for a recorded history, built with the same pure functions.
-#include "checkers/check.h"
+#include "checkers/checkers.h"
+#include "report/builder.h"
 #include "report/report.h"
 #include "scenario/scenario.h"
 
@@ -33,20 +34,23 @@ inline nlohmann::json runReportOf(const std::string& historyFile, const std::str
   r.history = history;
   r.schedule = plan.schedule;
   r.results = checkAll(sc, history);
-  Verdict v = merge(r.results);
-  r.verdict = v == Verdict::Valid ? "pass" : v == Verdict::Invalid ? "fail" : "unknown";
+  r.verdict = merge(r.results);
   for (const auto& [op, spawn] : recordsOf<ops::Spawn>(history)) r.logs[op->process] = "logs/run/" + op->process + ".log";
-  nlohmann::json j = {{"schema_version", 1}, {"tool", "idemproof"}, {"command", "run"}, {"verdict", r.verdict},
-                      {"scenario", sc.name}, {"scenario_file", "scenarios/" + sc.name + ".json"}, {"targets", {r.target}},
-                      {"target", r.target}, {"seed", 0}, {"servers", {{"embedded", true}, {"valkey_binary", "redis-server"}}},
-                      {"options", {{"claim_idle_ms", 20}, {"deadline_ms", 120000}, {"stall_ms", 3000}, {"grace_ms", 2000},
-                                   {"settle_ms", 50}, {"start_timeout_ms", 60000}, {"max_processes", 20}, {"workers", 2},
-                                   {"scenario_values", false}}}};
-  j["schedule"] = r.schedule;
-  j["violations"] = violationsOf({r});
-  j["processes"] = processesOf(r.history, r.logs);
-  j["runs"] = nlohmann::json::array({runJson(r)});
-  j["timings"] = {{"total_ms", 1000}, {"schedules", 1}};
+  ReportHeader h;
+  h.command = "run";
+  h.scenario = sc.name;
+  h.scenarioFile = "scenarios/" + sc.name + ".json";
+  h.targets = {r.target};
+  h.valkeyBinary = "redis-server";
+  h.options = {{"claim_idle_ms", 20}, {"deadline_ms", 120000}, {"stall_ms", 3000}, {"grace_ms", 2000},
+               {"settle_ms", 50}, {"start_timeout_ms", 60000}, {"max_processes", 20}, {"workers", 2},
+               {"scenario_values", false}};
+  ReportBuilder b(h);
+  b.verdict(r.verdict);
+  b.schedule(r.schedule);
+  b.addRun(r);
+  b.timings({{"total_ms", 1000}, {"schedules", 1}});
+  nlohmann::json j = b.build();
   return j;
 }
 

@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <set>
+
 using namespace idem::testing;
 using json = nlohmann::json;
 
@@ -60,4 +62,32 @@ TEST_CASE("report schema: the top level is open, so check and replay can add the
   CHECK(SchemaValidator(reportSchema()).errors(report).empty());
   report.erase("check");
   CHECK(mentions(SchemaValidator(reportSchema()).errors(report), "missing member 'check'"));
+}
+
+TEST_CASE("report schema: the op types and their values are the history's (history/history.h)") {
+  const json& schema = reportSchema();
+  std::set<std::string> inSchema;
+  for (const auto& t : schema["$defs"]["op"]["properties"]["type"]["enum"]) inSchema.insert(t.get<std::string>());
+  std::set<std::string> inHistory;
+  for (size_t i = 0; i < std::variant_size_v<idem::Record>; ++i) {
+    idem::Record r;
+    switch (i) { // one default record of each alternative
+    case 0: r = idem::ops::Plan{}; break;
+    case 1: r = idem::ops::Initial{}; break;
+    case 2: r = idem::ops::Send{}; break;
+    case 3: r = idem::ops::Spawn{}; break;
+    case 4: r = idem::ops::Step{}; break;
+    case 5: r = idem::ops::FaultOp{}; break;
+    case 6: r = idem::ops::Exit{}; break;
+    case 7: r = idem::ops::Note{}; break;
+    case 8: r = idem::ops::Opaque{}; break;
+    case 9: r = idem::ops::Stall{}; break;
+    case 10: r = idem::ops::Final{}; break;
+    case 11: r = idem::ops::Error{}; break;
+    }
+    REQUIRE(r.index() == i);
+    inHistory.insert(idem::typeOf(r));
+    CHECK(schema["$defs"].contains(std::string("op_") + idem::typeOf(r)));
+  }
+  CHECK(inSchema == inHistory);
 }

@@ -1,22 +1,12 @@
-#include "search/outcome.h"
+#include "search/case_result.h"
 
 #include <algorithm>
 
 namespace idem {
 
-std::string toString(OutcomeClass c) {
-  switch (c) {
-  case OutcomeClass::Pass: return "pass";
-  case OutcomeClass::Fail: return "fail";
-  case OutcomeClass::Unknown: return "unknown";
-  case OutcomeClass::Error: return "error";
-  }
-  return "unknown";
-}
-
-Outcome classify(const Schedule& s, const std::vector<Op>& history, const std::vector<CheckResult>& results,
+CaseResult classify(const Schedule& s, const std::vector<Op>& history, const std::vector<CheckResult>& results,
                  const std::string& error) {
-  Outcome o;
+  CaseResult o;
   o.planned = s.faults;
   for (const auto& [op, f] : recordsOf<ops::FaultOp>(history)) {
     const Fault& p = f->fault;
@@ -25,36 +15,36 @@ Outcome classify(const Schedule& s, const std::vector<Op>& history, const std::v
       o.fired.push_back(p);
   }
   if (!error.empty()) {
-    o.cls = OutcomeClass::Error;
+    o.verdict = Verdict::Error;
     o.reason = error;
     return o;
   }
   bool unknown = results.empty();
   if (unknown) o.reason = "no checker ran";
   for (const auto& r : results) {
-    if (r.verdict == Verdict::Invalid) {
-      o.cls = OutcomeClass::Fail;
+    if (r.verdict == Verdict::Fail) {
+      o.verdict = Verdict::Fail;
       for (const auto& v : r.violations) o.kinds.insert(v.kind);
     } else if (r.verdict == Verdict::Unknown && r.checker != "faults") {
       unknown = true;
       if (o.reason.empty()) o.reason = r.checker + ": " + r.error;
     }
   }
-  if (o.cls == OutcomeClass::Fail) {
+  if (o.verdict == Verdict::Fail) {
     o.reason.clear();
     return o;
   }
-  o.cls = unknown ? OutcomeClass::Unknown : OutcomeClass::Pass;
+  o.verdict = unknown ? Verdict::Unknown : Verdict::Pass;
   return o;
 }
 
-bool sameFailure(const Outcome& o, const std::set<std::string>& kinds) {
-  if (o.cls != OutcomeClass::Fail) return false;
+bool sameFailure(const CaseResult& o, const std::set<std::string>& kinds) {
+  if (o.verdict != Verdict::Fail) return false;
   if (kinds.empty()) return true;
   return std::any_of(o.kinds.begin(), o.kinds.end(), [&](const std::string& k) { return kinds.count(k) > 0; });
 }
 
-void Coverage::add(const Outcome& o) {
+void Coverage::add(const CaseResult& o) {
   if (!o.planned.empty()) ++runsWithKills;
   if (o.coverageLoss()) ++runsWithLoss;
   for (const auto& p : o.planned) byVerb[p.verb].first++;

@@ -1,6 +1,6 @@
-#include "checkers/check.h"
-
 #include "checkers/checkers.h"
+
+#include "checkers/detail.h"
 
 #include <fmt/format.h>
 
@@ -36,15 +36,6 @@ CheckResult guarded(const std::string& name, const std::function<CheckResult()>&
 
 } // namespace
 
-std::string toString(Verdict v) {
-  switch (v) {
-  case Verdict::Valid: return "valid";
-  case Verdict::Invalid: return "invalid";
-  case Verdict::Unknown: return "unknown";
-  }
-  return "unknown";
-}
-
 void to_json(nlohmann::json& j, const Violation& v) {
   j = nlohmann::json{{"kind", v.kind},         {"invariant", v.invariant}, {"key", v.key},
                      {"expected", v.expected}, {"observed", v.observed},   {"events", v.events},
@@ -60,10 +51,10 @@ void to_json(nlohmann::json& j, const CheckResult& r) {
 Verdict merge(const std::vector<CheckResult>& results) {
   bool unknown = false;
   for (const auto& r : results) {
-    if (r.verdict == Verdict::Invalid) return Verdict::Invalid;
+    if (r.verdict == Verdict::Fail) return Verdict::Fail;
     if (r.verdict == Verdict::Unknown) unknown = true;
   }
-  return unknown ? Verdict::Unknown : Verdict::Valid;
+  return unknown ? Verdict::Unknown : Verdict::Pass;
 }
 
 std::vector<CheckResult> checkAll(const Scenario& s, const std::vector<Op>& history) {

@@ -6,7 +6,7 @@
 /// generated schedule it is coverage loss, counted per verb and reported, not a failure of the target.
 /// The run still fails when any other checker finds a violation (Invalid beats it), and it is unknown
 /// when any other checker is Unknown, so neither a false "fail" nor a hidden failure comes of it.
-#include "checkers/check.h"
+#include "checkers/checkers.h"
 #include "history/history.h"
 #include "plan/schedule.h"
 
@@ -19,12 +19,9 @@
 
 namespace idem {
 
-enum class OutcomeClass { Pass, Fail, Unknown, Error };
-/// "pass" | "fail" | "unknown" | "error"
-std::string toString(OutcomeClass c);
 
-struct Outcome {
-  OutcomeClass cls = OutcomeClass::Unknown;
+struct CaseResult {
+  Verdict verdict = Verdict::Unknown; ///< pass | fail | unknown | error
   std::set<std::string> kinds;   ///< violation kinds (fail)
   std::string reason;            ///< why unknown / error
   std::vector<Fault> planned;
@@ -33,18 +30,18 @@ struct Outcome {
 };
 
 /// Classifies one judged execution of `s` (its history, the checkers' results, an execution error).
-Outcome classify(const Schedule& s, const std::vector<Op>& history, const std::vector<CheckResult>& results,
+CaseResult classify(const Schedule& s, const std::vector<Op>& history, const std::vector<CheckResult>& results,
                  const std::string& error);
 
 /// Whether `o` is the same failure as one with `kinds`: a fail sharing at least one violation kind.
-bool sameFailure(const Outcome& o, const std::set<std::string>& kinds);
+bool sameFailure(const CaseResult& o, const std::set<std::string>& kinds);
 
 /// Planned and fired kill points per verb, summed over runs.
 struct Coverage {
   std::map<std::string, std::pair<int, int>> byVerb; ///< verb -> (planned, fired)
   int runsWithKills = 0;
   int runsWithLoss = 0;  ///< runs in which some planned point never fired
-  void add(const Outcome& o);
+  void add(const CaseResult& o);
   int planned() const;
   int fired() const;
   /// Verbs asked for whose points never fired in any run.

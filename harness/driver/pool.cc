@@ -1,0 +1,45 @@
+#include "driver/pool.h"
+
+#include "search/search.h"
+
+#include <mutex>
+
+namespace idem {
+
+WorkerPool::WorkerPool(Session& session, int workers) : session_(session) {
+  int n = workers > 0 ? workers : session.workers();
+  spaces_.resize(static_cast<size_t>(std::max(1, n)));
+  for (auto& w : spaces_) w.resize(session.targets().size());
+}
+
+WorkerPool::~WorkerPool() = default;
+
+Judged WorkerPool::judge(int w, size_t t, const Schedule& s, bool keepLogs) {
+  auto& slot = spaces_.at(static_cast<size_t>(w)).at(t);
+  if (!slot) slot = session_.workspace(session_.targets()[t], w); // each worker touches only its own slots
+  return Session::judge(*slot, session_.scenario(), s, keepLogs);
+}
+
+std::vector<Judged> WorkerPool::judgeAll(const std::vector<Job>& jobs, bool keepLogs,
+                                         const std::function<void(size_t, const Judged&)>& done) {
+  std::vector<Judged> out(jobs.size());
+  std::mutex mu;
+  int workers = std::max(1, std::min(size(), static_cast<int>(jobs.size())));
+  parallelFor(jobs.size(), workers, [&](int w, size_t i) {
+    out[i] = judge(w, jobs[i].target, jobs[i].schedule, keepLogs);
+    if (done) {
+      std::lock_guard<std::mutex> lock(mu);
+      done(i, out[i]);
+    }
+  });
+  return out;
+}
+
+std::vector<Judged> WorkerPool::judgeAll(const std::vector<Schedule>& schedules, bool keepLogs,
+                                         const std::function<void(size_t, const Judged&)>& done) {
+  std::vector<Job> jobs;
+  for (const auto& s : schedules) jobs.push_back({0, s});
+  return judgeAll(jobs, keepLogs, done);
+}
+
+} // namespace idem

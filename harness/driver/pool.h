@@ -1,0 +1,40 @@
+#pragma once
+/// The one worker pool every command runs its schedules on: one workspace per worker and target, made on
+/// first use and kept for the whole command, so a schedule costs only its reset (DELETE, FLUSHDB), never a
+/// new database. Jobs go to the workers in index order; results come back in input order.
+#include "driver/session.h"
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace idem {
+
+class WorkerPool {
+public:
+  /// `workers` <= 0: the session's.
+  explicit WorkerPool(Session& session, int workers = 0);
+  ~WorkerPool();
+  int size() const { return static_cast<int>(spaces_.size()); }
+
+  /// Executes and judges `s` against target `t` (an index into the session's targets) on worker `w`
+  /// (one call at a time per worker).
+  Judged judge(int w, size_t t, const Schedule& s, bool keepLogs = false);
+
+  struct Job {
+    size_t target = 0;
+    Schedule schedule;
+  };
+  /// The jobs on every worker; `done(i, judged)` is called (serialised) as each finishes.
+  std::vector<Judged> judgeAll(const std::vector<Job>& jobs, bool keepLogs = false,
+                               const std::function<void(size_t, const Judged&)>& done = {});
+  /// The schedules against target 0.
+  std::vector<Judged> judgeAll(const std::vector<Schedule>& schedules, bool keepLogs = false,
+                               const std::function<void(size_t, const Judged&)>& done = {});
+
+private:
+  Session& session_;
+  std::vector<std::vector<std::unique_ptr<Workspace>>> spaces_; ///< [worker][target], made on first use
+};
+
+} // namespace idem
