@@ -29,10 +29,11 @@ CheckResult checkFaults(const HistoryView& h) {
 CheckResult checkObservation(const HistoryView& h) {
   bool faults = h.plan && !h.plan->schedule.faults.empty();
   std::vector<std::string> unknown;
-  for (const auto& o : h.opaque) {
-    std::string what = fmt::format("{}'s {} connection {} could not be decoded ({} bytes from byte {}: {})", o.process,
-                                   o.server == "pg" ? "PostgreSQL" : "Valkey", o.conn, o.direction, o.offset, o.reason);
-    if (o.server == "valkey")
+  for (const auto& [op, o] : h.opaque) {
+    std::string what = fmt::format("{}'s {} connection {} could not be decoded ({} bytes from byte {}: {})", op->process,
+                                   o->server == "pg" ? "PostgreSQL" : "Valkey", o->conn, o->direction, o->offset,
+                                   o->reason);
+    if (o->server == "valkey")
       unknown.push_back(what + ": the deliveries and acknowledgements on it were not seen, so a pass can't be proven");
     else if (faults)
       unknown.push_back(what + ": its steps were not counted, so a planned kill point could have been on it");

@@ -58,7 +58,7 @@ HistoryView::HistoryView(const Scenario& s, const std::vector<Op>& o) : scenario
     else if (auto* step = op.as<ops::Step>()) addStep(*this, op, *step);
     else if (auto* spawn = op.as<ops::Spawn>()) logs[op.process] = spawn->log;
     else if (auto* o2 = op.as<ops::Opaque>())
-      opaque.push_back({op.index, op.process, o2->server, o2->conn, o2->direction, o2->offset, o2->reason});
+      opaque.emplace_back(&op, o2);
     else if (auto* fault = op.as<ops::FaultOp>(); fault && fault->fault.isKill())
       kills.push_back({op.index, op.process, fault->fault.str(), fault->signal ? fault->signal : 9});
     else if (auto* exit = op.as<ops::Exit>())

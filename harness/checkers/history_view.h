@@ -51,17 +51,6 @@ struct ExitRec {
   std::string by; ///< "harness" | "self"
 };
 
-/// A connection the proxy could not decode from some byte on (its bytes passed through unobserved).
-struct OpaqueRec {
-  int64_t op = 0;
-  std::string process;
-  std::string server; ///< "pg" | "valkey"
-  int conn = 0;
-  std::string direction; ///< "client" | "server"
-  uint64_t offset = 0;
-  std::string reason;
-};
-
 struct StepRec {
   int64_t op = 0;
   std::string process;
@@ -93,7 +82,7 @@ struct HistoryView {
   std::vector<KillRec> kills;
   std::vector<ExitRec> exits;
   std::vector<StepRec> steps;
-  std::vector<OpaqueRec> opaque;
+  std::vector<std::pair<const Op*, const ops::Opaque*>> opaque; ///< connections the proxy could not decode
   std::map<std::string, std::string> logs; ///< process -> log path (from spawn)
   std::map<int, std::map<std::string, std::string>> eventFields; ///< n -> fields of its first send
   std::map<std::string, int> entryEvent;   ///< entry id -> n

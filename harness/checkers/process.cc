@@ -54,6 +54,21 @@ CheckResult checkProcesses(const HistoryView& h) {
     v.message = fmt::format("{} crashed: {}{}", e.process, status, where);
     out.push_back(std::move(v));
   }
+  // A process a consumer started that outlived every consumer process of the run (it left their process
+  // groups): the harness killed it; the target breaks the contract (docs/target-contract.md).
+  for (const auto& [op, esc] : recordsOf<ops::Escape>(h.ops)) {
+    Violation v;
+    v.kind = "escaped";
+    v.invariant = "process";
+    v.key = op->process;
+    v.observed = esc->command;
+    v.ops.push_back(op->index);
+    v.message = fmt::format("a process {} started (pid {}: {}) was still running after every consumer process "
+                            "had stopped: it left the consumer's process group, so killing the consumer does not "
+                            "stop it; idemproof killed it (docs/target-contract.md)",
+                            op->process, esc->pid, esc->command);
+    out.push_back(std::move(v));
+  }
   return resultOf(std::move(out), {});
 }
 

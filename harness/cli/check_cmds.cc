@@ -18,7 +18,7 @@ void addCheckCommands(CLI::App& app, Handler& handler) {
   auto units = CLI::AsNumberWithUnit(std::map<std::string, double>{{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}},
                                      CLI::AsNumberWithUnit::CASE_SENSITIVE, "DURATION");
   check->add_option("--time-budget", budgetMs, "stop searching after this long, e.g. 5m (shrinking still completes)")
-      ->transform(units);
+      ->transform(units)->check(CLI::Range(1.0, 1e12, "DURATION > 0"));
   check->add_option("--replays", checkArgs.replays, "replays of a counterexample before it is reported; "
                                                     "a verdict that changes makes it flaky (exit 2)")
       ->check(CLI::Range(1, 1000))->capture_default_str();

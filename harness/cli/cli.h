@@ -15,6 +15,10 @@ using Handler = std::function<int()>;
 /// Adds --target, --scenario, --report, --database-url, --valkey-url, --seed, --workers,
 /// --claim-idle-ms, --deadline, --stall-timeout, --grace.
 void addCommon(CLI::App& cmd, CommonArgs& a, bool manyTargets);
+/// --seed, read as an unsigned 64-bit number (a negative or larger value is an error, never wrapped).
+void addSeed(CLI::App& cmd, CommonArgs& a);
+/// --report DIR and --junit FILE.
+void addOutputs(CLI::App& cmd, CommonArgs& a);
 /// Moves parsed durations into `a`; call in the handler before using `a`.
 CommonArgs& finish(CommonArgs& a);
 

@@ -1,6 +1,7 @@
 #include "cli/cli.h"
 
 #include <array>
+#include <charconv>
 #include <map>
 
 namespace idem::cli {
@@ -16,6 +17,28 @@ std::map<const CommonArgs*, std::array<double, 5>>& durations() {
 
 } // namespace
 
+void addSeed(CLI::App& cmd, CommonArgs& a) {
+  cmd.add_option_function<std::string>(
+         "--seed",
+         [&a](const std::string& v) {
+           uint64_t seed = 0;
+           auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seed);
+           if (v.empty() || ec != std::errc() || end != v.data() + v.size())
+             throw CLI::ValidationError("--seed", "'" + v + "' is not a whole number from 0 to 18446744073709551615");
+           a.seed = seed;
+           a.seedGiven = true;
+         },
+         "seed of generated schedules, 0 to 2^64-1")
+      ->type_name("UINT64");
+}
+
+void addOutputs(CLI::App& cmd, CommonArgs& a) {
+  cmd.add_option("--report", a.reportDir, "report directory (default reports/latest)")
+      ->each([&a](const std::string&) { a.reportDirGiven = true; });
+  cmd.add_option("--junit", a.junit, "also write JUnit XML to FILE")
+      ->each([&a](const std::string&) { a.junitGiven = true; });
+}
+
 void addCommon(CLI::App& cmd, CommonArgs& a, bool manyTargets) {
   if (manyTargets)
     cmd.add_option("--target", a.targets, "target folder holding target.json (repeat for several)")->required();
@@ -23,15 +46,14 @@ void addCommon(CLI::App& cmd, CommonArgs& a, bool manyTargets) {
     cmd.add_option("--target", a.targets, "target folder holding target.json")->required()->expected(1);
   cmd.add_option("--scenario", a.scenario, "scenario name (scenarios/NAME.json) or a scenario file")
       ->capture_default_str();
-  cmd.add_option("--report", a.reportDir, "report directory (default reports/latest)");
+  addOutputs(cmd, a);
   cmd.add_option("--database-url", a.databaseUrl, "use this PostgreSQL (libpq URI) instead of an embedded one");
   cmd.add_option("--valkey-url", a.valkeyUrl, "use this Valkey/Redis (redis://host:port/db) instead of an embedded one");
-  cmd.add_option("--seed", a.seed, "seed of generated schedules")->each([&a](const std::string&) { a.seedGiven = true; });
+  addSeed(cmd, a);
   cmd.add_option("--workers", a.workers, "schedules run in parallel (default: min(2, cores); 1 with external servers)")
       ->check(CLI::Range(1, 16));
   cmd.add_option("--claim-idle-ms", a.run.claim_idle_ms, "CLAIM_IDLE_MS given to consumers, waited after a kill")
       ->check(CLI::Range(1, 600000))->capture_default_str();
-  cmd.add_option("--junit", a.junit, "also write JUnit XML to FILE");
   cmd.add_flag("--scenario-values", a.scenarioValues,
                "run the scenario's default schedule with its own values, not decodable ones: a pass that another "
                "combination of applications also explains is then unknown (docs/verdicts.md)");

@@ -21,11 +21,9 @@ void addReportCommands(CLI::App& app, Handler& handler) {
   static DemoArgs demoArgs;
   auto* demo = app.add_subcommand("demo", "compare the reference targets on the built-in scenarios on embedded servers; "
                                           "writes reports/latest/report.html");
-  demo->add_option("--report", demoCommon.reportDir, "report directory (default reports/latest)");
-  demo->add_option("--seed", demoCommon.seed, "seed of generated schedules")
-      ->each([](const std::string&) { demoCommon.seedGiven = true; });
+  addOutputs(*demo, demoCommon);
+  addSeed(*demo, demoCommon);
   demo->add_option("--workers", demoCommon.workers, "schedules run in parallel (default: min(2, cores))")->check(CLI::Range(1, 16));
-  demo->add_option("--junit", demoCommon.junit, "also write JUnit XML to FILE");
   demo->add_option("--runs", demoArgs.runs, "generated schedules per class")->check(CLI::Range(0, 1000))->capture_default_str();
   demo->add_option("--per-class", demoArgs.perClass, "kill points run per kill class and target (0: every one)")
       ->check(CLI::Range(0, 10000))->capture_default_str();

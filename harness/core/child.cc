@@ -8,6 +8,8 @@
 // unregisters its Cleanup action (Cleanup::remove waits if that action is running on the signal
 // thread), and only then reaps. So a Cleanup action never signals a pgid that may have been reused.
 #include "core/child.h"
+
+#include "core/owner.h"
 #include "core/cleanup.h"
 
 #include "core/spawner.h"
@@ -208,6 +210,7 @@ Child Child::spawn(const ChildSpec& spec) {
 
   bp::environment env;
   for (const auto& [k, v] : spec.env) env[k] = v;
+  env[kOwnerEnv] = Owner::self().tag(); // reapOrphans() finds it, and what it starts, if idemproof dies
   std::vector<std::string> args(spec.argv.begin() + 1, spec.argv.end());
   std::error_code ec;
   bp::child c;

@@ -1,7 +1,9 @@
 #pragma once
 /// Errors that decide idemproof's exit status.
+#include <cerrno>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 
 namespace idem {
 
@@ -11,5 +13,10 @@ namespace idem {
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+/// The failure of a system call, from errno: "<what>: <strerror>".
+inline std::system_error sysError(const std::string& what) {
+  return std::system_error(errno, std::system_category(), what);
+}
 
 } // namespace idem

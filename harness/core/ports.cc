@@ -1,5 +1,7 @@
 #include "core/ports.h"
 
+#include "core/error.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -12,7 +14,6 @@ namespace idem {
 
 namespace {
 
-std::system_error sysError(const std::string& what) { return std::system_error(errno, std::system_category(), what); }
 
 } // namespace
 

@@ -1,6 +1,9 @@
 // TempDir.
 #include "core/temp_dir.h"
 
+#include "core/error.h"
+#include "core/owner.h"
+
 #include "core/cleanup.h"
 
 #include <arpa/inet.h>
@@ -30,14 +33,14 @@ std::filesystem::path tempRoot() {
   return "/tmp";
 }
 
-std::system_error sysError(const std::string& what) {
-  return std::system_error(errno, std::system_category(), what);
-}
 
 } // namespace
 
 TempDir::TempDir(const std::string& prefix) {
-  std::string tmpl = (tempRoot() / (prefix + "XXXXXX")).string();
+  // idemproof-<kind>-<owner>-XXXXXX: reapOrphans() removes it once its owner is gone (core/owner.h).
+  std::string kind = prefix;
+  while (!kind.empty() && kind.back() == '-') kind.pop_back();
+  std::string tmpl = (tempRoot() / fmt::format("{}-{}-XXXXXX", kind, Owner::self().tag())).string();
   if (::mkdtemp(tmpl.data()) == nullptr) throw sysError(fmt::format("cannot create temp dir {}", tmpl));
   path_ = tmpl;
   // Traversable by other accounts (the embedded PostgreSQL runs as `postgres`); contents decide the rest.

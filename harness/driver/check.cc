@@ -143,6 +143,8 @@ SearchResult search(WorkerPool& pool, const rc::Gen<Shape>& gen, const Materiali
     case Verdict::Fail: sum.failed++; break;
     case Verdict::Unknown: sum.unknown++; break;
     case Verdict::Error: sum.errors++; break;
+    case Verdict::Flaky: // verdicts of several runs, never of one schedule's run
+    case Verdict::NotApplicable: sum.unknown++; break;
     }
     if ((o.verdict == Verdict::Unknown || o.verdict == Verdict::Error) && sum.firstProblem.empty())
       sum.firstProblem = o.reason;

@@ -114,32 +114,19 @@ std::string reportCheck(Session& session, CheckSummary& s) {
   nlohmann::json cx = nullptr;
   if (s.cx) {
     const auto& c = *s.cx;
-    cx = {{"schedule", c.schedule},
-          {"summary", c.schedule.summary()},
-          {"file", c.file},
-          {"replay_command", c.replayCommand},
-          {"shrink_steps", c.shrinkSteps},
-          {"shrink_runs", c.shrinkRuns},
-          {"verdicts", c.verdicts},
-          {"replays", c.replays},
-          {"flaky", c.flaky},
-          {"flaky_candidates", c.flakyCandidates},
+    // Grouped by what a reader asks: what it is, how to replay it, how it shrank, how sure it is, where
+    // the search found it.
+    cx = {{"schedule", c.schedule}, {"summary", c.schedule.summary()}, {"verdicts", c.verdicts},
+          {"file", c.file}, {"replay_command", c.replayCommand},
+          {"shrink_steps", c.shrinkSteps}, {"shrink_runs", c.shrinkRuns},
+          {"replays", c.replays}, {"flaky", c.flaky}, {"flaky_candidates", c.flakyCandidates},
           {"found", {{"run", c.index + 1}, {"schedule", c.found}, {"summary", c.found.summary()}, {"verdicts", c.foundVerdicts}}}};
   }
   int flaky = (s.cx && s.cx->flaky ? 1 : 0) + static_cast<int>(s.cx ? s.cx->flakyCandidates : 0);
   report.section("check", {
-      {"runs", s.runs},
-      {"runs_requested", s.runsRequested},
-      {"seed", s.seed},
-      {"seed_given", s.seedGiven},
-      {"max_events", s.maxEvents},
-      {"replays", s.replays},
-      {"passed", s.passed},
-      {"failed", s.failed},
-      {"unknown", s.unknown},
-      {"errors", s.errors},
-      {"flaky", flaky},
-      {"out_of_time", s.outOfTime},
+      {"runs", s.runs}, {"runs_requested", s.runsRequested}, {"out_of_time", s.outOfTime},
+      {"seed", s.seed}, {"seed_given", s.seedGiven}, {"max_events", s.maxEvents}, {"replays", s.replays},
+      {"passed", s.passed}, {"failed", s.failed}, {"unknown", s.unknown}, {"errors", s.errors}, {"flaky", flaky},
       {"coverage", s.coverage.toJson()},
       {"coverage_summary",
        {{"planned", s.coverage.planned()}, {"fired", s.coverage.fired()}, {"runs_with_kills", s.coverage.runsWithKills},

@@ -53,8 +53,10 @@ std::string errorLine(const std::string& error, const std::map<std::string, std:
 std::string violationLine(const Violation& v) {
   std::string where = v.invariant + (v.key.empty() ? "" : " " + v.key);
   std::string values;
-  if (!v.expected.is_null() || !v.observed.is_null())
+  if (!v.expected.is_null() && !v.observed.is_null())
     values = fmt::format(": expected {}, observed {}", v.expected.dump(), v.observed.dump());
+  else if (!v.observed.is_null())
+    values = fmt::format(": {}", v.observed.dump());
   return fmt::format("{:<14} {}{}{}{}", v.kind, where, values, v.message.empty() ? "" : " — ", v.message);
 }
 

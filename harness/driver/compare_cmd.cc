@@ -61,12 +61,13 @@ std::string terminalTable(const nlohmann::json& c) {
 
 int compareCommand(const CommonArgs& common, const CompareArgs& args) {
   auto t0 = std::chrono::steady_clock::now();
-  Session session(common);
-  std::set<std::string> names;
-  for (const auto& t : session.targets())
-    if (!names.insert(t.name).second)
-      throw UsageError(fmt::format("--target: two targets are named '{}' ({}); compare needs distinct names", t.name,
-                                   t.manifest.string()));
+  Session session(common, [](const Scenario&, const std::vector<Target>& targets) {
+    std::set<std::string> names;
+    for (const auto& t : targets)
+      if (!names.insert(t.name).second)
+        throw UsageError(fmt::format("--target: two targets are named '{}' ({}); compare needs distinct names", t.name,
+                                     t.manifest.string()));
+  });
   const auto& sc = session.scenario();
   compare::Options o;
   o.runs = args.runs;

@@ -4,6 +4,7 @@
 #include "driver/check.h"
 
 #include "core/error.h"
+#include "core/json_file.h"
 
 #include <fmt/format.h>
 
@@ -14,17 +15,7 @@ namespace idem {
 
 namespace {
 
-Schedule loadSchedule(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw UsageError(fmt::format("{}: cannot read the schedule file", file));
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(fmt::format("{}: not valid JSON: {}", file, e.what()));
-  }
-  return scheduleFromJson(j, file);
-}
+Schedule loadSchedule(const std::string& file) { return scheduleFromJson(readJsonFile(file, file), file); }
 
 } // namespace
 
@@ -38,17 +29,19 @@ int replayCommand(const CommonArgs& commonIn, const ReplayArgs& args) {
   }
   if (!args.scenarioGiven) common.scenario = s.scenario;
   if (!common.seedGiven) common.seed = s.seed;
-  Session session(common);
+  // The schedule must fit the scenario before any server starts.
+  Session session(common, [&](const Scenario& sc, const std::vector<Target>&) {
+    if (sc.name != s.scenario)
+      throw UsageError(fmt::format("{}: field 'scenario': the schedule is for scenario '{}', not '{}'", args.file,
+                                   s.scenario, sc.name));
+    try {
+      completeEvents(sc, s.events);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("{}: field 'events': {}", args.file, e.what()));
+    }
+  });
   const auto& sc = session.scenario();
   const auto& target = session.targets().front();
-  if (sc.name != s.scenario)
-    throw UsageError(fmt::format("{}: field 'scenario': the schedule is for scenario '{}', not '{}'", args.file,
-                                 s.scenario, sc.name));
-  try {
-    completeEvents(sc, s.events);
-  } catch (const UsageError& e) {
-    throw UsageError(fmt::format("{}: field 'events': {}", args.file, e.what()));
-  }
   s.target = target.name;
 
   int n = std::max(1, args.replays);
@@ -78,6 +71,7 @@ int replayCommand(const CommonArgs& commonIn, const ReplayArgs& args) {
   if (n > 1) std::cout << "  replays: " << joinWords(verdicts) << "\n";
   if (!js.front().error.empty())
     std::cerr << errorLine(js.front().error, report.runs().front().logs, session.reportDir()) << "\n";
+  js.front().results = report.runs().front().results; // with log paths in the report folder
   printResults(js.front(), "  ");
   std::cout << "report: " << path << "\n";
   return exitStatus(verdict);

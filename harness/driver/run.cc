@@ -13,14 +13,17 @@ namespace idem {
 
 int runCommand(const CommonArgs& common, const RunArgs& args) {
   auto t0 = std::chrono::steady_clock::now();
+  std::vector<Fault> faults; // flags are checked before any server starts
+  for (const auto& c : args.crashes) faults.push_back(Fault::parse(c, "--crash"));
+  RestartStyle restart = restartStyleFromString(args.restart, "--restart");
   Session session(common);
   const auto& sc = session.scenario();
   const auto& target = session.targets().front();
   Schedule s = args.events > 0 ? generatedSchedule(sc, args.events, common.seed) : defaultScheduleFor(session, target.name, 0);
   s.seed = common.seed;
   s.target = target.name;
-  for (const auto& c : args.crashes) s.faults.push_back(Fault::parse(c, "--crash"));
-  s.restart = restartStyleFromString(args.restart, "--restart");
+  s.faults = faults;
+  s.restart = restart;
   if (args.events > 0 || !common.scenarioValues) s.values = makeDecodable(sc, s, static_cast<int>(s.faults.size()));
 
   WorkerPool pool(session, 1);
@@ -30,6 +33,7 @@ int runCommand(const CommonArgs& common, const RunArgs& args) {
   report.error(j.error);
   report.schedule(s);
   report.addRun(session.record(j, "run", target.name));
+  j.results = report.runs().front().results; // with log paths in the report folder
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   report.timings({{"total_ms", ms}, {"schedules", 1}});
   std::string path = report.write(session.reportDir().string(), common.junit);

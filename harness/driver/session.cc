@@ -1,10 +1,14 @@
 #include "driver/session.h"
 
 #include "core/error.h"
+#include "core/owner.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -22,6 +26,22 @@ std::set<std::string> Judged::kinds() const {
   return out;
 }
 
+std::string logTail(const fs::path& log, uintmax_t maxBytes) {
+  std::error_code ec;
+  uintmax_t size = fs::file_size(log, ec);
+  if (ec) return "";
+  std::ifstream in(log, std::ios::binary);
+  std::string text;
+  if (size > maxBytes) {
+    in.seekg(static_cast<std::streamoff>(size - maxBytes));
+    text = fmt::format("[... {} bytes cut ...]\n", size - maxBytes);
+  }
+  std::string tail(static_cast<size_t>(std::min(size, maxBytes)), '\0');
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  tail.resize(static_cast<size_t>(in.gcount()));
+  return text + tail;
+}
+
 fs::path scenariosDir() {
   if (const char* env = std::getenv("IDEMPROOF_SCENARIOS")) return env;
   std::error_code ec;
@@ -34,8 +54,34 @@ fs::path scenariosDir() {
   return fs::current_path() / "scenarios";
 }
 
-Session::Session(const CommonArgs& args) : args_(args) {
+void checkOutputs(const CommonArgs& a) {
+  auto writableDir = [](const fs::path& dir, const std::string& flag) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw UsageError(fmt::format("{}: cannot create the folder {}: {}", flag, dir.string(), ec.message()));
+    if (!fs::is_directory(dir, ec)) throw UsageError(fmt::format("{}: {} is not a folder", flag, dir.string()));
+    if (::access(dir.c_str(), W_OK | X_OK) != 0)
+      throw UsageError(fmt::format("{}: the folder {} is not writable: {}", flag, dir.string(), std::strerror(errno)));
+  };
+  if (a.reportDirGiven && a.reportDir.empty()) throw UsageError("--report: an empty path names no folder");
+  writableDir(a.reportDir.empty() ? fs::current_path() / "reports" / "latest" : fs::path(a.reportDir), "--report");
+  if (a.junitGiven && a.junit.empty()) throw UsageError("--junit: an empty path names no file");
+  if (!a.junit.empty()) {
+    fs::path file = fs::absolute(a.junit);
+    std::error_code ec;
+    if (fs::is_directory(file, ec)) throw UsageError(fmt::format("--junit: {} is a folder, not a file", file.string()));
+    writableDir(file.parent_path(), "--junit");
+    if (fs::exists(file, ec) && ::access(file.c_str(), W_OK) != 0)
+      throw UsageError(fmt::format("--junit: {} is not writable: {}", file.string(), std::strerror(errno)));
+  }
+}
+
+Session::Session(const CommonArgs& args, const BeforeServers& check) : args_(args) {
   if (args_.targets.empty()) throw UsageError("--target: required");
+  checkOutputs(args_);
+  // What an idemproof killed with SIGKILL left behind (its folders, its servers, its consumers' children):
+  // gone before this one starts its own (core/owner.h).
+  reapOrphans();
   for (const auto& t : args_.targets) targets_.push_back(loadTarget(t));
   scenario_ = loadScenario(args_.scenario, scenariosDir());
   for (const auto& t : targets_) {
@@ -46,6 +92,7 @@ Session::Session(const CommonArgs& args) : args_(args) {
                                    t.name, t.manifest.string(), scenario_.name, list));
     }
   }
+  if (check) check(scenario_, targets_);
   if (args_.databaseUrl.empty() != args_.valkeyUrl.empty())
     throw UsageError(args_.databaseUrl.empty() ? "--database-url: required with --valkey-url"
                                                : "--valkey-url: required with --database-url");
@@ -89,15 +136,7 @@ Judged Session::judge(Workspace& ws, const Scenario& sc, const Schedule& s, bool
     j.verdict = Verdict::Error;
   }
   if (keepLogs || j.verdict != Verdict::Pass) {
-    for (const auto& [op, spawn] : recordsOf<ops::Spawn>(ops)) {
-      std::ifstream in(spawn->log, std::ios::binary);
-      std::stringstream ss;
-      ss << in.rdbuf();
-      std::string text = ss.str();
-      constexpr size_t kMax = 256 * 1024;
-      if (text.size() > kMax) text = "[... " + std::to_string(text.size() - kMax) + " bytes cut ...]\n" + text.substr(text.size() - kMax);
-      j.logs[op->process] = std::move(text);
-    }
+    for (const auto& [op, spawn] : recordsOf<ops::Spawn>(ops)) j.logs[op->process] = logTail(spawn->log);
   }
   return j;
 }
@@ -132,6 +171,17 @@ RunRecord Session::record(const Judged& j, const std::string& id, const std::str
     for (char& c : dir)
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '/') c = '_';
     r.logs = writeLogs(j, dir);
+    // Messages name a process's log where it was written during the run, a temp folder removed at exit:
+    // point them at its copy in the report folder instead.
+    for (const auto& [op, spawn] : recordsOf<ops::Spawn>(r.history)) {
+      auto kept = r.logs.find(op->process);
+      if (kept == r.logs.end() || spawn->log.empty()) continue;
+      std::string copy = (reportDir() / kept->second).string();
+      for (auto& c : r.results)
+        for (auto& v : c.violations)
+          for (size_t pos; (pos = v.message.find(spawn->log)) != std::string::npos;)
+            v.message.replace(pos, spawn->log.size(), copy);
+    }
   }
   return r;
 }

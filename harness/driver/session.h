@@ -32,6 +32,7 @@ struct CommonArgs {
   int workers = 0;            ///< 0: min(2, cores)
   RunOptions run;
   std::string junit;          ///< --junit FILE
+  bool reportDirGiven = false, junitGiven = false; ///< the flag was given (an empty value is then an error)
   /// --scenario-values: run the scenario's default schedule with the values it writes, instead of
   /// decodable ones (scenario/decodable.h); a pass it can't prove is then unknown.
   bool scenarioValues = false;
@@ -49,11 +50,22 @@ struct Judged {
   std::set<std::string> kinds() const;
 };
 
+/// --report names a folder that exists or can be made, writable; --junit a writable file in one. Checked
+/// before any server starts, so that a run never ends in a write error. Throws UsageError naming the flag.
+void checkOutputs(const CommonArgs& a);
+
+/// The last `maxBytes` of a log file (a consumer may write gigabytes; only the tail is read), with a
+/// "[... N bytes cut ...]" line in front when cut; "" when it can't be read.
+std::string logTail(const std::filesystem::path& log, uintmax_t maxBytes = 256 * 1024);
+
 class Session {
 public:
   /// Loads the scenario and target(s), checks each implements the scenario, starts or connects to the
   /// servers. Throws UsageError.
-  explicit Session(const CommonArgs& args);
+  /// `check` runs on the loaded scenario and targets before any server starts (a command's own checks of
+  /// its input, so that bad input never costs a server start).
+  using BeforeServers = std::function<void(const Scenario&, const std::vector<Target>&)>;
+  explicit Session(const CommonArgs& args, const BeforeServers& check = {});
   ~Session();
 
   const Scenario& scenario() const { return scenario_; }

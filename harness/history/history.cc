@@ -39,6 +39,14 @@ public:
     return x.get<int64_t>();
   }
   int64_t integer(const char* k, int64_t dflt) const { return has(k) ? integer(k) : dflt; }
+  /// The enum value `text` names in `table`; else fails on `k` with "'text' is not <expected>".
+  template <class E, size_t N>
+  E named(const char* k, const std::string& text, const std::pair<E, const char*> (&table)[N],
+          const char* expected) const {
+    for (const auto& [e, name] : table)
+      if (text == name) return e;
+    fail(k, fmt::format("'{}' is not {}", text, expected));
+  }
   bool flag(const char* k) const {
     if (!has(k)) return false;
     if (!v_[k].is_boolean()) fail(k, "is not a boolean");
@@ -179,14 +187,7 @@ ops::Step stepOf(const In& in, const json& v) {
   s.tReqUs = in.integer("t_req_us", 0);
   std::string outcome = in.str("outcome", "ok");
   if (outcome == "cut") outcome = "forwarded"; // histories before the outcome had two kinds
-  bool known = false;
-  for (const auto& [o, name] : kOutcomes) {
-    if (outcome == name) {
-      s.outcome = o;
-      known = true;
-    }
-  }
-  if (!known) in.fail("outcome", fmt::format("'{}' is not an outcome of docs/steps.md", outcome));
+  s.outcome = in.named("outcome", outcome, kOutcomes, "an outcome of docs/steps.md");
   s.error = in.flag("error");
   s.summary = in.str("summary", "");
   s.blocking = in.flag("blocking");
@@ -235,6 +236,8 @@ json valueOf(const ops::Stall& s) {
   return {{"pending", s.pending}, {"last_delivered", s.lastDelivered}, {"restart", s.restart}, {"reason", s.reason}};
 }
 
+json valueOf(const ops::Escape& e) { return {{"pid", e.pid}, {"command", e.command}}; }
+
 json valueOf(const ops::Final& f) {
   json pending = json::array();
   for (const auto& p : f.pending)
@@ -272,14 +275,7 @@ ops::Final finalOf(const In& in, const json& v) {
     }
     return f;
   }
-  bool known = false;
-  for (const auto& [e, name] : kEnds) {
-    if (end == name) {
-      f.end = e;
-      known = true;
-    }
-  }
-  if (!known) in.fail("end", fmt::format("'{}' is not settled, stuck or limit", end));
+  f.end = in.named("end", end, kEnds, "settled, stuck or limit");
   return f;
 }
 
@@ -311,6 +307,7 @@ Record recordOf(const std::string& type, const json& v, const std::string& where
     s.reason = in.str("reason", "");
     return s;
   }
+  if (type == "escape") return ops::Escape{static_cast<int>(in.integer("pid")), in.str("command")};
   if (type == "final") return finalOf(in, v);
   if (type == "error") return ops::Error{in.str("message")};
   throw std::runtime_error(fmt::format("{}: unknown op type '{}'", where, type));
@@ -343,7 +340,7 @@ std::string Exit::text() const { return signal ? fmt::format("signal {}", *signa
 
 const char* typeOf(const Record& r) {
   static const char* names[] = {"plan", "initial", "send", "spawn", "step", "fault",
-                                "exit", "note",    "opaque", "stall", "final", "error"};
+                                "exit", "note",    "opaque", "stall", "escape", "final", "error"};
   static_assert(std::variant_size_v<Record> == sizeof(names) / sizeof(names[0]));
   return names[r.index()];
 }

@@ -18,6 +18,7 @@
 /// | `note`    | any              | message: something a person should know (a kill that reached no process) |
 /// | `opaque`  | c1, …            | server, conn, direction, offset, reason: bytes the proxy could not decode|
 /// | `stall`   | harness          | pending, last_delivered, restart, reason: work left with nothing moving  |
+/// | `escape`  | c1, …            | pid, command: a process the consumer started that outlived it (killed)   |
 /// | `final`   | harness          | observed rows, pending and undelivered entries, how the run ended        |
 /// | `error`   | harness          | message: the run could not be judged                                     |
 ///
@@ -141,6 +142,14 @@ struct Stall {
   std::string reason;
 };
 
+/// A process started by a consumer (its environment carries the run's mark) still alive after every
+/// consumer process of the run was stopped: it left the consumer's process group (setsid, a daemon).
+/// idemproof killed it; the target broke the contract (docs/target-contract.md).
+struct Escape {
+  int pid = 0;
+  std::string command; ///< its command line, abbreviated
+};
+
 struct PendingEntry {
   std::string entry;
   std::string consumer;
@@ -170,7 +179,7 @@ struct Error {
 } // namespace ops
 
 using Record = std::variant<ops::Plan, ops::Initial, ops::Send, ops::Spawn, ops::Step, ops::FaultOp, ops::Exit,
-                            ops::Note, ops::Opaque, ops::Stall, ops::Final, ops::Error>;
+                            ops::Note, ops::Opaque, ops::Stall, ops::Escape, ops::Final, ops::Error>;
 
 /// The op type of a record: "plan", "step", ... (the table above).
 const char* typeOf(const Record& r);

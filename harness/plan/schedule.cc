@@ -66,6 +66,13 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
   auto bad = [&](const std::string& f, const std::string& why) {
     return UsageError(fmt::format("{}: field '{}': {}", what, f, why));
   };
+  // Whole numbers are read in range or rejected: a value that doesn't fit must not wrap into another event.
+  auto whole = [&](const nlohmann::json& v, const std::string& f, int64_t lo, int64_t hi) -> int {
+    bool ok = v.is_number_integer() &&
+              (v.is_number_unsigned() ? v.get<uint64_t>() <= uint64_t(hi) : v.get<int64_t>() >= lo && v.get<int64_t>() <= hi);
+    if (!ok) throw bad(f, fmt::format("{} is not a whole number from {} to {}", v.dump(), lo, hi));
+    return static_cast<int>(v.get<int64_t>());
+  };
   Schedule s;
   int version = 0;
   if (j.is_object() && j.contains("version")) {
@@ -80,7 +87,11 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
   try {
     s.scenario = field("scenario").get<std::string>();
     s.target = j.value("target", "");
-    s.seed = j.value("seed", uint64_t{0});
+    if (j.contains("seed")) {
+      if (!j["seed"].is_number_unsigned() && !(j["seed"].is_number_integer() && j["seed"].get<int64_t>() >= 0))
+        throw bad("seed", fmt::format("{} is not a whole number from 0 to 18446744073709551615", j["seed"].dump()));
+      s.seed = j["seed"].get<uint64_t>();
+    }
     s.restart = restartStyleFromString(j.value("restart", "new-name"), what + ": field 'restart'");
     s.values = j.value("values", "");
   } catch (const nlohmann::json::exception& e) {
@@ -92,9 +103,9 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
   for (size_t i = 0; i < events.size(); ++i) {
     const auto& e = events[i];
     std::string f = fmt::format("events[{}]", i);
-    if (!e.is_object() || !e.contains("n") || !e["n"].is_number_integer()) throw bad(f + ".n", "must be an integer");
+    if (!e.is_object() || !e.contains("n")) throw bad(f + ".n", "is required");
     Event ev;
-    ev.n = e["n"].get<int>();
+    ev.n = whole(e["n"], f + ".n", 1, kMaxEventNumber);
     if (!ns.insert(ev.n).second) throw bad(f + ".n", fmt::format("event {} appears twice", ev.n));
     if (e.contains("fields")) {
       if (!e["fields"].is_object()) throw bad(f + ".fields", "must be an object of strings");
@@ -111,14 +122,11 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
     const auto& e = stream[i];
     std::string f = fmt::format("stream[{}]", i);
     StreamEntry se;
-    if (e.is_number_integer()) {
-      se.event = e.get<int>();
-    } else if (e.is_object() && e.contains("event") && e["event"].is_number_integer()) {
-      se.event = e["event"].get<int>();
-      if (e.contains("phase")) {
-        if (!e["phase"].is_number_integer() || e["phase"].get<int>() < 1) throw bad(f + ".phase", "must be an integer >= 1");
-        se.phase = e["phase"].get<int>();
-      }
+    if (e.is_number()) {
+      se.event = whole(e, f, 1, kMaxEventNumber);
+    } else if (e.is_object() && e.contains("event")) {
+      se.event = whole(e["event"], f + ".event", 1, kMaxEventNumber);
+      if (e.contains("phase")) se.phase = whole(e["phase"], f + ".phase", 1, kMaxPhase);
     } else {
       throw bad(f, "must be an event number or {\"event\": n, \"phase\": p}");
     }

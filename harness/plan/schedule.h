@@ -58,6 +58,10 @@ RestartStyle restartStyleFromString(const std::string& s, const std::string& wha
 /// loads.
 inline constexpr int kScheduleVersion = 2;
 
+/// Bounds of a schedule file's numbers: an event number and a phase are whole numbers from 1 to these.
+inline constexpr int kMaxEventNumber = 1000000;
+inline constexpr int kMaxPhase = 1000000;
+
 void to_json(nlohmann::json& j, const Schedule& s);
 /// Throws UsageError naming `what` (a file path) and the field; an unknown version is named.
 Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what);

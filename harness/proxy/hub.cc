@@ -27,12 +27,15 @@ const char* toString(CutKind k) {
   return "withheld";
 }
 
-namespace {
+namespace hub_detail { // named: Hub::Impl holds these (an anonymous namespace would warn in a unity build)
 
 struct Conn;
 using ConnPtr = std::shared_ptr<Conn>;
 
-} // namespace
+} // namespace hub_detail
+
+using hub_detail::Conn;
+using hub_detail::ConnPtr;
 
 struct Hub::Impl {
   asio::io_context io;
@@ -70,7 +73,7 @@ struct Hub::Impl {
   }
 };
 
-namespace {
+namespace hub_detail {
 
 /// One proxied connection: client <-> proxy <-> server. Holds the bytes of a step until the listener has
 /// decided; forwards them in order. A held step (Decision::Hold) pauses its direction: nothing behind it
@@ -131,92 +134,70 @@ struct Conn : std::enable_shared_from_this<Conn> {
       boost::system::error_code ignore;
       self->client.set_option(tcp::no_delay(true), ignore);
       self->upstream.set_option(tcp::no_delay(true), ignore);
-      self->readClient();
-      self->readUpstream();
+      self->readFrom(true);
+      self->readFrom(false);
     });
   }
 
-  void readClient() {
+  /// Reads what the client (or the server) sent, decodes it, and reads again; EOF or an error marks that
+  /// side ended.
+  void readFrom(bool fromClient) {
     auto self = shared_from_this();
-    client.async_read_some(asio::buffer(bufC), [self](const boost::system::error_code& e, size_t n) {
+    tcp::socket& sock = fromClient ? client : upstream;
+    auto& buf = fromClient ? bufC : bufU;
+    sock.async_read_some(asio::buffer(buf), [self, fromClient, &buf](const boost::system::error_code& e, size_t n) {
       if (self->dead) return;
       if (e) {
-        self->clientEof = true;
+        (fromClient ? self->clientEof : self->upstreamEof) = true;
         return self->maybeClose();
       }
-      self->cin.append(self->bufC.data(), n);
-      self->processClient();
-      if (!self->dead) self->readClient();
+      (fromClient ? self->cin : self->sin).append(buf.data(), n);
+      if (fromClient)
+        self->processClient();
+      else
+        self->processServer();
+      if (!self->dead) self->readFrom(fromClient);
     });
   }
 
-  void readUpstream() {
-    auto self = shared_from_this();
-    upstream.async_read_some(asio::buffer(bufU), [self](const boost::system::error_code& e, size_t n) {
-      if (self->dead) return;
-      if (e) {
-        self->upstreamEof = true;
-        return self->maybeClose();
-      }
-      self->sin.append(self->bufU.data(), n);
-      self->processServer();
-      if (!self->dead) self->readUpstream();
-    });
-  }
-
-  /// Carries out a decision on a complete request (held in heldReq). Returns false when the connection
-  /// must stop processing (killed, dropped, or held: paused).
-  bool decideRequest(const Decision& d, const StepToken& token) {
+  /// Carries out a decision on a complete request (its bytes in heldReq) or reply (in heldRep) of
+  /// `token`. Returns false when the connection must stop processing (killed, dropped, or held: paused).
+  bool decide(const Decision& d, const StepToken& token, bool request) {
+    std::string& held = request ? heldReq : heldRep;
+    std::optional<Held>& hold = request ? holdReq : holdRep;
     switch (d.kind) {
     case Decision::Kind::Pass:
-      inflight.push_back({token, upQueued + heldReq.size()});
-      sendUpstream(std::move(heldReq));
-      heldReq.clear();
+      forward(request, token, std::move(held));
+      held.clear();
       return true;
     case Decision::Kind::Kill: // the listener killed the process and cut the owner already
       return false;
     case Decision::Kind::Drop:
-      heldReq.clear();
+      held.clear();
       drop();
       return false;
     case Decision::Kind::Hold:
-      holdReq = Held{token, std::move(heldReq), nullptr};
-      heldReq.clear();
-      arm(*holdReq, d.hold);
+      hold = Held{token, std::move(held), nullptr};
+      held.clear();
+      arm(*hold, d.hold);
       return false;
     case Decision::Kind::Answer:
-      heldReq.clear();
-      tracker->withdrawLast(); // the server owes no reply for it
+      held.clear();
+      if (request) tracker->withdrawLast(); // the server owes no reply for it
       sendClient(d.answer);
       return true;
     }
     return true;
   }
 
-  /// Carries out a decision on a complete reply (held in heldRep) of `token`.
-  bool decideReply(const Decision& d, const StepToken& token) {
-    switch (d.kind) {
-    case Decision::Kind::Pass:
-      sendClient(std::move(heldRep));
-      heldRep.clear();
-      return true;
-    case Decision::Kind::Kill:
-      return false;
-    case Decision::Kind::Drop:
-      heldRep.clear();
-      drop();
-      return false;
-    case Decision::Kind::Hold:
-      holdRep = Held{token, std::move(heldRep), nullptr};
-      heldRep.clear();
-      arm(*holdRep, d.hold);
-      return false;
-    case Decision::Kind::Answer:
-      heldRep.clear();
-      sendClient(d.answer);
-      return true;
+  /// Sends a decided request on to the server (awaiting its reply), or a decided reply to the client.
+  void forward(bool request, const StepToken& token, std::string bytes) {
+    if (request) {
+      inflight.push_back({token, upQueued + bytes.size()});
+      sendUpstream(std::move(bytes));
+    } else {
+      sendClient(std::move(bytes));
     }
-    return true;
   }
 
   /// Registers a held step for Hub::release, and its timer when it releases itself.
@@ -239,138 +220,113 @@ struct Conn : std::enable_shared_from_this<Conn> {
       Held h = std::move(*holdReq);
       holdReq.reset();
       hub.held.erase(token);
-      inflight.push_back({h.token, upQueued + h.bytes.size()});
-      sendUpstream(std::move(h.bytes));
+      forward(true, h.token, std::move(h.bytes));
       processClient();
     } else if (holdRep && holdRep->token.id == token) {
       Held h = std::move(*holdRep);
       holdRep.reset();
       hub.held.erase(token);
-      sendClient(std::move(h.bytes));
+      forward(false, h.token, std::move(h.bytes));
       hub.listener.onReleased(owner, h.token);
       processServer();
     }
   }
 
-  void processClient() {
+  void processClient() { process<ClientMsg>(); }
+  void processServer() { process<ServerMsg>(); }
+
+  /// The decode loop of one direction (ClientMsg: requests; ServerMsg: replies): takes whole messages off
+  /// the front of its input and handles each (onMessage); stops when the direction is held or the
+  /// connection stopped moving (the rest of the input is then dropped). Once a byte can't be decoded,
+  /// everything from it on passes through unobserved.
+  template <class Msg>
+  void process() {
+    constexpr bool fromClient = std::is_same_v<Msg, ClientMsg>;
+    std::string& in = fromClient ? cin : sin;
+    uint64_t& consumed = fromClient ? cinOffset : sinOffset;
+    bool& opaque = fromClient ? clientOpaque : serverOpaque;
+    std::string& held = fromClient ? heldReq : heldRep;
+    const std::optional<Held>& hold = fromClient ? holdReq : holdRep;
     size_t off = 0;
-    while (!dead && !holdReq && off < cin.size()) {
-      if (clientOpaque) {
-        heldReq.append(cin, off, std::string::npos);
-        off = cin.size();
-        sendUpstream(std::move(heldReq));
-        heldReq.clear();
+    while (!dead && !hold && off < in.size()) {
+      if (opaque) {
+        held.append(in, off, std::string::npos);
+        off = in.size();
+        passHeld(fromClient);
         break;
       }
-      ClientMsg m;
-      std::string_view rest(cin.data() + off, cin.size() - off);
-      Decode d = tracker->onClient(rest, m);
+      Msg m;
+      std::string_view rest(in.data() + off, in.size() - off);
+      Decode d = decode(rest, m);
       if (d == Decode::NeedMoreData) break;
       if (d == Decode::Invalid || m.size == 0 || m.size > rest.size()) {
-        clientOpaque = true;
-        hub.listener.onOpaque(owner, server, id, "client", cinOffset + off, undecodable(rest));
+        opaque = true;
+        hub.listener.onOpaque(owner, server, id, fromClient ? "client" : "server", consumed + off, undecodable(rest));
+        // The replies of the steps in flight pass through from here on, unobserved.
+        if (!fromClient) {
+          for (const auto& t : inflight) hub.listener.onCut(owner, t.token, CutKind::Unobserved);
+          inflight.clear();
+        }
         continue;
       }
       std::string bytes(rest.substr(0, m.size));
       off += m.size;
-      switch (m.kind) {
-      case ClientMsg::Kind::Pass: // not part of a step: whatever is held goes first, in order
-        heldReq += bytes;
-        sendUpstream(std::move(heldReq));
-        heldReq.clear();
-        break;
-      case ClientMsg::Kind::Part:
-        heldReq += bytes;
-        break;
-      case ClientMsg::Kind::LocalReply:
-        sendClient(m.local_reply);
-        break;
-      case ClientMsg::Kind::RequestEnd: {
-        heldReq += bytes;
-        StepToken token;
-        Decision dec = hub.listener.onRequest(owner, server, id, m.step, token);
-        if (dead) {
-          cin.clear();
-          return;
-        }
-        if (!decideRequest(dec, token) && !holdReq) {
-          cin.clear(); // killed or dropped: nothing more of this connection moves
-          return;
-        }
-        break;
-      }
+      if (!onMessage(m, std::move(bytes))) {
+        in.clear();
+        return;
       }
     }
     if (!dead) {
-      cin.erase(0, off);
-      cinOffset += off;
+      in.erase(0, off);
+      consumed += off;
     }
   }
 
-  void processServer() {
-    size_t off = 0;
-    while (!dead && !holdRep && off < sin.size()) {
-      if (serverOpaque) {
-        heldRep.append(sin, off, std::string::npos);
-        off = sin.size();
-        sendClient(std::move(heldRep));
-        heldRep.clear();
-        break;
-      }
-      ServerMsg m;
-      std::string_view rest(sin.data() + off, sin.size() - off);
-      Decode d = tracker->onServer(rest, m);
-      if (d == Decode::NeedMoreData) break;
-      if (d == Decode::Invalid || m.size == 0 || m.size > rest.size()) {
-        serverOpaque = true;
-        hub.listener.onOpaque(owner, server, id, "server", sinOffset + off, undecodable(rest));
-        // The replies of the steps in flight pass through from here on, unobserved.
-        for (const auto& t : inflight) hub.listener.onCut(owner, t.token, CutKind::Unobserved);
-        inflight.clear();
-        continue;
-      }
-      std::string bytes(rest.substr(0, m.size));
-      off += m.size;
-      switch (m.kind) {
-      case ServerMsg::Kind::Pass: // e.g. CopyInResponse: the client waits for it, so release what is held
-        heldRep += bytes;
-        sendClient(std::move(heldRep));
-        heldRep.clear();
-        break;
-      case ServerMsg::Kind::Part:
-        heldRep += bytes;
-        break;
-      case ServerMsg::Kind::ReplyEnd: {
-        heldRep += bytes;
-        // Steps the server skipped (an error in a Flush pipeline skips to the next Sync) get no reply.
-        for (size_t i = 0; i < m.skipped && !inflight.empty(); ++i) {
-          hub.listener.onCut(owner, inflight.front().token, CutKind::Forwarded);
-          inflight.pop_front();
-        }
-        if (inflight.empty()) { // a reply no step waits for: pass it
-          sendClient(std::move(heldRep));
-          heldRep.clear();
-          break;
-        }
-        StepToken token = inflight.front().token;
-        inflight.pop_front();
-        Decision dec = hub.listener.onReply(owner, token, m.reply);
-        if (dead) {
-          sin.clear();
-          return;
-        }
-        if (!decideReply(dec, token) && !holdRep) {
-          sin.clear();
-          return;
-        }
-        break;
-      }
-      }
+  /// Sends the bytes held of the current request (or reply) on, outside any step.
+  void passHeld(bool request) {
+    std::string& held = request ? heldReq : heldRep;
+    request ? sendUpstream(std::move(held)) : sendClient(std::move(held));
+    held.clear();
+  }
+
+  Decode decode(std::string_view bytes, ClientMsg& m) { return tracker->onClient(bytes, m); }
+  Decode decode(std::string_view bytes, ServerMsg& m) { return tracker->onServer(bytes, m); }
+
+  /// One decoded client message; false when the connection stopped moving (killed, dropped).
+  bool onMessage(const ClientMsg& m, std::string bytes) {
+    if (m.kind == ClientMsg::Kind::LocalReply) { // answered here, never sent on
+      sendClient(m.local_reply);
+      return true;
     }
-    if (!dead) {
-      sin.erase(0, off);
-      sinOffset += off;
+    heldReq += bytes;
+    if (m.kind == ClientMsg::Kind::Pass) passHeld(true); // not part of a step: whatever is held goes first
+    if (m.kind != ClientMsg::Kind::RequestEnd) return true;
+    StepToken token;
+    Decision dec = hub.listener.onRequest(owner, server, id, m.step, token);
+    if (dead) return false;
+    return decide(dec, token, true) || holdReq; // killed or dropped: nothing more of it moves
+  }
+
+  /// One decoded server message; false when the connection stopped moving.
+  bool onMessage(const ServerMsg& m, std::string bytes) {
+    heldRep += bytes;
+    // e.g. CopyInResponse: the client waits for it, so release what is held
+    if (m.kind == ServerMsg::Kind::Pass) passHeld(false);
+    if (m.kind != ServerMsg::Kind::ReplyEnd) return true;
+    // Steps the server skipped (an error in a Flush pipeline skips to the next Sync) get no reply.
+    for (size_t i = 0; i < m.skipped && !inflight.empty(); ++i) {
+      hub.listener.onCut(owner, inflight.front().token, CutKind::Forwarded);
+      inflight.pop_front();
     }
+    if (inflight.empty()) { // a reply no step waits for: pass it
+      passHeld(false);
+      return true;
+    }
+    StepToken token = inflight.front().token;
+    inflight.pop_front();
+    Decision dec = hub.listener.onReply(owner, token, m.reply);
+    if (dead) return false;
+    return decide(dec, token, false) || holdRep;
   }
 
   /// Why bytes could not be decoded, with the first of them in hex.
@@ -398,30 +354,24 @@ struct Conn : std::enable_shared_from_this<Conn> {
     if (!writingClient) writeClient();
   }
 
-  void writeUpstream() {
-    writingUpstream = true;
-    upHanded += outUpstream.front().size();
+  void writeUpstream() { writeTo(false); }
+  void writeClient() { writeTo(true); }
+
+  /// Writes the queued bytes for the client (or the server), one chunk after the other.
+  void writeTo(bool toClient) {
+    auto& queue = toClient ? outClient : outUpstream;
+    (toClient ? writingClient : writingUpstream) = true;
+    if (!toClient) upHanded += queue.front().size();
     auto self = shared_from_this();
-    asio::async_write(upstream, asio::buffer(outUpstream.front()), [self](const boost::system::error_code& e, size_t) {
-      if (self->dead) return;
-      if (e) return self->finish();
-      self->outUpstream.pop_front();
-      self->writingUpstream = false;
-      if (!self->outUpstream.empty()) self->writeUpstream();
-      else self->maybeClose();
-    });
-  }
-  void writeClient() {
-    writingClient = true;
-    auto self = shared_from_this();
-    asio::async_write(client, asio::buffer(outClient.front()), [self](const boost::system::error_code& e, size_t) {
-      if (self->dead) return;
-      if (e) return self->finish();
-      self->outClient.pop_front();
-      self->writingClient = false;
-      if (!self->outClient.empty()) self->writeClient();
-      else self->maybeClose();
-    });
+    asio::async_write(toClient ? client : upstream, asio::buffer(queue.front()),
+                      [self, toClient, &queue](const boost::system::error_code& e, size_t) {
+                        if (self->dead) return;
+                        if (e) return self->finish();
+                        queue.pop_front();
+                        (toClient ? self->writingClient : self->writingUpstream) = false;
+                        if (!queue.empty()) self->writeTo(toClient);
+                        else self->maybeClose();
+                      });
   }
 
   /// A side closed: once what it sent has been written to the other side, close both.
@@ -463,7 +413,7 @@ struct Conn : std::enable_shared_from_this<Conn> {
   }
 };
 
-} // namespace
+} // namespace hub_detail
 
 void Hub::Impl::accept(int owner, Server server, tcp::acceptor& acc) {
   acc.async_accept([this, owner, server, &acc](const boost::system::error_code& e, tcp::socket sock) {

@@ -13,7 +13,7 @@ namespace {
 
 const std::vector<std::string> kGens = {"seq", "uuid", "key", "int", "pick", "version", "map", "const"};
 
-std::vector<std::string> allowedMembers(const std::string& gen) {
+std::vector<std::string> fieldMembers(const std::string& gen) {
   std::vector<std::string> m = {"name", "gen"};
   if (gen == "int") m.insert(m.end(), {"min", "max"});
   if (gen == "pick") m.push_back("values");
@@ -25,14 +25,9 @@ std::vector<std::string> allowedMembers(const std::string& gen) {
 
 FieldGen parseOne(const FieldReader& r, const std::vector<FieldGen>& earlier, const std::vector<std::string>& keys) {
   FieldGen f;
-  f.name = *r.str("name", true);
-  for (const auto& e : earlier) {
-    if (e.name == f.name) r.fail("name", fmt::format("'{}' is defined twice", f.name));
-  }
-  f.gen = *r.str("gen", true);
-  if (std::find(kGens.begin(), kGens.end(), f.gen) == kGens.end())
-    r.fail("gen", fmt::format("'{}' is not one of {}", f.gen, joinNames(kGens)));
-  r.onlyKnown(allowedMembers(f.gen));
+  f.name = r.uniqueName("name", earlier);
+  f.gen = r.oneOf("gen", kGens);
+  r.onlyKnown(fieldMembers(f.gen));
   if (f.gen == "key" && keys.empty()) r.fail("gen", "'key' needs a non-empty top-level 'keys' array");
   if (f.gen == "int") {
     f.min = *r.integer("min", true);

@@ -13,7 +13,7 @@ namespace {
 const std::vector<std::string> kKinds = {"sum-of-distinct", "count-of-distinct", "latest-version", "final-value",
                                          "one-row-per-event"};
 
-std::vector<std::string> allowedMembers(const std::string& kind) {
+std::vector<std::string> invariantMembers(const std::string& kind) {
   std::vector<std::string> m = {"name", "kind", "observed"};
   if (kind != "one-row-per-event") m.push_back("key");
   if (kind == "sum-of-distinct") m.push_back("field");
@@ -33,14 +33,9 @@ const FieldGen& fieldRef(const FieldReader& r, const std::string& member, const 
 
 Invariant parseOne(const FieldReader& r, const std::vector<Invariant>& earlier, const Scenario& s) {
   Invariant inv;
-  inv.name = *r.str("name", true);
-  for (const auto& e : earlier) {
-    if (e.name == inv.name) r.fail("name", fmt::format("'{}' is defined twice", inv.name));
-  }
-  inv.kind = *r.str("kind", true);
-  if (std::find(kKinds.begin(), kKinds.end(), inv.kind) == kKinds.end())
-    r.fail("kind", fmt::format("'{}' is not one of {}", inv.kind, joinNames(kKinds)));
-  r.onlyKnown(allowedMembers(inv.kind));
+  inv.name = r.uniqueName("name", earlier);
+  inv.kind = r.oneOf("kind", kKinds);
+  r.onlyKnown(invariantMembers(inv.kind));
   inv.observed = *r.text("observed", true);
   if (inv.kind != "one-row-per-event") {
     inv.key = *r.str("key", true);
@@ -86,3 +81,13 @@ std::vector<Invariant> parseInvariants(const nlohmann::json& j, const std::strin
 }
 
 } // namespace idem::detail
+
+namespace idem {
+
+size_t Invariant::observedColumns() const {
+  if (kind == "one-row-per-event") return 1;
+  if (kind == "latest-version") return 1 + columns.size();
+  return 2;
+}
+
+} // namespace idem

@@ -11,24 +11,6 @@
 
 namespace idem::detail {
 
-nlohmann::json readJsonFile(const std::filesystem::path& file, const std::string& what) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec)) throw UsageError(fmt::format("{}: no such file", what));
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw UsageError(fmt::format("{}: cannot be read", what));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  try {
-    return nlohmann::json::parse(buf.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string msg = e.what();
-    // Drop nlohmann's "[json.exception.parse_error.101] " prefix; keep "parse error at line L, column C: ...".
-    auto close = msg.find("] ");
-    if (msg.rfind("[json.exception", 0) == 0 && close != std::string::npos) msg = msg.substr(close + 2);
-    throw UsageError(fmt::format("{}: invalid JSON: {}", what, msg));
-  }
-}
-
 void fieldError(const std::string& what, const std::string& field, const std::string& why) {
   throw UsageError(fmt::format("{}: field '{}': {}", what, field, why));
 }
@@ -59,7 +41,10 @@ std::optional<std::string> FieldReader::str(const std::string& key, bool require
   const auto& v = obj_.at(key);
   if (!v.is_string() || (nonEmpty && v.get<std::string>().empty()))
     fail(key, nonEmpty ? "must be a non-empty string" : "must be a string");
-  return v.get<std::string>();
+  const auto& text = v.get_ref<const std::string&>();
+  for (unsigned char c : text)
+    if (c < 0x20 && c != '\n' && c != '\t' && c != '\r') fail(key, fmt::format("holds the control character 0x{:02x}", c));
+  return text;
 }
 
 std::optional<std::string> FieldReader::text(const std::string& key, bool required) const {
@@ -99,6 +84,13 @@ std::optional<int64_t> FieldReader::integer(const std::string& key, bool require
   const auto& v = obj_.at(key);
   if (!v.is_number_integer()) fail(key, "must be an integer");
   return v.get<int64_t>();
+}
+
+std::string FieldReader::oneOf(const std::string& key, const std::vector<std::string>& allowed) const {
+  std::string v = *str(key, true);
+  if (std::find(allowed.begin(), allowed.end(), v) == allowed.end())
+    fail(key, fmt::format("'{}' is not one of {}", v, joinNames(allowed)));
+  return v;
 }
 
 void FieldReader::onlyKnown(const std::vector<std::string>& known) const {

@@ -11,9 +11,6 @@
 
 namespace idem::detail {
 
-/// Reads and parses a JSON file. Throws UsageError "<what>: no such file" or
-/// "<what>: invalid JSON: parse error at line L, column C: ...".
-nlohmann::json readJsonFile(const std::filesystem::path& file, const std::string& what);
 
 /// Reads the fields of one JSON object, naming each field by its path for error messages.
 class FieldReader {
@@ -35,6 +32,16 @@ public:
   /// An array of non-empty strings; nullopt when absent and not required.
   std::optional<std::vector<std::string>> strings(const std::string& key, bool required, bool nonEmpty) const;
   std::optional<int64_t> integer(const std::string& key, bool required) const;
+  /// A required string that is one of `allowed`: "'x' is not one of a, b, c".
+  std::string oneOf(const std::string& key, const std::vector<std::string>& allowed) const;
+  /// The required string `key` ("name"), which no element of `earlier` has: "'x' is defined twice".
+  template <class T>
+  std::string uniqueName(const std::string& key, const std::vector<T>& earlier) const {
+    std::string name = *str(key, true);
+    for (const auto& e : earlier)
+      if (e.name == name) fail(key, "'" + name + "' is defined twice");
+    return name;
+  }
   /// Rejects members not in `known` (typos): "unknown field (known: a, b, c)".
   void onlyKnown(const std::vector<std::string>& known) const;
 

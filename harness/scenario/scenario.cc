@@ -1,6 +1,7 @@
 #include "scenario/scenario.h"
 
 #include "core/error.h"
+#include "core/json_file.h"
 #include "scenario/json_fields.h"
 #include "scenario/scenario_parse.h"
 
@@ -104,7 +105,7 @@ Scenario loadScenario(const std::string& nameOrFile, const fs::path& scenariosDi
                                  known.empty() ? std::string("none in " + scenariosDir.string()) : detail::joinNames(known)));
   }
   const std::string what = file.string();
-  Scenario s = scenarioFromJson(detail::readJsonFile(file, what), what);
+  Scenario s = scenarioFromJson(readJsonFile(file, what), what);
   if (bare && s.name != nameOrFile)
     detail::fieldError(what, "name", fmt::format("'{}' does not match the file name '{}'", s.name, nameOrFile));
   s.file = fs::absolute(file).lexically_normal();

@@ -53,6 +53,9 @@ struct Invariant {
   std::string version;             ///< latest-version: the event field holding the version
   std::vector<std::string> columns;///< latest-version: observed column i+1 compared with event field columns[i]
   std::string value;               ///< final-value
+
+  /// The columns `observed` returns for this kind: (key, value), (key, c1, c2, ...) or (id).
+  size_t observedColumns() const;
 };
 
 struct DefaultSchedule {

@@ -87,7 +87,7 @@ SearchResult searchCases(size_t n, int workers, const std::function<CaseResult(i
 ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const CaseResult& startOutcome,
                            const std::function<Schedule(const Shape&)>& materialize, const BatchEval& eval,
                            const ShrinkLimits& limits) {
-  ShrinkResult res{start, materialize(start.value()), startOutcome};
+  ShrinkResult res{start, materialize(start.value()), startOutcome, 0, 0, 0, {}};
   const std::set<std::string> kinds = startOutcome.kinds;
   auto keyOf = [](const Schedule& s) { return nlohmann::json(s).dump(); };
   std::string current = keyOf(res.schedule);

@@ -8,24 +8,21 @@
 #include <fmt/format.h>
 
 #include <fstream>
-#include <thread>
 
 namespace fs = std::filesystem;
 
 namespace idem::servers {
 
 PgServer::PgServer()
-    : bin_(findPgBinaries()), account_(postgresAccount()), dir_("idemproof-pg-"), data_(dir_.path() / "data"),
-      log_(dir_.path() / "postgres.log") {
+    : ServerProcess("idemproof-pg-", "postgres.log", "PostgreSQL", "postgres"), bin_(findPgBinaries()),
+      account_(postgresAccount()), data_(dir_.path() / "data") {
   fs::path tmpl = ensureTemplate(bin_, account_, dir_.path());
   copyDataDir(tmpl, data_, account_);
 }
 
 PgServer::~PgServer() { stop(); }
 
-void PgServer::launch(int port) {
-  port_ = port;
-  logOffset_ = fileSize(log_);
+ChildSpec PgServer::command(int port) const {
   ChildSpec spec;
   spec.argv = {(bin_.bindir / "postgres").string(), "-D", data_.string(),
                "-c", "listen_addresses=127.0.0.1",
@@ -45,19 +42,11 @@ void PgServer::launch(int port) {
                // Dynamic shared memory as files in the data dir (tmpfs), not /dev/shm/PostgreSQL.*:
                // they go with the temp dir even when the postmaster was SIGKILLed.
                "-c", "dynamic_shared_memory_type=mmap"};
-  spec.cwd = dir_.path();
-  spec.env = serverEnv();
-  spec.log = log_;
-  spec.what = "embedded PostgreSQL";
   if (account_.drop) {
     spec.uid = account_.uid;
     spec.gid = account_.gid;
   }
-  try {
-    child_ = Child::spawn(spec);
-  } catch (const SpawnError& e) {
-    throw UsageError(e.what());
-  }
+  return spec;
 }
 
 bool PgServer::ownsPort() const {
@@ -71,31 +60,15 @@ bool PgServer::ownsPort() const {
   return false;
 }
 
-Readiness PgServer::awaitReady(std::chrono::steady_clock::time_point deadline) {
+ServerProcess::Probe PgServer::probe() {
+  // PQping only once postmaster.pid says ready: every earlier ping forks a backend that is
+  // refused ("the database system is starting up"), slowing the start-up it waits for.
+  if (!ownsPort()) return Probe::NotYet;
   const std::string conninfo =
-      fmt::format("host=127.0.0.1 port={} user=postgres dbname=postgres sslmode=disable connect_timeout=2", port_);
-  while (true) {
-    if (auto status = child_.poll()) {
-      if (portTakenIn(log_, logOffset_)) return Readiness::PortTaken;
-      fail(fmt::format("exited at start ({})", status->str()));
-    }
-    // PQping only once postmaster.pid says ready: every earlier ping forks a backend that is
-    // refused ("the database system is starting up"), slowing the start-up it waits for.
-    if (ownsPort()) {
-      PGPing ping = PQping(conninfo.c_str());
-      if (ping == PQPING_OK) return Readiness::Ready;
-      if (ping == PQPING_NO_ATTEMPT) fail("PQping: bad connection parameters " + conninfo);
-    }
-    if (std::chrono::steady_clock::now() > deadline) fail("did not become ready in time");
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-}
-
-void PgServer::fail(const std::string& why) {
-  std::string tail = logTail(log_, logOffset_);
-  stop();
-  throw UsageError(fmt::format("embedded PostgreSQL on port {} {} (log: {}): {}", port_, why,
-                               keepLog(log_, "postgres").string(), tail));
+      fmt::format("host=127.0.0.1 port={} user=postgres dbname=postgres sslmode=disable connect_timeout=2", port());
+  PGPing ping = PQping(conninfo.c_str());
+  if (ping == PQPING_NO_ATTEMPT) fail("PQping: bad connection parameters " + conninfo);
+  return ping == PQPING_OK ? Probe::Ours : Probe::NotYet;
 }
 
 void PgServer::stop() {

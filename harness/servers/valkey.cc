@@ -9,22 +9,18 @@
 #include <boost/process/search_path.hpp>
 #include <fmt/format.h>
 
-#include <fstream>
 #include <memory>
-#include <thread>
 
 namespace fs = std::filesystem;
 
 namespace idem::servers {
 namespace {
 
-fs::path findValkey(std::string& name) {
+/// valkey-server, else redis-server, on PATH: its path and name.
+std::pair<fs::path, std::string> findValkey() {
   for (const char* candidate : {"valkey-server", "redis-server"}) {
     auto p = boost::process::search_path(candidate);
-    if (!p.empty()) {
-      name = candidate;
-      return p.string();
-    }
+    if (!p.empty()) return {p.string(), candidate};
   }
   throw UsageError("embedded Valkey: neither valkey-server nor redis-server is on PATH "
                    "(install one, or pass --valkey-url)");
@@ -32,69 +28,37 @@ fs::path findValkey(std::string& name) {
 
 } // namespace
 
-ValkeyServer::ValkeyServer() : exe_(findValkey(name_)), dir_("idemproof-valkey-"), log_(dir_.path() / "valkey.log") {}
+ValkeyServer::ValkeyServer() : ValkeyServer(findValkey()) {}
+
+ValkeyServer::ValkeyServer(std::pair<fs::path, std::string> exe)
+    : ServerProcess("idemproof-valkey-", "valkey.log", exe.second, exe.second), exe_(std::move(exe.first)),
+      name_(std::move(exe.second)) {}
 
 ValkeyServer::~ValkeyServer() { stop(); }
 
-void ValkeyServer::launch(int port) {
-  port_ = port;
-  logOffset_ = fileSize(log_);
+ChildSpec ValkeyServer::command(int port) const {
   ChildSpec spec;
   spec.argv = {exe_.string(), "--port", std::to_string(port), "--bind", "127.0.0.1",
                "--save", "", "--appendonly", "no", "--dir", dir_.path().string(),
                "--daemonize", "no", "--protected-mode", "no", "--databases", "64"};
-  spec.cwd = dir_.path();
-  spec.env = serverEnv();
-  spec.log = log_;
-  spec.what = "embedded " + name_;
-  try {
-    child_ = Child::spawn(spec);
-  } catch (const SpawnError& e) {
-    throw UsageError(e.what());
-  }
+  return spec;
 }
 
-ValkeyServer::Ping ValkeyServer::ping() const {
+ServerProcess::Probe ValkeyServer::probe() {
   timeval timeout{1, 0};
-  std::unique_ptr<redisContext, decltype(&redisFree)> c(redisConnectWithTimeout("127.0.0.1", port_, timeout),
+  std::unique_ptr<redisContext, decltype(&redisFree)> c(redisConnectWithTimeout("127.0.0.1", port(), timeout),
                                                         &redisFree);
-  if (!c || c->err) return Ping::No;
+  if (!c || c->err) return Probe::NotYet;
   redisSetTimeout(c.get(), timeout);
   auto* r = static_cast<redisReply*>(redisCommand(c.get(), "INFO server"));
-  if (!r) return Ping::No;
-  Ping result = Ping::No;
+  if (!r) return Probe::NotYet;
+  Probe result = Probe::NotYet;
   if (r->type == REDIS_REPLY_STRING) {
     std::string info(r->str, r->len);
-    result = info.find(fmt::format("process_id:{}\r", child_.pid())) != std::string::npos ? Ping::Ours : Ping::Other;
+    result = info.find(fmt::format("process_id:{}\r", child_.pid())) != std::string::npos ? Probe::Ours : Probe::Other;
   }
   freeReplyObject(r);
   return result;
-}
-
-Readiness ValkeyServer::awaitReady(std::chrono::steady_clock::time_point deadline) {
-  while (true) {
-    if (auto status = child_.poll()) {
-      if (portTakenIn(log_, logOffset_)) return Readiness::PortTaken;
-      fail(fmt::format("exited at start ({})", status->str()));
-    }
-    Ping p = ping();
-    if (p == Ping::Ours) return Readiness::Ready;
-    if (p == Ping::Other) {
-      // Someone else answers on our port: ours fails to bind and exits, seen at the top next time.
-      child_.waitFor(std::chrono::milliseconds(100));
-      if (std::chrono::steady_clock::now() > deadline) fail("did not become ready: another server answers on its port");
-      continue;
-    }
-    if (std::chrono::steady_clock::now() > deadline) fail("did not become ready in time");
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-}
-
-void ValkeyServer::fail(const std::string& why) {
-  std::string tail = logTail(log_, logOffset_);
-  stop();
-  throw UsageError(fmt::format("embedded {} on port {} {} (log: {}): {}", name_, port_, why,
-                               keepLog(log_, name_).string(), tail));
 }
 
 void ValkeyServer::stop() {

@@ -1,48 +1,30 @@
 #pragma once
 /// Private: one embedded valkey-server (or redis-server when Valkey is not installed), no persistence.
-#include "core/child.h"
-#include "core/temp_dir.h"
-#include "servers/server_util.h"
+#include "servers/server_process.h"
 
-#include <chrono>
 #include <filesystem>
 #include <string>
+#include <utility>
 
 namespace idem::servers {
 
-class ValkeyServer {
+class ValkeyServer final : public ServerProcess {
 public:
   /// Finds valkey-server, else redis-server, on PATH and makes the temp dir. Throws UsageError.
   ValkeyServer();
-  ~ValkeyServer();
-  ValkeyServer(const ValkeyServer&) = delete;
-  ValkeyServer& operator=(const ValkeyServer&) = delete;
-
-  void launch(int port);
-  /// Polls PING every 5 ms; Ready once our process (INFO process_id) answers, PortTaken when it
-  /// exited because the port was taken. Throws UsageError otherwise or at the deadline.
-  Readiness awaitReady(std::chrono::steady_clock::time_point deadline);
+  ~ValkeyServer() override;
   /// SIGKILL and reap (nothing to flush); idempotent.
-  void stop();
-
-  int port() const { return port_; }
-  pid_t pid() const { return child_.pid(); }
+  void stop() override;
   const std::string& binaryName() const { return name_; }
-  const std::filesystem::path& dir() const { return dir_.path(); }
-  const std::filesystem::path& log() const { return log_; }
 
 private:
-  [[noreturn]] void fail(const std::string& why);
-  enum class Ping { No, Ours, Other };
-  Ping ping() const;
+  explicit ValkeyServer(std::pair<std::filesystem::path, std::string> exe);
+  ChildSpec command(int port) const override;
+  /// Ours once INFO's process_id is our child's pid.
+  Probe probe() override;
 
-  std::string name_;
   std::filesystem::path exe_;
-  TempDir dir_;
-  std::filesystem::path log_;
-  Child child_;
-  int port_ = 0;
-  uintmax_t logOffset_ = 0;
+  std::string name_;
 };
 
 } // namespace idem::servers

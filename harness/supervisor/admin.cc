@@ -27,14 +27,44 @@ PgAdmin::PgAdmin(const std::string& url, std::chrono::milliseconds timeout) {
 
 PgAdmin::~PgAdmin() = default;
 
-void PgAdmin::exec(const std::string& sql) {
-  pqxx::nontransaction tx(impl_->conn);
-  tx.exec(sql);
+namespace {
+
+/// One line for a PostgreSQL error: the message, its SQLSTATE and the statement (abbreviated), without
+/// the "LINE 1:" and caret lines libpq adds.
+std::string oneLine(const pqxx::sql_error& e) {
+  std::string msg = e.what();
+  if (msg.rfind("ERROR:", 0) == 0) msg = msg.substr(6);
+  msg = msg.substr(0, msg.find('\n'));
+  while (!msg.empty() && msg.front() == ' ') msg.erase(0, 1);
+  std::string stmt;
+  for (char c : e.query()) {
+    if (stmt.size() >= 120) {
+      stmt += "...";
+      break;
+    }
+    char d = (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
+    if (d == ' ' && (stmt.empty() || stmt.back() == ' ')) continue;
+    stmt += d;
+  }
+  return fmt::format("{} (SQLSTATE {}) in: {}", msg, e.sqlstate().empty() ? "?" : e.sqlstate(), stmt);
 }
 
+/// Runs `sql` in a nontransaction; an SQL error becomes a one-line std::runtime_error.
+pqxx::result run(pqxx::connection& conn, const std::string& sql) {
+  try {
+    pqxx::nontransaction tx(conn);
+    return tx.exec(sql);
+  } catch (const pqxx::sql_error& e) {
+    throw std::runtime_error(oneLine(e));
+  }
+}
+
+} // namespace
+
+void PgAdmin::exec(const std::string& sql) { run(impl_->conn, sql); }
+
 nlohmann::json PgAdmin::query(const std::string& sql) {
-  pqxx::nontransaction tx(impl_->conn);
-  pqxx::result r = tx.exec(sql);
+  pqxx::result r = run(impl_->conn, sql);
   auto rows = nlohmann::json::array();
   for (const auto& row : r) {
     auto cols = nlohmann::json::array();
@@ -47,9 +77,9 @@ nlohmann::json PgAdmin::query(const std::string& sql) {
   return rows;
 }
 
-Rows PgAdmin::rows(const std::string& sql) {
-  pqxx::nontransaction tx(impl_->conn);
-  pqxx::result r = tx.exec(sql);
+Rows PgAdmin::rows(const std::string& sql, size_t* columns) {
+  pqxx::result r = run(impl_->conn, sql);
+  if (columns) *columns = static_cast<size_t>(r.columns());
   Rows out;
   for (const auto& row : r) {
     Row cols;

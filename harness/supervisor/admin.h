@@ -25,10 +25,12 @@ public:
   ~PgAdmin();
   /// Runs one or more statements (simple protocol), no result.
   void exec(const std::string& sql);
+  /// SQL errors of exec, query and rows are one line: "message (SQLSTATE x) in: statement".
   /// Runs a query; rows as arrays of text/null.
   nlohmann::json query(const std::string& sql);
-  /// Runs a query; rows of text columns, SQL NULL as nullopt.
-  Rows rows(const std::string& sql);
+  /// Runs a query; rows of text columns, SQL NULL as nullopt; `columns`, when given, gets the number of
+  /// columns of the result (known even when it has no rows).
+  Rows rows(const std::string& sql, size_t* columns = nullptr);
 
 private:
   struct Impl;

@@ -19,10 +19,12 @@
 
 #include "core/error.h"
 #include "core/child.h"
+#include "core/owner.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <thread>
 
@@ -31,6 +33,15 @@ extern char** environ;
 namespace idem {
 
 namespace {
+
+/// The environment marks of a consumer: its run (unique over idemproof's life), its process label.
+constexpr const char* kRunEnv = "IDEMPROOF_RUN";
+constexpr const char* kProcessEnv = "IDEMPROOF_PROCESS";
+
+std::string nextRunTag() {
+  static std::atomic<uint64_t> runs{0};
+  return fmt::format("{}/{}", Owner::self().tag(), ++runs);
+}
 
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
@@ -84,6 +95,7 @@ public:
       hub_.close(p.owner);
     }
     live_.clear();
+    reapEscaped();
     ops::Final fin = ws_.finalState();
     fin.end = end.end;
     fin.limit = end.limit;
@@ -112,14 +124,24 @@ private:
     return e;
   }
 
+  /// Sends the next phase that holds entries (phase numbers may have gaps: 1, 5, 1000000).
   void nextPhase() {
-    while (phase_ < s_.phases()) {
-      std::string last = ws_.send(h_, s_, fields_, ++phase_);
+    for (int next = nextPhaseAfter(phase_); next > 0; next = nextPhaseAfter(phase_)) {
+      phase_ = next;
+      std::string last = ws_.send(h_, s_, fields_, phase_);
       if (!last.empty()) {
         lastSent_ = last;
         return;
       }
     }
+  }
+
+  /// The smallest phase of the stream after `p`, 0 when there is none.
+  int nextPhaseAfter(int p) const {
+    int next = 0;
+    for (const auto& e : s_.stream)
+      if (e.phase > p && (next == 0 || e.phase < next)) next = e.phase;
+    return next;
   }
 
   void spawn(const std::string& consumer, const char* why) {
@@ -138,7 +160,10 @@ private:
         {"STREAM", ws_.stream},
         {"GROUP", ws_.group},
         {"CONSUMER", p.consumer},
-        {"CLAIM_IDLE_MS", std::to_string(opt_.claim_idle_ms)}};
+        {"CLAIM_IDLE_MS", std::to_string(opt_.claim_idle_ms)},
+        // Marks of this run and process, inherited by whatever the consumer starts (reapEscaped()).
+        {kRunEnv, runTag_},
+        {kProcessEnv, p.label}};
     vars["REDIS_URL"] = vars["VALKEY_URL"];
     const auto& target = ws_.target;
     ChildSpec spec;
@@ -162,6 +187,17 @@ private:
     ctl_.setPid(p.owner, p.child.pid());
     h_.append(p.label, ops::Spawn{p.child.pid(), p.consumer, spec.log.string(), why});
     live_.push_back(std::move(p));
+  }
+
+  /// Every consumer process has stopped: a process still carrying this run's mark left its consumer's
+  /// process group (setsid, a daemon). Kill it, and record it for the process checker.
+  void reapEscaped() {
+    for (pid_t pid : processesWithEnv(kRunEnv, runTag_)) {
+      std::string label = envOf(pid, kProcessEnv);
+      std::string command = commandLine(pid);
+      if (::kill(pid, SIGKILL) != 0) continue;
+      h_.append(label.empty() ? "harness" : label, ops::Escape{pid, command});
+    }
   }
 
   bool idle(const Proc& p) const {
@@ -287,7 +323,7 @@ private:
       if (broker.pending == 0 && delivered) {
         allIdleSince.reset();
         if (!allIdle || quietFor < opt_.settle.count()) continue;
-        if (phase_ < s_.phases()) {
+        if (nextPhaseAfter(phase_) > 0) {
           nextPhase();
           lastEvent_ = Clock::now();
           continue;
@@ -335,6 +371,7 @@ private:
   std::vector<Proc> live_;
   int nproc_ = 0;
   int phase_ = 0;
+  const std::string runTag_ = nextRunTag();
   std::string lastSent_;
   Clock::time_point lastEvent_ = Clock::now(); ///< the latest spawn, exit or phase
 };

@@ -132,6 +132,32 @@ void Workspace::Impl::create() {
   }
   auto rows = pg->query("SELECT quote_ident(tablename) FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1");
   for (const auto& r : rows) tables.push_back(r[0].get<std::string>());
+  checkScenarioShapes();
+}
+
+void Workspace::Impl::checkScenarioShapes() {
+  // The scenario's JSON was valid; now its SQL against the tables it created: every table it names exists,
+  // and every observed query returns the columns its kind reads (docs/scenarios.md).
+  for (size_t i = 0; i < scenario.tables.size(); ++i) {
+    std::string literal;
+    for (char c : scenario.tables[i]) literal += c == '\'' ? std::string("''") : std::string(1, c);
+    auto found = pg->query("SELECT to_regclass('" + literal + "') IS NOT NULL");
+    if (found.empty() || found[0][0] != "t")
+      throw UsageError(fmt::format("{}: field 'tables.names[{}]': no table '{}' after tables.create", scenario.file.string(),
+                                   i, scenario.tables[i]));
+  }
+  for (const auto& inv : scenario.invariants) {
+    size_t columns = 0;
+    try {
+      pg->rows(inv.observed, &columns);
+    } catch (const std::exception& e) {
+      throw UsageError(fmt::format("{}: invariant '{}': field 'observed': {}", scenario.file.string(), inv.name, e.what()));
+    }
+    if (columns != inv.observedColumns())
+      throw UsageError(fmt::format("{}: invariant '{}': field 'observed': returns {} column{}, a {} invariant reads {}",
+                                   scenario.file.string(), inv.name, columns, columns == 1 ? "" : "s", inv.kind,
+                                   inv.observedColumns()));
+  }
 }
 
 void Workspace::Impl::reset() {

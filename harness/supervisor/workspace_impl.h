@@ -42,6 +42,9 @@ struct Workspace::Impl {
   void create();
   void reset();
   Observed observe();
+  /// Throws UsageError when tables.names names a table tables.create did not make, or an observed query
+  /// returns other columns than its invariant's kind reads.
+  void checkScenarioShapes();
   /// Sends the stream entries of `phase`; returns the id of the last entry sent.
   std::string send(History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields,
                    int phase);

@@ -1,6 +1,7 @@
 #include "target/manifest.h"
 
 #include "core/error.h"
+#include "core/json_file.h"
 #include "scenario/json_fields.h"
 
 #include <fmt/format.h>
@@ -48,25 +49,41 @@ Target loadTarget(const fs::path& dirOrFile) {
     throw UsageError(fmt::format("{}: no such target folder", dirOrFile.string()));
   }
   const std::string what = manifest.string();
-  nlohmann::json j = detail::readJsonFile(manifest, what);
+  nlohmann::json j = readJsonFile(manifest, what, kManifestMaxBytes);
   detail::FieldReader r(j, what, "");
-  r.onlyKnown({"name", "command", "env", "schema", "scenarios", "expect"});
+  r.onlyKnown({"name", "command", "env", "schema", "scenarios", "expect", "files_outside"});
 
   Target t;
   t.manifest = fs::absolute(manifest).lexically_normal();
   t.dir = t.manifest.parent_path();
   t.name = *r.str("name", true);
+  if (t.name.size() > kMaxNameBytes) r.fail("name", fmt::format("{} bytes, more than {}", t.name.size(), kMaxNameBytes));
+  if (r.has("files_outside") && !r.raw("files_outside").is_boolean()) r.fail("files_outside", "must be true or false");
+  const bool outsideAllowed = r.has("files_outside") && r.raw("files_outside").get<bool>();
+  // A file the manifest names (schema, a relative program path) stays inside the target's folder, unless
+  // the manifest says "files_outside": true.
+  auto inside = [&](const std::string& field, const fs::path& p) {
+    if (outsideAllowed) return;
+    fs::path dir = fs::weakly_canonical(t.dir, ec), file = fs::weakly_canonical(p, ec);
+    auto rel = file.lexically_relative(dir);
+    if (rel.empty() || *rel.begin() == "..")
+      r.fail(field, fmt::format("'{}' is outside the target's folder {} (set \"files_outside\": true to allow it)",
+                                p.string(), t.dir.string()));
+  };
   if (!r.has("command") || !r.raw("command").is_array() || r.raw("command").empty() ||
       !std::all_of(r.raw("command").begin(), r.raw("command").end(), [](const nlohmann::json& a) { return a.is_string(); }))
     r.fail("command", "must be a non-empty array of strings");
   t.command = *r.strings("command", true, true);
   if (t.command[0].empty()) r.fail("command[0]", "the program must not be empty");
   fs::path prog(t.command[0]);
-  if (prog.is_relative() && t.command[0].find('/') != std::string::npos)
+  if (prog.is_relative() && t.command[0].find('/') != std::string::npos) {
     t.command[0] = (t.dir / prog).lexically_normal().string();
+    inside("command[0]", t.command[0]);
+  }
   t.env = readEnv(r);
   if (auto schema = r.str("schema", false)) {
     fs::path p = (t.dir / *schema).lexically_normal();
+    inside("schema", p);
     if (!fs::is_regular_file(p, ec)) r.fail("schema", fmt::format("no such file '{}'", p.string()));
     t.schema = p;
   }

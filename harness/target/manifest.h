@@ -29,8 +29,12 @@ struct Target {
   bool implements(const std::string& scenario) const;
 };
 
+/// The longest target name (it is printed in every report line).
+inline constexpr size_t kMaxNameBytes = 200;
+
 /// Reads DIR/target.json (or DIR when it names a .json file). Throws UsageError naming the file and field:
-/// missing manifest, invalid JSON, wrong field types, empty command, missing schema file.
+/// missing manifest, invalid JSON, a key twice, wrong field types, empty command, missing schema file, a
+/// file outside the target's folder (unless "files_outside": true), more than 1 MiB.
 Target loadTarget(const std::filesystem::path& dirOrFile);
 
 /// Expands ${VAR} in `text` from `vars`; "$$" is a literal '$'. An unknown variable throws UsageError

@@ -3,8 +3,11 @@
 #include "../unit/report/json_schema.h"
 
 #include <boost/process.hpp>
+#include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <set>
 #include <mutex>
 #include <csignal>
 #include <fstream>
@@ -104,6 +107,22 @@ std::vector<std::string> tempDirs() {
     }
   }
   return out;
+}
+
+std::string target(const std::string& name) { return (repo() / "targets" / name).string(); }
+std::string testTarget(const std::string& name) { return (repo() / "tests" / "targets" / name).string(); }
+
+Result clean(const std::vector<std::string>& args, int sigintAfterMs) {
+  auto before = tempDirs();
+  Result r = idemproof(args, sigintAfterMs);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(leftovers(r.tag).empty());
+  std::set<std::string> added;
+  for (const auto& d : tempDirs())
+    if (std::find(before.begin(), before.end(), d) == before.end()) added.insert(d);
+  for (const auto& d : added) UNSCOPED_INFO("left behind: " << d);
+  CHECK(added.empty());
+  return r;
 }
 
 std::vector<nlohmann::json> violations(const nlohmann::json& report, const std::string& kind) {

@@ -37,6 +37,13 @@ const std::string& lastTag();
 /// Entries under /dev/shm and /tmp named idemproof-* (the cache dir excluded).
 std::vector<std::string> tempDirs();
 
+/// targets/NAME and tests/targets/NAME of the repository.
+std::string target(const std::string& name);
+std::string testTarget(const std::string& name);
+
+/// idemproof(args) that also checks (Catch2 CHECKs) that the run left no process and no temp folder.
+Result clean(const std::vector<std::string>& args, int sigintAfterMs = 0);
+
 /// Every violation of the report with this kind.
 std::vector<nlohmann::json> violations(const nlohmann::json& report, const std::string& kind);
 

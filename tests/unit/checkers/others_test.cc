@@ -195,7 +195,7 @@ TEST_CASE("results serialise with stable keys", "[json]") {
                           "kill_point", "message", "ops"})
     CHECK(v.contains(key));
   CHECK(v["events"] == json::array({2}));
-  CHECK(toString(Verdict::Unknown) == "unknown");
+  CHECK(std::string(toString(Verdict::Unknown)) == "unknown");
 }
 
 TEST_CASE("run: a producer that did not send the whole schedule makes the run unknown", "[run]") {

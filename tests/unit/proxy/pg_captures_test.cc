@@ -11,35 +11,11 @@ namespace {
 
 using Strings = std::vector<std::string>;
 
-Events wholeOf(const std::vector<Chunk>& chunks) {
-  return feedWhole(makePgTracker, joinDirection(chunks, true), joinDirection(chunks, false));
-}
-
-Strings summaries(const Events& e) {
-  Strings out;
-  for (const auto& r : replies(e))
-    out.push_back((r.error ? "error: " : "") + r.summary);
-  return out;
-}
-
-/// Every step ends exactly once: by a reply, or skipped before one.
-void requireBalanced(const Events& e) {
-  size_t ends = 0;
-  for (const auto& m : e.server)
-    if (m.kind == ServerMsg::Kind::ReplyEnd)
-      ends += 1 + m.skipped;
-  REQUIRE(ends == verbs(e).size());
-  REQUIRE(!e.client_invalid);
-  REQUIRE(!e.server_invalid);
-  REQUIRE(e.client_left == 0);
-  REQUIRE(e.server_left == 0);
-}
-
 } // namespace
 
 TEST_CASE("libpq capture: simple, extended, prepared, error and two pipelines") {
   const auto chunks = loadCapture("libpq/session.cap");
-  const Events e = wholeOf(chunks);
+  const Events e = wholeOf(makePgTracker, chunks);
   requireBalanced(e);
   CHECK(e.client.front().kind == ClientMsg::Kind::LocalReply); // SSLRequest
   CHECK(e.client.front().local_reply == "N");
@@ -63,7 +39,7 @@ TEST_CASE("libpq capture: simple, extended, prepared, error and two pipelines") 
 
 TEST_CASE("psycopg capture: transaction, prepared statement, pipeline, auto-prepare") {
   const auto chunks = loadCapture("psycopg/session.cap");
-  const Events e = wholeOf(chunks);
+  const Events e = wholeOf(makePgTracker, chunks);
   requireBalanced(e);
   CHECK(verbs(e) == Strings{"BEGIN",  "INSERT", "PARSE",  "UPDATE", "COMMIT", // transaction, prepare=True
                             "BEGIN",  "INSERT", "SYNC",                       // pipeline
@@ -76,7 +52,7 @@ TEST_CASE("psycopg capture: transaction, prepared statement, pipeline, auto-prep
 
 TEST_CASE("node-postgres capture: parameterized and named statements") {
   const auto chunks = loadCapture("node-pg/session.cap");
-  const Events e = wholeOf(chunks);
+  const Events e = wholeOf(makePgTracker, chunks);
   requireBalanced(e);
   CHECK(verbs(e) == Strings{"BEGIN", "INSERT", "UPDATE", "UPDATE", "COMMIT"});
   CHECK(summaries(e) == Strings{"BEGIN", "INSERT 0 1", "UPDATE 1", "UPDATE 1", "COMMIT"});
@@ -88,7 +64,7 @@ TEST_CASE("PostgreSQL captures: steps are requested and answered alike in the re
     INFO(name);
     const auto chunks = loadCapture(name);
     const Events recorded = feedSession(makePgTracker, chunks);
-    const Events whole = wholeOf(chunks);
+    const Events whole = wholeOf(makePgTracker, chunks);
     CHECK(recorded.lines(true) == whole.lines(true));
     CHECK(recorded.lines(false) == whole.lines(false));
   }

@@ -20,13 +20,6 @@ Events session(std::string_view client, std::string_view server) {
   return e;
 }
 
-Strings summaries(const Events& e) {
-  Strings out;
-  for (const auto& r : replies(e))
-    out.push_back(std::string(r.error ? "error: " : "") + r.summary);
-  return out;
-}
-
 std::vector<ServerMsg::Kind> serverKinds(const Events& e) {
   std::vector<ServerMsg::Kind> out;
   for (const auto& m : e.server)

@@ -231,4 +231,34 @@ std::vector<ReplyInfo> replies(const Events& e) {
   return out;
 }
 
+Events wholeOf(const Factory& make, const std::vector<Chunk>& chunks) {
+  return feedWhole(make, joinDirection(chunks, true), joinDirection(chunks, false));
+}
+
+std::vector<std::string> summaries(const Events& e) {
+  std::vector<std::string> out;
+  for (const auto& r : replies(e))
+    out.push_back(std::string(r.error ? "error: " : "") + (r.empty_read ? "empty: " : "") + r.summary);
+  return out;
+}
+
+std::vector<std::string> deliveredIds(const ReplyInfo& r) {
+  std::vector<std::string> out;
+  for (const auto& e : r.delivered)
+    out.push_back(e.id);
+  return out;
+}
+
+void requireBalanced(const Events& e) {
+  size_t ends = 0;
+  for (const auto& m : e.server)
+    if (m.kind == ServerMsg::Kind::ReplyEnd)
+      ends += 1 + m.skipped;
+  REQUIRE(ends == verbs(e).size());
+  REQUIRE(!e.client_invalid);
+  REQUIRE(!e.server_invalid);
+  REQUIRE(e.client_left == 0);
+  REQUIRE(e.server_left == 0);
+}
+
 } // namespace idem::proxy::test

@@ -79,4 +79,13 @@ std::vector<std::string> verbs(const Events& e);
 /// The replies that ended steps, in order.
 std::vector<ReplyInfo> replies(const Events& e);
 
+/// A whole recorded session fed in one piece per direction.
+Events wholeOf(const Factory& make, const std::vector<Chunk>& chunks);
+/// Each reply as "error: ", "empty: " (an empty read) and its summary.
+std::vector<std::string> summaries(const Events& e);
+/// The entry ids a reply delivered.
+std::vector<std::string> deliveredIds(const ReplyInfo& r);
+/// Every step ends exactly once (by a reply, or skipped before one), and every byte was decoded.
+void requireBalanced(const Events& e);
+
 } // namespace idem::proxy::test

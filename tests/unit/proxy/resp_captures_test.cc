@@ -11,34 +11,8 @@ namespace {
 
 using Strings = std::vector<std::string>;
 
-Events wholeOf(const std::vector<Chunk>& chunks) {
-  return feedWhole(makeRespTracker, joinDirection(chunks, true), joinDirection(chunks, false));
-}
-
-Strings summaries(const Events& e) {
-  Strings out;
-  for (const auto& r : replies(e))
-    out.push_back(std::string(r.error ? "error: " : "") + (r.empty_read ? "empty: " : "") + r.summary);
-  return out;
-}
-
-Strings ids(const ReplyInfo& r) {
-  Strings out;
-  for (const auto& e : r.delivered)
-    out.push_back(e.id);
-  return out;
-}
-
 /// The id an XADD reply carries: its summary is the quoted bulk string.
 std::string addedId(const ReplyInfo& r) { return r.summary.substr(1, r.summary.size() - 2); }
-
-void requireBalanced(const Events& e) {
-  REQUIRE(replies(e).size() == verbs(e).size());
-  REQUIRE(!e.client_invalid);
-  REQUIRE(!e.server_invalid);
-  REQUIRE(e.client_left == 0);
-  REQUIRE(e.server_left == 0);
-}
 
 /// The stream part every consumer session shares: XADD ids delivered by XREADGROUP, claimed by
 /// XAUTOCLAIM, acked by XACK; then an empty blocking read. `at` is the index of the first XADD step.
@@ -48,12 +22,12 @@ void checkStreamFlow(const Events& e, size_t at) {
   const Strings added = {addedId(re[at]), addedId(re[at + 1])};
   CHECK(st[at + 2].verb == "XREADGROUP");
   CHECK(st[at + 2].blocking);
-  CHECK(ids(re[at + 2]) == added);
+  CHECK(deliveredIds(re[at + 2]) == added);
   REQUIRE(re[at + 2].delivered.size() == 2);
   CHECK(re[at + 2].delivered[0].fields == std::vector<std::pair<std::string, std::string>>{{"order", "1"},
                                                                                             {"amount", "10"}});
   CHECK(st[at + 3].verb == "XAUTOCLAIM");
-  CHECK(ids(re[at + 3]) == added);
+  CHECK(deliveredIds(re[at + 3]) == added);
   CHECK(st[at + 4].verb == "XACK");
   CHECK(st[at + 4].acked == added);
   CHECK(re[at + 4].summary == "(integer) 2");
@@ -66,7 +40,7 @@ void checkStreamFlow(const Events& e, size_t at) {
 
 TEST_CASE("hiredis capture: lock, group, deleted entry, XAUTOCLAIM, error, pipeline") {
   const auto chunks = loadCapture("hiredis/session.cap");
-  const Events e = wholeOf(chunks);
+  const Events e = wholeOf(makeRespTracker, chunks);
   requireBalanced(e);
   CHECK(verbs(e) == Strings{"SET", "SET", "XGROUP", "XADD", "XADD", "XADD", "XREADGROUP", "XDEL",
                             "XREADGROUP", "XAUTOCLAIM", "XACK", "XREADGROUP", "XGROUP", "XADD", "SET", "GET"});
@@ -76,14 +50,14 @@ TEST_CASE("hiredis capture: lock, group, deleted entry, XAUTOCLAIM, error, pipel
   CHECK(re[0].summary == "+OK");
   CHECK(re[1].summary == "(nil)");
   CHECK(st[0].detail == "SET lock:hiredis owner NX PX 30000");
-  CHECK(ids(re[6]) == added);
+  CHECK(deliveredIds(re[6]) == added);
   CHECK(re[6].summary == "3 entries");
   // The pending history shows the deleted entry with nil fields.
-  CHECK(ids(re[8]) == added);
+  CHECK(deliveredIds(re[8]) == added);
   CHECK(re[8].delivered[1].fields.empty());
   CHECK(re[8].delivered[2].fields.size() == 2);
   // Redis 7 XAUTOCLAIM: [next, [claimed…], [deleted…]]; the deleted id is not delivered.
-  CHECK(ids(re[9]) == Strings{added[0], added[2]});
+  CHECK(deliveredIds(re[9]) == Strings{added[0], added[2]});
   CHECK(st[10].acked == Strings{added[0], added[2]});
   CHECK(re[11].empty_read);
   CHECK(st[11].blocking);
@@ -97,14 +71,14 @@ TEST_CASE("hiredis capture: lock, group, deleted entry, XAUTOCLAIM, error, pipel
 
 TEST_CASE("redis-py capture: consumer session and pipelines with and without MULTI") {
   const auto chunks = loadCapture("redis-py/session.cap");
-  const Events e = wholeOf(chunks);
+  const Events e = wholeOf(makeRespTracker, chunks);
   requireBalanced(e);
   CHECK(verbs(e) == Strings{"SET", "XGROUP", "XADD", "XADD", "XREADGROUP", "XAUTOCLAIM", "XACK", "XREADGROUP"});
   checkStreamFlow(e, 2);
   checkSplitInvariance(makeRespTracker, chunks);
 
   const auto piped = loadCapture("redis-py/session-2.cap"); // the pipelines ran on a pooled connection
-  const Events p = wholeOf(piped);
+  const Events p = wholeOf(makeRespTracker, piped);
   requireBalanced(p);
   CHECK(verbs(p) == Strings{"XADD", "SET", "GET", "MULTI", "INCRBY", "SET", "EXEC"});
   const Strings s = summaries(p);
@@ -115,7 +89,7 @@ TEST_CASE("redis-py capture: consumer session and pipelines with and without MUL
 
 TEST_CASE("ioredis capture: RESP3 (HELLO 3), errors, pipeline and MULTI") {
   const auto chunks = loadCapture("ioredis/session.cap");
-  const Events e = wholeOf(chunks);
+  const Events e = wholeOf(makeRespTracker, chunks);
   requireBalanced(e);
   CHECK(verbs(e) == Strings{"HELLO", "CLIENT", "CLIENT", "INFO", "SET", "XGROUP", "XADD", "XADD", "XREADGROUP",
                             "XAUTOCLAIM", "XACK", "XREADGROUP", "XADD", "SET", "GET", "MULTI", "INCRBY", "SET",
@@ -129,7 +103,7 @@ TEST_CASE("ioredis capture: RESP3 (HELLO 3), errors, pipeline and MULTI") {
 
 TEST_CASE("raw RESP3 capture: every RESP3 type, an attribute, a push, an inline command") {
   const auto chunks = loadCapture("resp3/session.cap");
-  const Events e = wholeOf(chunks);
+  const Events e = wholeOf(makeRespTracker, chunks);
   requireBalanced(e);
   CHECK(verbs(e) == Strings{"HELLO", "SET", "XGROUP", "XADD", "XADD", "XREADGROUP", "XAUTOCLAIM", "XACK",
                             "XREADGROUP", "DEBUG", "DEBUG", "DEBUG", "DEBUG", "DEBUG", "DEBUG", "DEBUG", "DEBUG",
@@ -157,7 +131,7 @@ TEST_CASE("RESP captures concatenated: one pipelined stream gives the events of 
   for (const char* name : {"hiredis/session.cap", "redis-py/session.cap", "resp3/session.cap",
                            "ioredis/session.cap", "redis-py/session-2.cap"}) {
     const auto chunks = loadCapture(name);
-    const Events e = wholeOf(chunks);
+    const Events e = wholeOf(makeRespTracker, chunks);
     for (const auto& m : e.client)
       expect_c.push_back(describe(m));
     for (const auto& m : e.server)

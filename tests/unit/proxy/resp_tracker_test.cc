@@ -36,13 +36,6 @@ ReplyInfo replyTo(const Strings& command, const std::string& reply) {
   return replies(e)[0];
 }
 
-Strings ids(const ReplyInfo& r) {
-  Strings out;
-  for (const auto& e : r.delivered)
-    out.push_back(e.id);
-  return out;
-}
-
 } // namespace
 
 TEST_CASE("resp commands: multibulk and inline, verb upper case, detail escaped and bounded") {
@@ -119,14 +112,14 @@ TEST_CASE("resp reads: XREADGROUP RESP2 and RESP3, deleted entries, empty reads"
   const Strings read = {"XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0"};
   const ReplyInfo r2 = replyTo(read, "*1\r\n*2\r\n$1\r\ns\r\n*2\r\n*2\r\n$3\r\n1-0\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"
                                      "*2\r\n$3\r\n2-0\r\n*-1\r\n");
-  CHECK(ids(r2) == Strings{"1-0", "2-0"});
+  CHECK(deliveredIds(r2) == Strings{"1-0", "2-0"});
   CHECK(r2.delivered[0].fields == std::vector<std::pair<std::string, std::string>>{{"f", "v"}});
   CHECK(r2.delivered[1].fields.empty());
   CHECK(!r2.empty_read);
   CHECK(r2.summary == "2 entries");
   const ReplyInfo r3 = replyTo(read, "%2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n3-0\r\n*0\r\n$1\r\nt\r\n*1\r\n*2\r\n"
                                      "$3\r\n4-1\r\n*2\r\n$1\r\na\r\n$1\r\nb\r\n");
-  CHECK(ids(r3) == Strings{"3-0", "4-1"});
+  CHECK(deliveredIds(r3) == Strings{"3-0", "4-1"});
   for (const char* none : {"*-1\r\n", "_\r\n", "*1\r\n*2\r\n$1\r\ns\r\n*0\r\n", "%0\r\n"}) {
     const ReplyInfo r = replyTo(read, none);
     CHECK(r.empty_read);
@@ -142,10 +135,10 @@ TEST_CASE("resp reads: XREADGROUP RESP2 and RESP3, deleted entries, empty reads"
 TEST_CASE("resp reads: XAUTOCLAIM on Redis 7 and 6.2, XCLAIM, JUSTID") {
   const std::string entry = "*2\r\n$3\r\n5-0\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n";
   const Strings autoclaim = {"XAUTOCLAIM", "s", "g", "c", "0", "0-0"};
-  CHECK(ids(replyTo(autoclaim, "*3\r\n$3\r\n0-0\r\n*1\r\n" + entry + "*1\r\n$3\r\n6-0\r\n")) == Strings{"5-0"});
-  CHECK(ids(replyTo(autoclaim, "*2\r\n$3\r\n0-0\r\n*2\r\n" + entry + "*-1\r\n")) == Strings{"5-0"});
+  CHECK(deliveredIds(replyTo(autoclaim, "*3\r\n$3\r\n0-0\r\n*1\r\n" + entry + "*1\r\n$3\r\n6-0\r\n")) == Strings{"5-0"});
+  CHECK(deliveredIds(replyTo(autoclaim, "*2\r\n$3\r\n0-0\r\n*2\r\n" + entry + "*-1\r\n")) == Strings{"5-0"});
   CHECK(replyTo(autoclaim, "*3\r\n$3\r\n0-0\r\n*0\r\n*0\r\n").empty_read);
-  CHECK(ids(replyTo({"XCLAIM", "s", "g", "c", "0", "5-0", "7-0"}, "*2\r\n" + entry + "*-1\r\n")) ==
+  CHECK(deliveredIds(replyTo({"XCLAIM", "s", "g", "c", "0", "5-0", "7-0"}, "*2\r\n" + entry + "*-1\r\n")) ==
         Strings{"5-0"});
   const ReplyInfo justid = replyTo({"XCLAIM", "s", "g", "c", "0", "5-0", "JUSTID"}, "*1\r\n$3\r\n5-0\r\n");
   CHECK(justid.delivered.empty());

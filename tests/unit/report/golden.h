@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -47,30 +46,9 @@ public:
     return j;
   }
 
-  std::string text(std::string s) {
-    for (const auto& [prefix, name] : paths_) {
-      for (size_t pos; !prefix.empty() && (pos = s.find(prefix)) != std::string::npos;) s.replace(pos, prefix.size(), "{" + name + "}");
-    }
-    static const std::regex uuid("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
-    static const std::regex entry("\\b[0-9]{10,}-[0-9]+\\b");
-    static const std::regex temp("/(dev/shm|tmp)/(idemproof|itest|idem-test)[^\\s\"/]*");
-    static const std::regex port("(127\\.0\\.0\\.1|localhost):[0-9]+");
-    static const std::regex pid("pid [0-9]+");
-    s = std::regex_replace(s, uuid, "{uuid}");
-    s = std::regex_replace(s, temp, "{tmp}");
-    s = std::regex_replace(s, port, "$1:{port}");
-    s = std::regex_replace(s, pid, "pid {pid}");
-    std::string out;
-    auto begin = std::sregex_iterator(s.begin(), s.end(), entry);
-    size_t last = 0;
-    for (auto it = begin; it != std::sregex_iterator(); ++it) {
-      out += s.substr(last, it->position() - last);
-      auto [pos, fresh] = entries_.emplace(it->str(), entries_.size() + 1);
-      out += "{entry" + std::to_string(pos->second) + "}";
-      last = it->position() + it->length();
-    }
-    return out + s.substr(last);
-  }
+  /// `s` with the volatile parts replaced: paths, UUIDs, entry ids (numbered in order of first sight), temp
+  /// folders, ports, pids (golden.cc: the one translation unit that compiles <regex>).
+  std::string text(std::string s);
 
 private:
   static bool volatileKey(const std::string& k) {
@@ -83,30 +61,18 @@ private:
   std::map<std::string, size_t> entries_;
 };
 
-inline std::string readFile(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+std::string readFile(const std::filesystem::path& p);
+
+/// How many times `needle` occurs in `s` (not overlapping).
+inline size_t occurrences(const std::string& s, const std::string& needle) {
+  size_t n = 0;
+  for (size_t pos = 0; (pos = s.find(needle, pos)) != std::string::npos; pos += needle.size()) ++n;
+  return n;
 }
 
 /// "" when `actual` equals tests/golden/<name>, else a message naming the file (and how to update it).
 /// With IDEM_UPDATE_GOLDEN=1 the file is rewritten and "" returned.
-inline std::string compareGolden(const std::string& name, const std::string& actual) {
-  auto path = std::filesystem::path(IDEM_SOURCE_DIR) / "tests" / "golden" / name;
-  if (const char* u = std::getenv("IDEM_UPDATE_GOLDEN"); u && std::string(u) == "1") {
-    std::filesystem::create_directories(path.parent_path());
-    std::ofstream(path, std::ios::binary) << actual;
-    return "";
-  }
-  if (!std::filesystem::exists(path)) return path.string() + " is missing (IDEM_UPDATE_GOLDEN=1 writes it)";
-  std::string expected = readFile(path);
-  if (expected == actual) return "";
-  std::filesystem::path got = std::filesystem::temp_directory_path() / ("golden-actual-" + name);
-  std::ofstream(got, std::ios::binary) << actual;
-  return "differs from " + path.string() + "; actual output in " + got.string() +
-         " (diff them; IDEM_UPDATE_GOLDEN=1 rewrites the golden file)";
-}
+std::string compareGolden(const std::string& name, const std::string& actual);
 
 inline std::string compareGolden(const std::string& name, const nlohmann::json& actual) {
   return compareGolden(name, actual.dump(2) + "\n");

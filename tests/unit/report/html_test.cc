@@ -19,12 +19,6 @@ namespace {
 const std::string kScript = "<script>document.title='PWNED'</script>";
 const std::string kImg = "\"><img src=x onerror=alert(2)>";
 
-size_t count(const std::string& s, const std::string& needle) {
-  size_t n = 0;
-  for (size_t pos = 0; (pos = s.find(needle, pos)) != std::string::npos; pos += needle.size()) ++n;
-  return n;
-}
-
 /// Every string member of `j` (recursively) gets the hostile payloads appended; numbers stay.
 /// Appends markup to every string a target or a run can put in a report. Left alone: the words of the
 /// harness's own vocabularies that give a history its shape (op types, outcomes, fault texts, restart
@@ -40,15 +34,15 @@ void poison(json& j) {
 /// No element, attribute or URL came from the data: no script/img/iframe tags, no event handlers outside
 /// text, nothing fetched.
 void requireInert(const std::string& html) {
-  CHECK(count(html, "<script") == 0);
-  CHECK(count(html, "<img") == 0);
-  CHECK(count(html, "<iframe") == 0);
-  CHECK(count(html, "<link") == 0);
+  CHECK(occurrences(html, "<script") == 0);
+  CHECK(occurrences(html, "<img") == 0);
+  CHECK(occurrences(html, "<iframe") == 0);
+  CHECK(occurrences(html, "<link") == 0);
   CHECK(!std::regex_search(html, std::regex("<[^>]*\\s(src|href)=\"?[a-z]+:")));
   CHECK(!std::regex_search(html, std::regex("<[^>]*\\son[a-z]+=")));
   // The only URL is the SVG namespace.
-  CHECK(count(html, "http://") == count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
-  CHECK(count(html, "https://") == 0);
+  CHECK(occurrences(html, "http://") == occurrences(html, "xmlns=\"http://www.w3.org/2000/svg\""));
+  CHECK(occurrences(html, "https://") == 0);
 }
 
 } // namespace
@@ -76,10 +70,10 @@ TEST_CASE("html: a failing run shows the verdict first, then the diagnosis and t
   REQUIRE(svg != std::string::npos);
   CHECK(badge < diagnosis);
   CHECK(diagnosis < svg);
-  CHECK(count(page, "<svg class=\"timeline\"") == 1);
+  CHECK(occurrences(page, "<svg class=\"timeline\"") == 1);
   // The kill stands out, and the steps of the lost event are highlighted: its SET before the kill, the
   // SET NX that found the mark after the restart, and the ack without effect.
-  CHECK(count(page, "class=\"killrow\"") == 1);
+  CHECK(occurrences(page, "class=\"killrow\"") == 1);
   CHECK(page.find("<text class=\"t kill\"") != std::string::npos);
   CHECK(page.find("✕ c1 SIGKILLed at after:SET#3") != std::string::npos);
   std::regex hot("<text class=\"t hot\"[^>]*>([^<]*)</text>");
@@ -133,7 +127,7 @@ TEST_CASE("html: a sweep shows a grid of kill points x verdict, failing cells li
                  "<td class=\"cell fail\"><a href=\"#run-1\">fail: lost</a></td>");
   CHECK(std::regex_search(page, row));
   CHECK(page.find("id=\"run-1\"") != std::string::npos);
-  CHECK(count(page, "<td class=\"cell fail\">") == 30);
+  CHECK(occurrences(page, "<td class=\"cell fail\">") == 30);
 }
 
 TEST_CASE("html: a comparison shows the matrix of classes x targets and the costs") {

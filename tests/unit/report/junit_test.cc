@@ -10,20 +10,13 @@ using namespace idem;
 using namespace idem::testing;
 using json = nlohmann::json;
 
-namespace {
-size_t count(const std::string& s, const std::string& needle) {
-  size_t n = 0;
-  for (size_t pos = 0; (pos = s.find(needle, pos)) != std::string::npos; pos += needle.size()) ++n;
-  return n;
-}
-} // namespace
 
 TEST_CASE("junit: a sweep has one testcase per kill point and the baseline; failures carry the diagnosis") {
   json report = loadInput("sweep-dedup-valkey.report.json");
   std::string xml = junitXml(report);
   CHECK(xmlError(xml).empty());
-  CHECK(count(xml, "<testcase ") == report["sweep"]["points"].size() + 1);
-  CHECK(count(xml, "<failure ") == 30);
+  CHECK(occurrences(xml, "<testcase ") == report["sweep"]["points"].size() + 1);
+  CHECK(occurrences(xml, "<failure ") == 30);
   CHECK(xml.find("name=\"after:SET#1\">\n      <failure type=\"lost\" message=\"lost: balance w1: event 1 lost:") != std::string::npos);
 }
 
@@ -33,15 +26,15 @@ TEST_CASE("junit: undecided results are errors, never passes") {
   report["sweep"]["points"][0]["fired"] = false;
   report["sweep"]["points"][1]["verdict"] = "unknown";
   std::string xml = junitXml(report);
-  CHECK(count(xml, "<error ") == 2);
+  CHECK(occurrences(xml, "<error ") == 2);
   CHECK(xml.find("<error type=\"unknown\" message=\"unknown: the kill point never fired\"") != std::string::npos);
   CHECK(xmlError(xml).empty());
 }
 
 TEST_CASE("junit: a run has one testcase per checker; a comparison one per target x class that applies") {
   std::string run = junitXml(runReportOf("dedup-valkey-after-SET3.history.json", "wallet"));
-  CHECK(count(run, "<testcase ") == 6); // 1 invariant + broker, process, faults, run, observation
-  CHECK(count(run, "<failure ") == 1);
+  CHECK(occurrences(run, "<testcase ") == 6); // 1 invariant + broker, process, faults, run, observation
+  CHECK(occurrences(run, "<failure ") == 1);
   json cmp = loadInput("compare-customer-city.report.json");
   size_t applicable = 0, failing = 0;
   for (const auto& c : cmp["compare"]["cells"]) {
@@ -49,8 +42,8 @@ TEST_CASE("junit: a run has one testcase per checker; a comparison one per targe
     failing += c["verdict"] == "fail";
   }
   std::string xml = junitXml(cmp);
-  CHECK(count(xml, "<testcase ") == applicable);
-  CHECK(count(xml, "<failure ") == failing);
+  CHECK(occurrences(xml, "<testcase ") == applicable);
+  CHECK(occurrences(xml, "<failure ") == failing);
   CHECK(xmlError(xml).empty());
 }
 
@@ -79,8 +72,8 @@ TEST_CASE("junit: a report without runs (a check that passed) is one testcase wi
   report["runs"] = json::array();
   report["verdict"] = "pass";
   std::string xml = junitXml(report);
-  CHECK(count(xml, "<testcase ") == 1);
-  CHECK(count(xml, "<error ") == 0);
+  CHECK(occurrences(xml, "<testcase ") == 1);
+  CHECK(occurrences(xml, "<error ") == 0);
   report["verdict"] = "unknown";
-  CHECK(count(junitXml(report), "<error type=\"unknown\"") == 1);
+  CHECK(occurrences(junitXml(report), "<error type=\"unknown\"") == 1);
 }

@@ -1,5 +1,5 @@
 #include "scenario/scenario.h"
-#include "test_util.h"
+#include "test_util.h" // tests/
 
 #include <catch2/catch.hpp>
 

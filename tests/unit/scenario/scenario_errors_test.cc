@@ -1,7 +1,7 @@
 // One test per rule of the scenario format: every malformed field is a UsageError naming the file and
 // the field.
 #include "scenario/scenario.h"
-#include "test_util.h"
+#include "test_util.h" // tests/
 
 #include <catch2/catch.hpp>
 

@@ -9,12 +9,11 @@ using namespace itest;
 
 namespace {
 std::string ledger() { return (repo() / "tests/scenarios/ledger.json").string(); }
-std::string target(const char* name) { return (repo() / "tests/targets" / name).string(); }
 } // namespace
 
 TEST_CASE("user scenario: a correct ledger consumer passes, also when killed after a commit") {
   for (std::vector<std::string> extra : {std::vector<std::string>{}, {"--crash", "after:COMMIT#2"}}) {
-    std::vector<std::string> args{"run", "--target", target("py-ledger"), "--scenario", ledger()};
+    std::vector<std::string> args{"run", "--target", testTarget("py-ledger"), "--scenario", ledger()};
     args.insert(args.end(), extra.begin(), extra.end());
     Result r = idemproof(args);
     INFO(r.out << r.err);
@@ -24,7 +23,7 @@ TEST_CASE("user scenario: a correct ledger consumer passes, also when killed aft
 }
 
 TEST_CASE("user scenario: a naive ledger consumer is caught crediting events 1 and 2 twice") {
-  Result r = idemproof({"run", "--target", target("py-ledger-naive"), "--scenario", ledger()});
+  Result r = idemproof({"run", "--target", testTarget("py-ledger-naive"), "--scenario", ledger()});
   INFO(r.out << r.err);
   REQUIRE(r.status == 1);
   auto dups = violations(r.report, "duplicate");
@@ -39,7 +38,7 @@ TEST_CASE("user scenario: a naive ledger consumer is caught crediting events 1 a
 }
 
 TEST_CASE("user scenario: a target asked for a scenario it does not list is exit 2") {
-  Result r = idemproof({"run", "--target", target("py-ledger"), "--scenario", "wallet"});
+  Result r = idemproof({"run", "--target", testTarget("py-ledger"), "--scenario", "wallet"});
   CHECK(r.status == 2);
   CHECK(r.err.find("does not implement scenario 'wallet'") != std::string::npos);
 }

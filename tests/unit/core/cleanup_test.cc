@@ -3,6 +3,7 @@
 #include "core/cleanup.h"
 #include "core/ports.h"
 #include "core/temp_dir.h"
+#include "proc_util.h"
 
 #include <catch2/catch.hpp>
 
@@ -18,30 +19,16 @@
 #include <thread>
 
 using namespace idem;
+using idem::testing::deadOrZombie;
+using idem::testing::eventuallyDead;
+using idem::testing::slurp;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
 namespace {
 
-bool deadOrZombie(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat)) return true;
-  auto close = stat.rfind(')');
-  return close != std::string::npos && stat.size() > close + 2 && stat[close + 2] == 'Z';
-}
 
-bool eventuallyDead(pid_t pid) {
-  for (int i = 0; i < 2000 && !deadOrZombie(pid); ++i) std::this_thread::sleep_for(5ms);
-  return deadOrZombie(pid);
-}
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 /// Waits (hang guard: 60 s) for `path` to hold a complete line.
 std::string awaitLine(const fs::path& path) {

@@ -15,23 +15,6 @@ using namespace itest;
 
 namespace {
 
-std::string target(const std::string& name) { return (repo() / "targets" / name).string(); }
-std::string testTarget(const std::string& name) { return (repo() / "tests" / "targets" / name).string(); }
-
-Result clean(const std::vector<std::string>& args) {
-  auto before = tempDirs();
-  Result r = idemproof(args);
-  INFO("stdout: " << r.out << "\nstderr: " << r.err);
-  CHECK(leftovers(lastTag()).empty());
-  for (const auto& d : tempDirs()) {
-    // idemproof-fuzz-* belong to the fuzzers (tests/fuzz/run.sh), never to an idemproof command.
-    if (d.find("idemproof-fuzz-") != std::string::npos) continue;
-    INFO("temp dir left behind: " << d);
-    CHECK(std::find(before.begin(), before.end(), d) != before.end());
-  }
-  return r;
-}
-
 const nlohmann::json& counterexample(const Result& r) { return r.report["check"]["counterexample"]; }
 
 std::set<std::string> kindsOf(const nlohmann::json& report) {

@@ -1,6 +1,7 @@
 // Child: spawn, exit statuses, signals, log capture, spawn errors, stop(), process groups.
 #include "core/child.h"
 #include "core/temp_dir.h"
+#include "proc_util.h"
 
 #include <catch2/catch.hpp>
 
@@ -17,6 +18,9 @@
 #include <thread>
 
 using namespace idem;
+using idem::testing::deadOrZombie;
+using idem::testing::eventuallyDead;
+using idem::testing::slurp;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
@@ -33,26 +37,8 @@ ChildSpec shell(const std::string& script, const fs::path& log = {}) {
   return spec;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
-/// Dead or a zombie (reparented orphans are reaped late by PID 1 here).
-bool deadOrZombie(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat)) return true;
-  auto close = stat.rfind(')');
-  return close != std::string::npos && stat.size() > close + 2 && stat[close + 2] == 'Z';
-}
 
-bool eventuallyDead(pid_t pid) {
-  for (int i = 0; i < 2000 && !deadOrZombie(pid); ++i) std::this_thread::sleep_for(5ms);
-  return deadOrZombie(pid);
-}
 
 std::string spawnError(const ChildSpec& spec) {
   try {

@@ -7,10 +7,6 @@
 
 using namespace itest;
 
-namespace {
-std::string target(const std::string& name) { return (repo() / "targets" / name).string(); }
-} // namespace
-
 TEST_CASE("sweep: dedup-valkey loses a payment at an after:SET kill point") {
   Result r = idemproof({"sweep", "--target", target("dedup-valkey"), "--scenario", "wallet"});
   INFO(r.out << r.err);

@@ -14,14 +14,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string target(const std::string& name) { return (repo() / "targets" / name).string(); }
-
-size_t count(const std::string& s, const std::string& needle) {
-  size_t n = 0;
-  for (size_t pos = 0; (pos = s.find(needle, pos)) != std::string::npos; pos += needle.size()) ++n;
-  return n;
-}
-
 /// Headless Chromium on `page`: the DOM after rendering (`--dump-dom`), or a screenshot when `png` is set.
 std::string chromium(const fs::path& page, const fs::path& png = {}) {
   static std::mt19937_64 rng(std::random_device{}());
@@ -55,9 +47,9 @@ std::string parseJunit(const fs::path& xml, int& cases, int& failures) {
 
 /// The dumped DOM holds no element the data could have injected.
 void requireNoInjectedElements(const std::string& dom) {
-  CHECK(count(dom, "<script") == 0);
-  CHECK(count(dom, "<img") == 0);
-  CHECK(count(dom, "<iframe") == 0);
+  CHECK(idem::testing::occurrences(dom, "<script") == 0);
+  CHECK(idem::testing::occurrences(dom, "<img") == 0);
+  CHECK(idem::testing::occurrences(dom, "<iframe") == 0);
 }
 
 } // namespace
@@ -112,8 +104,8 @@ TEST_CASE("report: a hostile target's markup (name, logs) is shown as text and n
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   std::string html = idem::testing::readFile(r.reportDir / "report.html");
-  CHECK(count(html, "<script") == 0);
-  CHECK(count(html, "<img") == 0);
+  CHECK(idem::testing::occurrences(html, "<script") == 0);
+  CHECK(idem::testing::occurrences(html, "<img") == 0);
   std::string dom = chromium(r.reportDir / "report.html");
   requireNoInjectedElements(dom);
   CHECK(dom.find("<b>hostile</b>") == std::string::npos);
@@ -185,7 +177,7 @@ TEST_CASE("demo: the reference targets behave as documented; one report with a t
   CHECK(r.out.find("every reference target behaved as documented") != std::string::npos);
 
   std::string html = idem::testing::readFile(r.reportDir / "report.html");
-  CHECK(count(html, "<svg class=\"timeline\"") >= 4);
+  CHECK(idem::testing::occurrences(html, "<svg class=\"timeline\"") >= 4);
   std::string dom = chromium(r.reportDir / "report.html");
   requireNoInjectedElements(dom);
   CHECK(dom.find("As documented") != std::string::npos);

@@ -10,28 +10,6 @@
 
 using namespace itest;
 
-namespace {
-
-/// Runs idemproof and checks that it leaves nothing behind.
-Result clean(const std::vector<std::string>& args, int sigintAfterMs = 0) {
-  auto before = tempDirs();
-  Result r = idemproof(args, sigintAfterMs);
-  INFO("stdout: " << r.out << "\nstderr: " << r.err);
-  CHECK(leftovers(lastTag()).empty());
-  auto after = tempDirs();
-  std::set<std::string> added;
-  for (const auto& d : after)
-    if (std::find(before.begin(), before.end(), d) == before.end()) added.insert(d);
-  for (const auto& d : added) UNSCOPED_INFO("left behind: " << d);
-  CHECK(added.empty());
-  return r;
-}
-
-std::string target(const std::string& name) { return (repo() / "targets" / name).string(); }
-std::string testTarget(const std::string& name) { return (repo() / "tests" / "targets" / name).string(); }
-
-} // namespace
-
 TEST_CASE("simple fails the default wallet schedule with event 2 applied twice") {
   Result r = clean({"run", "--target", target("simple"), "--scenario", "wallet"});
   INFO(r.out << r.err);

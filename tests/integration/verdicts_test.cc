@@ -12,9 +12,6 @@ using namespace itest;
 
 namespace {
 
-std::string testTarget(const std::string& name) { return (repo() / "tests" / "targets" / name).string(); }
-std::string target(const std::string& name) { return (repo() / "targets" / name).string(); }
-
 /// The violations of `report` of run `run` ("" for any).
 std::vector<nlohmann::json> ofRun(const nlohmann::json& report, const std::string& kind, const std::string& run) {
   std::vector<nlohmann::json> out;

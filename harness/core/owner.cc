@@ -1,0 +1,153 @@
+// Ownership marks and the reaping of what dead invocations left.
+#include "core/owner.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace idem {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool allDigits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+/// The folders temp folders are made in (TempDir): /dev/shm, $TMPDIR, /tmp.
+std::vector<fs::path> tempRoots() {
+  std::vector<fs::path> roots{"/dev/shm", "/tmp"};
+  if (const char* t = std::getenv("TMPDIR"); t && *t && fs::path(t) != "/tmp") roots.emplace_back(t);
+  return roots;
+}
+
+/// The owner in a temp folder's name "idemproof-<kind>-<pid>.<start>-XXXXXX", if it has one.
+std::optional<Owner> ownerOfFolder(const std::string& name) {
+  if (name.rfind("idemproof-", 0) != 0) return std::nullopt;
+  // The owner is the one dash-separated part of the form <digits>.<digits>.
+  size_t pos = 0;
+  while (pos < name.size()) {
+    size_t end = name.find('-', pos);
+    if (end == std::string::npos) end = name.size();
+    if (auto o = Owner::parse(name.substr(pos, end - pos))) return o;
+    pos = end + 1;
+  }
+  return std::nullopt;
+}
+
+/// NAME's value in an environment block (NUL-separated NAME=VALUE), nullopt when absent.
+std::optional<std::string> envValue(const std::string& env, const std::string& name) {
+  const std::string prefix = name + "=";
+  for (size_t pos = 0; pos < env.size();) {
+    size_t end = env.find('\0', pos);
+    if (end == std::string::npos) end = env.size();
+    if (env.compare(pos, prefix.size(), prefix) == 0) return env.substr(pos + prefix.size(), end - pos - prefix.size());
+    pos = end + 1;
+  }
+  return std::nullopt;
+}
+
+std::string environOf(pid_t pid) { return slurp(fmt::format("/proc/{}/environ", pid)); }
+
+} // namespace
+
+std::optional<uint64_t> processStart(pid_t pid) {
+  std::string stat = slurp(fmt::format("/proc/{}/stat", pid));
+  auto close = stat.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream rest(stat.substr(close + 2));
+  std::string field;
+  // Fields after the name: 3 state, 4 ppid, ... 22 starttime.
+  for (int i = 3; i <= 22 && rest >> field; ++i) {
+    if (i == 3 && (field == "Z" || field == "X")) return std::nullopt;
+    if (i == 22 && allDigits(field)) return std::strtoull(field.c_str(), nullptr, 10);
+  }
+  return std::nullopt;
+}
+
+Owner Owner::self() {
+  static const Owner me{::getpid(), processStart(::getpid()).value_or(0)};
+  return me;
+}
+
+std::string Owner::tag() const { return fmt::format("{}.{}", pid, start); }
+
+std::optional<Owner> Owner::parse(const std::string& tag) {
+  auto dot = tag.find('.');
+  if (dot == std::string::npos) return std::nullopt;
+  std::string p = tag.substr(0, dot), s = tag.substr(dot + 1);
+  if (!allDigits(p) || !allDigits(s) || p.size() > 9 || s.size() > 19) return std::nullopt;
+  return Owner{static_cast<pid_t>(std::atol(p.c_str())), std::strtoull(s.c_str(), nullptr, 10)};
+}
+
+bool Owner::alive() const {
+  auto s = processStart(pid);
+  return s && *s == start;
+}
+
+std::vector<pid_t> processesWithEnv(const std::string& name, const std::string& value) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    std::string pidText = e.path().filename().string();
+    if (!allDigits(pidText)) continue;
+    pid_t pid = static_cast<pid_t>(std::atol(pidText.c_str()));
+    if (pid == ::getpid()) continue;
+    auto v = envValue(environOf(pid), name);
+    if (v && (value.empty() || *v == value) && processStart(pid)) out.push_back(pid);
+  }
+  return out;
+}
+
+std::string envOf(pid_t pid, const std::string& name) { return envValue(environOf(pid), name).value_or(""); }
+
+std::string commandLine(pid_t pid) {
+  std::string cmd = slurp(fmt::format("/proc/{}/cmdline", pid));
+  while (!cmd.empty() && cmd.back() == '\0') cmd.pop_back();
+  for (char& c : cmd)
+    if (c == '\0' || static_cast<unsigned char>(c) < 0x20) c = ' ';
+  if (cmd.size() > 200) cmd = cmd.substr(0, 197) + "...";
+  return cmd;
+}
+
+Reaped reapOrphans() {
+  Reaped r;
+  // Processes first (a server still running would keep writing into its folder).
+  const std::string me = Owner::self().tag();
+  std::error_code ec;
+  for (pid_t pid : processesWithEnv(kOwnerEnv)) {
+    std::string tag = envOf(pid, kOwnerEnv);
+    auto owner = Owner::parse(tag);
+    if (!owner || tag == me || owner->alive()) continue;
+    if (::kill(pid, SIGKILL) == 0) r.processes.push_back(pid);
+  }
+  for (const auto& root : tempRoots()) {
+    for (const auto& e : fs::directory_iterator(root, ec)) {
+      std::string name = e.path().filename().string();
+      auto owner = ownerOfFolder(name);
+      if (!owner || owner->tag() == me || owner->alive()) continue;
+      std::error_code rm;
+      fs::remove_all(e.path(), rm);
+      if (!rm) r.folders.push_back(e.path().string());
+    }
+  }
+  return r;
+}
+
+} // namespace idem

@@ -1,0 +1,57 @@
+#pragma once
+/// Ownership marks on what idemproof leaves on the machine while it runs, so that nothing outlives it,
+/// even a SIGKILL of idemproof itself (which runs no cleanup):
+/// - every temp folder is named idemproof-<kind>-<owner>-XXXXXX (TempDir);
+/// - every process it starts (servers, consumers, and what they start, by inheritance) carries
+///   IDEMPROOF_OWNER=<owner> in its environment;
+/// where <owner> is "<pid>.<start time>" of the idemproof process (the start time tells a reused pid apart).
+/// reapOrphans(), at the start of every command, removes the folders and kills the processes of owners
+/// that are gone.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace idem {
+
+inline constexpr const char* kOwnerEnv = "IDEMPROOF_OWNER";
+
+struct Owner {
+  pid_t pid = 0;
+  uint64_t start = 0; ///< clock ticks since boot (/proc/PID/stat field 22)
+
+  /// This process.
+  static Owner self();
+  /// "<pid>.<start>"
+  std::string tag() const;
+  /// From a tag; nullopt when it is not one.
+  static std::optional<Owner> parse(const std::string& tag);
+  /// Whether the process still runs (same pid, same start time, not a zombie).
+  bool alive() const;
+};
+
+/// The start time of `pid` (field 22 of /proc/PID/stat), nullopt when it is gone or a zombie.
+std::optional<uint64_t> processStart(pid_t pid);
+
+/// Live processes (zombies excluded) whose environment holds NAME=VALUE, or NAME=<anything> when
+/// `value` is empty; only those whose environment this process may read (same user, or root).
+std::vector<pid_t> processesWithEnv(const std::string& name, const std::string& value = "");
+
+/// The value of NAME in the environment of `pid` ("" when absent or unreadable).
+std::string envOf(pid_t pid, const std::string& name);
+/// The command line of `pid`, arguments joined by spaces, at most 200 bytes ("" when gone).
+std::string commandLine(pid_t pid);
+
+/// What reapOrphans() removed and killed, for a note.
+struct Reaped {
+  std::vector<std::string> folders;
+  std::vector<pid_t> processes;
+};
+
+/// Kills (SIGKILL) the processes and removes the temp folders of idemproof invocations that are gone.
+/// Never touches what belongs to a live invocation, nor the template cache.
+Reaped reapOrphans();
+
+} // namespace idem

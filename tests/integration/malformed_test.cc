@@ -1,0 +1,171 @@
+/// Bad input, as a user writes it: every case exits 2 with one line on stderr naming the flag, the file
+/// or the field — and does so before any server starts. Each case runs with --database-url and
+/// --valkey-url pointing at a port nothing listens on: a check that ran only after connecting would
+/// report the connection instead of the input, and the case would fail on its message.
+#include "support.h"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace itest;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A scratch folder for the files of one case, removed at scope end.
+struct Files {
+  fs::path dir = fs::temp_directory_path() / ("itest-malformed-" + std::to_string(::getpid()));
+  Files() { fs::create_directories(dir); }
+  ~Files() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  std::string write(const std::string& rel, const std::string& text) const {
+    fs::path p = dir / rel;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << text;
+    return p.string();
+  }
+  std::string manifest(const std::string& name, const std::string& json) const {
+    write(name + "/target.json", json);
+    return (dir / name).string();
+  }
+};
+
+struct Case {
+  std::string what;
+  std::vector<std::string> args;
+  std::string expect; ///< a substring of the one line on stderr
+};
+
+const std::vector<std::string> kNoServers = {"--database-url", "postgresql://u@127.0.0.1:9/none", "--valkey-url",
+                                             "redis://127.0.0.1:9/0"};
+
+std::string schedule(const std::string& body) {
+  return R"({"version": 2, "scenario": "wallet", "target": "simple", )" + body + "}";
+}
+
+} // namespace
+
+TEST_CASE("malformed input: exit 2, one line naming the flag, file or field, before any server starts") {
+  Files f;
+  const std::string simple = target("simple");
+  const std::string ok = R"("command": ["true"], "scenarios": ["wallet"])";
+  std::vector<Case> cases = {
+      {"zero deadline", {"run", "--target", simple, "--deadline", "0"}, "--deadline"},
+      {"zero stall timeout", {"run", "--target", simple, "--stall-timeout", "0"}, "--stall-timeout"},
+      {"negative grace", {"run", "--target", simple, "--grace", "-1"}, "--grace"},
+      {"zero time budget", {"check", "--target", simple, "--time-budget", "0"}, "--time-budget"},
+      {"seed beyond 64 bits", {"run", "--target", simple, "--seed", "18446744073709551616"}, "--seed"},
+      {"negative seed", {"run", "--target", simple, "--seed", "-1"}, "--seed"},
+      {"empty report path", {"run", "--target", simple, "--report", ""}, "--report: an empty path"},
+      {"report folder that can't be made", {"run", "--target", simple, "--report", "/proc/none/report"}, "--report"},
+      {"junit in a folder that can't be made", {"run", "--target", simple, "--junit", "/proc/none/j.xml"}, "--junit"},
+      {"junit that is a folder", {"run", "--target", simple, "--junit", f.dir.string()}, "is a folder"},
+      {"bad crash point", {"run", "--target", simple, "--crash", "after:COMMIT"}, "--crash"},
+      {"schedule path that is a folder", {"replay", f.dir.string(), "--target", simple}, "is a folder"},
+      {"schedule version 3",
+       {"replay", f.write("v3.json", R"({"version": 3, "scenario": "wallet", "events": [{"n": 1}], "stream": [1]})")},
+       "field 'version'"},
+      {"schedule version as a string",
+       {"replay", f.write("v1s.json", R"({"version": "1", "scenario": "wallet", "events": [{"n": 1}], "stream": [1]})")},
+       "field 'version'"},
+      {"schedule without a version",
+       {"replay", f.write("v0.json", R"({"scenario": "wallet", "events": [{"n": 1}], "stream": [1]})")},
+       "field 'version'"},
+      {"stream entry beyond 32 bits",
+       {"replay", f.write("s1.json", schedule(R"("events": [{"n": 2}], "stream": [4294967298])")), "--target", simple},
+       "field 'stream[0]'"},
+      {"event number beyond 32 bits",
+       {"replay", f.write("s2.json", schedule(R"("events": [{"n": 4294967297}], "stream": [1])")), "--target", simple},
+       "field 'events[0].n'"},
+      {"seed that is not a whole number",
+       {"replay", f.write("s3.json", schedule(R"("seed": 1e30, "events": [{"n": 1}], "stream": [1])")), "--target",
+        simple},
+       "field 'seed'"},
+      {"phase beyond the bound",
+       {"replay", f.write("s4.json", schedule(R"("events": [{"n": 1}], "stream": [{"event": 1, "phase": 2147483647}])")),
+        "--target", simple},
+       "field 'stream[0].phase'"},
+      {"schedule of another scenario",
+       {"replay", f.write("s5.json", R"({"version": 2, "scenario": "customer-city", "events": [{"n": 1}], "stream": [1]})"),
+        "--target", simple, "--scenario", "wallet"},
+       "field 'scenario'"},
+      {"schedule key twice",
+       {"replay", f.write("s6.json", schedule(R"("events": [{"n": 1}], "events": [{"n": 2}], "stream": [1])")),
+        "--target", simple},
+       "key 'events' appears twice"},
+      {"manifest key twice", {"run", "--target", f.manifest("dup", R"({"name": "a", "name": "b", )" + ok + "}")},
+       "key 'name' appears twice"},
+      {"NUL byte in the name", {"run", "--target", f.manifest("nul", R"({"name": "a\u0000b", )" + ok + "}")},
+       "NUL byte"},
+      {"control character in the name", {"run", "--target", f.manifest("bel", R"({"name": "a\u0007", )" + ok + "}")},
+       "field 'name'"},
+      {"name of 300 bytes", {"run", "--target", f.manifest("long", R"({"name": ")" + std::string(300, 'x') + "\", " + ok + "}")},
+       "field 'name'"},
+      {"manifest of 2 MiB", {"run", "--target", f.manifest("big", R"({"name": ")" + std::string(2 << 20, 'x') + "\", " + ok + "}")},
+       "more than the 1048576"},
+      {"schema outside the folder",
+       {"run", "--target", f.manifest("esc", R"({"name": "a", "schema": "../../../../../etc/passwd", )" + ok + "}")},
+       "field 'schema'"},
+      {"program outside the folder",
+       {"run", "--target", f.manifest("esc2", R"({"name": "a", "command": ["../../bin/true"], "scenarios": ["wallet"]})")},
+       "field 'command[0]'"},
+      {"two compared targets with one name",
+       {"compare", "--target", simple, "--target", f.manifest("simple2", R"({"name": "simple", )" + ok + "}")},
+       "two targets are named 'simple'"},
+  };
+  for (const auto& c : cases) {
+    SECTION(c.what) {
+      std::vector<std::string> args = c.args;
+      args.insert(args.end(), kNoServers.begin(), kNoServers.end());
+      Result r = idemproof(args, 0, false);
+      INFO("args: " << nlohmann::json(c.args).dump() << "\nstdout: " << r.out << "\nstderr: " << r.err);
+      CHECK(r.status == 2);
+      CHECK(r.err.find(c.expect) != std::string::npos);
+      CHECK(r.err.find("cannot connect") == std::string::npos); // no server was asked for
+      CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);  // one line
+      CHECK(r.out.empty());
+    }
+  }
+}
+
+TEST_CASE("malformed scenario: shapes are checked against the tables and results it makes, in one line") {
+  Files f;
+  std::string wallet;
+  {
+    std::ifstream in(repo() / "scenarios" / "wallet.json");
+    wallet.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  nlohmann::json base = nlohmann::json::parse(wallet);
+  struct ScenarioCase {
+    std::string what;
+    std::function<void(nlohmann::json&)> edit;
+    std::string expect;
+  };
+  std::vector<ScenarioCase> cases = {
+      {"a table that doesn't exist", [](nlohmann::json& s) { s["tables"]["names"].push_back("no_such_table"); },
+       "field 'tables.names[1]': no table 'no_such_table'"},
+      {"an observed query with 3 columns",
+       [](nlohmann::json& s) { s["invariants"][0]["observed"] = "SELECT id, balance_halala, 1 FROM wallets"; },
+       "returns 3 columns, a sum-of-distinct invariant reads 2"},
+      {"an observed query on a missing table",
+       [](nlohmann::json& s) { s["invariants"][0]["observed"] = "SELECT id, balance_halala\nFROM no_such"; },
+       "(SQLSTATE 42P01) in: SELECT id, balance_halala FROM no_such"},
+  };
+  for (const auto& c : cases) {
+    SECTION(c.what) {
+      nlohmann::json s = base;
+      c.edit(s);
+      std::string file = f.write("scenario.json", s.dump(2));
+      Result r = clean({"run", "--target", target("dedup-table"), "--scenario", file});
+      INFO("stdout: " << r.out << "\nstderr: " << r.err);
+      CHECK(r.status == 2);
+      CHECK(r.err.find(file) != std::string::npos);
+      CHECK(r.err.find(c.expect) != std::string::npos);
+      CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
+  }
+}
