@@ -9,6 +9,7 @@
 // thread), and only then reaps. So a Cleanup action never signals a pgid that may have been reused.
 #include "core/child.h"
 
+#include "core/log_sink.h"
 #include "core/owner.h"
 #include "core/cleanup.h"
 
@@ -192,7 +193,16 @@ Child Child::spawn(const ChildSpec& spec) {
 
   int nullFd = openOrThrow("/dev/null", O_RDWR, spec, "open");
   int logFd = nullFd;
-  if (!spec.log.empty()) {
+  std::unique_ptr<LogSink> sink;
+  if (!spec.log.empty() && spec.logCap > 0) {
+    try {
+      sink = std::make_unique<LogSink>(spec.log, spec.logCap / 2, spec.logCap - spec.logCap / 2);
+    } catch (const std::system_error& e) {
+      ::close(nullFd);
+      throw SpawnError(fmt::format("{}: cannot run '{}': {}", spec.what, spec.argv[0], e.what()));
+    }
+    logFd = sink->writeFd();
+  } else if (!spec.log.empty()) {
     try {
       logFd = openOrThrow(spec.log.string(), O_WRONLY | O_CREAT | O_APPEND, spec, "log file");
     } catch (...) {
@@ -219,12 +229,14 @@ Child Child::spawn(const ChildSpec& spec) {
     c = bp::child(bp::exe = exe, bp::args = args, env, setup, ec);
   });
   ::close(nullFd);
-  if (logFd != nullFd) ::close(logFd);
+  if (sink) sink->closeWriteFd(); // the child holds its own copy now
+  else if (logFd != nullFd) ::close(logFd);
   if (ec || !c.valid()) throw failure(ec ? errnoText(ec.value()) : "spawn failed");
   c.detach();
 
   Child child;
   child.pid_ = c.id();
+  child.sink_ = std::move(sink);
   pid_t pid = child.pid_;
   child.cleanupId_ = Cleanup::instance().add(fmt::format("kill {} (pid {})", spec.what, pid), [pid] {
     ::killpg(pid, SIGKILL);
@@ -235,7 +247,10 @@ Child Child::spawn(const ChildSpec& spec) {
   return child;
 }
 
-Child::Child(Child&& o) noexcept : pid_(o.pid_), status_(std::move(o.status_)), cleanupId_(o.cleanupId_) {
+Child::Child() = default;
+
+Child::Child(Child&& o) noexcept
+    : pid_(o.pid_), status_(std::move(o.status_)), cleanupId_(o.cleanupId_), sink_(std::move(o.sink_)) {
   o.pid_ = -1;
   o.status_.reset();
   o.cleanupId_ = -1;
@@ -247,6 +262,7 @@ Child& Child::operator=(Child&& o) noexcept {
     pid_ = o.pid_;
     status_ = std::move(o.status_);
     cleanupId_ = o.cleanupId_;
+    sink_ = std::move(o.sink_);
     o.pid_ = -1;
     o.status_.reset();
     o.cleanupId_ = -1;
@@ -275,6 +291,9 @@ std::optional<ExitStatus> Child::poll() {
   }
   // ECHILD: a Cleanup action killed and reaped it first.
   status_ = r == pid_ ? fromWaitStatus(st) : ExitStatus{-1, SIGKILL};
+  // Its output is complete once every writer closed the pipe; a process it started and left running may
+  // hold it open: wait a little, not for that one.
+  if (sink_) sink_->finish(std::chrono::milliseconds(200));
   return status_;
 }
 

@@ -7,12 +7,15 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace idem {
+
+class LogSink;
 
 struct ExitStatus {
   int code = -1;  ///< exit status when the process exited by itself, else -1
@@ -27,6 +30,9 @@ struct ChildSpec {
   std::filesystem::path cwd;
   std::map<std::string, std::string> env;    ///< the whole environment of the child
   std::filesystem::path log;                 ///< stdout and stderr, appended; empty: /dev/null
+  /// > 0: the log holds at most this many bytes of the child's output, its first and last halves
+  /// (core/log_sink.h: for output idemproof does not control); 0: every byte, written by the child itself.
+  size_t logCap = 0;
   std::optional<uid_t> uid;                  ///< drop to this user (and gid, no supplementary groups)
   std::optional<gid_t> gid;
   std::string what;                          ///< for messages: "consumer c1 (targets/simple)"
@@ -38,7 +44,7 @@ public:
   /// Starts the child. Throws SpawnError with a one-line message naming spec.what and argv[0] when it
   /// cannot be started (no such file, not executable, bad cwd).
   static Child spawn(const ChildSpec& spec);
-  Child() = default;
+  Child();
   Child(Child&&) noexcept;
   Child& operator=(Child&&) noexcept;
   Child(const Child&) = delete;
@@ -61,6 +67,7 @@ private:
   pid_t pid_ = -1;
   std::optional<ExitStatus> status_;
   int cleanupId_ = -1;
+  std::unique_ptr<LogSink> sink_; ///< when spec.logCap > 0; finished once the child is reaped
 };
 
 struct SpawnError : std::runtime_error {

@@ -49,6 +49,8 @@ public:
     ep_.pg_host = "127.0.0.1";
     ep_.pg_port = pg_.port();
     ep_.pg_user = "postgres";
+    ep_.pg_password = pg_.secret();
+    ep_.valkey_password = valkey_.secret();
     ep_.pg_database = "postgres";
     ep_.valkey_host = "127.0.0.1";
     ep_.valkey_port = valkey_.port();

@@ -4,10 +4,12 @@
 
 #include <libpq-fe.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <fstream>
+#include <memory>
 
 namespace fs = std::filesystem;
 
@@ -18,6 +20,20 @@ PgServer::PgServer()
       account_(postgresAccount()), data_(dir_.path() / "data") {
   fs::path tmpl = ensureTemplate(bin_, account_, dir_.path());
   copyDataDir(tmpl, data_, account_);
+  // No local user gets in: TCP only with this server's secret (the `password` method: one round trip,
+  // cleartext over loopback only), and the superuser without it only over a socket in the data
+  // directory, which is private to the server's account (mode 0700), for setting that secret.
+  fs::path hba = data_ / "pg_hba.conf";
+  {
+    std::ofstream out(hba, std::ios::trunc);
+    out << "# written by idemproof for this server only\n"
+           "local all postgres trust\n"
+           "host all all 127.0.0.1/32 password\n";
+    if (!out) throw UsageError(fmt::format("embedded PostgreSQL: cannot write {}", hba.string()));
+  }
+  fs::permissions(hba, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
+  if (account_.drop && ::chown(hba.c_str(), account_.uid, account_.gid) != 0)
+    throw UsageError(fmt::format("embedded PostgreSQL: cannot chown {}", hba.string()));
 }
 
 PgServer::~PgServer() { stop(); }
@@ -27,7 +43,8 @@ ChildSpec PgServer::command(int port) const {
   spec.argv = {(bin_.bindir / "postgres").string(), "-D", data_.string(),
                "-c", "listen_addresses=127.0.0.1",
                "-c", fmt::format("port={}", port),
-               "-c", "unix_socket_directories=",
+               "-c", "unix_socket_directories=" + data_.string(),
+               "-c", "unix_socket_permissions=0700",
                "-c", "fsync=off",
                "-c", "synchronous_commit=off",
                "-c", "full_page_writes=off",
@@ -68,7 +85,19 @@ ServerProcess::Probe PgServer::probe() {
       fmt::format("host=127.0.0.1 port={} user=postgres dbname=postgres sslmode=disable connect_timeout=2", port());
   PGPing ping = PQping(conninfo.c_str());
   if (ping == PQPING_NO_ATTEMPT) fail("PQping: bad connection parameters " + conninfo);
-  return ping == PQPING_OK ? Probe::Ours : Probe::NotYet;
+  if (ping != PQPING_OK) return Probe::NotYet;
+  setSecret();
+  return Probe::Ours;
+}
+
+void PgServer::setSecret() {
+  const std::string local = fmt::format("host={} port={} user=postgres dbname=postgres connect_timeout=5", data_.string(), port());
+  std::unique_ptr<PGconn, decltype(&PQfinish)> c(PQconnectdb(local.c_str()), &PQfinish);
+  if (PQstatus(c.get()) != CONNECTION_OK) fail(fmt::format("cannot connect over its socket: {}", PQerrorMessage(c.get())));
+  std::unique_ptr<PGresult, decltype(&PQclear)> r(
+      PQexec(c.get(), fmt::format("ALTER ROLE postgres PASSWORD '{}'", secret()).c_str()), &PQclear);
+  if (PQresultStatus(r.get()) != PGRES_COMMAND_OK)
+    fail(fmt::format("cannot set its secret: {}", PQresultErrorMessage(r.get())));
 }
 
 void PgServer::stop() {

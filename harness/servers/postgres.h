@@ -22,6 +22,8 @@ private:
   /// Ready once postmaster.pid names our pid and says "ready", and PQping says PQPING_OK.
   Probe probe() override;
   bool ownsPort() const;
+  /// Sets the superuser's password to secret(), over the private socket.
+  void setSecret();
 
   PgBinaries bin_;
   Account account_;

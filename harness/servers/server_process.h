@@ -30,6 +30,8 @@ public:
   pid_t pid() const { return child_.pid(); }
   const std::filesystem::path& dir() const { return dir_.path(); }
   const std::filesystem::path& log() const { return log_; }
+  /// The secret a client must present (a password); fresh for every server.
+  const std::string& secret() const { return secret_; }
 
 protected:
   /// `name`: for messages ("PostgreSQL") and the kept log's name ("postgres").
@@ -46,6 +48,7 @@ protected:
   TempDir dir_;
   std::filesystem::path log_;
   Child child_;
+  const std::string secret_ = newSecret();
 
 private:
   std::string name_, logKeep_;

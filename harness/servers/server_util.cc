@@ -3,11 +3,14 @@
 #include "core/error.h"
 
 #include <pwd.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <deque>
+#include <system_error>
 #include <fstream>
 
 namespace idem::servers {
@@ -69,6 +72,38 @@ Account postgresAccount() {
   const passwd* pw = ::getpwuid(a.uid);
   a.name = pw ? pw->pw_name : fmt::format("uid{}", a.uid);
   return a;
+}
+
+Account unprivilegedAccount() {
+  Account a;
+  if (::geteuid() == 0) {
+    const passwd* pw = ::getpwnam("nobody");
+    if (!pw) throw UsageError("embedded Valkey: idemproof runs as root, and there is no 'nobody' account to run the server as");
+    a.name = pw->pw_name;
+    a.uid = pw->pw_uid;
+    a.gid = pw->pw_gid;
+    a.drop = true;
+    return a;
+  }
+  a.uid = ::geteuid();
+  a.gid = ::getegid();
+  const passwd* pw = ::getpwuid(a.uid);
+  a.name = pw ? pw->pw_name : fmt::format("uid{}", a.uid);
+  return a;
+}
+
+std::string newSecret() {
+  unsigned char bytes[16];
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw std::system_error(errno, std::system_category(), "getrandom");
+    got += static_cast<size_t>(n);
+  }
+  std::string hex;
+  for (unsigned char b : bytes) hex += fmt::format("{:02x}", b);
+  return hex;
 }
 
 std::map<std::string, std::string> serverEnv() {

@@ -38,6 +38,13 @@ struct Account {
 /// The account for PostgreSQL. Throws UsageError when root and there is no `postgres` account.
 Account postgresAccount();
 
+/// The account an unprivileged server runs as: the current user, or `nobody` when idemproof is root.
+Account unprivilegedAccount();
+
+/// A fresh secret for one server: 32 hex digits from the kernel's random source. The embedded servers
+/// refuse a connection without it (docs/target-contract.md).
+std::string newSecret();
+
 /// A minimal environment for a server child.
 std::map<std::string, std::string> serverEnv();
 

@@ -25,6 +25,8 @@ private:
 
   std::filesystem::path exe_;
   std::string name_;
+  Account account_;
+  std::filesystem::path conf_; ///< its configuration: the secret and the commands it refuses
 };
 
 } // namespace idem::servers

@@ -37,6 +37,9 @@ namespace {
 /// The environment marks of a consumer: its run (unique over idemproof's life), its process label.
 constexpr const char* kRunEnv = "IDEMPROOF_RUN";
 constexpr const char* kProcessEnv = "IDEMPROOF_PROCESS";
+/// A consumer's log holds its first and last 512 KiB: a target that floods its output costs no memory or
+/// disk beyond that (the report keeps the last 256 KiB).
+constexpr size_t kConsumerLogCap = 1 << 20;
 
 std::string nextRunTag() {
   static std::atomic<uint64_t> runs{0};
@@ -177,6 +180,7 @@ private:
       spec.argv[0] = (target.dir / spec.argv[0]).lexically_normal().string();
     spec.cwd = target.dir;
     spec.log = ws_.logDir / (p.label + ".log");
+    spec.logCap = kConsumerLogCap;
     spec.what = fmt::format("consumer {} of target '{}' ({})", p.label, target.name, target.manifest.string());
     try {
       p.child = Child::spawn(spec);

@@ -48,8 +48,12 @@ Target loadTarget(const fs::path& dirOrFile) {
   } else if (dirOrFile.extension() != ".json") {
     throw UsageError(fmt::format("{}: no such target folder", dirOrFile.string()));
   }
+  return targetFromJson(readJsonFile(manifest, manifest.string(), kManifestMaxBytes), manifest);
+}
+
+Target targetFromJson(const nlohmann::json& j, const fs::path& manifest) {
+  std::error_code ec;
   const std::string what = manifest.string();
-  nlohmann::json j = readJsonFile(manifest, what, kManifestMaxBytes);
   detail::FieldReader r(j, what, "");
   r.onlyKnown({"name", "command", "env", "schema", "scenarios", "expect", "files_outside"});
 

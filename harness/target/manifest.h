@@ -1,5 +1,7 @@
 #pragma once
 /// A target is a folder holding target.json: the consumer under test. See docs/target-contract.md.
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -36,6 +38,8 @@ inline constexpr size_t kMaxNameBytes = 200;
 /// missing manifest, invalid JSON, a key twice, wrong field types, empty command, missing schema file, a
 /// file outside the target's folder (unless "files_outside": true), more than 1 MiB.
 Target loadTarget(const std::filesystem::path& dirOrFile);
+/// The same from JSON already read, as the manifest at path `manifest` (its folder is the target's).
+Target targetFromJson(const nlohmann::json& j, const std::filesystem::path& manifest);
 
 /// Expands ${VAR} in `text` from `vars`; "$$" is a literal '$'. An unknown variable throws UsageError
 /// naming `what`.

@@ -14,6 +14,22 @@ int parseNumber(std::string_view text, const std::string& url, const char* what)
   return value;
 }
 
+std::string percentDecoded(std::string_view text, const std::string& url) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    int value = 0;
+    if (i + 2 >= text.size() || std::from_chars(text.data() + i + 1, text.data() + i + 3, value, 16).ptr != text.data() + i + 3)
+      throw std::runtime_error("VALKEY_URL " + url + ": bad percent-encoding");
+    out += static_cast<char>(value);
+    i += 2;
+  }
+  return out;
+}
+
 } // namespace
 
 ValkeyUrl parseValkeyUrl(const std::string& url) {
@@ -21,9 +37,16 @@ ValkeyUrl parseValkeyUrl(const std::string& url) {
   if (url.rfind(scheme, 0) != 0)
     throw std::runtime_error("VALKEY_URL " + url + ": expected redis://host[:port][/db]");
   std::string_view rest = std::string_view(url).substr(scheme.size());
-  if (rest.find('@') != std::string_view::npos || rest.find('?') != std::string_view::npos)
-    throw std::runtime_error("VALKEY_URL " + url + ": user info and options are not supported");
+  if (rest.find('?') != std::string_view::npos)
+    throw std::runtime_error("VALKEY_URL " + url + ": options are not supported");
   ValkeyUrl out;
+  if (auto at = rest.rfind('@'); at != std::string_view::npos) {
+    std::string_view userInfo = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    auto colon = userInfo.find(':');
+    out.user = percentDecoded(userInfo.substr(0, colon), url);
+    if (colon != std::string_view::npos) out.password = percentDecoded(userInfo.substr(colon + 1), url);
+  }
   std::string_view hostPort = rest.substr(0, rest.find('/'));
   if (auto slash = rest.find('/'); slash != std::string_view::npos && slash + 1 < rest.size())
     out.db = parseNumber(rest.substr(slash + 1), url, "db");
@@ -48,6 +71,12 @@ Valkey::Valkey(const std::string& url) {
     redisFree(ctx_);
     ctx_ = nullptr;
     throw std::runtime_error(msg);
+  }
+  if (!u.password.empty()) {
+    if (u.user.empty())
+      command({"AUTH", u.password});
+    else
+      command({"AUTH", u.user, u.password});
   }
   if (u.db != 0)
     command({"SELECT", std::to_string(u.db)});

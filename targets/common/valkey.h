@@ -11,15 +11,17 @@
 
 namespace idem::targets {
 
-/// The parts of a `redis://host[:port][/db]` URL that the consumers use.
+/// The parts of a `redis://[[user]:password@]host[:port][/db]` URL that the consumers use.
 struct ValkeyUrl {
+  std::string user;     ///< empty: the default user
+  std::string password; ///< empty: no AUTH
   std::string host;
   int port = 6379;
   int db = 0;
 };
 
-/// Parses `redis://host[:port][/db]`. Throws std::runtime_error on another scheme, user info, or a
-/// port or db that is not a number.
+/// Parses `redis://[[user]:password@]host[:port][/db]` (user and password percent-decoded). Throws
+/// std::runtime_error on another scheme, options (`?`), or a port or db that is not a number.
 ValkeyUrl parseValkeyUrl(const std::string& url);
 
 struct ReplyDeleter {
@@ -29,7 +31,8 @@ using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
 
 class Valkey {
 public:
-  /// Connects to `url`; SELECTs its db when it is not 0 (one round trip).
+  /// Connects to `url`; AUTHs when it holds a password and SELECTs its db when it is not 0 (one round
+  /// trip each).
   explicit Valkey(const std::string& url);
   ~Valkey();
   Valkey(const Valkey&) = delete;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the protocol-tracker fuzzers with clang++-14 (libFuzzer + ASan + UBSan) in a build dir of
-# their own and runs both at once for SECONDS each (default 60), seeded with the recorded captures.
+# Builds the fuzzers with clang++-14 (libFuzzer + ASan + UBSan) in a build dir of their own and runs them
+# for SECONDS each (default 60): the protocol trackers (both at once), seeded with the recorded captures,
+# then the parsers of target.json, scenarios and schedule files, seeded with the repository's own.
 # Exits non-zero when a fuzzer finds a crash, a hang or a split-dependent result; the reproducer is
 # kept under the build dir's artifacts/ folder and its path printed.
 # Usage: tests/fuzz/run.sh [SECONDS]    (IDEM_FUZZ_BUILD_DIR overrides the build dir)
@@ -40,4 +41,22 @@ for name in pg resp; do
     ls -1 "$BUILD/artifacts/$name-"* 2>/dev/null | sed 's/^/reproducer: /'
   fi
 done
+# The file parsers: every target.json, scenario and schedule-shaped file of the repository as seeds.
+mkdir "$WORK/parsers"
+i=0
+for f in "$ROOT"/scenarios/*.json "$ROOT"/tests/scenarios/*.json "$ROOT"/targets/*/target.json \
+         "$ROOT"/tests/targets/*/target.json; do
+  [ -f "$f" ] && cp "$f" "$WORK/parsers/seed-$((i++)).json"
+done
+printf '%s' '{"version": 2, "scenario": "wallet", "target": "t", "seed": 7, "events": [{"n": 1, "fields": {"amount": "5"}}], "stream": [1, {"event": 1, "phase": 2}], "faults": ["after:COMMIT#1"], "restart": "same-name"}' >"$WORK/parsers/schedule.json"
+printf '%s' '{"version": 1, "scenario": "wallet", "events": [{"n": 1}], "stream": [1], "kills": ["before:XACK#1"]}' >"$WORK/parsers/schedule-v1.json"
+if "$BUILD/parsers_fuzz" "$WORK/parsers" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+     -artifact_prefix="$BUILD/artifacts/parsers-" -print_final_stats=1 >"$WORK/parsers.log" 2>&1; then
+  echo "fuzz parsers: ok, $(awk '/^stat::number_of_executed_units/ {print $2}' "$WORK/parsers.log") runs in ${SECS}s, $(ls "$WORK/parsers" | wc -l) corpus units"
+else
+  status=1
+  echo "fuzz parsers: FAILED"
+  tail -40 "$WORK/parsers.log"
+  ls -1 "$BUILD/artifacts/parsers-"* 2>/dev/null | sed 's/^/reproducer: /'
+fi
 exit $status

@@ -1,5 +1,6 @@
 // Child: spawn, exit statuses, signals, log capture, spawn errors, stop(), process groups.
 #include "core/child.h"
+#include "core/owner.h"
 #include "core/temp_dir.h"
 #include "proc_util.h"
 
@@ -96,7 +97,7 @@ TEST_CASE("stdout and stderr are appended to the log; env and cwd are the spec's
   CHECK(text == "out\nerr\nFOO=bar\n" + dir.path().string() + "\nagain\n");
 }
 
-TEST_CASE("the environment is exactly the spec's", "[process]") {
+TEST_CASE("the environment is exactly the spec's, and the owner's mark", "[process]") {
   TempDir dir("idem-test-");
   fs::path log = dir.path() / "env.log";
   ChildSpec spec;
@@ -104,7 +105,10 @@ TEST_CASE("the environment is exactly the spec's", "[process]") {
   spec.env = {{"ONLY", "this"}};
   spec.log = log;
   REQUIRE(Child::spawn(spec).waitFor(60s)->code == 0);
-  CHECK(slurp(log) == "ONLY=this\n");
+  std::string env = slurp(log);
+  // The mark of its owner (core/owner.h) is the one variable idemproof adds to every child.
+  CHECK((env == "ONLY=this\nIDEMPROOF_OWNER=" + Owner::self().tag() + "\n" ||
+         env == "IDEMPROOF_OWNER=" + Owner::self().tag() + "\nONLY=this\n"));
 }
 
 TEST_CASE("spawn failures name the process and argv[0]", "[process]") {
@@ -223,4 +227,36 @@ TEST_CASE("a child can be dropped to another account", "[process]") {
   spec.gid = pw->pw_gid;
   REQUIRE(Child::spawn(spec).waitFor(60s)->code == 0);
   CHECK(slurp(dir.path() / "id.log") == fmt::format("{}\n{}\n", pw->pw_uid, pw->pw_gid));
+}
+
+TEST_CASE("a capped log keeps the first and last halves of what the child wrote, whatever its size", "[process]") {
+  TempDir dir("idem-test-");
+  fs::path log = dir.path() / "flood.log";
+  ChildSpec spec;
+  // 8 MiB of numbered lines: far past the cap, with a recognisable first and last line.
+  spec.argv = {"/bin/sh", "-c", "echo FIRST; yes 0123456789abcdef | head -c 8388608; echo; echo LAST"};
+  spec.env = basicEnv();
+  spec.log = log;
+  spec.logCap = 64 * 1024;
+  spec.what = "flooding child";
+  REQUIRE(Child::spawn(spec).waitFor(60s)->code == 0);
+  std::string text = slurp(log);
+  CHECK(text.size() <= 64 * 1024 + 64);
+  CHECK(text.rfind("FIRST\n", 0) == 0);
+  CHECK(text.size() >= 6);
+  CHECK(text.substr(text.size() - 5) == "LAST\n");
+  CHECK(text.find(" bytes cut ...]") != std::string::npos);
+}
+
+TEST_CASE("a capped log under the cap is the child's output unchanged", "[process]") {
+  TempDir dir("idem-test-");
+  fs::path log = dir.path() / "small.log";
+  ChildSpec spec;
+  spec.argv = {"/bin/sh", "-c", "echo out; echo err >&2"};
+  spec.env = basicEnv();
+  spec.log = log;
+  spec.logCap = 64 * 1024;
+  spec.what = "quiet child";
+  REQUIRE(Child::spawn(spec).waitFor(60s)->code == 0);
+  CHECK(slurp(log) == "out\nerr\n");
 }

@@ -48,6 +48,7 @@ History everyKind() {
   h.append("c1", ops::Note{"a note"});
   h.append("c2", ops::Opaque{"pg", 2, "client", 41, "not the PostgreSQL v3 protocol"});
   h.append("harness", ops::Stall{1, "1-0", true, "every consumer idle"});
+  h.append("c1", ops::Escape{4242, "sleep 301"});
   ops::Final f;
   f.observed = {{"balance", {{"w1", "100"}}}};
   f.pending = {{"1-0", "c2", 5, 2}};
@@ -70,7 +71,7 @@ TEST_CASE("history: every record maps to JSON and back unchanged") {
   for (const auto& op : j) types.insert(op["type"]);
   CHECK(types.size() == std::variant_size_v<Record>); // every kind of record
   CHECK(types == std::set<std::string>{"plan", "initial", "send", "spawn", "step", "fault", "exit", "note", "opaque",
-                                       "stall", "final", "error"});
+                                       "stall", "escape", "final", "error"});
   History back = History::fromJson(j);
   CHECK(back.toJson() == j);
   auto ops = back.ops();
@@ -78,8 +79,9 @@ TEST_CASE("history: every record maps to JSON and back unchanged") {
   CHECK(ops[5].as<ops::Step>()->outcome == ops::StepOutcome::KilledAfter);
   CHECK(ops[6].as<ops::FaultOp>()->fault.str() == "after:COMMIT#1");
   CHECK(ops[1].as<ops::Initial>()->observed.at("balance")[1][1] == std::nullopt);
-  CHECK(ops[11].as<ops::Final>()->end == ops::RunEnd::Limit);
-  CHECK(j[11]["value"]["deadline"] == true);
+  CHECK(ops[12].as<ops::Final>()->end == ops::RunEnd::Limit);
+  CHECK(ops[11].as<ops::Escape>()->command == "sleep 301");
+  CHECK(j[12]["value"]["deadline"] == true);
 }
 
 TEST_CASE("history: reading is strict and names the op and the member") {
@@ -105,8 +107,8 @@ TEST_CASE("history: reading is strict and names the op and the member") {
     CHECK(message(j) == "op 5 (step): 'outcome' 'exploded' is not an outcome of docs/steps.md");
   }
   SECTION("a final op without pending entries") {
-    j[11]["value"].erase("pending");
-    CHECK(message(j) == "op 11 (final): 'pending' is missing or not an array");
+    j[12]["value"].erase("pending");
+    CHECK(message(j) == "op 12 (final): 'pending' is missing or not an array");
   }
   SECTION("an unknown op type") {
     j[9]["type"] = "teleport";

@@ -82,8 +82,9 @@ TEST_CASE("report schema: the op types and their values are the history's (histo
     case 7: r = idem::ops::Note{}; break;
     case 8: r = idem::ops::Opaque{}; break;
     case 9: r = idem::ops::Stall{}; break;
-    case 10: r = idem::ops::Final{}; break;
-    case 11: r = idem::ops::Error{}; break;
+    case 10: r = idem::ops::Escape{}; break;
+    case 11: r = idem::ops::Final{}; break;
+    case 12: r = idem::ops::Error{}; break;
     }
     REQUIRE(r.index() == i);
     inHistory.insert(idem::typeOf(r));

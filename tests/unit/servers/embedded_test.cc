@@ -23,8 +23,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string conninfo(const ServerEndpoints& ep) {
-  return fmt::format("host={} port={} user={} dbname={}", ep.pg_host, ep.pg_port, ep.pg_user, ep.pg_database);
+std::string conninfo(const ServerEndpoints& ep, bool withSecret = true) {
+  return fmt::format("host={} port={} user={} dbname={}{}", ep.pg_host, ep.pg_port, ep.pg_user, ep.pg_database,
+                     withSecret ? " password=" + ep.pg_password : std::string());
 }
 
 /// What a running pair of servers looks like from outside.
@@ -66,6 +67,7 @@ Observed useServers(const ServerEndpoints& ep) {
   redisContext* r = redisConnect(ep.valkey_host.c_str(), ep.valkey_port);
   REQUIRE(r);
   REQUIRE(r->err == 0);
+  CHECK(redisString(r, ("AUTH " + ep.valkey_password).c_str()) == "OK");
   CHECK(redisString(r, "SELECT 63") == "OK");
   CHECK(redisString(r, "SET k v") == "OK");
   CHECK(redisString(r, "GET k") == "v");
@@ -73,7 +75,7 @@ Observed useServers(const ServerEndpoints& ep) {
   auto at = info.find("process_id:");
   REQUIRE(at != std::string::npos);
   o.valkey = std::stoi(info.substr(at + 11));
-  o.valkeyDir = redisString(r, "CONFIG GET dir");
+  o.valkeyDir = fs::read_symlink(fmt::format("/proc/{}/cwd", o.valkey)); // it runs in its --dir
   redisFree(r);
   return o;
 }
@@ -125,6 +127,58 @@ TEST_CASE("embedded servers start, serve, stop, and leave nothing behind", "[emb
   }
   servers.reset();
   checkAllGone(o);
+}
+
+TEST_CASE("no local user gets in: both servers refuse a connection without the secret", "[embedded]") {
+  EnvOverride cache("IDEMPROOF_CACHE_DIR", testCacheDir().string());
+  EmbeddedServersPtr servers = EmbeddedServers::start();
+  const ServerEndpoints& ep = servers->endpoints();
+  REQUIRE(ep.pg_password.size() == 32);
+  REQUIRE(ep.valkey_password.size() == 32);
+  CHECK(ep.pg_password != ep.valkey_password);
+
+  // PostgreSQL: no password, a wrong one, the right one.
+  CHECK_THROWS_WITH(pqxx::connection(conninfo(ep, false)), Catch::Contains("password"));
+  {
+    ServerEndpoints wrong = ep;
+    wrong.pg_password = std::string(32, '0');
+    CHECK_THROWS_WITH(pqxx::connection(conninfo(wrong)), Catch::Contains("password authentication failed"));
+  }
+  pqxx::connection ok(conninfo(ep));
+  CHECK(ok.is_open());
+
+  // Valkey: nothing without AUTH; with it, CONFIG is gone and DEBUG and MODULE are off.
+  redisContext* r = redisConnect(ep.valkey_host.c_str(), ep.valkey_port);
+  REQUIRE(r);
+  REQUIRE(r->err == 0);
+  auto reply = [&](const char* cmd) {
+    auto* x = static_cast<redisReply*>(redisCommand(r, cmd));
+    REQUIRE(x);
+    std::string s(x->str ? x->str : "", x->str ? x->len : 0);
+    freeReplyObject(x);
+    return s;
+  };
+  CHECK(reply("SET k v").rfind("NOAUTH", 0) == 0);
+  CHECK(reply("AUTH wrong").rfind("WRONGPASS", 0) == 0);
+  CHECK(reply(("AUTH " + ep.valkey_password).c_str()) == "OK");
+  CHECK(reply("SET k v") == "OK");
+  CHECK(reply("CONFIG SET dir /tmp").find("unknown command") != std::string::npos);
+  CHECK(reply("DEBUG SLEEP 0").find("DEBUG command not allowed") != std::string::npos);
+  CHECK(reply("MODULE LOAD /tmp/x.so").find("MODULE command not allowed") != std::string::npos);
+  std::string info = reply("INFO server");
+  auto at = info.find("process_id:");
+  REQUIRE(at != std::string::npos);
+  pid_t valkey = std::stoi(info.substr(at + 11));
+  redisFree(r);
+  // The secret is not on the server's command line, where any local user could read it.
+  std::ifstream cmdline(fmt::format("/proc/{}/cmdline", valkey), std::ios::binary);
+  std::string cmd((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+  CHECK(cmd.find(ep.valkey_password) == std::string::npos);
+  if (::geteuid() == 0) { // not as root
+    struct stat st {};
+    REQUIRE(::stat(fmt::format("/proc/{}", valkey).c_str(), &st) == 0);
+    CHECK(st.st_uid != 0);
+  }
 }
 
 TEST_CASE("a second start reuses the cached template (copied across file systems)", "[embedded][cache]") {

@@ -31,20 +31,21 @@ namespace {
     Cleanup::installSignalHandlers();
     EmbeddedServersPtr servers = EmbeddedServers::start();
     const ServerEndpoints& ep = servers->endpoints();
-    pqxx::connection c(fmt::format("host=127.0.0.1 port={} user=postgres dbname=postgres", ep.pg_port));
+    pqxx::connection c(fmt::format("host=127.0.0.1 port={} user=postgres dbname=postgres password={}", ep.pg_port,
+                                   ep.pg_password));
     pqxx::work w(c);
     fs::path pgDir = fs::path(w.exec1("SHOW data_directory")[0].as<std::string>()).parent_path();
     pid_t backend = w.exec1("SELECT pg_backend_pid()")[0].as<int>();
     pid_t postmaster = 0;
     std::ifstream(pgDir / "data" / "postmaster.pid") >> postmaster;
     redisContext* r = redisConnect("127.0.0.1", ep.valkey_port);
-    auto* reply = static_cast<redisReply*>(redisCommand(r, "CONFIG GET dir"));
-    std::string valkeyDir(reply->element[1]->str, reply->element[1]->len);
+    auto* reply = static_cast<redisReply*>(redisCommand(r, "AUTH %s", ep.valkey_password.c_str()));
     freeReplyObject(reply);
     reply = static_cast<redisReply*>(redisCommand(r, "INFO server"));
     std::string info(reply->str, reply->len);
     freeReplyObject(reply);
     pid_t valkey = std::stoi(info.substr(info.find("process_id:") + 11));
+    std::string valkeyDir = fs::read_symlink(fmt::format("/proc/{}/cwd", valkey)).string(); // its --dir
     std::ostringstream out;
     out << pgDir.string() << " " << valkeyDir << " " << postmaster << " " << valkey << " " << backend;
     for (pid_t p : childrenOf(postmaster)) out << " " << p;
