@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# idemproof's peak memory (max RSS of the idemproof process, from wait4) against what a hostile target
+# idemproof's peak memory (VmHWM of the idemproof process itself, read from /proc while it runs: wait4's
+# figure would include the consumers it reaped) against what a hostile target
 # does: the size of its output (FLOOD_MB) and the size of one Valkey value it writes (VALUE_MB), each run
 # side by side with a quiet baseline in one invocation. Uses tests/targets/flood (a correct consumer).
 #   bench/memory_bench.sh [BUILD_DIR]          (default: build)
@@ -7,17 +8,28 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 python3 - "$BUILD" <<'PY'
-import os, resource, subprocess, sys, tempfile
+import os, subprocess, sys, tempfile, time
 build = sys.argv[1]
+def hwm_kib(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
 def peak(env_extra):
     env = dict(os.environ, **env_extra)
     with tempfile.TemporaryDirectory(prefix="idem-memory-bench-") as report:
         p = subprocess.Popen([os.path.join(build, "idemproof"), "run", "--target", "tests/targets/flood",
                               "--scenario", "wallet", "--report", report],
                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(p.pid, 0)
-        verdict = os.waitstatus_to_exitcode(status)
-        return usage.ru_maxrss / 1024.0, verdict
+        high = 0
+        while p.poll() is None:  # VmHWM only grows: the last reading is the peak up to then
+            high = max(high, hwm_kib(p.pid))
+            time.sleep(0.005)
+        return high / 1024.0, p.returncode
 rows = [("quiet", {}), ("stdout 50 MiB", {"FLOOD_MB": "50"}), ("stdout 200 MiB", {"FLOOD_MB": "200"}),
         ("value 10 MiB", {"VALUE_MB": "10"}), ("value 100 MiB", {"VALUE_MB": "100"})]
 base = None

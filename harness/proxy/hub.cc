@@ -75,6 +75,9 @@ struct Hub::Impl {
 
 namespace hub_detail {
 
+/// Bytes queued for one side beyond which the proxy stops reading the other (backpressure).
+constexpr size_t kMaxWaiting = 4 << 20;
+
 /// One proxied connection: client <-> proxy <-> server. Holds the bytes of a step until the listener has
 /// decided; forwards them in order. A held step (Decision::Hold) pauses its direction: nothing behind it
 /// is decoded or forwarded until it is released.
@@ -98,6 +101,8 @@ struct Conn : std::enable_shared_from_this<Conn> {
   uint64_t upQueued = 0, upHanded = 0;
   uint64_t cinOffset = 0, sinOffset = 0; // bytes of each direction consumed by the tracker so far
   std::deque<std::string> outClient, outUpstream;
+  size_t waitingClient = 0, waitingUp = 0; // bytes queued for each side, not written yet
+  bool clientReadPaused = false, upstreamReadPaused = false; // backpressure (readFrom)
   bool writingClient = false, writingUpstream = false;
   bool clientEof = false, upstreamEof = false;
   bool clientOpaque = false, serverOpaque = false; // undecodable: pass through unobserved
@@ -156,7 +161,13 @@ struct Conn : std::enable_shared_from_this<Conn> {
         self->processClient();
       else
         self->processServer();
-      if (!self->dead) self->readFrom(fromClient);
+      if (self->dead) return;
+      // Backpressure: while the other side has not taken what this one sent, stop reading it (writeTo
+      // resumes), so that a side faster than the other costs no memory.
+      if ((fromClient ? self->waitingUp : self->waitingClient) > kMaxWaiting)
+        (fromClient ? self->clientReadPaused : self->upstreamReadPaused) = true;
+      else
+        self->readFrom(fromClient);
     });
   }
 
@@ -299,7 +310,9 @@ struct Conn : std::enable_shared_from_this<Conn> {
       return true;
     }
     heldReq += bytes;
-    if (m.kind == ClientMsg::Kind::Pass) passHeld(true); // not part of a step: whatever is held goes first
+    // Not part of a step, or a piece of one too large to hold that the server can't act on before its
+    // last byte: whatever is held goes first, in order.
+    if (m.kind == ClientMsg::Kind::Pass || m.kind == ClientMsg::Kind::Stream) passHeld(true);
     if (m.kind != ClientMsg::Kind::RequestEnd) return true;
     StepToken token;
     Decision dec = hub.listener.onRequest(owner, server, id, m.step, token);
@@ -345,11 +358,13 @@ struct Conn : std::enable_shared_from_this<Conn> {
   void sendUpstream(std::string bytes) {
     if (bytes.empty()) return;
     upQueued += bytes.size();
+    waitingUp += bytes.size();
     outUpstream.push_back(std::move(bytes));
     if (!writingUpstream) writeUpstream();
   }
   void sendClient(std::string bytes) {
     if (bytes.empty()) return;
+    waitingClient += bytes.size();
     outClient.push_back(std::move(bytes));
     if (!writingClient) writeClient();
   }
@@ -367,8 +382,15 @@ struct Conn : std::enable_shared_from_this<Conn> {
                       [self, toClient, &queue](const boost::system::error_code& e, size_t) {
                         if (self->dead) return;
                         if (e) return self->finish();
+                        (toClient ? self->waitingClient : self->waitingUp) -= queue.front().size();
                         queue.pop_front();
                         (toClient ? self->writingClient : self->writingUpstream) = false;
+                        // The side whose bytes these were may be read again once most are through.
+                        bool& paused = toClient ? self->upstreamReadPaused : self->clientReadPaused;
+                        if (paused && (toClient ? self->waitingClient : self->waitingUp) <= kMaxWaiting / 2) {
+                          paused = false;
+                          self->readFrom(!toClient);
+                        }
                         if (!queue.empty()) self->writeTo(toClient);
                         else self->maybeClose();
                       });

@@ -2,6 +2,7 @@
 
 #include "proxy/resp_value.h"
 
+#include <algorithm>
 #include <cctype>
 #include <climits>
 
@@ -106,6 +107,66 @@ Decode parseRespCommand(std::string_view buf, size_t& size, std::vector<std::str
   if (!splitInline(line, args))
     return Decode::Invalid;
   size = lf + 1;
+  return Decode::Message;
+}
+
+Decode RespCommandStream::next(std::string_view buf, size_t& size, bool& done) {
+  done = false;
+  size_t pos = 0;
+  std::string_view line;
+  if (!header_) {
+    if (buf.empty())
+      return Decode::NeedMoreData;
+    if (buf[0] != '*')
+      return Decode::Invalid;
+    pos = 1;
+    if (const Decode d = readRespLine(buf, pos, line, kRespMaxInline); d != Decode::Message)
+      return d;
+    if (!parseRespInt(line, argsLeft_) || argsLeft_ < 1 || argsLeft_ > INT_MAX)
+      return Decode::Invalid;
+    header_ = true;
+    size = pos;
+    return Decode::Message;
+  }
+  if (!inBulk_) {
+    if (buf.empty())
+      return Decode::NeedMoreData;
+    if (buf[0] != '$')
+      return Decode::Invalid;
+    pos = 1;
+    if (const Decode d = readRespLine(buf, pos, line, kRespMaxInline); d != Decode::Message)
+      return d;
+    if (!parseRespInt(line, bulkLen_) || bulkLen_ < 0 || bulkLen_ > kRespMaxBulk)
+      return Decode::Invalid;
+    inBulk_ = true;
+    bulkDone_ = 0;
+    args_.emplace_back();
+    size = pos;
+    return Decode::Message;
+  }
+  if (buf.empty())
+    return Decode::NeedMoreData;
+  const long long left = bulkLen_ + 2 - bulkDone_;
+  long long take = std::min<long long>(left, static_cast<long long>(buf.size()));
+  const bool last = argsLeft_ == 1;
+  if (last && take == left && left > 1)
+    take = left - 1; // the command's last byte comes alone: the piece that ends it
+  for (long long i = 0; i < take; ++i) {
+    const long long at = bulkDone_ + i; // position in "<value>\r\n"
+    const char c = buf[static_cast<size_t>(i)];
+    if (at < bulkLen_) {
+      if (args_.back().size() < kRespArgKeep)
+        args_.back() += c;
+    } else if ((at == bulkLen_ && c != '\r') || (at == bulkLen_ + 1 && c != '\n')) {
+      return Decode::Invalid;
+    }
+  }
+  bulkDone_ += take;
+  size = static_cast<size_t>(take);
+  if (bulkDone_ == bulkLen_ + 2) {
+    inBulk_ = false;
+    done = --argsLeft_ == 0;
+  }
   return Decode::Message;
 }
 

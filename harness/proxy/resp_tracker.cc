@@ -10,6 +10,7 @@
 #include <array>
 #include <cctype>
 #include <deque>
+#include <optional>
 
 namespace idem::proxy {
 namespace {
@@ -70,9 +71,37 @@ class RespTracker final : public Tracker {
 public:
   Decode onClient(std::string_view buf, ClientMsg& out) override {
     out = ClientMsg{};
+    if (stream_)
+      return streamPiece(buf, out);
     const Decode d = parseRespCommand(buf, out.size, args_);
+    if (d == Decode::NeedMoreData && buf.size() >= kRespStreamAbove && buf[0] == '*') {
+      stream_.emplace(); // too large to hold until it is complete: frame it in pieces
+      return streamPiece(buf, out);
+    }
     if (d != Decode::Message || args_.empty())
       return d; // an empty command gets no reply: Pass
+    describe(out);
+    return d;
+  }
+
+  /// The next piece of a command framed in pieces: Stream, then the RequestEnd of its last byte.
+  Decode streamPiece(std::string_view buf, ClientMsg& out) {
+    bool done = false;
+    const Decode d = stream_->next(buf, out.size, done);
+    if (d != Decode::Message)
+      return d;
+    if (!done) {
+      out.kind = ClientMsg::Kind::Stream;
+      return d;
+    }
+    args_ = stream_->args();
+    stream_.reset();
+    describe(out);
+    return d;
+  }
+
+  /// A RequestEnd for the command in args_: its step, and what its reply will be read as.
+  void describe(ClientMsg& out) {
     out.kind = ClientMsg::Kind::RequestEnd;
     StepInfo& step = out.step;
     step.verb = upper(args_[0]);
@@ -93,7 +122,6 @@ public:
                                 "BZMPOP", "WAIT", "WAITAOF"});
     }
     outstanding_.push_back(p);
-    return d;
   }
 
   Decode onServer(std::string_view buf, ServerMsg& out) override {
@@ -118,6 +146,7 @@ public:
 private:
   std::deque<Pending> outstanding_;
   std::vector<std::string> args_; ///< scratch, reused
+  std::optional<RespCommandStream> stream_; ///< a command being framed in pieces
   RespValue value_;               ///< scratch, reused
 };
 

@@ -47,6 +47,8 @@ struct ClientMsg {
   enum class Kind {
     Pass,       ///< not part of a step (startup, authentication, Terminate): forward at once
     Part,       ///< part of a step request that is not complete yet (Parse, Bind, ...): hold it
+    Stream,     ///< part of a step request too large to hold (a 100 MB value), which the server can't act
+                ///< on before its last byte (a RequestEnd): forward it at once
     RequestEnd, ///< completes a step request; `step` describes the step (held parts + this message)
     LocalReply, ///< answer `local_reply` to the client, forward nothing (e.g. 'N' to SSLRequest)
   };

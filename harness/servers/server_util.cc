@@ -53,14 +53,15 @@ std::filesystem::path keepLog(const std::filesystem::path& log, const std::strin
   return ec ? log : dest;
 }
 
-Account postgresAccount() {
+namespace {
+
+/// `rootName` when idemproof is root (a server must not run as root), else the current user; `missing`
+/// is the error when that account does not exist.
+Account accountFor(const char* rootName, const char* missing) {
   Account a;
   if (::geteuid() == 0) {
-    const passwd* pw = ::getpwnam("postgres");
-    if (!pw) {
-      throw UsageError("embedded PostgreSQL: idemproof runs as root and PostgreSQL refuses root, but there is "
-                       "no 'postgres' account to run it as (create one, or pass --database-url)");
-    }
+    const passwd* pw = ::getpwnam(rootName);
+    if (!pw) throw UsageError(missing);
     a.name = pw->pw_name;
     a.uid = pw->pw_uid;
     a.gid = pw->pw_gid;
@@ -74,22 +75,16 @@ Account postgresAccount() {
   return a;
 }
 
+} // namespace
+
+Account postgresAccount() {
+  return accountFor("postgres", "embedded PostgreSQL: idemproof runs as root and PostgreSQL refuses root, but there "
+                                "is no 'postgres' account to run it as (create one, or pass --database-url)");
+}
+
 Account unprivilegedAccount() {
-  Account a;
-  if (::geteuid() == 0) {
-    const passwd* pw = ::getpwnam("nobody");
-    if (!pw) throw UsageError("embedded Valkey: idemproof runs as root, and there is no 'nobody' account to run the server as");
-    a.name = pw->pw_name;
-    a.uid = pw->pw_uid;
-    a.gid = pw->pw_gid;
-    a.drop = true;
-    return a;
-  }
-  a.uid = ::geteuid();
-  a.gid = ::getegid();
-  const passwd* pw = ::getpwuid(a.uid);
-  a.name = pw ? pw->pw_name : fmt::format("uid{}", a.uid);
-  return a;
+  return accountFor("nobody", "embedded Valkey: idemproof runs as root, and there is no 'nobody' account to run the "
+                              "server as (create one, or pass --valkey-url)");
 }
 
 std::string newSecret() {

@@ -90,3 +90,43 @@ TEST_CASE("after kill -9 of idemproof during a sweep, the next command leaves no
   std::error_code ec;
   std::filesystem::remove_all(out, ec);
 }
+
+TEST_CASE("a target that floods its output and writes a 100 MiB value costs idemproof under 100 MiB") {
+  std::string tag = "flood-" + std::to_string(::getpid());
+  bp::environment env = boost::this_process::environment();
+  env["IDEMPROOF_TEST_TAG"] = tag;
+  env["FLOOD_MB"] = "200";
+  env["VALUE_MB"] = "100";
+  auto out = std::filesystem::temp_directory_path() / ("itest-flood-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(out);
+  bp::child run((build() / "idemproof").string(),
+                bp::args({"run", "--target", testTarget("flood"), "--scenario", "wallet", "--report",
+                          (out / "report").string()}),
+                bp::std_out > (out / "out").string(), bp::std_err > (out / "err").string(), bp::std_in < bp::null,
+                env, bp::start_dir(repo().string()));
+  // VmHWM, the peak resident set of idemproof itself (not of the consumers it runs), only grows.
+  long peakKiB = 0;
+  const std::string status = "/proc/" + std::to_string(run.id()) + "/status";
+  while (run.running()) {
+    std::ifstream in(status);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("VmHWM:", 0) == 0) peakKiB = std::max(peakKiB, std::stol(line.substr(6)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  run.wait();
+  INFO("peak " << peakKiB << " KiB");
+  CHECK(run.exit_code() == 0);
+  CHECK(peakKiB > 0);
+  CHECK(peakKiB < 100 * 1024);
+  // The report's copy of the log is its last 256 KiB, saying how much was cut before.
+  std::string log;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(out / "report" / "logs"))
+    if (e.path().filename() == "c1.log") {
+      std::ifstream in(e.path());
+      log.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+  CHECK(log.size() <= 256 * 1024 + 64);
+  CHECK(log.find(" bytes cut ...]") != std::string::npos);
+  std::error_code ec;
+  std::filesystem::remove_all(out, ec);
+}

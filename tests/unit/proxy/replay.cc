@@ -13,6 +13,7 @@ const char* kindName(ClientMsg::Kind k) {
   switch (k) {
   case ClientMsg::Kind::Pass: return "Pass";
   case ClientMsg::Kind::Part: return "Part";
+  case ClientMsg::Kind::Stream: return "Stream";
   case ClientMsg::Kind::RequestEnd: return "RequestEnd";
   case ClientMsg::Kind::LocalReply: return "LocalReply";
   }

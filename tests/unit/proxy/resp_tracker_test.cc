@@ -1,4 +1,6 @@
 // The RESP tracker on hand-built commands and replies: framing, naming, blocking, XACK ids, reads.
+#include "proxy/abbrev.h"
+#include "proxy/resp_command.h"
 #include "replay.h"
 
 #include <catch2/catch.hpp>
@@ -163,4 +165,46 @@ TEST_CASE("resp framing: NeedMoreData consumes nothing; what cannot be RESP is I
   CHECK(makeRespTracker()->onServer(deep + ":1\r\n", m) == Decode::Invalid);
   CHECK(makeRespTracker()->onServer("$600000000\r\n", m) == Decode::Invalid);
   CHECK(makeRespTracker()->onServer("*4294967295\r\n:1\r\n", m) == Decode::NeedMoreData);
+}
+
+TEST_CASE("resp: a command too large to hold is framed in pieces the proxy may forward, ending in its last byte") {
+  // A 3 MiB SET value and an XADD with a 2 MiB field, pipelined, then their replies.
+  const std::string big(3 << 20, 'v'), field(2 << 20, 'f');
+  const std::string client = cmd({"SET", "k", big}) + cmd({"XADD", "s", "*", "payload", field}) + cmd({"PING"});
+  const std::string server = "+OK\r\n$15\r\n1700000000000-0\r\n+PONG\r\n";
+  const Events whole = feedWhole(makeRespTracker, client, server);
+  for (size_t piece : {size_t(65536), size_t(100000), size_t(1 << 20), size_t(7777777)}) {
+    INFO("pieces of " << piece << " bytes");
+    const Events e = feedPieces(makeRespTracker, client, server, piece);
+    REQUIRE(!e.client_invalid);
+    REQUIRE(e.client_left == 0);
+    CHECK(verbs(e) == verbs(whole));
+    CHECK(steps(e).at(0).detail == steps(whole).at(0).detail);
+    CHECK(summaries(e) == summaries(whole));
+    size_t total = 0, streamed = 0;
+    for (const auto& m : e.client) {
+      total += m.size;
+      if (m.kind == ClientMsg::Kind::Stream) streamed += m.size;
+      // Bytes arriving as the proxy reads them (64 KiB at a time): nothing it must hold is larger than the
+      // framing bound. (A command that arrives whole in one piece is already in memory, and is one message.)
+      if (piece <= kRespStreamAbove && m.kind != ClientMsg::Kind::Stream) CHECK(m.size <= kRespStreamAbove + 100);
+    }
+    CHECK(total == client.size());
+    if (piece < client.size()) CHECK(streamed > big.size()); // the value went through, not held
+    // Each streamed command ends in a RequestEnd of its last byte.
+    for (size_t i = 1; i < e.client.size(); ++i)
+      if (e.client[i - 1].kind == ClientMsg::Kind::Stream && e.client[i].kind == ClientMsg::Kind::RequestEnd)
+        CHECK(e.client[i].size == 1);
+  }
+  const std::string detail = steps(whole).at(0).detail;
+  CHECK(detail.rfind("SET k vvvv", 0) == 0);
+  CHECK(detail.size() <= kAbbrevMax);
+}
+
+TEST_CASE("resp: a command framed in pieces whose bulk is not followed by CRLF is invalid") {
+  std::string c = cmd({"SET", "k", std::string(3 << 20, 'v')});
+  c[c.size() - 2] = 'X'; // the CR after the value
+  const Events e = feedPieces(makeRespTracker, c, "", 65536);
+  CHECK(e.client_invalid);
+  CHECK(verbs(e).empty());
 }
