@@ -110,38 +110,45 @@ Decode parseRespCommand(std::string_view buf, size_t& size, std::vector<std::str
   return Decode::Message;
 }
 
+namespace {
+
+/// A "<type><integer>\r\n" line at the start of `buf`: its length in `size`, the integer in `n`.
+Decode readHeader(std::string_view buf, char type, size_t& size, long long& n) {
+  if (buf.empty())
+    return Decode::NeedMoreData;
+  if (buf[0] != type)
+    return Decode::Invalid;
+  size_t pos = 1;
+  std::string_view line;
+  if (const Decode d = readRespLine(buf, pos, line, kRespMaxInline); d != Decode::Message)
+    return d;
+  if (!parseRespInt(line, n))
+    return Decode::Invalid;
+  size = pos;
+  return Decode::Message;
+}
+
+} // namespace
+
 Decode RespCommandStream::next(std::string_view buf, size_t& size, bool& done) {
   done = false;
-  size_t pos = 0;
-  std::string_view line;
-  if (!header_) {
-    if (buf.empty())
-      return Decode::NeedMoreData;
-    if (buf[0] != '*')
-      return Decode::Invalid;
-    pos = 1;
-    if (const Decode d = readRespLine(buf, pos, line, kRespMaxInline); d != Decode::Message)
+  if (!header_ || !inBulk_) { // "*N\r\n" first, then "$len\r\n" before each argument
+    long long n = 0;
+    if (const Decode d = readHeader(buf, header_ ? '$' : '*', size, n); d != Decode::Message)
       return d;
-    if (!parseRespInt(line, argsLeft_) || argsLeft_ < 1 || argsLeft_ > INT_MAX)
-      return Decode::Invalid;
-    header_ = true;
-    size = pos;
-    return Decode::Message;
-  }
-  if (!inBulk_) {
-    if (buf.empty())
-      return Decode::NeedMoreData;
-    if (buf[0] != '$')
-      return Decode::Invalid;
-    pos = 1;
-    if (const Decode d = readRespLine(buf, pos, line, kRespMaxInline); d != Decode::Message)
-      return d;
-    if (!parseRespInt(line, bulkLen_) || bulkLen_ < 0 || bulkLen_ > kRespMaxBulk)
-      return Decode::Invalid;
-    inBulk_ = true;
-    bulkDone_ = 0;
-    args_.emplace_back();
-    size = pos;
+    if (!header_) {
+      if (n < 1 || n > INT_MAX)
+        return Decode::Invalid;
+      header_ = true;
+      argsLeft_ = n;
+    } else {
+      if (n < 0 || n > kRespMaxBulk)
+        return Decode::Invalid;
+      inBulk_ = true;
+      bulkLen_ = n;
+      bulkDone_ = 0;
+      args_.emplace_back();
+    }
     return Decode::Message;
   }
   if (buf.empty())
