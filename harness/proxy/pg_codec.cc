@@ -1,14 +1,11 @@
 #include "proxy/pg_codec.h"
 
 namespace idem::proxy {
-namespace {
 
 uint32_t readBe32(std::string_view b) {
   return (uint32_t(uint8_t(b[0])) << 24) | (uint32_t(uint8_t(b[1])) << 16) |
          (uint32_t(uint8_t(b[2])) << 8) | uint32_t(uint8_t(b[3]));
 }
-
-} // namespace
 
 Decode framePgTyped(std::string_view buf, std::string_view types, PgMessage& out) {
   if (buf.empty())

@@ -9,11 +9,17 @@ namespace idem::proxy {
 
 /// The largest message length the trackers accept (the server's own limit is 1 GiB).
 inline constexpr uint32_t kPgMaxMessage = 1u << 30;
+/// A CopyData message from the client at least this large, not complete yet, is passed through in pieces
+/// as its bytes arrive instead of being held whole (it belongs to no step: it is forwarded at once anyway).
+inline constexpr size_t kPgStreamAbove = 1 << 20;
 /// The largest startup-phase packet (the server's MAX_STARTUP_PACKET_LENGTH).
 inline constexpr uint32_t kPgMaxStartup = 10000;
 
 /// One framed message: `type` is '\0' for the untyped packets of the startup phase, whose body starts
 /// with the int32 request code.
+/// A big-endian 32-bit integer from the first 4 bytes of `b`.
+uint32_t readBe32(std::string_view b);
+
 struct PgMessage {
   char type = 0;
   std::string_view body; ///< after the type byte and the length

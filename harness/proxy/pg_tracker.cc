@@ -5,6 +5,7 @@
 #include "proxy/sql_verb.h"
 #include "proxy/tracker.h"
 
+#include <algorithm>
 #include <deque>
 #include <unordered_map>
 
@@ -73,8 +74,22 @@ class PgTracker final : public Tracker {
 public:
   Decode onClient(std::string_view buf, ClientMsg& out) override {
     out = ClientMsg{};
+    if (passLeft_ > 0) { // the rest of a large CopyData message: through as it comes
+      if (buf.empty())
+        return Decode::NeedMoreData;
+      out.size = static_cast<size_t>(std::min<uint64_t>(passLeft_, buf.size()));
+      passLeft_ -= out.size;
+      return Decode::Message;
+    }
     PgMessage m;
     const Decode d = startup_ ? framePgStartup(buf, m) : framePgTyped(buf, kFrontendTypes, m);
+    if (d == Decode::NeedMoreData && !startup_ && buf.size() >= kPgStreamAbove && buf[0] == 'd') {
+      // A CopyData too large to hold (framePgTyped checked its length): pass what is here, count the rest.
+      const uint64_t whole = uint64_t(readBe32(buf.substr(1, 4))) + 1;
+      out.size = buf.size();
+      passLeft_ = whole - buf.size();
+      return Decode::Message;
+    }
     if (d != Decode::Message)
       return d;
     out.size = m.size;
@@ -263,6 +278,7 @@ private:
   }
 
   bool startup_ = true;       ///< the client side still sends untyped startup packets
+  uint64_t passLeft_ = 0;     ///< bytes of a large CopyData message still to pass through
   bool server_ready_ = false; ///< the server sent its first ReadyForQuery
   bool discarding_ = false;   ///< an extended-protocol error: the server skips messages until Sync
   std::unordered_map<std::string, Sql> statements_;

@@ -1,5 +1,6 @@
 // The PostgreSQL tracker on hand-built messages: startup, framing, naming and reply matching rules.
 #include "pg_messages.h"
+#include "proxy/pg_codec.h"
 #include "replay.h"
 
 #include <catch2/catch.hpp>
@@ -192,4 +193,28 @@ TEST_CASE("pg COPY: client data passes, the step ends at ReadyForQuery; Function
         std::vector<K>{K::Pass, K::Part, K::ReplyEnd, K::Part, K::Part, K::Part, K::Part, K::ReplyEnd, K::Part,
                        K::ReplyEnd, K::Pass});
   checkSplits(client, server);
+}
+
+TEST_CASE("pg COPY: a CopyData too large to hold passes through in pieces as it arrives") {
+  const std::string rows(3 << 20, 'r');
+  const std::string client = query("COPY t FROM STDIN") + msg('d', rows) + msg('d', "2\n") + msg('c', "") +
+                             query("SELECT 1");
+  const std::string server = msg('G', std::string(3, '\0')) + complete("COPY 2") + ready() + complete("SELECT 1") +
+                             ready();
+  const Events whole = feedWhole(makePgTracker, startup() + client, serverHello() + server);
+  for (size_t piece : {size_t(65536), size_t(100000), size_t(1 << 20)}) {
+    INFO("pieces of " << piece << " bytes");
+    const Events e = feedPieces(makePgTracker, startup() + client, serverHello() + server, piece);
+    REQUIRE(!e.client_invalid);
+    CHECK(e.client_left == 0);
+    CHECK(verbs(e) == verbs(whole));
+    CHECK(summaries(e) == summaries(whole));
+    size_t total = 0;
+    for (const auto& m : e.client) {
+      total += m.size;
+      CHECK(m.size <= kPgStreamAbove + piece); // nothing near the whole CopyData held at once
+      if (m.kind != ClientMsg::Kind::Pass) CHECK(m.size < 1024);
+    }
+    CHECK(total == startup().size() + client.size());
+  }
 }
