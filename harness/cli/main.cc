@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 #include "core/error.h"
 #include "core/cleanup.h"
+#include "core/owner.h"
 
 #include <iostream>
 
@@ -12,6 +13,7 @@
 int main(int argc, char** argv) {
   using namespace idem;
   Cleanup::installSignalHandlers();
+  becomeSubreaper(); // what a consumer starts and leaves behind comes back to idemproof (core/owner.h)
   CLI::App app{"idemproof: proves a message consumer idempotent under crashes, retries and reordering, "
                "or finds the schedule that breaks it"};
   app.require_subcommand(1);

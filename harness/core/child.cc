@@ -34,6 +34,9 @@
 #include <boost/process/search_path.hpp>
 #include <fmt/format.h>
 
+#include <mutex>
+#include <set>
+
 #include <cerrno>
 #include <thread>
 
@@ -176,6 +179,27 @@ std::string ExitStatus::str() const {
   return "unknown exit status";
 }
 
+namespace {
+
+/// The pids of children spawned here and not reaped yet; spawnMu is held from the fork until the pid is
+/// in startedPids, so that a scan for adopted orphans (pauseSpawns) never sees a child not registered yet.
+std::mutex startedMu, spawnMu;
+std::set<pid_t> startedPids;
+
+void forget(pid_t pid) {
+  std::lock_guard<std::mutex> lock(startedMu);
+  startedPids.erase(pid);
+}
+
+} // namespace
+
+std::unique_lock<std::mutex> Child::pauseSpawns() { return std::unique_lock<std::mutex>(spawnMu); }
+
+bool Child::started(pid_t pid) {
+  std::lock_guard<std::mutex> lock(startedMu);
+  return startedPids.count(pid) > 0;
+}
+
 Child Child::spawn(const ChildSpec& spec) {
   if (spec.argv.empty() || spec.argv[0].empty()) throw SpawnError(fmt::format("{}: empty command", spec.what));
   auto failure = [&](const std::string& why) {
@@ -224,6 +248,7 @@ Child Child::spawn(const ChildSpec& spec) {
   std::vector<std::string> args(spec.argv.begin() + 1, spec.argv.end());
   std::error_code ec;
   bp::child c;
+  std::unique_lock<std::mutex> spawning(spawnMu);
   detail::runOnSpawnerThread([&] {
     setup.parent = ::getpid();
     c = bp::child(bp::exe = exe, bp::args = args, env, setup, ec);
@@ -237,6 +262,11 @@ Child Child::spawn(const ChildSpec& spec) {
   Child child;
   child.pid_ = c.id();
   child.sink_ = std::move(sink);
+  {
+    std::lock_guard<std::mutex> lock(startedMu);
+    startedPids.insert(child.pid_);
+  }
+  spawning.unlock();
   pid_t pid = child.pid_;
   child.cleanupId_ = Cleanup::instance().add(fmt::format("kill {} (pid {})", spec.what, pid), [pid] {
     ::killpg(pid, SIGKILL);
@@ -291,6 +321,7 @@ std::optional<ExitStatus> Child::poll() {
   }
   // ECHILD: a Cleanup action killed and reaped it first.
   status_ = r == pid_ ? fromWaitStatus(st) : ExitStatus{-1, SIGKILL};
+  forget(pid_);
   // Its output is complete once every writer closed the pipe; a process it started and left running may
   // hold it open: wait a little, not for that one.
   if (sink_) sink_->finish(std::chrono::milliseconds(200));

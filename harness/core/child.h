@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -62,6 +63,10 @@ public:
   void signalGroup(int sig);
   /// SIGTERM to the group, wait up to `grace`, then SIGKILL and reap. Returns the exit status.
   ExitStatus stop(std::chrono::milliseconds grace);
+  /// Whether `pid` is a child spawned here and not reaped yet (core/owner.h: adoptedOrphans()).
+  static bool started(pid_t pid);
+  /// Holds off spawns while held: every child of idemproof is then either registered or not forked yet.
+  static std::unique_lock<std::mutex> pauseSpawns();
 
 private:
   pid_t pid_ = -1;

@@ -1,7 +1,10 @@
 // Ownership marks and the reaping of what dead invocations left.
 #include "core/owner.h"
 
+#include "core/child.h"
+
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -81,6 +84,16 @@ std::optional<uint64_t> processStart(pid_t pid) {
   return std::nullopt;
 }
 
+std::optional<pid_t> processGroup(pid_t pid) {
+  std::string stat = slurp(fmt::format("/proc/{}/stat", pid));
+  auto close = stat.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream rest(stat.substr(close + 2));
+  std::string state, ppid, pgrp;
+  if (!(rest >> state >> ppid >> pgrp) || !allDigits(pgrp)) return std::nullopt;
+  return static_cast<pid_t>(std::atol(pgrp.c_str()));
+}
+
 Owner Owner::self() {
   static const Owner me{::getpid(), processStart(::getpid()).value_or(0)};
   return me;
@@ -111,6 +124,28 @@ std::vector<pid_t> processesWithEnv(const std::string& name, const std::string& 
     if (pid == ::getpid()) continue;
     auto v = envValue(environOf(pid), name);
     if (v && (value.empty() || *v == value) && processStart(pid)) out.push_back(pid);
+  }
+  return out;
+}
+
+void becomeSubreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1); }
+
+std::vector<pid_t> adoptedOrphans() {
+  auto paused = Child::pauseSpawns(); // a child forked but not registered yet is not an orphan
+  std::vector<pid_t> out;
+  const std::string me = std::to_string(::getpid());
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    std::string pidText = e.path().filename().string();
+    if (!allDigits(pidText)) continue;
+    std::string stat = slurp(e.path() / "stat");
+    auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    std::string state, ppid;
+    rest >> state >> ppid;
+    pid_t pid = static_cast<pid_t>(std::atol(pidText.c_str()));
+    if (ppid == me && !Child::started(pid)) out.push_back(pid);
   }
   return out;
 }

@@ -35,6 +35,9 @@ struct Owner {
 /// The start time of `pid` (field 22 of /proc/PID/stat), nullopt when it is gone or a zombie.
 std::optional<uint64_t> processStart(pid_t pid);
 
+/// The process group of `pid` (field 5 of /proc/PID/stat), nullopt when it is gone.
+std::optional<pid_t> processGroup(pid_t pid);
+
 /// Live processes (zombies excluded) whose environment holds NAME=VALUE, or NAME=<anything> when
 /// `value` is empty; only those whose environment this process may read (same user, or root).
 std::vector<pid_t> processesWithEnv(const std::string& name, const std::string& value = "");
@@ -43,6 +46,15 @@ std::vector<pid_t> processesWithEnv(const std::string& name, const std::string& 
 std::string envOf(pid_t pid, const std::string& name);
 /// The command line of `pid`, arguments joined by spaces, at most 200 bytes ("" when gone).
 std::string commandLine(pid_t pid);
+
+/// Makes this process the child subreaper of everything it starts (prctl PR_SET_CHILD_SUBREAPER): a
+/// process whose parent dies is re-parented to idemproof, not to init, so that no descendant of a
+/// consumer can leave idemproof's sight, whatever it does to its process group, session or environment.
+void becomeSubreaper();
+
+/// Children of this process that it did not start itself (Child::spawn): descendants of consumers,
+/// re-parented to it when their parent died (zombies included: they must be reaped).
+std::vector<pid_t> adoptedOrphans();
 
 /// What reapOrphans() removed and killed, for a note.
 struct Reaped {

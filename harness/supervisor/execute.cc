@@ -21,11 +21,15 @@
 #include "core/child.h"
 #include "core/owner.h"
 
+#include <sys/wait.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <csignal>
+#include <set>
 #include <thread>
 
 extern char** environ;
@@ -190,17 +194,48 @@ private:
     }
     ctl_.setPid(p.owner, p.child.pid());
     h_.append(p.label, ops::Spawn{p.child.pid(), p.consumer, spec.log.string(), why});
+    groups_.insert(p.child.pid()); // its process group (pgid == pid)
     live_.push_back(std::move(p));
   }
 
   /// Every consumer process has stopped: a process still carrying this run's mark left its consumer's
-  /// process group (setsid, a daemon). Kill it, and record it for the process checker.
+  /// process group (setsid, a daemon). Kill it, and record it for the process checker. A process
+  /// re-parented to idemproof (the subreaper) that carries no run's mark at all cleared its environment:
+  /// killed too, and noted, since no mark says whose it was (another run may be going on beside this one).
   void reapEscaped() {
+    std::vector<pid_t> killed;
     for (pid_t pid : processesWithEnv(kRunEnv, runTag_)) {
       std::string label = envOf(pid, kProcessEnv);
       std::string command = commandLine(pid);
+      // Still in a consumer's process group, which was sent SIGKILL: it is dying, it did not escape.
+      bool escaped = !groups_.count(processGroup(pid).value_or(-1));
       if (::kill(pid, SIGKILL) != 0) continue;
-      h_.append(label.empty() ? "harness" : label, ops::Escape{pid, command});
+      killed.push_back(pid);
+      if (escaped) h_.append(label.empty() ? "harness" : label, ops::Escape{pid, command});
+    }
+    for (pid_t pid : adoptedOrphans()) {
+      bool marked = !envOf(pid, kRunEnv).empty(); // another run's, or this run's (killed above)
+      std::string command = commandLine(pid);
+      if (!marked && processStart(pid) && ::kill(pid, SIGKILL) == 0)
+        h_.append("harness", ops::Note{fmt::format("killed process {} ({}): a consumer's descendant that left its "
+                                                   "process group and cleared its environment, so no run can be "
+                                                   "named for it",
+                                                   pid, command)});
+      if (!marked) killed.push_back(pid);
+    }
+    // What was re-parented to idemproof is its child now: reap it, or it stays a zombie.
+    for (pid_t pid : killed) {
+      if (!Child::started(pid)) reapAdopted(pid);
+    }
+  }
+
+  /// Waits (up to a second) for an adopted process that was sent SIGKILL, if it is idemproof's child.
+  static void reapAdopted(pid_t pid) {
+    for (int i = 0; i < 200; ++i) {
+      int st = 0;
+      pid_t r = ::waitpid(pid, &st, WNOHANG);
+      if (r == pid || (r < 0 && errno == ECHILD)) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
   }
 
@@ -373,6 +408,7 @@ private:
   const std::map<std::string, std::string> baseEnv_;
   const Clock::time_point started_;
   std::vector<Proc> live_;
+  std::set<pid_t> groups_; ///< the process groups of every consumer process of the run
   int nproc_ = 0;
   int phase_ = 0;
   const std::string runTag_ = nextRunTag();
