@@ -323,8 +323,9 @@ struct Conn : std::enable_shared_from_this<Conn> {
   /// One decoded server message; false when the connection stopped moving.
   bool onMessage(const ServerMsg& m, std::string bytes) {
     heldRep += bytes;
-    // e.g. CopyInResponse: the client waits for it, so release what is held
-    if (m.kind == ServerMsg::Kind::Pass) passHeld(false);
+    // Pass, e.g. CopyInResponse: the client waits for it, so release what is held. Stream: a piece of a
+    // reply too large to hold, which the client can't act on before its last byte.
+    if (m.kind == ServerMsg::Kind::Pass || m.kind == ServerMsg::Kind::Stream) passHeld(false);
     if (m.kind != ServerMsg::Kind::ReplyEnd) return true;
     // Steps the server skipped (an error in a Flush pipeline skips to the next Sync) get no reply.
     for (size_t i = 0; i < m.skipped && !inflight.empty(); ++i) {

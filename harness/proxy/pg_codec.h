@@ -9,9 +9,10 @@ namespace idem::proxy {
 
 /// The largest message length the trackers accept (the server's own limit is 1 GiB).
 inline constexpr uint32_t kPgMaxMessage = 1u << 30;
-/// A CopyData message from the client at least this large, not complete yet, is passed through in pieces
-/// as its bytes arrive instead of being held whole (it belongs to no step: it is forwarded at once anyway).
+/// A client message (Query, Parse, Bind, CopyData) at least this large, not complete yet, is framed in
+/// pieces as its bytes arrive instead of being held whole; its first kPgKeep bytes describe it.
 inline constexpr size_t kPgStreamAbove = 1 << 20;
+inline constexpr size_t kPgKeep = 64 * 1024;
 /// The largest startup-phase packet (the server's MAX_STARTUP_PACKET_LENGTH).
 inline constexpr uint32_t kPgMaxStartup = 10000;
 

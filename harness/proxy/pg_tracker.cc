@@ -74,26 +74,51 @@ class PgTracker final : public Tracker {
 public:
   Decode onClient(std::string_view buf, ClientMsg& out) override {
     out = ClientMsg{};
-    if (passLeft_ > 0) { // the rest of a large CopyData message: through as it comes
-      if (buf.empty())
-        return Decode::NeedMoreData;
-      out.size = static_cast<size_t>(std::min<uint64_t>(passLeft_, buf.size()));
-      passLeft_ -= out.size;
-      return Decode::Message;
-    }
+    if (big_.left > 0)
+      return bigPiece(buf, out);
     PgMessage m;
     const Decode d = startup_ ? framePgStartup(buf, m) : framePgTyped(buf, kFrontendTypes, m);
-    if (d == Decode::NeedMoreData && !startup_ && buf.size() >= kPgStreamAbove && buf[0] == 'd') {
-      // A CopyData too large to hold (framePgTyped checked its length): pass what is here, count the rest.
-      const uint64_t whole = uint64_t(readBe32(buf.substr(1, 4))) + 1;
-      out.size = buf.size();
-      passLeft_ = whole - buf.size();
-      return Decode::Message;
+    if (d == Decode::NeedMoreData && !startup_ && buf.size() >= kPgStreamAbove &&
+        std::string_view("QPBd").find(buf[0]) != std::string_view::npos) {
+      // A message too large to hold (framePgTyped checked its length): framed in pieces as it arrives.
+      big_ = Big{buf[0], 0, uint64_t(readBe32(buf.substr(1, 4))) + 1, {}};
+      return bigPiece(buf, out);
     }
     if (d != Decode::Message)
       return d;
     out.size = m.size;
     return startup_ ? onStartup(m, out) : onTyped(m, out);
+  }
+
+  /// The next piece of a client message framed in pieces. CopyData belongs to no step: every piece passes.
+  /// A Query, Parse or Bind: every piece but the last byte is a Stream (the server can't act on a message
+  /// it has not all of); the last byte is the message itself, as its first kPgKeep bytes describe it.
+  Decode bigPiece(std::string_view buf, ClientMsg& out) {
+    if (buf.empty())
+      return Decode::NeedMoreData;
+    const bool copy = big_.type == 'd';
+    size_t take = static_cast<size_t>(std::min<uint64_t>(big_.left, buf.size()));
+    if (!copy && take == big_.left && big_.left > 1)
+      take = static_cast<size_t>(big_.left - 1);
+    for (size_t i = 0; i < take && big_.prefix.size() < kPgKeep; ++i)
+      if (big_.done + i >= 5) // after the type byte and the length: the body
+        big_.prefix += buf[i];
+    big_.done += take;
+    big_.left -= take;
+    out.size = take;
+    if (copy || big_.left > 0) {
+      out.kind = copy ? ClientMsg::Kind::Pass : ClientMsg::Kind::Stream;
+      if (big_.left == 0)
+        big_ = Big{};
+      return Decode::Message;
+    }
+    const std::string body = std::move(big_.prefix);
+    PgMessage m;
+    m.type = big_.type;
+    m.body = body;
+    m.size = take;
+    big_ = Big{};
+    return onTyped(m, out);
   }
 
   Decode onServer(std::string_view buf, ServerMsg& out) override {
@@ -278,7 +303,12 @@ private:
   }
 
   bool startup_ = true;       ///< the client side still sends untyped startup packets
-  uint64_t passLeft_ = 0;     ///< bytes of a large CopyData message still to pass through
+  /// A client message too large to hold, being framed in pieces (left > 0).
+  struct Big {
+    char type = 0;
+    uint64_t done = 0, left = 0; ///< bytes of the whole message taken, still to take
+    std::string prefix;          ///< the body's first kPgKeep bytes
+  } big_;
   bool server_ready_ = false; ///< the server sent its first ReadyForQuery
   bool discarding_ = false;   ///< an extended-protocol error: the server skips messages until Sync
   std::unordered_map<std::string, Sql> statements_;

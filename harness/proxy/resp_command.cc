@@ -110,31 +110,11 @@ Decode parseRespCommand(std::string_view buf, size_t& size, std::vector<std::str
   return Decode::Message;
 }
 
-namespace {
-
-/// A "<type><integer>\r\n" line at the start of `buf`: its length in `size`, the integer in `n`.
-Decode readHeader(std::string_view buf, char type, size_t& size, long long& n) {
-  if (buf.empty())
-    return Decode::NeedMoreData;
-  if (buf[0] != type)
-    return Decode::Invalid;
-  size_t pos = 1;
-  std::string_view line;
-  if (const Decode d = readRespLine(buf, pos, line, kRespMaxInline); d != Decode::Message)
-    return d;
-  if (!parseRespInt(line, n))
-    return Decode::Invalid;
-  size = pos;
-  return Decode::Message;
-}
-
-} // namespace
-
 Decode RespCommandStream::next(std::string_view buf, size_t& size, bool& done) {
   done = false;
   if (!header_ || !inBulk_) { // "*N\r\n" first, then "$len\r\n" before each argument
     long long n = 0;
-    if (const Decode d = readHeader(buf, header_ ? '$' : '*', size, n); d != Decode::Message)
+    if (const Decode d = readRespHeader(buf, header_ ? '$' : '*', size, n); d != Decode::Message)
       return d;
     if (!header_) {
       if (n < 1 || n > INT_MAX)

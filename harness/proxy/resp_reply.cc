@@ -51,7 +51,9 @@ bool addEntries(const RespValue& list, std::vector<EntryView>& out) {
     if (e.elems.size() > 1 && e.elems[1].aggregate()) {
       const auto& f = e.elems[1].elems;
       for (size_t i = 0; i + 1 < f.size(); i += 2)
-        entry.fields.emplace_back(f[i].str, f[i + 1].str);
+        // Cut as a reply framed in pieces cuts them (RespReplyStream), so that a read shows the same
+        // entries however its bytes arrive.
+        entry.fields.emplace_back(f[i].str.substr(0, kRespSkeletonKeep), f[i + 1].str.substr(0, kRespSkeletonKeep));
     }
     out.push_back(std::move(entry));
   }

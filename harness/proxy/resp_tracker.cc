@@ -84,20 +84,28 @@ public:
     return d;
   }
 
-  /// The next piece of a command framed in pieces: Stream, then the RequestEnd of its last byte.
-  Decode streamPiece(std::string_view buf, ClientMsg& out) {
+  /// The next piece of a message framed in pieces by `framer`: a Stream, until the piece of its last byte,
+  /// which `finish` makes the message (a RequestEnd, a ReplyEnd).
+  template <class Msg, class Framer, class Finish>
+  static Decode piece(std::optional<Framer>& framer, std::string_view buf, Msg& out, Finish finish) {
     bool done = false;
-    const Decode d = stream_->next(buf, out.size, done);
+    const Decode d = framer->next(buf, out.size, done);
     if (d != Decode::Message)
       return d;
     if (!done) {
-      out.kind = ClientMsg::Kind::Stream;
+      out.kind = Msg::Kind::Stream;
       return d;
     }
-    args_ = stream_->args();
-    stream_.reset();
-    describe(out);
-    return d;
+    return finish();
+  }
+
+  Decode streamPiece(std::string_view buf, ClientMsg& out) {
+    return piece(stream_, buf, out, [&] {
+      args_ = stream_->args();
+      stream_.reset();
+      describe(out);
+      return Decode::Message;
+    });
   }
 
   /// A RequestEnd for the command in args_: its step, and what its reply will be read as.
@@ -126,7 +134,15 @@ public:
 
   Decode onServer(std::string_view buf, ServerMsg& out) override {
     out = ServerMsg{};
+    if (reply_)
+      return replyPiece(buf, out);
     const Decode d = parseResp(buf, out.size, &value_);
+    if (d == Decode::NeedMoreData && buf.size() >= kRespStreamAbove && !outstanding_.empty() && buf[0] != '>' &&
+        buf[0] != '|') {
+      // A reply too large to hold: framed in pieces, an outline of it kept for the step's reply info.
+      reply_.emplace();
+      return replyPiece(buf, out);
+    }
     if (d != Decode::Message || value_.type == '>' || outstanding_.empty())
       return d; // a push is out of band; a reply nobody waits for passes
     if (value_.type == '|') { // an attribute: part of the reply that follows
@@ -139,6 +155,20 @@ public:
     return d;
   }
 
+  Decode replyPiece(std::string_view buf, ServerMsg& out) {
+    return piece(reply_, buf, out, [&] {
+      size_t size = 0;
+      RespValue v;
+      if (parseResp(reply_->skeleton(), size, &v) != Decode::Message)
+        return Decode::Invalid; // (cannot happen: the skeleton is the value's own outline)
+      reply_.reset();
+      out.kind = ServerMsg::Kind::ReplyEnd;
+      out.reply = respReplyInfo(v, outstanding_.front().shape);
+      outstanding_.pop_front();
+      return Decode::Message;
+    });
+  }
+
   void withdrawLast() override {
     if (!outstanding_.empty()) outstanding_.pop_back();
   }
@@ -147,6 +177,7 @@ private:
   std::deque<Pending> outstanding_;
   std::vector<std::string> args_; ///< scratch, reused
   std::optional<RespCommandStream> stream_; ///< a command being framed in pieces
+  std::optional<RespReplyStream> reply_;   ///< a reply being framed in pieces
   RespValue value_;               ///< scratch, reused
 };
 

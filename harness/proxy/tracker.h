@@ -63,6 +63,8 @@ struct ServerMsg {
   enum class Kind {
     Pass,     ///< not part of any step's reply (auth, ParameterStatus before the first step, RESP3 push)
     Part,     ///< part of the reply of the oldest outstanding step
+    Stream,   ///< part of a reply too large to hold (a 100 MB GET), which the client can't act on before
+              ///< its last byte (the ReplyEnd): forward it at once
     ReplyEnd, ///< completes the reply of the oldest outstanding step; `reply` describes it
   };
   size_t size = 0;

@@ -91,12 +91,13 @@ TEST_CASE("after kill -9 of idemproof during a sweep, the next command leaves no
   std::filesystem::remove_all(out, ec);
 }
 
-TEST_CASE("a target that floods its output and writes a 100 MiB value costs idemproof under 100 MiB") {
+TEST_CASE("a target that floods its output and moves 100 MiB values costs idemproof under 100 MiB") {
   std::string tag = "flood-" + std::to_string(::getpid());
   bp::environment env = boost::this_process::environment();
   env["IDEMPROOF_TEST_TAG"] = tag;
   env["FLOOD_MB"] = "200";
   env["VALUE_MB"] = "100";
+  env["PG_MB"] = "100";
   auto out = std::filesystem::temp_directory_path() / ("itest-flood-" + std::to_string(::getpid()));
   std::filesystem::create_directories(out);
   bp::child run((build() / "idemproof").string(),

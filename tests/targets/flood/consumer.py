@@ -1,6 +1,7 @@
 """flood (wallet, test target): py-dedup-table's correct consumer (Python, psycopg 3, redis-py), which
 first writes FLOOD_MB mebibytes of text to stdout (environment, default 0) and, when VALUE_MB is set,
-SETs a value of that many mebibytes in Valkey through its proxy. What idemproof must conclude: pass;
+SETs a value of that many mebibytes in Valkey through its proxy and GETs it back, and when PG_MB is
+set, sends PostgreSQL a query with a parameter of that many mebibytes (a Bind that large). What idemproof must conclude: pass;
 bench/memory_bench.sh measures idemproof's peak memory against both sizes.
 """
 import os
@@ -20,7 +21,18 @@ def flood():
     if value_mb:
         import redis
 
-        redis.Redis.from_url(os.environ["VALKEY_URL"]).set("flood:value", b"v" * (value_mb << 20))
+        kv = redis.Redis.from_url(os.environ["VALKEY_URL"])
+        kv.set("flood:value", b"v" * (value_mb << 20))
+        if len(kv.get("flood:value")) != value_mb << 20:
+            raise RuntimeError("the value came back cut")
+    pg_mb = int(os.environ.get("PG_MB") or 0)
+    if pg_mb:
+        import psycopg
+
+        with psycopg.connect(os.environ["DATABASE_URL"], prepare_threshold=None) as conn:
+            (n,) = conn.execute("SELECT length(%s::text)", ("p" * (pg_mb << 20),)).fetchone()
+            if n != pg_mb << 20:
+                raise RuntimeError("the parameter came through cut")
     return loop.Consumer()
 
 

@@ -218,3 +218,34 @@ TEST_CASE("pg COPY: a CopyData too large to hold passes through in pieces as it 
     CHECK(total == startup().size() + client.size());
   }
 }
+
+TEST_CASE("pg: a Query or Bind too large to hold is framed in pieces, its last byte held for the step") {
+  const std::string blob(3 << 20, 'x');
+  const std::string bigInsert = "INSERT INTO t VALUES ('" + blob + "')";
+  // A Bind whose one text parameter is the blob: portal "", statement "s", no formats, 1 parameter.
+  const std::string bindBody = cstr("") + cstr("s") + std::string(2, '\0') + std::string("\0\1", 2) +
+                               i32(static_cast<uint32_t>(blob.size())) + blob + std::string(2, '\0');
+  const std::string client = query(bigInsert) + parse("s", "INSERT INTO t VALUES ($1)") + msg('B', bindBody) +
+                             execute("") + syncMessage();
+  const std::string server = complete("INSERT 0 1") + ready() + msg('1', "") + msg('2', "") +
+                             complete("INSERT 0 1") + ready();
+  const Events whole = feedWhole(makePgTracker, startup() + client, serverHello() + server);
+  REQUIRE(verbs(whole) == Strings{"INSERT", "INSERT"});
+  for (size_t piece : {size_t(65536), size_t(100000), size_t(1 << 20)}) {
+    INFO("pieces of " << piece << " bytes");
+    const Events e = feedPieces(makePgTracker, startup() + client, serverHello() + server, piece);
+    REQUIRE(!e.client_invalid);
+    CHECK(e.client_left == 0);
+    CHECK(verbs(e) == verbs(whole));
+    CHECK(summaries(e) == summaries(whole));
+    CHECK(steps(e).at(0).detail.rfind("INSERT INTO t VALUES ('xxx", 0) == 0);
+    size_t total = 0, streamed = 0;
+    for (const auto& m : e.client) {
+      total += m.size;
+      if (m.kind == ClientMsg::Kind::Stream) streamed += m.size;
+      else CHECK(m.size <= kPgStreamAbove + piece);
+    }
+    CHECK(total == startup().size() + client.size());
+    CHECK(streamed > 2 * blob.size() - 2 * (kPgStreamAbove + piece)); // both went through, not held
+  }
+}

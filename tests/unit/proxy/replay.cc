@@ -24,6 +24,7 @@ const char* kindName(ServerMsg::Kind k) {
   switch (k) {
   case ServerMsg::Kind::Pass: return "Pass";
   case ServerMsg::Kind::Part: return "Part";
+  case ServerMsg::Kind::Stream: return "Stream";
   case ServerMsg::Kind::ReplyEnd: return "ReplyEnd";
   }
   return "?";

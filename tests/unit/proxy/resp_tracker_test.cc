@@ -1,6 +1,7 @@
 // The RESP tracker on hand-built commands and replies: framing, naming, blocking, XACK ids, reads.
 #include "proxy/abbrev.h"
 #include "proxy/resp_command.h"
+#include "proxy/resp_value.h"
 #include "replay.h"
 
 #include <catch2/catch.hpp>
@@ -207,4 +208,68 @@ TEST_CASE("resp: a command framed in pieces whose bulk is not followed by CRLF i
   const Events e = feedPieces(makeRespTracker, c, "", 65536);
   CHECK(e.client_invalid);
   CHECK(verbs(e).empty());
+}
+
+TEST_CASE("resp: a bulk reply too large to hold is framed in pieces, ending in its last byte") {
+  const std::string big(3 << 20, 'w');
+  const std::string client = cmd({"GET", "k"}) + cmd({"PING"});
+  const std::string server = "$" + std::to_string(big.size()) + "\r\n" + big + "\r\n" + "+PONG\r\n";
+  const Events whole = feedWhole(makeRespTracker, client, server);
+  REQUIRE(summaries(whole).size() == 2);
+  CHECK(summaries(whole)[0].rfind("\"wwww", 0) == 0);
+  for (size_t piece : {size_t(65536), size_t(100000), size_t(1 << 20)}) {
+    INFO("pieces of " << piece << " bytes");
+    const Events e = feedPieces(makeRespTracker, client, server, piece);
+    REQUIRE(!e.server_invalid);
+    CHECK(e.server_left == 0);
+    CHECK(summaries(e) == summaries(whole));
+    size_t total = 0, streamed = 0;
+    for (const auto& m : e.server) {
+      total += m.size;
+      if (m.kind == ServerMsg::Kind::Stream) streamed += m.size;
+      else CHECK(m.size <= kRespStreamAbove + piece);
+    }
+    CHECK(total == server.size());
+    CHECK(streamed > big.size() - kRespStreamAbove);
+    CHECK(e.server[e.server.size() - 2].kind == ServerMsg::Kind::ReplyEnd); // the GET's last byte
+    CHECK(e.server[e.server.size() - 2].size == 1);
+  }
+  std::string broken = server;
+  broken[broken.find("\r\n+PONG")] = 'X';
+  CHECK(feedPieces(makeRespTracker, client, broken, 65536).server_invalid);
+}
+
+TEST_CASE("resp: a read reply too large to hold is framed in pieces; its entries are still seen") {
+  const std::string big(3 << 20, 'f');
+  const std::string client = cmd({"XREADGROUP", "GROUP", "g", "c1", "COUNT", "10", "STREAMS", "s", ">"}) + cmd({"PING"});
+  // [[s, [[1-0, [payload, <3 MiB>, n, 1]], [2-0, [n, 2]]]]], then +PONG
+  const std::string entries = "*2\r\n*2\r\n$3\r\n1-0\r\n*4\r\n$7\r\npayload\r\n$" + std::to_string(big.size()) + "\r\n" +
+                              big + "\r\n$1\r\nn\r\n$1\r\n1\r\n*2\r\n$3\r\n2-0\r\n*2\r\n$1\r\nn\r\n$1\r\n2\r\n";
+  const std::string server = "*1\r\n*2\r\n$1\r\ns\r\n" + entries + "+PONG\r\n";
+  const Events whole = feedWhole(makeRespTracker, client, server);
+  REQUIRE(replies(whole).size() == 2);
+  REQUIRE(deliveredIds(replies(whole)[0]) == Strings{"1-0", "2-0"});
+  for (size_t piece : {size_t(65536), size_t(100000), size_t(1 << 20)}) {
+    INFO("pieces of " << piece << " bytes");
+    const Events e = feedPieces(makeRespTracker, client, server, piece);
+    REQUIRE(!e.server_invalid);
+    CHECK(e.server_left == 0);
+    REQUIRE(replies(e).size() == 2);
+    CHECK(deliveredIds(replies(e)[0]) == Strings{"1-0", "2-0"});
+    CHECK(summaries(e) == summaries(whole));
+    const auto& fields = replies(e)[0].delivered.at(0).fields;
+    REQUIRE(fields.size() == 2);
+    CHECK(fields[0].first == "payload");
+    CHECK(fields[0].second.size() == kRespSkeletonKeep); // cut, as a whole reply cuts it
+    CHECK(replies(e)[0].delivered.at(0).fields == replies(whole)[0].delivered.at(0).fields);
+    CHECK(fields[1] == std::make_pair(std::string("n"), std::string("1")));
+    size_t total = 0;
+    for (const auto& m : e.server) {
+      total += m.size;
+      if (m.kind != ServerMsg::Kind::Stream) CHECK(m.size <= kRespStreamAbove + piece);
+    }
+    CHECK(total == server.size());
+    CHECK(e.server[e.server.size() - 2].kind == ServerMsg::Kind::ReplyEnd);
+    CHECK(e.server[e.server.size() - 2].size == 1);
+  }
 }
