@@ -208,7 +208,12 @@ Decode RespReplyStream::next(std::string_view buf, size_t& size, bool& done) {
   long long n = 0;
   bool complete = true; // the element ends with this token
   switch (type) {
-  case '+': case '-': case ',': case '(': case '#': case '_':
+  case '_':
+    if (!line.empty())
+      return Decode::Invalid;
+    skeleton_.append(buf.substr(0, pos));
+    break;
+  case '+': case '-': case ',': case '(': case '#':
     skeleton_.append(buf.substr(0, pos));
     break;
   case ':':
@@ -233,6 +238,8 @@ Decode RespReplyStream::next(std::string_view buf, size_t& size, bool& done) {
   case '*': case '~': case '%': case '|': {
     if (!parseRespInt(line, n) || n < -1 || n > (1LL << 32) || (n == -1 && type != '*' && type != '%'))
       return Decode::Invalid;
+    if (type == '|' && stack_.empty())
+      return Decode::Invalid; // a top-level attribute is a reply of its own (the tracker frames none)
     skeleton_.append(buf.substr(0, pos));
     const long long count = (type == '%' || type == '|') ? 2 * n : n;
     if (n == -1 || count == 0)

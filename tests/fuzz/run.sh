@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the fuzzers with clang++-14 (libFuzzer + ASan + UBSan) in a build dir of their own and runs them
 # for SECONDS each (default 60): the protocol trackers (both at once), seeded with the recorded captures,
-# then the parsers of target.json, scenarios and schedule files, seeded with the repository's own.
+# then the RESP framers of values too large to hold, and the parsers of target.json, scenarios and
+# schedule files, seeded with the repository's own.
 # Exits non-zero when a fuzzer finds a crash, a hang or a split-dependent result; the reproducer is
 # kept under the build dir's artifacts/ folder and its path printed.
 # Usage: tests/fuzz/run.sh [SECONDS]    (IDEM_FUZZ_BUILD_DIR overrides the build dir)
@@ -41,6 +42,21 @@ for name in pg resp; do
     ls -1 "$BUILD/artifacts/$name-"* 2>/dev/null | sed 's/^/reproducer: /'
   fi
 done
+# The RESP framers of values too large to hold, seeded with the RESP captures.
+mkdir "$WORK/framers"
+for s in hiredis redis-py ioredis resp3; do
+  for f in "$CAPS/$s"/*.cap; do cp "$f" "$WORK/framers/$s-$(basename "$f")"; done
+done
+if "$BUILD/resp_framers_fuzz" "$WORK/framers" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
+     -artifact_prefix="$BUILD/artifacts/framers-" -print_final_stats=1 >"$WORK/framers.log" 2>&1; then
+  echo "fuzz framers: ok, $(awk '/^stat::number_of_executed_units/ {print $2}' "$WORK/framers.log") runs in ${SECS}s, $(ls "$WORK/framers" | wc -l) corpus units"
+else
+  status=1
+  echo "fuzz framers: FAILED"
+  tail -40 "$WORK/framers.log"
+  ls -1 "$BUILD/artifacts/framers-"* 2>/dev/null | sed 's/^/reproducer: /'
+fi
+
 # The file parsers: every target.json, scenario and schedule-shaped file of the repository as seeds.
 mkdir "$WORK/parsers"
 i=0
