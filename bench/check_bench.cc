@@ -107,7 +107,10 @@ private:
       if (eq != std::string::npos) spec.env[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
     spec.env["DATABASE_URL"] = pgUrl(sv_, sv_.pg_host, sv_.pg_port, kDatabase, "");
-    spec.env["VALKEY_URL"] = spec.env["REDIS_URL"] = fmt::format("redis://{}:{}/{}", sv_.valkey_host, sv_.valkey_port, kDb);
+    spec.env["VALKEY_URL"] = spec.env["REDIS_URL"] =
+        sv_.valkey_password.empty() ? fmt::format("redis://{}:{}/{}", sv_.valkey_host, sv_.valkey_port, kDb)
+                                    : fmt::format("redis://:{}@{}:{}/{}", sv_.valkey_password, sv_.valkey_host,
+                                                  sv_.valkey_port, kDb);
     spec.env["STREAM"] = kStream;
     spec.env["GROUP"] = kGroup;
     spec.env["CONSUMER"] = name;

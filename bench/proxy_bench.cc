@@ -52,8 +52,10 @@ double timeIt(int n, F fn) {
   return median(us);
 }
 
-double pgRoundTrips(int port, int n) {
-  std::string conninfo = fmt::format("host=127.0.0.1 port={} user=postgres dbname=postgres gssencmode=disable sslmode=disable", port);
+double pgRoundTrips(int port, const std::string& password, int n) {
+  std::string conninfo = fmt::format(
+      "host=127.0.0.1 port={} user=postgres password={} dbname=postgres gssencmode=disable sslmode=disable", port,
+      password);
   PGconn* c = PQconnectdb(conninfo.c_str());
   if (PQstatus(c) != CONNECTION_OK) {
     fmt::print(stderr, "connect: {}\n", PQerrorMessage(c));
@@ -64,9 +66,10 @@ double pgRoundTrips(int port, int n) {
   return us;
 }
 
-double valkeyRoundTrips(int port, int n) {
+double valkeyRoundTrips(int port, const std::string& password, int n) {
   redisContext* c = redisConnect("127.0.0.1", port);
   if (!c || c->err) std::exit(2);
+  freeReplyObject(redisCommand(c, "AUTH %s", password.c_str()));
   double us = timeIt(n, [&] { freeReplyObject(redisCommand(c, "PING")); });
   redisFree(c);
   return us;
@@ -88,10 +91,10 @@ int main(int argc, char** argv) {
   // Interleave direct and proxied measurements so that machine noise hits both alike.
   std::vector<double> pd, pp, vd, vp;
   for (int round = 0; round < 3; ++round) {
-    pd.push_back(pgRoundTrips(ep.pg_port, n));
-    pp.push_back(pgRoundTrips(ports.pg, n));
-    vd.push_back(valkeyRoundTrips(ep.valkey_port, n));
-    vp.push_back(valkeyRoundTrips(ports.valkey, n));
+    pd.push_back(pgRoundTrips(ep.pg_port, ep.pg_password, n));
+    pp.push_back(pgRoundTrips(ports.pg, ep.pg_password, n));
+    vd.push_back(valkeyRoundTrips(ep.valkey_port, ep.valkey_password, n));
+    vp.push_back(valkeyRoundTrips(ports.valkey, ep.valkey_password, n));
   }
   auto row = [](const char* what, double d, double p) {
     fmt::print("{:<28} {:>10.1f} {:>12.1f} {:>10.1f} {:>7.2f}x\n", what, d, p, p - d, p / d);
