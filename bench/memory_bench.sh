@@ -2,7 +2,8 @@
 # idemproof's peak memory (VmHWM of the idemproof process itself, read from /proc while it runs: wait4's
 # figure would include the consumers it reaped) against what a hostile target
 # does: the size of its output (FLOOD_MB) and the size of one Valkey value it writes and reads back
-# (VALUE_MB), and of one PostgreSQL query parameter it sends (PG_MB), each run
+# (VALUE_MB), of one PostgreSQL query parameter it sends (PG_MB) and of one result it reads
+# (PG_RESULT_MB), each run
 # side by side with a quiet baseline in one invocation. Uses tests/targets/flood (a correct consumer).
 #   bench/memory_bench.sh [BUILD_DIR]          (default: build)
 set -euo pipefail
@@ -33,7 +34,7 @@ def peak(env_extra):
         return high / 1024.0, p.returncode
 rows = [("quiet", {}), ("stdout 50 MiB", {"FLOOD_MB": "50"}), ("stdout 200 MiB", {"FLOOD_MB": "200"}),
         ("value 10 MiB", {"VALUE_MB": "10"}), ("value 100 MiB", {"VALUE_MB": "100"}),
-        ("pg param 100 MiB", {"PG_MB": "100"})]
+        ("pg param 100 MiB", {"PG_MB": "100"}), ("pg result 100 MiB", {"PG_RESULT_MB": "100"})]
 base = None
 print(f"{'target does':<16} {'peak RSS of idemproof':>22} {'vs quiet':>9} {'exit':>5}")
 for name, env in rows:

@@ -77,6 +77,9 @@ namespace hub_detail {
 
 /// Bytes queued for one side beyond which the proxy stops reading the other (backpressure).
 constexpr size_t kMaxWaiting = 4 << 20;
+/// Bytes held for one step (a request group, a reply) beyond which its connection passes through
+/// unobserved: a reply must be held whole until its step is decided, so this bounds what one costs.
+constexpr size_t kMaxHeld = 32 << 20;
 
 /// One proxied connection: client <-> proxy <-> server. Holds the bytes of a step until the listener has
 /// decided; forwards them in order. A held step (Decision::Hold) pauses its direction: nothing behind it
@@ -270,14 +273,18 @@ struct Conn : std::enable_shared_from_this<Conn> {
       std::string_view rest(in.data() + off, in.size() - off);
       Decode d = decode(rest, m);
       if (d == Decode::NeedMoreData) break;
-      if (d == Decode::Invalid || m.size == 0 || m.size > rest.size()) {
+      // What can't be decoded, and what passes the bound of bytes held for one step (a result of
+      // gigabytes), passes through unobserved from here on: the run is then judged without it (docs/steps.md).
+      auto unobserved = [&](std::string why) {
         opaque = true;
-        hub.listener.onOpaque(owner, server, id, fromClient ? "client" : "server", consumed + off, undecodable(rest));
-        // The replies of the steps in flight pass through from here on, unobserved.
-        if (!fromClient) {
+        hub.listener.onOpaque(owner, server, id, fromClient ? "client" : "server", consumed + off, std::move(why));
+        if (!fromClient) { // the replies of the steps in flight are not seen
           for (const auto& t : inflight) hub.listener.onCut(owner, t.token, CutKind::Unobserved);
           inflight.clear();
         }
+      };
+      if (d == Decode::Invalid || m.size == 0 || m.size > rest.size()) {
+        unobserved(undecodable(rest));
         continue;
       }
       std::string bytes(rest.substr(0, m.size));
@@ -286,6 +293,9 @@ struct Conn : std::enable_shared_from_this<Conn> {
         in.clear();
         return;
       }
+      if (held.size() > kMaxHeld)
+        unobserved(std::to_string(held.size()) + " bytes held for one step, more than the " +
+                   std::to_string(kMaxHeld >> 20) + " MiB the proxy holds");
     }
     if (!dead) {
       in.erase(0, off);

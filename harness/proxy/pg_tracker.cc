@@ -123,8 +123,22 @@ public:
 
   Decode onServer(std::string_view buf, ServerMsg& out) override {
     out = ServerMsg{};
+    if (serverBig_.left > 0) { // the rest of a large DataRow or CopyData, as it comes
+      out.size = static_cast<size_t>(std::min<uint64_t>(serverBig_.left, buf.size()));
+      out.kind = serverBig_.kind;
+      serverBig_.left -= out.size;
+      return buf.empty() ? Decode::NeedMoreData : Decode::Message;
+    }
     PgMessage m;
     const Decode d = framePgTyped(buf, kBackendTypes, m);
+    if (d == Decode::NeedMoreData && buf.size() >= kPgStreamAbove && (buf[0] == 'D' || buf[0] == 'd')) {
+      // A row or COPY data too large to frame whole (framePgTyped checked its length): taken in pieces,
+      // part of the oldest step's reply like any DataRow (held until the step is decided), or passed.
+      out.kind = server_ready_ && !outstanding_.empty() ? ServerMsg::Kind::Part : ServerMsg::Kind::Pass;
+      out.size = buf.size();
+      serverBig_ = ServerBig{out.kind, uint64_t(readBe32(buf.substr(1, 4))) + 1 - buf.size()};
+      return Decode::Message;
+    }
     if (d != Decode::Message)
       return d;
     out.size = m.size;
@@ -310,6 +324,11 @@ private:
     std::string prefix;          ///< the body's first kPgKeep bytes
   } big_;
   bool server_ready_ = false; ///< the server sent its first ReadyForQuery
+  /// A server message too large to frame whole, being taken in pieces (left > 0).
+  struct ServerBig {
+    ServerMsg::Kind kind = ServerMsg::Kind::Pass;
+    uint64_t left = 0;
+  } serverBig_;
   bool discarding_ = false;   ///< an extended-protocol error: the server skips messages until Sync
   std::unordered_map<std::string, Sql> statements_;
   std::unordered_map<std::string, Sql> portals_;

@@ -249,3 +249,27 @@ TEST_CASE("pg: a Query or Bind too large to hold is framed in pieces, its last b
     CHECK(streamed > 2 * blob.size() - 2 * (kPgStreamAbove + piece)); // both went through, not held
   }
 }
+
+TEST_CASE("pg: a DataRow too large to frame whole is taken in pieces, part of its step's reply") {
+  const std::string value(3 << 20, 'r');
+  const std::string row = msg('D', std::string("\0\1", 2) + i32(static_cast<uint32_t>(value.size())) + value);
+  const std::string client = query("SELECT repeat('r', 3145728)") + query("SELECT 1");
+  const std::string server = msg('T', std::string(2, '\0')) + row + complete("SELECT 1") + ready() + complete("SELECT 1") +
+                             ready();
+  const Events whole = feedWhole(makePgTracker, startup() + client, serverHello() + server);
+  for (size_t piece : {size_t(65536), size_t(100000), size_t(1 << 20)}) {
+    INFO("pieces of " << piece << " bytes");
+    const Events e = feedPieces(makePgTracker, startup() + client, serverHello() + server, piece);
+    REQUIRE(!e.server_invalid);
+    CHECK(e.server_left == 0);
+    CHECK(summaries(e) == summaries(whole));
+    size_t total = 0, ends = 0;
+    for (const auto& m : e.server) {
+      total += m.size;
+      CHECK(m.size <= kPgStreamAbove + piece);
+      ends += m.kind == ServerMsg::Kind::ReplyEnd;
+    }
+    CHECK(total == serverHello().size() + server.size());
+    CHECK(ends == 2);
+  }
+}
