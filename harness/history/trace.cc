@@ -11,8 +11,8 @@ Trace traceOf(const std::vector<Op>& history) {
   std::stable_sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.second->tReqUs < b.second->tReqUs; });
   std::vector<std::pair<const Op*, const ops::Step*>> kept;
   for (const auto& [op, s] : steps) {
-    // Connection set-up the URL imposes (the database, the server's secret): not the target's work.
-    if (s->server == "valkey" && (s->verb == "SELECT" || s->verb == "AUTH")) continue;
+    if (setUpStep(*s)) continue; // the harness's doing, not the target's work
+
     if (!s->replied()) t.skipped.push_back({s->name(), "in flight when the run ended"});
     else if (s->empty) t.skipped.push_back({s->name(), "a read that delivered nothing"});
     else kept.emplace_back(op, s);
@@ -38,6 +38,10 @@ Trace traceOf(const std::vector<Op>& history) {
     }
   }
   return t;
+}
+
+bool setUpStep(const ops::Step& step) {
+  return step.server == "valkey" && (step.verb == "SELECT" || step.verb == "AUTH");
 }
 
 } // namespace idem

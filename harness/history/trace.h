@@ -7,8 +7,9 @@
 ///  - a read that delivered nothing: the servers' state is the same before and after it, and the same as
 ///    after the process's previous step;
 ///  - a step that did not complete (in flight at the end, cut): it has no "after";
-///  - Valkey `SELECT`: the harness's doing (each worker has its own db; a target on db 0 sends none), no
-///    step of the target's own logic.
+///  - Valkey `SELECT` and `AUTH`: the harness's doing (each worker has its own db, each server its secret,
+///    both in the URL it gives), no step of the target's own logic (setUpStep; check's kill model skips
+///    them too).
 #include "history/history.h"
 
 #include <string>
@@ -36,5 +37,9 @@ struct Trace {
 };
 
 Trace traceOf(const std::vector<Op>& history);
+
+/// A step of connection set-up that the URL idemproof gives imposes (Valkey SELECT and AUTH): no fault
+/// point, in sweep, compare and check alike.
+bool setUpStep(const ops::Step& step);
 
 } // namespace idem

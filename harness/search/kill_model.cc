@@ -1,5 +1,7 @@
 #include "search/kill_model.h"
 
+#include "history/trace.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -14,7 +16,7 @@ std::map<std::string, int> KillModel::reliableCounts(const std::vector<Op>& hist
   std::map<std::string, int> counts;
   for (size_t i = 0; i < history.size() && (last == history.size() || i <= last); ++i) {
     const auto* step = history[i].as<ops::Step>();
-    if (step && step->replied()) counts[step->verb]++;
+    if (step && step->replied() && !setUpStep(*step)) counts[step->verb]++;
   }
   counts.erase("");
   return counts;
