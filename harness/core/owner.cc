@@ -68,30 +68,55 @@ std::optional<std::string> envValue(const std::string& env, const std::string& n
 
 std::string environOf(pid_t pid) { return slurp(fmt::format("/proc/{}/environ", pid)); }
 
-} // namespace
+/// The fields of /proc/PID/stat read here; nullopt when the process is gone.
+struct ProcStat {
+  char state = 0;    ///< 'R', 'S', ... 'Z' (zombie), 'X' (dead)
+  pid_t ppid = 0;
+  pid_t pgrp = 0;
+  uint64_t start = 0; ///< clock ticks since boot
+  bool live() const { return state != 'Z' && state != 'X'; }
+};
 
-std::optional<uint64_t> processStart(pid_t pid) {
+std::optional<ProcStat> procStat(pid_t pid) {
   std::string stat = slurp(fmt::format("/proc/{}/stat", pid));
-  auto close = stat.rfind(')');
+  auto close = stat.rfind(')'); // the name (field 2) may hold anything, up to the last ')'
   if (close == std::string::npos) return std::nullopt;
   std::istringstream rest(stat.substr(close + 2));
-  std::string field;
-  // Fields after the name: 3 state, 4 ppid, ... 22 starttime.
-  for (int i = 3; i <= 22 && rest >> field; ++i) {
-    if (i == 3 && (field == "Z" || field == "X")) return std::nullopt;
-    if (i == 22 && allDigits(field)) return std::strtoull(field.c_str(), nullptr, 10);
+  std::string state, ppid, pgrp, field;
+  if (!(rest >> state >> ppid >> pgrp) || state.empty() || !allDigits(ppid) || !allDigits(pgrp)) return std::nullopt;
+  for (int i = 6; i <= 22 && rest >> field; ++i) { // fields 6 .. 22 (starttime)
+    if (i == 22 && allDigits(field))
+      return ProcStat{state[0], static_cast<pid_t>(std::atol(ppid.c_str())), static_cast<pid_t>(std::atol(pgrp.c_str())),
+                      std::strtoull(field.c_str(), nullptr, 10)};
   }
   return std::nullopt;
 }
 
+/// Every process under /proc but this one.
+std::vector<pid_t> otherPids() {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    std::string name = e.path().filename().string();
+    if (!allDigits(name)) continue;
+    pid_t pid = static_cast<pid_t>(std::atol(name.c_str()));
+    if (pid != ::getpid()) out.push_back(pid);
+  }
+  return out;
+}
+
+} // namespace
+
+std::optional<uint64_t> processStart(pid_t pid) {
+  auto st = procStat(pid);
+  if (!st || !st->live()) return std::nullopt;
+  return st->start;
+}
+
 std::optional<pid_t> processGroup(pid_t pid) {
-  std::string stat = slurp(fmt::format("/proc/{}/stat", pid));
-  auto close = stat.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream rest(stat.substr(close + 2));
-  std::string state, ppid, pgrp;
-  if (!(rest >> state >> ppid >> pgrp) || !allDigits(pgrp)) return std::nullopt;
-  return static_cast<pid_t>(std::atol(pgrp.c_str()));
+  auto st = procStat(pid);
+  if (!st) return std::nullopt;
+  return st->pgrp;
 }
 
 Owner Owner::self() {
@@ -116,12 +141,7 @@ bool Owner::alive() const {
 
 std::vector<pid_t> processesWithEnv(const std::string& name, const std::string& value) {
   std::vector<pid_t> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/proc", ec)) {
-    std::string pidText = e.path().filename().string();
-    if (!allDigits(pidText)) continue;
-    pid_t pid = static_cast<pid_t>(std::atol(pidText.c_str()));
-    if (pid == ::getpid()) continue;
+  for (pid_t pid : otherPids()) {
     auto v = envValue(environOf(pid), name);
     if (v && (value.empty() || *v == value) && processStart(pid)) out.push_back(pid);
   }
@@ -133,19 +153,9 @@ void becomeSubreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1); }
 std::vector<pid_t> adoptedOrphans() {
   auto paused = Child::pauseSpawns(); // a child forked but not registered yet is not an orphan
   std::vector<pid_t> out;
-  const std::string me = std::to_string(::getpid());
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/proc", ec)) {
-    std::string pidText = e.path().filename().string();
-    if (!allDigits(pidText)) continue;
-    std::string stat = slurp(e.path() / "stat");
-    auto close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(stat.substr(close + 2));
-    std::string state, ppid;
-    rest >> state >> ppid;
-    pid_t pid = static_cast<pid_t>(std::atol(pidText.c_str()));
-    if (ppid == me && !Child::started(pid)) out.push_back(pid);
+  for (pid_t pid : otherPids()) {
+    auto st = procStat(pid);
+    if (st && st->ppid == ::getpid() && !Child::started(pid)) out.push_back(pid);
   }
   return out;
 }
