@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the fuzzers with clang++-14 (libFuzzer + ASan + UBSan) in a build dir of their own and runs them
 # for SECONDS each (default 60): the protocol trackers (both at once), seeded with the recorded captures,
-# then the RESP framers of values too large to hold, and the parsers of target.json, scenarios and
-# schedule files, seeded with the repository's own.
+# then, two at a time, the RESP framers of values too large to hold and the parsers of target.json,
+# scenarios and schedule files, seeded with the repository's own.
 # Exits non-zero when a fuzzer finds a crash, a hang or a split-dependent result; the reproducer is
 # kept under the build dir's artifacts/ folder and its path printed.
 # Usage: tests/fuzz/run.sh [SECONDS]    (IDEM_FUZZ_BUILD_DIR overrides the build dir)
@@ -20,45 +20,40 @@ cmake --build "$BUILD" -j2 >"$BUILD/build.log" 2>&1 || { tail -40 "$BUILD/build.
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/idemproof-fuzz-run.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$BUILD/artifacts"
-declare -A PIDS
-for name in pg resp; do
-  mkdir "$WORK/$name"
-  if [ "$name" = pg ]; then seeds=(libpq psycopg node-pg); else seeds=(hiredis redis-py ioredis resp3); fi
-  for s in "${seeds[@]}"; do
-    for f in "$CAPS/$s"/*.cap; do cp "$f" "$WORK/$name/$s-$(basename "$f")"; done
+# Copies the recorded captures of the named clients into the corpus folder of a fuzzer.
+seed_captures() { # corpus client...
+  local corpus=$1; shift
+  for s in "$@"; do
+    for f in "$CAPS/$s"/*.cap; do cp "$f" "$corpus/$s-$(basename "$f")"; done
   done
-  "$BUILD/${name}_tracker_fuzz" "$WORK/$name" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 \
-    -max_len=16384 -artifact_prefix="$BUILD/artifacts/$name-" -print_final_stats=1 >"$WORK/$name.log" 2>&1 &
-  PIDS[$name]=$!
-done
+}
+# Starts fuzzer NAME (binary EXE) in the background on its corpus folder.
+declare -A PIDS
+start() { # name exe max_len
+  "$BUILD/$2" "$WORK/$1" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len="$3" \
+    -artifact_prefix="$BUILD/artifacts/$1-" -print_final_stats=1 >"$WORK/$1.log" 2>&1 &
+  PIDS[$1]=$!
+}
+# Waits for fuzzer NAME and says how it went; a finding sets status=1 and names its reproducer.
 status=0
-for name in pg resp; do
-  if wait "${PIDS[$name]}"; then
-    echo "fuzz $name: ok, $(awk '/^stat::number_of_executed_units/ {print $2}' "$WORK/$name.log") runs in ${SECS}s, $(ls "$WORK/$name" | wc -l) corpus units"
+finish() { # name
+  if wait "${PIDS[$1]}"; then
+    echo "fuzz $1: ok, $(awk '/^stat::number_of_executed_units/ {print $2}' "$WORK/$1.log") runs in ${SECS}s, $(ls "$WORK/$1" | wc -l) corpus units"
   else
     status=1
-    echo "fuzz $name: FAILED"
-    tail -40 "$WORK/$name.log"
-    ls -1 "$BUILD/artifacts/$name-"* 2>/dev/null | sed 's/^/reproducer: /'
+    echo "fuzz $1: FAILED"
+    tail -40 "$WORK/$1.log"
+    ls -1 "$BUILD/artifacts/$1-"* 2>/dev/null | sed 's/^/reproducer: /'
   fi
-done
-# The RESP framers of values too large to hold, seeded with the RESP captures.
-mkdir "$WORK/framers"
-for s in hiredis redis-py ioredis resp3; do
-  for f in "$CAPS/$s"/*.cap; do cp "$f" "$WORK/framers/$s-$(basename "$f")"; done
-done
-if "$BUILD/resp_framers_fuzz" "$WORK/framers" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
-     -artifact_prefix="$BUILD/artifacts/framers-" -print_final_stats=1 >"$WORK/framers.log" 2>&1; then
-  echo "fuzz framers: ok, $(awk '/^stat::number_of_executed_units/ {print $2}' "$WORK/framers.log") runs in ${SECS}s, $(ls "$WORK/framers" | wc -l) corpus units"
-else
-  status=1
-  echo "fuzz framers: FAILED"
-  tail -40 "$WORK/framers.log"
-  ls -1 "$BUILD/artifacts/framers-"* 2>/dev/null | sed 's/^/reproducer: /'
-fi
+}
 
-# The file parsers: every target.json, scenario and schedule-shaped file of the repository as seeds.
-mkdir "$WORK/parsers"
+mkdir "$WORK/pg" "$WORK/resp" "$WORK/framers" "$WORK/parsers"
+# The protocol trackers, seeded with the recorded captures; then the RESP framers of values too large to
+# hold, seeded with the RESP captures, beside the file parsers, seeded with every target.json, scenario
+# and schedule-shaped file of the repository. Two at a time (the machine has two cores).
+seed_captures "$WORK/pg" libpq psycopg node-pg
+seed_captures "$WORK/resp" hiredis redis-py ioredis resp3
+seed_captures "$WORK/framers" hiredis redis-py ioredis resp3
 i=0
 for f in "$ROOT"/scenarios/*.json "$ROOT"/tests/scenarios/*.json "$ROOT"/targets/*/target.json \
          "$ROOT"/tests/targets/*/target.json; do
@@ -66,13 +61,13 @@ for f in "$ROOT"/scenarios/*.json "$ROOT"/tests/scenarios/*.json "$ROOT"/targets
 done
 printf '%s' '{"version": 2, "scenario": "wallet", "target": "t", "seed": 7, "events": [{"n": 1, "fields": {"amount": "5"}}], "stream": [1, {"event": 1, "phase": 2}], "faults": ["after:COMMIT#1"], "restart": "same-name"}' >"$WORK/parsers/schedule.json"
 printf '%s' '{"version": 1, "scenario": "wallet", "events": [{"n": 1}], "stream": [1], "kills": ["before:XACK#1"]}' >"$WORK/parsers/schedule-v1.json"
-if "$BUILD/parsers_fuzz" "$WORK/parsers" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-     -artifact_prefix="$BUILD/artifacts/parsers-" -print_final_stats=1 >"$WORK/parsers.log" 2>&1; then
-  echo "fuzz parsers: ok, $(awk '/^stat::number_of_executed_units/ {print $2}' "$WORK/parsers.log") runs in ${SECS}s, $(ls "$WORK/parsers" | wc -l) corpus units"
-else
-  status=1
-  echo "fuzz parsers: FAILED"
-  tail -40 "$WORK/parsers.log"
-  ls -1 "$BUILD/artifacts/parsers-"* 2>/dev/null | sed 's/^/reproducer: /'
-fi
+
+start pg pg_tracker_fuzz 16384
+start resp resp_tracker_fuzz 16384
+finish pg
+finish resp
+start framers resp_framers_fuzz 16384
+start parsers parsers_fuzz 65536
+finish framers
+finish parsers
 exit $status
