@@ -47,6 +47,30 @@ bool eventually(Pred p, std::chrono::seconds limit = std::chrono::seconds(60)) {
   return p();
 }
 
+/// idemproof started in the background (not waited for, unlike idemproof()), with `env` added to its
+/// environment; its report, stdout and stderr in a scratch folder that goes at scope end.
+struct Background {
+  std::filesystem::path dir;
+  bp::child child;
+
+  Background(const std::string& name, std::vector<std::string> args, const std::map<std::string, std::string>& env) {
+    dir = std::filesystem::temp_directory_path() / ("itest-" + name + "-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    bp::environment e = boost::this_process::environment();
+    for (const auto& [k, v] : env) e[k] = v;
+    args.insert(args.end(), {"--report", report().string()});
+    child = bp::child((build() / "idemproof").string(), bp::args(args), bp::std_out > (dir / "out").string(),
+                      bp::std_err > (dir / "err").string(), bp::std_in < bp::null, e, bp::start_dir(repo().string()));
+  }
+  ~Background() {
+    if (child.running()) ::kill(child.id(), SIGKILL);
+    if (child.valid()) child.wait();
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  std::filesystem::path report() const { return dir / "report"; }
+};
+
 } // namespace
 
 TEST_CASE("a consumer's child that leaves its process group is killed, and reported as escaped") {
@@ -62,15 +86,9 @@ TEST_CASE("a consumer's child that leaves its process group is killed, and repor
 
 TEST_CASE("after kill -9 of idemproof during a sweep, the next command leaves nothing of it") {
   std::string tag = "sigkill-" + std::to_string(::getpid());
-  bp::environment env = boost::this_process::environment();
-  env["IDEMPROOF_TEST_TAG"] = tag;
-  auto out = std::filesystem::temp_directory_path() / ("itest-sigkill-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(out);
-  bp::child victim((build() / "idemproof").string(),
-                   bp::args({"sweep", "--target", testTarget("sleeper"), "--scenario", "wallet", "--report",
-                             (out / "report").string()}),
-                   bp::std_out > (out / "out").string(), bp::std_err > (out / "err").string(), bp::std_in < bp::null,
-                   env, bp::start_dir(repo().string()));
+  Background run("sigkill", {"sweep", "--target", testTarget("sleeper"), "--scenario", "wallet"},
+                 {{"IDEMPROOF_TEST_TAG", tag}});
+  bp::child& victim = run.child;
   const int pid = victim.id();
   // Killed while it has servers, folders and a consumer with a child of its own.
   bool busy = eventually([&] { return !tagged(tag, "sleep 301").empty() && foldersOf(pid).size() >= 3; });
@@ -87,25 +105,16 @@ TEST_CASE("after kill -9 of idemproof during a sweep, the next command leaves no
   for (const auto& d : foldersOf(pid)) UNSCOPED_INFO("left behind: " << d);
   CHECK(foldersOf(pid).empty());
   CHECK(eventually([&] { return leftovers(tag).empty(); }, std::chrono::seconds(10)));
-  std::error_code ec;
-  std::filesystem::remove_all(out, ec);
 }
 
 TEST_CASE("a target that floods its output and moves 100 MiB values costs idemproof under 100 MiB") {
-  std::string tag = "flood-" + std::to_string(::getpid());
-  bp::environment env = boost::this_process::environment();
-  env["IDEMPROOF_TEST_TAG"] = tag;
-  env["FLOOD_MB"] = "200";
-  env["VALUE_MB"] = "100";
-  env["PG_MB"] = "100";
-  env["PG_RESULT_MB"] = "100";
-  auto out = std::filesystem::temp_directory_path() / ("itest-flood-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(out);
-  bp::child run((build() / "idemproof").string(),
-                bp::args({"run", "--target", testTarget("flood"), "--scenario", "wallet", "--report",
-                          (out / "report").string()}),
-                bp::std_out > (out / "out").string(), bp::std_err > (out / "err").string(), bp::std_in < bp::null,
-                env, bp::start_dir(repo().string()));
+  Background bg("flood", {"run", "--target", testTarget("flood"), "--scenario", "wallet"},
+                {{"IDEMPROOF_TEST_TAG", "flood-" + std::to_string(::getpid())},
+                 {"FLOOD_MB", "200"},
+                 {"VALUE_MB", "100"},
+                 {"PG_MB", "100"},
+                 {"PG_RESULT_MB", "100"}});
+  bp::child& run = bg.child;
   // VmHWM, the peak resident set of idemproof itself (not of the consumers it runs), only grows.
   long peakKiB = 0;
   const std::string status = "/proc/" + std::to_string(run.id()) + "/status";
@@ -122,7 +131,7 @@ TEST_CASE("a target that floods its output and moves 100 MiB values costs idempr
   CHECK(peakKiB < 100 * 1024);
   // The 100 MiB result passed the bound of what the proxy holds for one step: that connection went on
   // unobserved, and the report says so (with no fault planned, that costs the verdict nothing).
-  std::ifstream rep(out / "report" / "report.json");
+  std::ifstream rep(bg.report() / "report.json");
   nlohmann::json report = nlohmann::json::parse(rep);
   bool said = false;
   for (const auto& op : report["runs"][0]["history"])
@@ -131,15 +140,13 @@ TEST_CASE("a target that floods its output and moves 100 MiB values costs idempr
   CHECK(said);
   // The report's copy of the log is its last 256 KiB, saying how much was cut before.
   std::string log;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(out / "report" / "logs"))
+  for (const auto& e : std::filesystem::recursive_directory_iterator(bg.report() / "logs"))
     if (e.path().filename() == "c1.log") {
       std::ifstream in(e.path());
       log.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     }
   CHECK(log.size() <= 256 * 1024 + 64);
   CHECK(log.find(" bytes cut ...]") != std::string::npos);
-  std::error_code ec;
-  std::filesystem::remove_all(out, ec);
 }
 
 TEST_CASE("a child that leaves its group and clears its environment is still killed, and noted") {
@@ -186,15 +193,10 @@ std::vector<int> ownedBy(int pid) {
 TEST_CASE("kill -9 of idemproof during its first initdb: the next command leaves nothing of it") {
   auto cache = std::filesystem::temp_directory_path() / ("itest-cache-" + std::to_string(::getpid()));
   std::filesystem::create_directories(cache);
-  bp::environment env = boost::this_process::environment();
-  env["IDEMPROOF_CACHE_DIR"] = cache.string(); // empty: the template is made by initdb first
-  auto out = std::filesystem::temp_directory_path() / ("itest-initdb-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(out);
-  bp::child victim((build() / "idemproof").string(),
-                   bp::args({"run", "--target", target("dedup-table"), "--scenario", "wallet", "--report",
-                             (out / "report").string()}),
-                   bp::std_out > (out / "out").string(), bp::std_err > (out / "err").string(), bp::std_in < bp::null,
-                   env, bp::start_dir(repo().string()));
+  // An empty cache: the template is made by initdb first.
+  Background run("initdb", {"run", "--target", target("dedup-table"), "--scenario", "wallet"},
+                 {{"IDEMPROOF_CACHE_DIR", cache.string()}});
+  bp::child& victim = run.child;
   const int pid = victim.id();
   auto initdbRunning = [&] {
     for (int p : ownedBy(pid)) {
@@ -222,7 +224,6 @@ TEST_CASE("kill -9 of idemproof during its first initdb: the next command leaves
   CHECK(eventually([&] { return ownedBy(pid).empty(); }, std::chrono::seconds(10)));
   std::error_code ec;
   std::filesystem::remove_all(cache, ec);
-  std::filesystem::remove_all(out, ec);
 }
 
 TEST_CASE("a child that stays in the consumer's process group is no escape, however late it dies") {

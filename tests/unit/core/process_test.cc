@@ -232,13 +232,9 @@ TEST_CASE("a child can be dropped to another account", "[process]") {
 TEST_CASE("a capped log keeps the first and last halves of what the child wrote, whatever its size", "[process]") {
   TempDir dir("idem-test-");
   fs::path log = dir.path() / "flood.log";
-  ChildSpec spec;
-  // 8 MiB of numbered lines: far past the cap, with a recognisable first and last line.
-  spec.argv = {"/bin/sh", "-c", "echo FIRST; yes 0123456789abcdef | head -c 8388608; echo; echo LAST"};
-  spec.env = basicEnv();
-  spec.log = log;
+  // 8 MiB of text: far past the cap, with a recognisable first and last line.
+  ChildSpec spec = shell("echo FIRST; yes 0123456789abcdef | head -c 8388608; echo; echo LAST", log);
   spec.logCap = 64 * 1024;
-  spec.what = "flooding child";
   REQUIRE(Child::spawn(spec).waitFor(60s)->code == 0);
   std::string text = slurp(log);
   CHECK(text.size() <= 64 * 1024 + 64);
@@ -251,12 +247,8 @@ TEST_CASE("a capped log keeps the first and last halves of what the child wrote,
 TEST_CASE("a capped log under the cap is the child's output unchanged", "[process]") {
   TempDir dir("idem-test-");
   fs::path log = dir.path() / "small.log";
-  ChildSpec spec;
-  spec.argv = {"/bin/sh", "-c", "echo out; echo err >&2"};
-  spec.env = basicEnv();
-  spec.log = log;
+  ChildSpec spec = shell("echo out; echo err >&2", log);
   spec.logCap = 64 * 1024;
-  spec.what = "quiet child";
   REQUIRE(Child::spawn(spec).waitFor(60s)->code == 0);
   CHECK(slurp(log) == "out\nerr\n");
 }

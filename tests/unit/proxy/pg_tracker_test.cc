@@ -209,13 +209,11 @@ TEST_CASE("pg COPY: a CopyData too large to hold passes through in pieces as it 
     CHECK(e.client_left == 0);
     CHECK(verbs(e) == verbs(whole));
     CHECK(summaries(e) == summaries(whole));
-    size_t total = 0;
-    for (const auto& m : e.client) {
-      total += m.size;
-      CHECK(m.size <= kPgStreamAbove + piece); // nothing near the whole CopyData held at once
+    const Sizes sizes = sizesOf(e.client);
+    CHECK(sizes.total == startup().size() + client.size());
+    CHECK(sizes.largest <= kPgStreamAbove + piece); // nothing near the whole CopyData held at once
+    for (const auto& m : e.client)
       if (m.kind != ClientMsg::Kind::Pass) CHECK(m.size < 1024);
-    }
-    CHECK(total == startup().size() + client.size());
   }
 }
 
@@ -239,14 +237,10 @@ TEST_CASE("pg: a Query or Bind too large to hold is framed in pieces, its last b
     CHECK(verbs(e) == verbs(whole));
     CHECK(summaries(e) == summaries(whole));
     CHECK(steps(e).at(0).detail.rfind("INSERT INTO t VALUES ('xxx", 0) == 0);
-    size_t total = 0, streamed = 0;
-    for (const auto& m : e.client) {
-      total += m.size;
-      if (m.kind == ClientMsg::Kind::Stream) streamed += m.size;
-      else CHECK(m.size <= kPgStreamAbove + piece);
-    }
-    CHECK(total == startup().size() + client.size());
-    CHECK(streamed > 2 * blob.size() - 2 * (kPgStreamAbove + piece)); // both went through, not held
+    const Sizes sizes = sizesOf(e.client);
+    CHECK(sizes.total == startup().size() + client.size());
+    CHECK(sizes.largestHeld <= kPgStreamAbove + piece);
+    CHECK(sizes.streamed > 2 * blob.size() - 2 * (kPgStreamAbove + piece)); // both went through, not held
   }
 }
 
@@ -263,13 +257,10 @@ TEST_CASE("pg: a DataRow too large to frame whole is taken in pieces, part of it
     REQUIRE(!e.server_invalid);
     CHECK(e.server_left == 0);
     CHECK(summaries(e) == summaries(whole));
-    size_t total = 0, ends = 0;
-    for (const auto& m : e.server) {
-      total += m.size;
-      CHECK(m.size <= kPgStreamAbove + piece);
-      ends += m.kind == ServerMsg::Kind::ReplyEnd;
-    }
-    CHECK(total == serverHello().size() + server.size());
-    CHECK(ends == 2);
+    const Sizes sizes = sizesOf(e.server);
+    CHECK(sizes.total == serverHello().size() + server.size());
+    CHECK(sizes.largest <= kPgStreamAbove + piece);
+    CHECK(std::count_if(e.server.begin(), e.server.end(),
+                        [](const ServerMsg& m) { return m.kind == ServerMsg::Kind::ReplyEnd; }) == 2);
   }
 }

@@ -4,6 +4,7 @@
 /// in pieces, in the recorded order.
 #include "proxy/tracker.h"
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -78,6 +79,23 @@ std::vector<StepInfo> steps(const Events& e);
 std::vector<std::string> verbs(const Events& e);
 /// The replies that ended steps, in order.
 std::vector<ReplyInfo> replies(const Events& e);
+
+/// Byte counts of one direction's messages: all of them, the Stream ones (forwarded at once), the largest
+/// of the others (what the proxy must keep at once) and the largest of all.
+struct Sizes {
+  size_t total = 0, streamed = 0, largestHeld = 0, largest = 0;
+};
+template <class Msg>
+Sizes sizesOf(const std::vector<Msg>& messages) {
+  Sizes s;
+  for (const auto& m : messages) {
+    s.total += m.size;
+    s.largest = std::max(s.largest, m.size);
+    if (m.kind == Msg::Kind::Stream) s.streamed += m.size;
+    else s.largestHeld = std::max(s.largestHeld, m.size);
+  }
+  return s;
+}
 
 /// A whole recorded session fed in one piece per direction.
 Events wholeOf(const Factory& make, const std::vector<Chunk>& chunks);

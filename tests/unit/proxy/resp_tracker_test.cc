@@ -6,6 +6,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <functional>
+#include <numeric>
+
 using namespace idem::proxy;
 using namespace idem::proxy::test;
 
@@ -182,16 +185,12 @@ TEST_CASE("resp: a command too large to hold is framed in pieces the proxy may f
     CHECK(verbs(e) == verbs(whole));
     CHECK(steps(e).at(0).detail == steps(whole).at(0).detail);
     CHECK(summaries(e) == summaries(whole));
-    size_t total = 0, streamed = 0;
-    for (const auto& m : e.client) {
-      total += m.size;
-      if (m.kind == ClientMsg::Kind::Stream) streamed += m.size;
-      // Bytes arriving as the proxy reads them (64 KiB at a time): nothing it must hold is larger than the
-      // framing bound. (A command that arrives whole in one piece is already in memory, and is one message.)
-      if (piece <= kRespStreamAbove && m.kind != ClientMsg::Kind::Stream) CHECK(m.size <= kRespStreamAbove + 100);
-    }
-    CHECK(total == client.size());
-    if (piece < client.size()) CHECK(streamed > big.size()); // the value went through, not held
+    const Sizes sizes = sizesOf(e.client);
+    // Bytes arriving as the proxy reads them (64 KiB at a time): nothing it must hold is larger than the
+    // framing bound. (A command that arrives whole in one piece is already in memory, and is one message.)
+    if (piece <= kRespStreamAbove) CHECK(sizes.largestHeld <= kRespStreamAbove + 100);
+    CHECK(sizes.total == client.size());
+    if (piece < client.size()) CHECK(sizes.streamed > big.size()); // the value went through, not held
     // Each streamed command ends in a RequestEnd of its last byte.
     for (size_t i = 1; i < e.client.size(); ++i)
       if (e.client[i - 1].kind == ClientMsg::Kind::Stream && e.client[i].kind == ClientMsg::Kind::RequestEnd)
@@ -223,14 +222,10 @@ TEST_CASE("resp: a bulk reply too large to hold is framed in pieces, ending in i
     REQUIRE(!e.server_invalid);
     CHECK(e.server_left == 0);
     CHECK(summaries(e) == summaries(whole));
-    size_t total = 0, streamed = 0;
-    for (const auto& m : e.server) {
-      total += m.size;
-      if (m.kind == ServerMsg::Kind::Stream) streamed += m.size;
-      else CHECK(m.size <= kRespStreamAbove + piece);
-    }
-    CHECK(total == server.size());
-    CHECK(streamed > big.size() - kRespStreamAbove);
+    const Sizes sizes = sizesOf(e.server);
+    CHECK(sizes.largestHeld <= kRespStreamAbove + piece);
+    CHECK(sizes.total == server.size());
+    CHECK(sizes.streamed > big.size() - kRespStreamAbove);
     CHECK(e.server[e.server.size() - 2].kind == ServerMsg::Kind::ReplyEnd); // the GET's last byte
     CHECK(e.server[e.server.size() - 2].size == 1);
   }
@@ -263,12 +258,9 @@ TEST_CASE("resp: a read reply too large to hold is framed in pieces; its entries
     CHECK(fields[0].second.size() == kRespSkeletonKeep); // cut, as a whole reply cuts it
     CHECK(replies(e)[0].delivered.at(0).fields == replies(whole)[0].delivered.at(0).fields);
     CHECK(fields[1] == std::make_pair(std::string("n"), std::string("1")));
-    size_t total = 0;
-    for (const auto& m : e.server) {
-      total += m.size;
-      if (m.kind != ServerMsg::Kind::Stream) CHECK(m.size <= kRespStreamAbove + piece);
-    }
-    CHECK(total == server.size());
+    const Sizes sizes = sizesOf(e.server);
+    CHECK(sizes.largestHeld <= kRespStreamAbove + piece);
+    CHECK(sizes.total == server.size());
     CHECK(e.server[e.server.size() - 2].kind == ServerMsg::Kind::ReplyEnd);
     CHECK(e.server[e.server.size() - 2].size == 1);
   }
@@ -299,6 +291,23 @@ std::vector<size_t> frame(Framer& f, std::string_view bytes, size_t at, bool& do
   return pieces;
 }
 
+/// Frames `bytes` split at every offset: each time it ends exactly at its end, its last byte alone;
+/// `also` checks the framer afterwards.
+template <class Framer>
+void checkEverySplit(const std::string& bytes, const std::function<void(const Framer&)>& also = {}) {
+  for (size_t at = 0; at <= bytes.size(); ++at) {
+    INFO(nlohmann::json(bytes).dump() << " split at " << at);
+    Framer f;
+    bool done = false, invalid = false;
+    auto pieces = frame(f, bytes, at, done, invalid);
+    REQUIRE(!invalid);
+    REQUIRE(done);
+    CHECK(std::accumulate(pieces.begin(), pieces.end(), size_t(0)) == bytes.size());
+    CHECK(pieces.back() == 1);
+    if (also) also(f);
+  }
+}
+
 } // namespace
 
 TEST_CASE("resp framers: every value, split at every offset, ends at its last byte alone with its outline") {
@@ -309,40 +318,16 @@ TEST_CASE("resp framers: every value, split at every offset, ends at its last by
       "=8\r\ntxt:abcd\r\n", "*3\r\n$-1\r\n*0\r\n_\r\n"};
   for (const auto& v : values) {
     size_t whole = 0;
-    RespValue expect;
-    REQUIRE(parseResp(v, whole, &expect) == Decode::Message);
-    for (size_t at = 0; at <= v.size(); ++at) {
-      INFO(nlohmann::json(v).dump() << " split at " << at);
-      RespReplyStream f;
-      bool done = false, invalid = false;
-      auto pieces = frame(f, v, at, done, invalid);
-      REQUIRE(!invalid);
-      REQUIRE(done);
-      size_t total = 0;
-      for (size_t p : pieces) total += p;
-      CHECK(total == v.size());
-      CHECK(pieces.back() == 1);
+    REQUIRE(parseResp(v, whole, nullptr) == Decode::Message);
+    checkEverySplit<RespReplyStream>(v, [&](const RespReplyStream& f) {
       size_t size = 0;
-      RespValue got;
-      REQUIRE(parseResp(f.skeleton(), size, &got) == Decode::Message);
+      REQUIRE(parseResp(f.skeleton(), size, nullptr) == Decode::Message);
       CHECK(f.skeleton() == v); // short strings: the outline is the value itself
-    }
+    });
   }
   // Commands: the same for RespCommandStream.
-  for (const auto& c : {cmd({"SET", "k", "v"}), cmd({"XADD", "s", "*", "f", ""}), cmd({"PING"})}) {
-    for (size_t at = 0; at <= c.size(); ++at) {
-      INFO(nlohmann::json(c).dump() << " split at " << at);
-      RespCommandStream f;
-      bool done = false, invalid = false;
-      auto pieces = frame(f, c, at, done, invalid);
-      REQUIRE(!invalid);
-      REQUIRE(done);
-      size_t total = 0;
-      for (size_t p : pieces) total += p;
-      CHECK(total == c.size());
-      CHECK(pieces.back() == 1);
-    }
-  }
+  for (const auto& c : {cmd({"SET", "k", "v"}), cmd({"XADD", "s", "*", "f", ""}), cmd({"PING"})})
+    checkEverySplit<RespCommandStream>(c);
 }
 
 TEST_CASE("resp framers: bytes that are no RESP are invalid, never a value") {
