@@ -61,6 +61,8 @@ HistoryView::HistoryView(const Scenario& s, const std::vector<Op>& o) : scenario
       opaque.emplace_back(&op, o2);
     else if (auto* fault = op.as<ops::FaultOp>(); fault && fault->fault.isKill())
       kills.push_back({op.index, op.process, fault->fault.str(), fault->signal ? fault->signal : 9});
+    else if (fault && (fault->fault.kind == "drop" || fault->fault.kind == "delay"))
+      retryFaults++; // the consumer may redo what it holds: a lost reply (drop after), its own timeout (delay)
     else if (auto* exit = op.as<ops::Exit>())
       exits.push_back({op.index, op.process, exit->status, exit->signal, exit->by});
   }
@@ -74,7 +76,7 @@ RunEnd HistoryView::end() const { return requireFinal().end; }
 
 std::string HistoryView::endReason() const { return requireFinal().reason; }
 
-int HistoryView::cap(int n) const { return opportunities(n); }
+int HistoryView::cap(int n) const { return opportunities(n) + retryFaults; }
 
 const ops::Final& HistoryView::requireFinal() const {
   if (!final) throw std::runtime_error("no final op: the run did not reach its final read");

@@ -28,6 +28,11 @@ std::string signalName(int sig) {
 } // namespace
 
 CheckResult checkProcesses(const HistoryView& h) {
+  // Processes a fault other than a kill reached (a dropped connection, an error reply, a delay past its
+  // own timeout): exiting on the error it saw is a way to handle it — the harness restarts it — not a crash.
+  std::set<std::string> faulted;
+  for (const auto& [op, f] : recordsOf<ops::FaultOp>(h.ops))
+    if (!f->fault.isKill() && f->fault.kind != "forget") faulted.insert(op->process);
   std::vector<Violation> out;
   for (const auto& e : h.exits) {
     std::string status;
@@ -40,7 +45,7 @@ CheckResult checkProcesses(const HistoryView& h) {
       std::string name = signalName(*e.signal);
       status = name.empty() ? fmt::format("signal {}", *e.signal) : fmt::format("signal {} ({})", *e.signal, name);
     } else {
-      if (e.by != "self" || e.status.value_or(0) == 0) continue;
+      if (e.by != "self" || e.status.value_or(0) == 0 || faulted.count(e.process)) continue;
       status = fmt::format("exit {}", *e.status);
     }
     Violation v;

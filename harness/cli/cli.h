@@ -19,6 +19,8 @@ void addCommon(CLI::App& cmd, CommonArgs& a, bool manyTargets);
 void addSeed(CLI::App& cmd, CommonArgs& a);
 /// --report DIR and --junit FILE.
 void addOutputs(CLI::App& cmd, CommonArgs& a);
+/// --faults KIND,KIND...: fault kinds (registered ones only), `help` says the command's default.
+void addFaults(CLI::App& cmd, CommonArgs& a, const std::string& help);
 /// Moves parsed durations into `a`; call in the handler before using `a`.
 CommonArgs& finish(CommonArgs& a);
 

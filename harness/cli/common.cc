@@ -1,5 +1,7 @@
 #include "cli/cli.h"
 
+#include "plan/fault_kind.h"
+
 #include <array>
 #include <charconv>
 #include <map>
@@ -76,6 +78,10 @@ void addCommon(CLI::App& cmd, CommonArgs& a, bool manyTargets) {
   duration("--start-timeout", d[4], "a consumer that makes no request for this long after it started: unknown");
   cmd.add_option("--max-processes", a.run.max_processes, "consumer processes one schedule may start (restarts included)")
       ->check(CLI::Range(1, 1000))->capture_default_str();
+}
+
+void addFaults(CLI::App& cmd, CommonArgs& a, const std::string& help) {
+  cmd.add_option("--faults", a.faults, help)->delimiter(',')->check(CLI::IsMember(faultKinds()));
 }
 
 CommonArgs& finish(CommonArgs& a) {

@@ -9,14 +9,18 @@ void addRunCommands(CLI::App& app, Handler& handler) {
   addCommon(*run, runCommon, false);
   run->add_option("--events", runArgs.events, "generate N events (with --seed) instead of the default schedule")
       ->check(CLI::Range(1, 10000));
-  run->add_option("--crash", runArgs.crashes, "kill point before:VERB#k or after:VERB#k (repeatable)");
+  run->add_option("--crash", runArgs.crashes,
+                  "fault at a step (repeatable): a kill point before:VERB#k or after:VERB#k, or KIND:before|after:VERB#k"
+                  "[:ARG] with KIND drop, delay (ARG: ms), error (ARG: code), forget (docs/faults.md)");
   run->add_option("--restart", runArgs.restart, "how a killed consumer restarts: new-name or same-name")
       ->check(CLI::IsMember({"new-name", "same-name"}))->capture_default_str();
   run->final_callback([&handler] { handler = [] { return runCommand(finish(runCommon), runArgs); }; });
 
   static CommonArgs sweepCommon;
-  auto* sweep = app.add_subcommand("sweep", "kill the consumer before and after every step of the default schedule");
+  auto* sweep = app.add_subcommand("sweep", "a fault before and after every step of the default schedule (a kill "
+                                             "unless --faults)");
   addCommon(*sweep, sweepCommon, false);
+  addFaults(*sweep, sweepCommon, "fault kinds to sweep, e.g. drop or kill,drop,error,delay,forget (default: kill)");
   sweep->final_callback([&handler] { handler = [] { return sweepCommand(finish(sweepCommon)); }; });
 }
 

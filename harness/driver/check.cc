@@ -5,6 +5,8 @@
 #include "driver/check.h"
 
 #include "core/error.h"
+#include "history/trace.h"
+#include "plan/fault_kind.h"
 #include "scenario/decodable.h"
 #include "search/model.h"
 #include "search/search.h"
@@ -225,9 +227,11 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& args) {
   }
   ModelParams params;
   params.maxEvents = args.maxEvents;
+  params.faultKinds = common.faults.empty() ? faultKinds() : common.faults;
+  params.delayMs = sweepDelayMs(common.run.claim_idle_ms);
   const auto gen = shapeGen(sc, sum.model, params);
   Materialize materializeShape = [&](const Shape& s) {
-    Schedule x = materialize(s, sc, sum.model, sum.seed);
+    Schedule x = materialize(s, sc, sum.model, sum.seed, params);
     x.target = target.name;
     return x;
   };

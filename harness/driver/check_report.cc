@@ -14,7 +14,7 @@ void decideVerdict(CheckSummary& s) {
   if (s.outOfTime)
     s.notes.push_back(fmt::format("the time budget ended the search after {} of {} runs", s.runs, s.runsRequested));
   if (s.coverage.runsWithLoss > 0)
-    s.notes.push_back(fmt::format("{} run{} had a kill point that never fired (coverage loss, not a failure of the target)",
+    s.notes.push_back(fmt::format("{} run{} had a fault that never fired (coverage loss, not a failure of the target)",
                                   s.coverage.runsWithLoss, s.coverage.runsWithLoss == 1 ? "" : "s"));
   if (s.verdict) return; // decided already (error)
   if (s.cx) {
@@ -34,13 +34,13 @@ void decideVerdict(CheckSummary& s) {
   if (s.unknown > 0)
     why.push_back(fmt::format("{} run{} had an unknown result (first: {})", s.unknown, s.unknown == 1 ? "" : "s", s.firstProblem));
   if (s.runs > 0 && s.coverage.fired() == 0)
-    why.push_back(fmt::format("no kill point fired in any run ({} planned)", s.coverage.planned()));
+    why.push_back(fmt::format("no fault fired in any run ({} planned)", s.coverage.planned()));
   else if (s.coverage.planned() > 0 && 2 * s.coverage.fired() < s.coverage.planned())
     // Below half, the schedules that ran are not the ones the search claims to have covered.
-    why.push_back(fmt::format("only {} of {} planned kill points fired (below half): the schedules that ran do not "
+    why.push_back(fmt::format("only {} of {} planned faults fired (below half): the schedules that ran do not "
                               "stand for those generated", s.coverage.fired(), s.coverage.planned()));
   for (const auto& v : s.coverage.neverFired())
-    why.push_back(fmt::format("the target never reached a {} step where a kill point was asked for ({} planned, 0 fired)",
+    why.push_back(fmt::format("the target never reached a {} step where a fault was asked for ({} planned, 0 fired)",
                               v, s.coverage.byVerb.at(v).first));
   s.notes.insert(s.notes.end(), why.begin(), why.end());
   s.verdict = why.empty() ? Verdict::Pass : Verdict::Unknown;
@@ -77,10 +77,9 @@ std::string describeSchedule(const Schedule& s, const Scenario& sc, const std::s
 namespace {
 
 void print(const Session& session, const CheckSummary& s, const std::vector<RunRecord>& runs, const std::string& path) {
-  std::string cov;
-  for (const auto& [verb, pf] : s.coverage.byVerb) cov += fmt::format("{}{} {}/{}", cov.empty() ? "" : ", ", verb, pf.second, pf.first);
+  std::string cov = s.coverage.text();
   if (s.runs > 0)
-    std::cout << fmt::format("  coverage: {} of {} kill points fired{}\n", s.coverage.fired(), s.coverage.planned(),
+    std::cout << fmt::format("  coverage: {} of {} faults fired{}\n", s.coverage.fired(), s.coverage.planned(),
                              cov.empty() ? "" : " (" + cov + ")");
   if (s.cx) {
     const auto& cx = *s.cx;
@@ -95,7 +94,7 @@ void print(const Session& session, const CheckSummary& s, const std::vector<RunR
   }
   for (const auto& n : s.notes) std::cout << "  note: " << n << "\n";
   double secs = s.searchMs / 1000.0;
-  std::cout << fmt::format("{}: {} runs ({} passed, {} failed, {} unknown, {} errors); {} of {} kill points fired; "
+  std::cout << fmt::format("{}: {} runs ({} passed, {} failed, {} unknown, {} errors); {} of {} faults fired; "
                            "search {:.1f} s ({:.1f} schedules/s), total {:.1f} s; seed {}\n",
                            toString(s.verdict.value_or(Verdict::Unknown)), s.runs, s.passed, s.failed, s.unknown, s.errors, s.coverage.fired(),
                            s.coverage.planned(), secs, secs > 0 ? s.runs / secs : 0.0, s.totalMs / 1000.0, s.seed);
@@ -128,6 +127,7 @@ std::string reportCheck(Session& session, CheckSummary& s) {
       {"seed", s.seed}, {"seed_given", s.seedGiven}, {"max_events", s.maxEvents}, {"replays", s.replays},
       {"passed", s.passed}, {"failed", s.failed}, {"unknown", s.unknown}, {"errors", s.errors}, {"flaky", flaky},
       {"coverage", s.coverage.toJson()},
+      {"coverage_by_kind", s.coverage.byKindJson()},
       {"coverage_summary",
        {{"planned", s.coverage.planned()}, {"fired", s.coverage.fired()}, {"runs_with_kills", s.coverage.runsWithKills},
         {"runs_with_coverage_loss", s.coverage.runsWithLoss}, {"never_fired", s.coverage.neverFired()},

@@ -36,6 +36,8 @@ struct CommonArgs {
   /// --scenario-values: run the scenario's default schedule with the values it writes, instead of
   /// decodable ones (scenario/decodable.h); a pass it can't prove is then unknown.
   bool scenarioValues = false;
+  /// --faults (sweep, check): the fault kinds to run (plan/fault_kind.h); empty: the command's default.
+  std::vector<std::string> faults;
 };
 
 /// One executed schedule and its judgement.

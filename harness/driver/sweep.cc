@@ -8,6 +8,7 @@
 #include "history/trace.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <iostream>
 
@@ -48,11 +49,17 @@ int sweepCommand(const CommonArgs& common) {
     for (const auto& sk : trace.skipped) skipped.push_back({{"step", sk.step}, {"reason", sk.reason}});
   }
 
+  // One run per fault: every kind of --faults at every point where it applies (history/trace.h faultsAt).
+  const std::vector<std::string> swept = common.faults.empty() ? std::vector<std::string>{"kill"} : common.faults;
   std::vector<Schedule> schedules;
+  std::vector<const TracePoint*> pointOf;
   for (const auto& p : points) {
-    Schedule s = base;
-    s.faults = {p.fault};
-    schedules.push_back(std::move(s));
+    for (Fault& f : faultsAt(p, swept, sweepDelayMs(common.run.claim_idle_ms))) {
+      Schedule s = base;
+      s.faults = {std::move(f)};
+      schedules.push_back(std::move(s));
+      pointOf.push_back(&p);
+    }
   }
   Progress progress("sweep " + target.name, schedules.size());
   auto judged = pool.judgeAll(schedules, false, [&](size_t, const Judged& j) { progress.done(j.verdict == Verdict::Fail); });
@@ -64,7 +71,7 @@ int sweepCommand(const CommonArgs& common) {
                            base.summary());
   if (!baseline.error.empty())
     std::cerr << errorLine(baseline.error, report.runs().front().logs, session.reportDir()) << "\n";
-  std::cout << fmt::format("  {:<24} {:<7} {:<10} {}\n", "kill point", "server", "verdict", "violations");
+  std::cout << fmt::format("  {:<30} {:<7} {:<10} {}\n", "fault", "server", "verdict", "violations");
   for (size_t i = 0; i < judged.size(); ++i) {
     const auto& j = judged[i];
     bool f = fired(j);
@@ -72,11 +79,13 @@ int sweepCommand(const CommonArgs& common) {
     fails += j.verdict == Verdict::Fail;
     unknown += j.verdict != Verdict::Fail && j.verdict != Verdict::Pass;
     auto kinds = j.kinds();
-    table.push_back({{"point", points[i].fault.str()}, {"server", points[i].server}, {"detail", points[i].detail},
+    const Fault& fault = j.schedule.faults.front();
+    const TracePoint& p = *pointOf[i];
+    table.push_back({{"point", fault.str()}, {"kind", fault.kind}, {"server", p.server}, {"detail", p.detail},
                      {"verdict", toString(j.verdict)}, {"fired", f}, {"kinds", kinds}});
-    std::cout << fmt::format("  {:<24} {:<7} {:<10} {}\n", points[i].fault.str(), points[i].server,
-                             f ? toString(j.verdict) : "not fired", kindsText(kinds));
-    if (j.verdict != Verdict::Pass) report.addRun(session.record(j, points[i].fault.str(), target.name));
+    std::cout << fmt::format("  {:<30} {:<7} {:<10} {}\n", fault.str(), p.server, f ? toString(j.verdict) : "not fired",
+                             kindsText(kinds));
+    if (j.verdict != Verdict::Pass) report.addRun(session.record(j, fault.str(), target.name));
   }
   Verdict verdict = fails ? Verdict::Fail : (unknown || notFired || !traceUsable) ? Verdict::Unknown : Verdict::Pass;
   if (!baseline.error.empty()) verdict = Verdict::Error;
@@ -87,13 +96,14 @@ int sweepCommand(const CommonArgs& common) {
   report.verdict(verdict);
   report.error(baseline.error);
   report.processesOf("baseline");
-  report.section("sweep", {{"points", table}, {"skipped", skipped}, {"failed", fails}, {"unknown", unknown},
+  report.section("sweep", {{"points", table}, {"fault_kinds", swept}, {"skipped", skipped}, {"failed", fails}, {"unknown", unknown},
                            {"not_fired", notFired}});
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   report.timings({{"total_ms", ms}, {"schedules", schedules.size() + 1}});
   std::string path = report.write(session.reportDir().string(), common.junit);
-  std::cout << fmt::format("{}: {} kill points run, {} failed, {} not fired, {} unknown, {} steps skipped; {} ms\n",
-                           toString(verdict), schedules.size(), fails, notFired, unknown, skipped.size(), ms);
+  std::cout << fmt::format("{}: {} faults run ({}), {} failed, {} not fired, {} unknown, {} steps skipped; {} ms\n",
+                           toString(verdict), schedules.size(), fmt::join(swept, ","), fails, notFired, unknown,
+                           skipped.size(), ms);
   std::cout << "report: " << path << "\n";
   return exitStatus(verdict);
 }

@@ -44,4 +44,21 @@ bool setUpStep(const ops::Step& step) {
   return step.server == "valkey" && (step.verb == "SELECT" || step.verb == "AUTH");
 }
 
+std::vector<Fault> faultsAt(const TracePoint& p, const std::vector<std::string>& kinds, int delayMs) {
+  std::vector<Fault> out;
+  const bool before = p.fault.when == When::Before;
+  for (const auto& kind : kinds) {
+    Fault f = p.fault;
+    f.kind = kind;
+    if (kind == "delay") f.args = {std::to_string(delayMs)};
+    else if (kind == "error" && !before) continue;
+    else if (kind == "forget" && (before || p.server != "valkey")) continue;
+    else if (kind != "kill" && kind != "drop" && kind != "error" && kind != "forget") continue;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+int sweepDelayMs(int claimIdleMs) { return std::max(100, 3 * claimIdleMs); }
+
 } // namespace idem

@@ -19,12 +19,21 @@ struct Effect {
     Kill,  ///< SIGKILL the consumer's process group; the request (before) or reply (after) is withheld
     Drop,  ///< reset the connection (both sides); the process lives and sees a connection error
     Delay, ///< hold the request (before) or the reply (after) for `time`, then let it through
-    Error, ///< answer the request with a server error (`code`, `message`) instead of forwarding it
+    Error, ///< answer the request with a server error (`code`, `message`) instead of its result
+    Forget, ///< the broker forgets deliveries and acknowledgements (a failover to a lagging replica): the
+            ///< harness moves the group's last-delivered id back to the start of the stream, while the step
+            ///< waits, so every entry sent so far is delivered again
   };
   Action action = Action::Kill;
   std::chrono::milliseconds time{0};
   std::string code;
   std::string message;
+  /// Error: the server the error belongs to ("pg" or "valkey"); at a step of the other server the fault
+  /// does not fire (a note says so).
+  std::string server;
+  /// Error: the server ends the session with it (PostgreSQL FATAL, e.g. 57P01 admin_shutdown): the
+  /// connection closes after the reply.
+  bool fatal = false;
 };
 
 class FaultKind {
@@ -39,6 +48,10 @@ public:
   /// What `f` does to its step.
   virtual Effect effect(const Fault& f) const = 0;
 };
+
+/// The error an `error` fault without a code answers at a step of `server` ("pg": 40001 serialization_failure,
+/// "valkey": LOADING).
+Effect defaultError(const std::string& server);
 
 /// The kind named `name`; throws UsageError naming `what` and listing the kinds when there is none.
 const FaultKind& faultKind(const std::string& name, const std::string& what);

@@ -27,7 +27,7 @@ std::string oneLine(std::string s) {
 
 } // namespace
 
-std::string errorReply(Server server, const std::string& code, const std::string& text, char txStatus) {
+std::string errorReply(Server server, const std::string& code, const std::string& text, char txStatus, bool fatal) {
   std::string out;
   if (server == Server::Valkey) {
     out.append("-").append(oneLine(code));
@@ -35,10 +35,23 @@ std::string errorReply(Server server, const std::string& code, const std::string
     return out.append("\r\n");
   }
   std::string body;
-  body.append(field('S', "ERROR")).append(field('V', "ERROR")).append(field('C', code)).append(field('M', text));
+  const char* severity = fatal ? "FATAL" : "ERROR";
+  body.append(field('S', severity)).append(field('V', severity)).append(field('C', code)).append(field('M', text));
   body.push_back('\0');
-  out.append(message('E', body)).append(message('Z', std::string(1, txStatus)));
+  out.append(message('E', body));
+  if (!fatal) out.append(message('Z', std::string(1, txStatus)));
   return out;
+}
+
+std::string pgRaiseQuery(const std::string& code, const std::string& text) {
+  // A PL/pgSQL string literal inside the dollar-quoted body: single quotes doubled.
+  std::string msg;
+  for (char c : text) msg += c == '\'' ? std::string("''") : std::string(1, c);
+  std::string sql = "DO $idemproof$ BEGIN RAISE EXCEPTION USING ERRCODE = '" + code + "', MESSAGE = '" + msg +
+                    " (injected by idemproof)'; END $idemproof$";
+  std::string body = sql;
+  body.push_back('\0');
+  return message('Q', body);
 }
 
 } // namespace idem::proxy

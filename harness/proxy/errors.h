@@ -9,6 +9,14 @@ namespace idem::proxy {
 /// PostgreSQL: ErrorResponse (severity ERROR, SQLSTATE `code`, `message`) then ReadyForQuery with
 /// transaction status `txStatus` ('I' idle, 'T' in a transaction, 'E' in a failed one). Valkey: the simple
 /// error "-CODE message\r\n" (the code is the error's first word, as servers send it: "LOADING ...").
-std::string errorReply(Server server, const std::string& code, const std::string& message, char txStatus = 'I');
+/// `fatal` (PostgreSQL): severity FATAL and no ReadyForQuery — the server ends the session after it.
+std::string errorReply(Server server, const std::string& code, const std::string& message, char txStatus = 'I',
+                       bool fatal = false);
+
+/// PostgreSQL: a simple Query that makes the server itself raise SQLSTATE `code` with `message`, sent in
+/// place of a request so that the server's state is what the client is told: the statement does nothing,
+/// a transaction around it is aborted, and ReadyForQuery says so. Its reply (ErrorResponse, then
+/// ReadyForQuery) is what the client expects of any failed Query or Sync-ended group.
+std::string pgRaiseQuery(const std::string& code, const std::string& message);
 
 } // namespace idem::proxy

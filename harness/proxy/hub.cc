@@ -110,6 +110,7 @@ struct Conn : std::enable_shared_from_this<Conn> {
   bool clientEof = false, upstreamEof = false;
   bool clientOpaque = false, serverOpaque = false; // undecodable: pass through unobserved
   bool dead = false;
+  bool closeAfterAnswer = false; // an Answer that ends the session: close once the client has it
   /// A step held by a Hold decision: its token, its bytes, and its timer.
   struct Held {
     StepToken token;
@@ -199,6 +200,14 @@ struct Conn : std::enable_shared_from_this<Conn> {
       held.clear();
       if (request) tracker->withdrawLast(); // the server owes no reply for it
       sendClient(d.answer);
+      if (!d.close) return true;
+      closeAfterAnswer = true; // maybeClose: once the client has it, close (FIN) both sides
+      clientEof = true;
+      maybeClose();
+      return false;
+    case Decision::Kind::Replace:
+      held.clear();
+      forward(request, token, d.answer);
       return true;
     }
     return true;
@@ -261,6 +270,10 @@ struct Conn : std::enable_shared_from_this<Conn> {
     bool& opaque = fromClient ? clientOpaque : serverOpaque;
     std::string& held = fromClient ? heldReq : heldRep;
     const std::optional<Held>& hold = fromClient ? holdReq : holdRep;
+    if (closeAfterAnswer) { // the session is over: nothing more is read from either side
+      in.clear();
+      return;
+    }
     size_t off = 0;
     while (!dead && !hold && off < in.size()) {
       if (opaque) {
@@ -410,6 +423,10 @@ struct Conn : std::enable_shared_from_this<Conn> {
   /// A side closed: once what it sent has been written to the other side, close both.
   void maybeClose() {
     if (dead) return;
+    if (closeAfterAnswer) {
+      if (!writingClient && outClient.empty()) finish();
+      return;
+    }
     if (clientEof && !writingUpstream && outUpstream.empty() && !holdReq) return finish();
     if (upstreamEof && !writingClient && outClient.empty() && !holdRep) return finish();
   }

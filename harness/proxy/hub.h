@@ -38,11 +38,16 @@ struct Decision {
     Drop,  ///< withhold it and reset this connection; the process lives and sees a connection error
     Hold,  ///< withhold it, and what follows it in the same direction, until released (Hub::release) or
            ///< for `hold`; then forward it
-    Answer ///< send `answer` to the client instead (a request is then not forwarded: its reply is `answer`)
+    Answer, ///< send `answer` to the client instead (a request is then not forwarded: its reply is `answer`);
+            ///< with `close`, then close the connection (a server that ends the session)
+    Replace ///< a request only: send `answer` to the server in its place; the server's reply to it is the
+            ///< step's reply (e.g. a statement that raises an error, so that the server's state is what the
+            ///< client is told)
   };
   Kind kind = Kind::Pass;
   std::chrono::milliseconds hold{0}; ///< Hold: release by itself after this long (0: only by release())
-  std::string answer;                ///< Answer: the bytes of the reply the client gets
+  std::string answer;                ///< Answer: the bytes of the reply the client gets; Replace: the request
+  bool close = false;                ///< Answer: close the connection once the client has the answer
 
   static Decision pass() { return {}; }
 };

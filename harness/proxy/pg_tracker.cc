@@ -246,6 +246,7 @@ private:
   void requestEnd(ClientMsg& out, StepInfo step, bool flushed) {
     out.kind = ClientMsg::Kind::RequestEnd;
     out.step = std::move(step);
+    out.step.flushed = flushed;
     Outstanding o;
     o.flushed = flushed;
     o.remaining = group_.messages();

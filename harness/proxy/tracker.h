@@ -33,6 +33,9 @@ struct StepInfo {
   std::string detail;   ///< the SQL text or the command line, abbreviated to ~200 bytes
   std::vector<std::string> acked; ///< XACK: the entry ids in the request
   bool blocking = false;          ///< XREADGROUP/XREAD/BLPOP/... with BLOCK: the reply may take long
+  /// PostgreSQL: an extended-protocol group ended by Flush, not Sync (after an error the server skips to
+  /// the client's next Sync, so no ReadyForQuery ends its reply).
+  bool flushed = false;
 };
 
 struct ReplyInfo {

@@ -47,8 +47,14 @@ bool sameFailure(const CaseResult& o, const std::set<std::string>& kinds) {
 void Coverage::add(const CaseResult& o) {
   if (!o.planned.empty()) ++runsWithKills;
   if (o.coverageLoss()) ++runsWithLoss;
-  for (const auto& p : o.planned) byVerb[p.verb].first++;
-  for (const auto& p : o.fired) byVerb[p.verb].second++;
+  for (const auto& p : o.planned) {
+    byVerb[p.verb].first++;
+    byKind[p.kind][p.verb].first++;
+  }
+  for (const auto& p : o.fired) {
+    byVerb[p.verb].second++;
+    byKind[p.kind][p.verb].second++;
+  }
 }
 
 int Coverage::planned() const {
@@ -74,6 +80,26 @@ nlohmann::json Coverage::toJson() const {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [v, pf] : byVerb) j[v] = {{"planned", pf.first}, {"fired", pf.second}};
   return j;
+}
+
+nlohmann::json Coverage::byKindJson() const {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [kind, verbs] : byKind)
+    for (const auto& [v, pf] : verbs) j[kind][v] = {{"planned", pf.first}, {"fired", pf.second}};
+  return j;
+}
+
+std::string Coverage::text() const {
+  std::string out;
+  for (const auto& [kind, verbs] : byKind) {
+    out += (out.empty() ? "" : "; ") + kind + ":";
+    bool first = true;
+    for (const auto& [v, pf] : verbs) {
+      out += (first ? " " : ", ") + v + " " + std::to_string(pf.second) + "/" + std::to_string(pf.first);
+      first = false;
+    }
+  }
+  return out;
 }
 
 } // namespace idem

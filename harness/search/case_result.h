@@ -38,7 +38,8 @@ bool sameFailure(const CaseResult& o, const std::set<std::string>& kinds);
 
 /// Planned and fired kill points per verb, summed over runs.
 struct Coverage {
-  std::map<std::string, std::pair<int, int>> byVerb; ///< verb -> (planned, fired)
+  std::map<std::string, std::pair<int, int>> byVerb; ///< verb -> (planned, fired), every kind of fault
+  std::map<std::string, std::map<std::string, std::pair<int, int>>> byKind; ///< kind -> verb -> (planned, fired)
   int runsWithKills = 0;
   int runsWithLoss = 0;  ///< runs in which some planned point never fired
   void add(const CaseResult& o);
@@ -48,6 +49,10 @@ struct Coverage {
   std::vector<std::string> neverFired() const;
   /// {"VERB": {"planned": p, "fired": f}, ...}
   nlohmann::json toJson() const;
+  /// {"KIND": {"VERB": {"planned": p, "fired": f}, ...}, ...}
+  nlohmann::json byKindJson() const;
+  /// "kill: COMMIT 2/2, XACK 1/1; drop: UPDATE 0/1"
+  std::string text() const;
 };
 
 } // namespace idem

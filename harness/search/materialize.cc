@@ -55,7 +55,7 @@ std::vector<int> originals(const Shape& s, const Scenario& sc, const std::vector
 
 } // namespace
 
-Schedule materialize(const Shape& s, const Scenario& sc, const KillModel& km, uint64_t seed) {
+Schedule materialize(const Shape& s, const Scenario& sc, const KillModel& km, uint64_t seed, const ModelParams& params) {
   Schedule out;
   out.scenario = sc.name;
   out.seed = seed;
@@ -89,6 +89,10 @@ Schedule materialize(const Shape& s, const Scenario& sc, const KillModel& km, ui
       int bound = km.bound(verb, n);
       if (bound < 1) continue;
       Fault p = Fault::kill(k.before ? When::Before : When::After, verb, 1 + (std::max(1, k.k) - 1) % bound);
+      if (!params.faultKinds.empty()) p.kind = params.faultKinds[static_cast<size_t>(std::abs(k.kind)) % params.faultKinds.size()];
+      if (p.kind == "error") p.when = When::Before;
+      if (p.kind == "forget") p.when = When::After;
+      if (p.kind == "delay") p.args = {std::to_string(params.delayMs)};
       // One point per step: before:V#k withholds the step that after:V#k waits for.
       bool taken = std::any_of(out.faults.begin(), out.faults.end(),
                                [&](const Fault& q) { return q.verb == p.verb && q.k == p.k; });

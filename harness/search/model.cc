@@ -104,7 +104,10 @@ rc::Gen<Shape> shapeGen(const Scenario& sc, const KillModel& km, const ModelPara
   int maxK = std::max(1, km.maxBound(maxEvents));
   auto kill = gen::build<Shape::Kill>(gen::set(&Shape::Kill::verb, gen::inRange(0, verbs)),
                                       gen::set(&Shape::Kill::before, coin()),
-                                      gen::set(&Shape::Kill::k, gen::inRange(1, maxK + 1)));
+                                      gen::set(&Shape::Kill::k, gen::inRange(1, maxK + 1)),
+                                      gen::set(&Shape::Kill::kind, p.faultKinds.size() > 1
+                                                                       ? gen::inRange(0, int(p.faultKinds.size()))
+                                                                       : gen::just(0)));
   int keys = std::max<int>(1, sc.keys.size());
   return gen::build<Shape>(
       gen::set(&Shape::events, weightedVector(event, uniform(std::max(1, p.minEvents), maxEvents))),

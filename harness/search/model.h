@@ -26,6 +26,9 @@ struct ModelParams {
   int maxPhases = 3;            ///< a retry goes to phase 1..maxPhases (later: long after the original was acked)
   int minKills = 0, maxKills = 2;
   bool drawRestart = true;      ///< draw new-name / same-name (else always new-name)
+  /// The fault kinds a fault is drawn from (check --faults); the first is what a fault's kind shrinks to.
+  std::vector<std::string> faultKinds{"kill"};
+  int delayMs = 100;            ///< the length of a delay fault (history/trace.h sweepDelayMs)
 };
 
 struct Shape {
@@ -42,6 +45,7 @@ struct Shape {
     int verb = 0;        ///< index into KillModel::verbs(), modulo its size
     bool before = false;
     int k = 1;           ///< 1-based; taken modulo the verb's bound for the schedule's event count
+    int kind = 0;        ///< index into ModelParams::faultKinds, modulo its size (0: the first, kill)
   };
   std::vector<Event> events;
   std::vector<Kill> kills;
@@ -58,8 +62,10 @@ rc::Shrinkable<Shape> generateCase(const rc::Gen<Shape>& gen, uint64_t seed, uin
 
 /// The schedule a shape stands for (scenario set, target empty, seed = `seed`). Kill points whose verb
 /// the model does not reach with this many events are left out, and so is a second point on one step
-/// (before:V#k withholds the step that after:V#k waits for).
-Schedule materialize(const Shape& s, const Scenario& sc, const KillModel& km, uint64_t seed);
+/// (before:V#k withholds the step that after:V#k waits for). A fault's kind comes from `p.faultKinds`: an
+/// error acts before its step, a forget after it, a delay lasts `p.delayMs`.
+Schedule materialize(const Shape& s, const Scenario& sc, const KillModel& km, uint64_t seed,
+                     const ModelParams& p = {});
 
 /// The field of a versioned scenario whose per-key versions may be delivered out of order ("" if none):
 /// the `of` of its first `version` field.

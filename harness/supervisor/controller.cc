@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <utility>
 
 namespace idem {
 
@@ -70,9 +71,10 @@ std::optional<Fault> Controller::takeFault(When when, const std::string& verb, i
 }
 
 proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, const Fault& fault, ops::Step step,
-                                 proxy::Server server) {
+                                 proxy::Server server, const proxy::StepToken& token, bool flushed) {
   const bool before = fault.when == When::Before;
-  const Effect effect = faultKind(fault.kind, "fault").effect(fault);
+  Effect effect = faultKind(fault.kind, "fault").effect(fault);
+  if (effect.action == Effect::Action::Error && effect.code.empty()) effect = defaultError(proxy::toString(server));
   const std::string& name = names_[owner];
   proxy::Decision d;
   switch (effect.action) {
@@ -100,13 +102,41 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
     d.kind = proxy::Decision::Kind::Drop;
     step.outcome = before ? ops::StepOutcome::DroppedBefore : ops::StepOutcome::DroppedAfter;
     break;
-  case Effect::Action::Error:
-    d.kind = proxy::Decision::Kind::Answer;
-    d.answer = proxy::errorReply(server, effect.code, effect.message);
-    step.outcome = ops::StepOutcome::Answered;
+  case Effect::Action::Error: {
+    const char* here = proxy::toString(server);
+    std::string why;
+    if (effect.server != here)
+      why = fmt::format("{} is a {} error and {} is a {} step", effect.code,
+                        effect.server == "pg" ? "PostgreSQL" : "Valkey", step.verb, here == std::string("pg") ? "PostgreSQL" : "Valkey");
+    else if (flushed)
+      why = "the step is an extended-protocol group ended by Flush, whose error reply the proxy can't stand in for";
+    if (!why.empty()) {
+      // Not applied: the step goes on as if there were no fault (reported as a fault that never fired).
+      history_.append(name, ops::Note{fmt::format("fault {} not applied: {}", fault.str(), why)});
+      return d;
+    }
     step.error = true;
     step.summary = effect.code + " " + effect.message;
-    break;
+    history_.append(name, ops::FaultOp{fault, 0});
+    if (server == proxy::Server::Pg && !effect.fatal) {
+      // The server raises the error itself (its transaction state is then what the client is told); the
+      // step ends with the server's reply, recorded as answered.
+      d.kind = proxy::Decision::Kind::Replace;
+      d.answer = proxy::pgRaiseQuery(effect.code, effect.message);
+      return d;
+    }
+    d.kind = proxy::Decision::Kind::Answer;
+    d.answer = proxy::errorReply(server, effect.code, effect.message, 'I', effect.fatal);
+    d.close = effect.fatal;
+    step.outcome = ops::StepOutcome::Answered;
+    history_.append(name, std::move(step));
+    return d;
+  }
+  case Effect::Action::Forget:
+    // The harness moves the broker back while the step waits (takeBrokerActions); recorded when done.
+    d.kind = proxy::Decision::Kind::Hold;
+    brokerActions_.push_back(BrokerAction{fault, name, token});
+    return d;
   case Effect::Action::Delay:
     // The step goes on after the delay: it is recorded when it ends, as any other.
     d.kind = proxy::Decision::Kind::Hold;
@@ -149,8 +179,10 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   token.id = nextToken_++;
   proxy::Decision d;
   auto fault = takeFault(When::Before, step.verb, f.k);
-  if (fault) d = fire(lock, owner, *fault, stepOf(f), server);
-  if (d.kind == proxy::Decision::Kind::Pass || d.kind == proxy::Decision::Kind::Hold) {
+  if (fault) d = fire(lock, owner, *fault, stepOf(f), server, token, step.flushed);
+  f.answered = d.kind == proxy::Decision::Kind::Replace;
+  if (d.kind == proxy::Decision::Kind::Pass || d.kind == proxy::Decision::Kind::Hold ||
+      d.kind == proxy::Decision::Kind::Replace) {
     // It goes to the server (now, or after a hold): a step in flight until its reply or a cut.
     auto& s = states_[owner];
     s.inflight++;
@@ -182,6 +214,7 @@ proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, co
   ops::Step s = stepOf(f);
   s.error = reply.error;
   s.summary = reply.summary;
+  if (f.answered) s.outcome = ops::StepOutcome::Answered; // the server ran idemproof's stand-in, not the request
   s.empty = reply.empty_read;
   for (const auto& e : reply.delivered) {
     ops::Delivered d{e.id, {}};
@@ -189,7 +222,7 @@ proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, co
     s.delivered.push_back(std::move(d));
   }
   if (auto fault = takeFault(When::After, f.step.verb, f.k)) {
-    proxy::Decision d = fire(lock, owner, *fault, s, f.server);
+    proxy::Decision d = fire(lock, owner, *fault, s, f.server, token, false);
     if (d.kind == proxy::Decision::Kind::Hold) {
       // The reply reaches the process after the delay (onReleased): still in flight until then.
       st.inflight++;
@@ -217,7 +250,7 @@ void Controller::replied(int owner, ops::Step s, const proxy::ReplyInfo& reply) 
     if (!reply.delivered.empty()) lastWork_ = now;
     st.lastWasEmptyRead = reply.empty_read && st.inflight == 0;
   }
-  s.outcome = ops::StepOutcome::Ok;
+  if (s.outcome != ops::StepOutcome::Answered) s.outcome = ops::StepOutcome::Ok;
   history_.append(names_[owner], std::move(s));
 }
 
@@ -273,6 +306,21 @@ Controller::ProcessState Controller::state(int owner) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = states_.find(owner);
   return it == states_.end() ? ProcessState{} : it->second;
+}
+
+std::vector<Controller::BrokerAction> Controller::takeBrokerActions() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::exchange(brokerActions_, {});
+}
+
+void Controller::brokerActionDone(const BrokerAction& a) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    history_.append(a.process, ops::FaultOp{a.fault, 0});
+    ++activity_;
+  }
+  cv_.notify_all();
+  if (hub_) hub_->release(a.token);
 }
 
 std::vector<Fault> Controller::pendingFaults() const {

@@ -58,6 +58,16 @@ public:
     Clock::time_point spawned;
   };
   ProcessState state(int owner) const;
+  /// A fault the supervisor carries out on a server while its step waits (forget: the broker goes back).
+  struct BrokerAction {
+    Fault fault;
+    std::string process;
+    proxy::StepToken token; ///< the held step: released by brokerActionDone
+  };
+  /// The broker actions due, oldest first; each must end with brokerActionDone.
+  std::vector<BrokerAction> takeBrokerActions();
+  /// Records the action's fault and lets its step go on.
+  void brokerActionDone(const BrokerAction& a);
   /// Faults not fired yet.
   std::vector<Fault> pendingFaults() const;
   /// The last time any process did work: a request other than a read, or a read that delivered entries.
@@ -75,13 +85,14 @@ private:
     int k = 0;
     int64_t t_req_us = 0;
     Clock::time_point sent;
+    bool answered = false; ///< an error fault: the server runs idemproof's stand-in instead (Decision::Replace)
   };
   /// The fault at (when, verb, k) if the schedule has it and it has not fired yet; removes it.
   std::optional<Fault> takeFault(When when, const std::string& verb, int k);
   /// Carries out `fault` at step `step` (its record, outcome still to set): returns the proxy's decision and
   /// records the step, the fault, or a note when a kill reached no process.
   proxy::Decision fire(std::unique_lock<std::mutex>& lock, int owner, const Fault& fault, ops::Step step,
-                       proxy::Server server);
+                       proxy::Server server, const proxy::StepToken& token, bool flushed);
   /// SIGKILLs the owner's process group; the errno of killpg, ESRCH when it has no process id yet.
   int killGroup(std::unique_lock<std::mutex>& lock, int owner);
   ops::Step stepOf(const Inflight& f) const;
@@ -106,6 +117,7 @@ private:
     proxy::ReplyInfo reply;
   };
   std::map<int64_t, HeldReply> heldReplies_;
+  std::vector<BrokerAction> brokerActions_;
   int64_t nextToken_ = 1;
   std::map<int, std::string> names_;
   std::map<int, pid_t> pids_;

@@ -327,6 +327,11 @@ private:
     while (true) {
       uint64_t before = seen;
       seen = ctl_.waitForActivity(seen, milliseconds(2));
+      for (const auto& a : ctl_.takeBrokerActions()) { // a forget fault: its step waits until this is done
+        ws_.forgetDeliveries();
+        ctl_.brokerActionDone(a);
+        lastEvent_ = Clock::now();
+      }
       const auto now = Clock::now();
       if (remaining().count() == 0) {
         std::string busy = busyReport(now);

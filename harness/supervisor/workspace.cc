@@ -234,6 +234,11 @@ BrokerState Workspace::Impl::broker() {
   return b;
 }
 
+void Workspace::Impl::forgetDeliveries() {
+  // Entries re-read with '>' replace their pending records (same id, this consumer, one delivery).
+  valkey->command({"XGROUP", "SETID", stream, group, "0"});
+}
+
 ops::Final Workspace::Impl::finalState() {
   ops::Final f;
   f.observed = observe();

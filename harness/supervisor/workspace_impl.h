@@ -49,6 +49,9 @@ struct Workspace::Impl {
   std::string send(History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields,
                    int phase);
   BrokerState broker();
+  /// The broker forgets what it delivered and what was acknowledged (a failover to a lagging replica):
+  /// the group's last-delivered id goes back to the start, so every entry is delivered again.
+  void forgetDeliveries();
   /// The final state (observed rows, pending and undelivered entries); the caller says how the run ended.
   ops::Final finalState();
   /// The consumer processes of one schedule (execute.cc).

@@ -19,6 +19,10 @@ struct Registry {
 
   Registry() {
     kinds.push_back(faults::makeKill());
+    kinds.push_back(faults::makeDrop());
+    kinds.push_back(faults::makeDelay());
+    kinds.push_back(faults::makeError());
+    kinds.push_back(faults::makeForget());
   }
 };
 
@@ -28,6 +32,46 @@ Registry& registry() {
 }
 
 } // namespace
+
+namespace faults {
+
+namespace {
+
+class Plain : public FaultKind {
+public:
+  Plain(std::string name, std::string usage, Effect::Action action)
+      : name_(std::move(name)), usage_(std::move(usage)), action_(action) {}
+  std::string name() const override { return name_; }
+  std::string usage() const override { return usage_; }
+  void check(const Fault& f, const std::string& what) const override {
+    requireArgs(f, 0, what, (name_ + ":before|after:VERB#k").c_str());
+  }
+  Effect effect(const Fault&) const override { return Effect{action_, {}, {}, {}, {}, false}; }
+
+private:
+  std::string name_, usage_;
+  Effect::Action action_;
+};
+
+} // namespace
+
+std::unique_ptr<FaultKind> makePlainKind(std::string name, std::string usage, Effect::Action action) {
+  return std::make_unique<Plain>(std::move(name), std::move(usage), action);
+}
+
+void requireArgs(const Fault& f, size_t n, const std::string& what, const char* form) {
+  if (f.args.size() == n) return;
+  throw UsageError(n == 0 ? fmt::format("{}: a {} fault takes no arguments ({})", what, f.kind, form)
+                          : fmt::format("{}: a {} fault takes {} argument{} ({})", what, f.kind, n, n == 1 ? "" : "s", form));
+}
+
+void requireWhen(const Fault& f, When when, const std::string& what, const char* why) {
+  if (f.when == when) return;
+  throw UsageError(fmt::format("{}: a {} fault acts {} its step only: {}", what, f.kind,
+                               when == When::Before ? "before" : "after", why));
+}
+
+} // namespace faults
 
 const FaultKind& faultKind(const std::string& name, const std::string& what) {
   auto& r = registry();

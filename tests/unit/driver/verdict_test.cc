@@ -38,7 +38,7 @@ TEST_CASE("a check passes only when kill points fired for every verb asked for")
   none.coverage.add(run({}, {}));
   decideVerdict(none);
   CHECK(none.verdict == Verdict::Unknown);
-  CHECK(noted(none, "no kill point fired"));
+  CHECK(noted(none, "no fault fired"));
 
   CheckSummary unreached;
   unreached.runs = unreached.passed = 2;
@@ -55,7 +55,7 @@ TEST_CASE("a check passes only when kill points fired for every verb asked for")
   partial.coverage.add(run({"after:COMMIT#9"}, {}));
   decideVerdict(partial);
   CHECK(partial.verdict == Verdict::Pass);
-  CHECK(noted(partial, "1 run had a kill point that never fired"));
+  CHECK(noted(partial, "1 run had a fault that never fired"));
 
   CheckSummary unknown = s;
   unknown.notes.clear();

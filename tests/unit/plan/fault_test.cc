@@ -40,12 +40,52 @@ TEST_CASE("fault: kill points are kills, printed as they were written") {
 TEST_CASE("fault: bad text names the flag and says the form") {
   CHECK(usageError([] { Fault::parse("after:COMMIT", "--crash"); }) ==
         "--crash: 'after:COMMIT': missing '#k' (expected [KIND:]before|after:VERB#k[:ARG...], e.g. after:COMMIT#3 or "
-        "drop:after:XACK#2; kinds: kill)");
+        "drop:after:XACK#2; kinds: kill, drop, delay, error, forget)");
   CHECK(usageError([] { Fault::parse("sideways:COMMIT#1"); }).find("'sideways' is no fault kind, nor before or after") !=
         std::string::npos);
   CHECK(usageError([] { Fault::parse("after:COMMIT#0"); }).find("k counts from 1") != std::string::npos);
-  CHECK(usageError([] { Fault::parse("after:COMMIT#1:5"); }).find("a kill takes no arguments") != std::string::npos);
+  CHECK(usageError([] { Fault::parse("after:COMMIT#1:5"); }).find("a kill fault takes no arguments") != std::string::npos);
   CHECK(usageError([] { Fault::parse("after:COM MIT#1"); }).find("verb has a character") != std::string::npos);
+}
+
+TEST_CASE("fault: the built-in kinds beyond kill, their arguments and their effects") {
+  Fault drop = Fault::parse("drop:after:COMMIT#2");
+  CHECK(drop.str() == "drop:after:COMMIT#2");
+  CHECK(faultKind("drop", "test").effect(drop).action == Effect::Action::Drop);
+  CHECK(usageError([] { Fault::parse("drop:after:COMMIT#2:1", "--crash"); }).find("a drop fault takes no arguments") !=
+        std::string::npos);
+
+  Fault delay = Fault::parse("delay:before:XACK#1:250");
+  Effect d = faultKind("delay", "test").effect(delay);
+  CHECK(d.action == Effect::Action::Delay);
+  CHECK(d.time == std::chrono::milliseconds(250));
+  CHECK(usageError([] { Fault::parse("delay:before:XACK#1", "--crash"); }).find("takes 1 argument") != std::string::npos);
+  for (const char* bad : {"delay:before:XACK#1:0", "delay:before:XACK#1:x", "delay:before:XACK#1:600001"})
+    CHECK(usageError([&] { Fault::parse(bad, "--crash"); }).find("whole number of milliseconds from 1 to 600000") !=
+          std::string::npos);
+
+  Fault serial = Fault::parse("error:before:UPDATE#1:40001");
+  Effect e = faultKind("error", "test").effect(serial);
+  CHECK(e.action == Effect::Action::Error);
+  CHECK(e.code == "40001");
+  CHECK(e.server == "pg");
+  CHECK(!e.fatal);
+  CHECK(faultKind("error", "test").effect(Fault::parse("error:before:COMMIT#1:57p01")).fatal);
+  CHECK(faultKind("error", "test").effect(Fault::parse("error:before:XACK#1:loading")).server == "valkey");
+  // Without a code: the step's server's transient error, chosen when it fires.
+  CHECK(faultKind("error", "test").effect(Fault::parse("error:before:XACK#1")).code.empty());
+  CHECK(defaultError("pg").code == "40001");
+  CHECK(defaultError("valkey").code == "LOADING");
+  CHECK(usageError([] { Fault::parse("error:after:COMMIT#1:40001", "--crash"); }).find("acts before its step only") !=
+        std::string::npos);
+  CHECK(usageError([] { Fault::parse("error:before:COMMIT#1:12345", "--crash"); })
+            .find("no error '12345' (errors: 40001, 40P01, 57P01, LOADING, BUSY, OOM, READONLY, NOGROUP)") !=
+        std::string::npos);
+
+  Fault forget = Fault::parse("forget:after:XACK#3");
+  CHECK(faultKind("forget", "test").effect(forget).action == Effect::Action::Forget);
+  CHECK(forget.str() == "forget:after:XACK#3");
+  CHECK(faultKinds() == std::vector<std::string>{"kill", "drop", "delay", "error", "forget"});
 }
 
 TEST_CASE("schedule: version 2 carries faults; version 1 files (kills) still load; others are named") {

@@ -1,32 +1,21 @@
 // The same kill points over the PostgreSQL proxy: simple Query ('Q') steps against a fake server.
 #include "rig.h"
 
+#include "../proxy/pg_messages.h"
+
 #include <catch2/catch.hpp>
 
 using namespace idem;
 using namespace idem::test;
 
-namespace {
-
-std::string msg(char type, const std::string& body) { return type + pg::i32(uint32_t(body.size() + 4)) + body; }
-const std::string kHello = msg('R', pg::i32(0)) + msg('Z', "I");                         // after startup
-const std::string kUpdated = msg('C', std::string("UPDATE 1") + '\0') + msg('Z', "I");  // after an UPDATE
-
-/// Connects and completes the startup (no step).
-void startup(RawClient& c) {
-  c.send(pg::startup());
-  REQUIRE(c.readN(kHello.size()) == kHello);
-}
-
-} // namespace
 
 TEST_CASE("pg: before:UPDATE#2 withholds the query and SIGKILLs") {
   Rig rig({"before:UPDATE#2"});
   RawClient client(rig.ports.pg);
-  startup(client);
+  pgStartup(client);
   const std::string q1 = pg::query("UPDATE t SET x = 1"), q2 = pg::query("update t SET x = 2");
   client.send(q1);
-  REQUIRE(client.readN(kUpdated.size()) == kUpdated);
+  REQUIRE(client.readN(kPgUpdated.size()) == kPgUpdated);
   client.send(q2);
 
   auto res = client.readUntilClosed();
@@ -50,10 +39,10 @@ TEST_CASE("pg: before:UPDATE#2 withholds the query and SIGKILLs") {
 TEST_CASE("pg: after:UPDATE#2 lets the server execute the query and withholds its reply") {
   Rig rig({"after:UPDATE#2"});
   RawClient client(rig.ports.pg);
-  startup(client);
+  pgStartup(client);
   const std::string q1 = pg::query("UPDATE t SET x = 1"), q2 = pg::query("UPDATE t SET x = 2");
   client.send(q1);
-  REQUIRE(client.readN(kUpdated.size()) == kUpdated);
+  REQUIRE(client.readN(kPgUpdated.size()) == kPgUpdated);
   client.send(q2);
 
   auto res = client.readUntilClosed();
@@ -62,7 +51,7 @@ TEST_CASE("pg: after:UPDATE#2 lets the server execute the query and withholds it
   REQUIRE(rig.pg.waitCount(2));
   CHECK(rig.pg.commands()[1] == std::vector<std::string>{"Q", "UPDATE t SET x = 2"});
   REQUIRE(rig.pg.waitClosed(1));
-  CHECK(rig.pg.sent(0) == kHello + kUpdated + kUpdated);
+  CHECK(rig.pg.sent(0) == kPgHello + kPgUpdated + kPgUpdated);
   requireKilled(rig.child);
 
   CHECK(stepLines(rig.history) == std::vector<std::string>{"UPDATE#1 ok", "UPDATE#2 killed-after"});
@@ -74,12 +63,12 @@ TEST_CASE("pg: after:UPDATE#2 lets the server execute the query and withholds it
 TEST_CASE("pg: without kill points bytes pass unchanged; verbs count per verb over both servers") {
   Rig rig({});
   RawClient pgc(rig.ports.pg), kv(rig.ports.valkey);
-  startup(pgc);
+  pgStartup(pgc);
   const std::string begin = pg::query("BEGIN"), ins = pg::query("INSERT INTO t VALUES (1)"),
                     commit = pg::query("COMMIT");
-  const std::string beginReply = msg('C', std::string("BEGIN") + '\0') + msg('Z', "I");
-  const std::string insReply = msg('C', std::string("INSERT 0 1") + '\0') + msg('Z', "I");
-  const std::string commitReply = msg('C', std::string("COMMIT") + '\0') + msg('Z', "I");
+  const std::string beginReply = proxy::test::pg::complete("BEGIN") + proxy::test::pg::ready('I');
+  const std::string insReply = proxy::test::pg::complete("INSERT 0 1") + proxy::test::pg::ready('I');
+  const std::string commitReply = proxy::test::pg::complete("COMMIT") + proxy::test::pg::ready('I');
   pgc.send(begin + ins + commit); // pipelined
   CHECK(pgc.readN(beginReply.size() + insReply.size() + commitReply.size()) == beginReply + insReply + commitReply);
   kv.send(resp({"SET", "a", "1"}));

@@ -48,6 +48,17 @@ struct Rig {
   }
 };
 
+/// What the fake PostgreSQL answers: after startup, after any Query.
+inline const std::string kPgHello = std::string("R") + pg::i32(8) + pg::i32(0) + "Z" + pg::i32(5) + "I";
+inline const std::string kPgUpdated =
+    std::string("C") + pg::i32(13) + std::string("UPDATE 1") + '\0' + "Z" + pg::i32(5) + "I";
+
+/// Connects and completes the startup (no step).
+inline void pgStartup(RawClient& c) {
+  c.send(pg::startup());
+  REQUIRE(c.readN(kPgHello.size()) == kPgHello);
+}
+
 /// Asserts the child exits, killed by SIGKILL.
 inline void requireKilled(SleepingChild& child) {
   auto st = child.waitExit();

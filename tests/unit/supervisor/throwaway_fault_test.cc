@@ -20,7 +20,7 @@ public:
   void check(const Fault& f, const std::string& what) const override {
     if (!f.args.empty()) throw UsageError(fmt::format("{}: sever takes no arguments", what));
   }
-  Effect effect(const Fault&) const override { return Effect{Effect::Action::Drop, {}, {}, {}}; }
+  Effect effect(const Fault&) const override { return Effect{Effect::Action::Drop, {}, {}, {}, {}, false}; }
 };
 
 class Linger : public FaultKind {
@@ -31,7 +31,7 @@ public:
     if (f.args.size() != 1) throw UsageError(fmt::format("{}: linger takes one argument, MS", what));
   }
   Effect effect(const Fault& f) const override {
-    return Effect{Effect::Action::Delay, std::chrono::milliseconds(std::stoi(f.args[0])), {}, {}};
+    return Effect{Effect::Action::Delay, std::chrono::milliseconds(std::stoi(f.args[0])), {}, {}, {}, false};
   }
 };
 

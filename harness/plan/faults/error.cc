@@ -1,0 +1,102 @@
+/// error: answer the step's request with a server error instead of its result. The server's state
+/// afterwards is what the client is told (docs/faults.md):
+///
+///   PostgreSQL 40001 serialization_failure, 40P01 deadlock_detected: the statement does nothing, and a
+///     transaction it was part of is aborted on the server too (the proxy sends the server a statement that
+///     raises this very error, so ReadyForQuery says 'E' and a later COMMIT rolls back);
+///   PostgreSQL 57P01 admin_shutdown: FATAL, the session ends; an open transaction rolls back;
+///   Valkey LOADING, BUSY, OOM, READONLY, NOGROUP: the command is not executed (the group stays: a
+///     transient NOGROUP, as a replica that has not seen XGROUP CREATE yet answers).
+///
+/// Only `before:` — an error after the request took effect would tell the client something that is not so.
+/// Without CODE (`error:before:COMMIT#1`) the error is the step's server's transient one: 40001 on
+/// PostgreSQL, LOADING on Valkey (what sweep and check use, since a verb alone does not name its server).
+#include "plan/faults/kinds.h"
+
+#include "core/error.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace idem::faults {
+
+struct ServerError {
+  const char* code;
+  const char* server;
+  const char* message;
+  bool fatal;
+};
+
+namespace {
+
+constexpr std::array<ServerError, 8> kErrors{{
+    {"40001", "pg", "could not serialize access due to concurrent update", false},
+    {"40P01", "pg", "deadlock detected", false},
+    {"57P01", "pg", "terminating connection due to administrator command", true},
+    {"LOADING", "valkey", "the server is loading the dataset in memory", false},
+    {"BUSY", "valkey", "the server is busy running a script", false},
+    {"OOM", "valkey", "command not allowed when used memory > 'maxmemory'", false},
+    {"READONLY", "valkey", "You can't write against a read only replica.", false},
+    {"NOGROUP", "valkey", "No such key or consumer group", false},
+}};
+
+std::string upper(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });
+  return s;
+}
+
+} // namespace
+
+const ServerError* findError(const std::string& code) {
+  for (const auto& e : kErrors)
+    if (upper(code) == e.code) return &e;
+  return nullptr;
+}
+
+namespace {
+
+class ErrorReply : public FaultKind {
+public:
+  std::string name() const override { return "error"; }
+  std::string usage() const override {
+    std::vector<std::string> codes;
+    for (const auto& e : kErrors) codes.push_back(e.code);
+    return fmt::format("error:before:VERB#k[:CODE]   answer a server error instead of the result (CODE: {}; "
+                       "default 40001 on PostgreSQL, LOADING on Valkey)",
+                       fmt::join(codes, ", "));
+  }
+  void check(const Fault& f, const std::string& what) const override {
+    if (f.args.empty()) return requireWhen(f, When::Before, what, "an error after the request took effect would not be what the server did");
+    requireArgs(f, 1, what, "error:before:VERB#k[:CODE]");
+    requireWhen(f, When::Before, what, "an error after the request took effect would not be what the server did");
+    if (!findError(f.args[0])) {
+      std::vector<std::string> codes;
+      for (const auto& e : kErrors) codes.push_back(e.code);
+      throw UsageError(fmt::format("{}: no error '{}' (errors: {})", what, f.args[0], fmt::join(codes, ", ")));
+    }
+  }
+  Effect effect(const Fault& f) const override {
+    if (f.args.empty()) return Effect{Effect::Action::Error, {}, {}, {}, {}, false}; // the server's own: defaultError
+    const ServerError* e = findError(f.args[0]);
+    return Effect{Effect::Action::Error, {}, e->code, e->message, e->server, e->fatal};
+  }
+};
+
+} // namespace
+
+std::unique_ptr<FaultKind> makeError() { return std::make_unique<ErrorReply>(); }
+
+} // namespace idem::faults
+
+namespace idem {
+
+Effect defaultError(const std::string& server) {
+  const faults::ServerError* e = faults::findError(server == "pg" ? "40001" : "LOADING");
+  return Effect{Effect::Action::Error, {}, e->code, e->message, e->server, e->fatal};
+}
+
+} // namespace idem

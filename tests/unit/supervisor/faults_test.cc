@@ -1,0 +1,198 @@
+// The built-in fault kinds beyond kill, carried out by the real Hub and Controller against fake servers:
+// what the server sees, what the client gets, what the history says. The PostgreSQL server's own
+// transaction state after an injected error is checked against a real server in
+// tests/integration/faults_test.cc; here, that the proxy hands the server a statement raising the error
+// in place of the request, for simple and extended-protocol steps.
+#include "rig.h"
+
+#include "../proxy/pg_messages.h"
+
+#include <catch2/catch.hpp>
+
+using namespace idem;
+using namespace idem::test;
+namespace wire = idem::proxy::test::pg;
+
+namespace {
+
+/// The SQL of every simple Query the fake PostgreSQL received.
+std::vector<std::string> queries(const FakeServer& s) {
+  std::vector<std::string> out;
+  for (const auto& c : s.commands())
+    if (c.size() == 2 && c[0] == "Q") out.push_back(c[1]);
+  return out;
+}
+
+bool raises(const std::string& sql, const std::string& code) {
+  return sql.find("RAISE EXCEPTION USING ERRCODE = '" + code + "'") != std::string::npos;
+}
+
+} // namespace
+
+TEST_CASE("error 40001 on a simple Query: the server runs a statement raising it instead; the step is answered") {
+  Rig rig({"error:before:UPDATE#2:40001"});
+  RawClient client(rig.ports.pg);
+  pgStartup(client);
+  client.send(wire::query("UPDATE t SET x = 1"));
+  REQUIRE(client.readN(kPgUpdated.size()) == kPgUpdated);
+  client.send(wire::query("UPDATE t SET x = 2"));
+  // The fake answers any Query with CommandComplete: what matters is what it was sent.
+  REQUIRE(client.readN(kPgUpdated.size() - 9).size() > 0);
+  REQUIRE(rig.pg.waitCount(2));
+  auto q = queries(rig.pg);
+  REQUIRE(q.size() == 2);
+  CHECK(q[0] == "UPDATE t SET x = 1");
+  CHECK(raises(q[1], "40001"));
+  CHECK(q[1].find("UPDATE t SET x = 2") == std::string::npos); // the request itself never reached the server
+  REQUIRE(rig.waitOps("step", 2));
+  CHECK(stepLines(rig.history) == std::vector<std::string>{"UPDATE#1 ok", "UPDATE#2 answered"});
+  auto faults = opsOf(rig.history, "fault");
+  REQUIRE(faults.size() == 1);
+  CHECK(faults[0].value["fault"] == "error:before:UPDATE#2:40001");
+  CHECK(rig.child.alive()); // the process lives: it sees an error and handles it
+}
+
+TEST_CASE("error on an extended-protocol group ended by Sync: the whole group is replaced by the raising Query") {
+  Rig rig({"error:before:INSERT#1:40P01"});
+  RawClient client(rig.ports.pg);
+  pgStartup(client);
+  const std::string group = wire::parse("s1", "INSERT INTO t VALUES ($1)") + wire::bind("", "s1") +
+                            wire::execute("") + wire::syncMessage();
+  client.send(group);
+  REQUIRE(rig.pg.waitCount(1));
+  REQUIRE(rig.waitOps("step", 1));
+  std::string got = rig.pg.received(0).substr(pg::startup().size());
+  CHECK(got.find("INSERT INTO t") == std::string::npos); // no Parse, Bind, Execute or Sync went on
+  CHECK(got[0] == 'Q');
+  REQUIRE(queries(rig.pg).size() == 1);
+  CHECK(raises(queries(rig.pg)[0], "40P01"));
+  CHECK(stepLines(rig.history) == std::vector<std::string>{"INSERT#1 answered"});
+}
+
+TEST_CASE("error on a group ended by Flush: not applied, noted, the group goes to the server unchanged") {
+  Rig rig({"error:before:INSERT#1:40001"});
+  RawClient client(rig.ports.pg);
+  pgStartup(client);
+  const std::string group =
+      wire::parse("s1", "INSERT INTO t VALUES ($1)") + wire::bind("", "s1") + wire::execute("") + wire::flushMessage();
+  client.send(group);
+  REQUIRE(rig.pg.waitBytes(0, pg::startup().size() + group.size()));
+  CHECK(rig.pg.received(0) == pg::startup() + group);
+  REQUIRE(rig.waitOps("note", 1));
+  CHECK(opsOf(rig.history, "note")[0].value["message"].get<std::string>().find("not applied") != std::string::npos);
+  CHECK(opsOf(rig.history, "fault").empty());
+}
+
+TEST_CASE("error 57P01: FATAL to the client, the session ends, the server never sees the request") {
+  Rig rig({"error:before:COMMIT#1:57P01"});
+  RawClient client(rig.ports.pg);
+  pgStartup(client);
+  client.send(wire::query("COMMIT"));
+  auto res = client.readUntilClosed();
+  CHECK(res.closed);
+  REQUIRE(!res.bytes.empty());
+  CHECK(res.bytes[0] == 'E');
+  CHECK(res.bytes.find("FATAL") != std::string::npos);
+  CHECK(res.bytes.find("57P01") != std::string::npos);
+  CHECK(res.bytes.find(wire::ready('I')) == std::string::npos); // no ReadyForQuery after a FATAL
+  REQUIRE(rig.pg.waitClosed(1));
+  CHECK(rig.pg.count() == 0);
+  CHECK(stepLines(rig.history) == std::vector<std::string>{"COMMIT#1 answered"});
+}
+
+TEST_CASE("error LOADING on Valkey: the client gets the error, the command is not executed, the connection lives") {
+  Rig rig({"error:before:SET#2:LOADING"});
+  RawClient client(rig.ports.valkey);
+  client.send(resp({"SET", "a", "1"}));
+  REQUIRE(client.readN(5) == "+OK\r\n");
+  client.send(resp({"SET", "b", "2"}));
+  const std::string want = "-LOADING the server is loading the dataset in memory\r\n";
+  CHECK(client.readN(want.size()) == want);
+  client.send(resp({"SET", "c", "3"}));
+  REQUIRE(client.readN(5) == "+OK\r\n");
+  REQUIRE(rig.valkey.waitCount(2));
+  CHECK(rig.valkey.commands() == std::vector<std::vector<std::string>>{{"SET", "a", "1"}, {"SET", "c", "3"}});
+  REQUIRE(rig.waitOps("step", 3));
+  CHECK(stepLines(rig.history) == std::vector<std::string>{"SET#1 ok", "SET#2 answered", "SET#3 ok"});
+}
+
+TEST_CASE("error without a code: the transient error of the step's server") {
+  Rig rig({"error:before:SET#1"});
+  RawClient client(rig.ports.valkey);
+  client.send(resp({"SET", "a", "1"}));
+  CHECK(client.readN(8) == "-LOADING");
+  CHECK(rig.valkey.count() == 0);
+}
+
+TEST_CASE("a PostgreSQL error at a Valkey step is not applied: noted, the step goes on") {
+  Rig rig({"error:before:SET#1:40001"});
+  RawClient client(rig.ports.valkey);
+  client.send(resp({"SET", "a", "1"}));
+  REQUIRE(client.readN(5) == "+OK\r\n");
+  REQUIRE(rig.waitOps("note", 1));
+  CHECK(opsOf(rig.history, "note")[0].value["message"].get<std::string>().find("40001 is a PostgreSQL error") !=
+        std::string::npos);
+  REQUIRE(rig.waitOps("step", 1));
+  CHECK(stepLines(rig.history) == std::vector<std::string>{"SET#1 ok"});
+}
+
+TEST_CASE("drop before UPDATE#2 on PostgreSQL: the server never sees it, the connection resets, the process lives") {
+  Rig rig({"drop:before:UPDATE#2"});
+  RawClient client(rig.ports.pg);
+  pgStartup(client);
+  client.send(wire::query("UPDATE t SET x = 1"));
+  REQUIRE(client.readN(kPgUpdated.size()) == kPgUpdated);
+  client.send(wire::query("UPDATE t SET x = 2"));
+  auto res = client.readUntilClosed();
+  CHECK(res.closed);
+  CHECK(res.bytes.empty());
+  REQUIRE(rig.pg.waitClosed(1));
+  CHECK(rig.pg.count() == 1);
+  CHECK(rig.child.alive());
+  REQUIRE(rig.waitOps("fault", 1));
+  CHECK(stepLines(rig.history) == std::vector<std::string>{"UPDATE#1 ok", "UPDATE#2 dropped-before"});
+  // The process reconnects: its new connection is proxied as before.
+  RawClient again(rig.ports.pg);
+  pgStartup(again);
+  again.send(wire::query("UPDATE t SET x = 3"));
+  CHECK(again.readN(kPgUpdated.size()) == kPgUpdated);
+}
+
+TEST_CASE("drop after COMMIT#1: the server commits, the client never learns it (the ambiguous commit)") {
+  Rig rig({"drop:after:COMMIT#1"});
+  RawClient client(rig.ports.pg);
+  pgStartup(client);
+  client.send(wire::query("COMMIT"));
+  auto res = client.readUntilClosed();
+  CHECK(res.closed);
+  CHECK(res.bytes.empty());
+  REQUIRE(rig.pg.waitCount(1)); // it reached the server
+  CHECK(rig.child.alive());
+  REQUIRE(rig.waitOps("step", 1));
+  CHECK(stepLines(rig.history) == std::vector<std::string>{"COMMIT#1 dropped-after"});
+}
+
+TEST_CASE("forget after SET#1: the reply waits until the harness has moved the broker back, then goes on") {
+  Rig rig({"forget:after:SET#1"});
+  RawClient client(rig.ports.valkey);
+  client.send(resp({"SET", "a", "1"}));
+  std::vector<Controller::BrokerAction> due;
+  REQUIRE(waitUntil([&] {
+    due = rig.ctl.takeBrokerActions();
+    return !due.empty();
+  }));
+  REQUIRE(due.size() == 1);
+  CHECK(due[0].fault.str() == "forget:after:SET#1");
+  CHECK(due[0].process == "c1");
+  // Held until the action is done: no step recorded, no fault recorded yet.
+  CHECK(opsOf(rig.history, "step").empty());
+  CHECK(opsOf(rig.history, "fault").empty());
+  rig.ctl.brokerActionDone(due[0]);
+  CHECK(client.readN(5) == "+OK\r\n");
+  REQUIRE(rig.waitOps("step", 1));
+  CHECK(stepLines(rig.history) == std::vector<std::string>{"SET#1 ok"});
+  auto faults = opsOf(rig.history, "fault");
+  REQUIRE(faults.size() == 1);
+  CHECK(faults[0].value["fault"] == "forget:after:SET#1");
+  CHECK(faults[0].index < opsOf(rig.history, "step")[0].index); // the broker moved before the reply went on
+}
