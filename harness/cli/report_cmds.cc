@@ -10,7 +10,9 @@ void addReportCommands(CLI::App& app, Handler& handler) {
   addCommon(*cmp, compareCommon, true);
   cmp->add_option("--runs", compareArgs.runs, "generated schedules per class (retries, late retries, reordered)")
       ->check(CLI::Range(0, 1000))->capture_default_str();
-  cmp->add_option("--per-class", compareArgs.perClass, "kill points run per kill class and target (0: every one)")
+  addFaults(*cmp, compareCommon, "fault kinds whose classes run besides kill (default: drop,delay,error,forget; "
+                                  "--faults kill: kills only)");
+  cmp->add_option("--per-class", compareArgs.perClass, "faults run per kill or fault class and target (0: every one)")
       ->check(CLI::Range(0, 10000))->capture_default_str();
   cmp->add_option("--events", compareArgs.events, "events of a generated schedule")->check(CLI::Range(2, 10000))
       ->capture_default_str();
@@ -25,7 +27,7 @@ void addReportCommands(CLI::App& app, Handler& handler) {
   addSeed(*demo, demoCommon);
   demo->add_option("--workers", demoCommon.workers, "schedules run in parallel (default: min(2, cores))")->check(CLI::Range(1, 16));
   demo->add_option("--runs", demoArgs.runs, "generated schedules per class")->check(CLI::Range(0, 1000))->capture_default_str();
-  demo->add_option("--per-class", demoArgs.perClass, "kill points run per kill class and target (0: every one)")
+  demo->add_option("--per-class", demoArgs.perClass, "faults run per kill or fault class and target (0: every one)")
       ->check(CLI::Range(0, 10000))->capture_default_str();
   demo->final_callback([&handler] { handler = [] { return demoCommand(demoCommon, demoArgs); }; });
 }

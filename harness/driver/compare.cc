@@ -76,7 +76,7 @@ Matrix matrixOf(const std::vector<Class>& classes, const std::vector<std::string
         const auto& j = judged[i];
         if (j.target != t || j.cls != c.id) continue;
         ++n;
-        if (c.kind == "kill") points.push_back(j.point);
+        if (c.kind == "kill" || c.kind == "fault") points.push_back(j.point);
         if (j.verdict == Verdict::Fail) {
           ++failed;
           kinds.insert(j.kinds.begin(), j.kinds.end());
@@ -89,7 +89,7 @@ Matrix matrixOf(const std::vector<Class>& classes, const std::vector<std::string
       Verdict verdict = n == 0 ? Verdict::NotApplicable : failed ? Verdict::Fail : unknown ? Verdict::Unknown : Verdict::Pass;
       cell.update({{"verdict", toString(verdict)}, {"kinds", kinds}, {"schedules", n}, {"failed", failed}, {"unknown", unknown},
                    {"example", example ? judged[*example].id : ""}});
-      if (c.kind == "kill") cell["points"] = points;
+      if (c.kind == "kill" || c.kind == "fault") cell["points"] = points;
       m.cells.push_back(cell);
       m.examples.push_back(example);
       targetKinds.insert(kinds.begin(), kinds.end());
@@ -122,7 +122,7 @@ Comparison compareTargets(Session& session, const Options& o, Progress& progress
   }
   runJobs(pool, jobs, 0, true, progress); // alone: their wall time is the cost
 
-  std::vector<Class> kills;
+  std::vector<Class> kills, faults;
   nlohmann::json costs = nlohmann::json::array();
   for (size_t t = 0; t < targets.size(); ++t) {
     const Judged& base = jobs[t].result;
@@ -130,18 +130,27 @@ Comparison compareTargets(Session& session, const Options& o, Progress& progress
     costs.push_back({{"target", targets[t].name}, {"entries", cost.entries}, {"steps", cost.steps}, {"wall_us", cost.wall_us},
                      {"msgs_per_s", cost.msgsPerSecond()}, {"round_trips_per_msg", cost.roundTripsPerMessage()}});
     if (!base.error.empty()) continue;
-    std::map<std::string, std::vector<ClassedPoint>> byClass;
-    std::vector<Class> mine;
-    for (auto& p : classifyKillPoints(base.history.ops())) {
-      if (!byClass.count(p.cls.id)) mine.push_back(p.cls);
-      byClass[p.cls.id].push_back(std::move(p));
-    }
-    mergeClassOrder(kills, mine);
-    for (const auto& c : mine) {
-      for (const auto& p : sample(byClass[c.id], o.perClass)) {
-        Schedule s = defaultScheduleFor(session, targets[t].name, 1);
-        s.faults = {p.kill};
-        jobs.push_back({t, c.id, o.runPrefix + targets[t].name + "/" + p.kill.str(), fmt::format("{} ({})", c.label, p.kill.str()), s, {}});
+    // Kill classes (the gap a kill falls in), then fault classes (kind and moment): each run on a sample.
+    // (Both lists first: jobs grows below, and `base` lives in it.)
+    std::vector<std::vector<ClassedPoint>> classed{classifyKillPoints(base.history.ops()),
+                                                   classifyFaultPoints(base.history.ops(), o.faults, o.delayMs)};
+    for (size_t which = 0; which < classed.size(); ++which) {
+      std::vector<Class>* list = which == 0 ? &kills : &faults;
+      std::map<std::string, std::vector<ClassedPoint>> byClass;
+      std::vector<Class> mine;
+      for (auto& p : classed[which]) {
+        if (!byClass.count(p.cls.id)) mine.push_back(p.cls);
+        byClass[p.cls.id].push_back(std::move(p));
+      }
+      mergeClassOrder(*list, mine);
+      for (const auto& c : mine) {
+        auto picked = which == 0 ? sample(byClass[c.id], o.perClass) : sampleCentered(byClass[c.id], o.perClass);
+        for (const auto& p : picked) {
+          Schedule s = defaultScheduleFor(session, targets[t].name, 1);
+          s.faults = {p.fault};
+          jobs.push_back({t, c.id, o.runPrefix + targets[t].name + "/" + p.fault.str(),
+                          fmt::format("{} ({})", c.label, p.fault.str()), s, {}});
+        }
       }
     }
   }
@@ -156,6 +165,7 @@ Comparison compareTargets(Session& session, const Options& o, Progress& progress
       }
   }
   classes.insert(classes.end(), kills.begin(), kills.end());
+  classes.insert(classes.end(), faults.begin(), faults.end());
   progress.addTotal(jobs.size() - targets.size());
   runJobs(pool, jobs, targets.size(), false, progress);
 

@@ -19,16 +19,16 @@ namespace idem::compare {
 
 /// One class of schedules: a row of the matrix.
 struct Class {
-  std::string id;    ///< "default", "retry", "late-retry", "reorder", "kill:COMMIT>XACK"
-  std::string kind;  ///< schedule | retry | reorder | kill
+  std::string id;    ///< "default", "retry", "late-retry", "reorder", "kill:COMMIT>XACK", "drop:after"
+  std::string kind;  ///< schedule | retry | reorder | kill | fault
   std::string label; ///< "after COMMIT, before XACK"
   std::string description;
 };
 void to_json(nlohmann::json& j, const Class& c);
 
-/// A kill point of a fault-free trace and the class of the gap it falls in.
+/// A fault at a point of a fault-free trace and its class.
 struct ClassedPoint {
-  Fault kill;
+  Fault fault;
   Class cls;
   std::string server, detail;
 };
@@ -38,8 +38,18 @@ struct ClassedPoint {
 /// COMMIT, before XACK").
 std::vector<ClassedPoint> classifyKillPoints(const std::vector<Op>& history);
 
+/// The faults of `kinds` other than kill at the points of a fault-free history (history/trace.h faultsAt),
+/// classed by kind and moment: drop before a step, drop after it (the ambiguous commit), an error reply, a
+/// delayed request, a delayed reply, a broker that forgets.
+std::vector<ClassedPoint> classifyFaultPoints(const std::vector<Op>& history, const std::vector<std::string>& kinds,
+                                              int delayMs);
+
 /// At most `n` of `points` (all when n <= 0 or there are fewer), spread evenly, the first included.
 std::vector<ClassedPoint> sample(const std::vector<ClassedPoint>& points, int n);
+
+/// At most `n` of `points` (all when n <= 0 or there are fewer), each the middle of one of n equal parts:
+/// a fault class spans the whole trace, and its middle parts are the consumer's work, not its start-up.
+std::vector<ClassedPoint> sampleCentered(const std::vector<ClassedPoint>& points, int n);
 
 /// A generated class and its schedules (the same for every target).
 struct Generated {
@@ -57,7 +67,10 @@ void mergeClassOrder(std::vector<Class>& order, const std::vector<Class>& mine);
 
 struct Options {
   int runs = 3;          ///< schedules per generated class
-  int perClass = 0;      ///< kill points per kill class and target; 0: all
+  int perClass = 0;      ///< faults per kill or fault class and target; 0: all
+  /// Fault kinds besides kill whose classes run (compare --faults; kill is always run).
+  std::vector<std::string> faults{"drop", "delay", "error", "forget"};
+  int delayMs = 100;     ///< the length of delay faults
   int events = 6;        ///< events of a generated schedule
   uint64_t seed = 0;
   std::string runPrefix; ///< prefix of run ids ("wallet/" in the demo)
@@ -80,7 +93,7 @@ struct JudgedCell {
   std::string id;         ///< the run's id
   Verdict verdict = Verdict::Unknown; ///< pass | fail | unknown | error
   std::set<std::string> kinds;
-  std::string point;      ///< its kill point, for kill classes
+  std::string point;      ///< its fault, for kill and fault classes
 };
 
 /// The matrix: one cell per class x target (n/a where the target has no schedule of the class), each

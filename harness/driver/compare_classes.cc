@@ -28,7 +28,57 @@ Class gapClass(const std::string& prev, const std::string& next) {
   return c;
 }
 
+/// The class of a fault other than a kill: its kind and moment.
+Class faultClass(const Fault& f) {
+  const bool before = f.when == When::Before;
+  Class c;
+  c.kind = "fault";
+  if (f.kind == "drop") {
+    c.id = before ? "drop:before" : "drop:after";
+    c.label = before ? "drop before a step" : "drop after a step (ambiguous)";
+    c.description = before ? "drop:before:VERB#k: the server never sees the request; the process lives"
+                           : "drop:after:VERB#k: the request takes effect, its reply is lost with the connection";
+  } else if (f.kind == "delay") {
+    c.id = before ? "delay:before" : "delay:after";
+    c.label = before ? "request delayed" : "reply delayed";
+    c.description = fmt::format("delay:{}:VERB#k:{}: held {} ms, past CLAIM_IDLE_MS", before ? "before" : "after",
+                                f.args.empty() ? "" : f.args[0], f.args.empty() ? "" : f.args[0]);
+  } else if (f.kind == "error") {
+    c.id = "error";
+    c.label = "error reply";
+    c.description = "error:before:VERB#k: 40001 serialization_failure on PostgreSQL, LOADING on Valkey";
+  } else if (f.kind == "forget") {
+    c.id = "forget";
+    c.label = "broker forgets acks";
+    c.description = "forget:after:VERB#k after each Valkey step: every entry is delivered again (a lagging replica)";
+  } else {
+    c.id = f.kind;
+    c.label = f.kind;
+    c.description = f.kind + " faults";
+  }
+  return c;
+}
+
 } // namespace
+
+std::vector<ClassedPoint> classifyFaultPoints(const std::vector<Op>& history, const std::vector<std::string>& kinds,
+                                              int delayMs) {
+  std::vector<std::string> others;
+  for (const auto& k : kinds)
+    if (k != "kill") others.push_back(k);
+  std::vector<ClassedPoint> out;
+  for (const auto& p : traceOf(history).points) {
+    for (auto& f : faultsAt(p, others, delayMs)) {
+      ClassedPoint c;
+      c.cls = faultClass(f);
+      c.fault = std::move(f);
+      c.server = p.server;
+      c.detail = p.detail;
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
 
 void to_json(nlohmann::json& j, const Class& c) {
   j = {{"id", c.id}, {"kind", c.kind}, {"label", c.label}, {"description", c.description}};
@@ -38,12 +88,19 @@ std::vector<ClassedPoint> classifyKillPoints(const std::vector<Op>& history) {
   std::vector<ClassedPoint> out;
   for (const auto& p : traceOf(history).points) {
     ClassedPoint c;
-    c.kill = p.fault;
+    c.fault = p.fault;
     c.cls = p.fault.when == When::Before ? gapClass(p.prevVerb, p.fault.verb) : gapClass(p.fault.verb, p.nextVerb);
     c.server = p.server;
     c.detail = p.detail;
     out.push_back(std::move(c));
   }
+  return out;
+}
+
+std::vector<ClassedPoint> sampleCentered(const std::vector<ClassedPoint>& points, int n) {
+  if (n <= 0 || points.size() <= static_cast<size_t>(n)) return points;
+  std::vector<ClassedPoint> out;
+  for (int j = 0; j < n; ++j) out.push_back(points[((2 * j + 1) * points.size()) / (2 * static_cast<size_t>(n))]);
   return out;
 }
 

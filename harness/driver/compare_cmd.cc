@@ -1,5 +1,6 @@
 /// idemproof compare: the matrix of classes x targets on one scenario, its costs, one report.
 #include "driver/compare.h"
+#include "history/trace.h"
 
 #include "core/error.h"
 
@@ -72,6 +73,8 @@ int compareCommand(const CommonArgs& common, const CompareArgs& args) {
   compare::Options o;
   o.runs = args.runs;
   o.perClass = args.perClass;
+  if (!common.faults.empty()) o.faults = common.faults;
+  o.delayMs = sweepDelayMs(common.run.claim_idle_ms);
   o.events = args.events;
   o.seed = common.seed;
   Progress progress("compare " + sc.name);
@@ -91,8 +94,8 @@ int compareCommand(const CommonArgs& common, const CompareArgs& args) {
   for (const auto& c : out.compare["cells"]) unknown += c["unknown"].get<int>() > 0;
   std::cout << fmt::format("compare {}: {} targets, {} schedule{} per generated class (seed {}), {}\n", sc.name,
                            session.targets().size(), o.runs, o.runs == 1 ? "" : "s", o.seed,
-                           o.perClass > 0 ? fmt::format("at most {} kill point{} per class", o.perClass, o.perClass == 1 ? "" : "s")
-                                          : "every kill point");
+                           o.perClass > 0 ? fmt::format("at most {} fault{} per class", o.perClass, o.perClass == 1 ? "" : "s")
+                                          : "every fault point");
   std::cout << compare::terminalTable(out.compare);
   std::cout << fmt::format("{}: {} of {} targets fail a class; {} schedules, {:.1f} s\n", toString(out.verdict), failing,
                            session.targets().size(), out.schedules, static_cast<double>(ms) / 1000.0);

@@ -3,6 +3,7 @@
 /// one report with a section per scenario. A target behaves "as documented" only when its verdict and kinds
 /// are the ones its manifest expects and no cell of it holds a schedule that could not be judged.
 #include "driver/compare.h"
+#include "history/trace.h"
 
 #include "core/error.h"
 
@@ -55,6 +56,7 @@ int demoCommand(const CommonArgs& common, const DemoArgs& args) {
   compare::Options o;
   o.runs = args.runs;
   o.perClass = args.perClass;
+  o.delayMs = sweepDelayMs(common.run.claim_idle_ms);
   o.seed = common.seed;
   Progress progress("demo");
   nlohmann::json sections = nlohmann::json::array();

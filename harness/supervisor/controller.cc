@@ -73,6 +73,7 @@ std::optional<Fault> Controller::takeFault(When when, const std::string& verb, i
 proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, const Fault& fault, ops::Step step,
                                  proxy::Server server, const proxy::StepToken& token, bool flushed) {
   const bool before = fault.when == When::Before;
+  if (!fault.isKill() && fault.kind != "forget" && states_[owner].faulted.empty()) states_[owner].faulted = fault.str();
   Effect effect = faultKind(fault.kind, "fault").effect(fault);
   if (effect.action == Effect::Action::Error && effect.code.empty()) effect = defaultError(proxy::toString(server));
   const std::string& name = names_[owner];

@@ -54,6 +54,9 @@ public:
     /// Entries a read handed to it again while it already held them, and how often (it re-reads what it
     /// does not finish: three times or more is a spin).
     std::map<std::string, int> handedAgain;
+    /// The first fault other than a kill or a forget that reached it ("drop:after:COMMIT#2"): it lives on
+    /// with the aftermath (a dead connection, an error it was told) and must recover by itself.
+    std::string faulted;
     Clock::time_point lastActivity; ///< its latest request or reply
     Clock::time_point spawned;
   };

@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -392,6 +393,21 @@ private:
         why = fmt::format("{} entr{} re-read three times or more by the consumer holding {} and never acknowledged",
                           spin.size(), spin.size() == 1 ? "y" : "ies", spin.size() == 1 ? "it" : "them");
       if (why.empty()) continue;
+      // A process that a fault other than a kill reached lives on with its aftermath (a dead connection, an
+      // error it was told): in production no one restarts a live process, so when every live process is
+      // such a one, the stall is proven as it is — it did not recover by itself.
+      std::vector<std::string> unrecovered;
+      for (const auto& p : live_) {
+        auto f = ctl_.state(p.owner).faulted;
+        if (!f.empty()) unrecovered.push_back(fmt::format("{} after {}", p.label, f));
+      }
+      if (!live_.empty() && unrecovered.size() == live_.size()) {
+        h_.append("harness", ops::Stall{broker.pending, broker.lastDelivered, false, why});
+        return {ops::RunEnd::Stuck, "",
+                fmt::format("{}; the consumer did not recover from the fault by itself ({}; it lives, and no one "
+                            "restarts a live process)",
+                            why, fmt::join(unrecovered, ", "))};
+      }
       h_.append("harness", ops::Stall{broker.pending, broker.lastDelivered, !restarted, why});
       if (restarted) return {ops::RunEnd::Stuck, "", why + ", also after a restart"};
       if (nproc_ >= opt_.max_processes)

@@ -1,5 +1,6 @@
 #include "consumer.h"
 
+#include <cctype>
 #include <charconv>
 #include <csignal>
 #include <cstdlib>
@@ -160,6 +161,21 @@ long long integerField(const Entry& e, std::string_view name) {
     throw std::runtime_error("entry " + e.id + ": field '" + std::string(name) + "' is not an integer: " +
                              text);
   return value;
+}
+
+std::string oneLine(std::string_view text) {
+  std::string out;
+  bool space = false;
+  for (char c : text) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
 }
 
 void runConsumer(Valkey& valkey, const Config& config, const Handler& handler) {

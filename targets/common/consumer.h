@@ -65,4 +65,8 @@ int consumerMain(const char* name, const std::function<void()>& body);
 /// Parses a decimal integer field; throws std::runtime_error naming the field on anything else.
 long long integerField(const Entry& e, std::string_view name);
 
+/// `text` on one line: every run of whitespace (libpq's messages end in a newline and may span several
+/// lines) becomes one space, and none is left at either end.
+std::string oneLine(std::string_view text);
+
 } // namespace idem::targets

@@ -28,7 +28,7 @@ TEST_CASE("compare: kill points are classed by the gap between two steps of one 
   std::map<std::string, std::string> classOf;
   std::vector<std::string> order;
   for (const auto& p : points) {
-    classOf[p.kill.str()] = p.cls.label;
+    classOf[p.fault.str()] = p.cls.label;
     if (std::find(order.begin(), order.end(), p.cls.label) == order.end()) order.push_back(p.cls.label);
   }
   CHECK(classOf["before:XREADGROUP#2"] == "at start, before XREADGROUP");
@@ -54,10 +54,10 @@ TEST_CASE("compare: dedup-valkey's trace has the gap that loses a payment, after
 
 TEST_CASE("compare: sampling keeps the first and the last, spread evenly") {
   std::vector<ClassedPoint> ps(7);
-  for (int i = 0; i < 7; ++i) ps[i].kill.k = i + 1;
+  for (int i = 0; i < 7; ++i) ps[i].fault.k = i + 1;
   auto ks = [](const std::vector<ClassedPoint>& v) {
     std::vector<int> out;
-    for (const auto& p : v) out.push_back(p.kill.k);
+    for (const auto& p : v) out.push_back(p.fault.k);
     return out;
   };
   CHECK(ks(sample(ps, 0)).size() == 7);
