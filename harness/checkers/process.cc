@@ -30,9 +30,14 @@ std::string signalName(int sig) {
 CheckResult checkProcesses(const HistoryView& h) {
   // Processes a fault other than a kill reached (a dropped connection, an error reply, a delay past its
   // own timeout): exiting on the error it saw is a way to handle it — the harness restarts it — not a crash.
-  std::set<std::string> faulted;
-  for (const auto& [op, f] : recordsOf<ops::FaultOp>(h.ops))
-    if (!f->fault.isKill() && f->fault.kind != "forget") faulted.insert(op->process);
+  // A server restart reaches every process alive then.
+  std::set<std::string> faulted, alive;
+  for (const Op& op : h.ops) {
+    if (op.as<ops::Spawn>()) alive.insert(op.process);
+    else if (op.as<ops::Exit>()) alive.erase(op.process);
+    else if (const auto* f = op.as<ops::FaultOp>(); f && f->fault.kind == "restart") faulted.insert(alive.begin(), alive.end());
+    else if (f && !f->fault.isKill() && f->fault.kind != "forget") faulted.insert(op.process);
+  }
   std::vector<Violation> out;
   for (const auto& e : h.exits) {
     std::string status;

@@ -201,6 +201,10 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& args) {
     std::random_device rd;
     common.seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
   }
+  if (common.faults.empty()) { // every kind that applies: restarts only on servers idemproof owns
+    for (const auto& k : faultKinds())
+      if (k != "restart" || common.databaseUrl.empty()) common.faults.push_back(k);
+  }
   Session session(common);
   const auto& sc = session.scenario();
   const auto& target = session.targets().front();
@@ -227,7 +231,7 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& args) {
   }
   ModelParams params;
   params.maxEvents = args.maxEvents;
-  params.faultKinds = common.faults.empty() ? faultKinds() : common.faults;
+  params.faultKinds = common.faults;
   params.delayMs = sweepDelayMs(common.run.claim_idle_ms);
   const auto gen = shapeGen(sc, sum.model, params);
   Materialize materializeShape = [&](const Shape& s) {

@@ -40,7 +40,7 @@ std::vector<ClassedPoint> classifyKillPoints(const std::vector<Op>& history);
 
 /// The faults of `kinds` other than kill at the points of a fault-free history (history/trace.h faultsAt),
 /// classed by kind and moment: drop before a step, drop after it (the ambiguous commit), an error reply, a
-/// delayed request, a delayed reply, a broker that forgets.
+/// delayed request, a delayed reply, a broker that forgets, a server restarted (per server).
 std::vector<ClassedPoint> classifyFaultPoints(const std::vector<Op>& history, const std::vector<std::string>& kinds,
                                               int delayMs);
 
@@ -69,7 +69,7 @@ struct Options {
   int runs = 3;          ///< schedules per generated class
   int perClass = 0;      ///< faults per kill or fault class and target; 0: all
   /// Fault kinds besides kill whose classes run (compare --faults; kill is always run).
-  std::vector<std::string> faults{"drop", "delay", "error", "forget"};
+  std::vector<std::string> faults{"drop", "delay", "error", "forget", "restart"};
   int delayMs = 100;     ///< the length of delay faults
   int events = 6;        ///< events of a generated schedule
   uint64_t seed = 0;
@@ -108,6 +108,10 @@ struct Matrix {
 };
 Matrix matrixOf(const std::vector<Class>& classes, const std::vector<std::string>& targets,
                 const std::vector<JudgedCell>& judged);
+
+/// The fault kinds compare and demo run besides kill when --faults is not given: drop, delay, error,
+/// forget, and restart unless the servers are external (a restart needs servers idemproof owns).
+std::vector<std::string> defaultFaultKinds(const CommonArgs& args);
 
 /// Runs every class against every target of `session` and judges each schedule.
 Comparison compareTargets(Session& session, const Options& o, Progress& progress);

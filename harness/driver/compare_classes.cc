@@ -51,6 +51,12 @@ Class faultClass(const Fault& f) {
     c.id = "forget";
     c.label = "broker forgets acks";
     c.description = "forget:after:VERB#k after each Valkey step: every entry is delivered again (a lagging replica)";
+  } else if (f.kind == "restart") {
+    const bool pg = !f.args.empty() && f.args[0] == "pg";
+    c.id = pg ? "restart:pg" : "restart:valkey";
+    c.label = pg ? "PostgreSQL restarted" : "Valkey restarted";
+    c.description = pg ? "restart:before|after:VERB#k:pg at PostgreSQL steps: fast shutdown, every connection drops"
+                       : "restart:before|after:VERB#k:valkey at Valkey steps: restarted with its data, connections drop";
   } else {
     c.id = f.kind;
     c.label = f.kind;
@@ -60,6 +66,12 @@ Class faultClass(const Fault& f) {
 }
 
 } // namespace
+
+std::vector<std::string> defaultFaultKinds(const CommonArgs& args) {
+  std::vector<std::string> out{"drop", "delay", "error", "forget"};
+  if (args.databaseUrl.empty()) out.push_back("restart");
+  return out;
+}
 
 std::vector<ClassedPoint> classifyFaultPoints(const std::vector<Op>& history, const std::vector<std::string>& kinds,
                                               int delayMs) {

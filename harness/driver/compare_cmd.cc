@@ -60,8 +60,10 @@ std::string terminalTable(const nlohmann::json& c) {
 
 } // namespace compare
 
-int compareCommand(const CommonArgs& common, const CompareArgs& args) {
+int compareCommand(const CommonArgs& commonIn, const CompareArgs& args) {
   auto t0 = std::chrono::steady_clock::now();
+  CommonArgs common = commonIn;
+  if (common.faults.empty()) common.faults = compare::defaultFaultKinds(common);
   Session session(common, [](const Scenario&, const std::vector<Target>& targets) {
     std::set<std::string> names;
     for (const auto& t : targets)
@@ -73,7 +75,7 @@ int compareCommand(const CommonArgs& common, const CompareArgs& args) {
   compare::Options o;
   o.runs = args.runs;
   o.perClass = args.perClass;
-  if (!common.faults.empty()) o.faults = common.faults;
+  o.faults = common.faults;
   o.delayMs = sweepDelayMs(common.run.claim_idle_ms);
   o.events = args.events;
   o.seed = common.seed;

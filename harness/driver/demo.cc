@@ -68,6 +68,8 @@ int demoCommand(const CommonArgs& common, const DemoArgs& args) {
   size_t schedules = 0;
   for (const auto& [name, targets] : references) {
     CommonArgs a = common;
+    if (a.faults.empty()) a.faults = compare::defaultFaultKinds(a);
+    o.faults = a.faults;
     a.scenario = name;
     a.targets.clear();
     for (const auto& t : targets) a.targets.push_back(t.dir.string());

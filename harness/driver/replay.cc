@@ -29,6 +29,7 @@ int replayCommand(const CommonArgs& commonIn, const ReplayArgs& args) {
   }
   if (!args.scenarioGiven) common.scenario = s.scenario;
   if (!common.seedGiven) common.seed = s.seed;
+  common.ownServers = restartsServers(s.faults);
   // The schedule must fit the scenario before any server starts.
   Session session(common, [&](const Scenario& sc, const std::vector<Target>&) {
     if (sc.name != s.scenario)

@@ -16,7 +16,9 @@ int runCommand(const CommonArgs& common, const RunArgs& args) {
   std::vector<Fault> faults; // flags are checked before any server starts
   for (const auto& c : args.crashes) faults.push_back(Fault::parse(c, "--crash"));
   RestartStyle restart = restartStyleFromString(args.restart, "--restart");
-  Session session(common);
+  CommonArgs withServers = common;
+  withServers.ownServers = restartsServers(faults);
+  Session session(withServers);
   const auto& sc = session.scenario();
   const auto& target = session.targets().front();
   Schedule s = args.events > 0 ? generatedSchedule(sc, args.events, common.seed) : defaultScheduleFor(session, target.name, 0);

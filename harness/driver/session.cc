@@ -96,12 +96,20 @@ Session::Session(const CommonArgs& args, const BeforeServers& check) : args_(arg
   if (args_.databaseUrl.empty() != args_.valkeyUrl.empty())
     throw UsageError(args_.databaseUrl.empty() ? "--database-url: required with --valkey-url"
                                                : "--valkey-url: required with --database-url");
+  ownServers_ = args_.ownServers || std::count(args_.faults.begin(), args_.faults.end(), "restart") > 0;
+  if (ownServers_ && !args_.databaseUrl.empty())
+    throw UsageError("--database-url: restart faults restart the servers, so they need the embedded ones (drop "
+                     "--database-url and --valkey-url, or the restart faults)");
   if (args_.databaseUrl.empty()) embedded_ = EmbeddedServers::start();
   else external_ = externalEndpoints(args_.databaseUrl, args_.valkeyUrl);
   temp_ = std::make_unique<TempDir>("idemproof-logs");
 }
 
 Session::~Session() = default;
+
+bool restartsServers(const std::vector<Fault>& faults) {
+  return std::any_of(faults.begin(), faults.end(), [](const Fault& f) { return f.kind == "restart"; });
+}
 
 const ServerEndpoints& Session::servers() const { return embedded_ ? embedded_->endpoints() : external_; }
 
@@ -120,7 +128,14 @@ std::unique_ptr<Workspace> Session::workspace(const Target& t, int w) {
   int id = nextWorkspace_++;
   fs::path logs = temp_->path() / fmt::format("w{}", id);
   fs::create_directories(logs);
-  return std::make_unique<Workspace>(servers(), scenario_, t, id, args_.run, logs);
+  if (!ownServers_) return std::make_unique<Workspace>(servers(), scenario_, t, id, args_.run, logs);
+  // Servers of its own, so that restarting them touches no other worker's run (docs/faults.md).
+  own_.push_back(EmbeddedServers::start());
+  EmbeddedServers* servers = own_.back().get();
+  auto ws = std::make_unique<Workspace>(servers->endpoints(), scenario_, t, id, args_.run, logs);
+  const auto timeout = args_.run.start_timeout;
+  ws->setRestarter([servers, timeout](const std::string& which) { servers->restart(which, timeout); });
+  return ws;
 }
 
 Judged Session::judge(Workspace& ws, const Scenario& sc, const Schedule& s, bool keepLogs) {

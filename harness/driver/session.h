@@ -38,7 +38,14 @@ struct CommonArgs {
   bool scenarioValues = false;
   /// --faults (sweep, check): the fault kinds to run (plan/fault_kind.h); empty: the command's default.
   std::vector<std::string> faults;
+  /// Every workspace gets embedded servers of its own (restart faults restart them: another worker's run
+  /// must not see it). Set by a command whose schedules hold restart faults; also implied by "restart" in
+  /// `faults`.
+  bool ownServers = false;
 };
+
+/// True when a schedule's faults restart a server.
+bool restartsServers(const std::vector<Fault>& faults);
 
 /// One executed schedule and its judgement.
 struct Judged {
@@ -96,6 +103,8 @@ private:
   Scenario scenario_;
   std::vector<Target> targets_;
   EmbeddedServersPtr embedded_;
+  bool ownServers_ = false;
+  std::vector<EmbeddedServersPtr> own_; ///< one pair per workspace, when ownServers_
   ServerEndpoints external_;
   std::unique_ptr<TempDir> temp_;
   int nextWorkspace_ = 0;

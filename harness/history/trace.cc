@@ -51,6 +51,7 @@ std::vector<Fault> faultsAt(const TracePoint& p, const std::vector<std::string>&
     Fault f = p.fault;
     f.kind = kind;
     if (kind == "delay") f.args = {std::to_string(delayMs)};
+    else if (kind == "restart") f.args = {p.server};
     else if (kind == "error" && !before) continue;
     else if (kind == "forget" && (before || p.server != "valkey")) continue;
     else if (kind != "kill" && kind != "drop" && kind != "error" && kind != "forget") continue;

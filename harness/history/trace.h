@@ -41,7 +41,7 @@ Trace traceOf(const std::vector<Op>& history);
 /// The faults of `kinds` at one trace point, in the order of `kinds` (sweep --faults, docs/faults.md):
 /// kill, drop: the point itself; delay: the point, `delayMs` long; error: before points only, the server's
 /// transient error (40001, LOADING); forget: after points of Valkey steps only (where the broker's state
-/// moves). A kind unknown here gives nothing.
+/// moves); restart: the step's own server. A kind unknown here gives nothing.
 std::vector<Fault> faultsAt(const TracePoint& p, const std::vector<std::string>& kinds, int delayMs);
 
 /// The delay of a sweep's or check's delay faults: past CLAIM_IDLE_MS, so that the entries in hand become

@@ -23,13 +23,15 @@ struct Effect {
     Forget, ///< the broker forgets deliveries and acknowledgements (a failover to a lagging replica): the
             ///< harness moves the group's last-delivered id back to the start of the stream, while the step
             ///< waits, so every entry sent so far is delivered again
+    Restart, ///< the harness restarts the server named by `server` while the step waits (every process's
+             ///< connections to it drop; the processes live on)
   };
   Action action = Action::Kill;
   std::chrono::milliseconds time{0};
   std::string code;
   std::string message;
   /// Error: the server the error belongs to ("pg" or "valkey"); at a step of the other server the fault
-  /// does not fire (a note says so).
+  /// does not fire (a note says so). Restart: the server to restart.
   std::string server;
   /// Error: the server ends the session with it (PostgreSQL FATAL, e.g. 57P01 admin_shutdown): the
   /// connection closes after the reply.

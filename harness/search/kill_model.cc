@@ -35,7 +35,10 @@ KillModel KillModel::learn(const std::vector<Op>& small, int smallEntries, const
     m.order_.push_back(verb);
   };
   for (const auto* h : {&large, &small})
-    for (const auto& [op, step] : recordsOf<ops::Step>(*h)) add(step->verb);
+    for (const auto& [op, step] : recordsOf<ops::Step>(*h)) {
+      add(step->verb);
+      if (!step->verb.empty() && !m.servers_.count(step->verb)) m.servers_[step->verb] = step->server;
+    }
   return m;
 }
 
@@ -44,6 +47,11 @@ int KillModel::bound(const std::string& verb, int events) const {
   if (it == lines_.end() || events < 1) return 0;
   double v = it->second.start + it->second.perEvent * events;
   return std::max(0, static_cast<int>(std::floor(v + 1e-9)));
+}
+
+std::string KillModel::server(const std::string& verb) const {
+  auto it = servers_.find(verb);
+  return it == servers_.end() ? "pg" : it->second;
 }
 
 int KillModel::maxBound(int events) const {

@@ -39,6 +39,8 @@ public:
   /// The largest k such that VERB#k is reached in every fault-free run of `events` distinct events
   /// (0: none). Faults, retries and later phases only add steps.
   int bound(const std::string& verb, int events) const;
+  /// The server of the verb's first step in the traces, "pg" or "valkey" ("pg" when it never appeared).
+  std::string server(const std::string& verb) const;
   /// max over verbs of bound(verb, events).
   int maxBound(int events) const;
   bool empty() const { return order_.empty(); }
@@ -51,6 +53,7 @@ public:
 private:
   std::vector<std::string> order_;
   std::map<std::string, VerbLine> lines_;
+  std::map<std::string, std::string> servers_;
 };
 
 } // namespace idem

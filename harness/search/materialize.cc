@@ -93,6 +93,7 @@ Schedule materialize(const Shape& s, const Scenario& sc, const KillModel& km, ui
       if (p.kind == "error") p.when = When::Before;
       if (p.kind == "forget") p.when = When::After;
       if (p.kind == "delay") p.args = {std::to_string(params.delayMs)};
+      if (p.kind == "restart") p.args = {km.server(verb)}; // the server of the step
       // One point per step: before:V#k withholds the step that after:V#k waits for.
       bool taken = std::any_of(out.faults.begin(), out.faults.end(),
                                [&](const Fault& q) { return q.verb == p.verb && q.k == p.k; });

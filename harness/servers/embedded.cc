@@ -1,5 +1,6 @@
 // EmbeddedServers::start(): PostgreSQL and Valkey/Redis launched side by side on free ports, each
 // retried on another port (up to 3 attempts) when the port was taken between freePort() and bind.
+// EmbeddedServers::restart(): one of them restarted in place, on its port.
 #include "servers/servers.h"
 
 #include "core/error.h"
@@ -9,6 +10,9 @@
 #include "servers/valkey.h"
 
 #include <fmt/format.h>
+
+#include <atomic>
+#include <mutex>
 
 namespace idem {
 namespace {
@@ -43,8 +47,7 @@ public:
     launchOnFreePort(valkey_, pg_.port());
     awaitWithRetry(pg_, "PostgreSQL", valkey_.port());
     awaitWithRetry(valkey_, valkey_.binaryName().c_str(), pg_.port());
-    // Newer than the kill-the-group actions of both children, so it runs first: a graceful stop.
-    cleanupId_ = Cleanup::instance().add("stop embedded servers", [this] { stopAll(); });
+    registerStop();
 
     ep_.pg_host = "127.0.0.1";
     ep_.pg_port = pg_.port();
@@ -66,8 +69,34 @@ public:
 
   const ServerEndpoints& endpoints() const override { return ep_; }
 
+  void restart(const std::string& which, std::chrono::milliseconds timeout) override {
+    servers::ServerProcess* server = which == "pg" ? static_cast<servers::ServerProcess*>(&pg_)
+                                     : which == "valkey" ? &valkey_
+                                                         : nullptr;
+    if (!server) throw UsageError(fmt::format("restart: no embedded server named '{}' (pg or valkey)", which));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopped_) throw UsageError(fmt::format("restart {}: the embedded servers are stopped", which));
+      server->restart(std::chrono::steady_clock::now() + timeout);
+    }
+    // The relaunched child's kill-the-group action is now newer than the graceful stop: register the stop
+    // again (outside mu_: removing the old one waits if the signal thread is running it, and it takes mu_).
+    registerStop();
+  }
+
 private:
+  /// Registers stopAll() with Cleanup, replacing the previous registration. Newer than the kill-the-group
+  /// actions of both children, so it runs first: a graceful stop (PostgreSQL removes its shared memory).
+  void registerStop() {
+    int id = Cleanup::instance().add("stop embedded servers", [this] { stopAll(); });
+    Cleanup::instance().remove(cleanupId_.exchange(id));
+  }
+
+  /// Stops both servers; serialised with restart() (the signal thread may call it while another thread
+  /// restarts a server), and no restart happens after it.
   void stopAll() {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopped_ = true;
     valkey_.stop();
     pg_.stop();
   }
@@ -75,7 +104,9 @@ private:
   servers::PgServer pg_;
   servers::ValkeyServer valkey_;
   ServerEndpoints ep_;
-  int cleanupId_ = -1;
+  std::mutex mu_;       ///< held by restart() and stopAll()
+  bool stopped_ = false; ///< stopAll() ran: no restart any more
+  std::atomic<int> cleanupId_{-1};
 };
 
 } // namespace

@@ -86,6 +86,8 @@ ServerProcess::Probe PgServer::probe() {
   PGPing ping = PQping(conninfo.c_str());
   if (ping == PQPING_NO_ATTEMPT) fail("PQping: bad connection parameters " + conninfo);
   if (ping != PQPING_OK) return Probe::NotYet;
+  // After a restart the secret is already in the catalog; setting it again costs one local round trip
+  // and proves the private socket is back too.
   setSecret();
   return Probe::Ours;
 }
@@ -98,6 +100,13 @@ void PgServer::setSecret() {
       PQexec(c.get(), fmt::format("ALTER ROLE postgres PASSWORD '{}'", secret()).c_str()), &PQclear);
   if (PQresultStatus(r.get()) != PGRES_COMMAND_OK)
     fail(fmt::format("cannot set its secret: {}", PQresultErrorMessage(r.get())));
+}
+
+void PgServer::shutdown(std::chrono::steady_clock::time_point deadline) {
+  // The postmaster alone: it tells its children what to do (a SIGINT to a backend would only cancel its
+  // query). It is our unreaped child, so its pid cannot have been reused.
+  ::kill(child_.pid(), SIGINT);
+  if (!awaitExit(deadline)) fail("did not finish its fast shutdown in time for a restart");
 }
 
 void PgServer::stop() {

@@ -19,6 +19,11 @@ public:
 
 private:
   ChildSpec command(int port) const override;
+  /// For restart(): a fast shutdown (SIGINT to the postmaster alone, as stop() starts): open transactions
+  /// roll back, connections drop, a checkpoint is written and the postmaster exits. The data dir keeps
+  /// everything the first start set up (the template's copy, pg_hba.conf, the secret in the catalog);
+  /// the socket and listen settings come from command(), the same for every launch.
+  void shutdown(std::chrono::steady_clock::time_point deadline) override;
   /// Ready once postmaster.pid names our pid and says "ready", and PQping says PQPING_OK.
   Probe probe() override;
   bool ownsPort() const;

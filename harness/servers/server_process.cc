@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <thread>
 
 namespace idem::servers {
@@ -45,6 +46,20 @@ Readiness ServerProcess::awaitReady(std::chrono::steady_clock::time_point deadli
     if (std::chrono::steady_clock::now() > deadline) fail("did not become ready in time");
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+}
+
+void ServerProcess::restart(std::chrono::steady_clock::time_point deadline) {
+  if (!child_.valid()) fail("cannot be restarted: it was never started");
+  if (auto status = child_.poll()) fail(fmt::format("cannot be restarted: it had already exited ({})", status->str()));
+  shutdown(deadline);
+  launch(port_); // the same port, never another one
+  if (awaitReady(deadline) == Readiness::PortTaken)
+    fail("could not bind its port again after a restart (Address already in use: another process took it)");
+}
+
+bool ServerProcess::awaitExit(std::chrono::steady_clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  return child_.waitFor(std::max(left, std::chrono::milliseconds(0))).has_value();
 }
 
 void ServerProcess::fail(const std::string& why) {

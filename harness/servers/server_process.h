@@ -1,6 +1,7 @@
 #pragma once
 /// Private: what the embedded servers share — a temp dir with the server's log in it, the child process
-/// in its own group, the port it was launched on, and the loop that waits until it is ready.
+/// in its own group, the port it was launched on, the loop that waits until it is ready, and a restart in
+/// place on that same port.
 #include "core/child.h"
 #include "core/temp_dir.h"
 #include "servers/server_util.h"
@@ -25,6 +26,12 @@ public:
   Readiness awaitReady(std::chrono::steady_clock::time_point deadline);
   /// Stops the server; idempotent.
   virtual void stop() = 0;
+  /// Restarts the running server in place (the "restart" fault: clients reconnect while their run goes
+  /// on): shutdown() ends it so that it keeps what it had committed, then it is launched again on the
+  /// same port() — clients know only that port, so a port taken in the meantime is an error, never a move
+  /// to another one — and awaited. Throws UsageError (fail(): name, port, log) when it was not running,
+  /// does not stop, cannot bind its port again, or is not ready again by `deadline`.
+  void restart(std::chrono::steady_clock::time_point deadline);
 
   int port() const { return port_; }
   pid_t pid() const { return child_.pid(); }
@@ -44,6 +51,11 @@ protected:
   virtual Probe probe() = 0;
   /// Stops the server and throws UsageError naming it, its port, `why` and its log.
   [[noreturn]] void fail(const std::string& why);
+  /// restart()'s first half: ends the running server the way that keeps its data for the next launch
+  /// and returns once the process has exited and been reaped; calls fail() if it has not by `deadline`.
+  virtual void shutdown(std::chrono::steady_clock::time_point deadline) = 0;
+  /// Waits for the server process to exit until `deadline`; whether it did (then it is reaped).
+  bool awaitExit(std::chrono::steady_clock::time_point deadline);
 
   TempDir dir_;
   std::filesystem::path log_;

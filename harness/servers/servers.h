@@ -1,6 +1,7 @@
 #pragma once
 /// The PostgreSQL and Valkey/Redis servers a run uses: embedded (started by idemproof, the default) or
 /// external (--database-url / --valkey-url).
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -35,6 +36,14 @@ public:
   static EmbeddedServersPtr start();
   virtual ~EmbeddedServers() = default;
   virtual const ServerEndpoints& endpoints() const = 0;
+  /// Restarts one server in place, for the "restart" fault: `which` is "pg" (a fast shutdown: open
+  /// transactions roll back, connections drop; committed data stays) or "valkey" (snapshotted and
+  /// reloaded: every key, stream, consumer group and pending entry list comes back). It comes back on the
+  /// same port with the same secret, so endpoints() do not change and clients reconnect as before.
+  /// Thread-safe against the signal thread's cleanup. Throws UsageError naming `which` when it is neither,
+  /// and (naming the server, its port and its log) when the server does not stop and come back within
+  /// `timeout`, or cannot bind its port again; the server is then stopped.
+  virtual void restart(const std::string& which, std::chrono::milliseconds timeout) = 0;
 };
 
 /// Parses --database-url (a libpq URI postgresql://user:pw@host:port/db?opts) and --valkey-url

@@ -134,9 +134,14 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
     return d;
   }
   case Effect::Action::Forget:
-    // The harness moves the broker back while the step waits (takeBrokerActions); recorded when done.
+  case Effect::Action::Restart:
+    // The harness acts on a server while the step waits (takeServerActions); recorded when done. A restart
+    // reaches every live process: each lives on with its connections gone.
+    if (effect.action == Effect::Action::Restart)
+      for (auto& [o, st] : states_)
+        if (st.faulted.empty() && !st.killed) st.faulted = fault.str();
     d.kind = proxy::Decision::Kind::Hold;
-    brokerActions_.push_back(BrokerAction{fault, name, token});
+    serverActions_.push_back(ServerAction{fault, name, token});
     return d;
   case Effect::Action::Delay:
     // The step goes on after the delay: it is recorded when it ends, as any other.
@@ -309,12 +314,12 @@ Controller::ProcessState Controller::state(int owner) const {
   return it == states_.end() ? ProcessState{} : it->second;
 }
 
-std::vector<Controller::BrokerAction> Controller::takeBrokerActions() {
+std::vector<Controller::ServerAction> Controller::takeServerActions() {
   std::lock_guard<std::mutex> lock(mu_);
-  return std::exchange(brokerActions_, {});
+  return std::exchange(serverActions_, {});
 }
 
-void Controller::brokerActionDone(const BrokerAction& a) {
+void Controller::serverActionDone(const ServerAction& a) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     history_.append(a.process, ops::FaultOp{a.fault, 0});

@@ -61,16 +61,17 @@ public:
     Clock::time_point spawned;
   };
   ProcessState state(int owner) const;
-  /// A fault the supervisor carries out on a server while its step waits (forget: the broker goes back).
-  struct BrokerAction {
+  /// A fault the supervisor carries out on a server while its step waits (forget: the broker goes back;
+  /// restart: a server restarts).
+  struct ServerAction {
     Fault fault;
     std::string process;
-    proxy::StepToken token; ///< the held step: released by brokerActionDone
+    proxy::StepToken token; ///< the held step: released by serverActionDone
   };
-  /// The broker actions due, oldest first; each must end with brokerActionDone.
-  std::vector<BrokerAction> takeBrokerActions();
+  /// The server actions due, oldest first; each must end with serverActionDone.
+  std::vector<ServerAction> takeServerActions();
   /// Records the action's fault and lets its step go on.
-  void brokerActionDone(const BrokerAction& a);
+  void serverActionDone(const ServerAction& a);
   /// Faults not fired yet.
   std::vector<Fault> pendingFaults() const;
   /// The last time any process did work: a request other than a read, or a read that delivered entries.
@@ -120,7 +121,7 @@ private:
     proxy::ReplyInfo reply;
   };
   std::map<int64_t, HeldReply> heldReplies_;
-  std::vector<BrokerAction> brokerActions_;
+  std::vector<ServerAction> serverActions_;
   int64_t nextToken_ = 1;
   std::map<int, std::string> names_;
   std::map<int, pid_t> pids_;

@@ -100,6 +100,7 @@ public:
       auto e = exitOf(es, "harness");
       e.ignoredSigterm = es.signal == SIGKILL;
       h_.append(p.label, e);
+      restartOutcome(p, "");
       hub_.close(p.owner);
     }
     live_.clear();
@@ -199,6 +200,31 @@ private:
     live_.push_back(std::move(p));
   }
 
+  /// A restart fault: restarts the server, and notes each live process's connections so far, to tell
+  /// afterwards whether it reconnected or exited (restartOutcome).
+  void restartServer(const Fault& f) {
+    Restarted r{f.str(), f.args.at(0) == "pg" ? "PostgreSQL" : "Valkey", {}};
+    for (const auto& p : live_) r.connections[p.owner] = hub_.connections(p.owner);
+    ws_.restartServer(f.args.at(0));
+    restarted_.push_back(std::move(r));
+  }
+
+  /// How process `p` came through the restarts it lived through, once it ended (`exit`) or the run did:
+  /// "c1 reconnected" / "c1 exited (exit 1) and was replaced" / "c1 made no new connection".
+  void restartOutcome(const Proc& p, const std::string& exit) {
+    for (auto& r : restarted_) {
+      auto it = r.connections.find(p.owner);
+      if (it == r.connections.end()) continue;
+      int before = it->second;
+      r.connections.erase(it);
+      std::string what = hub_.connections(p.owner) > before
+                             ? fmt::format("{} reconnected", p.label)
+                             : !exit.empty() ? fmt::format("{} exited ({}) and was replaced", p.label, exit)
+                                             : fmt::format("{} made no new connection", p.label);
+      h_.append(p.label, ops::Note{fmt::format("after the {} restart ({}): {}", r.server, r.fault, what)});
+    }
+  }
+
   /// Every consumer process has stopped: a process still carrying this run's mark left its consumer's
   /// process group (setsid, a daemon). Kill it, and record it for the process checker. A process
   /// re-parented to idemproof (the subreaper) that carries no run's mark at all cleared its environment:
@@ -279,6 +305,7 @@ private:
     std::optional<ExitStatus> es = byKill ? p.child.waitFor(std::min(milliseconds(5000), remaining())) : p.child.poll();
     if (!es) es = p.child.stop(milliseconds(0));
     h_.append(p.label, exitOf(*es, byKill ? "harness" : "self"));
+    restartOutcome(p, byKill ? "" : es->str());
     hub_.close(p.owner);
     lastEvent_ = Clock::now();
     if (!byKill && st.steps == 0) {
@@ -303,6 +330,7 @@ private:
     for (auto& p : live_) {
       auto es = p.child.stop(std::min(opt_.grace, remaining()));
       h_.append(p.label, exitOf(es, "harness"));
+      restartOutcome(p, "");
       hub_.close(p.owner);
     }
     live_.clear();
@@ -328,9 +356,10 @@ private:
     while (true) {
       uint64_t before = seen;
       seen = ctl_.waitForActivity(seen, milliseconds(2));
-      for (const auto& a : ctl_.takeBrokerActions()) { // a forget fault: its step waits until this is done
-        ws_.forgetDeliveries();
-        ctl_.brokerActionDone(a);
+      for (const auto& a : ctl_.takeServerActions()) { // its step waits until this is done
+        if (a.fault.kind == "forget") ws_.forgetDeliveries();
+        else restartServer(a.fault);
+        ctl_.serverActionDone(a);
         lastEvent_ = Clock::now();
       }
       const auto now = Clock::now();
@@ -430,6 +459,11 @@ private:
   const Clock::time_point started_;
   std::vector<Proc> live_;
   std::set<pid_t> groups_; ///< the process groups of every consumer process of the run
+  struct Restarted {
+    std::string fault, server;
+    std::map<int, int> connections; ///< owner -> connections made before the restart (processes not told yet)
+  };
+  std::vector<Restarted> restarted_;
   int nproc_ = 0;
   int phase_ = 0;
   const std::string runTag_ = nextRunTag();

@@ -81,6 +81,19 @@ Workspace::~Workspace() {
 
 const std::filesystem::path& Workspace::logDir() const { return impl_->logDir; }
 
+void Workspace::setRestarter(Restarter r) { impl_->restarter = std::move(r); }
+
+void Workspace::Impl::restartServer(const std::string& which) {
+  if (!restarter)
+    throw std::runtime_error("a restart fault needs servers of the workspace's own (embedded servers, one pair per "
+                             "worker)");
+  restarter(which);
+  // The harness's own connection went with the server.
+  const auto& s = servers;
+  if (which == "pg") pg = std::make_unique<PgAdmin>(pgUrl(s, s.pg_host, s.pg_port, database, urlQuery), options.deadline);
+  else valkey = std::make_unique<ValkeyAdmin>(s.valkey_host, s.valkey_port, s.valkey_password, valkeyDb);
+}
+
 void Workspace::Impl::create() {
   const auto& s = servers;
   std::string tag = fmt::format("{}_{}", ::getpid(), worker);

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -47,6 +48,11 @@ public:
   History execute(const Schedule& schedule);
 
   const std::filesystem::path& logDir() const;
+
+  /// Restarts this workspace's PostgreSQL ("pg") or Valkey ("valkey") for restart faults; set by the session
+  /// when the workspace has servers of its own (docs/faults.md). Without one, a restart fault is an error.
+  using Restarter = std::function<void(const std::string& which)>;
+  void setRestarter(Restarter r);
 
   struct Impl; ///< private to supervisor/ (workspace_impl.h)
 

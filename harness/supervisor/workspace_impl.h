@@ -52,6 +52,9 @@ struct Workspace::Impl {
   /// The broker forgets what it delivered and what was acknowledged (a failover to a lagging replica):
   /// the group's last-delivered id goes back to the start, so every entry is delivered again.
   void forgetDeliveries();
+  Workspace::Restarter restarter;
+  /// Restarts a server (restart faults) and reconnects the harness's own connection to it.
+  void restartServer(const std::string& which);
   /// The final state (observed rows, pending and undelivered entries); the caller says how the run ended.
   ops::Final finalState();
   /// The consumer processes of one schedule (execute.cc).

@@ -126,7 +126,7 @@ TEST_CASE("check: the same seed gives the same schedules with any number of work
   CHECK(c.report["check"]["seed_given"] == false);
 }
 
-TEST_CASE("replay: a saved schedule gives the saved verdict; a bad file is exit 2 naming it", "[check]") {
+TEST_CASE("replay: a saved schedule gives the saved verdict, a bad file is exit 2 naming it", "[check]") {
   // A version 1 file (kill points under "kills"), as earlier versions saved them: it still loads.
   std::string schedule = R"({"version": 1, "scenario": "wallet", "events": [{"n": 1, "fields": {"wallet": "w2", "amount": "700"}}],
                              "stream": [1, {"event": 1, "phase": 2}], "kills": []})";

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <random>
+#include <set>
 
 using namespace itest;
 namespace fs = std::filesystem;
@@ -54,7 +55,7 @@ void requireNoInjectedElements(const std::string& dom) {
 
 } // namespace
 
-TEST_CASE("report: run writes report.html and JUnit XML; the page shows the verdict, diagnosis and kill", "[report]") {
+TEST_CASE("report: run writes report.html and JUnit XML, the page shows the verdict, diagnosis and kill", "[report]") {
   Result r = idemproof({"run", "--target", target("dedup-valkey"), "--scenario", "wallet", "--crash", "after:SET#3", "--junit",
                         (fs::temp_directory_path() / ("itest-junit-" + lastTag() + ".xml")).string()});
   INFO(r.out << r.err);
@@ -116,7 +117,7 @@ TEST_CASE("report: a hostile target's markup (name, logs) is shown as text and n
   CHECK(dom.find("<title>idemproof run: pass") != std::string::npos);
 }
 
-TEST_CASE("compare: a matrix of classes x targets; exit 0, or 1 with --fail-on-violation", "[report]") {
+TEST_CASE("compare: a matrix of classes x targets, exit 0, or 1 with --fail-on-violation", "[report]") {
   fs::path junit = fs::temp_directory_path() / "itest-junit-compare.xml";
   Result r = idemproof({"compare", "--target", target("simple"), "--target", target("dedup-table"), "--scenario", "wallet",
                         "--runs", "1", "--per-class", "1", "--junit", junit.string()});
@@ -149,14 +150,11 @@ TEST_CASE("compare: a matrix of classes x targets; exit 0, or 1 with --fail-on-v
   CHECK(strict.status == 1);
 }
 
-TEST_CASE("demo: the reference targets behave as documented; one report with a timeline per counterexample", "[report]") {
+TEST_CASE("demo: the reference targets behave as documented, one report with a timeline per counterexample", "[report]") {
   fs::path junit = fs::temp_directory_path() / "itest-junit-demo.xml";
-  auto t0 = std::chrono::steady_clock::now();
   Result r = idemproof({"demo", "--junit", junit.string()});
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
-  CHECK(secs < 120); // ~25 s on two idle cores
   CHECK(leftovers(lastTag()).empty());
   const auto& demo = r.report["demo"];
   CHECK(demo["as_expected"] == true);
@@ -174,6 +172,18 @@ TEST_CASE("demo: the reference targets behave as documented; one report with a t
   CHECK(targets["ship-naive"]["verdict"] == "fail");
   CHECK(targets["versioned-guard"]["verdict"] == "pass");
   CHECK(targets["ship-guarded"]["verdict"] == "pass");
+  // Faults beyond kills (docs/faults.md): one class per kind and moment, with the targets that need them.
+  CHECK(targets["crash-on-40001"]["verdict"] == "pass");
+  CHECK(targets["retry-no-dedup"]["verdict"] == "fail");
+  CHECK(targets["no-reconnect"]["verdict"] == "fail");
+  CHECK(targets["no-reconnect"]["kinds"].dump().find("stuck") != std::string::npos);
+  std::set<std::string> classes;
+  for (const auto& c : demo["sections"][0]["compare"]["classes"]) classes.insert(c["id"].get<std::string>());
+  for (const char* c : {"drop:before", "drop:after", "delay:before", "delay:after", "error", "forget", "restart:pg",
+                        "restart:valkey"}) {
+    INFO(c);
+    CHECK(classes.count(c) == 1);
+  }
   CHECK(r.out.find("every reference target behaved as documented") != std::string::npos);
 
   std::string html = idem::testing::readFile(r.reportDir / "report.html");

@@ -23,6 +23,7 @@ struct Registry {
     kinds.push_back(faults::makeDelay());
     kinds.push_back(faults::makeError());
     kinds.push_back(faults::makeForget());
+    kinds.push_back(faults::makeRestart());
   }
 };
 

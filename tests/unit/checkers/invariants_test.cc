@@ -109,7 +109,7 @@ TEST_CASE("count-of-distinct with sign -1: an order shipped twice takes stock tw
                      "c1 both times (XREADGROUP#1); stock of A is 7, expected 8");
 }
 
-TEST_CASE("count-of-distinct: stock not taken is lost; counts do not tell which order", "[invariants]") {
+TEST_CASE("count-of-distinct: stock not taken is lost, counts do not tell which order", "[invariants]") {
   Scenario s = shippingCount();
   std::vector<std::string> entries;
   HistoryBuilder b = shipping(s, entries);
@@ -123,7 +123,7 @@ TEST_CASE("count-of-distinct: stock not taken is lost; counts do not tell which 
                                    "tell; stock of A is 9, expected 8");
 }
 
-TEST_CASE("final-value: an order with an event that is not shipped is lost; one without that is shipped is a phantom",
+TEST_CASE("final-value: an order with an event that is not shipped is lost, one without that is shipped is a phantom",
           "[invariants]") {
   Scenario s = shippingCount();
   std::vector<std::string> entries;

@@ -54,7 +54,7 @@ TEST_CASE("broker: pending entries are stuck, naming event, consumer and its kil
   CHECK(result(rs, "faults").verdict == Verdict::Pass);
 }
 
-TEST_CASE("broker: never delivered entries are stuck when proven; at a limit, unknown", "[broker]") {
+TEST_CASE("broker: never delivered entries are stuck when proven, at a limit, unknown", "[broker]") {
   Scenario s = builtin("wallet");
   std::vector<std::string> e;
   HistoryBuilder b = killedRun(s, e, {});

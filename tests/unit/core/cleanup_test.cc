@@ -85,7 +85,7 @@ ChildSpec sleeper() {
 
 } // namespace
 
-TEST_CASE("Cleanup runs actions newest first, each once; removed ones never", "[cleanup]") {
+TEST_CASE("Cleanup runs actions newest first, each once, removed ones never", "[cleanup]") {
   std::vector<int> ran;
   Cleanup& c = Cleanup::instance();
   c.add("one", [&] { ran.push_back(1); });

@@ -85,7 +85,7 @@ TEST_CASE("poll and waitFor on a running child", "[process]") {
   c.signalGroup(SIGKILL);             // no-op once reaped
 }
 
-TEST_CASE("stdout and stderr are appended to the log; env and cwd are the spec's", "[process]") {
+TEST_CASE("stdout and stderr are appended to the log, env and cwd are the spec's", "[process]") {
   TempDir dir("idem-test-");
   fs::path log = dir.path() / "child.log";
   ChildSpec spec = shell("echo out; echo err >&2; echo \"FOO=$FOO\"; pwd", log);
@@ -178,7 +178,7 @@ TEST_CASE("children do not inherit a blocked SIGTERM", "[process]") {
   CHECK(s.signal == SIGTERM);
 }
 
-TEST_CASE("signalGroup reaches a grandchild; the child is its group's leader", "[process]") {
+TEST_CASE("signalGroup reaches a grandchild, the child is its group's leader", "[process]") {
   TempDir dir("idem-test-");
   fs::path pidFile = dir.path() / "grandchild.pid";
   Child c = Child::spawn(shell("sleep 100 & echo $! > " + pidFile.string() + "; wait"));

@@ -40,7 +40,7 @@ TEST_CASE("fault: kill points are kills, printed as they were written") {
 TEST_CASE("fault: bad text names the flag and says the form") {
   CHECK(usageError([] { Fault::parse("after:COMMIT", "--crash"); }) ==
         "--crash: 'after:COMMIT': missing '#k' (expected [KIND:]before|after:VERB#k[:ARG...], e.g. after:COMMIT#3 or "
-        "drop:after:XACK#2; kinds: kill, drop, delay, error, forget)");
+        "drop:after:XACK#2; kinds: kill, drop, delay, error, forget, restart)");
   CHECK(usageError([] { Fault::parse("sideways:COMMIT#1"); }).find("'sideways' is no fault kind, nor before or after") !=
         std::string::npos);
   CHECK(usageError([] { Fault::parse("after:COMMIT#0"); }).find("k counts from 1") != std::string::npos);
@@ -85,10 +85,13 @@ TEST_CASE("fault: the built-in kinds beyond kill, their arguments and their effe
   Fault forget = Fault::parse("forget:after:XACK#3");
   CHECK(faultKind("forget", "test").effect(forget).action == Effect::Action::Forget);
   CHECK(forget.str() == "forget:after:XACK#3");
-  CHECK(faultKinds() == std::vector<std::string>{"kill", "drop", "delay", "error", "forget"});
+  CHECK(faultKinds() == std::vector<std::string>{"kill", "drop", "delay", "error", "forget", "restart"});
+  CHECK(faultKind("restart", "test").effect(Fault::parse("restart:after:COMMIT#1:pg")).server == "pg");
+  CHECK(usageError([] { Fault::parse("restart:after:COMMIT#1:mysql", "--crash"); }).find("names its server, pg or valkey") !=
+        std::string::npos);
 }
 
-TEST_CASE("schedule: version 2 carries faults; version 1 files (kills) still load; others are named") {
+TEST_CASE("schedule: version 2 carries faults, version 1 files (kills) still load, others are named") {
   nlohmann::json j = {{"version", 1}, {"scenario", "wallet"}, {"events", {{{"n", 1}}}}, {"stream", {1}},
                       {"kills", {"after:COMMIT#1"}}};
   Schedule s = scheduleFromJson(j, "old.json");

@@ -36,7 +36,7 @@ void checkSplits(std::string_view client, std::string_view server) {
 
 } // namespace
 
-TEST_CASE("pg startup: SSL and GSS requests are answered N locally; cancel and startup pass") {
+TEST_CASE("pg startup: SSL and GSS requests are answered N locally, cancel and startup pass") {
   auto t = makePgTracker();
   ClientMsg m;
   const std::string ssl = startupPacket(80877103), gss = startupPacket(80877104);
@@ -61,7 +61,7 @@ TEST_CASE("pg startup: SSL and GSS requests are answered N locally; cancel and s
   CHECK(makePgTracker()->onClient(i32(20000) + i32(196608), m) == Decode::Invalid);
 }
 
-TEST_CASE("pg framing: NeedMoreData consumes nothing; impossible lengths and types are Invalid") {
+TEST_CASE("pg framing: NeedMoreData consumes nothing, impossible lengths and types are Invalid") {
   auto t = makePgTracker();
   ClientMsg m;
   REQUIRE(t->onClient(startup(), m) == Decode::Message);
@@ -118,7 +118,7 @@ TEST_CASE("pg extended: prepared statements and portals name the Sync group by i
   checkSplits(client, server);
 }
 
-TEST_CASE("pg Flush: a group with held messages ends at Flush; its reply at its last response") {
+TEST_CASE("pg Flush: a group with held messages ends at Flush, its reply at its last response") {
   const std::string client = parse("", "INSERT INTO t VALUES (1)") + bind("", "") + describeMessage('P', "") +
                              execute("") + flushMessage() + flushMessage() + syncMessage() +                     // INSERT, SYNC
                              parse("s", "SELECT 1") + describeMessage('S', "s") + flushMessage() + syncMessage(); // PARSE, SYNC
@@ -172,7 +172,7 @@ TEST_CASE("pg pipelining: several Syncs and Queries before any reply are answere
   checkSplits(client, server);
 }
 
-TEST_CASE("pg COPY: client data passes, the step ends at ReadyForQuery; FunctionCall; Terminate") {
+TEST_CASE("pg COPY: client data passes, the step ends at ReadyForQuery, FunctionCall, Terminate") {
   const std::string client = query("COPY t FROM STDIN") + msg('d', "1\n") + msg('d', "2\n") + msg('c', "") +
                              query("COPY t TO STDOUT") + msg('F', i32(42) + std::string(6, '\0')) + msg('X', "");
   const std::string server = msg('G', std::string(3, '\0')) + complete("COPY 2") + ready() +

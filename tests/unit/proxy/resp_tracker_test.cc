@@ -152,7 +152,7 @@ TEST_CASE("resp reads: XAUTOCLAIM on Redis 7 and 6.2, XCLAIM, JUSTID") {
   CHECK(justid.summary == "(array) 1 element");
 }
 
-TEST_CASE("resp framing: NeedMoreData consumes nothing; what cannot be RESP is Invalid") {
+TEST_CASE("resp framing: NeedMoreData consumes nothing, what cannot be RESP is Invalid") {
   auto t = makeRespTracker();
   ServerMsg m;
   const std::string reply = "*2\r\n$3\r\nabc\r\n%1\r\n:1\r\n#t\r\n";
@@ -234,7 +234,7 @@ TEST_CASE("resp: a bulk reply too large to hold is framed in pieces, ending in i
   CHECK(feedPieces(makeRespTracker, client, broken, 65536).server_invalid);
 }
 
-TEST_CASE("resp: a read reply too large to hold is framed in pieces; its entries are still seen") {
+TEST_CASE("resp: a read reply too large to hold is framed in pieces, its entries are still seen") {
   const std::string big(3 << 20, 'f');
   const std::string client = cmd({"XREADGROUP", "GROUP", "g", "c1", "COUNT", "10", "STREAMS", "s", ">"}) + cmd({"PING"});
   // [[s, [[1-0, [payload, <3 MiB>, n, 1]], [2-0, [n, 2]]]]], then +PONG
@@ -252,7 +252,7 @@ TEST_CASE("resp: a read reply too large to hold is framed in pieces; its entries
     REQUIRE(replies(e).size() == 2);
     CHECK(deliveredIds(replies(e)[0]) == Strings{"1-0", "2-0"});
     CHECK(summaries(e) == summaries(whole));
-    const auto& fields = replies(e)[0].delivered.at(0).fields;
+    const auto fields = replies(e)[0].delivered.at(0).fields; // a copy: replies() returns a new vector
     REQUIRE(fields.size() == 2);
     CHECK(fields[0].first == "payload");
     CHECK(fields[0].second.size() == kRespSkeletonKeep); // cut, as a whole reply cuts it

@@ -11,7 +11,7 @@ using namespace idem::testing;
 using json = nlohmann::json;
 
 
-TEST_CASE("junit: a sweep has one testcase per kill point and the baseline; failures carry the diagnosis") {
+TEST_CASE("junit: a sweep has one testcase per kill point and the baseline, failures carry the diagnosis") {
   json report = loadInput("sweep-dedup-valkey.report.json");
   std::string xml = junitXml(report);
   CHECK(xmlError(xml).empty());
@@ -31,7 +31,7 @@ TEST_CASE("junit: undecided results are errors, never passes") {
   CHECK(xmlError(xml).empty());
 }
 
-TEST_CASE("junit: a run has one testcase per checker; a comparison one per target x class that applies") {
+TEST_CASE("junit: a run has one testcase per checker, a comparison one per target x class that applies") {
   std::string run = junitXml(runReportOf("dedup-valkey-after-SET3.history.json", "wallet"));
   CHECK(occurrences(run, "<testcase ") == 6); // 1 invariant + broker, process, faults, run, observation
   CHECK(occurrences(run, "<failure ") == 1);
@@ -47,7 +47,7 @@ TEST_CASE("junit: a run has one testcase per checker; a comparison one per targe
   CHECK(xmlError(xml).empty());
 }
 
-TEST_CASE("junit: names and messages from targets are escaped; control characters and bad UTF-8 removed") {
+TEST_CASE("junit: names and messages from targets are escaped, control characters and bad UTF-8 removed") {
   json report = runReportOf("dedup-valkey-after-SET3.history.json", "wallet");
   std::string hostile = "<b>x</b> \"q\" & 'a' ]]> \x01\x1b[31m \xff";
   report["target"] = hostile;

@@ -65,7 +65,7 @@ TEST_CASE("customer-city: versions 2, 3, 1 of c1 and a late retry of version 1",
   CHECK(s.invariants[0].observed == "SELECT id, city, version FROM customers");
 }
 
-TEST_CASE("order-shipping: ship 1, 2, 3 and retry 2; sku mapped from the order", "[scenario][builtin]") {
+TEST_CASE("order-shipping: ship 1, 2, 3 and retry 2, sku mapped from the order", "[scenario][builtin]") {
   idem::Scenario s = idem::loadScenario("order-shipping", kDir);
   idem::Schedule d = idem::defaultSchedule(s);
   REQUIRE(d.events.size() == 3);

@@ -115,7 +115,7 @@ TEST_CASE("scenario: fields", "[scenario][errors]") {
   CHECK(err({{"/fields/7/value", nullptr}}) == field("fields[7].value", "is required"));
 }
 
-TEST_CASE("scenario: 'of' must name an earlier field; a map must cover every value", "[scenario][errors]") {
+TEST_CASE("scenario: 'of' must name an earlier field, a map must cover every value", "[scenario][errors]") {
   CHECK(err({{"/fields/5/of", "region"}}) ==
         field("fields[5].of", "'region' is not a field defined before 'v' (earlier fields: n, event_id, wallet, amount, kind)"));
   CHECK(err({{"/fields/5/of", "v"}}) ==

@@ -41,7 +41,7 @@ void requireValid(const Schedule& s, const Scenario& sc) {
 
 } // namespace
 
-TEST_CASE("the same seed and index give the same schedule; other seeds give others") {
+TEST_CASE("the same seed and index give the same schedule, other seeds give others") {
   auto sc = builtin("wallet");
   auto km = dedupTableModel();
   auto gen = shapeGen(sc, km, {});

@@ -34,7 +34,7 @@ struct Observed {
   std::vector<pid_t> backends; ///< the postmaster's children
   fs::path pgDir;              ///< the temp dir holding the data dir
   pid_t valkey = 0;
-  fs::path valkeyDir;
+  fs::path valkeyDir;          ///< the temp dir holding its data dir
 };
 
 std::string redisString(redisContext* c, const char* cmd) {
@@ -75,7 +75,8 @@ Observed useServers(const ServerEndpoints& ep) {
   auto at = info.find("process_id:");
   REQUIRE(at != std::string::npos);
   o.valkey = std::stoi(info.substr(at + 11));
-  o.valkeyDir = fs::read_symlink(fmt::format("/proc/{}/cwd", o.valkey)); // it runs in its --dir
+  // It runs in its `dir`, <temp dir>/data.
+  o.valkeyDir = fs::read_symlink(fmt::format("/proc/{}/cwd", o.valkey)).parent_path();
   redisFree(r);
   return o;
 }

@@ -45,7 +45,8 @@ namespace {
     std::string info(reply->str, reply->len);
     freeReplyObject(reply);
     pid_t valkey = std::stoi(info.substr(info.find("process_id:") + 11));
-    std::string valkeyDir = fs::read_symlink(fmt::format("/proc/{}/cwd", valkey)).string(); // its --dir
+    // It runs in its `dir`, <temp dir>/data.
+    std::string valkeyDir = fs::read_symlink(fmt::format("/proc/{}/cwd", valkey)).parent_path().string();
     std::ostringstream out;
     out << pgDir.string() << " " << valkeyDir << " " << postmaster << " " << valkey << " " << backend;
     for (pid_t p : childrenOf(postmaster)) out << " " << p;

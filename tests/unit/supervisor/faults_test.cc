@@ -29,7 +29,7 @@ bool raises(const std::string& sql, const std::string& code) {
 
 } // namespace
 
-TEST_CASE("error 40001 on a simple Query: the server runs a statement raising it instead; the step is answered") {
+TEST_CASE("error 40001 on a simple Query: the server runs a statement raising it instead, the step is answered") {
   Rig rig({"error:before:UPDATE#2:40001"});
   RawClient client(rig.ports.pg);
   pgStartup(client);
@@ -176,9 +176,9 @@ TEST_CASE("forget after SET#1: the reply waits until the harness has moved the b
   Rig rig({"forget:after:SET#1"});
   RawClient client(rig.ports.valkey);
   client.send(resp({"SET", "a", "1"}));
-  std::vector<Controller::BrokerAction> due;
+  std::vector<Controller::ServerAction> due;
   REQUIRE(waitUntil([&] {
-    due = rig.ctl.takeBrokerActions();
+    due = rig.ctl.takeServerActions();
     return !due.empty();
   }));
   REQUIRE(due.size() == 1);
@@ -187,7 +187,7 @@ TEST_CASE("forget after SET#1: the reply waits until the harness has moved the b
   // Held until the action is done: no step recorded, no fault recorded yet.
   CHECK(opsOf(rig.history, "step").empty());
   CHECK(opsOf(rig.history, "fault").empty());
-  rig.ctl.brokerActionDone(due[0]);
+  rig.ctl.serverActionDone(due[0]);
   CHECK(client.readN(5) == "+OK\r\n");
   REQUIRE(rig.waitOps("step", 1));
   CHECK(stepLines(rig.history) == std::vector<std::string>{"SET#1 ok"});

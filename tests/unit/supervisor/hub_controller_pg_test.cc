@@ -60,7 +60,7 @@ TEST_CASE("pg: after:UPDATE#2 lets the server execute the query and withholds it
   CHECK(kills[0].value["fault"] == "after:UPDATE#2");
 }
 
-TEST_CASE("pg: without kill points bytes pass unchanged; verbs count per verb over both servers") {
+TEST_CASE("pg: without kill points bytes pass unchanged, verbs count per verb over both servers") {
   Rig rig({});
   RawClient pgc(rig.ports.pg), kv(rig.ports.valkey);
   pgStartup(pgc);

@@ -46,7 +46,7 @@ TEST_CASE("a valid manifest loads with absolute paths", "[manifest]") {
   CHECK(idem::loadTarget(d.path / "t" / "target.json").name == "dedup");
 }
 
-TEST_CASE("a bare program name is left for PATH lookup; env and schema are optional", "[manifest]") {
+TEST_CASE("a bare program name is left for PATH lookup, env and schema are optional", "[manifest]") {
   ScratchDir d;
   d.write("t/target.json", R"({"name": "py", "command": ["python3", "consumer.py"], "scenarios": ["wallet"]})");
   idem::Target t = idem::loadTarget(d.path / "t");

@@ -1,0 +1,36 @@
+/// restart: restart a server at the step, while the step waits: `restart:after:COMMIT#2:pg` restarts
+/// PostgreSQL with a fast shutdown (open transactions roll back, every connection drops), `…:valkey`
+/// restarts Valkey with its data kept (saved right before the stop: streams, groups, pending lists). The
+/// consumers live on: each must reconnect, or exit and be restarted; either way the run goes on. Needs the
+/// embedded servers, one pair per worker (docs/faults.md).
+#include "plan/faults/kinds.h"
+
+#include "core/error.h"
+
+#include <fmt/format.h>
+
+namespace idem::faults {
+
+namespace {
+
+class Restart : public FaultKind {
+public:
+  std::string name() const override { return "restart"; }
+  std::string usage() const override {
+    return "restart:before|after:VERB#k:pg|valkey   restart the server (PostgreSQL: fast shutdown; Valkey: data kept)";
+  }
+  void check(const Fault& f, const std::string& what) const override {
+    requireArgs(f, 1, what, "restart:before|after:VERB#k:pg|valkey");
+    if (f.args[0] != "pg" && f.args[0] != "valkey")
+      throw UsageError(fmt::format("{}: a restart names its server, pg or valkey (not '{}')", what, f.args[0]));
+  }
+  Effect effect(const Fault& f) const override {
+    return Effect{Effect::Action::Restart, {}, {}, {}, f.args[0], false};
+  }
+};
+
+} // namespace
+
+std::unique_ptr<FaultKind> makeRestart() { return std::make_unique<Restart>(); }
+
+} // namespace idem::faults
