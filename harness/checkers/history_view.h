@@ -114,7 +114,8 @@ struct HistoryView {
   /// fault after which a live consumer may retry work it holds without a new delivery. A pass is proven
   /// only up to this bound (docs/verdicts.md).
   int cap(int n) const;
-  /// Faults that fired after which a live consumer may redo work without a new delivery (drop, delay).
+  /// Faults that fired after which a live consumer may redo work without a new delivery (drop, delay,
+  /// restart: plan/fault_kind.h applicationWeight).
   int retryFaults = 0;
   /// True when every entry of event n is listed as never delivered by the final op.
   bool neverDelivered(int n) const;

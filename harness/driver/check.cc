@@ -121,8 +121,14 @@ SearchResult search(WorkerPool& pool, const rc::Gen<Shape>& gen, const Materiali
   auto tSearch = Clock::now();
   auto res = searchCases(static_cast<size_t>(args.runs), pool.size(), [&](int w, size_t i) {
     Schedule s = materializeShape(generateCase(gen, sum.seed, i).value());
-    CaseResult o = caseResultOf(pool.judge(w, 0, s));
+    Judged j = pool.judge(w, 0, s);
+    CaseResult o = caseResultOf(j);
     std::lock_guard<std::mutex> lock(mu);
+    if ((o.verdict == Verdict::Unknown || o.verdict == Verdict::Error) &&
+        (!sum.firstUnknownRun || i < sum.firstUnknownIndex)) {
+      sum.firstUnknownRun = std::move(j);
+      sum.firstUnknownIndex = i;
+    }
     if (o.coverageLoss()) {
       std::vector<std::string> missed;
       for (const auto& p : o.planned)
@@ -151,6 +157,10 @@ SearchResult search(WorkerPool& pool, const rc::Gen<Shape>& gen, const Materiali
     if ((o.verdict == Verdict::Unknown || o.verdict == Verdict::Error) && sum.firstProblem.empty())
       sum.firstProblem = o.reason;
   }
+  if (sum.firstUnknownRun && sum.firstUnknownIndex >= res.outcomes.size()) sum.firstUnknownRun.reset(); // past a failure
+  if (sum.firstUnknownRun)
+    sum.firstProblem = fmt::format("run {}, {}: {}", sum.firstUnknownIndex + 1, sum.firstUnknownRun->schedule.summary(),
+                                   res.outcomes[sum.firstUnknownIndex].reason);
   return res;
 }
 

@@ -49,6 +49,10 @@ struct CheckSummary {
   KillModel model;
   std::optional<Counterexample> cx;
   std::optional<Judged> trace;  ///< a trace run that could not be judged (its logs go to the report)
+  /// The unknown (or error) run of the search with the lowest index, and that index: in the report, so
+  /// that an unknown can be read and replayed, not only counted.
+  std::optional<Judged> firstUnknownRun;
+  size_t firstUnknownIndex = 0;
   std::optional<Verdict> verdict; ///< pass | fail | flaky | unknown | error (once decided)
   std::vector<std::string> notes;
   int64_t searchMs = 0, shrinkMs = 0, totalMs = 0;

@@ -109,6 +109,8 @@ std::string reportCheck(Session& session, CheckSummary& s) {
   const std::string target = session.targets().front().name;
   if (s.cx && s.cx->judged) report.addRun(session.record(*s.cx->judged, "counterexample", target));
   if (s.trace) report.addRun(session.record(*s.trace, "trace", target));
+  if (s.firstUnknownRun)
+    report.addRun(session.record(*s.firstUnknownRun, fmt::format("run-{}", s.firstUnknownIndex + 1), target));
   report.verdict(s.verdict.value_or(Verdict::Unknown));
   nlohmann::json cx = nullptr;
   if (s.cx) {

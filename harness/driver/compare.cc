@@ -4,6 +4,7 @@
 #include "driver/compare.h"
 
 #include "driver/pool.h"
+#include "plan/fault_kind.h"
 
 #include <fmt/format.h>
 
@@ -146,7 +147,7 @@ Comparison compareTargets(Session& session, const Options& o, Progress& progress
       for (const auto& c : mine) {
         auto picked = which == 0 ? sample(byClass[c.id], o.perClass) : sampleCentered(byClass[c.id], o.perClass);
         for (const auto& p : picked) {
-          Schedule s = defaultScheduleFor(session, targets[t].name, 1);
+          Schedule s = defaultScheduleFor(session, targets[t].name, applicationWeight(p.fault));
           s.faults = {p.fault};
           jobs.push_back({t, c.id, o.runPrefix + targets[t].name + "/" + p.fault.str(),
                           fmt::format("{} ({})", c.label, p.fault.str()), s, {}});

@@ -3,6 +3,7 @@
 #include "driver/commands.h"
 
 #include "driver/pool.h"
+#include "plan/fault_kind.h"
 #include "scenario/decodable.h"
 
 #include <fmt/format.h>
@@ -26,7 +27,7 @@ int runCommand(const CommonArgs& common, const RunArgs& args) {
   s.target = target.name;
   s.faults = faults;
   s.restart = restart;
-  if (args.events > 0 || !common.scenarioValues) s.values = makeDecodable(sc, s, static_cast<int>(s.faults.size()));
+  if (args.events > 0 || !common.scenarioValues) s.values = makeDecodable(sc, s, applicationWeight(s.faults));
 
   WorkerPool pool(session, 1);
   Judged j = pool.judge(0, 0, s, true);

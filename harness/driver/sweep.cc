@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <iostream>
 
 namespace idem {
@@ -31,7 +32,12 @@ int sweepCommand(const CommonArgs& common) {
   Session session(common);
   const auto& sc = session.scenario();
   const auto& target = session.targets().front();
-  Schedule base = defaultScheduleFor(session, target.name, 1); // values that decode with the one kill of a point
+  // Values that decode with the one fault of a point (a drop, a delay or a restart counts twice).
+  const std::vector<std::string> swept = common.faults.empty() ? std::vector<std::string>{"kill"} : common.faults;
+  const bool twice = std::any_of(swept.begin(), swept.end(), [](const std::string& k) {
+    return k == "drop" || k == "delay" || k == "restart";
+  });
+  Schedule base = defaultScheduleFor(session, target.name, twice ? 2 : 1);
 
   WorkerPool pool(session);
   Judged baseline = pool.judge(0, 0, base, true);
@@ -50,7 +56,6 @@ int sweepCommand(const CommonArgs& common) {
   }
 
   // One run per fault: every kind of --faults at every point where it applies (history/trace.h faultsAt).
-  const std::vector<std::string> swept = common.faults.empty() ? std::vector<std::string>{"kill"} : common.faults;
   std::vector<Schedule> schedules;
   std::vector<const TracePoint*> pointOf;
   for (const auto& p : points) {

@@ -51,6 +51,14 @@ public:
   virtual Effect effect(const Fault& f) const = 0;
 };
 
+/// How many more times a fault may let an event be applied, for choosing decodable amounts
+/// (scenario/decodable.h): 1 for a kill, an error, a forget (one more delivery); 2 for a drop, a delay, a
+/// restart (the consumer may redo what it holds without a new delivery, and exit so that it is delivered
+/// again). The checkers' bound (HistoryView::cap) counts the same way.
+int applicationWeight(const Fault& f);
+/// Σ applicationWeight over `faults`.
+int applicationWeight(const std::vector<Fault>& faults);
+
 /// The error an `error` fault without a code answers at a step of `server` ("pg": 40001 serialization_failure,
 /// "valkey": LOADING).
 Effect defaultError(const std::string& server);

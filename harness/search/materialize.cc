@@ -1,6 +1,8 @@
 /// Shape -> Schedule: a pure function, so that a shape, its shrinks and the schedule file agree.
 #include "search/model.h"
 
+#include "plan/fault_kind.h"
+
 #include "scenario/decodable.h"
 
 #include <algorithm>
@@ -101,7 +103,7 @@ Schedule materialize(const Shape& s, const Scenario& sc, const KillModel& km, ui
     }
   }
   out.restart = s.sameName ? RestartStyle::SameName : RestartStyle::NewName;
-  out.values = makeDecodable(sc, out, static_cast<int>(out.faults.size()));
+  out.values = makeDecodable(sc, out, applicationWeight(out.faults));
   return out;
 }
 

@@ -184,7 +184,7 @@ TEST_CASE("demo: the reference targets behave as documented, one report with a t
     INFO(c);
     CHECK(classes.count(c) == 1);
   }
-  CHECK(r.out.find("every reference target behaved as documented") != std::string::npos);
+  CHECK(r.out.find("every reference target behaved as its target.json expects") != std::string::npos);
 
   std::string html = idem::testing::readFile(r.reportDir / "report.html");
   CHECK(idem::testing::occurrences(html, "<svg class=\"timeline\"") >= 4);

@@ -84,6 +84,21 @@ const FaultKind& faultKind(const std::string& name, const std::string& what) {
   throw UsageError(fmt::format("{}: no fault kind '{}' (kinds: {})", what, name, fmt::join(names, ", ")));
 }
 
+int applicationWeight(const Fault& f) {
+  switch (faultKind(f.kind, "fault").effect(f).action) {
+  case Effect::Action::Drop:
+  case Effect::Action::Delay:
+  case Effect::Action::Restart: return 2;
+  default: return 1;
+  }
+}
+
+int applicationWeight(const std::vector<Fault>& faults) {
+  int n = 0;
+  for (const auto& f : faults) n += applicationWeight(f);
+  return n;
+}
+
 std::vector<std::string> faultKinds() {
   auto& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);

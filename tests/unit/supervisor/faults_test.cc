@@ -196,3 +196,33 @@ TEST_CASE("forget after SET#1: the reply waits until the harness has moved the b
   CHECK(faults[0].value["fault"] == "forget:after:SET#1");
   CHECK(faults[0].index < opsOf(rig.history, "step")[0].index); // the broker moved before the reply went on
 }
+
+TEST_CASE("delay after SET#1: the reply is held, then reaches the client, and the step is ok") {
+  Rig rig({"delay:after:SET#1:30"});
+  RawClient client(rig.ports.valkey);
+  client.send(resp({"SET", "a", "1"}));
+  CHECK(client.readN(5) == "+OK\r\n");
+  REQUIRE(rig.valkey.waitCount(1)); // it took effect before its reply was held
+  REQUIRE(rig.waitOps("step", 1));
+  CHECK(stepLines(rig.history) == std::vector<std::string>{"SET#1 ok"});
+  auto faults = opsOf(rig.history, "fault");
+  REQUIRE(faults.size() == 1);
+  CHECK(faults[0].value["fault"] == "delay:after:SET#1:30");
+}
+
+TEST_CASE("restart before SET#1: the request waits for the harness to restart the server, then goes on") {
+  Rig rig({"restart:before:SET#1:valkey"});
+  RawClient client(rig.ports.valkey);
+  client.send(resp({"SET", "a", "1"}));
+  std::vector<Controller::ServerAction> due;
+  REQUIRE(waitUntil([&] {
+    due = rig.ctl.takeServerActions();
+    return !due.empty();
+  }));
+  CHECK(due[0].fault.str() == "restart:before:SET#1:valkey");
+  CHECK(rig.valkey.count() == 0); // held: the server has not seen it
+  CHECK(rig.ctl.state(1).faulted == "restart:before:SET#1:valkey"); // every live process lives through it
+  rig.ctl.serverActionDone(due[0]);
+  CHECK(client.readN(5) == "+OK\r\n");
+  REQUIRE(rig.valkey.waitCount(1));
+}
