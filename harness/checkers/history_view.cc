@@ -61,8 +61,11 @@ HistoryView::HistoryView(const Scenario& s, const std::vector<Op>& o) : scenario
       opaque.emplace_back(&op, o2);
     else if (auto* fault = op.as<ops::FaultOp>(); fault && fault->fault.isKill())
       kills.push_back({op.index, op.process, fault->fault.str(), fault->signal ? fault->signal : 9});
-    else if (fault && (fault->fault.kind == "drop" || fault->fault.kind == "delay" || fault->fault.kind == "restart"))
-      retryFaults++; // the consumer may redo what it holds: a lost reply (drop after), its own timeout (delay)
+    else if (fault) {
+      otherFaults.push_back({op.index, op.process, fault->fault.str(), 0});
+      // The consumer may redo what it holds: a lost reply (drop after), its own timeout (delay), a restart.
+      if (fault->fault.kind == "drop" || fault->fault.kind == "delay" || fault->fault.kind == "restart") retryFaults++;
+    }
     else if (auto* exit = op.as<ops::Exit>())
       exits.push_back({op.index, op.process, exit->status, exit->signal, exit->by});
   }

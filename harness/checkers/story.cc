@@ -34,6 +34,9 @@ public:
       out += fmt::format(" and acknowledged by {} without effect", d.process);
       st_.ops.push_back(ack->op);
     }
+    // Other faults on the process while it held the entry (until its acknowledgement or its next delivery;
+    // a forget, until the next delivery it caused): what made it redo the work, or hand the entry again.
+    out += faultsBetween(d.process, d.op, later, !ack ? later : std::min(later, ack->op));
     if (kill && !killsTold_.count(kill->op)) {
       killsTold_.insert(kill->op);
       out += fmt::format(", {} killed at {}", d.process, kill->point);
@@ -43,7 +46,36 @@ public:
     return out;
   }
 
+  /// The faults other than kills that acted on `process` in (from, until], and the forgets in (from,
+  /// forgetsUntil]: ", c1's connection dropped at drop:after:COMMIT#1", each told once.
+  std::string faultsBetween(const std::string& process, int64_t from, int64_t forgetsUntil, int64_t until) {
+    std::string out;
+    for (const auto& f : h_.otherFaults) {
+      const bool forget = f.point.rfind("forget:", 0) == 0;
+      if (f.op <= from || f.op > (forget ? forgetsUntil : until) || (!forget && f.process != process) ||
+          faultsTold_.count(f.op))
+        continue;
+      faultsTold_.insert(f.op);
+      out += ", " + faultClause(f, process);
+      st_.ops.push_back(f.op);
+    }
+    return out;
+  }
+
 private:
+  /// "c1's connection dropped at drop:after:COMMIT#1", "the broker forgot its deliveries at forget:…".
+  static std::string faultClause(const KillRec& f, const std::string& process) {
+    const std::string kind = f.point.substr(0, f.point.find(':'));
+    if (kind == "drop") return fmt::format("{}'s connection dropped at {}", process, f.point);
+    if (kind == "error") return fmt::format("{} answered an error at {}", process, f.point);
+    if (kind == "delay") return fmt::format("{} delayed at {}", process, f.point);
+    if (kind == "restart")
+      return fmt::format("{} restarted at {}", f.point.find(":pg") != std::string::npos ? "PostgreSQL" : "Valkey",
+                         f.point);
+    if (kind == "forget") return fmt::format("the broker forgot its deliveries at {}", f.point);
+    return fmt::format("{} at {}", f.point, process);
+  }
+
   bool stepBetween(const std::string& proc, int64_t from, int64_t to) const {
     return std::any_of(h_.steps.begin(), h_.steps.end(),
                        [&](const StepRec& st) { return st.process == proc && st.op > from && st.op < to; });
@@ -52,7 +84,7 @@ private:
   const HistoryView& h_;
   bool lost_;
   Story& st_;
-  std::set<int64_t> killsTold_;
+  std::set<int64_t> killsTold_, faultsTold_;
 };
 
 int64_t nextDelivery(const std::vector<const DeliveryRec*>& ds, size_t i) {
@@ -98,6 +130,7 @@ Story eventStory(const HistoryView& h, int n, bool lost) {
     if (ds.size() > 1 && ds.size() == sends.size()) count = ds.size() == 2 ? " both times" : fmt::format(" all {} times", ds.size());
     else if (ds.size() > 1) count = fmt::format(" {}", times(static_cast<int>(ds.size())));
     std::string clause = fmt::format("delivered to {}{} ({})", ds.front()->process, count, fmt::join(labels, ", "));
+    clause += teller.faultsBetween(ds.front()->process, ds.front()->op, ds.back()->op, ds.back()->op);
     clause += teller.after(*ds.back(), kEnd);
     parts.push_back(clause);
   } else {
