@@ -23,6 +23,16 @@ std::vector<std::string> queries(const FakeServer& s) {
   return out;
 }
 
+/// The server actions (forget, restart) the controller asked for, once there are any.
+std::vector<Controller::ServerAction> serverActionsDue(Rig& rig) {
+  std::vector<Controller::ServerAction> due;
+  waitUntil([&] {
+    due = rig.ctl.takeServerActions();
+    return !due.empty();
+  });
+  return due;
+}
+
 bool raises(const std::string& sql, const std::string& code) {
   return sql.find("RAISE EXCEPTION USING ERRCODE = '" + code + "'") != std::string::npos;
 }
@@ -176,11 +186,7 @@ TEST_CASE("forget after SET#1: the reply waits until the harness has moved the b
   Rig rig({"forget:after:SET#1"});
   RawClient client(rig.ports.valkey);
   client.send(resp({"SET", "a", "1"}));
-  std::vector<Controller::ServerAction> due;
-  REQUIRE(waitUntil([&] {
-    due = rig.ctl.takeServerActions();
-    return !due.empty();
-  }));
+  auto due = serverActionsDue(rig);
   REQUIRE(due.size() == 1);
   CHECK(due[0].fault.str() == "forget:after:SET#1");
   CHECK(due[0].process == "c1");
@@ -214,11 +220,8 @@ TEST_CASE("restart before SET#1: the request waits for the harness to restart th
   Rig rig({"restart:before:SET#1:valkey"});
   RawClient client(rig.ports.valkey);
   client.send(resp({"SET", "a", "1"}));
-  std::vector<Controller::ServerAction> due;
-  REQUIRE(waitUntil([&] {
-    due = rig.ctl.takeServerActions();
-    return !due.empty();
-  }));
+  auto due = serverActionsDue(rig);
+  REQUIRE(!due.empty());
   CHECK(due[0].fault.str() == "restart:before:SET#1:valkey");
   CHECK(rig.valkey.count() == 0); // held: the server has not seen it
   CHECK(rig.ctl.state(1).faulted == "restart:before:SET#1:valkey"); // every live process lives through it
