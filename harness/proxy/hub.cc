@@ -1,4 +1,5 @@
 #include "proxy/hub.h"
+#include "proxy/pg_codec.h"
 
 #include <boost/asio.hpp>
 
@@ -126,6 +127,12 @@ struct Conn : std::enable_shared_from_this<Conn> {
 
   void start() {
     auto self = shared_from_this();
+    if (server == Server::Pg) { // a fault may refuse the connection itself (CONNECT#k)
+      Decision d = hub.listener.onConnect(owner, server, id);
+      if (dead || d.kind == Decision::Kind::Kill) return; // the listener cut the owner
+      if (d.kind == Decision::Kind::Drop) return drop();
+      if (d.kind == Decision::Kind::Answer) return refuseStartup(std::move(d.answer));
+    }
     const Upstream& up = server == Server::Pg ? hub.pg : hub.valkey;
     boost::system::error_code ec;
     tcp::endpoint ep(asio::ip::make_address(up.host == "localhost" ? "127.0.0.1" : up.host, ec),
@@ -145,6 +152,34 @@ struct Conn : std::enable_shared_from_this<Conn> {
       self->upstream.set_option(tcp::no_delay(true), ignore);
       self->readFrom(true);
       self->readFrom(false);
+    });
+  }
+
+  /// A connection refused at startup: answers SSL and GSS requests 'N' (as the tracker does), then the
+  /// StartupMessage with `answer` (a FATAL ErrorResponse), and closes once the client has it. Nothing
+  /// reaches the server.
+  void refuseStartup(std::string answer) {
+    auto self = shared_from_this();
+    client.async_read_some(asio::buffer(bufC), [self, answer = std::move(answer)](const boost::system::error_code& e,
+                                                                                   size_t n) mutable {
+      if (self->dead) return;
+      if (e) return self->finish();
+      self->cin.append(self->bufC.data(), n);
+      while (true) {
+        PgMessage m;
+        Decode d = framePgStartup(self->cin, m);
+        if (d == Decode::NeedMoreData) return self->refuseStartup(std::move(answer));
+        if (d == Decode::Invalid) return self->finish();
+        const uint32_t code = readBe32(m.body);
+        self->cin.erase(0, m.size);
+        if (code == kPgSslRequestCode || code == kPgGssEncRequestCode) {
+          self->sendClient("N");
+          continue;
+        }
+        self->sendClient(std::move(answer));
+        self->closeAfterAnswer = true;
+        return self->maybeClose();
+      }
     });
   }
 

@@ -56,6 +56,13 @@ struct Decision {
 class StepListener {
 public:
   virtual ~StepListener() = default;
+  /// A new PostgreSQL connection of process `owner`, before the proxy connects it to the server: Pass, Kill,
+  /// Drop (reset it), or Answer with `close` (the client's startup packet gets `answer`, a FATAL error,
+  /// and the connection closes: the server never sees it).
+  virtual Decision onConnect(int owner, Server server, int conn) {
+    (void)owner, (void)server, (void)conn;
+    return {};
+  }
   /// A complete request of process `owner`. `token` identifies the step until it ends.
   virtual Decision onRequest(int owner, Server server, int conn, const StepInfo& step, StepToken& token) = 0;
   /// The complete reply of `token`.

@@ -18,6 +18,11 @@ inline constexpr uint32_t kPgMaxStartup = 10000;
 
 /// One framed message: `type` is '\0' for the untyped packets of the startup phase, whose body starts
 /// with the int32 request code.
+/// The request codes of the startup packets that are not a StartupMessage.
+inline constexpr uint32_t kPgCancelRequestCode = 80877102;
+inline constexpr uint32_t kPgSslRequestCode = 80877103;
+inline constexpr uint32_t kPgGssEncRequestCode = 80877104;
+
 /// A big-endian 32-bit integer from the first 4 bytes of `b`.
 uint32_t readBe32(std::string_view b);
 

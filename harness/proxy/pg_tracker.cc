@@ -14,9 +14,9 @@ namespace {
 
 constexpr std::string_view kFrontendTypes = "BCdcfDEHFpPQSX";
 constexpr std::string_view kBackendTypes = "RKSZTDCIENAVtn123sGHWcdv";
-constexpr int32_t kCancelRequest = 80877102;
-constexpr int32_t kSslRequest = 80877103;
-constexpr int32_t kGssEncRequest = 80877104;
+constexpr int32_t kCancelRequest = kPgCancelRequestCode;
+constexpr int32_t kSslRequest = kPgSslRequestCode;
+constexpr int32_t kGssEncRequest = kPgGssEncRequestCode;
 constexpr size_t kSummaryRaw = 2 * kAbbrevMax;
 constexpr size_t kSqlRaw = 4 * kAbbrevMax;
 

@@ -167,6 +167,54 @@ void Controller::endInflight(int owner, ProcessState& st, const Inflight& f) {
   }
 }
 
+proxy::Decision Controller::onConnect(int owner, proxy::Server server, int conn) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const int k = ++counts_["CONNECT"];
+  auto fault = takeFault(When::Before, "CONNECT", k);
+  if (!fault) return {};
+  ops::Step step;
+  step.server = proxy::toString(server);
+  step.conn = conn;
+  step.verb = "CONNECT";
+  step.k = k;
+  step.detail = "a new PostgreSQL connection";
+  step.tReqUs = history_.nowUs();
+  const Effect effect = faultKind(fault->kind, "fault").effect(*fault);
+  const std::string& name = names_[owner];
+  proxy::Decision d;
+  if (effect.action == Effect::Action::Error) {
+    if (!effect.code.empty() && effect.server != "pg") {
+      history_.append(name, ops::Note{fmt::format("fault {} not applied: {} is not a PostgreSQL error", fault->str(),
+                                                  effect.code)});
+      return d;
+    }
+    // An error at startup always ends the session (the server sends FATAL and closes).
+    const Effect e = effect.code.empty() ? defaultError("pg") : effect;
+    d.kind = proxy::Decision::Kind::Answer;
+    d.answer = proxy::errorReply(server, e.code, e.message, 'I', true);
+    d.close = true;
+    step.outcome = ops::StepOutcome::Answered;
+    step.error = true;
+    step.summary = e.code + " " + e.message;
+    if (states_[owner].faulted.empty()) states_[owner].faulted = fault->str();
+    history_.append(name, ops::FaultOp{*fault, 0});
+    history_.append(name, std::move(step));
+  } else if (effect.action == Effect::Action::Kill || effect.action == Effect::Action::Drop) {
+    d = fire(lock, owner, *fault, std::move(step), server, proxy::StepToken{}, false);
+  } else {
+    history_.append(name, ops::Note{fmt::format("fault {} not applied: a connection being opened can be refused, "
+                                                "reset or killed, not {}",
+                                                fault->str(), fault->kind)});
+    return d;
+  }
+  ++activity_;
+  const bool cut = d.kind == proxy::Decision::Kind::Kill;
+  lock.unlock();
+  if (cut && hub_) hub_->cutNow(owner);
+  cv_.notify_all();
+  return d;
+}
+
 proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn, const proxy::StepInfo& step,
                                       proxy::StepToken& token) {
   std::unique_lock<std::mutex> lock(mu_);

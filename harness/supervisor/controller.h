@@ -32,6 +32,9 @@ public:
   void addProcess(int owner, std::string name);
   void setPid(int owner, pid_t pgid);
 
+  /// CONNECT#k, the k-th PostgreSQL connection of the run: a fault there refuses it (an error: FATAL, e.g.
+  /// 53300 too_many_connections), resets it (drop) or kills the process.
+  proxy::Decision onConnect(int owner, proxy::Server server, int conn) override;
   proxy::Decision onRequest(int owner, proxy::Server server, int conn, const proxy::StepInfo& step,
                             proxy::StepToken& token) override;
   proxy::Decision onReply(int owner, const proxy::StepToken& token, const proxy::ReplyInfo& reply) override;

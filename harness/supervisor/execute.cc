@@ -308,7 +308,7 @@ private:
     restartOutcome(p, byKill ? "" : es->str());
     hub_.close(p.owner);
     lastEvent_ = Clock::now();
-    if (!byKill && st.steps == 0) {
+    if (!byKill && st.steps == 0 && st.faulted.empty()) { // (a connection refused by a fault is not that)
       // Nothing reached a server: there is nothing to judge, and restarting it would only repeat that.
       throw UsageError(fmt::format("target '{}' cannot start: {} exited ({}) before any request reached a server",
                                    ws_.target.name, p.label, es->str()));

@@ -207,3 +207,15 @@ TEST_CASE("faults: bad fault text and unknown kinds are one-line usage errors") 
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
 }
+
+TEST_CASE("faults: 53300 too_many_connections refuses a consumer's connection at CONNECT#1, and it is restarted") {
+  Result r = clean({"run", "--target", target("dedup-table"), "--crash", "error:before:CONNECT#1:53300"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  bool refused = false;
+  for (const auto& op : historyOf(r.report))
+    if (op["type"] == "step" && op["value"]["verb"] == "CONNECT")
+      refused = op["value"]["outcome"] == "answered" && op["value"]["summary"].get<std::string>().rfind("53300", 0) == 0;
+  CHECK(refused);
+  CHECK(violations(r.report, "crash").empty());
+}

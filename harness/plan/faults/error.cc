@@ -5,6 +5,8 @@
 ///     transaction it was part of is aborted on the server too (the proxy sends the server a statement that
 ///     raises this very error, so ReadyForQuery says 'E' and a later COMMIT rolls back);
 ///   PostgreSQL 57P01 admin_shutdown: FATAL, the session ends; an open transaction rolls back;
+///   PostgreSQL 53300 too_many_connections, at CONNECT#k (the k-th PostgreSQL connection of the run): FATAL
+///     to the startup packet, the server never sees the connection;
 ///   Valkey LOADING, BUSY, OOM, READONLY, NOGROUP: the command is not executed (the group stays: a
 ///     transient NOGROUP, as a replica that has not seen XGROUP CREATE yet answers).
 ///
@@ -33,10 +35,11 @@ struct ServerError {
 
 namespace {
 
-constexpr std::array<ServerError, 8> kErrors{{
+constexpr std::array<ServerError, 9> kErrors{{
     {"40001", "pg", "could not serialize access due to concurrent update", false},
     {"40P01", "pg", "deadlock detected", false},
     {"57P01", "pg", "terminating connection due to administrator command", true},
+    {"53300", "pg", "sorry, too many clients already", true},
     {"LOADING", "valkey", "the server is loading the dataset in memory", false},
     {"BUSY", "valkey", "the server is busy running a script", false},
     {"OOM", "valkey", "command not allowed when used memory > 'maxmemory'", false},
@@ -66,7 +69,7 @@ public:
     std::vector<std::string> codes;
     for (const auto& e : kErrors) codes.push_back(e.code);
     return fmt::format("error:before:VERB#k[:CODE]   answer a server error instead of the result (CODE: {}; "
-                       "default 40001 on PostgreSQL, LOADING on Valkey)",
+                       "53300 at CONNECT#k; default 40001 on PostgreSQL, LOADING on Valkey)",
                        fmt::join(codes, ", "));
   }
   void check(const Fault& f, const std::string& what) const override {

@@ -229,3 +229,27 @@ TEST_CASE("restart before SET#1: the request waits for the harness to restart th
   CHECK(client.readN(5) == "+OK\r\n");
   REQUIRE(rig.valkey.waitCount(1));
 }
+
+TEST_CASE("error 53300 at CONNECT#2: the second PostgreSQL connection is refused at startup, the server never sees it") {
+  Rig rig({"error:before:CONNECT#2:53300"});
+  RawClient first(rig.ports.pg);
+  pgStartup(first);
+  RawClient second(rig.ports.pg);
+  second.send(wire::startupPacket(80877103)); // SSLRequest: answered N, as by the tracker
+  REQUIRE(second.readN(1) == "N");
+  second.send(pg::startup());
+  auto res = second.readUntilClosed();
+  CHECK(res.closed);
+  REQUIRE(!res.bytes.empty());
+  CHECK(res.bytes[0] == 'E');
+  CHECK(res.bytes.find("FATAL") != std::string::npos);
+  CHECK(res.bytes.find("53300") != std::string::npos);
+  CHECK(rig.pg.accepted() == 1); // only the first connection reached the server
+  REQUIRE(rig.waitOps("step", 1));
+  CHECK(stepLines(rig.history) == std::vector<std::string>{"CONNECT#2 answered"});
+  CHECK(opsOf(rig.history, "fault").at(0).value["fault"] == "error:before:CONNECT#2:53300");
+  // The process lives, and its next connection goes through.
+  CHECK(rig.child.alive());
+  RawClient third(rig.ports.pg);
+  pgStartup(third);
+}
