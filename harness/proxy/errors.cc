@@ -49,6 +49,10 @@ std::string pgRaiseQuery(const std::string& code, const std::string& text) {
   for (char c : text) msg += c == '\'' ? std::string("''") : std::string(1, c);
   std::string sql = "DO $idemproof$ BEGIN RAISE EXCEPTION USING ERRCODE = '" + code + "', MESSAGE = '" + msg +
                     " (injected by idemproof)'; END $idemproof$";
+  return pgQuery(sql);
+}
+
+std::string pgQuery(const std::string& sql) {
   std::string body = sql;
   body.push_back('\0');
   return message('Q', body);

@@ -19,4 +19,7 @@ std::string errorReply(Server server, const std::string& code, const std::string
 /// ReadyForQuery) is what the client expects of any failed Query or Sync-ended group.
 std::string pgRaiseQuery(const std::string& code, const std::string& message);
 
+/// PostgreSQL: the simple Query message of `sql`.
+std::string pgQuery(const std::string& sql);
+
 } // namespace idem::proxy

@@ -120,9 +120,16 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
     step.summary = effect.code + " " + effect.message;
     history_.append(name, ops::FaultOp{fault, 0});
     if (server == proxy::Server::Pg && !effect.fatal) {
-      // The server raises the error itself (its transaction state is then what the client is told); the
-      // step ends with the server's reply, recorded as answered.
       d.kind = proxy::Decision::Kind::Replace;
+      if (step.verb == "COMMIT" || step.verb == "END") {
+        // A COMMIT that fails ends its transaction: the server rolls back and is idle. The server is sent a
+        // ROLLBACK in its place, and its reply is answered with the error (ReadyForQuery 'I').
+        d.answer = proxy::pgQuery("ROLLBACK");
+        replyStandIn_ = proxy::errorReply(server, effect.code, effect.message, 'I');
+        return d;
+      }
+      // The server raises the error itself (its transaction state is then what the client is told: aborted
+      // inside a transaction block); the step ends with the server's reply, recorded as answered.
       d.answer = proxy::pgRaiseQuery(effect.code, effect.message);
       return d;
     }
@@ -219,7 +226,7 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
                                       proxy::StepToken& token) {
   std::unique_lock<std::mutex> lock(mu_);
   const auto now = Clock::now();
-  Inflight f{owner, server, conn, step, ++counts_[step.verb], history_.nowUs(), now};
+  Inflight f{owner, server, conn, step, ++counts_[step.verb], history_.nowUs(), now, false, {}};
   auto& st = states_[owner];
   st.steps++;
   st.lastActivity = now;
@@ -235,6 +242,7 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   auto fault = takeFault(When::Before, step.verb, f.k);
   if (fault) d = fire(lock, owner, *fault, stepOf(f), server, token, step.flushed);
   f.answered = d.kind == proxy::Decision::Kind::Replace;
+  f.replyStandIn = std::exchange(replyStandIn_, {});
   if (d.kind == proxy::Decision::Kind::Pass || d.kind == proxy::Decision::Kind::Hold ||
       d.kind == proxy::Decision::Kind::Replace) {
     // It goes to the server (now, or after a hold): a step in flight until its reply or a cut.
@@ -269,6 +277,17 @@ proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, co
   s.error = reply.error;
   s.summary = reply.summary;
   if (f.answered) s.outcome = ops::StepOutcome::Answered; // the server ran idemproof's stand-in, not the request
+  if (!f.replyStandIn.empty()) { // the stand-in's own reply is not what the client is told
+    s.error = true;
+    s.summary = "error instead of: " + reply.summary;
+    history_.append(names_[owner], std::move(s));
+    lock.unlock();
+    cv_.notify_all();
+    proxy::Decision d;
+    d.kind = proxy::Decision::Kind::Answer;
+    d.answer = std::move(f.replyStandIn);
+    return d;
+  }
   s.empty = reply.empty_read;
   for (const auto& e : reply.delivered) {
     ops::Delivered d{e.id, {}};

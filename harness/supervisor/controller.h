@@ -93,6 +93,7 @@ private:
     int64_t t_req_us = 0;
     Clock::time_point sent;
     bool answered = false; ///< an error fault: the server runs idemproof's stand-in instead (Decision::Replace)
+    std::string replyStandIn; ///< what the client gets instead of the stand-in's reply ("" : the reply itself)
   };
   /// The fault at (when, verb, k) if the schedule has it and it has not fired yet; removes it.
   std::optional<Fault> takeFault(When when, const std::string& verb, int k);
@@ -125,6 +126,7 @@ private:
   };
   std::map<int64_t, HeldReply> heldReplies_;
   std::vector<ServerAction> serverActions_;
+  std::string replyStandIn_; ///< set by fire() for the step onRequest is deciding (a failed COMMIT's reply)
   int64_t nextToken_ = 1;
   std::map<int, std::string> names_;
   std::map<int, pid_t> pids_;

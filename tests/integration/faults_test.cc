@@ -152,6 +152,15 @@ TEST_CASE("faults: an error reply leaves the server's transaction aborted, as a 
   CHECK(answered);
 }
 
+TEST_CASE("faults: an error reply at COMMIT leaves the server idle, the transaction rolled back (psycopg)") {
+  Result r = clean({"run", "--target", testTarget("py-resilient"), "--crash", "error:before:COMMIT#2:40001"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  std::string logs = logsOf(r);
+  CHECK(logs.find("SerializationFailure (40001); server idle; running the transaction again") != std::string::npos);
+  CHECK(logs.find("still in a failed transaction") == std::string::npos);
+}
+
 TEST_CASE("faults: a Python consumer that handles errors passes drops, delays, errors and forgets") {
   Result r = clean({"sweep", "--target", testTarget("py-resilient"), "--scenario", "wallet", "--faults",
                     "drop,delay,error,forget"});

@@ -6,7 +6,8 @@ production consumer in Python (psycopg 3.1.7, redis-py 4.3.4, run with /usr/bin/
 - 40001 serialization_failure or 40P01 deadlock_detected -> it runs the transaction again. Before that,
   still inside the failed transaction, it asks the server (SELECT 1) and prints what the server says:
   "server: in failed transaction (25P02)" when the server itself holds the transaction aborted, as a real
-  40001 leaves it;
+  40001 leaves it; and once the transaction is over (after psycopg's ROLLBACK, or a failed COMMIT) it asks
+  again and prints "server idle" (or "server still in a failed transaction");
 - a Valkey connection error or a transient error reply (LOADING, BUSY, ...) on XACK -> it tries the XACK
   again (redis-py reconnects by itself on the next command). Errors on the reads end the process (exit 1):
   the harness restarts it.
@@ -81,7 +82,14 @@ class Resilient(loop.Consumer):
                 self.apply(fields)
                 break
             except (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected) as e:
-                say(f"entry {entry_id}: {type(e).__name__} ({e.sqlstate}); running the transaction again")
+                # The transaction is over (rolled back by psycopg, or by the failed COMMIT itself): the
+                # server must be idle now, whatever failed.
+                try:
+                    self.db.execute("SELECT 1")
+                    after = "server idle"
+                except psycopg.errors.InFailedSqlTransaction:
+                    after = "server still in a failed transaction (25P02)"
+                say(f"entry {entry_id}: {type(e).__name__} ({e.sqlstate}); {after}; running the transaction again")
             except psycopg.OperationalError as e:
                 say(f"entry {entry_id}: connection lost ({type(e).__name__}); reconnecting")
                 self.reconnect()

@@ -6,6 +6,7 @@
 #include "rig.h"
 
 #include "../proxy/pg_messages.h"
+#include "proxy/errors.h"
 
 #include <catch2/catch.hpp>
 
@@ -252,4 +253,19 @@ TEST_CASE("error 53300 at CONNECT#2: the second PostgreSQL connection is refused
   CHECK(rig.child.alive());
   RawClient third(rig.ports.pg);
   pgStartup(third);
+}
+
+TEST_CASE("error 40001 at COMMIT: the server rolls back, the client gets the error and ReadyForQuery idle") {
+  Rig rig({"error:before:COMMIT#1:40001"});
+  RawClient client(rig.ports.pg);
+  pgStartup(client);
+  client.send(wire::query("COMMIT"));
+  const std::string want =
+      proxy::errorReply(proxy::Server::Pg, "40001", "could not serialize access due to concurrent update", 'I');
+  CHECK(client.readN(want.size()) == want); // not the ROLLBACK's CommandComplete: the error, then 'I'
+  REQUIRE(rig.pg.waitCount(1));
+  CHECK(queries(rig.pg) == std::vector<std::string>{"ROLLBACK"}); // what a failed COMMIT does on the server
+  REQUIRE(rig.waitOps("step", 1));
+  CHECK(stepLines(rig.history) == std::vector<std::string>{"COMMIT#1 answered"});
+  CHECK(stepOf(rig.history, "COMMIT", 1)["error"] == true);
 }
