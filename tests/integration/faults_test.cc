@@ -161,12 +161,16 @@ TEST_CASE("faults: an error reply at COMMIT leaves the server idle, the transact
   CHECK(logs.find("still in a failed transaction") == std::string::npos);
 }
 
-TEST_CASE("faults: a Python consumer that handles errors passes drops, delays, errors and forgets") {
-  Result r = clean({"sweep", "--target", testTarget("py-resilient"), "--scenario", "wallet", "--faults",
-                    "drop,delay,error,forget"});
+TEST_CASE("faults: a Python consumer that handles errors passes drops and errors at every step, delays and forgets") {
+  Result r = clean({"sweep", "--target", testTarget("py-resilient"), "--scenario", "wallet", "--faults", "drop,error"});
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   CHECK(r.report["sweep"]["not_fired"] == 0);
+  for (const char* fault : {"delay:after:COMMIT#2:100", "delay:before:XACK#3:100", "forget:after:XACK#3"}) {
+    Result one = clean({"run", "--target", testTarget("py-resilient"), "--crash", fault});
+    INFO(fault << "\n" << one.out << one.err);
+    CHECK(one.status == 0);
+  }
 }
 
 TEST_CASE("faults: a consumer that exits on an injected error is restarted, and that is not a crash") {
