@@ -18,10 +18,13 @@ CheckResult checkFaults(const HistoryView& h) {
       return f && f->fault == want;
     });
     if (fired) continue;
-    auto requests = std::count_if(h.steps.begin(), h.steps.end(), [&](const StepRec& s) { return s.verb == want.verb; });
+    auto requests = std::count_if(h.steps.begin(), h.steps.end(), [&](const StepRec& s) {
+      return s.verb == want.verb && (want.process.empty() || s.process == want.process);
+    });
     std::string what = want.isKill() ? "kill point" : "fault";
-    unknown.push_back(fmt::format("{} {} never fired: the target made {} {} request{}", what, want.str(), requests,
-                                  want.verb, requests == 1 ? "" : "s"));
+    unknown.push_back(fmt::format("{} {} never fired: {} made {} {} request{}", what, want.str(),
+                                  want.process.empty() ? "the target" : want.process, requests, want.verb,
+                                  requests == 1 ? "" : "s"));
   }
   return resultOf({}, unknown);
 }

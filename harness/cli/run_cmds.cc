@@ -12,6 +12,10 @@ void addRunCommands(CLI::App& app, Handler& handler) {
   run->add_option("--crash", runArgs.crashes,
                   "fault at a step (repeatable): a kill point before:VERB#k or after:VERB#k, or KIND:before|after:VERB#k"
                   "[:ARG] with KIND drop, delay (ARG: ms), error (ARG: code), forget (docs/faults.md)");
+  run->add_option("--consumers", runArgs.consumers,
+                  "consumer processes that run at once (c1, c2, ...); a fault cN:before|after:VERB#k counts cN's own "
+                  "steps")
+      ->check(CLI::Range(1, kMaxConsumers))->capture_default_str();
   run->add_option("--restart", runArgs.restart, "how a killed consumer restarts: new-name or same-name")
       ->check(CLI::IsMember({"new-name", "same-name"}))->capture_default_str();
   run->final_callback([&handler] { handler = [] { return runCommand(finish(runCommon), runArgs); }; });

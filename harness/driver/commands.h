@@ -12,6 +12,7 @@ struct RunArgs {
   int events = 0;                   ///< 0: the scenario's default schedule
   std::vector<std::string> crashes; ///< --crash after:COMMIT#3 (repeatable)
   std::string restart = "new-name";
+  int consumers = 1;                ///< --consumers: processes that run at once
 };
 
 int runCommand(const CommonArgs& common, const RunArgs& args);

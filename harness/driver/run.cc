@@ -27,6 +27,7 @@ int runCommand(const CommonArgs& common, const RunArgs& args) {
   s.target = target.name;
   s.faults = faults;
   s.restart = restart;
+  s.consumers = args.consumers;
   if (args.events > 0 || !common.scenarioValues) s.values = makeDecodable(sc, s, applicationWeight(s.faults));
 
   WorkerPool pool(session, 1);

@@ -29,9 +29,12 @@ std::string lower(std::string s) {
 
 } // namespace
 
-std::string Fault::step() const { return fmt::format("{}#{}", verb, k); }
+std::string Fault::step() const { return process.empty() ? fmt::format("{}#{}", verb, k) : fmt::format("{}:{}#{}", process, verb, k); }
 
-std::string Fault::point() const { return fmt::format("{}:{}", when == When::Before ? "before" : "after", step()); }
+std::string Fault::point() const {
+  return fmt::format("{}{}:{}#{}", process.empty() ? "" : process + ":", when == When::Before ? "before" : "after",
+                     verb, k);
+}
 
 std::string Fault::str() const {
   std::string s = isKill() ? point() : kind + ":" + point();
@@ -49,15 +52,19 @@ Fault Fault::kill(When when, std::string verb, int k) {
 
 Fault Fault::parse(const std::string& text, const std::string& what) {
   auto bad = [&](const std::string& why) {
-    return UsageError(fmt::format("{}: '{}': {} (expected [KIND:]before|after:VERB#k[:ARG...], e.g. after:COMMIT#3 or "
-                                  "drop:after:XACK#2; kinds: {})",
+    return UsageError(fmt::format("{}: '{}': {} (expected [KIND:][cN:]before|after:VERB#k[:ARG...], e.g. after:COMMIT#3 "
+                                  "or drop:after:XACK#2 or c2:after:COMMIT#1; kinds: {})",
                                   what, text, why, fmt::join(faultKinds(), ", ")));
   };
   std::vector<std::string> parts = split(text, ':');
   Fault f;
   size_t at = 0;
+  // A process label: c1, c2, ...
+  auto isProcess = [](const std::string& p) {
+    return p.size() >= 2 && p.size() <= 4 && p[0] == 'c' && std::all_of(p.begin() + 1, p.end(), ::isdigit) && p[1] != '0';
+  };
   std::string first = lower(parts[0]);
-  if (first != "before" && first != "after") {
+  if (first != "before" && first != "after" && !isProcess(first)) {
     if (parts.size() < 2) throw bad("missing ':'");
     f.kind = first;
     at = 1;
@@ -67,6 +74,7 @@ Fault Fault::parse(const std::string& text, const std::string& what) {
       throw bad(fmt::format("'{}' is no fault kind, nor before or after", parts[0]));
     }
   }
+  if (at < parts.size() && isProcess(lower(parts[at]))) f.process = lower(parts[at++]);
   if (at >= parts.size()) throw bad("missing before: or after:");
   std::string when = lower(parts[at]);
   if (when == "before") f.when = When::Before;
@@ -97,7 +105,7 @@ bool Fault::operator==(const Fault& o) const {
 }
 
 bool Fault::operator<(const Fault& o) const {
-  return std::tie(verb, k, when, kind, args) < std::tie(o.verb, o.k, o.when, o.kind, o.args);
+  return std::tie(process, verb, k, when, kind, args) < std::tie(o.process, o.verb, o.k, o.when, o.kind, o.args);
 }
 
 void to_json(nlohmann::json& j, const Fault& f) { j = f.str(); }

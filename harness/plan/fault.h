@@ -2,11 +2,13 @@
 /// A fault is a value: what to do to one step of a run, like Toxiproxy's toxics — a kind, the step, and
 /// the kind's parameters. Its text form is parsed and printed here, in one place:
 ///
-///   [KIND:]before|after:VERB#k[:ARG...]      e.g. after:COMMIT#3   drop:after:COMMIT#3   delay:before:XACK#2:500
+///   [KIND:][cN:]before|after:VERB#k[:ARG...]   e.g. after:COMMIT#3   drop:after:COMMIT#3   c2:after:XACK#1
 ///
 /// KIND is one of the registered fault kinds (fault_kind.h); without it the fault is a kill, so the kill
 /// points of earlier versions (`after:COMMIT#3`) keep their meaning. VERB#k is the k-th request with that
-/// verb in the run, counted from 1 over every consumer process and both servers. `before` acts on the
+/// verb in the run, counted from 1 over every consumer process and both servers; with a process, cN:VERB#k
+/// is the k-th of process cN alone — the same step in every replay, however several live processes
+/// interleave. `before` acts on the
 /// request before the server sees it; `after` lets it take effect and acts on its reply.
 #include <nlohmann/json_fwd.hpp>
 
@@ -20,15 +22,16 @@ enum class When { Before, After };
 struct Fault {
   std::string kind = "kill";
   When when = When::After;
+  std::string process;           ///< "c2": k counts that process's steps only; "": the whole run's
   std::string verb;              ///< upper case: COMMIT, XACK, SET, ...
-  int k = 1;                     ///< 1-based occurrence in the run
+  int k = 1;                     ///< 1-based occurrence in the run (or in `process`)
   std::vector<std::string> args; ///< the kind's parameters, as written
 
   /// "after:COMMIT#3" (a kill), "drop:after:COMMIT#3", "delay:before:XACK#2:500".
   std::string str() const;
-  /// "after:COMMIT#3": where it acts, without kind and arguments.
+  /// "after:COMMIT#3", "c2:after:COMMIT#1": where it acts, without kind and arguments.
   std::string point() const;
-  /// "COMMIT#3"
+  /// "COMMIT#3", "c2:COMMIT#1"
   std::string step() const;
   bool isKill() const { return kind == "kill"; }
 
@@ -42,7 +45,7 @@ struct Fault {
   bool operator!=(const Fault& o) const { return !(*this == o); }
   bool operator<(const Fault& o) const;
   /// Acts on the same step at the same moment (the same point), whatever the kind.
-  bool samePoint(const Fault& o) const { return when == o.when && verb == o.verb && k == o.k; }
+  bool samePoint(const Fault& o) const { return when == o.when && process == o.process && verb == o.verb && k == o.k; }
 };
 
 void to_json(nlohmann::json& j, const Fault& f);

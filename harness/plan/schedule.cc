@@ -30,7 +30,8 @@ std::string Schedule::summary() const {
   for (const auto& k : faults) ks.push_back(k.str());
   return fmt::format("{} event{}, {} retr{}, {} stream entr{}, faults [{}], restart {}", events.size(),
                      events.size() == 1 ? "" : "s", retries(), retries() == 1 ? "y" : "ies", stream.size(),
-                     stream.size() == 1 ? "y" : "ies", fmt::join(ks, ", "), toString(restart));
+                     stream.size() == 1 ? "y" : "ies", fmt::join(ks, ", "), toString(restart)) +
+         (consumers > 1 ? fmt::format(", {} consumers", consumers) : "");
 }
 
 std::string toString(RestartStyle r) { return r == RestartStyle::NewName ? "new-name" : "same-name"; }
@@ -55,6 +56,7 @@ void to_json(nlohmann::json& j, const Schedule& s) {
   for (const auto& e : s.stream) stream.push_back({{"event", e.event}, {"phase", e.phase}});
   j["stream"] = stream;
   j["faults"] = s.faults;
+  if (s.consumers != 1) j["consumers"] = s.consumers; // absent: one, as in files of earlier versions
   if (!s.values.empty()) j["values"] = s.values;
 }
 
@@ -134,6 +136,7 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
     if (i > 0 && se.phase < s.stream.back().phase) throw bad(f + ".phase", "phases must not decrease along the stream");
     s.stream.push_back(se);
   }
+  if (j.contains("consumers")) s.consumers = whole(j["consumers"], "consumers", 1, kMaxConsumers);
   if (j.contains(faultsField)) {
     const auto& faults = j[faultsField];
     if (!faults.is_array()) throw bad(faultsField, "must be an array of faults");

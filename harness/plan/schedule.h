@@ -41,13 +41,16 @@ struct Schedule {
   std::vector<StreamEntry> stream; ///< in stream order
   std::vector<Fault> faults;      ///< at most one per step point (fault.h)
   RestartStyle restart = RestartStyle::NewName;
+  /// Consumer processes that run at once (1 to kMaxConsumers), labelled c1, c2, … in the order they start;
+  /// a killed one is replaced by one new process (its label the next number).
+  int consumers = 1;
   /// How idemproof chose the event values, for reports: "" when they are as written (the scenario's default
   /// schedule with --scenario-values, a schedule file), else the scheme (scenario/decodable.h).
   std::string values;
 
   int phases() const;
   int retries() const; ///< stream entries beyond the first of each event
-  /// "3 events, 1 retry, faults [after:COMMIT#3], restart new-name"
+  /// "3 events, 1 retry, faults [after:COMMIT#3], restart new-name" (", 2 consumers" when more than one)
   std::string summary() const;
 };
 
@@ -61,6 +64,8 @@ inline constexpr int kScheduleVersion = 2;
 /// Bounds of a schedule file's numbers: an event number and a phase are whole numbers from 1 to these.
 inline constexpr int kMaxEventNumber = 1000000;
 inline constexpr int kMaxPhase = 1000000;
+/// The most consumer processes a schedule runs at once.
+inline constexpr int kMaxConsumers = 4;
 
 void to_json(nlohmann::json& j, const Schedule& s);
 /// Throws UsageError naming `what` (a file path) and the field; an unknown version is named.

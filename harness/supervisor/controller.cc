@@ -61,9 +61,11 @@ int Controller::killGroup(std::unique_lock<std::mutex>& lock, int owner) {
   return ::killpg(it->second, SIGKILL) == 0 ? 0 : errno;
 }
 
-std::optional<Fault> Controller::takeFault(When when, const std::string& verb, int k) {
-  auto hit = std::find_if(faults_.begin(), faults_.end(),
-                          [&](const Fault& f) { return f.when == when && f.verb == verb && f.k == k; });
+std::optional<Fault> Controller::takeFault(When when, const std::string& verb, int k, const std::string& process,
+                                           int pk) {
+  auto hit = std::find_if(faults_.begin(), faults_.end(), [&](const Fault& f) {
+    return f.when == when && f.verb == verb && (f.process.empty() ? f.k == k : f.process == process && f.k == pk);
+  });
   if (hit == faults_.end()) return std::nullopt;
   Fault f = *hit;
   faults_.erase(hit);
@@ -177,7 +179,8 @@ void Controller::endInflight(int owner, ProcessState& st, const Inflight& f) {
 proxy::Decision Controller::onConnect(int owner, proxy::Server server, int conn) {
   std::unique_lock<std::mutex> lock(mu_);
   const int k = ++counts_["CONNECT"];
-  auto fault = takeFault(When::Before, "CONNECT", k);
+  const int pk = ++processCounts_[{names_[owner], "CONNECT"}];
+  auto fault = takeFault(When::Before, "CONNECT", k, names_[owner], pk);
   if (!fault) return {};
   ops::Step step;
   step.server = proxy::toString(server);
@@ -226,7 +229,8 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
                                       proxy::StepToken& token) {
   std::unique_lock<std::mutex> lock(mu_);
   const auto now = Clock::now();
-  Inflight f{owner, server, conn, step, ++counts_[step.verb], history_.nowUs(), now, false, {}};
+  Inflight f{owner, server, conn, step, ++counts_[step.verb], history_.nowUs(), now,
+             ++processCounts_[{names_[owner], step.verb}], false, {}};
   auto& st = states_[owner];
   st.steps++;
   st.lastActivity = now;
@@ -239,7 +243,7 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   ++activity_;
   token.id = nextToken_++;
   proxy::Decision d;
-  auto fault = takeFault(When::Before, step.verb, f.k);
+  auto fault = takeFault(When::Before, step.verb, f.k, names_[owner], f.pk);
   if (fault) d = fire(lock, owner, *fault, stepOf(f), server, token, step.flushed);
   f.answered = d.kind == proxy::Decision::Kind::Replace;
   f.replyStandIn = std::exchange(replyStandIn_, {});
@@ -294,7 +298,7 @@ proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, co
     for (const auto& [k, v] : e.fields) d.fields[k] = v;
     s.delivered.push_back(std::move(d));
   }
-  if (auto fault = takeFault(When::After, f.step.verb, f.k)) {
+  if (auto fault = takeFault(When::After, f.step.verb, f.k, names_[owner], f.pk)) {
     proxy::Decision d = fire(lock, owner, *fault, s, f.server, token, false);
     if (d.kind == proxy::Decision::Kind::Hold) {
       // The reply reaches the process after the delay (onReleased): still in flight until then.

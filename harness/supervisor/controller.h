@@ -92,11 +92,13 @@ private:
     int k = 0;
     int64_t t_req_us = 0;
     Clock::time_point sent;
+    int pk = 0;            ///< occurrence of the verb within its process (cN:VERB#pk)
     bool answered = false; ///< an error fault: the server runs idemproof's stand-in instead (Decision::Replace)
     std::string replyStandIn; ///< what the client gets instead of the stand-in's reply ("" : the reply itself)
   };
-  /// The fault at (when, verb, k) if the schedule has it and it has not fired yet; removes it.
-  std::optional<Fault> takeFault(When when, const std::string& verb, int k);
+  /// The fault at (when, verb, k) of the run, or at (when, process, verb, pk) of the process, if the
+  /// schedule has it and it has not fired yet; removes it.
+  std::optional<Fault> takeFault(When when, const std::string& verb, int k, const std::string& process, int pk);
   /// Carries out `fault` at step `step` (its record, outcome still to set): returns the proxy's decision and
   /// records the step, the fault, or a note when a kill reached no process.
   proxy::Decision fire(std::unique_lock<std::mutex>& lock, int owner, const Fault& fault, ops::Step step,
@@ -117,6 +119,7 @@ private:
   uint64_t activity_ = 0;
   std::vector<Fault> faults_;         // not fired yet
   std::map<std::string, int> counts_; // verb -> occurrences so far
+  std::map<std::pair<std::string, std::string>, int> processCounts_; // (process, verb) -> occurrences so far
   std::map<int64_t, Inflight> inflight_;
   /// Replies held by a delay fault, until the proxy lets them through.
   struct HeldReply {

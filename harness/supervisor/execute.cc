@@ -93,7 +93,7 @@ public:
     std::error_code ec;
     for (const auto& p : std::filesystem::directory_iterator(ws_.logDir, ec)) std::filesystem::remove_all(p.path(), ec);
     nextPhase();
-    spawn("", "first");
+    for (int i = 0; i < std::max(1, s_.consumers); ++i) spawn("", "first"); // c1, c2, ... in this order
     End end = loop();
     for (auto& p : live_) {
       auto es = p.child.stop(std::min(opt_.grace, remaining()));
@@ -325,7 +325,8 @@ private:
     return true;
   }
 
-  /// Stops every live process and starts one new one (a stall: all idle, or spinning, with work left).
+  /// Stops every live process and starts as many new ones as the schedule runs at once (a stall: all idle,
+  /// or spinning, with work left).
   void restartAll() {
     for (auto& p : live_) {
       auto es = p.child.stop(std::min(opt_.grace, remaining()));
@@ -334,7 +335,7 @@ private:
       hub_.close(p.owner);
     }
     live_.clear();
-    spawn("", "after-stall");
+    for (int i = 0; i < std::max(1, s_.consumers); ++i) spawn("", "after-stall");
   }
 
   /// Entries the live processes re-read three or more times without acknowledging them.

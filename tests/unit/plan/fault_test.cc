@@ -39,8 +39,9 @@ TEST_CASE("fault: kill points are kills, printed as they were written") {
 
 TEST_CASE("fault: bad text names the flag and says the form") {
   CHECK(usageError([] { Fault::parse("after:COMMIT", "--crash"); }) ==
-        "--crash: 'after:COMMIT': missing '#k' (expected [KIND:]before|after:VERB#k[:ARG...], e.g. after:COMMIT#3 or "
-        "drop:after:XACK#2; kinds: kill, drop, delay, error, forget, restart)");
+        "--crash: 'after:COMMIT': missing '#k' (expected [KIND:][cN:]before|after:VERB#k[:ARG...], e.g. after:COMMIT#3 "
+        "or "
+        "drop:after:XACK#2 or c2:after:COMMIT#1; kinds: kill, drop, delay, error, forget, restart)");
   CHECK(usageError([] { Fault::parse("sideways:COMMIT#1"); }).find("'sideways' is no fault kind, nor before or after") !=
         std::string::npos);
   CHECK(usageError([] { Fault::parse("after:COMMIT#0"); }).find("k counts from 1") != std::string::npos);
@@ -89,6 +90,36 @@ TEST_CASE("fault: the built-in kinds beyond kill, their arguments and their effe
   CHECK(faultKind("restart", "test").effect(Fault::parse("restart:after:COMMIT#1:pg")).server == "pg");
   CHECK(usageError([] { Fault::parse("restart:after:COMMIT#1:mysql", "--crash"); }).find("names its server, pg or valkey") !=
         std::string::npos);
+}
+
+TEST_CASE("fault: cN: names one process's steps, and a schedule says how many consumers run at once") {
+  Fault f = Fault::parse("c2:after:COMMIT#1");
+  CHECK(f.process == "c2");
+  CHECK(f.isKill());
+  CHECK(f.str() == "c2:after:COMMIT#1");
+  CHECK(f.step() == "c2:COMMIT#1");
+  Fault d = Fault::parse("drop:C3:before:xack#2");
+  CHECK(d.kind == "drop");
+  CHECK(d.process == "c3");
+  CHECK(d.str() == "drop:c3:before:XACK#2");
+  CHECK(!f.samePoint(Fault::parse("after:COMMIT#1")));
+  CHECK(!Fault::parse("c1:after:COMMIT#1").samePoint(f));
+  CHECK(Fault::parse("kill:c2:after:COMMIT#1") == f);
+  CHECK(usageError([] { Fault::parse("c0:after:COMMIT#1"); }).find("is no fault kind") != std::string::npos);
+
+  nlohmann::json j = {{"version", 2}, {"scenario", "wallet"}, {"events", {{{"n", 1}}}}, {"stream", {1}},
+                      {"faults", {"c2:after:COMMIT#1", "after:COMMIT#1"}}};
+  Schedule one = scheduleFromJson(j, "s.json");
+  CHECK(one.consumers == 1); // absent: one, as every earlier file means
+  CHECK(!nlohmann::json(one).contains("consumers"));
+  CHECK(one.faults.size() == 2); // c2's COMMIT#1 and the run's COMMIT#1 are two points
+  j["consumers"] = 2;
+  Schedule two = scheduleFromJson(j, "s.json");
+  CHECK(two.consumers == 2);
+  CHECK(nlohmann::json(two)["consumers"] == 2);
+  CHECK(two.summary().find(", 2 consumers") != std::string::npos);
+  j["consumers"] = 5;
+  CHECK(usageError([&] { scheduleFromJson(j, "s.json"); }).find("field 'consumers'") != std::string::npos);
 }
 
 TEST_CASE("schedule: version 2 carries faults, version 1 files (kills) still load, others are named") {

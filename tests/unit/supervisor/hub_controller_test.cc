@@ -324,6 +324,29 @@ TEST_CASE("VERB#k counts over the whole run: the kill hits the process that send
   CHECK_FALSE(rig.ctl.state(1).killed);
 }
 
+TEST_CASE("cN:VERB#k counts one process's steps: c1:before:SET#2 waits for c1's second SET, whatever c2 sends") {
+  Rig rig({"c1:before:SET#2"});
+  SleepingChild child2;
+  rig.ctl.addProcess(2, "c2");
+  rig.ctl.setPid(2, child2.pid());
+  auto ports2 = rig.hub.open(2);
+
+  RawClient c1(rig.ports.valkey), c2(ports2.valkey);
+  c1.send(resp({"SET", "a", "1"}));
+  REQUIRE(c1.readN(5) == "+OK\r\n");
+  c2.send(resp({"SET", "b", "2"})); // SET#2 of the run, but c2's: untouched
+  REQUIRE(c2.readN(5) == "+OK\r\n");
+  c1.send(resp({"SET", "c", "3"})); // c1's second SET (SET#3 of the run)
+  auto res = c1.readUntilClosed();
+  CHECK(res.closed);
+  requireKilled(rig.child);
+  CHECK(child2.alive());
+  auto kills = opsOf(rig.history, "fault");
+  REQUIRE(kills.size() == 1);
+  CHECK(kills[0].process == "c1");
+  CHECK(kills[0].value["fault"] == "c1:before:SET#2");
+}
+
 // A request the proxy already handed to the socket is "forwarded" (the server may have executed it), even
 // when the kill fires in the same read, before the write's completion handler ran: Asio sends at once when
 // a write starts. Found by this test (the proxy counted bytes as sent only in the completion handler).
