@@ -73,6 +73,7 @@ private:
       return fmt::format("{} restarted at {}", f.point.find(":pg") != std::string::npos ? "PostgreSQL" : "Valkey",
                          f.point);
     if (kind == "forget") return fmt::format("the broker forgot its deliveries at {}", f.point);
+    if (kind == "hold") return fmt::format("{} held at {}", process, f.point);
     return fmt::format("{} at {}", f.point, process);
   }
 

@@ -25,6 +25,8 @@ struct Effect {
             ///< waits, so every entry sent so far is delivered again
     Restart, ///< the harness restarts the server named by `server` while the step waits (every process's
              ///< connections to it drop; the processes live on)
+    Hold,    ///< hold the request (before) or reply (after) until `until` (another process reaches a point),
+             ///< or for `time`, or until every other process is idle; never longer than the run allows
   };
   Action action = Action::Kill;
   std::chrono::milliseconds time{0};
@@ -36,6 +38,8 @@ struct Effect {
   /// Error: the server ends the session with it (PostgreSQL FATAL, e.g. 57P01 admin_shutdown): the
   /// connection closes after the reply.
   bool fatal = false;
+  /// Hold: the point of another process that releases it ("c2:after:XACK#1"), empty when none.
+  std::string until = {};
 };
 
 class FaultKind {

@@ -584,7 +584,7 @@ void Hub::cutNow(int owner) { impl_->cut(owner); }
 
 void Hub::release(const StepToken& token) {
   int64_t id = token.id;
-  if (std::this_thread::get_id() == impl_->thread.get_id()) return impl_->release(id);
+  // Always later, on the I/O thread: a listener may release from inside a callback of another connection.
   asio::post(impl_->io, [this, id] { impl_->release(id); });
 }
 

@@ -104,7 +104,7 @@ public:
   /// at once (nothing more is forwarded either way).
   void cutNow(int owner);
   /// Releases a step held by a Hold decision (request or reply); no-op when it is not held (any more).
-  /// Safe from any thread.
+  /// Safe from any thread, also from inside a listener callback: it happens soon after, on the I/O thread.
   void release(const StepToken& token);
   /// Number of connections the owner has made so far.
   int connections(int owner) const;

@@ -142,6 +142,30 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
     history_.append(name, std::move(step));
     return d;
   }
+  case Effect::Action::Hold: {
+    // Released when another process reaches `until`, after `time`, or by the supervisor (releaseHold).
+    if (!effect.until.empty()) {
+      // "c2:after:XACK#1": already passed? Then there is nothing to wait for.
+      auto a = effect.until.find(':'), b = effect.until.rfind(':'), hash = effect.until.rfind('#');
+      std::string proc = effect.until.substr(0, a), verb = effect.until.substr(b + 1, hash - b - 1);
+      for (char& c : verb) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      const bool after = effect.until.substr(a + 1, b - a - 1) == "after";
+      const int j = std::stoi(effect.until.substr(hash + 1));
+      const auto& counts = after ? processReplies_ : processCounts_;
+      auto it = counts.find({proc, verb});
+      if (it != counts.end() && it->second >= j) {
+        history_.append(name, ops::FaultOp{fault, 0});
+        history_.append(name, ops::Note{fmt::format("hold {} released at once: {} had passed {}", fault.str(), proc,
+                                                    effect.until)});
+        return d;
+      }
+    }
+    d.kind = proxy::Decision::Kind::Hold;
+    d.hold = effect.time;
+    holds_.push_back(ActiveHold{token, fault, name, effect.until, Clock::now()});
+    history_.append(name, ops::FaultOp{fault, 0});
+    return d;
+  }
   case Effect::Action::Forget:
   case Effect::Action::Restart:
     // The harness acts on a server while the step waits (takeServerActions); recorded when done. A restart
@@ -242,6 +266,7 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   }
   ++activity_;
   token.id = nextToken_++;
+  auto released = reached(names_[owner], When::Before, step.verb, f.pk);
   proxy::Decision d;
   auto fault = takeFault(When::Before, step.verb, f.k, names_[owner], f.pk);
   if (fault) d = fire(lock, owner, *fault, stepOf(f), server, token, step.flushed);
@@ -262,8 +287,57 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   const bool cut = d.kind == proxy::Decision::Kind::Kill;
   lock.unlock();
   if (cut && hub_) hub_->cutNow(owner);
+  releaseTokens(released);
   cv_.notify_all();
   return d;
+}
+
+std::vector<proxy::StepToken> Controller::reached(const std::string& process, When when, const std::string& verb, int k) {
+  if (when == When::After) processReplies_[{process, verb}]++;
+  std::vector<proxy::StepToken> out;
+  const std::string point = fmt::format("{}:{}:{}#{}", process, when == When::Before ? "before" : "after", verb, k);
+  for (auto it = holds_.begin(); it != holds_.end();) {
+    std::string until = it->until;
+    for (char& c : until) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    std::string want = point;
+    for (char& c : want) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (until.empty() || until != want) {
+      ++it;
+      continue;
+    }
+    history_.append(it->process, ops::Note{fmt::format("hold {} released: {} reached {}", it->fault.str(), process,
+                                                       it->until)});
+    out.push_back(it->token);
+    it = holds_.erase(it);
+  }
+  return out;
+}
+
+void Controller::releaseTokens(const std::vector<proxy::StepToken>& tokens) {
+  if (!hub_) return;
+  for (const auto& t : tokens) hub_->release(t);
+}
+
+std::vector<Controller::ActiveHold> Controller::activeHolds() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return holds_;
+}
+
+void Controller::releaseHold(int64_t token, const std::string& why) {
+  std::vector<proxy::StepToken> out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = holds_.begin(); it != holds_.end(); ++it) {
+      if (it->token.id != token) continue;
+      history_.append(it->process, ops::Note{fmt::format("hold {} released: {}", it->fault.str(), why)});
+      out.push_back(it->token);
+      holds_.erase(it);
+      break;
+    }
+    ++activity_;
+  }
+  releaseTokens(out);
+  cv_.notify_all();
 }
 
 proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, const proxy::ReplyInfo& reply) {
@@ -311,13 +385,15 @@ proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, co
     cv_.notify_all();
     return d;
   }
-  replied(owner, std::move(s), reply);
+  holdEnded(token.id); // a held request whose time passed: its reply is here
+  auto released = replied(owner, std::move(s), reply, f.pk);
   lock.unlock();
+  releaseTokens(released);
   cv_.notify_all();
   return {};
 }
 
-void Controller::replied(int owner, ops::Step s, const proxy::ReplyInfo& reply) {
+std::vector<proxy::StepToken> Controller::replied(int owner, ops::Step s, const proxy::ReplyInfo& reply, int pk) {
   auto& st = states_[owner];
   const auto now = Clock::now();
   if (!reply.error) {
@@ -328,7 +404,14 @@ void Controller::replied(int owner, ops::Step s, const proxy::ReplyInfo& reply) 
     st.lastWasEmptyRead = reply.empty_read && st.inflight == 0;
   }
   if (s.outcome != ops::StepOutcome::Answered) s.outcome = ops::StepOutcome::Ok;
+  const std::string verb = s.verb;
   history_.append(names_[owner], std::move(s));
+  return reached(names_[owner], When::After, verb, pk);
+}
+
+void Controller::holdEnded(int64_t token) {
+  holds_.erase(std::remove_if(holds_.begin(), holds_.end(), [&](const ActiveHold& h) { return h.token.id == token; }),
+               holds_.end());
 }
 
 void Controller::onReleased(int owner, const proxy::StepToken& token) {
@@ -341,8 +424,10 @@ void Controller::onReleased(int owner, const proxy::StepToken& token) {
   endInflight(owner, st, h.f);
   st.lastActivity = Clock::now();
   ++activity_;
-  replied(owner, std::move(h.step), h.reply);
+  holdEnded(token.id);
+  auto released = replied(owner, std::move(h.step), h.reply, h.f.pk);
   lock.unlock();
+  releaseTokens(released);
   cv_.notify_all();
 }
 
@@ -366,7 +451,10 @@ void Controller::onCut(int owner, const proxy::StepToken& token, proxy::CutKind 
               : how == proxy::CutKind::Forwarded ? ops::StepOutcome::Forwarded
                                                  : ops::StepOutcome::Unobserved;
   history_.append(names_[owner], std::move(s));
+  holdEnded(token.id);
+  auto released = reached(names_[owner], When::After, f.step.verb, f.pk); // it is past that step too
   lock.unlock();
+  releaseTokens(released);
   cv_.notify_all();
 }
 

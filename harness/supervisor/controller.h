@@ -75,6 +75,17 @@ public:
   std::vector<ServerAction> takeServerActions();
   /// Records the action's fault and lets its step go on.
   void serverActionDone(const ServerAction& a);
+  /// A hold fault that is holding a step now.
+  struct ActiveHold {
+    proxy::StepToken token;
+    Fault fault;
+    std::string process; ///< the held process ("c1")
+    std::string until;   ///< the releasing point ("c2:after:XACK#1"), "" when none
+    Clock::time_point since;
+  };
+  std::vector<ActiveHold> activeHolds() const;
+  /// Releases a hold now (the supervisor found it can't be met, or waited long enough), noting `why`.
+  void releaseHold(int64_t token, const std::string& why);
   /// Faults not fired yet.
   std::vector<Fault> pendingFaults() const;
   /// The last time any process did work: a request other than a read, or a read that delivered entries.
@@ -108,8 +119,11 @@ private:
   ops::Step stepOf(const Inflight& f) const;
   /// Ends a step in flight (reply, cut): the owner's counters and what it waits for.
   void endInflight(int owner, ProcessState& st, const Inflight& f);
-  /// Its reply reached the process: what it delivered is in its hands; records it ok.
-  void replied(int owner, ops::Step step, const proxy::ReplyInfo& reply);
+  /// Its reply reached the process: what it delivered is in its hands; records it ok. Returns the holds
+  /// this releases (reached).
+  std::vector<proxy::StepToken> replied(int owner, ops::Step step, const proxy::ReplyInfo& reply, int pk);
+  /// The held step `token` ended (replied, cut): its hold is over.
+  void holdEnded(int64_t token);
 
   History& history_;
   proxy::Hub* hub_ = nullptr;
@@ -130,6 +144,13 @@ private:
   std::map<int64_t, HeldReply> heldReplies_;
   std::vector<ServerAction> serverActions_;
   std::string replyStandIn_; ///< set by fire() for the step onRequest is deciding (a failed COMMIT's reply)
+  std::vector<ActiveHold> holds_;
+  std::map<std::pair<std::string, std::string>, int> processReplies_; ///< (process, verb) -> steps ended
+  /// Holds whose releasing point `process` has now reached (`when` Before: its request of verb#k was seen;
+  /// After: it ended); removes them, notes the release, and returns their tokens (release after unlocking).
+  std::vector<proxy::StepToken> reached(const std::string& process, When when, const std::string& verb, int k);
+  /// Releases `tokens` on the hub (call without the lock).
+  void releaseTokens(const std::vector<proxy::StepToken>& tokens);
   int64_t nextToken_ = 1;
   std::map<int, std::string> names_;
   std::map<int, pid_t> pids_;

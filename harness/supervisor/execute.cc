@@ -95,6 +95,8 @@ public:
     nextPhase();
     for (int i = 0; i < std::max(1, s_.consumers); ++i) spawn("", "first"); // c1, c2, ... in this order
     End end = loop();
+    for (const auto& h : ctl_.activeHolds()) // what a hold still holds goes when its process stops
+      ctl_.releaseHold(h.token.id, fmt::format("the run ended ({})", toString(end.end)));
     for (auto& p : live_) {
       auto es = p.child.stop(std::min(opt_.grace, remaining()));
       auto e = exitOf(es, "harness");
@@ -198,6 +200,42 @@ private:
     h_.append(p.label, ops::Spawn{p.child.pid(), p.consumer, spec.log.string(), why});
     groups_.insert(p.child.pid()); // its process group (pgid == pid)
     live_.push_back(std::move(p));
+  }
+
+  /// Hold faults that can't be met are released, with the reason noted (a hold never hangs a run): every
+  /// other live process idle (no work by any for max(3 × CLAIM_IDLE_MS, 200 ms): a read blocked with
+  /// nothing to deliver, a poller between polls), one of them waiting on a PostgreSQL lock (the held
+  /// process's open transaction may hold it), or the hold lasting longer than the stall time.
+  void releaseInfeasibleHolds(Clock::time_point now) {
+    auto holds = ctl_.activeHolds();
+    if (holds.empty()) return;
+    const auto quiet = std::max<int64_t>(200, 3 * int64_t(opt_.claim_idle_ms));
+    for (const auto& h : holds) {
+      std::string why;
+      bool othersIdle = std::all_of(live_.begin(), live_.end(), [&](const Proc& p) { return p.label == h.process || idle(p); });
+      if (h.fault.args.size() != 1 && othersIdle && msBetween(std::max(h.since, ctl_.lastWork()), now) >= quiet)
+        why = fmt::format("every other process is idle ({} without work)", span(msBetween(std::max(h.since, ctl_.lastWork()), now)));
+      else if (!othersIdle && lockWaits() > 0)
+        why = "another process waits on a PostgreSQL lock (pg_stat_activity), which the held process's open "
+              "transaction may hold";
+      else if (msBetween(h.since, now) >= opt_.stall.count())
+        why = fmt::format("held for {}, the longest a hold lasts (--stall-timeout)", span(msBetween(h.since, now)));
+      if (!why.empty()) ctl_.releaseHold(h.token.id, why);
+    }
+  }
+
+  /// Backends of this workspace's database waiting on a lock.
+  int64_t lockWaits() {
+    try {
+      auto r = ws_.pg->query("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND "
+                             "wait_event_type = 'Lock'");
+      if (r.is_array() && !r.empty() && r[0].is_array() && !r[0].empty()) {
+        const auto& v = r[0][0];
+        return v.is_number() ? v.get<int64_t>() : v.is_string() ? std::stoll(v.get<std::string>()) : 0;
+      }
+    } catch (const std::exception&) {
+    }
+    return 0;
   }
 
   /// A restart fault: restarts the server, and notes each live process's connections so far, to tell
@@ -370,6 +408,7 @@ private:
                 fmt::format("deadline of {} reached{}; raise --deadline", span(opt_.deadline.count()),
                             busy.empty() ? "" : " with " + busy)};
       }
+      releaseInfeasibleHolds(now);
       // Processes that ended: killed at a kill point, or exited by themselves.
       for (size_t i = 0; i < live_.size(); ++i) {
         auto st = ctl_.state(live_[i].owner);

@@ -24,6 +24,7 @@ struct Registry {
     kinds.push_back(faults::makeError());
     kinds.push_back(faults::makeForget());
     kinds.push_back(faults::makeRestart());
+    kinds.push_back(faults::makeHold());
   }
 };
 

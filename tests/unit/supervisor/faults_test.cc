@@ -269,3 +269,36 @@ TEST_CASE("error 40001 at COMMIT: the server rolls back, the client gets the err
   CHECK(stepLines(rig.history) == std::vector<std::string>{"COMMIT#1 answered"});
   CHECK(stepOf(rig.history, "COMMIT", 1)["error"] == true);
 }
+
+TEST_CASE("hold c1 before SET#1 until c2 after SET#1: c2 runs freely, c1's request goes on once c2's reply is back") {
+  Rig rig({"hold:c1:before:SET#1:c2:after:SET#1"});
+  SleepingChild child2;
+  rig.ctl.addProcess(2, "c2");
+  rig.ctl.setPid(2, child2.pid());
+  auto ports2 = rig.hub.open(2);
+  RawClient c1(rig.ports.valkey), c2(ports2.valkey);
+  c1.send(resp({"SET", "a", "1"}));
+  REQUIRE(waitUntil([&] { return rig.ctl.activeHolds().size() == 1; }));
+  CHECK(rig.valkey.count() == 0); // held: the server has not seen it
+  c2.send(resp({"SET", "b", "2"}));
+  REQUIRE(c2.readN(5) == "+OK\r\n");
+  CHECK(c1.readN(5) == "+OK\r\n"); // released by c2's reply
+  REQUIRE(rig.valkey.waitCount(2));
+  CHECK(rig.valkey.commands() == std::vector<std::vector<std::string>>{{"SET", "b", "2"}, {"SET", "a", "1"}});
+  CHECK(rig.ctl.activeHolds().empty());
+  REQUIRE(rig.waitOps("note", 1));
+  CHECK(opsOf(rig.history, "note")[0].value["message"] ==
+        "hold hold:c1:before:SET#1:c2:after:SET#1 released: c2 reached c2:after:SET#1");
+}
+
+TEST_CASE("a hold the supervisor finds infeasible is released with its reason") {
+  Rig rig({"hold:c1:after:SET#1"});
+  RawClient client(rig.ports.valkey);
+  client.send(resp({"SET", "a", "1"}));
+  REQUIRE(waitUntil([&] { return rig.ctl.activeHolds().size() == 1; }));
+  REQUIRE(rig.valkey.waitCount(1)); // after: it took effect, its reply is held
+  rig.ctl.releaseHold(rig.ctl.activeHolds()[0].token.id, "every other process is idle");
+  CHECK(client.readN(5) == "+OK\r\n");
+  REQUIRE(rig.waitOps("note", 1));
+  CHECK(opsOf(rig.history, "note")[0].value["message"] == "hold hold:c1:after:SET#1 released: every other process is idle");
+}

@@ -1,0 +1,64 @@
+/// hold: withhold one process's request (`before:`) or reply (`after:`) at its step, while the other
+/// processes run freely — an interleaving as a fault value (issue 12). It is released when
+///
+///   hold:c1:before:COMMIT#1:c2:after:XACK#1   process c2 reaches (before) or passes (after) its point;
+///   hold:c1:before:COMMIT#1:250               250 ms have passed (e.g. past CLAIM_IDLE_MS);
+///   hold:c1:before:COMMIT#1                   every other live process is idle;
+///
+/// and in any case when it can't be met: every other process idle, or one of them waiting on a PostgreSQL
+/// lock (the held process's open transaction may hold it), or the stall time passed. The release and its
+/// reason are noted in the history; a hold never hangs a run.
+#include "plan/faults/kinds.h"
+
+#include "core/error.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace idem::faults {
+
+namespace {
+
+bool digits(const std::string& s) {
+  return !s.empty() && s.size() <= 6 && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+class Hold : public FaultKind {
+public:
+  std::string name() const override { return "hold"; }
+  std::string usage() const override {
+    return "hold:cN:before|after:VERB#k[:MS | :cM:before|after:VERB#j]   withhold cN's request or reply until cM "
+           "reaches its point, MS ms pass, or every other process is idle";
+  }
+  void check(const Fault& f, const std::string& what) const override {
+    const char* form = "hold:cN:before|after:VERB#k[:MS | :cM:before|after:VERB#j]";
+    if (f.process.empty())
+      throw UsageError(fmt::format("{}: a hold names the process it holds, e.g. hold:c1:before:COMMIT#1 ({})", what, form));
+    if (f.args.empty()) return;
+    if (f.args.size() == 1) {
+      if (!digits(f.args[0]) || std::stoi(f.args[0]) < 1)
+        throw UsageError(fmt::format("{}: a hold's time must be a whole number of milliseconds from 1 ({})", what, form));
+      return;
+    }
+    if (f.args.size() != 3 || f.args[0].size() < 2 || f.args[0][0] != 'c' || !digits(f.args[0].substr(1)) ||
+        (f.args[1] != "before" && f.args[1] != "after") || f.args[2].find('#') == std::string::npos ||
+        !digits(f.args[2].substr(f.args[2].find('#') + 1)))
+      throw UsageError(fmt::format("{}: a hold releases at another process's point, e.g. c2:after:XACK#1 ({})", what, form));
+    if (f.args[0] == f.process)
+      throw UsageError(fmt::format("{}: a hold can't wait for the process it holds ({})", what, f.process));
+  }
+  Effect effect(const Fault& f) const override {
+    Effect e{Effect::Action::Hold, {}, {}, {}, {}, false};
+    if (f.args.size() == 1) e.time = std::chrono::milliseconds(std::stoi(f.args[0]));
+    if (f.args.size() == 3) e.until = f.args[0] + ":" + f.args[1] + ":" + f.args[2];
+    return e;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<FaultKind> makeHold() { return std::make_unique<Hold>(); }
+
+} // namespace idem::faults
