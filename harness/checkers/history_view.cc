@@ -1,5 +1,7 @@
 #include "checkers/history_view.h"
 
+#include "plan/fault_kind.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -62,9 +64,9 @@ HistoryView::HistoryView(const Scenario& s, const std::vector<Op>& o) : scenario
     else if (auto* fault = op.as<ops::FaultOp>(); fault && fault->fault.isKill())
       kills.push_back({op.index, op.process, fault->fault.str(), fault->signal ? fault->signal : 9});
     else if (fault) {
-      otherFaults.push_back({op.index, op.process, fault->fault.str(), 0});
+      otherFaults.push_back({op.index, op.process, fault->fault});
       // The consumer may redo what it holds: a lost reply (drop after), its own timeout (delay), a restart.
-      if (fault->fault.kind == "drop" || fault->fault.kind == "delay" || fault->fault.kind == "restart") retryFaults++;
+      if (applicationWeight(fault->fault) > 1) retryFaults++;
     }
     else if (auto* exit = op.as<ops::Exit>())
       exits.push_back({op.index, op.process, exit->status, exit->signal, exit->by});

@@ -6,6 +6,7 @@
 #include "driver/pool.h"
 #include "driver/progress.h"
 #include "history/trace.h"
+#include "plan/fault_kind.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -32,12 +33,11 @@ int sweepCommand(const CommonArgs& common) {
   Session session(common);
   const auto& sc = session.scenario();
   const auto& target = session.targets().front();
-  // Values that decode with the one fault of a point (a drop, a delay or a restart counts twice).
+  // Values that decode with the one fault of a point, of whichever swept kind weighs most.
   const std::vector<std::string> swept = common.faults.empty() ? std::vector<std::string>{"kill"} : common.faults;
-  const bool twice = std::any_of(swept.begin(), swept.end(), [](const std::string& k) {
-    return k == "drop" || k == "delay" || k == "restart";
-  });
-  Schedule base = defaultScheduleFor(session, target.name, twice ? 2 : 1);
+  int weight = 1;
+  for (const auto& k : swept) weight = std::max(weight, faultKind(k, "--faults").weight());
+  Schedule base = defaultScheduleFor(session, target.name, weight);
 
   WorkerPool pool(session);
   Judged baseline = pool.judge(0, 0, base, true);

@@ -53,12 +53,14 @@ public:
   virtual void check(const Fault& f, const std::string& what) const = 0;
   /// What `f` does to its step.
   virtual Effect effect(const Fault& f) const = 0;
+  /// How many more times a fault of this kind may let an event be applied: 1 by default (a kill, an
+  /// error, a forget: one more delivery); 2 when a live consumer may also redo what it holds without a
+  /// new delivery (a drop, a delay, a restart). Decodable amounts and the checkers' bound both use it.
+  virtual int weight() const { return 1; }
 };
 
-/// How many more times a fault may let an event be applied, for choosing decodable amounts
-/// (scenario/decodable.h): 1 for a kill, an error, a forget (one more delivery); 2 for a drop, a delay, a
-/// restart (the consumer may redo what it holds without a new delivery, and exit so that it is delivered
-/// again). The checkers' bound (HistoryView::cap) counts the same way.
+/// FaultKind::weight of `f`'s kind, for choosing decodable amounts (scenario/decodable.h); the checkers'
+/// bound (HistoryView::cap) counts the same way.
 int applicationWeight(const Fault& f);
 /// Σ applicationWeight over `faults`.
 int applicationWeight(const std::vector<Fault>& faults);

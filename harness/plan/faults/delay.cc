@@ -34,6 +34,7 @@ public:
   Effect effect(const Fault& f) const override {
     return Effect{Effect::Action::Delay, std::chrono::milliseconds(std::stoi(f.args[0])), {}, {}, {}, false};
   }
+  int weight() const override { return 2; } // past its own timeout, the consumer may redo the work
 };
 
 } // namespace

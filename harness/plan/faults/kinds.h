@@ -15,7 +15,8 @@ std::unique_ptr<FaultKind> makeRestart();
 std::unique_ptr<FaultKind> makeHold();
 
 /// A kind that takes no arguments and acts at either moment with one action (kill, drop, forget).
-std::unique_ptr<FaultKind> makePlainKind(std::string name, std::string usage, Effect::Action action);
+std::unique_ptr<FaultKind> makePlainKind(std::string name, std::string usage, Effect::Action action,
+                                         int weight = 1);
 
 /// Throws UsageError naming `what` unless `f` has exactly `n` arguments; `form` is the kind's text form.
 void requireArgs(const Fault& f, size_t n, const std::string& what, const char* form);

@@ -41,24 +41,26 @@ namespace {
 
 class Plain : public FaultKind {
 public:
-  Plain(std::string name, std::string usage, Effect::Action action)
-      : name_(std::move(name)), usage_(std::move(usage)), action_(action) {}
+  Plain(std::string name, std::string usage, Effect::Action action, int weight)
+      : name_(std::move(name)), usage_(std::move(usage)), action_(action), weight_(weight) {}
   std::string name() const override { return name_; }
   std::string usage() const override { return usage_; }
   void check(const Fault& f, const std::string& what) const override {
     requireArgs(f, 0, what, (name_ + ":before|after:VERB#k").c_str());
   }
   Effect effect(const Fault&) const override { return Effect{action_, {}, {}, {}, {}, false}; }
+  int weight() const override { return weight_; }
 
 private:
   std::string name_, usage_;
   Effect::Action action_;
+  int weight_;
 };
 
 } // namespace
 
-std::unique_ptr<FaultKind> makePlainKind(std::string name, std::string usage, Effect::Action action) {
-  return std::make_unique<Plain>(std::move(name), std::move(usage), action);
+std::unique_ptr<FaultKind> makePlainKind(std::string name, std::string usage, Effect::Action action, int weight) {
+  return std::make_unique<Plain>(std::move(name), std::move(usage), action, weight);
 }
 
 void requireArgs(const Fault& f, size_t n, const std::string& what, const char* form) {
@@ -85,14 +87,7 @@ const FaultKind& faultKind(const std::string& name, const std::string& what) {
   throw UsageError(fmt::format("{}: no fault kind '{}' (kinds: {})", what, name, fmt::join(names, ", ")));
 }
 
-int applicationWeight(const Fault& f) {
-  switch (faultKind(f.kind, "fault").effect(f).action) {
-  case Effect::Action::Drop:
-  case Effect::Action::Delay:
-  case Effect::Action::Restart: return 2;
-  default: return 1;
-  }
-}
+int applicationWeight(const Fault& f) { return faultKind(f.kind, "fault").weight(); }
 
 int applicationWeight(const std::vector<Fault>& faults) {
   int n = 0;

@@ -27,6 +27,7 @@ public:
   Effect effect(const Fault& f) const override {
     return Effect{Effect::Action::Restart, {}, {}, {}, f.args[0], false};
   }
+  int weight() const override { return 2; } // every connection drops: as a drop, for every process
 };
 
 } // namespace
