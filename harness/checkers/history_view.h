@@ -117,9 +117,13 @@ struct HistoryView {
   /// Faults that fired after which a live consumer may redo work without a new delivery (drop, delay,
   /// restart: plan/fault_kind.h applicationWeight).
   int retryFaults = 0;
-  /// Faults other than kills that fired, in history order (`point`: the fault's text form; its process:
-  /// the one whose step it acted on).
-  std::vector<KillRec> otherFaults;
+  /// Faults other than kills that fired, in history order (its process: the one whose step it acted on).
+  struct FaultRec {
+    int64_t op = 0;
+    std::string process;
+    Fault fault;
+  };
+  std::vector<FaultRec> otherFaults;
   /// True when every entry of event n is listed as never delivered by the final op.
   bool neverDelivered(int n) const;
   /// Events that a killed or crashed process was working on when it died: the unacknowledged entries

@@ -51,7 +51,7 @@ public:
   std::string faultsBetween(const std::string& process, int64_t from, int64_t forgetsUntil, int64_t until) {
     std::string out;
     for (const auto& f : h_.otherFaults) {
-      const bool forget = f.point.rfind("forget:", 0) == 0;
+      const bool forget = f.fault.kind == "forget";
       if (f.op <= from || f.op > (forget ? forgetsUntil : until) || (!forget && f.process != process) ||
           faultsTold_.count(f.op))
         continue;
@@ -64,17 +64,17 @@ public:
 
 private:
   /// "c1's connection dropped at drop:after:COMMIT#1", "the broker forgot its deliveries at forget:…".
-  static std::string faultClause(const KillRec& f, const std::string& process) {
-    const std::string kind = f.point.substr(0, f.point.find(':'));
-    if (kind == "drop") return fmt::format("{}'s connection dropped at {}", process, f.point);
-    if (kind == "error") return fmt::format("{} answered an error at {}", process, f.point);
-    if (kind == "delay") return fmt::format("{} delayed at {}", process, f.point);
+  static std::string faultClause(const HistoryView::FaultRec& f, const std::string& process) {
+    const std::string& kind = f.fault.kind;
+    const std::string point = f.fault.str();
+    if (kind == "drop") return fmt::format("{}'s connection dropped at {}", process, point);
+    if (kind == "error") return fmt::format("{} answered an error at {}", process, point);
+    if (kind == "delay") return fmt::format("{} delayed at {}", process, point);
     if (kind == "restart")
-      return fmt::format("{} restarted at {}", f.point.find(":pg") != std::string::npos ? "PostgreSQL" : "Valkey",
-                         f.point);
-    if (kind == "forget") return fmt::format("the broker forgot its deliveries at {}", f.point);
-    if (kind == "hold") return fmt::format("{} held at {}", process, f.point);
-    return fmt::format("{} at {}", f.point, process);
+      return fmt::format("{} restarted at {}", f.fault.args.at(0) == "pg" ? "PostgreSQL" : "Valkey", point);
+    if (kind == "forget") return fmt::format("the broker forgot its deliveries at {}", point);
+    if (kind == "hold") return fmt::format("{} held at {}", process, point);
+    return fmt::format("{} at {}", point, process);
   }
 
   bool stepBetween(const std::string& proc, int64_t from, int64_t to) const {

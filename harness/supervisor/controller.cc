@@ -144,25 +144,22 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
   }
   case Effect::Action::Hold: {
     // Released when another process reaches `until`, after `time`, or by the supervisor (releaseHold).
-    if (!effect.until.empty()) {
-      // "c2:after:XACK#1": already passed? Then there is nothing to wait for.
-      auto a = effect.until.find(':'), b = effect.until.rfind(':'), hash = effect.until.rfind('#');
-      std::string proc = effect.until.substr(0, a), verb = effect.until.substr(b + 1, hash - b - 1);
-      for (char& c : verb) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-      const bool after = effect.until.substr(a + 1, b - a - 1) == "after";
-      const int j = std::stoi(effect.until.substr(hash + 1));
-      const auto& counts = after ? processReplies_ : processCounts_;
-      auto it = counts.find({proc, verb});
-      if (it != counts.end() && it->second >= j) {
+    // "c2:after:XACK#1" is a point of the fault text form: parsed as one (process, moment, verb, k).
+    std::optional<Fault> until;
+    if (!effect.until.empty()) until = Fault::parse(effect.until, fault.str());
+    if (until) { // already passed? Then there is nothing to wait for.
+      const auto& counts = until->when == When::After ? processReplies_ : processCounts_;
+      auto it = counts.find({until->process, until->verb});
+      if (it != counts.end() && it->second >= until->k) {
         history_.append(name, ops::FaultOp{fault, 0});
-        history_.append(name, ops::Note{fmt::format("hold {} released at once: {} had passed {}", fault.str(), proc,
-                                                    effect.until)});
+        history_.append(name, ops::Note{fmt::format("hold {} released at once: {} had passed {}", fault.str(),
+                                                    until->process, until->point())});
         return d;
       }
     }
     d.kind = proxy::Decision::Kind::Hold;
     d.hold = effect.time;
-    holds_.push_back(ActiveHold{token, fault, name, effect.until, Clock::now()});
+    holds_.push_back(ActiveHold{token, fault, name, until, Clock::now()});
     history_.append(name, ops::FaultOp{fault, 0});
     return d;
   }
@@ -295,18 +292,14 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
 std::vector<proxy::StepToken> Controller::reached(const std::string& process, When when, const std::string& verb, int k) {
   if (when == When::After) processReplies_[{process, verb}]++;
   std::vector<proxy::StepToken> out;
-  const std::string point = fmt::format("{}:{}:{}#{}", process, when == When::Before ? "before" : "after", verb, k);
   for (auto it = holds_.begin(); it != holds_.end();) {
-    std::string until = it->until;
-    for (char& c : until) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    std::string want = point;
-    for (char& c : want) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    if (until.empty() || until != want) {
+    const auto& u = it->until;
+    if (!u || u->process != process || u->when != when || u->verb != verb || u->k != k) {
       ++it;
       continue;
     }
     history_.append(it->process, ops::Note{fmt::format("hold {} released: {} reached {}", it->fault.str(), process,
-                                                       it->until)});
+                                                       u->point())});
     out.push_back(it->token);
     it = holds_.erase(it);
   }

@@ -80,7 +80,7 @@ public:
     proxy::StepToken token;
     Fault fault;
     std::string process; ///< the held process ("c1")
-    std::string until;   ///< the releasing point ("c2:after:XACK#1"), "" when none
+    std::optional<Fault> until; ///< the releasing point (c2:after:XACK#1, a kill's text form), if any
     Clock::time_point since;
   };
   std::vector<ActiveHold> activeHolds() const;

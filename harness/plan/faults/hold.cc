@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 namespace idem::faults {
 
@@ -42,11 +43,17 @@ public:
         throw UsageError(fmt::format("{}: a hold's time must be a whole number of milliseconds from 1 ({})", what, form));
       return;
     }
-    if (f.args.size() != 3 || f.args[0].size() < 2 || f.args[0][0] != 'c' || !digits(f.args[0].substr(1)) ||
-        (f.args[1] != "before" && f.args[1] != "after") || f.args[2].find('#') == std::string::npos ||
-        !digits(f.args[2].substr(f.args[2].find('#') + 1)))
+    // The releasing point has the fault text form of a process's step: cM:before|after:VERB#j.
+    std::optional<Fault> until;
+    if (f.args.size() == 3) {
+      try {
+        until = Fault::parse(f.args[0] + ":" + f.args[1] + ":" + f.args[2], what);
+      } catch (const UsageError&) {
+      }
+    }
+    if (!until || until->process.empty() || !until->isKill())
       throw UsageError(fmt::format("{}: a hold releases at another process's point, e.g. c2:after:XACK#1 ({})", what, form));
-    if (f.args[0] == f.process)
+    if (until->process == f.process)
       throw UsageError(fmt::format("{}: a hold can't wait for the process it holds ({})", what, f.process));
   }
   Effect effect(const Fault& f) const override {
