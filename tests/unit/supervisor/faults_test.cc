@@ -272,10 +272,8 @@ TEST_CASE("error 40001 at COMMIT: the server rolls back, the client gets the err
 
 TEST_CASE("hold c1 before SET#1 until c2 after SET#1: c2 runs freely, c1's request goes on once c2's reply is back") {
   Rig rig({"hold:c1:before:SET#1:c2:after:SET#1"});
-  SleepingChild child2;
-  rig.ctl.addProcess(2, "c2");
-  rig.ctl.setPid(2, child2.pid());
-  auto ports2 = rig.hub.open(2);
+  SecondProcess second(rig);
+  const auto& ports2 = second.ports;
   RawClient c1(rig.ports.valkey), c2(ports2.valkey);
   c1.send(resp({"SET", "a", "1"}));
   REQUIRE(waitUntil([&] { return rig.ctl.activeHolds().size() == 1; }));

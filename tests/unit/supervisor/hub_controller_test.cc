@@ -293,10 +293,9 @@ TEST_CASE("a kill point on a process with no live process group: a note, no kill
 
 TEST_CASE("VERB#k counts over the whole run: the kill hits the process that sends the k-th") {
   Rig rig({"before:SET#2"});
-  SleepingChild child2;
-  rig.ctl.addProcess(2, "c2");
-  rig.ctl.setPid(2, child2.pid());
-  auto ports2 = rig.hub.open(2);
+  SecondProcess second(rig);
+  SleepingChild& child2 = second.child;
+  const auto& ports2 = second.ports;
 
   RawClient c1(rig.ports.valkey), c2(ports2.valkey);
   c1.send(resp({"SET", "a", "1"}));
@@ -326,10 +325,9 @@ TEST_CASE("VERB#k counts over the whole run: the kill hits the process that send
 
 TEST_CASE("cN:VERB#k counts one process's steps: c1:before:SET#2 waits for c1's second SET, whatever c2 sends") {
   Rig rig({"c1:before:SET#2"});
-  SleepingChild child2;
-  rig.ctl.addProcess(2, "c2");
-  rig.ctl.setPid(2, child2.pid());
-  auto ports2 = rig.hub.open(2);
+  SecondProcess second(rig);
+  SleepingChild& child2 = second.child;
+  const auto& ports2 = second.ports;
 
   RawClient c1(rig.ports.valkey), c2(ports2.valkey);
   c1.send(resp({"SET", "a", "1"}));

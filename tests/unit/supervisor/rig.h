@@ -48,6 +48,17 @@ struct Rig {
   }
 };
 
+/// A second consumer process ("c2", owner 2) on the rig's hub and controller.
+struct SecondProcess {
+  SleepingChild child;
+  proxy::Hub::Ports ports;
+  explicit SecondProcess(Rig& rig) {
+    rig.ctl.addProcess(2, "c2");
+    rig.ctl.setPid(2, child.pid());
+    ports = rig.hub.open(2);
+  }
+};
+
 /// What the fake PostgreSQL answers: after startup, after any Query.
 inline const std::string kPgHello = std::string("R") + pg::i32(8) + pg::i32(0) + "Z" + pg::i32(5) + "I";
 inline const std::string kPgUpdated =
