@@ -15,19 +15,18 @@
 /// polls). Anything else is busy: a request in flight (a lock wait, a slow query), silence while it holds
 /// entries it has not acknowledged (an external call), silence before its first request (start-up).
 #include "supervisor/controller.h"
+#include "supervisor/escapes.h"
 #include "supervisor/workspace_impl.h"
 
 #include "core/error.h"
 #include "core/child.h"
 #include "core/owner.h"
 
-#include <sys/wait.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <atomic>
 #include <csignal>
 #include <set>
@@ -39,9 +38,6 @@ namespace idem {
 
 namespace {
 
-/// The environment marks of a consumer: its run (unique over idemproof's life), its process label.
-constexpr const char* kRunEnv = "IDEMPROOF_RUN";
-constexpr const char* kProcessEnv = "IDEMPROOF_PROCESS";
 /// A consumer's log holds its first and last 512 KiB: a target that floods its output costs no memory or
 /// disk beyond that (the report keeps the last 256 KiB).
 constexpr size_t kConsumerLogCap = 1 << 20;
@@ -106,7 +102,7 @@ public:
       hub_.close(p.owner);
     }
     live_.clear();
-    reapEscaped();
+    reapEscaped(h_, runTag_, groups_);
     ops::Final fin = ws_.finalState();
     fin.end = end.end;
     fin.limit = end.limit;
@@ -260,47 +256,6 @@ private:
                              : !exit.empty() ? fmt::format("{} exited ({}) and was replaced", p.label, exit)
                                              : fmt::format("{} made no new connection", p.label);
       h_.append(p.label, ops::Note{fmt::format("after the {} restart ({}): {}", r.server, r.fault, what)});
-    }
-  }
-
-  /// Every consumer process has stopped: a process still carrying this run's mark left its consumer's
-  /// process group (setsid, a daemon). Kill it, and record it for the process checker. A process
-  /// re-parented to idemproof (the subreaper) that carries no run's mark at all cleared its environment:
-  /// killed too, and noted, since no mark says whose it was (another run may be going on beside this one).
-  void reapEscaped() {
-    std::vector<pid_t> killed;
-    for (pid_t pid : processesWithEnv(kRunEnv, runTag_)) {
-      std::string label = envOf(pid, kProcessEnv);
-      std::string command = commandLine(pid);
-      // Still in a consumer's process group, which was sent SIGKILL: it is dying, it did not escape.
-      bool escaped = !groups_.count(processGroup(pid).value_or(-1));
-      if (::kill(pid, SIGKILL) != 0) continue;
-      killed.push_back(pid);
-      if (escaped) h_.append(label.empty() ? "harness" : label, ops::Escape{pid, command});
-    }
-    for (pid_t pid : adoptedOrphans()) {
-      bool marked = !envOf(pid, kRunEnv).empty(); // another run's, or this run's (killed above)
-      std::string command = commandLine(pid);
-      if (!marked && processStart(pid) && ::kill(pid, SIGKILL) == 0)
-        h_.append("harness", ops::Note{fmt::format("killed process {} ({}): a consumer's descendant that left its "
-                                                   "process group and cleared its environment, so no run can be "
-                                                   "named for it",
-                                                   pid, command)});
-      if (!marked) killed.push_back(pid);
-    }
-    // What was re-parented to idemproof is its child now: reap it, or it stays a zombie.
-    for (pid_t pid : killed) {
-      if (!Child::started(pid)) reapAdopted(pid);
-    }
-  }
-
-  /// Waits (up to a second) for an adopted process that was sent SIGKILL, if it is idemproof's child.
-  static void reapAdopted(pid_t pid) {
-    for (int i = 0; i < 200; ++i) {
-      int st = 0;
-      pid_t r = ::waitpid(pid, &st, WNOHANG);
-      if (r == pid || (r < 0 && errno == ECHILD)) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
   }
 
