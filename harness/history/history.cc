@@ -144,8 +144,10 @@ ops::Plan planOf(const In& in, const json& v, const std::string& where) {
 json valueOf(const ops::Initial& i) { return {{"observed", observedJson(i.observed)}}; }
 
 json valueOf(const ops::Send& s) {
-  return {{"entry", s.entry}, {"n", s.n},         {"event_id", s.eventId},
-          {"fields", s.fields}, {"phase", s.phase}, {"retry", s.retry}};
+  json v{{"entry", s.entry}, {"n", s.n},         {"event_id", s.eventId},
+         {"fields", s.fields}, {"phase", s.phase}, {"retry", s.retry}};
+  if (s.inflight) v["inflight"] = true;
+  return v;
 }
 ops::Send sendOf(const In& in, const json& v) {
   ops::Send s;
@@ -155,6 +157,7 @@ ops::Send sendOf(const In& in, const json& v) {
   s.eventId = in.str("event_id", "");
   s.phase = static_cast<int>(in.integer("phase", 1));
   s.retry = in.flag("retry");
+  s.inflight = v.contains("inflight") && in.flag("inflight");
   return s;
 }
 

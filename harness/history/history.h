@@ -65,6 +65,7 @@ struct Send {
   std::map<std::string, std::string> fields;
   int phase = 1;
   bool retry = false;
+  bool inflight = false; ///< sent while entries before it were in work (StreamEntry::inflight)
 };
 
 struct Spawn {

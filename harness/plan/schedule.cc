@@ -25,12 +25,19 @@ int Schedule::retries() const {
   return r;
 }
 
+int Schedule::inflight() const {
+  int n = 0;
+  for (size_t i = 1; i < stream.size(); ++i) n += stream[i].inflight && stream[i].phase == stream[i - 1].phase;
+  return n;
+}
+
 std::string Schedule::summary() const {
   std::vector<std::string> ks;
   for (const auto& k : faults) ks.push_back(k.str());
   return fmt::format("{} event{}, {} retr{}, {} stream entr{}, faults [{}], restart {}", events.size(),
                      events.size() == 1 ? "" : "s", retries(), retries() == 1 ? "y" : "ies", stream.size(),
                      stream.size() == 1 ? "y" : "ies", fmt::join(ks, ", "), toString(restart)) +
+         (inflight() > 0 ? fmt::format(", {} sent in flight", inflight()) : "") +
          (consumers > 1 ? fmt::format(", {} consumers", consumers) : "");
 }
 
@@ -53,10 +60,14 @@ void to_json(nlohmann::json& j, const Schedule& s) {
   for (const auto& e : s.events) events.push_back({{"n", e.n}, {"fields", e.fields}});
   j["events"] = events;
   auto stream = nlohmann::json::array();
-  for (const auto& e : s.stream) stream.push_back({{"event", e.event}, {"phase", e.phase}});
+  for (const auto& e : s.stream) {
+    stream.push_back({{"event", e.event}, {"phase", e.phase}});
+    if (e.inflight) stream.back()["inflight"] = true; // absent: false, as in files of earlier versions
+  }
   j["stream"] = stream;
   j["faults"] = s.faults;
   if (s.consumers != 1) j["consumers"] = s.consumers; // absent: one, as in files of earlier versions
+  if (s.claimIdleMs > 0) j["claim_idle_ms"] = s.claimIdleMs; // absent: the run's --claim-idle-ms
   if (!s.values.empty()) j["values"] = s.values;
 }
 
@@ -129,14 +140,19 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
     } else if (e.is_object() && e.contains("event")) {
       se.event = whole(e["event"], f + ".event", 1, kMaxEventNumber);
       if (e.contains("phase")) se.phase = whole(e["phase"], f + ".phase", 1, kMaxPhase);
+      if (e.contains("inflight")) {
+        if (!e["inflight"].is_boolean()) throw bad(f + ".inflight", "must be true or false");
+        se.inflight = e["inflight"].get<bool>();
+      }
     } else {
-      throw bad(f, "must be an event number or {\"event\": n, \"phase\": p}");
+      throw bad(f, "must be an event number or {\"event\": n, \"phase\": p, \"inflight\": true|false}");
     }
     if (!ns.count(se.event)) throw bad(f + ".event", fmt::format("no event {}", se.event));
     if (i > 0 && se.phase < s.stream.back().phase) throw bad(f + ".phase", "phases must not decrease along the stream");
     s.stream.push_back(se);
   }
   if (j.contains("consumers")) s.consumers = whole(j["consumers"], "consumers", 1, kMaxConsumers);
+  if (j.contains("claim_idle_ms")) s.claimIdleMs = whole(j["claim_idle_ms"], "claim_idle_ms", 1, kMaxClaimIdleMs);
   if (j.contains(faultsField)) {
     const auto& faults = j[faultsField];
     if (!faults.is_array()) throw bad(faultsField, "must be an array of faults");

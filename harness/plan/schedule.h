@@ -26,6 +26,11 @@ struct Event {
 struct StreamEntry {
   int event = 0; ///< Event::n
   int phase = 1; ///< 1-based
+  /// Sent while what came before it is still being worked on: once every entry sent before it has been
+  /// delivered to some consumer, not acknowledged (a producer that times out and sends again while a
+  /// replica holds the original). Entries after it in its phase go with it. The first entry of a phase
+  /// waits for its phase's rule instead.
+  bool inflight = false;
 };
 
 enum class RestartStyle {
@@ -44,12 +49,16 @@ struct Schedule {
   /// Consumer processes that run at once (1 to kMaxConsumers), labelled c1, c2, … in the order they start;
   /// a killed one is replaced by one new process (its label the next number).
   int consumers = 1;
+  /// CLAIM_IDLE_MS for this schedule's consumers, when it must not be the run's (--claim-idle-ms): a race
+  /// class that needs no claim to take a held process's entries runs with a long one. 0: the run's.
+  int claimIdleMs = 0;
   /// How idemproof chose the event values, for reports: "" when they are as written (the scenario's default
   /// schedule with --scenario-values, a schedule file), else the scheme (scenario/decodable.h).
   std::string values;
 
   int phases() const;
   int retries() const; ///< stream entries beyond the first of each event
+  int inflight() const; ///< stream entries sent while earlier ones are in work (StreamEntry::inflight)
   /// "3 events, 1 retry, faults [after:COMMIT#3], restart new-name" (", 2 consumers" when more than one)
   std::string summary() const;
 };
@@ -66,6 +75,8 @@ inline constexpr int kMaxEventNumber = 1000000;
 inline constexpr int kMaxPhase = 1000000;
 /// The most consumer processes a schedule runs at once.
 inline constexpr int kMaxConsumers = 4;
+/// The longest CLAIM_IDLE_MS a schedule may set (one hour).
+inline constexpr int kMaxClaimIdleMs = 3600000;
 
 void to_json(nlohmann::json& j, const Schedule& s);
 /// Throws UsageError naming `what` (a file path) and the field; an unknown version is named.

@@ -250,22 +250,28 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
                                       proxy::StepToken& token) {
   std::unique_lock<std::mutex> lock(mu_);
   const auto now = Clock::now();
-  Inflight f{owner, server, conn, step, ++counts_[step.verb], history_.nowUs(), now,
-             ++processCounts_[{names_[owner], step.verb}], false, {}};
+  // Valkey SELECT and AUTH are the set-up the URL imposes (history/trace.h setUpStep): numbered apart, so
+  // that they never shift the count of the target's own steps (a SQL SELECT#1 is the first SQL SELECT), and
+  // never a fault point.
+  const bool setUp = server == proxy::Server::Valkey && (step.verb == "SELECT" || step.verb == "AUTH");
+  const std::string counted = setUp ? "valkey " + step.verb : step.verb;
+  Inflight f{owner, server, conn, step, ++counts_[counted], history_.nowUs(), now,
+             ++processCounts_[{names_[owner], counted}], false, {}, setUp};
   auto& st = states_[owner];
   st.steps++;
   st.lastActivity = now;
   st.lastWasEmptyRead = false;
   if (!isRead(step.verb)) lastWork_ = now;
+  else if (!step.blocking) st.lastPoll = now;
   for (const auto& id : step.acked) {
     st.held.erase(id);
     st.handedAgain.erase(id);
   }
   ++activity_;
   token.id = nextToken_++;
-  auto released = reached(names_[owner], When::Before, step.verb, f.pk);
+  auto released = setUp ? std::vector<proxy::StepToken>{} : reached(names_[owner], When::Before, step.verb, f.pk);
   proxy::Decision d;
-  auto fault = takeFault(When::Before, step.verb, f.k, names_[owner], f.pk);
+  auto fault = setUp ? std::nullopt : takeFault(When::Before, step.verb, f.k, names_[owner], f.pk);
   if (fault) d = fire(lock, owner, *fault, stepOf(f), server, token, step.flushed);
   f.answered = d.kind == proxy::Decision::Kind::Replace;
   f.replyStandIn = std::exchange(replyStandIn_, {});
@@ -365,7 +371,7 @@ proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, co
     for (const auto& [k, v] : e.fields) d.fields[k] = v;
     s.delivered.push_back(std::move(d));
   }
-  if (auto fault = takeFault(When::After, f.step.verb, f.k, names_[owner], f.pk)) {
+  if (auto fault = f.setUp ? std::nullopt : takeFault(When::After, f.step.verb, f.k, names_[owner], f.pk)) {
     proxy::Decision d = fire(lock, owner, *fault, s, f.server, token, false);
     if (d.kind == proxy::Decision::Kind::Hold) {
       // The reply reaches the process after the delay (onReleased): still in flight until then.
@@ -379,7 +385,7 @@ proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, co
     return d;
   }
   holdEnded(token.id); // a held request whose time passed: its reply is here
-  auto released = replied(owner, std::move(s), reply, f.pk);
+  auto released = replied(owner, std::move(s), reply, f.setUp ? 0 : f.pk);
   lock.unlock();
   releaseTokens(released);
   cv_.notify_all();
@@ -391,6 +397,7 @@ std::vector<proxy::StepToken> Controller::replied(int owner, ops::Step s, const 
   const auto now = Clock::now();
   if (!reply.error) {
     for (const auto& e : reply.delivered) {
+      st.gotEntries = true;
       if (!st.held.insert(e.id).second) st.handedAgain[e.id]++;
     }
     if (!reply.delivered.empty()) lastWork_ = now;
@@ -399,6 +406,7 @@ std::vector<proxy::StepToken> Controller::replied(int owner, ops::Step s, const 
   if (s.outcome != ops::StepOutcome::Answered) s.outcome = ops::StepOutcome::Ok;
   const std::string verb = s.verb;
   history_.append(names_[owner], std::move(s));
+  if (pk == 0) return {}; // a set-up step: no point of a hold
   return reached(names_[owner], When::After, verb, pk);
 }
 
@@ -445,7 +453,8 @@ void Controller::onCut(int owner, const proxy::StepToken& token, proxy::CutKind 
                                                  : ops::StepOutcome::Unobserved;
   history_.append(names_[owner], std::move(s));
   holdEnded(token.id);
-  auto released = reached(names_[owner], When::After, f.step.verb, f.pk); // it is past that step too
+  auto released = f.setUp ? std::vector<proxy::StepToken>{}
+                           : reached(names_[owner], When::After, f.step.verb, f.pk); // it is past that step too
   lock.unlock();
   releaseTokens(released);
   cv_.notify_all();

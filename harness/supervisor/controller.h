@@ -54,6 +54,7 @@ public:
     Clock::time_point waitingSince;
     bool lastWasEmptyRead = false; ///< its latest step is a read that delivered nothing, and none is in flight
     std::set<std::string> held;    ///< entries delivered to it that it has not acknowledged
+    bool gotEntries = false;       ///< a read has delivered entries to it
     /// Entries a read handed to it again while it already held them, and how often (it re-reads what it
     /// does not finish: three times or more is a spin).
     std::map<std::string, int> handedAgain;
@@ -61,6 +62,9 @@ public:
     /// with the aftermath (a dead connection, an error it was told) and must recover by itself.
     std::string faulted;
     Clock::time_point lastActivity; ///< its latest request or reply
+    /// Its latest read that does not block (XAUTOCLAIM, XCLAIM, a read without BLOCK): where a consumer
+    /// claims what others hold.
+    std::optional<Clock::time_point> lastPoll;
     Clock::time_point spawned;
   };
   ProcessState state(int owner) const;
@@ -106,6 +110,7 @@ private:
     int pk = 0;            ///< occurrence of the verb within its process (cN:VERB#pk)
     bool answered = false; ///< an error fault: the server runs idemproof's stand-in instead (Decision::Replace)
     std::string replyStandIn; ///< what the client gets instead of the stand-in's reply ("" : the reply itself)
+    bool setUp = false;       ///< Valkey SELECT or AUTH: numbered apart, never a fault point
   };
   /// The fault at (when, verb, k) of the run, or at (when, process, verb, pk) of the process, if the
   /// schedule has it and it has not fired yet; removes it.

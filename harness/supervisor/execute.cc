@@ -1,5 +1,6 @@
 /// The consumer processes of one schedule: start them behind the proxies, notice kills and exits,
-/// restart while work remains, release later phases of the producer once everything before is acked,
+/// restart while work remains, release later phases of the producer once everything before is acked (and
+/// entries sent in flight once everything before is delivered),
 /// and end the run when its state is settled, when it is proven stuck, or at a limit of the harness.
 /// Never judges: it only records, and says in the final op how the run ended (see RunEnd in
 /// checkers/history_view.h and docs/verdicts.md):
@@ -88,8 +89,12 @@ public:
   void run() {
     std::error_code ec;
     for (const auto& p : std::filesystem::directory_iterator(ws_.logDir, ec)) std::filesystem::remove_all(p.path(), ec);
-    nextPhase();
-    for (int i = 0; i < std::max(1, s_.consumers); ++i) spawn("", "first"); // c1, c2, ... in this order
+    sendNext();
+    // c1 first; each of c2, c3, ... once the one before it has received entries or is idle (startNext), so
+    // that which process holds which entries is the same in every replay, and a fault or hold named for
+    // c1 acts on the same work every time.
+    spawn("", "first");
+    toStart_ = std::max(1, s_.consumers) - 1;
     End end = loop();
     for (const auto& h : ctl_.activeHolds()) // what a hold still holds goes when its process stops
       ctl_.releaseHold(h.token.id, fmt::format("the run ended ({})", toString(end.end)));
@@ -118,6 +123,9 @@ private:
     Child child;
   };
 
+  /// CLAIM_IDLE_MS of this run: the schedule's, else --claim-idle-ms.
+  int claimIdle() const { return s_.claimIdleMs > 0 ? s_.claimIdleMs : opt_.claim_idle_ms; }
+
   milliseconds remaining() const {
     auto left = opt_.deadline - std::chrono::duration_cast<milliseconds>(Clock::now() - started_);
     return std::max(milliseconds(0), left);
@@ -131,24 +139,37 @@ private:
     return e;
   }
 
-  /// Sends the next phase that holds entries (phase numbers may have gaps: 1, 5, 1000000).
-  void nextPhase() {
-    for (int next = nextPhaseAfter(phase_); next > 0; next = nextPhaseAfter(phase_)) {
-      phase_ = next;
-      std::string last = ws_.send(h_, s_, fields_, phase_);
-      if (!last.empty()) {
-        lastSent_ = last;
-        return;
-      }
-    }
+  /// What the producer waits for before it sends the stream's entries from `i` on: nothing (the first),
+  /// everything before acknowledged and the consumers settled (the first of a later phase), or everything
+  /// before delivered (an entry sent in flight).
+  enum class Trigger { Now, Acked, Delivered };
+  Trigger trigger(size_t i) const {
+    if (i == 0) return Trigger::Now;
+    if (s_.stream[i].phase > s_.stream[i - 1].phase) return Trigger::Acked;
+    return Trigger::Delivered;
   }
 
-  /// The smallest phase of the stream after `p`, 0 when there is none.
-  int nextPhaseAfter(int p) const {
-    int next = 0;
-    for (const auto& e : s_.stream)
-      if (e.phase > p && (next == 0 || e.phase < next)) next = e.phase;
-    return next;
+  /// Sends the next batch of the stream: the entries from the next unsent one up to (not including) the
+  /// next one that waits for something (a later phase, an entry sent in flight).
+  void sendNext() {
+    if (next_ >= s_.stream.size()) return;
+    size_t end = next_ + 1;
+    while (end < s_.stream.size() && s_.stream[end].phase == s_.stream[next_].phase && !s_.stream[end].inflight) ++end;
+    std::string last = ws_.send(h_, s_, fields_, next_, end);
+    next_ = end;
+    if (!last.empty()) lastSent_ = last;
+  }
+
+  /// Starts the next of the schedule's first processes once the latest one has received entries, is idle
+  /// (nothing to deliver), or is gone.
+  void startNext() {
+    if (toStart_ == 0) return;
+    if (!live_.empty()) {
+      auto st = ctl_.state(live_.back().owner);
+      if (!st.gotEntries && !st.killed && !idle(live_.back())) return;
+    }
+    --toStart_;
+    spawn("", "first");
   }
 
   void spawn(const std::string& consumer, const char* why) {
@@ -167,7 +188,7 @@ private:
         {"STREAM", ws_.stream},
         {"GROUP", ws_.group},
         {"CONSUMER", p.consumer},
-        {"CLAIM_IDLE_MS", std::to_string(opt_.claim_idle_ms)},
+        {"CLAIM_IDLE_MS", std::to_string(claimIdle())},
         // Marks of this run and process, inherited by whatever the consumer starts (reapEscaped()).
         {kRunEnv, runTag_},
         {kProcessEnv, p.label}};
@@ -205,11 +226,20 @@ private:
   void releaseInfeasibleHolds(Clock::time_point now) {
     auto holds = ctl_.activeHolds();
     if (holds.empty()) return;
-    const auto quiet = std::max<int64_t>(200, 3 * int64_t(opt_.claim_idle_ms));
+    const auto quiet = std::max<int64_t>(200, 3 * int64_t(claimIdle()));
     for (const auto& h : holds) {
       std::string why;
       bool othersIdle = std::all_of(live_.begin(), live_.end(), [&](const Proc& p) { return p.label == h.process || idle(p); });
-      if (h.fault.args.size() != 1 && othersIdle && msBetween(std::max(h.since, ctl_.lastWork()), now) >= quiet)
+      // Idle is not enough while a process has not looked for claimable entries since the held ones became
+      // claimable (CLAIM_IDLE_MS after the hold began): it may be between a blocking read and its next
+      // XAUTOCLAIM. Unless it never polls (only blocking reads): then after 5 times the quiet time.
+      const auto claimable = h.since + milliseconds(claimIdle());
+      bool othersPolled = std::all_of(live_.begin(), live_.end(), [&](const Proc& p) {
+        auto st = ctl_.state(p.owner);
+        return p.label == h.process || (st.lastPoll && *st.lastPoll >= claimable);
+      });
+      const auto quietFor = msBetween(std::max(h.since, ctl_.lastWork()), now);
+      if (h.fault.args.size() != 1 && othersIdle && quietFor >= quiet && (othersPolled || quietFor >= 5 * quiet))
         why = fmt::format("every other process is idle ({} without work)", span(msBetween(std::max(h.since, ctl_.lastWork()), now)));
       else if (!othersIdle && lockWaits() > 0)
         why = "another process waits on a PostgreSQL lock (pg_stat_activity), which the held process's open "
@@ -309,7 +339,7 @@ private:
     if (nproc_ >= opt_.max_processes) return false;
     if (byKill) {
       // The dead consumer's entries become claimable once idle for CLAIM_IDLE_MS.
-      std::this_thread::sleep_for(std::min(milliseconds(opt_.claim_idle_ms + 1), remaining()));
+      std::this_thread::sleep_for(std::min(milliseconds(claimIdle() + 1), remaining()));
       spawn(s_.restart == RestartStyle::SameName ? p.consumer : "",
             s_.restart == RestartStyle::SameName ? "same-name" : "new-name");
     } else {
@@ -328,7 +358,8 @@ private:
       hub_.close(p.owner);
     }
     live_.clear();
-    for (int i = 0; i < std::max(1, s_.consumers); ++i) spawn("", "after-stall");
+    spawn("", "after-stall");
+    toStart_ = std::max(1, s_.consumers) - 1; // the others as at the start (startNext)
   }
 
   /// Entries the live processes re-read three or more times without acknowledging them.
@@ -364,6 +395,7 @@ private:
                             busy.empty() ? "" : " with " + busy)};
       }
       releaseInfeasibleHolds(now);
+      startNext();
       // Processes that ended: killed at a kill point, or exited by themselves.
       for (size_t i = 0; i < live_.size(); ++i) {
         auto st = ctl_.state(live_[i].owner);
@@ -387,13 +419,18 @@ private:
       lastPoll = now;
       broker = ws_.broker();
       bool delivered = compareIds(broker.lastDelivered, lastSent_) >= 0;
+      if (delivered && next_ < s_.stream.size() && trigger(next_) == Trigger::Delivered) {
+        sendNext(); // in flight: the consumers may still be working on what came before
+        lastEvent_ = Clock::now();
+        continue;
+      }
       bool allIdle = std::all_of(live_.begin(), live_.end(), [&](const Proc& p) { return idle(p); });
       auto quietFor = msBetween(std::max(ctl_.lastWork(), lastEvent_), now);
       if (broker.pending == 0 && delivered) {
         allIdleSince.reset();
-        if (!allIdle || quietFor < opt_.settle.count()) continue;
-        if (nextPhaseAfter(phase_) > 0) {
-          nextPhase();
+        if (!allIdle || toStart_ > 0 || quietFor < opt_.settle.count()) continue;
+        if (next_ < s_.stream.size()) {
+          sendNext();
           lastEvent_ = Clock::now();
           continue;
         }
@@ -405,7 +442,7 @@ private:
       if (allIdle) {
         if (!allIdleSince) allIdleSince = now;
         auto since = std::max(*allIdleSince, std::max(ctl_.lastWork(), lastEvent_));
-        if (msBetween(since, now) >= opt_.claim_idle_ms + opt_.stall.count())
+        if (msBetween(since, now) >= claimIdle() + opt_.stall.count())
           why = fmt::format("every consumer idle for {} with {} entr{} pending{}", span(msBetween(since, now)),
                             broker.pending, broker.pending == 1 ? "y" : "ies",
                             delivered ? "" : " and entries never delivered");
@@ -460,7 +497,8 @@ private:
   };
   std::vector<Restarted> restarted_;
   int nproc_ = 0;
-  int phase_ = 0;
+  size_t next_ = 0;  ///< the first stream entry not sent yet
+  int toStart_ = 0;  ///< first processes still to start (startNext)
   const std::string runTag_ = nextRunTag();
   std::string lastSent_;
   Clock::time_point lastEvent_ = Clock::now(); ///< the latest spawn, exit or phase

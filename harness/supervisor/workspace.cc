@@ -204,11 +204,12 @@ Observed Workspace::Impl::observe() {
 }
 
 std::string Workspace::Impl::send(History& h, const Schedule& s,
-                                  const std::map<int, std::map<std::string, std::string>>& fields, int phase) {
+                                  const std::map<int, std::map<std::string, std::string>>& fields, size_t from,
+                                  size_t to) {
   std::vector<std::vector<std::string>> cmds;
   std::vector<const StreamEntry*> entries;
-  for (const auto& e : s.stream) {
-    if (e.phase != phase) continue;
+  for (size_t i = from; i < to && i < s.stream.size(); ++i) {
+    const auto& e = s.stream[i];
     std::vector<std::string> argv{"XADD", stream, "*"};
     for (const auto& f : scenario.fields) {
       auto it = fields.at(e.event).find(f.name);
@@ -225,11 +226,14 @@ std::string Workspace::Impl::send(History& h, const Schedule& s,
   std::string last;
   for (size_t i = 0; i < entries.size(); ++i) {
     const auto& e = *entries[i];
+    // Only the first entry of a send waited for deliveries (the rest go with it); the first of a phase
+    // waited for its phase's rule instead.
+    bool inflight = i == 0 && e.inflight && from > 0 && s.stream[from - 1].phase == e.phase;
     bool retry = false;
     for (const auto* prev = s.stream.data(); prev != &e; ++prev) retry = retry || prev->event == e.event;
     last = replies[i].get<std::string>();
     const auto& f = fields.at(e.event);
-    h.append("producer", ops::Send{last, e.event, f.count(idField) ? f.at(idField) : "", f, phase, retry});
+    h.append("producer", ops::Send{last, e.event, f.count(idField) ? f.at(idField) : "", f, e.phase, retry, inflight});
   }
   return last;
 }
@@ -270,7 +274,7 @@ ops::Final Workspace::Impl::finalState() {
 History Workspace::execute(const Schedule& schedule) {
   History h;
   auto& im = *impl_;
-  h.append("harness", ops::Plan{schedule, im.target.name, im.options.claim_idle_ms, im.stream, im.group});
+  h.append("harness", ops::Plan{schedule, im.target.name, schedule.claimIdleMs > 0 ? schedule.claimIdleMs : im.options.claim_idle_ms, im.stream, im.group});
   try {
     im.reset();
     h.append("harness", ops::Initial{im.observe()});

@@ -45,9 +45,10 @@ struct Workspace::Impl {
   /// Throws UsageError when tables.names names a table tables.create did not make, or an observed query
   /// returns other columns than its invariant's kind reads.
   void checkScenarioShapes();
-  /// Sends the stream entries of `phase`; returns the id of the last entry sent.
+  /// Sends the stream entries [from, to) of the schedule's stream in one pipeline; returns the id of the
+  /// last entry sent.
   std::string send(History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields,
-                   int phase);
+                   size_t from, size_t to);
   BrokerState broker();
   /// The broker forgets what it delivered and what was acknowledged (a failover to a lagging replica):
   /// the group's last-delivered id goes back to the start, so every entry is delivered again.
