@@ -1,8 +1,28 @@
 #include "cli/cli.h"
 
+#include "core/error.h"
+
+#include <fmt/format.h>
+
 #include <map>
+#include <regex>
 
 namespace idem::cli {
+
+namespace {
+
+/// "2" -> (2, 2), "1-3" -> (1, 3); 1 <= A <= B <= kMaxConsumers.
+std::pair<int, int> consumerRange(const std::string& text, const char* flag) {
+  std::smatch m;
+  static const std::regex form(R"(([0-9])(?:-([0-9]))?)");
+  if (std::regex_match(text, m, form)) {
+    int a = std::stoi(m[1]), b = m[2].matched ? std::stoi(m[2]) : a;
+    if (a >= 1 && a <= b && b <= kMaxConsumers) return {a, b};
+  }
+  throw UsageError(fmt::format("{}: '{}' is not a number of consumers N or a range A-B within 1..{}", flag, text, kMaxConsumers));
+}
+
+} // namespace
 
 void addCheckCommands(CLI::App& app, Handler& handler) {
   static CommonArgs checkCommon;
@@ -24,7 +44,15 @@ void addCheckCommands(CLI::App& app, Handler& handler) {
   check->add_option("--replays", checkArgs.replays, "replays of a counterexample before it is reported; "
                                                     "a verdict that changes makes it flaky (exit 2)")
       ->check(CLI::Range(1, 1000))->capture_default_str();
+  static std::string consumers = "1-2";
+  check->add_option("--consumers", consumers,
+                    "consumer processes at once, N or A-B (1..4): with two or more, schedules also draw holds "
+                    "(hold:cN:...) and retries sent in flight, and faults name their process")
+      ->capture_default_str();
   check->final_callback([&handler, check] {
+    auto range = consumerRange(consumers, "--consumers");
+    checkArgs.minConsumers = range.first;
+    checkArgs.maxConsumers = range.second;
     checkArgs.timeBudget = std::chrono::milliseconds(static_cast<int64_t>(budgetMs));
     checkArgs.scenarioGiven = check->count("--scenario") > 0;
     handler = [] { return checkCommand(finish(checkCommon), checkArgs); };

@@ -229,12 +229,17 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& args) {
   sum.seedGiven = common.seedGiven;
   sum.runsRequested = args.runs;
   sum.maxEvents = args.maxEvents;
+  sum.minConsumers = args.minConsumers;
+  sum.maxConsumers = args.maxConsumers;
   sum.replays = args.replays;
   WorkerPool pool(session);
   sum.workers = pool.size();
-  std::cout << fmt::format("check {} × {}: seed {}{}, {} runs of 1..{} events, {} workers\n", target.name, sc.name,
-                           sum.seed, sum.seedGiven ? "" : fmt::format(" (random: --seed {} repeats it)", sum.seed),
-                           args.runs, args.maxEvents, sum.workers)
+  std::cout << fmt::format("check {} × {}: seed {}{}, {} runs of 1..{} events, {} consumer{}, {} workers\n", target.name,
+                           sc.name, sum.seed, sum.seedGiven ? "" : fmt::format(" (random: --seed {} repeats it)", sum.seed),
+                           args.runs, args.maxEvents,
+                           args.minConsumers == args.maxConsumers ? std::to_string(args.minConsumers)
+                                                                  : fmt::format("{}..{}", args.minConsumers, args.maxConsumers),
+                           args.maxConsumers == 1 ? "" : "s", sum.workers)
             << std::flush;
   if (!learnModel(pool, sc, target, sum)) {
     sum.verdict = Verdict::Error;
@@ -246,6 +251,9 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& args) {
   params.maxEvents = args.maxEvents;
   params.faultKinds = common.faults;
   params.delayMs = sweepDelayMs(common.run.claim_idle_ms);
+  params.minConsumers = args.minConsumers;
+  params.maxConsumers = args.maxConsumers;
+  params.holdMs = std::max(100, 5 * common.run.claim_idle_ms); // past CLAIM_IDLE_MS: the entries become claimable
   const auto gen = shapeGen(sc, sum.model, params);
   Materialize materializeShape = [&](const Shape& s) {
     Schedule x = materialize(s, sc, sum.model, sum.seed, params);

@@ -41,6 +41,7 @@ struct CheckSummary {
   uint64_t seed = 0;
   bool seedGiven = false;
   int runsRequested = 0, runs = 0, maxEvents = 0, workers = 0, replays = 0;
+  int minConsumers = 1, maxConsumers = 1;
   int passed = 0, failed = 0, unknown = 0, errors = 0;
   bool outOfTime = false;
   std::string firstProblem;     ///< the first unknown / error reason seen

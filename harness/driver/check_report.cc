@@ -126,7 +126,7 @@ std::string reportCheck(Session& session, CheckSummary& s) {
   int flaky = (s.cx && s.cx->flaky ? 1 : 0) + static_cast<int>(s.cx ? s.cx->flakyCandidates : 0);
   report.section("check", {
       {"runs", s.runs}, {"runs_requested", s.runsRequested}, {"out_of_time", s.outOfTime},
-      {"seed", s.seed}, {"seed_given", s.seedGiven}, {"max_events", s.maxEvents}, {"replays", s.replays},
+      {"seed", s.seed}, {"seed_given", s.seedGiven}, {"max_events", s.maxEvents}, {"consumers", {s.minConsumers, s.maxConsumers}}, {"replays", s.replays},
       {"passed", s.passed}, {"failed", s.failed}, {"unknown", s.unknown}, {"errors", s.errors}, {"flaky", flaky},
       {"coverage", s.coverage.toJson()},
       {"coverage_by_kind", s.coverage.byKindJson()},

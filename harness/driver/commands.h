@@ -17,6 +17,9 @@ struct RunArgs {
 
 int runCommand(const CommonArgs& common, const RunArgs& args);
 int sweepCommand(const CommonArgs& common);
+/// sweep --interleave (interleave.cc): the default schedule with two consumers, every hold point of c1
+/// against every step c2 makes while c1 is held; exit as sweep.
+int interleaveCommand(const CommonArgs& common);
 
 /// A schedule of `events` events drawn from the scenario's generators with `seed` (keys, ints, picks),
 /// sent in order, followed by a retry of event 2 (when there are two or more).
@@ -76,6 +79,7 @@ namespace idem {
 struct CheckArgs {
   int runs = 100;
   int maxEvents = 6;
+  int minConsumers = 1, maxConsumers = 2; ///< --consumers A-B
   std::chrono::milliseconds timeBudget{0}; ///< 0: no budget
   int replays = 3;
   bool scenarioGiven = true; ///< --scenario was on the command line (replay commands repeat it when a file)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace idem {
 
@@ -38,6 +39,46 @@ Trace traceOf(const std::vector<Op>& history) {
     }
   }
   return t;
+}
+
+Fault ProcessStep::fault(const std::string& kind, When when) const {
+  Fault f = Fault::kill(when, step->verb, k);
+  f.kind = kind;
+  f.process = op->process;
+  return f;
+}
+
+std::vector<ProcessStep> processSteps(const std::vector<Op>& history, const std::string& process) {
+  std::vector<ProcessStep> out;
+  for (const auto& [op, s] : recordsOf<ops::Step>(history))
+    if (op->process == process) out.push_back({op, s, 0});
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.step->tReqUs < b.step->tReqUs; });
+  std::map<std::string, int> counts; // set-up steps apart, as the proxies count them
+  for (auto& p : out) p.k = ++counts[(setUpStep(*p.step) ? "valkey " : "") + p.step->verb];
+  return out;
+}
+
+std::vector<EntryWork> entryWork(const std::vector<Op>& history, const std::string& process) {
+  std::map<std::string, std::pair<int, bool>> sends; // entry -> (event, retry)
+  for (const auto& [op, s] : recordsOf<ops::Send>(history)) sends[s->entry] = {s->n, s->retry};
+  std::vector<EntryWork> out;
+  std::vector<ProcessStep> current;
+  bool started = false;
+  for (const auto& p : processSteps(history, process)) {
+    const auto& s = *p.step;
+    if (setUpStep(s) || !s.replied() || s.empty) continue;
+    started = started || !s.delivered.empty();
+    if (!started) continue;
+    current.push_back(p);
+    if (s.verb != "XACK" || s.acked.empty()) continue;
+    EntryWork w;
+    w.entry = s.acked.front();
+    if (auto it = sends.find(w.entry); it != sends.end()) std::tie(w.event, w.retry) = it->second;
+    w.steps = std::move(current);
+    current.clear();
+    out.push_back(std::move(w));
+  }
+  return out;
 }
 
 bool setUpStep(const ops::Step& step) {

@@ -48,6 +48,31 @@ std::vector<Fault> faultsAt(const TracePoint& p, const std::vector<std::string>&
 /// claimable meanwhile, and at least 100 ms.
 int sweepDelayMs(int claimIdleMs);
 
+/// One step of one process, with its number among that process's steps of its verb (the k of a fault
+/// cN:before|after:VERB#k), as the proxies count it: in request order.
+struct ProcessStep {
+  const Op* op = nullptr;
+  const ops::Step* step = nullptr;
+  int k = 0;
+  /// `kind`:[process:]when:VERB#k, e.g. hold:c1:before:COMMIT#1
+  Fault fault(const std::string& kind, When when) const;
+};
+
+/// Every step `process` made, in request order, numbered per verb.
+std::vector<ProcessStep> processSteps(const std::vector<Op>& history, const std::string& process);
+
+/// The work of one entry by one process: its kept steps (traceOf's rule: no set-up step, no read that
+/// delivered nothing, no step in flight at the end) after the previous entry's acknowledgement (from the
+/// read that delivered it, for the first) up to and including the XACK of `entry`.
+struct EntryWork {
+  std::string entry;
+  int event = 0;
+  bool retry = false; ///< the producer's retry of an event sent before (ops::Send::retry)
+  std::vector<ProcessStep> steps;
+};
+/// The entries `process` acknowledged, in order, with the work of each.
+std::vector<EntryWork> entryWork(const std::vector<Op>& history, const std::string& process);
+
 /// A step of connection set-up that the URL idemproof gives imposes (Valkey SELECT and AUTH): no fault
 /// point, in sweep, compare and check alike.
 bool setUpStep(const ops::Step& step);

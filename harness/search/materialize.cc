@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace idem {
@@ -63,34 +64,57 @@ Schedule materialize(const Shape& s, const Scenario& sc, const KillModel& km, ui
   out.seed = seed;
   out.events = eventsOf(s, sc);
   std::vector<int> phase1 = originals(s, sc, out.events);
-  std::map<int, std::vector<std::tuple<int, int, int>>> later; // phase -> (offset, serial, event)
+  std::map<int, std::vector<std::tuple<int, int, int, bool>>> later; // phase -> (offset, serial, event, inflight)
+  std::vector<StreamEntry> first;
+  for (int n : phase1) first.push_back({n, 1});
   int serial = 0;
   for (size_t i = 0; i < s.events.size(); ++i) {
     int n = static_cast<int>(i) + 1;
     for (const auto& r : s.events[i].retries) {
       if (r.phase <= 1) {
-        auto pos = static_cast<size_t>(std::find(phase1.begin(), phase1.end(), n) - phase1.begin());
-        size_t span = phase1.size() - pos;
-        phase1.insert(phase1.begin() + static_cast<long>(pos + 1 + static_cast<size_t>(std::abs(r.offset)) % span), n);
+        auto pos = static_cast<size_t>(std::find_if(first.begin(), first.end(), [&](const StreamEntry& e) { return e.event == n; }) -
+                                       first.begin());
+        size_t span = first.size() - pos;
+        first.insert(first.begin() + static_cast<long>(pos + 1 + static_cast<size_t>(std::abs(r.offset)) % span),
+                     StreamEntry{n, 1, r.inflight});
       } else {
-        later[r.phase].emplace_back(r.offset, serial++, n);
+        later[r.phase].emplace_back(r.offset, serial++, n, r.inflight);
       }
     }
   }
-  for (int n : phase1) out.stream.push_back({n, 1});
+  out.stream = first;
   int phase = 1;
   for (auto& [p, entries] : later) { // renumbered 2, 3, ... whatever phases were drawn
     std::sort(entries.begin(), entries.end());
     ++phase;
-    for (const auto& [offset, ser, n] : entries) out.stream.push_back({n, phase});
+    for (const auto& [offset, ser, n, inflight] : entries) out.stream.push_back({n, phase, inflight});
   }
   int n = static_cast<int>(out.events.size());
+  out.consumers = std::clamp(s.consumers, 1, kMaxConsumers);
+  const bool several = out.consumers > 1;
+  // With several consumers, c1 alone gets the stream's first batch (up to the first entry that waits).
+  int firstBatch = 0;
+  {
+    std::set<int> distinct;
+    for (size_t i = 0; i < out.stream.size() && (i == 0 || (out.stream[i].phase == 1 && !out.stream[i].inflight)); ++i)
+      distinct.insert(out.stream[i].event);
+    firstBatch = static_cast<int>(distinct.size());
+  }
+  // The process of a draw and the bound of its k: c1 does the first batch's work, any other one at least
+  // one event's (a point it never reaches is coverage loss).
+  auto processOf = [&](int draw) { return several ? 1 + std::abs(draw) % out.consumers : 0; };
+  auto boundOf = [&](const std::string& verb, int process) {
+    return process == 0 ? km.bound(verb, n) : km.bound(verb, process == 1 ? firstBatch : 1);
+  };
+  auto label = [](int process) { return process == 0 ? std::string() : "c" + std::to_string(process); };
   if (!km.empty()) {
     for (const auto& k : s.kills) {
       const auto& verb = km.verbs()[static_cast<size_t>(std::abs(k.verb)) % km.verbs().size()];
-      int bound = km.bound(verb, n);
+      int process = processOf(k.process);
+      int bound = boundOf(verb, process);
       if (bound < 1) continue;
       Fault p = Fault::kill(k.before ? When::Before : When::After, verb, 1 + (std::max(1, k.k) - 1) % bound);
+      p.process = label(process);
       if (!params.faultKinds.empty()) p.kind = params.faultKinds[static_cast<size_t>(std::abs(k.kind)) % params.faultKinds.size()];
       if (p.kind == "error") p.when = When::Before;
       if (p.kind == "forget") p.when = When::After;
@@ -98,12 +122,36 @@ Schedule materialize(const Shape& s, const Scenario& sc, const KillModel& km, ui
       if (p.kind == "restart") p.args = {km.server(verb)}; // the server of the step
       // One point per step: before:V#k withholds the step that after:V#k waits for.
       bool taken = std::any_of(out.faults.begin(), out.faults.end(),
-                               [&](const Fault& q) { return q.verb == p.verb && q.k == p.k; });
+                               [&](const Fault& q) { return q.process == p.process && q.verb == p.verb && q.k == p.k; });
       if (!taken) out.faults.push_back(p);
+    }
+    for (const auto& h : several ? s.holds : std::vector<Shape::Hold>{}) {
+      const auto& verb = km.verbs()[static_cast<size_t>(std::abs(h.verb)) % km.verbs().size()];
+      int process = processOf(h.process);
+      int bound = boundOf(verb, process);
+      if (bound < 1) continue;
+      Fault f = Fault::kill(h.before ? When::Before : When::After, verb, 1 + (std::max(1, h.k) - 1) % bound);
+      f.kind = "hold";
+      f.process = label(process);
+      int release = std::abs(h.release) % 3;
+      if (release == 1) f.args = {std::to_string(std::max(1, params.holdMs))};
+      if (release == 2) {
+        int other = 1 + (process - 1 + 1 + std::abs(h.other) % (out.consumers - 1)) % out.consumers;
+        const auto& uverb = km.verbs()[static_cast<size_t>(std::abs(h.untilVerb)) % km.verbs().size()];
+        int ubound = std::max(1, boundOf(uverb, other));
+        f.args = {label(other), h.untilBefore ? "before" : "after",
+                  uverb + "#" + std::to_string(1 + (std::max(1, h.untilK) - 1) % ubound)};
+      }
+      bool taken = std::any_of(out.faults.begin(), out.faults.end(),
+                               [&](const Fault& q) { return q.process == f.process && q.verb == f.verb && q.k == f.k; });
+      if (!taken) out.faults.push_back(f);
     }
   }
   out.restart = s.sameName ? RestartStyle::SameName : RestartStyle::NewName;
-  out.values = makeDecodable(sc, out, applicationWeight(out.faults));
+  // Several consumers add applications no fault stands for: a claim of what a live process still works
+  // on, a copy sent in flight to another process. Values decodable for that many more.
+  int extra = out.consumers > 1 ? out.consumers + out.inflight() : 0;
+  out.values = makeDecodable(sc, out, applicationWeight(out.faults) + extra);
   return out;
 }
 

@@ -92,8 +92,11 @@ rc::Gen<Shape> shapeGen(const Scenario& sc, const KillModel& km, const ModelPara
   }
   int maxEvents = std::max(1, p.maxEvents);
   bool versioned = !versionKeyField(sc).empty();
+  const bool several = p.maxConsumers >= 2;
   auto retry = gen::build<Shape::Retry>(gen::set(&Shape::Retry::phase, gen::inRange(1, std::max(1, p.maxPhases) + 1)),
-                                        gen::set(&Shape::Retry::offset, gen::inRange(0, 2 * maxEvents + 2)));
+                                        gen::set(&Shape::Retry::offset, gen::inRange(0, 2 * maxEvents + 2)),
+                                        gen::set(&Shape::Retry::inflight, several ? gen::map(gen::inRange(0, 10), [](int x) { return x >= 6; })
+                                                                                  : gen::just(false)));
   std::vector<int> retryWeights{7, 2, 1};
   retryWeights.resize(static_cast<size_t>(std::max(0, p.maxRetriesPerEvent)) + 1);
   auto event = gen::build<Shape::Event>(
@@ -107,13 +110,29 @@ rc::Gen<Shape> shapeGen(const Scenario& sc, const KillModel& km, const ModelPara
                                       gen::set(&Shape::Kill::k, gen::inRange(1, maxK + 1)),
                                       gen::set(&Shape::Kill::kind, p.faultKinds.size() > 1
                                                                        ? gen::inRange(0, int(p.faultKinds.size()))
-                                                                       : gen::just(0)));
+                                                                       : gen::just(0)),
+                                      gen::set(&Shape::Kill::process, several ? gen::inRange(0, p.maxConsumers) : gen::just(0)));
+  int maxHoldK = std::max(1, km.maxBound(maxEvents));
+  auto hold = gen::build<Shape::Hold>(gen::set(&Shape::Hold::process, gen::inRange(0, std::max(1, p.maxConsumers))),
+                                      gen::set(&Shape::Hold::verb, gen::inRange(0, verbs)),
+                                      gen::set(&Shape::Hold::before, gen::map(coin(), [](bool b) { return !b; })),
+                                      gen::set(&Shape::Hold::k, gen::inRange(1, maxHoldK + 1)),
+                                      gen::set(&Shape::Hold::release, gen::inRange(0, 3)),
+                                      gen::set(&Shape::Hold::other, gen::inRange(0, std::max(1, p.maxConsumers - 1))),
+                                      gen::set(&Shape::Hold::untilVerb, gen::inRange(0, verbs)),
+                                      gen::set(&Shape::Hold::untilBefore, coin()),
+                                      gen::set(&Shape::Hold::untilK, gen::inRange(1, maxHoldK + 1)));
+  std::vector<int> holdWeights{1, 2, 1};
+  holdWeights.resize(static_cast<size_t>(std::max(0, p.maxHolds)) + 1);
+  int minC = std::clamp(p.minConsumers, 1, kMaxConsumers), maxC = std::clamp(p.maxConsumers, minC, kMaxConsumers);
   int keys = std::max<int>(1, sc.keys.size());
   return gen::build<Shape>(
       gen::set(&Shape::events, weightedVector(event, uniform(std::max(1, p.minEvents), maxEvents))),
       gen::set(&Shape::kills, weightedVector(kill, uniform(p.minKills, std::max(p.minKills, p.maxKills)))),
       gen::set(&Shape::keys, gen::inRange(1, keys + 1)),
-      gen::set(&Shape::sameName, p.drawRestart ? coin() : gen::just(false)));
+      gen::set(&Shape::sameName, p.drawRestart ? coin() : gen::just(false)),
+      gen::set(&Shape::consumers, minC < maxC ? gen::inRange(minC, maxC + 1) : gen::just(minC)),
+      gen::set(&Shape::holds, several ? weightedVector(hold, holdWeights) : gen::just(std::vector<Shape::Hold>{})));
 }
 
 rc::Shrinkable<Shape> generateCase(const rc::Gen<Shape>& gen, uint64_t seed, uint64_t index) {

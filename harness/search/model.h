@@ -29,12 +29,19 @@ struct ModelParams {
   /// The fault kinds a fault is drawn from (check --faults); the first is what a fault's kind shrinks to.
   std::vector<std::string> faultKinds{"kill"};
   int delayMs = 100;            ///< the length of a delay fault (history/trace.h sweepDelayMs)
+  /// Consumer processes that run at once, uniform in [min, max]; shrinks toward min. With 2 or more,
+  /// holds are drawn (0, 1 or 2 of them, at most maxHolds: most concurrency bugs need at most two
+  /// preemptions), faults name their process (cN:VERB#k), and a retry may be sent in flight.
+  int minConsumers = 1, maxConsumers = 1;
+  int maxHolds = 2;
+  int holdMs = 100;             ///< a hold released by time lasts this long (longer than CLAIM_IDLE_MS)
 };
 
 struct Shape {
   struct Retry {
     int phase = 1;  ///< 1..maxPhases
     int offset = 0; ///< phase 1: how far after the original; later phases: order among that phase's entries
+    bool inflight = false; ///< sent once what came before it is delivered (StreamEntry::inflight)
   };
   struct Event {
     std::vector<int64_t> draws; ///< one per key / int / pick field, in the scenario's field order
@@ -46,11 +53,28 @@ struct Shape {
     bool before = false;
     int k = 1;           ///< 1-based; taken modulo the verb's bound for the schedule's event count
     int kind = 0;        ///< index into ModelParams::faultKinds, modulo its size (0: the first, kill)
+    int process = 0;     ///< with several consumers: c(1 + process mod consumers), its own k
+  };
+  /// A hold (plan/faults/hold.cc) on one process's step, released by the others' idleness (release 0),
+  /// by time (1: ModelParams::holdMs) or when another process reaches a point (2: `other`, `untilVerb`,
+  /// `untilBefore`, `untilK`).
+  struct Hold {
+    int process = 0; ///< c(1 + process mod consumers)
+    int verb = 0;
+    bool before = true;
+    int k = 1;
+    int release = 0;
+    int other = 0;   ///< the releasing process: the (1 + other mod (consumers - 1))-th after the held one
+    int untilVerb = 0;
+    bool untilBefore = false;
+    int untilK = 1;
   };
   std::vector<Event> events;
   std::vector<Kill> kills;
   int keys = 1;          ///< how many of the scenario's keys the events use
   bool sameName = false;
+  int consumers = 1;     ///< processes at once, clamped to 1..kMaxConsumers
+  std::vector<Hold> holds; ///< ignored with one consumer
 };
 
 /// The generator of shapes for a scenario and a target's kill model.
@@ -64,6 +88,11 @@ rc::Shrinkable<Shape> generateCase(const rc::Gen<Shape>& gen, uint64_t seed, uin
 /// the model does not reach with this many events are left out, and so is a second point on one step
 /// (before:V#k withholds the step that after:V#k waits for). A fault's kind comes from `p.faultKinds`: an
 /// error acts before its step, a forget after it, a delay lasts `p.delayMs`.
+///
+/// With several consumers, c1 alone receives the first batch of the stream (the supervisor starts c2 once
+/// c1 has entries), so its faults and holds are bounded by the events of that batch and mean the same
+/// work in every replay; the other processes' points are bounded by one event's steps, and a point they
+/// never reach is coverage loss, like any generated point.
 Schedule materialize(const Shape& s, const Scenario& sc, const KillModel& km, uint64_t seed,
                      const ModelParams& p = {});
 
