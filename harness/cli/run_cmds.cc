@@ -25,7 +25,15 @@ void addRunCommands(CLI::App& app, Handler& handler) {
                                              "unless --faults)");
   addCommon(*sweep, sweepCommon, false);
   addFaults(*sweep, sweepCommon, "fault kinds to sweep, e.g. drop or kill,drop,error,delay,forget (default: kill)");
-  sweep->final_callback([&handler] { handler = [] { return sweepCommand(finish(sweepCommon)); }; });
+  static bool interleave = false;
+  sweep->add_flag("--interleave", interleave,
+                  "two consumers: hold c1 at each of its steps until c2 passes each of its steps (a grid; "
+                  "docs/faults.md)");
+  sweep->final_callback([&handler, sweep] {
+    if (interleave && sweep->count("--faults") > 0)
+      throw CLI::ValidationError("--interleave", "sweeps holds only; leave out --faults");
+    handler = [] { return interleave ? interleaveCommand(finish(sweepCommon)) : sweepCommand(finish(sweepCommon)); };
+  });
 }
 
 } // namespace idem::cli

@@ -50,6 +50,8 @@ std::string timeline(const json& run);
 std::string runSection(const json& run, const std::string& anchor, const std::map<std::string, std::string>& logTails);
 /// The grid of kill points x verdict of a sweep report (html_grid.cc).
 std::string sweepGrid(const json& sweep, const Anchors& anchors);
+/// The grid of sweep --interleave: a row per hold point of c1, a cell per step of c2 that releases it.
+std::string interleaveGrid(const json& grid, const Anchors& anchors);
 /// The matrix of classes x targets of a "compare" object, and the costs (html_matrix.cc).
 std::string compareMatrix(const json& compare, const Anchors& anchors);
 /// The checks of a run: checker, verdict, violations, reason (html_runs.cc).

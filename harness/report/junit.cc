@@ -69,6 +69,13 @@ Suite sweepSuite(const json& r) {
     judge(c, r, str(run, "verdict"), "baseline", str(run, "error"));
     s.cases.push_back(c);
   }
+  for (const auto& row : arr(arr(arr(r, "sweep"), "interleave"), "rows"))
+    for (const auto& p : arr(row, "cells")) {
+      Case c(cls, str(p, "point"));
+      bool fired = !p.contains("fired") || p["fired"] == true;
+      judge(c, r, fired ? str(p, "verdict") : "unknown", str(p, "point"), fired ? "" : "the hold never fired");
+      s.cases.push_back(c);
+    }
   for (const auto& p : arr(arr(r, "sweep"), "points")) {
     Case c(cls, str(p, "point"));
     bool fired = !p.contains("fired") || p["fired"] == true;

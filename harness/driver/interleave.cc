@@ -1,0 +1,212 @@
+/// idemproof sweep --interleave: the default schedule with two consumers, every hold point of c1 against
+/// every step of c2. c1 starts alone and receives the whole first batch of the stream (the supervisor
+/// starts c2 once c1 has entries), so c1's steps are those of a single consumer's trace, and a hold named
+/// for c1 stops it at the same step in every replay.
+///
+///  1. A fault-free run with two consumers: c1 does the work; its steps give the rows.
+///  2. Per row, one run holding c1 at the row's point until c2 is idle (or waits on a lock c1 holds): c2
+///     claims c1's entries once they are CLAIM_IDLE_MS old and works on them while c1 waits. The steps c2
+///     made while c1 was held give the row's columns.
+///  3. Per column, one run holding c1 at the row's point until c2 has passed the column's step.
+///
+/// Reduction of equivalent points (docs/faults.md): rows are c1's steps on the first entry it acknowledged
+/// and on the first retry it acknowledged (a first delivery and a duplicate); its other entries run the
+/// same steps in the same state (every entry after the held one is claimed by c2 alike). Columns are c2's
+/// steps from the read that handed it entries up to its first acknowledgement (before that read c2 only
+/// starts up, and a release there lets c1 go on before c2 has anything): c2 claims c1's held entry first (XAUTOCLAIM hands entries in
+/// stream order, and c1 works in that order), so once c2 acknowledged it, releasing c1 later is the
+/// release of the row's own run (when c2 is idle), which is the last column.
+#include "driver/commands.h"
+
+#include "driver/pool.h"
+#include "driver/progress.h"
+#include "history/trace.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <iostream>
+
+namespace idem {
+
+namespace {
+
+/// A hold of c1 at `point` released when c2 passes `until` ("": when c2 is idle or waits on a lock).
+Fault holdOf(const Fault& point, const std::string& until) {
+  Fault f = point;
+  f.kind = "hold";
+  if (!until.empty()) {
+    Fault u = Fault::parse(until, "interleave");
+    f.args = {u.process, u.when == When::Before ? "before" : "after", u.step().substr(u.process.size() + 1)};
+  }
+  return f;
+}
+
+struct HoldCell {
+  std::string until; ///< c2's point, "" for the row's own run (released when c2 is idle)
+  size_t job = 0;    ///< index into the judged runs
+};
+
+struct HoldRow {
+  Fault point; ///< c1:before|after:VERB#k
+  std::string detail, server, role;
+  size_t trace = 0; ///< the row's own run
+  std::vector<HoldCell> cells;
+};
+
+bool holdFired(const Judged& j) {
+  for (const auto& [op, f] : recordsOf<ops::FaultOp>(j.history.ops()))
+    if (f->fault.kind == "hold") return true;
+  return false;
+}
+
+/// c2's kept steps made while c1 was held by the row's hold: after the hold's fault op and before its
+/// release note, from the read that handed c2 entries (its start-up before that is no step of the work)
+/// up to and including c2's first acknowledgement.
+std::vector<std::string> columnsOf(const Judged& j) {
+  auto ops = j.history.ops();
+  int64_t from = -1, to = static_cast<int64_t>(ops.size());
+  for (const auto& op : ops) {
+    if (op.process != "c1") continue;
+    if (const auto* f = op.as<ops::FaultOp>(); f && f->fault.kind == "hold" && from < 0) from = op.index;
+    if (const auto* n = op.as<ops::Note>(); n && from >= 0 && n->message.rfind("hold ", 0) == 0 &&
+                                             n->message.find(" released") != std::string::npos) {
+      to = op.index;
+      break;
+    }
+  }
+  std::vector<std::string> out;
+  if (from < 0) return out;
+  bool started = false; // from the read that handed c2 entries: before it, c2 only started up
+  for (const auto& p : processSteps(ops, "c2")) {
+    const auto& s = *p.step;
+    if (p.op->index <= from || p.op->index >= to) continue;
+    if (setUpStep(s) || !s.replied() || s.empty) continue;
+    started = started || !s.delivered.empty();
+    if (!started) continue;
+    out.push_back(p.fault("kill", When::After).str());
+    if (s.verb == "XACK") break;
+  }
+  return out;
+}
+
+
+} // namespace
+
+int interleaveCommand(const CommonArgs& common) {
+  auto t0 = std::chrono::steady_clock::now();
+  Session session(common);
+  const auto& sc = session.scenario();
+  const auto& target = session.targets().front();
+  Schedule base = defaultScheduleFor(session, target.name, 2);
+  base.consumers = 2;
+
+  WorkerPool pool(session);
+  Judged baseline = pool.judge(0, 0, base, true);
+  ReportBuilder report(session.header("sweep"));
+  report.schedule(base);
+  report.addRun(session.record(baseline, "baseline", target.name));
+  std::cout << fmt::format("sweep --interleave {} × {}: baseline {} ({})\n", target.name, sc.name,
+                           toString(baseline.verdict), base.summary());
+  const bool traceUsable = baseline.verdict == Verdict::Pass || baseline.verdict == Verdict::Fail;
+
+  // Rows: c1's points on its first entry and on its first retry.
+  std::vector<HoldRow> rows;
+  if (traceUsable) {
+    auto work = entryWork(report.runs().front().history, "c1");
+    std::vector<const EntryWork*> chosen;
+    for (const auto& w : work)
+      if (!w.retry) { chosen.push_back(&w); break; }
+    for (const auto& w : work)
+      if (w.retry) { chosen.push_back(&w); break; }
+    for (const auto* w : chosen) {
+      for (const auto& p : w->steps) {
+        for (When when : {When::Before, When::After}) {
+          HoldRow r;
+          r.point = p.fault("kill", when);
+          r.detail = p.step->detail;
+          r.server = p.step->server;
+          r.role = fmt::format("{} of event {}", w->retry ? "retry" : "first delivery", w->event);
+          rows.push_back(std::move(r));
+        }
+      }
+    }
+  }
+
+  // The rows' own runs, then their columns.
+  std::vector<Schedule> schedules;
+  for (auto& r : rows) {
+    Schedule s = base;
+    s.faults = {holdOf(r.point, "")};
+    r.trace = schedules.size();
+    schedules.push_back(std::move(s));
+  }
+  size_t total = rows.size();
+  Progress progress("sweep --interleave " + target.name, total);
+  auto judged = pool.judgeAll(schedules, false, [&](size_t, const Judged& j) { progress.done(j.verdict == Verdict::Fail); });
+  std::vector<Schedule> cellSchedules;
+  for (auto& r : rows) {
+    for (const auto& until : columnsOf(judged[r.trace])) {
+      Schedule s = base;
+      s.faults = {holdOf(r.point, until)};
+      r.cells.push_back({until, judged.size() + cellSchedules.size()});
+      cellSchedules.push_back(std::move(s));
+    }
+    r.cells.push_back({"", r.trace});
+  }
+  progress.clear();
+  Progress progress2("sweep --interleave " + target.name + " (cells)", cellSchedules.size());
+  auto more = pool.judgeAll(cellSchedules, false, [&](size_t, const Judged& j) { progress2.done(j.verdict == Verdict::Fail); });
+  progress2.clear();
+  for (auto& j : more) judged.push_back(std::move(j));
+
+  int fails = baseline.verdict == Verdict::Fail ? 1 : 0, unknown = 0, notFired = 0;
+  auto rowsJson = nlohmann::json::array();
+  for (const auto& r : rows) {
+    auto cells = nlohmann::json::array();
+    std::string line;
+    for (const auto& c : r.cells) {
+      const auto& j = judged[c.job];
+      bool f = holdFired(j);
+      notFired += !f;
+      fails += j.verdict == Verdict::Fail;
+      unknown += j.verdict != Verdict::Fail && j.verdict != Verdict::Pass;
+      const Fault& fault = j.schedule.faults.front();
+      cells.push_back({{"until", c.until.empty() ? "idle" : c.until}, {"point", fault.str()}, {"verdict", toString(j.verdict)},
+                       {"fired", f}, {"kinds", j.kinds()}});
+      line += fmt::format(" {}={}", c.until.empty() ? "idle" : c.until.substr(c.until.find(':') + 1),
+                          !f ? "not-fired" : j.verdict == Verdict::Fail ? "FAIL(" + fmt::format("{}", fmt::join(j.kinds(), ",")) + ")" : toString(j.verdict));
+      if (j.verdict != Verdict::Pass) report.addRun(session.record(j, fault.str(), target.name));
+    }
+    total += r.cells.size() - 1;
+    rowsJson.push_back({{"hold", r.point.point()}, {"server", r.server}, {"detail", r.detail}, {"role", r.role}, {"cells", cells}});
+    std::cout << fmt::format("  hold {:<24}{}\n", r.point.point(), line);
+  }
+  Verdict verdict = fails ? Verdict::Fail : (unknown || notFired || !traceUsable) ? Verdict::Unknown : Verdict::Pass;
+  if (!baseline.error.empty()) verdict = Verdict::Error;
+  if (!baseline.error.empty())
+    std::cerr << errorLine(baseline.error, report.runs().front().logs, session.reportDir()) << "\n";
+  if (!traceUsable && baseline.error.empty()) {
+    std::cout << "  the fault-free run is unknown, so no hold point was run from its trace:\n";
+    printResults(baseline, "    ");
+  }
+  report.verdict(verdict);
+  report.error(baseline.error);
+  report.processesOf("baseline");
+  nlohmann::json grid = {{"rows", rowsJson}, {"consumers", 2}, {"failed", fails}, {"unknown", unknown},
+                         {"not_fired", notFired},
+                         {"reduction", "rows: c1's steps on its first entry and first retry; columns: c2's steps "
+                                       "while c1 was held, from its first delivering read to its first "
+                                       "acknowledgement, and idle"}};
+  report.section("sweep", {{"points", nlohmann::json::array()}, {"fault_kinds", {"hold"}}, {"skipped", nlohmann::json::array()},
+                           {"failed", fails}, {"unknown", unknown}, {"not_fired", notFired}, {"interleave", grid}});
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  report.timings({{"total_ms", ms}, {"schedules", total + 1}});
+  std::string path = report.write(session.reportDir().string(), common.junit);
+  std::cout << fmt::format("{}: {} hold points × c2's steps, {} runs, {} failed, {} not fired, {} unknown; {} ms\n",
+                           toString(verdict), rows.size(), total, fails, notFired, unknown, ms);
+  std::cout << "report: " << path << "\n";
+  return exitStatus(verdict);
+}
+
+} // namespace idem
