@@ -7,6 +7,7 @@
 #include "plan/fault_kind.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <atomic>
 #include <map>
@@ -69,7 +70,7 @@ Matrix matrixOf(const std::vector<Class>& classes, const std::vector<std::string
     int unknownCells = 0;
     for (const auto& c : classes) {
       nlohmann::json cell = {{"class", c.id}, {"target", targets[t]}};
-      int n = 0, failed = 0, unknown = 0;
+      int n = 0, failed = 0, unknown = 0, planned = 0, fired = 0;
       std::set<std::string> kinds;
       std::optional<size_t> example;
       nlohmann::json points = nlohmann::json::array();
@@ -77,7 +78,9 @@ Matrix matrixOf(const std::vector<Class>& classes, const std::vector<std::string
         const auto& j = judged[i];
         if (j.target != t || j.cls != c.id) continue;
         ++n;
-        if (c.kind == "kill" || c.kind == "fault") points.push_back(j.point);
+        planned += j.planned;
+        fired += std::min(j.fired, j.planned);
+        if (c.kind == "kill" || c.kind == "fault" || c.kind == "race") points.push_back(j.point);
         if (j.verdict == Verdict::Fail) {
           ++failed;
           kinds.insert(j.kinds.begin(), j.kinds.end());
@@ -90,7 +93,11 @@ Matrix matrixOf(const std::vector<Class>& classes, const std::vector<std::string
       Verdict verdict = n == 0 ? Verdict::NotApplicable : failed ? Verdict::Fail : unknown ? Verdict::Unknown : Verdict::Pass;
       cell.update({{"verdict", toString(verdict)}, {"kinds", kinds}, {"schedules", n}, {"failed", failed}, {"unknown", unknown},
                    {"example", example ? judged[*example].id : ""}});
-      if (c.kind == "kill" || c.kind == "fault") cell["points"] = points;
+      if (c.kind == "kill" || c.kind == "fault" || c.kind == "race") {
+        cell["points"] = points;
+        cell["faults_planned"] = planned; // coverage of the class: its kills and holds that fired
+        cell["faults_fired"] = fired;
+      }
       m.cells.push_back(cell);
       m.examples.push_back(example);
       targetKinds.insert(kinds.begin(), kinds.end());
@@ -123,7 +130,7 @@ Comparison compareTargets(Session& session, const Options& o, Progress& progress
   }
   runJobs(pool, jobs, 0, true, progress); // alone: their wall time is the cost
 
-  std::vector<Class> kills, faults;
+  std::vector<Class> kills, faults, races;
   nlohmann::json costs = nlohmann::json::array();
   for (size_t t = 0; t < targets.size(); ++t) {
     const Judged& base = jobs[t].result;
@@ -135,6 +142,8 @@ Comparison compareTargets(Session& session, const Options& o, Progress& progress
     // (Both lists first: jobs grows below, and `base` lives in it.)
     std::vector<std::vector<ClassedPoint>> classed{classifyKillPoints(base.history.ops()),
                                                    classifyFaultPoints(base.history.ops(), o.faults, o.delayMs)};
+    auto raced = o.races ? raceSchedules(sc, defaultScheduleFor(session, targets[t].name, 2), base.history.ops(), o.perClass)
+                         : std::vector<RaceSchedule>{};
     for (size_t which = 0; which < classed.size(); ++which) {
       std::vector<Class>* list = which == 0 ? &kills : &faults;
       std::map<std::string, std::vector<ClassedPoint>> byClass;
@@ -154,6 +163,19 @@ Comparison compareTargets(Session& session, const Options& o, Progress& progress
         }
       }
     }
+    // Race classes: two consumers, c1 held at a step of its first entry (its steps are this baseline's).
+    std::vector<Class> mine;
+    std::map<std::string, int> serial;
+    for (auto& r : raced) {
+      if (!serial.count(r.cls.id)) mine.push_back(r.cls);
+      int i = ++serial[r.cls.id];
+      r.schedule.target = targets[t].name;
+      std::vector<std::string> fs;
+      for (const auto& f : r.schedule.faults) fs.push_back(f.str());
+      jobs.push_back({t, r.cls.id, fmt::format("{}{}/{}#{}", o.runPrefix, targets[t].name, r.cls.id, i),
+                      fmt::format("{} ({})", r.cls.label, fmt::join(fs, ", ")), std::move(r.schedule), {}});
+    }
+    mergeClassOrder(races, mine);
   }
   for (auto& g : o.runs > 0 ? generatedClasses(sc, o.runs, o.events, o.seed) : std::vector<Generated>{}) {
     classes.push_back(g.cls);
@@ -167,6 +189,7 @@ Comparison compareTargets(Session& session, const Options& o, Progress& progress
   }
   classes.insert(classes.end(), kills.begin(), kills.end());
   classes.insert(classes.end(), faults.begin(), faults.end());
+  classes.insert(classes.end(), races.begin(), races.end());
   progress.addTotal(jobs.size() - targets.size());
   runJobs(pool, jobs, targets.size(), false, progress);
 
@@ -176,8 +199,12 @@ Comparison compareTargets(Session& session, const Options& o, Progress& progress
   for (const auto& t : targets) names.push_back(t.name);
   std::vector<JudgedCell> judged;
   for (const auto& j : jobs) {
-    JudgedCell c{j.target, j.cls, j.id, j.result.verdict, j.result.kinds(), ""};
-    if (!j.schedule.faults.empty()) c.point = j.schedule.faults.front().str();
+    JudgedCell c{j.target, j.cls, j.id, j.result.verdict, j.result.kinds(), "", 0, 0};
+    std::vector<std::string> fs;
+    for (const auto& f : j.schedule.faults) fs.push_back(f.str());
+    c.point = fmt::format("{}", fmt::join(fs, " + "));
+    c.planned = static_cast<int>(j.schedule.faults.size());
+    c.fired = static_cast<int>(recordsOf<ops::FaultOp>(j.result.history.ops()).size());
     judged.push_back(std::move(c));
   }
   Matrix m = matrixOf(classes, names, judged);

@@ -20,7 +20,7 @@ namespace idem::compare {
 /// One class of schedules: a row of the matrix.
 struct Class {
   std::string id;    ///< "default", "retry", "late-retry", "reorder", "kill:COMMIT>XACK", "drop:after"
-  std::string kind;  ///< schedule | retry | reorder | kill | fault
+  std::string kind;  ///< schedule | retry | reorder | kill | fault | race
   std::string label; ///< "after COMMIT, before XACK"
   std::string description;
 };
@@ -61,6 +61,29 @@ struct Generated {
 /// seed+1, ...
 std::vector<Generated> generatedClasses(const Scenario& sc, int runs, int events, uint64_t seed);
 
+/// One schedule of a race class (several consumers, holds), for one target.
+struct RaceSchedule {
+  Class cls;
+  Schedule schedule;
+};
+
+/// The race classes for a target, from its fault-free single-consumer history of `base` (the scenario's
+/// default schedule with the target's values). c1 alone receives the first batch (the supervisor starts c2
+/// once c1 has entries), so c1's steps on its first entry are those of that history; each class holds c1
+/// before one of them (at most `perClass` of them, from the middle; all when 0):
+///
+///  race:claim      the default schedule, two consumers; c1 held until c2 is idle (or waits on a lock c1
+///                  holds): c2 claims c1's entries once CLAIM_IDLE_MS old and works on them first;
+///  race:dup        one event and its retry, sent in flight once the first copy is delivered; two
+///                  consumers, CLAIM_IDLE_MS 5 s (no claim); c1 held until c2 has acknowledged its copy (or
+///                  waits on a lock): both copies are worked on at once;
+///  race:versions   versioned scenarios: two versions of one record, in both orders, one to each consumer
+///                  as in race:dup;
+///  race:claim+kill, race:dup+kill   the same with c2 killed before its first XACK (its work done, its
+///                  acknowledgement not: the entry goes to a third process).
+std::vector<RaceSchedule> raceSchedules(const Scenario& sc, const Schedule& base, const std::vector<Op>& history,
+                                        int perClass);
+
 /// Adds the classes of `mine` (one target's, in its order) that `order` lacks, each after the class that
 /// precedes it in `mine`.
 void mergeClassOrder(std::vector<Class>& order, const std::vector<Class>& mine);
@@ -71,6 +94,7 @@ struct Options {
   /// Fault kinds besides kill whose classes run (compare --faults; kill is always run).
   std::vector<std::string> faults{"drop", "delay", "error", "forget", "restart"};
   int delayMs = 100;     ///< the length of delay faults
+  bool races = true;     ///< run the race classes (raceSchedules)
   int events = 6;        ///< events of a generated schedule
   uint64_t seed = 0;
   std::string runPrefix; ///< prefix of run ids ("wallet/" in the demo)
@@ -93,7 +117,8 @@ struct JudgedCell {
   std::string id;         ///< the run's id
   Verdict verdict = Verdict::Unknown; ///< pass | fail | unknown | error
   std::set<std::string> kinds;
-  std::string point;      ///< its fault, for kill and fault classes
+  std::string point;      ///< its fault, for kill and fault classes (its holds and kill, for race classes)
+  int planned = 0, fired = 0; ///< its faults, and those that fired
 };
 
 /// The matrix: one cell per class x target (n/a where the target has no schedule of the class), each

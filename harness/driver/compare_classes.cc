@@ -7,8 +7,11 @@
 
 #include <fmt/format.h>
 
+#include "search/model.h"
+
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace idem::compare {
 
@@ -147,6 +150,108 @@ std::vector<Generated> generatedClasses(const Scenario& sc, int runs, int events
                            [](const StreamEntry& a, const StreamEntry& b) { return a.event == b.event; });
     if (same) std::reverse(shuffled.stream.begin(), shuffled.stream.end());
     out[2].schedules.push_back(shuffled);
+  }
+  return out;
+}
+
+namespace {
+
+/// c1's points for a race class: before each step of its work on the first entry it acknowledged (its
+/// delivering read left out: the work starts after it), at most `n` from the middle.
+std::vector<Fault> raceHoldPoints(const std::vector<Op>& history, int n) {
+  auto work = entryWork(history, "c1");
+  if (work.empty()) return {};
+  std::vector<ClassedPoint> points;
+  for (const auto& p : work.front().steps) {
+    if (!p.step->delivered.empty()) continue;
+    points.push_back({p.fault("hold", When::Before), {}, p.step->server, p.step->detail});
+  }
+  std::vector<Fault> out;
+  for (const auto& p : sampleCentered(points, n)) out.push_back(p.fault);
+  return out;
+}
+
+/// Two events of one record with different versions, older first (none when the scenario is not versioned).
+std::optional<std::pair<Event, Event>> twoVersions(const Scenario& sc, const Schedule& base) {
+  std::string by = versionKeyField(sc);
+  if (by.empty()) return std::nullopt;
+  std::string versionField;
+  for (const auto& f : sc.fields)
+    if (f.gen == "version") versionField = f.name;
+  for (size_t i = 0; i < base.events.size(); ++i)
+    for (size_t j = 0; j < base.events.size(); ++j) {
+      const auto &a = base.events[i], &b = base.events[j];
+      if (!a.fields.count(by) || !b.fields.count(by) || a.fields.at(by) != b.fields.at(by)) continue;
+      if (!a.fields.count(versionField) || !b.fields.count(versionField)) continue;
+      try {
+        if (std::stoll(a.fields.at(versionField)) < std::stoll(b.fields.at(versionField))) return std::make_pair(a, b);
+      } catch (const std::exception&) {
+      }
+    }
+  return std::nullopt;
+}
+
+} // namespace
+
+std::vector<RaceSchedule> raceSchedules(const Scenario& sc, const Schedule& base, const std::vector<Op>& history,
+                                        int perClass) {
+  std::vector<RaceSchedule> out;
+  auto points = raceHoldPoints(history, perClass);
+  if (points.empty()) return out;
+  const Fault killC2 = Fault::parse("c2:before:XACK#1", "race class");
+  const Class claim{"race:claim", "race", "claim while busy",
+                    "two consumers; c1 held before a step of its first entry until c2 is idle or waits on a lock: c2 "
+                    "claims c1's entries (XAUTOCLAIM) and works on them first"};
+  const Class dup{"race:dup", "race", "duplicate at once",
+                  "two consumers; an event's retry sent in flight reaches c2 while c1, held before a step of the "
+                  "first copy, waits until c2 has acknowledged its copy (or waits on a lock); no claims (CLAIM_IDLE_MS 5 s)"};
+  const Class versions{"race:versions", "race", "versions across replicas",
+                       "two versions of one record, in both orders, one to each consumer, worked on at once as in "
+                       "duplicate at once"};
+  const Class claimKill{"race:claim+kill", "race", "claim while busy + kill",
+                        "claim while busy, and c2 killed before its first XACK (c2:before:XACK#1)"};
+  const Class dupKill{"race:dup+kill", "race", "duplicate at once + kill",
+                      "duplicate at once, and c2 killed before its first XACK (c2:before:XACK#1)"};
+  auto atOnce = [&](const std::vector<Event>& events, int first, int second) {
+    Schedule s = base;
+    s.events = events;
+    s.stream = {{first, 1, false}, {second, 1, true}};
+    s.consumers = 2;
+    s.claimIdleMs = 5000;
+    return s;
+  };
+  for (const auto& p : points) {
+    Schedule s = base;
+    s.consumers = 2;
+    s.faults = {p};
+    out.push_back({claim, s});
+    s.faults.push_back(killC2);
+    out.push_back({claimKill, s});
+  }
+  Event one = base.events.front();
+  one.n = 1;
+  for (const auto& p : points) {
+    Fault hold = p;
+    hold.args = {"c2", "after", "XACK#1"};
+    Schedule s = atOnce({one}, 1, 1);
+    s.faults = {hold};
+    out.push_back({dup, s});
+    s.faults.push_back(killC2);
+    out.push_back({dupKill, s});
+  }
+  if (auto two = twoVersions(sc, base)) {
+    auto [older, newer] = *two;
+    older.n = 1;
+    newer.n = 2;
+    for (const auto& p : points) {
+      Fault hold = p;
+      hold.args = {"c2", "after", "XACK#1"};
+      for (auto [first, second] : {std::pair{1, 2}, std::pair{2, 1}}) {
+        Schedule s = atOnce({older, newer}, first, second);
+        s.faults = {hold};
+        out.push_back({versions, s});
+      }
+    }
   }
   return out;
 }
