@@ -20,7 +20,20 @@ struct Story {
 };
 
 /// The story of event n. `lost`: mention acknowledgements ("and acknowledged by c2 without effect").
+/// When processes worked on the event at once, it ends with the interleaving (below).
 Story eventStory(const HistoryView& h, int n, bool lost);
+
+/// How processes worked at once on a delivery of an event of `a` and one of `b` (`a == b`: the same
+/// event, its retries included): for each pair of processes whose work overlapped (each had it in hand,
+/// unacknowledged and alive, when the other did), the steps of both in history order, numbered per
+/// process as a fault names them (`c2 COMMIT#1` is c2's own first COMMIT, `c2:before:COMMIT#1`), at most
+/// 12, and the holds that acted on either meanwhile:
+///   "c1 and c2 both worked on event 2 at once: c1 SELECT#3, c2 SELECT#1, c1 INSERT#3, c2 INSERT#1, …
+///    (c1 held at hold:c1:before:COMMIT#3, released: c2 reached c2:after:INSERT#1)"
+///   "c1 worked on event 3 and c2 on event 1 at once: …"
+/// The text is "" when no two processes worked on them at once; ops cite the steps, holds and releases.
+/// (interleaving.cc)
+Story interleaving(const HistoryView& h, const std::vector<int>& a, const std::vector<int>& b);
 
 /// 1 "once", 2 "twice", k "k times".
 std::string times(int k);

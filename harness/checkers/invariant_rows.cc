@@ -185,6 +185,12 @@ CheckResult checkLatestVersion(const Invariant& inv, const HistoryView& h) {
           stories.push_back(fmt::format("event {} {}", n, st.text));
         }
       }
+      // The older version written while a process worked on the newer one: the race, told as it ran.
+      Story race = interleaving(h, stale->events, top.events);
+      if (!race.text.empty()) {
+        stories.push_back(race.text);
+        cite(v, race);
+      }
       v.message = fmt::format("{} holds version {} ({}), {}: {}", key, version(*stale), groupLabel(inv, h, *stale),
                               want, fmt::join(stories, "; "));
     } else if (fin && init && std::equal(fin->begin(), fin->end(), init->begin(), init->end())) {

@@ -37,6 +37,12 @@ CheckResult checkProcesses(const HistoryView& h) {
     else if (op.as<ops::Exit>()) alive.erase(op.process);
     else if (const auto* f = op.as<ops::FaultOp>(); f && f->fault.kind == "restart") faulted.insert(alive.begin(), alive.end());
     else if (f && !f->fault.isKill() && f->fault.kind != "forget") faulted.insert(op.process);
+    // A serialization failure or a deadlock the server itself reported (several consumers at once, no fault
+    // needed): the transient errors a consumer is told to retry, or exit on and be restarted.
+    else if (const auto* s = op.as<ops::Step>(); s && s->error && s->server == "pg" &&
+             (s->summary.find("could not serialize access") != std::string::npos ||
+              s->summary.find("deadlock detected") != std::string::npos))
+      faulted.insert(op.process);
   }
   std::vector<Violation> out;
   for (const auto& e : h.exits) {

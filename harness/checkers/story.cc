@@ -62,6 +62,9 @@ public:
     return out;
   }
 
+  /// Ops told elsewhere in the story (the holds an interleaving names): not told again here.
+  void told(const std::vector<int64_t>& ops) { faultsTold_.insert(ops.begin(), ops.end()); }
+
 private:
   /// "c1's connection dropped at drop:after:COMMIT#1", "the broker forgot its deliveries at forget:…".
   static std::string faultClause(const HistoryView::FaultRec& f, const std::string& process) {
@@ -115,7 +118,10 @@ Story eventStory(const HistoryView& h, int n, bool lost) {
                                 listAnd(st.entries)));
   auto ds = h.deliveriesOf(n);
   for (const DeliveryRec* d : ds) st.ops.push_back(d->op);
+  // Processes that worked on it at once: told last, with the holds that acted meanwhile (told only there).
+  Story together = interleaving(h, {n}, {n});
   Teller teller(h, lost, st);
+  teller.told(together.ops);
   std::set<std::string> procs;
   for (const DeliveryRec* d : ds) procs.insert(d->process);
 
@@ -148,6 +154,10 @@ Story eventStory(const HistoryView& h, int n, bool lost) {
     parts.push_back(clause);
   }
   if (!ds.empty() && !h.acked(n)) parts.push_back("never acknowledged");
+  if (!together.text.empty()) {
+    parts.push_back(together.text);
+    st.ops.insert(st.ops.end(), together.ops.begin(), together.ops.end());
+  }
   st.text = fmt::format("{}", fmt::join(parts, ", "));
   return st;
 }

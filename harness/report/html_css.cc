@@ -6,7 +6,7 @@ const char* css() {
   return R"css(
 :root{--pass:#1a7f37;--pass-bg:#dafbe1;--fail:#cf222e;--fail-bg:#ffebe9;--unk:#9a6700;--unk-bg:#fff8c5;
 --err:#8250df;--err-bg:#fbefff;--na:#8c959f;--line:#d0d7de;--ink:#1f2328;--soft:#59636e;--pg:#0969da;--valkey:#bf3989;
---producer:#57606a;--hot:#fff1a8}
+--producer:#57606a;--hot:#fff1a8;--hold:#bc4c00;--held:#fb8f44}
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.45 -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;color:var(--ink);background:#f6f8fa}
 main{max-width:1240px;margin:0 auto;padding:0 20px 40px}
@@ -48,7 +48,7 @@ pre.log{background:#0d1117;color:#e6edf3;padding:8px 10px;border-radius:6px;over
 tr.tail td{border-top:none;padding-top:0}
 p.error{color:var(--err);font-weight:600}
 .legend .k{font-weight:700} .k.producer{color:var(--producer)} .k.valkey{color:var(--valkey)} .k.pg{color:var(--pg)}
-.k.kill{color:var(--fail)} .k.hot{color:#e3b341}
+.k.kill{color:var(--fail)} .k.hot{color:#e3b341} .k.hold{color:var(--hold)} .k.release{color:var(--pass)}
 footer{color:var(--soft);font-size:12.5px;padding:4px 2px}
 footer a,section a,article a{color:var(--pg)}
 svg.timeline{display:block;background:#fff}
@@ -68,6 +68,9 @@ svg.timeline circle.srv.pg{fill:var(--pg)} svg.timeline circle.srv.valkey,svg.ti
 svg.timeline circle.spawn{fill:#fff;stroke:var(--pass);stroke-width:2.5}
 svg.timeline path.kill{stroke:var(--fail);stroke-width:3.5;stroke-linecap:round}
 svg.timeline line.exit{stroke:var(--ink);stroke-width:3}
+svg.timeline rect.holdrow{fill:#fff1e5} svg.timeline text.t.hold{fill:var(--hold);font-weight:700}
+svg.timeline g.hold rect{fill:var(--hold)} svg.timeline rect.held{fill:var(--held);opacity:.45}
+svg.timeline path.release{fill:var(--pass)}
 )css";
 }
 

@@ -58,6 +58,13 @@ std::string processRows(const json& run, const std::map<std::string, std::string
   return out + "</table>";
 }
 
+/// A hold fault fired in the run (its timeline then has hold marks to explain).
+bool hasHold(const json& run) {
+  for (const auto& op : arr(run, "history"))
+    if (str(op, "type") == "fault" && str(arr(op, "value"), "fault").rfind("hold:", 0) == 0) return true;
+  return false;
+}
+
 } // namespace
 
 std::string checksTable(const json& run) {
@@ -90,7 +97,10 @@ std::string runSection(const json& run, const std::string& anchor, const std::ma
   out += "<div class=\"scroll\">" + timeline(run) + "</div>";
   out += "<p class=\"legend\"><span class=\"k producer\">■</span> producer sends &nbsp; <span class=\"k valkey\">■</span> "
          "Valkey step &nbsp; <span class=\"k pg\">■</span> PostgreSQL step &nbsp; <span class=\"k kill\">✕</span> SIGKILL "
-         "&nbsp; <span class=\"k hot\">▬</span> the violation's events and ops &nbsp; e3′ = a retry of event 3. "
+         "&nbsp; <span class=\"k hot\">▬</span> the violation's events and ops &nbsp; e3′ = a retry of event 3. " +
+         std::string(hasHold(run) ? "<span class=\"k hold\">‖</span> a hold fired, its process held (orange bar) until "
+                                    "<span class=\"k release\">▶</span> its release. "
+                                  : "") +
          "Rows are in history order; the time is since the run started.</p>";
   out += "<details open><summary>Processes and logs</summary>" + processRows(run, logTails) + "</details>";
   out += "<details><summary>Checks</summary>" + checksTable(run) + "</details>";

@@ -2,13 +2,15 @@
 /// order they started, Valkey, PostgreSQL) and one row per op of the history, in history order (the
 /// vertical axis is the order of ops, not a time scale: the time of each op is written beside it). A
 /// step is a mark on its process's lane joined to the lane of the server it went to; the kill is a red
-/// cross on a red row; the ops the violations cite (and every send, delivery and ack of their entries)
-/// are highlighted; a text column says what each op was.
+/// cross on a red row; a hold is a pause sign where it fired, an orange bar down its process's lane while
+/// it held, and a play sign where it was released; the ops the violations cite (and every send, delivery
+/// and ack of their entries) are highlighted; a text column says what each op was.
 #include "report/html_timeline.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -38,6 +40,10 @@ void drawMarks(std::string& out, const Context& c, const Op& op, int y) {
     else out += fmt::format("<rect class=\"mark {}\" x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" rx=\"2\"/>", cls, px - 5, y - 5);
   } else if (op.as<ops::Spawn>()) {
     out += fmt::format("<circle class=\"spawn\" cx=\"{}\" cy=\"{}\" r=\"6\"/>", px, y);
+  } else if (c.firedAt(op.index)) { // a pause sign: two bars
+    out += fmt::format("<g class=\"hold\"><rect x=\"{}\" y=\"{}\" width=\"4\" height=\"12\" rx=\"1\"/>"
+                       "<rect x=\"{}\" y=\"{}\" width=\"4\" height=\"12\" rx=\"1\"/></g>",
+                       px - 6, y - 6, px + 2, y - 6);
   } else if (const auto* f = op.as<ops::FaultOp>()) {
     if (f->fault.isKill())
       out += fmt::format("<path class=\"kill\" d=\"M{} {}l14 14M{} {}l-14 14\"/>", px - 7, y - 7, px + 7, y - 7);
@@ -45,6 +51,30 @@ void drawMarks(std::string& out, const Context& c, const Op& op, int y) {
       out += fmt::format("<path class=\"kill\" d=\"M{} {}l7 14l7 -14z\"/>", px - 7, y - 7);
   } else if (op.as<ops::Exit>()) {
     out += fmt::format("<line class=\"exit\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", px - 9, y, px + 9, y);
+  }
+  // A release: a play sign on the lane (left of it when the row is the held step's own, a timed hold's end).
+  if (c.releasedAt(op.index)) {
+    int rx = step ? px - 20 : px - 5;
+    out += fmt::format("<path class=\"release\" d=\"M{} {}l11 6l-11 6z\"/>", rx, y - 6);
+  }
+}
+
+/// The bars of the holds: on the held process's lane, from the row where the hold fired to the row where it
+/// was released (or the process's last row shown, when it never was).
+void drawHolds(std::string& out, const Context& c, const std::vector<Row>& rows, int (*rowY)(size_t)) {
+  for (const HoldSpan& h : c.holds) {
+    int px = c.x(h.process);
+    std::optional<size_t> from, to;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (!rows[i].op) continue;
+      int64_t at = rows[i].op->index;
+      if (at == h.fired) from = i;
+      if (from && !to && h.released >= 0 && at >= h.released) to = i;
+      if (from && h.released < 0 && rows[i].op->process == h.process) to = i;
+    }
+    if (px < 0 || !from || !to || *to <= *from) continue;
+    out += fmt::format("<rect class=\"held\" x=\"{}\" y=\"{}\" width=\"10\" height=\"{}\" rx=\"3\"/>", px - 5,
+                       rowY(*from), rowY(*to) - rowY(*from));
   }
 }
 
@@ -64,11 +94,11 @@ std::string timeline(const json& run) {
   std::string out = fmt::format("<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
                                 "viewBox=\"0 0 {} {}\" role=\"img\">",
                                 width, height, width, height);
-  auto rowY = [](size_t i) { return kHeadH + static_cast<int>(i) * kRowH + kRowH / 2; };
+  int (*rowY)(size_t) = [](size_t i) { return kHeadH + static_cast<int>(i) * kRowH + kRowH / 2; };
   for (size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i].hot || rows[i].kill)
-      out += fmt::format("<rect class=\"{}\" x=\"0\" y=\"{}\" width=\"{}\" height=\"{}\"/>", rows[i].kill ? "killrow" : "hotrow",
-                         rowY(i) - kRowH / 2, width, kRowH);
+    if (rows[i].hot || rows[i].kill || rows[i].hold)
+      out += fmt::format("<rect class=\"{}\" x=\"0\" y=\"{}\" width=\"{}\" height=\"{}\"/>",
+                         rows[i].kill ? "killrow" : rows[i].hot ? "hotrow" : "holdrow", rowY(i) - kRowH / 2, width, kRowH);
   }
   // Lanes: names, server lines over the whole height, process lines from start to exit.
   for (const auto& lane : c.lanes) {
@@ -91,6 +121,7 @@ std::string timeline(const json& run) {
     }
     out += fmt::format("<line class=\"life{}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", server ? " server" : "", x, y0, x, y1);
   }
+  drawHolds(out, c, rows, rowY);
   for (size_t i = 0; i < rows.size(); ++i) {
     int y = rowY(i);
     if (!rows[i].op) {
@@ -102,6 +133,7 @@ std::string timeline(const json& run) {
                        static_cast<double>(op.time_us) / 1000.0);
     drawMarks(out, c, op, y);
     std::string cls = rows[i].kill ? "t kill" : rows[i].hot ? "t hot" : "t";
+    if (rows[i].hold && !rows[i].kill) cls += " hold";
     out += fmt::format("<text class=\"{}\" x=\"{}\" y=\"{}\">{}</text>", cls, c.textX(), y + 4, esc(cut(describe(c, op), c.textChars())));
   }
   return out + "</svg>";

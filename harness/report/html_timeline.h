@@ -1,6 +1,7 @@
 #pragma once
 /// Internal to the timeline (html_timeline*.cc): its geometry, the run as the rows need it, and the rows
 /// themselves (which ops are shown, highlighted, elided; what the text column says).
+#include "checkers/holds.h"
 #include "history/history.h"
 #include "report/html_util.h"
 
@@ -21,6 +22,7 @@ struct Row {
   const Op* op = nullptr; ///< null: a row standing for `elided` ops not shown
   int elided = 0;
   bool hot = false, kill = false;
+  bool hold = false; ///< a hold fired or was released here
 };
 
 /// What the rows need to know about the run as a whole.
@@ -31,6 +33,16 @@ struct Context {
   std::set<std::string> hotEntries;
   std::set<int64_t> hotEvents;
   std::set<std::string> hotIds; ///< event ids of the hot events (a step naming one, e.g. SET seen:<id>, is hot)
+  std::vector<HoldSpan> holds;  ///< the holds that fired (checkers/holds.h)
+  std::map<int64_t, size_t> holdFired, holdReleased; ///< op index -> its hold in `holds`
+  const HoldSpan* firedAt(int64_t op) const {
+    auto it = holdFired.find(op);
+    return it == holdFired.end() ? nullptr : &holds[it->second];
+  }
+  const HoldSpan* releasedAt(int64_t op) const {
+    auto it = holdReleased.find(op);
+    return it == holdReleased.end() ? nullptr : &holds[it->second];
+  }
   int x(const std::string& lane) const {
     for (size_t i = 0; i < lanes.size(); ++i)
       if (lanes[i] == lane) return kTimeW + static_cast<int>(i) * kLaneW + kLaneW / 2;

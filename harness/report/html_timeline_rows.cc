@@ -56,6 +56,11 @@ Context contextOf(const json& run, const std::vector<Op>& history) {
       if (n.is_number()) c.hotEvents.insert(n.get<int64_t>());
   }
   attribute(c, history);
+  c.holds = holdsOf(history);
+  for (size_t i = 0; i < c.holds.size(); ++i) {
+    c.holdFired[c.holds[i].fired] = i;
+    if (c.holds[i].released >= 0) c.holdReleased[c.holds[i].released] = i;
+  }
   for (const auto& [op, s] : recordsOf<ops::Send>(history)) {
     if ((c.hotEvents.count(s->n) || c.hotEntries.count(s->entry)) && s->eventId.size() >= 8) c.hotIds.insert(s->eventId);
   }
@@ -78,9 +83,10 @@ bool touchesHot(const Context& c, const Op& op) {
   return false;
 }
 
+/// A fault that acted on a step (a kill, a drop, an error, …): a red row. A hold has rows of its own.
 bool isKill(const Op& op) {
   const auto* f = op.as<ops::FaultOp>();
-  return f != nullptr;
+  return f != nullptr && f->fault.kind != "hold";
 }
 
 } // namespace
@@ -89,14 +95,14 @@ std::vector<Row> rowsOf(const Context& c, const std::vector<Op>& history) {
   std::vector<Row> all;
   for (const auto& op : history) {
     if (op.as<ops::Plan>()) continue;
-    all.push_back({&op, 0, touchesHot(c, op), isKill(op)});
+    all.push_back({&op, 0, touchesHot(c, op), isKill(op), c.firedAt(op.index) || c.releasedAt(op.index)});
   }
   if (all.size() <= static_cast<size_t>(kMaxRows)) return all;
   std::vector<bool> keep(all.size(), false);
   for (size_t i = 0; i < all.size(); ++i) {
     const Op& op = *all[i].op;
-    bool anchor = all[i].hot || all[i].kill || op.as<ops::Spawn>() || op.as<ops::Exit>() || op.as<ops::Error>() ||
-                  op.as<ops::Final>();
+    bool anchor = all[i].hot || all[i].kill || all[i].hold || op.as<ops::Spawn>() || op.as<ops::Exit>() ||
+                  op.as<ops::Error>() || op.as<ops::Final>();
     if (i < 8 || i + 8 >= all.size()) keep[i] = true;
     if (anchor)
       for (size_t k = i >= 3 ? i - 3 : 0; k < std::min(all.size(), i + 4); ++k) keep[k] = true;
@@ -166,6 +172,23 @@ std::string describeStep(const Context& c, const ops::Step& s) {
   return s.name() + detail + (result.empty() ? "" : "  → " + result);
 }
 
+/// "‖ c1 held at hold:c1:before:COMMIT#1:c2:after:XACK#1: request withheld until c2 reaches c2:after:XACK#1".
+std::string heldText(const HoldSpan& h) {
+  const Fault& f = h.fault;
+  std::string what = f.when == When::Before ? "request" : "reply";
+  std::string until = "until every other process is idle";
+  if (f.args.size() == 3) until = fmt::format("until {} reaches {}:{}:{}", f.args[0], f.args[0], f.args[1], f.args[2]);
+  if (f.args.size() == 1) until = fmt::format("for {} ms", f.args[0]);
+  return fmt::format("‖ {} held at {}: {} withheld {}", h.process, f.str(), what, until);
+}
+
+/// "▶ c1 released from hold:c1:before:COMMIT#1 after 12.5 ms: another process waits on a PostgreSQL lock …".
+std::string releasedText(const HoldSpan& h) {
+  if (h.atOnce) return fmt::format("▶ {} released at once from {}: {}", h.process, h.fault.str(), h.why);
+  return fmt::format("▶ {} released from {} after {:.1f} ms: {}", h.process, h.fault.str(),
+                     static_cast<double>(h.heldUs) / 1000.0, h.why);
+}
+
 } // namespace
 
 std::string describe(const Context& c, const Op& op) {
@@ -177,6 +200,8 @@ std::string describe(const Context& c, const Op& op) {
     return fmt::format("send event {}{} as {}  {}", s->n, s->retry ? " again (retry)" : "", s->entry, fields);
   }
   if (const auto* s = op.as<ops::Spawn>()) return fmt::format("{} starts (pid {}, {})", proc, s->pid, s->restart);
+  if (const HoldSpan* h = c.firedAt(op.index)) return heldText(*h);
+  if (const HoldSpan* h = c.releasedAt(op.index); h && h->noted) return releasedText(*h);
   if (const auto* f = op.as<ops::FaultOp>())
     return f->fault.isKill() ? fmt::format("✕ {} SIGKILLed at {}", proc, f->fault.str())
                              : fmt::format("⚡ {}: fault {}", proc, f->fault.str());
@@ -196,7 +221,11 @@ std::string describe(const Context& c, const Op& op) {
   if (const auto* o = op.as<ops::Opaque>())
     return fmt::format("{} connection {} not decoded from byte {} ({}): {}", o->server, o->conn, o->offset, o->direction,
                        o->reason);
-  if (const auto* s = op.as<ops::Step>()) return describeStep(c, *s);
+  if (const auto* s = op.as<ops::Step>()) {
+    // The held step of a timed hold ends it: no note says so.
+    const HoldSpan* h = c.releasedAt(op.index);
+    return (h ? "▶ " : "") + describeStep(c, *s) + (h ? "  (hold " + h->releaseText() + ")" : "");
+  }
   return op.type();
 }
 

@@ -104,6 +104,14 @@ public:
     return i;
   }
 
+  /// A fault other than a kill that fired on `proc` (a hold: the controller's fault op when it holds).
+  int64_t fault(const std::string& proc, const std::string& text) {
+    return h.append(proc, ops::FaultOp{Fault::parse(text, "test"), 0});
+  }
+
+  /// A note on `proc` (a hold's release: "hold <fault> released: <why>").
+  int64_t note(const std::string& proc, const std::string& message) { return h.append(proc, ops::Note{message}); }
+
   int64_t exit(const std::string& proc, std::optional<int> status, std::optional<int> signal, const std::string& by) {
     ops::Exit e;
     e.status = status;

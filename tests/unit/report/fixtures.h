@@ -23,10 +23,9 @@ inline nlohmann::json loadInput(const std::string& name) {
   return nlohmann::json::parse(readFile(goldenDir() / "inputs" / name));
 }
 
-/// The report of `idemproof run` for a recorded history (header fields fixed: no session is involved).
-inline nlohmann::json runReportOf(const std::string& historyFile, const std::string& scenarioName) {
+/// The report of `idemproof run` for a history (header fields fixed: no session is involved).
+inline nlohmann::json runReportOfOps(const std::vector<Op>& history, const std::string& scenarioName) {
   Scenario sc = loadScenario(scenarioName, std::filesystem::path(IDEM_SOURCE_DIR) / "scenarios");
-  std::vector<Op> history = loadInput(historyFile).get<std::vector<Op>>();
   RunRecord r;
   r.id = "run";
   const auto& plan = std::get<ops::Plan>(history.front().record);
@@ -52,6 +51,11 @@ inline nlohmann::json runReportOf(const std::string& historyFile, const std::str
   b.timings({{"total_ms", 1000}, {"schedules", 1}});
   nlohmann::json j = b.build();
   return j;
+}
+
+/// The report of `idemproof run` for a recorded history (tests/golden/inputs/).
+inline nlohmann::json runReportOf(const std::string& historyFile, const std::string& scenarioName) {
+  return runReportOfOps(loadInput(historyFile).get<std::vector<Op>>(), scenarioName);
 }
 
 /// A fresh temp directory (not removed: the tests write little, and a failing test's files help).

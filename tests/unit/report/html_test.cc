@@ -1,9 +1,11 @@
 // report.html: escaping, self-containment, and what the page shows (verdict first, diagnosis, timeline,
 // sweep grid, compare matrix). Rendering it in a browser is the integration tests' job.
 #include "report/html.h"
+#include "report/html_timeline.h"
 #include "report/html_util.h"
 
 #include "fixtures.h"
+#include "unit/checkers/history_builder.h"
 
 #include <catch2/catch.hpp>
 
@@ -140,6 +142,86 @@ TEST_CASE("html: a comparison shows the matrix of classes x targets and the cost
   CHECK(page.find("<td class=\"cell na\"") != std::string::npos);
   CHECK(page.find("<table class=\"costs\">") != std::string::npos);
   CHECK(page.find("Failing: versioned-naive (stale-version).") != std::string::npos);
+}
+
+namespace {
+
+/// Two consumers, c1 held before its first COMMIT while c2 claims the entry and applies it (the simple
+/// consumer: event 1 applied twice). `release`: the note that releases it ("" for none: a timed hold's time
+/// passed, and c1's COMMIT is the next thing it does).
+std::vector<Op> heldRun(const std::string& hold, const std::string& release) {
+  static const Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {hold});
+  auto balance = [](const char* w1) {
+    return json{{"balance", json::array({json::array({"w1", w1}), json::array({"w2", "0"}), json::array({"w3", "0"})})}};
+  };
+  b.initial(balance("0"));
+  std::string e = b.send(1, {{"wallet", "w1"}, {"amount", "100"}});
+  b.spawn("c1");
+  b.spawn("c2");
+  b.read("c1", "XREADGROUP", {e});
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE");
+  b.fault("c1", hold);
+  b.read("c2", "XAUTOCLAIM", {e});
+  for (const char* verb : {"BEGIN", "UPDATE", "COMMIT"}) b.step("c2", "pg", verb);
+  b.ack("c2", {e});
+  if (!release.empty()) b.note("c1", release);
+  b.step("c1", "pg", "COMMIT");
+  b.ack("c1", {e});
+  b.finalOp(balance("200"));
+  return b.ops();
+}
+
+/// The y of the row whose text starts with `text` (the text sits 4 px below the row's middle).
+int rowYOf(const std::string& page, const std::string& text) {
+  std::smatch m;
+  std::string literal = std::regex_replace(text, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)");
+  std::string re = "<text class=\"t[^\"]*\" x=\"\\d+\" y=\"(\\d+)\">" + literal;
+  if (!std::regex_search(page, m, std::regex(re))) return -1;
+  return std::stoi(m[1]) - 4;
+}
+
+} // namespace
+
+TEST_CASE("html: a hold shows where it fired, the held stretch of its lane, and its release") {
+  const std::string hold = "hold:c1:before:COMMIT#1:c2:after:XACK#1";
+  json report = runReportOfOps(heldRun(hold, "hold " + hold + " released: c2 reached c2:after:XACK#1"), "wallet");
+  std::string page = renderHtml(report);
+  requireInert(page);
+  // The markers: a pause sign where it fired, a play sign where it was released, one held bar between.
+  CHECK(occurrences(page, "<g class=\"hold\">") == 1);
+  CHECK(occurrences(page, "<path class=\"release\"") == 1);
+  CHECK(occurrences(page, "<rect class=\"held\"") == 1);
+  CHECK(occurrences(page, "class=\"killrow\"") == 0); // a hold is not a kill
+  // The text column says what held and why it was let go.
+  int fired = rowYOf(page, "‖ c1 held at " + hold + ": request withheld until c2 reaches c2:after:XACK#1");
+  int released = rowYOf(page, "▶ c1 released from " + hold + " after ");
+  REQUIRE(fired > 0);
+  REQUIRE(released > fired);
+  CHECK(page.find(" ms: c2 reached c2:after:XACK#1</text>") != std::string::npos);
+  // The bar runs on c1's lane from the one row to the other.
+  std::smatch bar;
+  REQUIRE(std::regex_search(
+      page, bar, std::regex("<rect class=\"held\" x=\"(\\d+)\" y=\"(\\d+)\" width=\"10\" height=\"(\\d+)\"")));
+  CHECK(std::stoi(bar[1]) + 5 == html::tl::kTimeW + 1 * html::tl::kLaneW + html::tl::kLaneW / 2); // lanes: producer, c1, …
+  CHECK(std::stoi(bar[2]) == fired);
+  CHECK(std::stoi(bar[2]) + std::stoi(bar[3]) == released);
+  // The legend explains the marks; the diagnosis names the interleaving and the hold.
+  CHECK(page.find("a hold fired, its process held") != std::string::npos);
+  CHECK(page.find("c1 and c2 both worked on event 1 at once: c1 BEGIN#1, c1 UPDATE#1, c2 BEGIN#1") != std::string::npos);
+
+  SECTION("a timed hold ends with its step, no note: the release is marked on that row") {
+    const std::string timed = "hold:c1:before:COMMIT#1:1000";
+    std::string p = renderHtml(runReportOfOps(heldRun(timed, ""), "wallet"));
+    requireInert(p);
+    CHECK(occurrences(p, "<g class=\"hold\">") == 1);
+    CHECK(occurrences(p, "<path class=\"release\"") == 1);
+    CHECK(occurrences(p, "<rect class=\"held\"") == 1);
+    CHECK(rowYOf(p, "‖ c1 held at " + timed + ": request withheld for 1000 ms") > 0);
+    CHECK(rowYOf(p, "▶ COMMIT#2") > 0); // c1's own first, the run's second
+    CHECK(p.find("(hold released after 1000 ms)</text>") != std::string::npos);
+  }
 }
 
 TEST_CASE("html: log tails are the last lines of the file") {
