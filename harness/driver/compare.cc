@@ -5,6 +5,7 @@
 
 #include "driver/pool.h"
 #include "plan/fault_kind.h"
+#include "search/case_result.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -200,6 +201,10 @@ Comparison compareTargets(Session& session, const Options& o, Progress& progress
   std::vector<JudgedCell> judged;
   for (const auto& j : jobs) {
     JudgedCell c{j.target, j.cls, j.id, j.result.verdict, j.result.kinds(), "", 0, 0};
+    // A race class's kill that the target's own course never reached (c2 exited on the race's 40001
+    // before any XACK) is coverage loss, counted in faults_fired, as in check: not an unknown cell.
+    if (j.cls.rfind("race:", 0) == 0)
+      c.verdict = classify(j.schedule, j.result.history.ops(), j.result.results, j.result.error).verdict;
     std::vector<std::string> fs;
     for (const auto& f : j.schedule.faults) fs.push_back(f.str());
     c.point = fmt::format("{}", fmt::join(fs, " + "));

@@ -57,7 +57,7 @@ bool anyContains(const std::vector<std::string>& lines, const std::string& text)
   return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(text) != std::string::npos; });
 }
 
-/// c2 received entries from its first XAUTOCLAIM (the entries c1 held).
+/// An XAUTOCLAIM of c2 delivered entries (the ones c1 held: its first claim, held until c1 is at COMMIT#1).
 bool c2Claimed(const nlohmann::json& report) {
   for (const auto& op : report["runs"][0]["history"]) {
     const auto& v = op["value"];
