@@ -18,6 +18,7 @@
 /// release of the row's own run (when c2 is idle), which is the last column.
 #include "driver/commands.h"
 
+#include "checkers/holds.h"
 #include "driver/pool.h"
 #include "driver/progress.h"
 #include "history/trace.h"
@@ -54,27 +55,16 @@ struct HoldRow {
   std::vector<HoldCell> cells;
 };
 
-bool holdFired(const Judged& j) {
-  for (const auto& [op, f] : recordsOf<ops::FaultOp>(j.history.ops()))
-    if (f->fault.kind == "hold") return true;
-  return false;
-}
+bool holdFired(const Judged& j) { return !holdsOf(j.history.ops()).empty(); }
 
 /// c2's kept steps made while c1 was held by the row's hold: after the hold's fault op and before its
-/// release note, from the read that handed c2 entries (its start-up before that is no step of the work)
-/// up to and including c2's first acknowledgement.
+/// release (checkers/holds.h reads both from the history), from the read that handed c2 entries (its
+/// start-up before that is no step of the work) up to and including c2's first acknowledgement.
 std::vector<std::string> columnsOf(const Judged& j) {
   auto ops = j.history.ops();
-  int64_t from = -1, to = static_cast<int64_t>(ops.size());
-  for (const auto& op : ops) {
-    if (op.process != "c1") continue;
-    if (const auto* f = op.as<ops::FaultOp>(); f && f->fault.kind == "hold" && from < 0) from = op.index;
-    if (const auto* n = op.as<ops::Note>(); n && from >= 0 && n->message.rfind("hold ", 0) == 0 &&
-                                             n->message.find(" released") != std::string::npos) {
-      to = op.index;
-      break;
-    }
-  }
+  auto holds = holdsOf(ops);
+  const int64_t from = holds.empty() ? -1 : holds.front().fired;
+  const int64_t to = holds.empty() || holds.front().released < 0 ? static_cast<int64_t>(ops.size()) : holds.front().released;
   std::vector<std::string> out;
   if (from < 0) return out;
   bool started = false; // from the read that handed c2 entries: before it, c2 only started up

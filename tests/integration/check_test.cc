@@ -23,16 +23,6 @@ std::set<std::string> kindsOf(const nlohmann::json& report) {
   return kinds;
 }
 
-/// The arguments of the "  replay: idemproof replay ..." line of a check's output (paths hold no spaces).
-std::vector<std::string> replayArgs(const std::string& out) {
-  auto at = out.find("replay: idemproof replay ");
-  REQUIRE(at != std::string::npos);
-  std::istringstream line(out.substr(at + 18, out.find('\n', at) - at - 18));
-  std::vector<std::string> args;
-  for (std::string w; line >> w;) args.push_back(w);
-  return args;
-}
-
 std::string writeFile(const std::string& name, const std::string& text) {
   auto dir = std::filesystem::temp_directory_path() / ("itest-check-" + lastTag());
   std::filesystem::create_directories(dir);

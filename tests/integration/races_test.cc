@@ -6,21 +6,10 @@
 
 #include <catch2/catch.hpp>
 
-#include <sstream>
 
 using namespace itest;
 
 namespace {
-
-/// The arguments of the "  replay: idemproof replay ..." line of a check's output.
-std::vector<std::string> raceReplayArgs(const std::string& out) {
-  auto at = out.find("replay: idemproof replay ");
-  REQUIRE(at != std::string::npos);
-  std::istringstream line(out.substr(at + 18, out.find('\n', at) - at - 18));
-  std::vector<std::string> args;
-  for (std::string w; line >> w;) args.push_back(w);
-  return args;
-}
 
 int holdsOf(const nlohmann::json& schedule) {
   int n = 0;
@@ -51,7 +40,7 @@ TEST_CASE("races: check finds check-then-act's duplicate only with two consumers
   CHECK(holdsOf(cx) >= 1);
   CHECK(holdsOf(cx) <= 2);
   CHECK(!violations(two.report, "duplicate").empty());
-  auto args = raceReplayArgs(two.out);
+  auto args = replayArgs(two.out);
   for (int i = 0; i < 3; ++i) {
     Result r = clean(args);
     INFO(r.out << r.err);

@@ -133,4 +133,13 @@ std::vector<nlohmann::json> violations(const nlohmann::json& report, const std::
   return out;
 }
 
+std::vector<std::string> replayArgs(const std::string& out) {
+  auto at = out.find("replay: idemproof replay ");
+  REQUIRE(at != std::string::npos);
+  std::istringstream line(out.substr(at + 18, out.find('\n', at) - at - 18));
+  std::vector<std::string> args;
+  for (std::string w; line >> w;) args.push_back(w);
+  return args;
+}
+
 } // namespace itest

@@ -44,6 +44,10 @@ std::string testTarget(const std::string& name);
 /// idemproof(args) that also checks (Catch2 CHECKs) that the run left no process and no temp folder.
 Result clean(const std::vector<std::string>& args, int sigintAfterMs = 0);
 
+/// The arguments of the "  replay: idemproof replay ..." line of a check's output (paths hold no spaces);
+/// a Catch2 REQUIRE fails when there is none.
+std::vector<std::string> replayArgs(const std::string& out);
+
 /// Every violation of the report with this kind.
 std::vector<nlohmann::json> violations(const nlohmann::json& report, const std::string& kind);
 
