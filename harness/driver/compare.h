@@ -75,7 +75,7 @@ struct RaceSchedule {
 ///  race:claim      the default schedule, two consumers; c1 held until c2 is idle (or waits on a lock c1
 ///                  holds): c2 claims c1's entries once CLAIM_IDLE_MS old and works on them first;
 ///  race:dup        one event and its retry, sent in flight once the first copy is delivered; two
-///                  consumers, CLAIM_IDLE_MS 5 s (no claim); c1 held until c2 has acknowledged its copy (or
+///                  consumers, CLAIM_IDLE_MS 1 s (no claim while it lasts); c1 held until c2 has acknowledged its copy (or
 ///                  waits on a lock): both copies are worked on at once;
 ///  race:versions   versioned scenarios: two versions of one record, in both orders, one to each consumer
 ///                  as in race:dup;

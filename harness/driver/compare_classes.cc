@@ -204,7 +204,7 @@ std::vector<RaceSchedule> raceSchedules(const Scenario& sc, const Schedule& base
                     "claims c1's entries (XAUTOCLAIM) and works on them first"};
   const Class dup{"race:dup", "race", "duplicate at once",
                   "two consumers; an event's retry sent in flight reaches c2 while c1, held before a step of the "
-                  "first copy, waits until c2 has acknowledged its copy (or waits on a lock); no claims (CLAIM_IDLE_MS 5 s)"};
+                  "first copy, waits until c2 has acknowledged its copy (or waits on a lock); no claims while it lasts (CLAIM_IDLE_MS 1 s)"};
   const Class versions{"race:versions", "race", "versions across replicas",
                        "two versions of one record, in both orders, one to each consumer, worked on at once as in "
                        "duplicate at once"};
@@ -217,7 +217,9 @@ std::vector<RaceSchedule> raceSchedules(const Scenario& sc, const Schedule& base
     s.events = events;
     s.stream = {{first, 1, false}, {second, 1, true}};
     s.consumers = 2;
-    s.claimIdleMs = 5000;
+    // Long enough that no claim takes c1's entry while c2 starts and works on its copy (a few hundred ms
+    // even for an interpreted consumer), short enough that a killed process's entry is claimed soon after.
+    s.claimIdleMs = 1000;
     return s;
   };
   for (const auto& p : points) {
