@@ -211,13 +211,15 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& args) {
     std::random_device rd;
     common.seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
   }
-  if (std::count(common.faults.begin(), common.faults.end(), "hold"))
-    throw UsageError("--faults: hold needs several consumers at once, which check does not generate yet (use run "
-                     "--consumers N --crash hold:…)");
-  if (common.faults.empty()) { // every kind that applies: restarts only on servers idemproof owns; no holds
+  if (common.faults.empty()) { // every kind that applies: restarts only on servers idemproof owns, holds
+                                // only with several consumers
     for (const auto& k : faultKinds())
-      if (k != "hold" && (k != "restart" || common.databaseUrl.empty())) common.faults.push_back(k);
+      if ((k != "restart" || common.databaseUrl.empty()) && (k != "hold" || args.maxConsumers >= 2))
+        common.faults.push_back(k);
   }
+  const bool holds = std::count(common.faults.begin(), common.faults.end(), "hold") > 0;
+  if (holds && args.maxConsumers < 2)
+    throw UsageError("--faults: hold needs several consumers at once (--consumers 2, or a range such as 1-2)");
   Session session(common);
   const auto& sc = session.scenario();
   const auto& target = session.targets().front();
@@ -249,7 +251,12 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& args) {
   }
   ModelParams params;
   params.maxEvents = args.maxEvents;
-  params.faultKinds = common.faults;
+  // Holds are drawn as holds (with two consumers or more); the other kinds at the kill draws' points.
+  params.faultKinds.clear();
+  for (const auto& k : common.faults)
+    if (k != "hold") params.faultKinds.push_back(k);
+  if (params.faultKinds.empty()) params.maxKills = 0;
+  params.maxHolds = holds ? params.maxHolds : 0;
   params.delayMs = sweepDelayMs(common.run.claim_idle_ms);
   params.minConsumers = args.minConsumers;
   params.maxConsumers = args.maxConsumers;

@@ -117,7 +117,10 @@ rc::Gen<Shape> shapeGen(const Scenario& sc, const KillModel& km, const ModelPara
                                       gen::set(&Shape::Hold::verb, gen::inRange(0, verbs)),
                                       gen::set(&Shape::Hold::before, gen::map(coin(), [](bool b) { return !b; })),
                                       gen::set(&Shape::Hold::k, gen::inRange(1, maxHoldK + 1)),
-                                      gen::set(&Shape::Hold::release, gen::inRange(0, 3)),
+                                      // Released by the others' idleness or another process's point: both
+                                      // decide the order. A time (release 1) would leave it to how fast
+                                      // the others run, so it is for holds a user writes.
+                                      gen::set(&Shape::Hold::release, gen::element(0, 2)),
                                       gen::set(&Shape::Hold::other, gen::inRange(0, std::max(1, p.maxConsumers - 1))),
                                       gen::set(&Shape::Hold::untilVerb, gen::inRange(0, verbs)),
                                       gen::set(&Shape::Hold::untilBefore, coin()),
@@ -132,7 +135,8 @@ rc::Gen<Shape> shapeGen(const Scenario& sc, const KillModel& km, const ModelPara
       gen::set(&Shape::keys, gen::inRange(1, keys + 1)),
       gen::set(&Shape::sameName, p.drawRestart ? coin() : gen::just(false)),
       gen::set(&Shape::consumers, minC < maxC ? gen::inRange(minC, maxC + 1) : gen::just(minC)),
-      gen::set(&Shape::holds, several ? weightedVector(hold, holdWeights) : gen::just(std::vector<Shape::Hold>{})));
+      gen::set(&Shape::holds, several && p.maxHolds > 0 ? weightedVector(hold, holdWeights)
+                                                        : gen::just(std::vector<Shape::Hold>{})));
 }
 
 rc::Shrinkable<Shape> generateCase(const rc::Gen<Shape>& gen, uint64_t seed, uint64_t index) {

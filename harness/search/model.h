@@ -33,8 +33,8 @@ struct ModelParams {
   /// holds are drawn (0, 1 or 2 of them, at most maxHolds: most concurrency bugs need at most two
   /// preemptions), faults name their process (cN:VERB#k), and a retry may be sent in flight.
   int minConsumers = 1, maxConsumers = 1;
-  int maxHolds = 2;
-  int holdMs = 100;             ///< a hold released by time lasts this long (longer than CLAIM_IDLE_MS)
+  int maxHolds = 2;             ///< 0: no holds (check --faults without hold)
+  int holdMs = 100;             ///< a hold released by time lasts this long (materialize of release 1; not drawn)
 };
 
 struct Shape {
@@ -56,8 +56,8 @@ struct Shape {
     int process = 0;     ///< with several consumers: c(1 + process mod consumers), its own k
   };
   /// A hold (plan/faults/hold.cc) on one process's step, released by the others' idleness (release 0),
-  /// by time (1: ModelParams::holdMs) or when another process reaches a point (2: `other`, `untilVerb`,
-  /// `untilBefore`, `untilK`).
+  /// by time (1: ModelParams::holdMs; never drawn, as it leaves the order to timing) or when another process
+  /// reaches a point (2: `other`, `untilVerb`, `untilBefore`, `untilK`).
   struct Hold {
     int process = 0; ///< c(1 + process mod consumers)
     int verb = 0;
