@@ -143,7 +143,8 @@ Comparison compareTargets(Session& session, const Options& o, Progress& progress
     // (Both lists first: jobs grows below, and `base` lives in it.)
     std::vector<std::vector<ClassedPoint>> classed{classifyKillPoints(base.history.ops()),
                                                    classifyFaultPoints(base.history.ops(), o.faults, o.delayMs)};
-    auto raced = o.races ? raceSchedules(sc, defaultScheduleFor(session, targets[t].name, 2), base.history.ops(), o.perClass)
+    auto raced = o.races ? raceSchedules(sc, defaultScheduleFor(session, targets[t].name, 2), base.history.ops(),
+                                         o.racePerClass < 0 ? o.perClass : o.racePerClass)
                          : std::vector<RaceSchedule>{};
     for (size_t which = 0; which < classed.size(); ++which) {
       std::vector<Class>* list = which == 0 ? &kills : &faults;

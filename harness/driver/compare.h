@@ -95,6 +95,7 @@ struct Options {
   std::vector<std::string> faults{"drop", "delay", "error", "forget", "restart"};
   int delayMs = 100;     ///< the length of delay faults
   bool races = true;     ///< run the race classes (raceSchedules)
+  int racePerClass = -1; ///< hold points per race class; -1: perClass
   int events = 6;        ///< events of a generated schedule
   uint64_t seed = 0;
   std::string runPrefix; ///< prefix of run ids ("wallet/" in the demo)

@@ -56,6 +56,7 @@ int demoCommand(const CommonArgs& common, const DemoArgs& args) {
   compare::Options o;
   o.runs = args.runs;
   o.perClass = args.perClass;
+  o.racePerClass = 1; // each race schedule runs several processes and waits on holds: one point per class
   o.delayMs = sweepDelayMs(common.run.claim_idle_ms);
   o.seed = common.seed;
   Progress progress("demo");
