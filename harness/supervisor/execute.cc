@@ -328,10 +328,13 @@ private:
     std::optional<ExitStatus> es = byKill ? p.child.waitFor(std::min(milliseconds(5000), remaining())) : p.child.poll();
     if (!es) es = p.child.stop(milliseconds(0));
     h_.append(p.label, exitOf(*es, byKill ? "harness" : "self"));
+    // A server restarted under it (while it was still connecting) is a fault it met, like a refused connection.
+    const bool metRestart = std::any_of(restarted_.begin(), restarted_.end(),
+                                        [&](const Restarted& r) { return r.connections.count(p.owner) > 0; });
     restartOutcome(p, byKill ? "" : es->str());
     hub_.close(p.owner);
     lastEvent_ = Clock::now();
-    if (!byKill && st.steps == 0 && st.faulted.empty()) { // (a connection refused by a fault is not that)
+    if (!byKill && st.steps == 0 && st.faulted.empty() && !metRestart) { // (a connection refused by a fault is not that)
       // Nothing reached a server: there is nothing to judge, and restarting it would only repeat that.
       throw UsageError(fmt::format("target '{}' cannot start: {} exited ({}) before any request reached a server",
                                    ws_.target.name, p.label, es->str()));
