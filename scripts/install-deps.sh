@@ -8,7 +8,7 @@ pkgs=(
   libpqxx-dev libpq-dev libhiredis-dev
   librapidcheck-dev nlohmann-json3-dev catch2 libcli11-dev libfmt-dev
   postgresql-15 redis-server
-  python3 python3-psycopg python3-redis
+  python3 python3-psycopg python3-redis python3-flask
   clang-14 libclang-rt-14-dev
   chromium python3-lxml
   procps
