@@ -1,6 +1,7 @@
 #include "checkers/checkers.h"
 
 #include "checkers/detail.h"
+#include "checkers/http.h"
 
 #include <fmt/format.h>
 
@@ -72,11 +73,21 @@ std::vector<CheckResult> checkAll(const Scenario& s, const std::vector<Op>& hist
       return fn(*view);
     };
   };
+  if (s.http) { // an Idempotency-Key endpoint: its invariants instead of the stream's and the broker's
+    std::vector<std::pair<std::string, std::function<CheckResult()>>> checks;
+    try {
+      checks = detail::httpCheckers(s, history);
+    } catch (const std::exception& e) {
+      std::string why = e.what();
+      checks.emplace_back("http", [why]() -> CheckResult { throw std::runtime_error(why); });
+    }
+    for (const auto& [name, fn] : checks) out.push_back(guarded(name, fn));
+  }
   for (const auto& inv : s.invariants) {
     out.push_back(guarded("invariant:" + inv.name,
                           withView([&](const detail::HistoryView& h) { return detail::checkInvariant(s, inv, h); })));
   }
-  out.push_back(guarded("broker", withView([](const detail::HistoryView& h) { return detail::checkBroker(h); })));
+  if (!s.http) out.push_back(guarded("broker", withView([](const detail::HistoryView& h) { return detail::checkBroker(h); })));
   out.push_back(guarded("process", withView([](const detail::HistoryView& h) { return detail::checkProcesses(h); })));
   out.push_back(guarded("faults", withView([](const detail::HistoryView& h) { return detail::checkFaults(h); })));
   out.push_back(guarded("run", [&]() { return detail::checkRun(history); }));

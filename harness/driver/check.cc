@@ -53,11 +53,22 @@ std::string kindsText(const std::set<std::string>& kinds) {
 bool learnModel(WorkerPool& pool, const Scenario& sc, const Target& t, CheckSummary& sum) {
   Schedule large = defaultSchedule(sc);
   large.target = t.name;
-  large.values = makeDecodable(sc, large, 0);
-  for (auto& e : large.stream) e.phase = 1;
+  int largeEntries = static_cast<int>(large.stream.size());
   Schedule small = large;
-  small.events = {large.events.front()};
-  small.stream = {{small.events.front().n, 1}};
+  if (sc.http) { // each payload once under its own key, and the first alone: the steps of executed requests
+    large.client.clear();
+    for (const auto& e : large.events) large.client.push_back(ClientOp{ClientOp::Kind::Send, ClientOp::Wait::Answer, e.n, e.n});
+    largeEntries = static_cast<int>(large.events.size());
+    small = large;
+    small.events = {large.events.front()};
+    small.client = {large.client.front()};
+  } else {
+    large.values = makeDecodable(sc, large, 0);
+    for (auto& e : large.stream) e.phase = 1;
+    small = large;
+    small.events = {large.events.front()};
+    small.stream = {{small.events.front().n, 1}};
+  }
   Judged jl = pool.judge(0, 0, large), js = pool.judge(0, 0, small);
   for (const Judged* j : {&jl, &js}) {
     if (j->error.empty()) continue;
@@ -65,7 +76,7 @@ bool learnModel(WorkerPool& pool, const Scenario& sc, const Target& t, CheckSumm
     sum.trace = *j;
     return false;
   }
-  sum.model = KillModel::learn(js.history.ops(), 1, jl.history.ops(), static_cast<int>(large.stream.size()));
+  sum.model = KillModel::learn(js.history.ops(), 1, jl.history.ops(), largeEntries);
   if (jl.verdict == Verdict::Fail)
     sum.notes.push_back("the scenario's default schedule fails even without faults (see `idemproof run`)");
   if (sum.model.empty()) sum.notes.push_back("the trace run recorded no step: no kill point can be generated");
@@ -204,12 +215,20 @@ Counterexample counterexampleOf(WorkerPool& pool, const rc::Gen<Shape>& gen, con
 
 } // namespace
 
-int checkCommand(const CommonArgs& commonIn, const CheckArgs& args) {
+int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
   auto t0 = Clock::now();
   CommonArgs common = commonIn;
   if (!common.seedGiven) {
     std::random_device rd;
     common.seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  }
+  CheckArgs args = argsIn;
+  if (httpScenario(common.scenario)) { // an HTTP endpoint: one server process, killed at its steps
+    if (!common.faults.empty() && (common.faults.size() > 1 || common.faults.front() != "kill"))
+      throw UsageError("--faults: an HTTP scenario runs kill faults only (the client's timeouts, cuts and bursts are its "
+                       "requests)");
+    common.faults = {"kill"};
+    args.minConsumers = args.maxConsumers = 1;
   }
   if (common.faults.empty()) { // every kind that applies: restarts only on servers idemproof owns, holds
                                 // only with several consumers
@@ -236,9 +255,9 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& args) {
   sum.replays = args.replays;
   WorkerPool pool(session);
   sum.workers = pool.size();
-  std::cout << fmt::format("check {} × {}: seed {}{}, {} runs of 1..{} events, {} consumer{}, {} workers\n", target.name,
+  std::cout << fmt::format("check {} × {}: seed {}{}, {} runs of 1..{} {}, {} consumer{}, {} workers\n", target.name,
                            sc.name, sum.seed, sum.seedGiven ? "" : fmt::format(" (random: --seed {} repeats it)", sum.seed),
-                           args.runs, args.maxEvents,
+                           args.runs, sc.http ? ModelParams{}.maxRequests : args.maxEvents, sc.http ? "requests" : "events",
                            args.minConsumers == args.maxConsumers ? std::to_string(args.minConsumers)
                                                                   : fmt::format("{}..{}", args.minConsumers, args.maxConsumers),
                            args.maxConsumers == 1 ? "" : "s", sum.workers)

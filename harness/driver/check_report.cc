@@ -57,6 +57,13 @@ std::string describeSchedule(const Schedule& s, const Scenario& sc, const std::s
     }
     events += fmt::format("{}{} ({})", events.empty() ? "" : ", ", e.n, fields);
   }
+  if (s.http()) {
+    std::vector<std::string> reqs, faults;
+    for (const auto& c : s.client) reqs.push_back(c.str());
+    for (const auto& k : s.faults) faults.push_back(k.str());
+    return fmt::format("{0}payloads: {1}\n{0}requests: {2}\n{0}faults: {3}\n", indent, events, joinWords(reqs),
+                       faults.empty() ? "none" : joinWords(faults));
+  }
   std::string stream;
   std::set<int> seen;
   int phase = 1;

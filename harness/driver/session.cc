@@ -76,6 +76,14 @@ void checkOutputs(const CommonArgs& a) {
   }
 }
 
+bool httpScenario(const std::string& nameOrFile) {
+  try {
+    return loadScenario(nameOrFile, scenariosDir()).http.has_value();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 Session::Session(const CommonArgs& args, const BeforeServers& check) : args_(args) {
   if (args_.targets.empty()) throw UsageError("--target: required");
   checkOutputs(args_);
@@ -91,6 +99,10 @@ Session::Session(const CommonArgs& args, const BeforeServers& check) : args_(arg
       throw UsageError(fmt::format("--scenario: target '{}' ({}) does not implement scenario '{}' (it lists: {})",
                                    t.name, t.manifest.string(), scenario_.name, list));
     }
+    // A consumer reads a stream and an HTTP target serves requests: the two can't stand in for each other.
+    if (t.kind != scenario_.kind)
+      throw UsageError(fmt::format("--scenario: scenario '{}' is of kind {} and target '{}' ({}) of kind {}",
+                                   scenario_.name, scenario_.kind, t.name, t.manifest.string(), t.kind));
   }
   if (check) check(scenario_, targets_);
   if (args_.databaseUrl.empty() != args_.valkeyUrl.empty())

@@ -110,6 +110,10 @@ private:
   int nextWorkspace_ = 0;
 };
 
+/// Whether the scenario named on the command line is of kind http (false also when it can't be read: the
+/// session then says why).
+bool httpScenario(const std::string& nameOrFile);
+
 /// The repository's scenarios folder: $IDEMPROOF_SCENARIOS, else <exe dir>/../scenarios, else ./scenarios.
 std::filesystem::path scenariosDir();
 

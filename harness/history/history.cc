@@ -241,6 +241,49 @@ json valueOf(const ops::Stall& s) {
 
 json valueOf(const ops::Escape& e) { return {{"pid", e.pid}, {"command", e.command}}; }
 
+json valueOf(const ops::Request& r) {
+  json j{{"id", r.id}, {"op", r.op}, {"role", r.role}, {"body", r.body}, {"key_header", r.keyHeader},
+         {"ref", r.ref}, {"wait", r.wait}, {"server", r.server}};
+  if (r.key) j["key"] = r.key;
+  if (r.keyHeader) j["key_value"] = r.keyValue;
+  if (r.burst) j["burst"] = r.burst;
+  return j;
+}
+ops::Request requestOf(const In& in) {
+  ops::Request r;
+  r.id = static_cast<int>(in.integer("id"));
+  r.op = static_cast<int>(in.integer("op", 0));
+  r.role = in.str("role");
+  r.key = static_cast<int>(in.integer("key", 0));
+  r.body = static_cast<int>(in.integer("body"));
+  r.keyHeader = in.flag("key_header");
+  r.keyValue = in.str("key_value", "");
+  r.ref = in.str("ref", "");
+  r.wait = in.str("wait", "answer");
+  r.server = in.str("server", "");
+  r.burst = static_cast<int>(in.integer("burst", 0));
+  return r;
+}
+
+json valueOf(const ops::Response& r) {
+  json j{{"id", r.id}, {"outcome", r.outcome}};
+  if (r.status) j["status"] = r.status;
+  if (!r.location.empty()) j["location"] = r.location;
+  if (!r.digest.empty()) j["digest"] = r.digest;
+  if (!r.body.empty()) j["body"] = r.body;
+  return j;
+}
+ops::Response responseOf(const In& in) {
+  ops::Response r;
+  r.id = static_cast<int>(in.integer("id"));
+  r.outcome = in.str("outcome");
+  r.status = static_cast<int>(in.integer("status", 0));
+  r.location = in.str("location", "");
+  r.digest = in.str("digest", "");
+  r.body = in.str("body", "");
+  return r;
+}
+
 json valueOf(const ops::Final& f) {
   json pending = json::array();
   for (const auto& p : f.pending)
@@ -313,6 +356,8 @@ Record recordOf(const std::string& type, const json& v, const std::string& where
   if (type == "escape") return ops::Escape{static_cast<int>(in.integer("pid")), in.str("command")};
   if (type == "final") return finalOf(in, v);
   if (type == "error") return ops::Error{in.str("message")};
+  if (type == "request") return requestOf(in);
+  if (type == "response") return responseOf(in);
   throw std::runtime_error(fmt::format("{}: unknown op type '{}'", where, type));
 }
 
@@ -343,7 +388,8 @@ std::string Exit::text() const { return signal ? fmt::format("signal {}", *signa
 
 const char* typeOf(const Record& r) {
   static const char* names[] = {"plan", "initial", "send", "spawn", "step", "fault",
-                                "exit", "note",    "opaque", "stall", "escape", "final", "error"};
+                                "exit", "note",    "opaque", "stall", "escape", "final", "error",
+                                "request", "response"};
   static_assert(std::variant_size_v<Record> == sizeof(names) / sizeof(names[0]));
   return names[r.index()];
 }

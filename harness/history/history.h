@@ -21,6 +21,8 @@
 /// | `escape`  | c1, …            | pid, command: a process the consumer started that outlived it (killed)   |
 /// | `final`   | harness          | observed rows, pending and undelivered entries, how the run ended        |
 /// | `error`   | harness          | message: the run could not be judged                                     |
+/// | `request` | client           | HTTP: id, op, role, key, body, key_value, ref, wait, server              |
+/// | `response`| client           | HTTP: id, outcome, status, location, digest, body                        |
 ///
 /// A step is recorded once, when it ends; its outcome is one of docs/steps.md ("How a step ends").
 #include "plan/fault.h"
@@ -177,10 +179,44 @@ struct Error {
   std::string message;
 };
 
+/// HTTP scenarios: a request the client wrote to the server (plan/client_op.h). Recorded when written.
+struct Request {
+  int id = 0;          ///< 1, 2, … in the order written (r1, r2, …)
+  int op = 0;          ///< the schedule's client op it belongs to (1-based); 0: the client's own retry at the end
+  /// original (a key's first request), retry (its key and payload again), mismatch (its key, another
+  /// payload), no-key, bad-key, settle (the client retrying a key with no final answer, at the end)
+  std::string role;
+  int key = 0;         ///< the event whose key it sends (0: none)
+  int body = 0;        ///< the event whose payload it sends
+  bool keyHeader = true; ///< the key header was sent
+  std::string keyValue;  ///< the header's value as sent
+  std::string ref;       ///< the payload's reference (its uuid field)
+  std::string wait;      ///< ClientOp::Wait ("answer", "timeout", "cut-after-request", …)
+  std::string server;    ///< the server process it went to ("s1")
+  int burst = 0;         ///< in a burst: its copy number (1-based), else 0
+};
+
+/// How a request ended for the client.
+///  answered  the client read the whole answer
+///  late      the whole answer, read after the client had given up on it (a timeout: it was held)
+///  cut       the client closed the connection on purpose (status/location known when the headers came)
+///  reset     the connection closed without an answer (the server was killed, or closed it)
+///  refused   no server accepted the connection
+struct Response {
+  int id = 0;
+  std::string outcome;
+  int status = 0;       ///< 0 when no status line arrived
+  std::string location; ///< the Location header ("" when absent)
+  std::string digest;   ///< FNV-1a 64 of the whole body, 16 hex digits ("" without a body)
+  std::string body;     ///< the body, at most 4 KiB of it
+  bool final() const { return outcome == "answered" || outcome == "late"; }
+};
+
 } // namespace ops
 
 using Record = std::variant<ops::Plan, ops::Initial, ops::Send, ops::Spawn, ops::Step, ops::FaultOp, ops::Exit,
-                            ops::Note, ops::Opaque, ops::Stall, ops::Escape, ops::Final, ops::Error>;
+                            ops::Note, ops::Opaque, ops::Stall, ops::Escape, ops::Final, ops::Error, ops::Request,
+                            ops::Response>;
 
 /// The op type of a record: "plan", "step", ... (the table above).
 const char* typeOf(const Record& r);

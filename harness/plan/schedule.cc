@@ -34,6 +34,12 @@ int Schedule::inflight() const {
 std::string Schedule::summary() const {
   std::vector<std::string> ks;
   for (const auto& k : faults) ks.push_back(k.str());
+  if (http()) {
+    std::vector<std::string> cs;
+    for (const auto& c : client) cs.push_back(c.str());
+    return fmt::format("{} request{} [{}], faults [{}]", client.size(), client.size() == 1 ? "" : "s", fmt::join(cs, ", "),
+                       fmt::join(ks, ", "));
+  }
   return fmt::format("{} event{}, {} retr{}, {} stream entr{}, faults [{}], restart {}", events.size(),
                      events.size() == 1 ? "" : "s", retries(), retries() == 1 ? "y" : "ies", stream.size(),
                      stream.size() == 1 ? "y" : "ies", fmt::join(ks, ", "), toString(restart)) +
@@ -64,7 +70,8 @@ void to_json(nlohmann::json& j, const Schedule& s) {
     stream.push_back({{"event", e.event}, {"phase", e.phase}});
     if (e.inflight) stream.back()["inflight"] = true; // absent: false, as in files of earlier versions
   }
-  j["stream"] = stream;
+  if (!s.http()) j["stream"] = stream;
+  else j["client"] = s.client;
   j["faults"] = s.faults;
   if (s.consumers != 1) j["consumers"] = s.consumers; // absent: one, as in files of earlier versions
   if (s.claimIdleMs > 0) j["claim_idle_ms"] = s.claimIdleMs; // absent: the run's --claim-idle-ms
@@ -129,8 +136,21 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
     }
     s.events.push_back(std::move(ev));
   }
-  const auto& stream = field("stream");
-  if (!stream.is_array() || stream.empty()) throw bad("stream", "must be a non-empty array");
+  if (j.contains("client")) { // an HTTP schedule: the client's requests instead of a stream
+    const auto& client = j["client"];
+    if (!client.is_array() || client.empty()) throw bad("client", "must be a non-empty array of requests");
+    if (j.contains("stream")) throw bad("stream", "an HTTP schedule (with \"client\") has no stream");
+    for (size_t i = 0; i < client.size(); ++i) {
+      std::string f = fmt::format("client[{}]", i);
+      ClientOp op = clientOpFromJson(client[i], what, f);
+      for (int n : {op.key, op.body, op.other})
+        if (n && !ns.count(n)) throw bad(f, fmt::format("no event {}", n));
+      s.client.push_back(op);
+    }
+  }
+  const nlohmann::json noStream = nlohmann::json::array();
+  const auto& stream = s.http() ? noStream : field("stream");
+  if (!s.http() && (!stream.is_array() || stream.empty())) throw bad("stream", "must be a non-empty array");
   for (size_t i = 0; i < stream.size(); ++i) {
     const auto& e = stream[i];
     std::string f = fmt::format("stream[{}]", i);

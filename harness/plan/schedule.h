@@ -1,6 +1,7 @@
 #pragma once
 /// A schedule is a pure value: everything needed to execute one run of a scenario against a target.
 /// Generating, shrinking, saving and replaying a schedule start no process.
+#include "plan/client_op.h"
 #include "plan/fault.h"
 
 #include <nlohmann/json.hpp>
@@ -43,7 +44,9 @@ struct Schedule {
   std::string target; ///< informational; replay may override
   uint64_t seed = 0;
   std::vector<Event> events;
-  std::vector<StreamEntry> stream; ///< in stream order
+  std::vector<StreamEntry> stream; ///< in stream order (consumer scenarios)
+  /// HTTP scenarios: the client's requests, in order (plan/client_op.h); the stream is then empty.
+  std::vector<ClientOp> client;
   std::vector<Fault> faults;      ///< at most one per step point (fault.h)
   RestartStyle restart = RestartStyle::NewName;
   /// Consumer processes that run at once (1 to kMaxConsumers), labelled c1, c2, … in the order they start;
@@ -59,7 +62,9 @@ struct Schedule {
   int phases() const;
   int retries() const; ///< stream entries beyond the first of each event
   int inflight() const; ///< stream entries sent while earlier ones are in work (StreamEntry::inflight)
-  /// "3 events, 1 retry, faults [after:COMMIT#3], restart new-name" (", 2 consumers" when more than one)
+  bool http() const { return !client.empty(); }
+  /// "3 events, 1 retry, faults [after:COMMIT#3], restart new-name" (", 2 consumers" when more than one);
+  /// HTTP: "3 requests [send 1, send 1 (timeout), burst 4 of 1], faults [after:COMMIT#1]"
   std::string summary() const;
 };
 

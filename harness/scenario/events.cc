@@ -34,7 +34,7 @@ bool drawn(const FieldGen& f) { return f.gen == "key" || f.gen == "int" || f.gen
 
 DefaultSchedule parseDefaultSchedule(const nlohmann::json& j, const std::string& what, const Scenario& s) {
   FieldReader top(j, what, "default_schedule");
-  top.onlyKnown({"events", "stream"});
+  top.onlyKnown({"events", "stream", "client"});
   if (!top.has("events") || !top.raw("events").is_array() || top.raw("events").empty())
     top.fail("events", "must be a non-empty array of events (objects of field values)");
   DefaultSchedule d;
@@ -62,6 +62,22 @@ DefaultSchedule parseDefaultSchedule(const nlohmann::json& j, const std::string&
     }
     d.events.push_back(std::move(ev));
   }
+  if (s.kind == "http") { // the client's requests instead of a stream (plan/client_op.h)
+    if (top.has("stream")) top.fail("stream", "an HTTP scenario has no stream; its default schedule has \"client\"");
+    if (!top.has("client") || !top.raw("client").is_array() || top.raw("client").empty())
+      top.fail("client", "must be a non-empty array of requests, e.g. {\"op\": \"send\", \"key\": 1}");
+    const auto& client = top.raw("client");
+    for (size_t i = 0; i < client.size(); ++i) {
+      std::string path = fmt::format("default_schedule.client[{}]", i);
+      ClientOp op = clientOpFromJson(client[i], what, path);
+      for (int n : {op.key, op.body, op.other})
+        if (n < 0 || n > static_cast<int>(d.events.size()))
+          fieldError(what, path, fmt::format("no event {} (events are numbered 1 to {})", n, d.events.size()));
+      d.client.push_back(op);
+    }
+    return d;
+  }
+  if (top.has("client")) top.fail("client", "belongs to a scenario of kind http");
   if (!top.has("stream") || !top.raw("stream").is_array() || top.raw("stream").empty())
     top.fail("stream", "must be a non-empty array of event numbers (or {\"event\": n, \"phase\": p})");
   const auto& stream = top.raw("stream");
@@ -141,6 +157,7 @@ Schedule defaultSchedule(const Scenario& s) {
   sch.scenario = s.name;
   sch.events = s.default_schedule.events;
   sch.stream = s.default_schedule.stream;
+  sch.client = s.default_schedule.client;
   completeEvents(s, sch.events);
   return sch;
 }

@@ -71,7 +71,7 @@ Invariant parseOne(const FieldReader& r, const std::vector<Invariant>& earlier, 
 } // namespace
 
 std::vector<Invariant> parseInvariants(const nlohmann::json& j, const std::string& what, const Scenario& s) {
-  if (!j.is_array() || j.empty()) fieldError(what, "invariants", "must be a non-empty array of invariants");
+  if (!j.is_array() || (j.empty() && s.kind != "http")) fieldError(what, "invariants", "must be a non-empty array of invariants");
   std::vector<Invariant> out;
   for (size_t i = 0; i < j.size(); ++i) {
     FieldReader r(j[i], what, fmt::format("invariants[{}]", i));

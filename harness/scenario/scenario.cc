@@ -55,11 +55,12 @@ std::string Scenario::idField() const {
 
 Scenario scenarioFromJson(const nlohmann::json& j, const std::string& what) {
   detail::FieldReader r(j, what, "");
-  r.onlyKnown({"name", "description", "tables", "keys", "fields", "default_schedule", "invariants"});
+  r.onlyKnown({"name", "description", "kind", "http", "tables", "keys", "fields", "default_schedule", "invariants"});
   Scenario s;
   s.name = *r.str("name", true);
   if (!plainName(s.name)) r.fail("name", fmt::format("'{}' must be letters, digits, '.', '_' or '-'", s.name));
   s.description = r.str("description", false, false).value_or("");
+  if (r.has("kind")) s.kind = r.oneOf("kind", {"consumer", "http"});
 
   if (!r.has("tables")) r.fail("tables", "is required");
   detail::FieldReader t(r.raw("tables"), what, "tables");
@@ -83,8 +84,17 @@ Scenario scenarioFromJson(const nlohmann::json& j, const std::string& what) {
   }
   if (!r.has("fields")) r.fail("fields", "is required");
   s.fields = detail::parseFields(r.raw("fields"), what, s.keys);
-  if (!r.has("invariants")) r.fail("invariants", "is required");
-  s.invariants = detail::parseInvariants(r.raw("invariants"), what, s);
+  if (s.kind == "http") {
+    if (!r.has("http")) r.fail("http", "is required for a scenario of kind http");
+    s.http = detail::parseHttpSpec(r.raw("http"), what, s);
+  } else if (r.has("http")) {
+    r.fail("http", "belongs to a scenario of kind http (add \"kind\": \"http\")");
+  }
+  if (s.kind == "http" && r.has("invariants") && !(r.raw("invariants").is_array() && r.raw("invariants").empty()))
+    r.fail("invariants", "an HTTP scenario's invariants are fixed (docs/http-contract.md); its SQL goes in http.effects "
+                         "and http.ledger");
+  if (!r.has("invariants") && s.kind != "http") r.fail("invariants", "is required");
+  if (s.kind != "http") s.invariants = detail::parseInvariants(r.raw("invariants"), what, s);
   if (!r.has("default_schedule")) r.fail("default_schedule", "is required");
   s.default_schedule = detail::parseDefaultSchedule(r.raw("default_schedule"), what, s);
   try {

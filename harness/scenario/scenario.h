@@ -61,12 +61,47 @@ struct Invariant {
 struct DefaultSchedule {
   std::vector<Event> events;
   std::vector<StreamEntry> stream;
+  std::vector<ClientOp> client; ///< HTTP scenarios
+};
+
+/// What an HTTP scenario declares its endpoint does with an Idempotency-Key (docs/http-contract.md): the
+/// anchors disagree (the IETF draft, Stripe), so the scenario says which answers are right.
+struct HttpPolicy {
+  int created = 201;        ///< the status of a request that executed
+  int mismatch = 422;       ///< the key reused with another payload
+  /// A retry while the key's first request runs: this status, or 0 for "wait": the server blocks it until
+  /// the first completes and then replays it.
+  int inFlight = 409;
+  int missingKey = 400;     ///< no key, or a malformed one
+  bool replay5xx = false;   ///< a 5xx answer is stored and replayed (else a retry after a 5xx may execute)
+  int leaseMs = 2000;       ///< after a crash, a retry completes (or gets a faithful answer) within this
+  int64_t retentionMs = 86400000; ///< how long a completed key is remembered
+};
+
+/// The endpoint of an HTTP scenario (kind "http").
+struct HttpSpec {
+  std::string method = "POST";
+  std::string path = "/orders";
+  std::string keyHeader = "Idempotency-Key";
+  std::string keyFormat = "sf-string";  ///< "sf-string" (RFC 8941, quoted) or "opaque" (the header value)
+  std::vector<std::string> numbers;     ///< body fields sent as JSON numbers (the others are strings)
+  /// SQL returning (id, count): the effects of each request payload, by the value of its uuid field (ref).
+  std::string effects;
+  /// An optional sum the effects move: observed (key, value) == initial + sign × Σ field over effects.
+  struct Ledger {
+    std::string observed, key, field;
+    int sign = -1;
+  };
+  std::optional<Ledger> ledger;
+  HttpPolicy policy;
 };
 
 struct Scenario {
   std::filesystem::path file;  ///< where it was read from
   std::string name;
   std::string description;
+  std::string kind = "consumer"; ///< "consumer" (a stream) or "http" (an Idempotency-Key endpoint)
+  std::optional<HttpSpec> http;  ///< kind "http"
   std::string create_sql;      ///< CREATE TABLE statements (run once per namespace)
   std::string initial_sql;     ///< INSERTs of the initial rows (run after every reset)
   std::vector<std::string> tables; ///< tables the harness empties on reset (scenario's own)

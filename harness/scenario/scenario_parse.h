@@ -22,6 +22,9 @@ std::vector<Invariant> parseInvariants(const nlohmann::json& j, const std::strin
 /// Parses "default_schedule" against the scenario's fields and keys (events numbered 1..N in order).
 DefaultSchedule parseDefaultSchedule(const nlohmann::json& j, const std::string& what, const Scenario& s);
 
+/// Parses "http" (kind http): the endpoint, the effects query, the ledger and the declared policy.
+HttpSpec parseHttpSpec(const nlohmann::json& j, const std::string& what, const Scenario& s);
+
 /// Every value a field can take, when that set is finite (key, pick, const, map); nullopt otherwise.
 std::optional<std::set<std::string>> possibleValues(const FieldGen& f, const std::vector<std::string>& keys);
 

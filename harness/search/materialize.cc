@@ -56,9 +56,78 @@ std::vector<int> originals(const Shape& s, const Scenario& sc, const std::vector
   return order;
 }
 
+/// HTTP: the requests of a shape. Keys are numbered in the order of their first use; the payload of a
+/// mismatch, of a request without a key or with a malformed one is an event of its own, sent under no key
+/// of its own (a payload belongs to one key). A mismatch needs a key used before: on a fresh key it is an
+/// original. Kill points are bounded by the steps of as many executed requests as there are keys.
+Schedule materializeHttp(const Shape& s, const Scenario& sc, const KillModel& km, uint64_t seed, const ModelParams& params) {
+  Schedule out;
+  out.scenario = sc.name;
+  out.seed = seed;
+  std::vector<Event> payloads = eventsOf(s, sc);
+  if (payloads.empty()) payloads.push_back(Event{1, {}});
+  const int n = static_cast<int>(payloads.size());
+  std::map<int, int> keyEvent; // payload index -> event number
+  auto event = [&](int index) {
+    Event e = payloads[static_cast<size_t>(index % n)];
+    e.n = static_cast<int>(out.events.size()) + 1;
+    out.events.push_back(e);
+    return e.n;
+  };
+  auto key = [&](int draw) {
+    int i = std::abs(draw) % n;
+    auto it = keyEvent.find(i);
+    return it != keyEvent.end() ? it->second : keyEvent[i] = event(i);
+  };
+  static const ClientOp::Wait waits[] = {ClientOp::Wait::Answer, ClientOp::Wait::Timeout, ClientOp::Wait::CutRequest,
+                                         ClientOp::Wait::CutHeaders, ClientOp::Wait::CutBody};
+  static const char* malformed[] = {"empty", "token", "unterminated"};
+  const bool opaque = sc.http && sc.http->keyFormat == "opaque";
+  std::set<int> used;
+  for (const auto& r : s.requests) {
+    ClientOp op;
+    switch (std::abs(r.kind) % 4) {
+    case 0:
+      op.kind = ClientOp::Kind::Send;
+      op.key = op.body = key(r.key);
+      if (r.mismatch && used.count(op.key)) op.body = event(std::abs(r.key) + 1);
+      op.wait = waits[std::abs(r.wait) % 5];
+      break;
+    case 1:
+      op.kind = ClientOp::Kind::Burst;
+      op.key = op.body = key(r.key);
+      op.copies = std::clamp(r.copies, 2, std::clamp(params.maxBurst, 2, kMaxBurst));
+      if (r.mismatch) op.other = event(std::abs(r.key) + 1);
+      break;
+    default:
+      op.kind = std::abs(r.kind) % 4 == 2 ? ClientOp::Kind::NoKey : ClientOp::Kind::BadKey;
+      op.key = 0;
+      op.body = event(std::abs(r.key));
+      // An opaque key is any non-empty value: only an empty one is malformed.
+      op.malformed = opaque ? "empty" : malformed[std::abs(r.malformed) % 3];
+      break;
+    }
+    if (op.key) used.insert(op.key);
+    out.client.push_back(op);
+  }
+  const int keys = static_cast<int>(std::max<size_t>(1, used.size()));
+  if (!km.empty()) {
+    for (const auto& k : s.kills) {
+      const auto& verb = km.verbs()[static_cast<size_t>(std::abs(k.verb)) % km.verbs().size()];
+      int bound = km.bound(verb, keys);
+      if (bound < 1) continue;
+      Fault p = Fault::kill(k.before ? When::Before : When::After, verb, 1 + (std::max(1, k.k) - 1) % bound);
+      bool taken = std::any_of(out.faults.begin(), out.faults.end(), [&](const Fault& q) { return q.verb == p.verb && q.k == p.k; });
+      if (!taken) out.faults.push_back(p);
+    }
+  }
+  return out;
+}
+
 } // namespace
 
 Schedule materialize(const Shape& s, const Scenario& sc, const KillModel& km, uint64_t seed, const ModelParams& params) {
+  if (sc.http) return materializeHttp(s, sc, km, seed, params);
   Schedule out;
   out.scenario = sc.name;
   out.seed = seed;

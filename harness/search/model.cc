@@ -127,10 +127,23 @@ rc::Gen<Shape> shapeGen(const Scenario& sc, const KillModel& km, const ModelPara
                                       gen::set(&Shape::Hold::untilK, gen::inRange(1, maxHoldK + 1)));
   std::vector<int> holdWeights{1, 2, 1};
   holdWeights.resize(static_cast<size_t>(std::max(0, p.maxHolds)) + 1);
+  const bool http = sc.http.has_value();
+  // HTTP: a request's kind and wait are weighted so that most are plain sends; each shrinks toward one.
+  auto request = gen::build<Shape::Request>(
+      // Thresholds over inRange, which shrinks toward 0 (a send that waits), where weightedElement would not.
+      gen::set(&Shape::Request::kind, gen::map(gen::inRange(0, 17), [](int x) { return x < 12 ? 0 : x < 15 ? 1 : x - 13; })),
+      gen::set(&Shape::Request::key, gen::inRange(0, maxEvents)),
+      gen::set(&Shape::Request::wait, gen::map(gen::inRange(0, 18), [](int x) { return x < 10 ? 0 : x < 15 ? 1 : x - 13; })),
+      gen::set(&Shape::Request::mismatch, gen::map(gen::inRange(0, 10), [](int x) { return x >= 8; })),
+      gen::set(&Shape::Request::copies, gen::inRange(2, std::max(2, p.maxBurst) + 1)),
+      gen::set(&Shape::Request::malformed, gen::inRange(0, 3)));
+  if (http) event = gen::build<Shape::Event>(gen::set(&Shape::Event::draws, fixedVector(draws)));
   int minC = std::clamp(p.minConsumers, 1, kMaxConsumers), maxC = std::clamp(p.maxConsumers, minC, kMaxConsumers);
   int keys = std::max<int>(1, sc.keys.size());
   return gen::build<Shape>(
       gen::set(&Shape::events, weightedVector(event, uniform(std::max(1, p.minEvents), maxEvents))),
+      gen::set(&Shape::requests, http ? weightedVector(request, uniform(1, std::max(1, p.maxRequests)))
+                                      : gen::just(std::vector<Shape::Request>{})),
       gen::set(&Shape::kills, weightedVector(kill, uniform(p.minKills, std::max(p.minKills, p.maxKills)))),
       gen::set(&Shape::keys, gen::inRange(1, keys + 1)),
       gen::set(&Shape::sameName, p.drawRestart ? coin() : gen::just(false)),

@@ -35,6 +35,9 @@ struct ModelParams {
   int minConsumers = 1, maxConsumers = 1;
   int maxHolds = 2;             ///< 0: no holds (check --faults without hold)
   int holdMs = 100;             ///< a hold released by time lasts this long (materialize of release 1; not drawn)
+  /// HTTP scenarios: requests per schedule, uniform in [1, maxRequests], and a burst's most copies.
+  int maxRequests = 5;
+  int maxBurst = 8;
 };
 
 struct Shape {
@@ -69,7 +72,18 @@ struct Shape {
     bool untilBefore = false;
     int untilK = 1;
   };
-  std::vector<Event> events;
+  /// HTTP scenarios: one request of the client (plan/client_op.h). Every draw shrinks toward a plain send
+  /// of the first key that waits for its answer.
+  struct Request {
+    int kind = 0;      ///< 0 send, 1 burst, 2 no-key, 3 bad-key (weighted: sends most)
+    int key = 0;       ///< the key: events[key mod events]
+    int wait = 0;      ///< send: 0 answer, 1 timeout, 2 cut after the request, 3 after the headers, 4 mid-body
+    bool mismatch = false; ///< send: another payload under the key; burst: the last copy's
+    int copies = 2;    ///< burst: 2..ModelParams::maxBurst
+    int malformed = 0; ///< bad-key: empty, unquoted token, unterminated quote
+  };
+  std::vector<Event> events;   ///< HTTP: the payloads, one key each
+  std::vector<Request> requests; ///< HTTP only
   std::vector<Kill> kills;
   int keys = 1;          ///< how many of the scenario's keys the events use
   bool sameName = false;

@@ -273,6 +273,12 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   proxy::Decision d;
   auto fault = setUp ? std::nullopt : takeFault(When::Before, step.verb, f.k, names_[owner], f.pk);
   if (fault) d = fire(lock, owner, *fault, stepOf(f), server, token, step.flushed);
+  if (d.kind == proxy::Decision::Kind::Pass && !setUp && !gateVerb_.empty() && step.verb == gateVerb_ && gateLeft_ != 0) {
+    d.kind = proxy::Decision::Kind::Hold; // until openGate
+    if (gateLeft_ > 0) --gateLeft_;
+    gateHeld_.push_back(token.id);
+    history_.append(names_[owner], ops::Note{fmt::format("{}#{} held before the server sees it: {}", step.verb, f.k, gateWhy_)});
+  }
   f.answered = d.kind == proxy::Decision::Kind::Replace;
   f.replyStandIn = std::exchange(replyStandIn_, {});
   if (d.kind == proxy::Decision::Kind::Pass || d.kind == proxy::Decision::Kind::Hold ||
@@ -293,6 +299,45 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   releaseTokens(released);
   cv_.notify_all();
   return d;
+}
+
+void Controller::gate(const std::string& verb, int count, std::string why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  gateVerb_ = verb;
+  gateLeft_ = count;
+  gateWhy_ = std::move(why);
+}
+
+int Controller::gated() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(std::count_if(gateHeld_.begin(), gateHeld_.end(), [&](int64_t t) { return inflight_.count(t) > 0; }));
+}
+
+void Controller::openGate(const std::string& why) {
+  std::vector<proxy::StepToken> out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    gateVerb_.clear();
+    gateLeft_ = 0;
+    for (int64_t t : gateHeld_)
+      if (inflight_.count(t)) out.push_back(proxy::StepToken{t});
+    gateHeld_.clear();
+    if (!out.empty())
+      history_.append("harness", ops::Note{fmt::format("released {} held step{}: {}", out.size(), out.size() == 1 ? "" : "s", why)});
+    ++activity_;
+  }
+  releaseTokens(out);
+  cv_.notify_all();
+}
+
+int Controller::inflightAll() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(inflight_.size());
+}
+
+uint64_t Controller::activity() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return activity_;
 }
 
 std::vector<proxy::StepToken> Controller::reached(const std::string& process, When when, const std::string& verb, int k) {

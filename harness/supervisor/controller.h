@@ -90,6 +90,19 @@ public:
   std::vector<ActiveHold> activeHolds() const;
   /// Releases a hold now (the supervisor found it can't be met, or waited long enough), noting `why`.
   void releaseHold(int64_t token, const std::string& why);
+  /// HTTP schedules: from now on, holds the requests of `verb` (any process) before the server sees them,
+  /// at most `count` of them (-1: every one) until openGate — how the client keeps a request in flight past
+  /// its timeout, or lines a burst up at a barrier. Each held step is noted with `why`.
+  void gate(const std::string& verb, int count, std::string why);
+  /// Steps the gate holds now (not ended by a reply or a cut).
+  int gated() const;
+  /// Disarms the gate and releases every step it holds, noting `why` when it held any.
+  void openGate(const std::string& why);
+  /// Steps in flight over every process (requests without a reply).
+  int inflightAll() const;
+  /// The activity counter (a step, a reply, a fault): compare to tell whether anything moved.
+  uint64_t activity() const;
+
   /// Faults not fired yet.
   std::vector<Fault> pendingFaults() const;
   /// The last time any process did work: a request other than a read, or a read that delivered entries.
@@ -157,6 +170,10 @@ private:
   /// Releases `tokens` on the hub (call without the lock).
   void releaseTokens(const std::vector<proxy::StepToken>& tokens);
   int64_t nextToken_ = 1;
+  std::string gateVerb_;          ///< "" when the gate is open
+  int gateLeft_ = 0;              ///< how many more it holds (-1: no bound)
+  std::string gateWhy_;
+  std::vector<int64_t> gateHeld_; ///< tokens it holds
   std::map<int, std::string> names_;
   std::map<int, pid_t> pids_;
   std::map<int, ProcessState> states_;

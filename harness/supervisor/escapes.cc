@@ -10,10 +10,28 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <atomic>
 #include <thread>
 #include <vector>
 
+extern char** environ;
+
 namespace idem {
+
+std::string nextRunTag() {
+  static std::atomic<uint64_t> runs{0};
+  return fmt::format("{}/{}", Owner::self().tag(), ++runs);
+}
+
+std::map<std::string, std::string> currentEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv(*e);
+    auto eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return env;
+}
 
 namespace {
 

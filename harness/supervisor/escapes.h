@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -13,6 +14,12 @@ namespace idem {
 /// The environment marks of a consumer: its run (unique over idemproof's life), its process label.
 inline constexpr const char* kRunEnv = "IDEMPROOF_RUN";
 inline constexpr const char* kProcessEnv = "IDEMPROOF_PROCESS";
+
+/// A fresh run mark: "<owner tag>/<n>", unique over idemproof's life.
+std::string nextRunTag();
+
+/// idemproof's own environment, the base of every process it starts for a run.
+std::map<std::string, std::string> currentEnvironment();
 
 /// Every consumer process of run `runTag` has stopped: a process still carrying the run's mark and outside
 /// the consumers' process groups `groups` left its group (setsid, a daemon). Kills it and records an

@@ -33,8 +33,6 @@
 #include <set>
 #include <thread>
 
-extern char** environ;
-
 namespace idem {
 
 namespace {
@@ -43,23 +41,8 @@ namespace {
 /// disk beyond that (the report keeps the last 256 KiB).
 constexpr size_t kConsumerLogCap = 1 << 20;
 
-std::string nextRunTag() {
-  static std::atomic<uint64_t> runs{0};
-  return fmt::format("{}/{}", Owner::self().tag(), ++runs);
-}
-
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
-
-std::map<std::string, std::string> currentEnvironment() {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    std::string kv(*e);
-    auto eq = kv.find('=');
-    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  return env;
-}
 
 int64_t msBetween(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration_cast<milliseconds>(b - a).count();

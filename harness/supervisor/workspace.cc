@@ -159,6 +159,22 @@ void Workspace::Impl::checkScenarioShapes() {
       throw UsageError(fmt::format("{}: field 'tables.names[{}]': no table '{}' after tables.create", scenario.file.string(),
                                    i, scenario.tables[i]));
   }
+  if (scenario.http) { // each returns (id, count) / (key, value)
+    std::vector<std::pair<std::string, std::string>> queries{{"http.effects", scenario.http->effects}};
+    if (scenario.http->ledger) queries.emplace_back("http.ledger.observed", scenario.http->ledger->observed);
+    for (const auto& [field, sql] : queries) {
+      size_t columns = 0;
+      try {
+        pg->rows(sql, &columns);
+      } catch (const std::exception& e) {
+        throw UsageError(fmt::format("{}: field '{}': {}", scenario.file.string(), field, e.what()));
+      }
+      if (columns != 2)
+        throw UsageError(fmt::format("{}: field '{}': returns {} column{}, it must return 2 ({})", scenario.file.string(),
+                                     field, columns, columns == 1 ? "" : "s",
+                                     field == "http.effects" ? "the payload's reference, its count" : "key, value"));
+    }
+  }
   for (const auto& inv : scenario.invariants) {
     size_t columns = 0;
     try {
@@ -198,6 +214,20 @@ Observed Workspace::Impl::observe() {
       observed[inv.name] = pg->rows(inv.observed);
     } catch (const std::exception& e) {
       throw UsageError(fmt::format("{}: invariant '{}': field 'observed': {}", scenario.file.string(), inv.name, e.what()));
+    }
+  }
+  if (scenario.http) { // HTTP: the effects per payload reference, and the ledger they move
+    try {
+      observed["effects"] = pg->rows(scenario.http->effects);
+    } catch (const std::exception& e) {
+      throw UsageError(fmt::format("{}: field 'http.effects': {}", scenario.file.string(), e.what()));
+    }
+    if (scenario.http->ledger) {
+      try {
+        observed["ledger"] = pg->rows(scenario.http->ledger->observed);
+      } catch (const std::exception& e) {
+        throw UsageError(fmt::format("{}: field 'http.ledger.observed': {}", scenario.file.string(), e.what()));
+      }
     }
   }
   return observed;
@@ -285,7 +315,16 @@ History Workspace::execute(const Schedule& schedule) {
         if (g.gen == "uuid") f[g.name] = freshUuid();
       fields[e.n] = std::move(f);
     }
-    im.runConsumers(h, schedule, fields);
+    if (im.scenario.http) {
+      if (!schedule.http())
+        throw UsageError(fmt::format("scenario '{}' is of kind http: its schedules list the client's requests (\"client\")",
+                                     im.scenario.name));
+      im.runServer(h, schedule, fields);
+    } else {
+      if (schedule.http())
+        throw UsageError(fmt::format("scenario '{}' reads a stream: its schedules have no client requests", im.scenario.name));
+      im.runConsumers(h, schedule, fields);
+    }
   } catch (const std::exception& e) {
     h.append("harness", ops::Error{e.what()});
   }

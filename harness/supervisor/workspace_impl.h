@@ -58,6 +58,8 @@ struct Workspace::Impl {
   void restartServer(const std::string& which);
   /// The final state (observed rows, pending and undelivered entries); the caller says how the run ended.
   ops::Final finalState();
+  /// The server process and the client's requests of one HTTP schedule (http_execute.cc).
+  void runServer(History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields);
   /// The consumer processes of one schedule (execute.cc).
   void runConsumers(History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields);
 };

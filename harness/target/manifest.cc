@@ -55,13 +55,20 @@ Target targetFromJson(const nlohmann::json& j, const fs::path& manifest) {
   std::error_code ec;
   const std::string what = manifest.string();
   detail::FieldReader r(j, what, "");
-  r.onlyKnown({"name", "command", "env", "schema", "scenarios", "expect", "files_outside"});
+  r.onlyKnown({"name", "kind", "health", "command", "env", "schema", "scenarios", "expect", "files_outside"});
 
   Target t;
   t.manifest = fs::absolute(manifest).lexically_normal();
   t.dir = t.manifest.parent_path();
   t.name = *r.str("name", true);
   if (t.name.size() > kMaxNameBytes) r.fail("name", fmt::format("{} bytes, more than {}", t.name.size(), kMaxNameBytes));
+  if (r.has("kind")) t.kind = r.oneOf("kind", {"consumer", "http"});
+  if (auto health = r.str("health", false)) {
+    if (t.kind != "http") r.fail("health", "only an HTTP target (\"kind\": \"http\") has a health path");
+    if ((*health)[0] != '/' || health->find_first_of(" \r\n\t") != std::string::npos)
+      r.fail("health", fmt::format("'{}' is not an absolute request path (\"/healthz\")", *health));
+    t.health = *health;
+  }
   if (r.has("files_outside") && !r.raw("files_outside").is_boolean()) r.fail("files_outside", "must be true or false");
   const bool outsideAllowed = r.has("files_outside") && r.raw("files_outside").get<bool>();
   // A file the manifest names (schema, a relative program path) stays inside the target's folder, unless

@@ -22,6 +22,8 @@ struct Target {
   std::filesystem::path dir;      ///< absolute folder of target.json; the command's working directory
   std::filesystem::path manifest; ///< absolute path of target.json
   std::string name;
+  std::string kind = "consumer"; ///< "consumer" (docs/target-contract.md) or "http" (docs/http-contract.md)
+  std::string health;            ///< http: a path answering GET with 2xx once ready ("": PORT accepting is ready)
   std::vector<std::string> command;          ///< argv; a relative argv[0] with a '/' is resolved against dir
   std::map<std::string, std::string> env;    ///< added to the consumer's environment after ${VAR} expansion
   std::optional<std::filesystem::path> schema; ///< absolute path of the target's own SQL, if any

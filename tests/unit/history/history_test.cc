@@ -59,6 +59,19 @@ History everyKind() {
   f.reason = "c2 silent for 58 s holding 1 entry";
   h.append("harness", f);
   h.append("harness", ops::Error{"cannot start"});
+  ops::Request rq;
+  rq.id = 1;
+  rq.op = 2;
+  rq.role = "retry";
+  rq.key = 1;
+  rq.body = 1;
+  rq.keyValue = "\"k\"";
+  rq.ref = "r-1";
+  rq.wait = "timeout";
+  rq.server = "s1";
+  rq.burst = 3;
+  h.append("client", rq);
+  h.append("client", ops::Response{1, "late", 201, "/orders/1", "00ff", "{}"});
   return h;
 }
 
@@ -71,7 +84,7 @@ TEST_CASE("history: every record maps to JSON and back unchanged") {
   for (const auto& op : j) types.insert(op["type"]);
   CHECK(types.size() == std::variant_size_v<Record>); // every kind of record
   CHECK(types == std::set<std::string>{"plan", "initial", "send", "spawn", "step", "fault", "exit", "note", "opaque",
-                                       "stall", "escape", "final", "error"});
+                                       "stall", "escape", "final", "error", "request", "response"});
   History back = History::fromJson(j);
   CHECK(back.toJson() == j);
   auto ops = back.ops();

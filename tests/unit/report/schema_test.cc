@@ -85,6 +85,8 @@ TEST_CASE("report schema: the op types and their values are the history's (histo
     case 10: r = idem::ops::Escape{}; break;
     case 11: r = idem::ops::Final{}; break;
     case 12: r = idem::ops::Error{}; break;
+    case 13: r = idem::ops::Request{}; break;
+    case 14: r = idem::ops::Response{}; break;
     }
     REQUIRE(r.index() == i);
     inHistory.insert(idem::typeOf(r));

@@ -71,7 +71,7 @@ TEST_CASE("SQL may be written as an array of lines", "[scenario][errors]") {
 TEST_CASE("scenario: top level", "[scenario][errors]") {
   CHECK(usageError([] { idem::scenarioFromJson(json::array(), kWhat); }) == "scenarios/x.json: must be a JSON object");
   CHECK(err({{"/nmae", "x"}}) ==
-        field("nmae", "unknown field (known: name, description, tables, keys, fields, default_schedule, invariants)"));
+        field("nmae", "unknown field (known: name, description, kind, http, tables, keys, fields, default_schedule, invariants)"));
   CHECK(err({{"/name", nullptr}}) == field("name", "is required"));
   CHECK(err({{"/name", 3}}) == field("name", "must be a non-empty string"));
   CHECK(err({{"/name", "a b"}}) == field("name", "'a b' must be letters, digits, '.', '_' or '-'"));
@@ -183,7 +183,7 @@ TEST_CASE("scenario: latest-version and final-value members", "[scenario][errors
 
 TEST_CASE("scenario: default_schedule events", "[scenario][errors]") {
   CHECK(err({{"/default_schedule", nullptr}}) == field("default_schedule", "is required"));
-  CHECK(err({{"/default_schedule/kills", json::array()}}) == field("default_schedule.kills", "unknown field (known: events, stream)"));
+  CHECK(err({{"/default_schedule/kills", json::array()}}) == field("default_schedule.kills", "unknown field (known: events, stream, client)"));
   CHECK(err({{"/default_schedule/events", json::array()}}) ==
         field("default_schedule.events", "must be a non-empty array of events (objects of field values)"));
   CHECK(err({{"/default_schedule/events/0", 1}}) == field("default_schedule.events[0]", "must be an object"));

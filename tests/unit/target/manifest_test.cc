@@ -77,7 +77,7 @@ TEST_CASE("manifest: the top level must be an object", "[manifest]") {
 
 TEST_CASE("manifest: unknown top-level field", "[manifest]") {
   CHECK_THAT(manifestError(R"({"name": "x", "comand": ["./x"], "command": ["./x"], "scenarios": ["wallet"]})"),
-             Contains("targets/t/target.json: field 'comand': unknown field (known: name, command, env, schema, scenarios, expect, files_outside)"));
+             Contains("targets/t/target.json: field 'comand': unknown field (known: name, kind, health, command, env, schema, scenarios, expect, files_outside)"));
 }
 
 TEST_CASE("manifest: name is required and must be a string", "[manifest]") {

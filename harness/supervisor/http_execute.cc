@@ -1,0 +1,522 @@
+/// The server process of an HTTP schedule and the client's requests (plan/client_op.h): start the server
+/// behind the proxies, wait until it is ready, play each request in order, kill the server at its steps
+/// (the controller's kill faults, as for consumers) and start a fresh one, then retry every key that has no
+/// final answer the way a client does (the liveness check), and record the final state. Never judges.
+///
+/// Timing is the client's, never the clock's, wherever the harness can decide it:
+///  timeout  the request's COMMIT is held at the proxy; the client gives up once it is held (its timeout
+///           fired while the server works), and the hold lasts until the next request has its answer;
+///  burst    every COMMIT is held until each copy still running waits at its COMMIT (the barrier), so the
+///           copies' transactions overlap in every run;
+///  quiet    after a request the next one waits until the server has nothing in flight at PostgreSQL.
+/// A hold that would hang (the server blocks the waiting request on the held one: a lock, a "wait" policy)
+/// is released after kGateQuiet without any step; that release is noted.
+#include "supervisor/controller.h"
+#include "supervisor/escapes.h"
+#include "supervisor/http_client.h"
+#include "supervisor/workspace_impl.h"
+
+#include "core/child.h"
+#include "core/error.h"
+#include "core/ports.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <csignal>
+#include <thread>
+
+namespace idem {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr size_t kHttpServerLogCap = 1 << 20;
+constexpr size_t kBodyKept = 4096;
+/// Nothing moved (no step, no reply) for this long while a gate holds a step and a request waits: the
+/// server makes the waiting request wait for the held one, so the gate opens.
+constexpr milliseconds kGateQuiet{300};
+/// The most a "quiet" wait after a request lasts: a server that keeps working in the background is let be.
+constexpr milliseconds kQuietBound{2000};
+/// After a cut right after the request: how long the server must be still before the next request goes.
+constexpr milliseconds kCutStill{50};
+/// The client's pause between retries of a key that has no final answer yet.
+constexpr milliseconds kRetryEvery{50};
+
+/// A request of the client on its own thread.
+struct Flight {
+  int id = 0;
+  std::unique_ptr<HttpCall> call;
+  std::thread thread;
+  std::atomic<bool> done{false};
+  HttpAnswer answer;
+  bool gaveUp = false;   ///< the client timed out: its answer is late
+  int key = 0, body = 0;
+
+  ~Flight() {
+    if (thread.joinable()) {
+      call->cancel();
+      thread.join();
+    }
+  }
+};
+
+struct RunLimit {
+  std::string limit, reason;
+};
+
+class HttpLoop {
+public:
+  HttpLoop(Workspace::Impl& ws, History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields)
+      : ws_(ws), h_(h), s_(s), fields_(fields), spec_(*ws.scenario.http), opt_(ws.options), ctl_(h, s.faults),
+        hub_({ws.servers.pg_host, ws.servers.pg_port}, {ws.servers.valkey_host, ws.servers.valkey_port}, ctl_),
+        baseEnv_(currentEnvironment()), started_(Clock::now()) {
+    ctl_.setHub(&hub_);
+    for (const auto& e : s.events) keys_[e.n] = freshUuid();
+  }
+
+  void run() {
+    std::error_code ec;
+    for (const auto& p : std::filesystem::directory_iterator(ws_.logDir, ec)) std::filesystem::remove_all(p.path(), ec);
+    std::optional<RunLimit> limit;
+    try {
+      startServer("first");
+      for (size_t i = 0; i < s_.client.size(); ++i) play(static_cast<int>(i) + 1, s_.client[i]);
+      endLate("the client's last request has its answer");
+      settle();
+    } catch (const RunLimit& l) {
+      limit = l;
+    } catch (...) {
+      stop();
+      throw;
+    }
+    stop();
+    ops::Final fin = ws_.finalState();
+    if (limit) {
+      fin.end = ops::RunEnd::Limit;
+      fin.limit = limit->limit;
+      fin.reason = limit->reason;
+    }
+    h_.append("harness", std::move(fin));
+  }
+
+private:
+  /// Ends every request, the server and whatever it started.
+  void stop() {
+    for (auto& f : flights_)
+      if (f->thread.joinable()) f->call->cancel();
+    flights_.clear();
+    ctl_.openGate("the run ended");
+    late_ = nullptr;
+    stopServer();
+    reapEscaped(h_, runTag_, groups_);
+  }
+
+  struct Server {
+    int owner = 0;
+    std::string label;
+    int port = 0;
+    Child child;
+  };
+
+  milliseconds remaining() const {
+    auto left = opt_.deadline - std::chrono::duration_cast<milliseconds>(Clock::now() - started_);
+    return std::max(milliseconds(0), left);
+  }
+
+  // ---- the server process ----
+
+  void startServer(const char* why) {
+    if (nserver_ >= opt_.max_processes)
+      throw RunLimit{"restart-bound", fmt::format("restart bound of {} server processes reached; raise --max-processes",
+                                                  opt_.max_processes)};
+    Server p;
+    p.owner = ++nserver_;
+    p.label = fmt::format("s{}", nserver_);
+    p.port = freePort();
+    ctl_.addProcess(p.owner, p.label);
+    auto ports = hub_.open(p.owner);
+    const auto& sv = ws_.servers;
+    std::map<std::string, std::string> vars{
+        {"DATABASE_URL", pgUrl(sv, "127.0.0.1", ports.pg, ws_.database, ws_.urlQuery)},
+        {"VALKEY_URL", sv.valkey_password.empty()
+                           ? fmt::format("redis://127.0.0.1:{}/{}", ports.valkey, ws_.valkeyDb)
+                           : fmt::format("redis://:{}@127.0.0.1:{}/{}", sv.valkey_password, ports.valkey, ws_.valkeyDb)},
+        {"PORT", std::to_string(p.port)},
+        {"IDEMPOTENCY_LEASE_MS", std::to_string(spec_.policy.leaseMs)},
+        {kRunEnv, runTag_},
+        {kProcessEnv, p.label}};
+    vars["REDIS_URL"] = vars["VALKEY_URL"];
+    const auto& target = ws_.target;
+    ChildSpec spec;
+    spec.env = baseEnv_;
+    for (const auto& [k, v] : vars) spec.env[k] = v;
+    auto lookup = spec.env;
+    for (const auto& [k, v] : target.env)
+      spec.env[k] = expandVars(v, lookup, fmt::format("{}: field 'env.{}'", target.manifest.string(), k));
+    spec.argv = target.command;
+    if (spec.argv[0].find('/') != std::string::npos && spec.argv[0][0] != '/')
+      spec.argv[0] = (target.dir / spec.argv[0]).lexically_normal().string();
+    spec.cwd = target.dir;
+    spec.log = ws_.logDir / (p.label + ".log");
+    spec.logCap = kHttpServerLogCap;
+    spec.what = fmt::format("server {} of target '{}' ({})", p.label, target.name, target.manifest.string());
+    try {
+      p.child = Child::spawn(spec);
+    } catch (const SpawnError& e) {
+      hub_.close(p.owner);
+      throw UsageError(e.what());
+    }
+    ctl_.setPid(p.owner, p.child.pid());
+    h_.append(p.label, ops::Spawn{p.child.pid(), p.label, spec.log.string(), why});
+    groups_.insert(p.child.pid());
+    server_ = std::move(p);
+    waitReady();
+  }
+
+  /// Until the server accepts a connection (and its health path answers 2xx, when the manifest names one).
+  void waitReady() {
+    const auto since = Clock::now();
+    while (true) {
+      if (auto es = server_->child.poll()) {
+        h_.append(server_->label, exitOf(*es, "self"));
+        throw std::runtime_error(fmt::format("server {} exited before it was ready ({}); see its log", server_->label, es->str()));
+      }
+      if (ready()) return;
+      if (remaining().count() == 0) throw RunLimit{"deadline", fmt::format("server {} not ready at the deadline", server_->label)};
+      if (Clock::now() - since > opt_.start_timeout)
+        throw RunLimit{"start-timeout", fmt::format("server {} did not accept a connection on PORT {} within {} ms; raise --start-timeout",
+                                                    server_->label, server_->port, opt_.start_timeout.count())};
+      std::this_thread::sleep_for(milliseconds(5)); // a process binding its port: nothing to wait on but time
+    }
+  }
+
+  bool ready() {
+    HttpCall c(server_->port, "GET", ws_.target.health.empty() ? "/" : ws_.target.health, {}, "");
+    if (!c.connect()) return false;
+    if (ws_.target.health.empty()) return true;
+    if (!c.write()) return false;
+    auto a = c.read();
+    return a.outcome == "answered" && a.status >= 200 && a.status < 300;
+  }
+
+  static ops::Exit exitOf(const ExitStatus& es, const char* by) {
+    ops::Exit e;
+    if (es.signal) e.signal = es.signal;
+    else e.status = es.code;
+    e.by = by;
+    return e;
+  }
+
+  /// The server ended (killed at a kill point, or by itself): record it and start the next one.
+  void checkServer() {
+    if (!server_) return;
+    auto st = ctl_.state(server_->owner);
+    bool killed = st.killed && !st.killPoint.empty();
+    std::optional<ExitStatus> es = killed ? server_->child.waitFor(std::min(milliseconds(5000), remaining())) : server_->child.poll();
+    if (!es) return;
+    h_.append(server_->label, exitOf(*es, killed ? "harness" : "self"));
+    hub_.close(server_->owner);
+    server_.reset();
+    startServer(killed ? "after-kill" : "after-exit");
+  }
+
+  void stopServer() {
+    if (!server_) return;
+    auto es = server_->child.stop(std::min(opt_.grace, std::max(remaining(), milliseconds(100))));
+    auto e = exitOf(es, "harness");
+    e.ignoredSigterm = es.signal == SIGKILL;
+    h_.append(server_->label, e);
+    hub_.close(server_->owner);
+    server_.reset();
+  }
+
+  // ---- waiting ----
+
+  /// Watches the run until `done()`: restarts a server that ended, opens a gate that would hang, and
+  /// ends the run at the deadline.
+  template <class Done>
+  void pump(Done done) {
+    uint64_t seen = ctl_.activity();
+    auto moved = Clock::now();
+    while (!done()) {
+      uint64_t now = ctl_.waitForActivity(seen, milliseconds(2));
+      if (now != seen) moved = Clock::now();
+      seen = now;
+      checkServer();
+      if (ctl_.gated() > 0 && Clock::now() - moved >= kGateQuiet && waiting()) {
+        ctl_.openGate(fmt::format("nothing moved for {} ms while a request waits for its answer", kGateQuiet.count()));
+        moved = Clock::now();
+      }
+      if (remaining().count() == 0)
+        throw RunLimit{"deadline", fmt::format("deadline of {} ms reached while the client waited for an answer; raise --deadline",
+                                               opt_.deadline.count())};
+    }
+  }
+
+  /// A request the client is waiting for (not one it gave up on).
+  bool waiting() const {
+    for (const auto& f : flights_)
+      if (!f->done && !f->gaveUp) return true;
+    return false;
+  }
+
+  /// Until the server has no step in flight at PostgreSQL or Valkey and nothing moved for `still`: what a
+  /// request set going is over before the next one is written. With `startedAfter`, also until something
+  /// moved after that activity count (a request whose answer the client did not wait for: the server may
+  /// not have begun it yet). Bounded (kQuietBound).
+  void quiet(milliseconds still = milliseconds(10), std::optional<uint64_t> startedAfter = std::nullopt) {
+    const auto since = Clock::now();
+    uint64_t seen = ctl_.activity();
+    auto moved = Clock::now();
+    while (Clock::now() - since < kQuietBound) {
+      checkServer();
+      uint64_t now = ctl_.waitForActivity(seen, milliseconds(2));
+      if (now != seen) moved = Clock::now();
+      seen = now;
+      if (startedAfter && seen == *startedAfter) continue;
+      if (ctl_.inflightAll() == ctl_.gated() && Clock::now() - moved >= still) return;
+    }
+  }
+
+  // ---- requests ----
+
+  std::string keyValue(int key) const {
+    return spec_.keyFormat == "sf-string" ? "\"" + keys_.at(key) + "\"" : keys_.at(key);
+  }
+
+  std::string bodyOf(int event) const {
+    nlohmann::ordered_json j = nlohmann::ordered_json::object();
+    const auto& f = fields_.at(event);
+    for (const auto& g : ws_.scenario.fields) {
+      auto it = f.find(g.name);
+      if (it == f.end()) continue;
+      bool number = std::find(spec_.numbers.begin(), spec_.numbers.end(), g.name) != spec_.numbers.end();
+      if (number) j[g.name] = std::stoll(it->second);
+      else j[g.name] = it->second;
+    }
+    return j.dump();
+  }
+
+  std::string refOf(int event) const {
+    const auto& f = fields_.at(event);
+    auto it = f.find(ws_.scenario.idField());
+    return it == f.end() ? "" : it->second;
+  }
+
+  /// Writes a request on its own thread; `how` is what the client does with the answer.
+  Flight& launch(int op, const std::string& role, int key, int body, std::optional<std::string> header,
+                 ClientOp::Wait how, int burst = 0, std::function<void()> barrier = {}) {
+    auto f = std::make_unique<Flight>();
+    f->id = ++nrequest_;
+    f->key = key;
+    f->body = body;
+    std::map<std::string, std::string> headers;
+    if (header) headers[spec_.keyHeader] = *header;
+    f->call = std::make_unique<HttpCall>(server_->port, spec_.method, spec_.path, headers, bodyOf(body));
+    ops::Request r;
+    r.id = f->id;
+    r.op = op;
+    r.role = role;
+    r.key = key;
+    r.body = body;
+    r.keyHeader = header.has_value();
+    r.keyValue = header.value_or("");
+    r.ref = refOf(body);
+    r.wait = toString(how);
+    r.server = server_->label;
+    r.burst = burst;
+    h_.append("client", r);
+    Flight* fp = f.get();
+    f->thread = std::thread([fp, how, barrier] {
+      HttpAnswer a;
+      if (!fp->call->connect()) {
+        a.outcome = "refused";
+        if (barrier) barrier();
+      } else {
+        if (barrier) barrier();
+        if (!fp->call->write()) a.outcome = "reset";
+        else if (how == ClientOp::Wait::CutRequest) fp->call->close(), a.outcome = "cut";
+        else if (how == ClientOp::Wait::CutHeaders) a = fp->call->readHeadersThenCut();
+        else if (how == ClientOp::Wait::CutBody) a = fp->call->readSomeThenCut();
+        else a = fp->call->read();
+      }
+      fp->answer = std::move(a);
+      fp->done = true;
+    });
+    flights_.push_back(std::move(f));
+    return *fp;
+  }
+
+  /// Records the answer of a finished flight and forgets it.
+  void finish(Flight& f) {
+    if (f.thread.joinable()) f.thread.join();
+    ops::Response r;
+    r.id = f.id;
+    r.outcome = f.gaveUp && f.answer.outcome == "answered" ? "late" : f.answer.outcome;
+    r.status = f.answer.status;
+    r.location = f.answer.location;
+    r.digest = f.answer.digest;
+    r.body = f.answer.body.substr(0, kBodyKept);
+    h_.append("client", r);
+    if (r.final() && f.key && f.key == f.body && r.status >= 200 && r.status < 300) completed_.insert(f.key);
+    for (auto it = flights_.begin(); it != flights_.end(); ++it)
+      if (it->get() == &f) {
+        flights_.erase(it);
+        break;
+      }
+  }
+
+  std::string roleOf(int key, int body) {
+    if (key != body) return "mismatch";
+    return sent_.insert(key).second ? "original" : "retry";
+  }
+
+  /// A request the client gave up on (a timeout): its hold lasts until the next request has its answer.
+  void endLate(const std::string& why) {
+    if (!late_) return;
+    ctl_.openGate(why);
+    Flight* f = late_;
+    late_ = nullptr;
+    pump([&] { return f->done.load(); });
+    finish(*f);
+    quiet();
+  }
+
+  void play(int op, const ClientOp& c) {
+    Flight* lateBefore = late_;
+    switch (c.kind) {
+    case ClientOp::Kind::Send: {
+      const bool timeout = c.wait == ClientOp::Wait::Timeout;
+      if (timeout) {
+        endLate("another request of the client timed out"); // one request in flight at a time
+        ctl_.gate("COMMIT", 1, fmt::format("r{}'s client timeout: it stays in flight", nrequest_ + 1));
+      }
+      const uint64_t before = ctl_.activity();
+      Flight& f = launch(op, roleOf(c.key, c.body), c.key, c.body, keyValue(c.key), c.wait);
+      if (timeout) {
+        pump([&] { return f.done.load() || ctl_.gated() > 0; });
+        if (!f.done) {
+          f.gaveUp = true;
+          late_ = &f;
+          h_.append("client", ops::Note{fmt::format("r{} timed out: the client gives up while the server works on it", f.id)});
+          return; // the next request goes while this one is in flight
+        }
+        ctl_.openGate("");
+      } else {
+        pump([&] { return f.done.load(); });
+      }
+      const bool unread = f.answer.outcome == "cut" && c.wait == ClientOp::Wait::CutRequest;
+      finish(f);
+      // The client closed before the server answered: the server may not have begun, and it works on
+      // after the cut. The next request waits until it has worked and then been still for a while.
+      if (unread) quiet(kCutStill, before);
+      break;
+    }
+    case ClientOp::Kind::NoKey:
+    case ClientOp::Kind::BadKey: {
+      std::optional<std::string> header;
+      if (c.kind == ClientOp::Kind::BadKey) {
+        const std::string& k = keys_.at(c.body);
+        header = c.malformed == "empty" ? "" : c.malformed == "token" ? k : "\"" + k;
+      }
+      Flight& f = launch(op, toString(c.kind), 0, c.body, header, ClientOp::Wait::Answer);
+      pump([&] { return f.done.load(); });
+      finish(f);
+      break;
+    }
+    case ClientOp::Kind::Burst:
+      burst(op, c);
+      break;
+    }
+    if (lateBefore && late_ == lateBefore) endLate("the next request has its answer");
+    quiet();
+  }
+
+  /// `copies` requests on as many connections, written together once all are connected; every COMMIT is
+  /// held until each copy still running waits at one (or nothing moves), so their transactions overlap.
+  void burst(int op, const ClientOp& c) {
+    ctl_.gate("COMMIT", -1, fmt::format("the burst's barrier: its {} copies commit together", c.copies));
+    std::mutex mu;
+    std::condition_variable cv;
+    int arrived = 0;
+    auto barrier = [&, n = c.copies] {
+      std::unique_lock<std::mutex> lock(mu);
+      if (++arrived == n) cv.notify_all();
+      cv.wait(lock, [&] { return arrived >= n; });
+    };
+    std::vector<Flight*> fs;
+    for (int i = 1; i <= c.copies; ++i) {
+      int body = i == c.copies && c.other ? c.other : c.key;
+      fs.push_back(&launch(op, roleOf(c.key, body), c.key, body, keyValue(c.key), ClientOp::Wait::Answer, i, barrier));
+    }
+    auto running = [&] { return static_cast<int>(std::count_if(fs.begin(), fs.end(), [](Flight* f) { return !f->done; })); };
+    pump([&] {
+      if (running() == 0) return true;
+      if (ctl_.gated() > 0 && ctl_.gated() >= running()) ctl_.openGate("every copy still running waits at its COMMIT");
+      return false;
+    });
+    ctl_.openGate("the burst is over");
+    for (Flight* f : fs) finish(*f);
+  }
+
+  /// The client's retry policy at the end: a key with no final 2xx answer to its own payload is sent again
+  /// (same key, same payload) every kRetryEvery while the answer is the in-flight status, a 5xx or no
+  /// answer, for the declared lease and a second more. What it got then is what the checkers judge.
+  void settle() {
+    std::vector<int> keys;
+    for (const auto& c : s_.client)
+      if ((c.kind == ClientOp::Kind::Send || c.kind == ClientOp::Kind::Burst) &&
+          std::find(keys.begin(), keys.end(), c.key) == keys.end())
+        keys.push_back(c.key);
+    for (int key : keys) {
+      if (completed_.count(key)) continue;
+      const auto until = Clock::now() + milliseconds(spec_.policy.leaseMs + 1000);
+      while (true) {
+        Flight& f = launch(0, "settle", key, key, keyValue(key), ClientOp::Wait::Answer);
+        pump([&] { return f.done.load(); });
+        HttpAnswer a = f.answer;
+        finish(f);
+        quiet();
+        if (completed_.count(key)) break;
+        bool again = !(a.outcome == "answered") || a.status >= 500 ||
+                     (spec_.policy.inFlight != 0 && a.status == spec_.policy.inFlight);
+        if (!again || Clock::now() >= until) break;
+        pump([t = Clock::now() + kRetryEvery] { return Clock::now() >= t; }); // the client's back-off
+      }
+    }
+  }
+
+  Workspace::Impl& ws_;
+  History& h_;
+  const Schedule& s_;
+  const std::map<int, std::map<std::string, std::string>>& fields_;
+  const HttpSpec& spec_;
+  RunOptions opt_;
+  Controller ctl_;
+  proxy::Hub hub_;
+  std::map<std::string, std::string> baseEnv_;
+  Clock::time_point started_;
+  std::string runTag_ = nextRunTag();
+  std::set<pid_t> groups_;
+  std::optional<Server> server_;
+  int nserver_ = 0;
+  int nrequest_ = 0;
+  std::map<int, std::string> keys_; ///< event -> its Idempotency-Key (fresh per execution)
+  std::set<int> sent_;              ///< keys sent with their own payload so far
+  std::set<int> completed_;         ///< keys whose own payload got a final 2xx answer
+  std::vector<std::unique_ptr<Flight>> flights_;
+  Flight* late_ = nullptr;          ///< a request the client gave up on, held in flight
+};
+
+} // namespace
+
+void Workspace::Impl::runServer(History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields) {
+  HttpLoop(*this, h, s, fields).run();
+}
+
+} // namespace idem
