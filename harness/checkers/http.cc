@@ -400,7 +400,7 @@ CheckResult liveness(const HttpView& h, const std::vector<std::string>& reasons)
     std::string got = !last || !last->a ? "no answer" : last->final() ? brief(*last->a) : last->a->outcome;
     auto v = violation(h, inflight ? "stuck-key" : "no-answer", "liveness", key,
                        inflight ? fmt::format("key {} is in progress for good: the client retried it through the "
-                                              "{} ms lease and a second more, and the last of its {} requests (r{}) "
+                                              "{} ms lease (and half a second more), and the last of its {} requests (r{}) "
                                               "still got {}", key, h.spec.policy.leaseMs, qs.size(), last->r->id, got)
                                 : fmt::format("key {} never got a 2xx answer: the last of its {} requests{} got {}", key,
                                               qs.size(), last ? fmt::format(" (r{})", last->r->id) : "", got),

@@ -116,8 +116,13 @@ Matrix matrixOf(const std::vector<Class>& classes, const std::vector<std::string
   return m;
 }
 
-Comparison compareTargets(Session& session, const Options& o, Progress& progress) {
+Comparison compareTargets(Session& session, const Options& options, Progress& progress) {
   const auto& sc = session.scenario();
+  Options o = options;
+  if (sc.http) { // an endpoint: kills at its steps and the client's behaviours (httpClasses)
+    o.faults.clear();
+    o.races = false;
+  }
   const auto& targets = session.targets();
   WorkerPool pool(session);
 
@@ -179,7 +184,9 @@ Comparison compareTargets(Session& session, const Options& o, Progress& progress
     }
     mergeClassOrder(races, mine);
   }
-  for (auto& g : o.runs > 0 ? generatedClasses(sc, o.runs, o.events, o.seed) : std::vector<Generated>{}) {
+  auto generated = o.runs <= 0 ? std::vector<Generated>{} : sc.http ? httpClasses(sc, o.runs, o.seed)
+                                                                     : generatedClasses(sc, o.runs, o.events, o.seed);
+  for (auto& g : generated) {
     classes.push_back(g.cls);
     for (size_t t = 0; t < targets.size(); ++t)
       for (size_t i = 0; i < g.schedules.size(); ++i) {

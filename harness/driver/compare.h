@@ -61,6 +61,19 @@ struct Generated {
 /// seed+1, ...
 std::vector<Generated> generatedClasses(const Scenario& sc, int runs, int events, uint64_t seed);
 
+/// HTTP scenarios: the client behaviours, each a class of `runs` schedules whose payloads are drawn with
+/// seeds seed, seed+1, … (docs/faults.md, "HTTP"):
+///  http:retry            a key sent again after its answer
+///  http:timeout-inflight the client gives up while the server works (held at COMMIT), retries at once
+///  http:timeout-after    the same, retried only after the first completed
+///  http:burst            8 identical requests at once on a barrier
+///  http:mismatch         the key reused with another payload after completion
+///  http:mismatch-inflight  ... while the first is in flight
+///  http:mismatch-race    a burst of 4 whose last copy carries another payload
+///  http:missing-key      no key, an empty one, an unquoted or unterminated one (sf-string keys)
+///  http:cut              the connection cut after the request, after the headers, mid-body; then a retry
+std::vector<Generated> httpClasses(const Scenario& sc, int runs, uint64_t seed);
+
 /// One schedule of a race class (several consumers, holds), for one target.
 struct RaceSchedule {
   Class cls;

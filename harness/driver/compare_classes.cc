@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "driver/commands.h"
 #include "search/model.h"
 
 #include <algorithm>
@@ -150,6 +151,65 @@ std::vector<Generated> generatedClasses(const Scenario& sc, int runs, int events
                            [](const StreamEntry& a, const StreamEntry& b) { return a.event == b.event; });
     if (same) std::reverse(shuffled.stream.begin(), shuffled.stream.end());
     out[2].schedules.push_back(shuffled);
+  }
+  return out;
+}
+
+std::vector<Generated> httpClasses(const Scenario& sc, int runs, uint64_t seed) {
+  using K = ClientOp::Kind;
+  using W = ClientOp::Wait;
+  auto send = [](int key, int body = 0, W w = W::Answer) { return ClientOp{K::Send, w, key, body ? body : key}; };
+  auto burst = [](int key, int copies, int other = 0) {
+    ClientOp c{K::Burst, W::Answer, key, key, copies, other};
+    return c;
+  };
+  auto bad = [](int body, const char* how) {
+    ClientOp c{K::BadKey, W::Answer, 0, body};
+    c.malformed = how;
+    return c;
+  };
+  const bool sf = sc.http && sc.http->keyFormat == "sf-string";
+  std::vector<ClientOp> noKey{send(1), {K::NoKey, W::Answer, 0, 2}, bad(3, "empty")};
+  if (sf) noKey.push_back(bad(4, "token")), noKey.push_back(bad(5, "unterminated"));
+  struct Spec {
+    const char* id;
+    const char* label;
+    const char* description;
+    std::vector<std::vector<ClientOp>> variants; ///< one schedule per variant and run
+  };
+  const std::vector<Spec> specs{
+      {"http:retry", "retry after the answer", "send 1, send 1", {{send(1), send(1)}}},
+      {"http:timeout-inflight", "retry while in flight",
+       "send 1 (timeout: held at its COMMIT), send 1 while the first is in flight", {{send(1, 0, W::Timeout), send(1)}}},
+      {"http:timeout-after", "retry after a timeout",
+       "send 1 (timeout), send 2, then send 1 once the first completed", {{send(1, 0, W::Timeout), send(2), send(1)}}},
+      {"http:burst", "burst of 8", "8 copies of one request written at once; their COMMITs held until all wait there",
+       {{burst(1, 8)}}},
+      {"http:mismatch", "key reused, other payload", "send 1, then key 1 with payload 2", {{send(1), send(1, 2)}}},
+      {"http:mismatch-inflight", "mismatch while in flight", "send 1 (timeout), key 1 with payload 2 while in flight",
+       {{send(1, 0, W::Timeout), send(1, 2), send(1)}}},
+      {"http:mismatch-race", "mismatch in a race", "a burst of 4 with key 1 whose last copy carries payload 2",
+       {{burst(1, 4, 2)}}},
+      {"http:missing-key", "missing or malformed key",
+       sf ? "no key; an empty, an unquoted and an unterminated sf-string" : "no key; an empty one", {noKey}},
+      {"http:cut", "connection cut, then retry", "send 1 cut after the request / after the headers / mid-body, then send 1",
+       {{send(1, 0, W::CutRequest), send(1)}, {send(1, 0, W::CutHeaders), send(1)}, {send(1, 0, W::CutBody), send(1)}}},
+  };
+  std::vector<Generated> out;
+  for (const auto& sp : specs) {
+    Generated g;
+    g.cls = {sp.id, "http", sp.label, sp.description};
+    for (int i = 0; i < runs; ++i)
+      for (const auto& v : sp.variants) {
+        int events = 0;
+        for (const auto& c : v) events = std::max({events, c.key, c.body, c.other});
+        Schedule s = generatedSchedule(sc, events, seed + static_cast<uint64_t>(i));
+        s.stream.clear();
+        s.values.clear();
+        s.client = v;
+        g.schedules.push_back(std::move(s));
+      }
+    out.push_back(std::move(g));
   }
   return out;
 }

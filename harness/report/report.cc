@@ -109,8 +109,9 @@ RunCost costOf(const std::vector<Op>& history) {
   RunCost c;
   int64_t first = -1, last = -1;
   for (const auto& op : history) {
-    if (op.as<ops::Send>()) ++c.entries;
+    if (op.as<ops::Send>() || op.as<ops::Request>()) ++c.entries; // HTTP: a request is the message
     if (op.as<ops::Spawn>() && first < 0) first = op.time_us;
+    if (op.as<ops::Response>()) last = op.time_us;
     const auto* step = op.as<ops::Step>();
     if (!step) continue;
     if (step->replied()) ++c.steps; // a read still in flight at the end is no round trip

@@ -46,6 +46,9 @@ std::string writeReport(const std::string& dir, const nlohmann::json& report);
 
 /// The time from the first consumer's start to the last acknowledgement of a history (µs), its stream
 /// entries and its steps: what a fault-free run costs.
+/// What a fault-free run cost: its messages (stream entries; an HTTP scenario's requests), the round trips
+/// to the servers, and the wall time from the first process's start to the last acknowledgement (HTTP:
+/// the last answer).
 struct RunCost {
   int64_t entries = 0, steps = 0, wall_us = 0;
   double msgsPerSecond() const { return wall_us > 0 ? entries * 1e6 / static_cast<double>(wall_us) : 0.0; }
