@@ -64,7 +64,7 @@ svg.timeline line.call{stroke-width:1.2;opacity:.55} svg.timeline line.call.pg{s
 svg.timeline line.call.valkey{stroke:var(--valkey)} svg.timeline line.call.send{stroke:var(--producer)}
 svg.timeline line.call.withheld{stroke:var(--fail);stroke-dasharray:3 2;opacity:1}
 svg.timeline .mark.pg{fill:var(--pg)} svg.timeline .mark.valkey{fill:var(--valkey)} svg.timeline .mark.send{fill:var(--producer)}
-svg.timeline circle.srv.pg{fill:var(--pg)} svg.timeline circle.srv.valkey,svg.timeline circle.srv.send{fill:var(--valkey)}
+svg.timeline circle.srv.pg{fill:var(--pg)} svg.timeline circle.srv.valkey,svg.timeline circle.srv.send{fill:var(--valkey)} svg.timeline path.srv.send{fill:var(--producer)}
 svg.timeline circle.spawn{fill:#fff;stroke:var(--pass);stroke-width:2.5}
 svg.timeline path.kill{stroke:var(--fail);stroke-width:3.5;stroke-linecap:round}
 svg.timeline line.exit{stroke:var(--ink);stroke-width:3}

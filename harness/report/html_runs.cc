@@ -3,6 +3,8 @@
 /// and the checks.
 #include "report/html_util.h"
 
+#include "plan/client_op.h"
+
 #include <fmt/format.h>
 
 #include <set>
@@ -11,8 +13,25 @@ namespace idem::html {
 
 namespace {
 
-/// "5 events, 1 retry, kills after:SET#3" from a schedule's JSON.
+/// "5 events, 1 retry, kill after:SET#3" (HTTP: "3 requests: send 1, burst 4 of 1, send key 1 body 2, no
+/// kill") from a schedule's JSON.
 std::string scheduleSummary(const json& s) {
+  std::string kills;
+  for (const char* key : {"faults", "kills"}) // "kills": schedules of version 1
+    for (const auto& k : arr(s, key)) kills += (kills.empty() ? "" : ", ") + show(k);
+  const std::string faults = kills.empty() ? ", no fault" : ", faults " + kills;
+  if (!arr(s, "client").empty()) {
+    std::string reqs;
+    for (const auto& c : arr(s, "client")) {
+      try {
+        reqs += (reqs.empty() ? "" : ", ") + clientOpFromJson(c, "schedule", "client").str();
+      } catch (const std::exception&) {
+        reqs += (reqs.empty() ? "" : ", ") + std::string("?");
+      }
+    }
+    size_t n = arr(s, "client").size();
+    return fmt::format("{} request{}: {}{}", n, n == 1 ? "" : "s", reqs, faults);
+  }
   std::set<int64_t> events;
   size_t entries = 0;
   for (const auto& e : arr(s, "stream")) {
@@ -20,11 +39,8 @@ std::string scheduleSummary(const json& s) {
     ++entries;
   }
   size_t retries = entries - events.size();
-  std::string kills;
-  for (const auto& k : arr(s, "kills")) kills += (kills.empty() ? "" : ", ") + show(k);
   size_t n = arr(s, "events").size();
-  return fmt::format("{} event{}, {} {}{}", n, n == 1 ? "" : "s", retries, retries == 1 ? "retry" : "retries",
-                     kills.empty() ? ", no kill" : ", kill " + kills);
+  return fmt::format("{} event{}, {} {}{}", n, n == 1 ? "" : "s", retries, retries == 1 ? "retry" : "retries", faults);
 }
 
 std::string violationItem(const json& v) {
@@ -95,9 +111,12 @@ std::string runSection(const json& run, const std::string& anchor, const std::ma
     out += "</ul>";
   }
   out += "<div class=\"scroll\">" + timeline(run) + "</div>";
-  out += "<p class=\"legend\"><span class=\"k producer\">■</span> producer sends &nbsp; <span class=\"k valkey\">■</span> "
-         "Valkey step &nbsp; <span class=\"k pg\">■</span> PostgreSQL step &nbsp; <span class=\"k kill\">✕</span> SIGKILL "
-         "&nbsp; <span class=\"k hot\">▬</span> the violation's events and ops &nbsp; e3′ = a retry of event 3. " +
+  const bool http = run.contains("schedule") && run["schedule"].is_object() && !arr(run["schedule"], "client").empty();
+  out += std::string("<p class=\"legend\"><span class=\"k producer\">■</span> ") +
+         (http ? "the client's requests (r1, r2, …) and the answers (←) &nbsp; " : "producer sends &nbsp; <span class=\"k valkey\">■</span> Valkey step &nbsp; ") +
+         "<span class=\"k pg\">■</span> PostgreSQL step &nbsp; <span class=\"k kill\">✕</span> SIGKILL "
+         "&nbsp; <span class=\"k hot\">▬</span> the violation's events and ops &nbsp; " +
+         (http ? "" : "e3′ = a retry of event 3. ") +
          std::string(hasHold(run) ? "<span class=\"k hold\">‖</span> a hold fired, its process held (orange bar) until "
                                     "<span class=\"k release\">▶</span> its release. "
                                   : "") +

@@ -1,5 +1,6 @@
 /// The timeline of one run: an inline SVG with one lane per actor (producer, each consumer process in the
-/// order they started, Valkey, PostgreSQL) and one row per op of the history, in history order (the
+/// order they started, Valkey, PostgreSQL; for an HTTP run: the client, each server process, PostgreSQL, with
+/// each request drawn from the client to its server and each answer back) and one row per op of the history, in history order (the
 /// vertical axis is the order of ops, not a time scale: the time of each op is written beside it). A
 /// step is a mark on its process's lane joined to the lane of the server it went to; the kill is a red
 /// cross on a red row; a hold is a pause sign where it fired, an orange bar down its process's lane while
@@ -20,7 +21,30 @@ namespace {
 
 using namespace tl;
 
+/// An HTTP request (client to server) or its answer (server to client); an answer that never came is a
+/// short dashed stub.
+void drawHttp(std::string& out, const Context& c, const Op& op, int y) {
+  const auto* r = op.as<ops::Request>();
+  const auto* a = op.as<ops::Response>();
+  int cx = c.x("client");
+  auto it = c.requestServer.find(r ? r->id : a->id);
+  int sx = it == c.requestServer.end() ? -1 : c.x(it->second);
+  if (cx < 0 || sx < 0) return;
+  if (r) {
+    out += fmt::format("<line class=\"call send\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", cx, y, sx, y);
+    out += fmt::format("<circle class=\"mark send\" cx=\"{}\" cy=\"{}\" r=\"5\"/>", cx, y);
+    out += fmt::format("<circle class=\"srv pg\" cx=\"{}\" cy=\"{}\" r=\"3\"/>", sx, y);
+    return;
+  }
+  bool answered = a->final();
+  int end = answered ? cx : sx - (sx - cx) / 3;
+  out += fmt::format("<line class=\"call send{}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", answered ? "" : " withheld",
+                     sx, y, end, y);
+  if (answered) out += fmt::format("<path class=\"srv send\" d=\"M{} {}l9 -5v10z\"/>", cx, y);
+}
+
 void drawMarks(std::string& out, const Context& c, const Op& op, int y) {
+  if (op.as<ops::Request>() || op.as<ops::Response>()) return drawHttp(out, c, op, y);
   const auto* send = op.as<ops::Send>();
   const auto* step = op.as<ops::Step>();
   int px = c.x(send ? "producer" : op.process);

@@ -27,7 +27,8 @@ struct Row {
 
 /// What the rows need to know about the run as a whole.
 struct Context {
-  std::vector<std::string> lanes;          ///< producer, c1, c2, ..., valkey, pg
+  std::vector<std::string> lanes;          ///< producer, c1, c2, ..., valkey, pg (HTTP: client, s1, s2, ..., pg)
+  std::map<int, std::string> requestServer; ///< HTTP: request id -> the server process it went to
   std::map<std::string, std::string> tags; ///< stream entry -> "e3" / "e2 (retry)"
   std::set<int64_t> hotOps;
   std::set<std::string> hotEntries;

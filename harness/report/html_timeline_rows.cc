@@ -39,13 +39,18 @@ void attribute(Context& c, const std::vector<Op>& history) {
 
 Context contextOf(const json& run, const std::vector<Op>& history) {
   Context c;
-  c.lanes.push_back("producer");
+  // An HTTP run: the client, the server processes, PostgreSQL (and Valkey only when the server used it).
+  const bool http = !recordsOf<ops::Request>(history).empty();
+  bool valkey = !http;
+  c.lanes.push_back(http ? "client" : "producer");
   for (const auto& op : history) {
     if (op.as<ops::Spawn>() && std::find(c.lanes.begin(), c.lanes.end(), op.process) == c.lanes.end())
       c.lanes.push_back(op.process);
     if (const auto* s = op.as<ops::Send>()) c.tags[s->entry] = fmt::format("e{}{}", s->n, s->retry ? "′" : "");
+    if (const auto* r = op.as<ops::Request>()) c.requestServer[r->id] = r->server;
+    if (const auto* st = op.as<ops::Step>(); st && st->server == "valkey") valkey = true;
   }
-  c.lanes.push_back("valkey");
+  if (valkey) c.lanes.push_back("valkey");
   c.lanes.push_back("pg");
   for (const auto& viol : arr(run, "violations")) {
     for (const auto& i : arr(viol, "ops"))
@@ -216,6 +221,22 @@ std::string describe(const Context& c, const Op& op) {
   }
   if (const auto* s = op.as<ops::Stall>())
     return "stall: " + (s->reason.empty() ? std::string("no progress") : s->reason) + (s->restart ? ", restarting" : "");
+  if (const auto* r = op.as<ops::Request>()) {
+    std::string key = !r->keyHeader ? "no key" : r->role == "bad-key" ? "malformed key " + json(r->keyValue).dump()
+                                                                      : fmt::format("key {}", r->key);
+    std::string how = r->wait == "answer" ? "" : " [" + r->wait + "]";
+    std::string copy = r->burst ? fmt::format(" copy {}", r->burst) : "";
+    return fmt::format("r{} → {}: {}, payload {} ({}{}){}", r->id, r->server, key, r->body, r->role, copy, how);
+  }
+  if (const auto* a = op.as<ops::Response>()) {
+    std::string body = a->body.empty() ? "" : fmt::format(" body#{} {}", a->digest.substr(0, 8), cut(a->body, 40));
+    std::string loc = a->location.empty() ? "" : " Location " + a->location;
+    if (a->outcome == "answered") return fmt::format("r{} ← {}{}{}", a->id, a->status, loc, body);
+    if (a->outcome == "late") return fmt::format("r{} ← {}{}{} (late: the client had given up)", a->id, a->status, loc, body);
+    if (a->outcome == "cut")
+      return fmt::format("r{} cut by the client{}", a->id, a->status ? fmt::format(" after the headers ({}{})", a->status, loc) : "");
+    return fmt::format("r{}: {}", a->id, a->outcome == "refused" ? "connection refused (no server)" : "connection closed, no answer");
+  }
   if (const auto* e = op.as<ops::Error>()) return "error: " + e->message;
   if (const auto* n = op.as<ops::Note>()) return "note: " + n->message;
   if (const auto* o = op.as<ops::Opaque>())

@@ -44,8 +44,6 @@ nlohmann::json violationsOf(const std::vector<RunRecord>& runs);
 /// report.json. A page that cannot be rendered is reported on stderr; report.json is written anyway.
 std::string writeReport(const std::string& dir, const nlohmann::json& report);
 
-/// The time from the first consumer's start to the last acknowledgement of a history (µs), its stream
-/// entries and its steps: what a fault-free run costs.
 /// What a fault-free run cost: its messages (stream entries; an HTTP scenario's requests), the round trips
 /// to the servers, and the wall time from the first process's start to the last acknowledgement (HTTP:
 /// the last answer).
