@@ -281,15 +281,6 @@ bool overlapped(const HttpView& h, const Req& q) {
   return false;
 }
 
-/// Whether another request with the key was written before `q` and not answered when `q` was written.
-bool inFlightAt(const HttpView& h, const Req& q) {
-  for (const auto& o : h.reqs) {
-    if (&o == &q || o.r->key != q.r->key || !o.r->keyHeader) continue;
-    if (o.op->index < q.op->index && o.answeredAt() > q.op->index) return true;
-  }
-  return false;
-}
-
 CheckResult mismatch(const HttpView& h) {
   std::vector<Violation> out;
   const auto& pol = h.spec.policy;
@@ -313,7 +304,8 @@ CheckResult mismatch(const HttpView& h) {
         continue;
       }
       if (!q.final() || q.a->status == pol.mismatch || q.a->status >= 500) continue;
-      if (pol.inFlight != 0 && q.a->status == pol.inFlight && inFlightAt(h, q)) continue; // rejected as in flight
+      // Rejected as in flight: another request of the key ran at the same time (the first, or a burst's copy).
+      if (pol.inFlight != 0 && q.a->status == pol.inFlight && overlapped(h, q)) continue;
       auto v = violation(h, "mismatch-status", "mismatch", key,
                          fmt::format("r{} reused key {} with payload {} and got {}; the declared status is {}", q.r->id,
                                      key, body, q.a->status, pol.mismatch),
@@ -390,19 +382,25 @@ CheckResult liveness(const HttpView& h, const std::vector<std::string>& reasons)
   const bool limited = h.final && h.final->end == ops::RunEnd::Limit;
   for (const auto& [key, payload] : h.bound) {
     if (h.reference(key)) continue;
-    auto qs = h.own(key);
+    // The key's last request (the client retries a key whose own payload has no 2xx answer until it gets a
+    // definite one): a definite answer is a 2xx or a 4xx other than the in-flight status (the server bound
+    // the key to another payload first: a mismatch, judged by its own invariant).
+    std::vector<const Req*> qs;
+    for (const auto& q : h.reqs)
+      if (HttpView::keyed(q) && q.r->key == key) qs.push_back(&q);
     const Req* last = qs.empty() ? nullptr : qs.back();
+    bool inflight = last && last->final() && h.spec.policy.inFlight != 0 && last->a->status == h.spec.policy.inFlight;
+    if (last && last->final() && !inflight && last->a->status < 500) continue;
     if (limited) {
-      unknown.push_back(fmt::format("key {} had no 2xx answer when the run ended at a limit ({})", key, h.final->reason));
+      unknown.push_back(fmt::format("key {} had no definite answer when the run ended at a limit ({})", key, h.final->reason));
       continue;
     }
-    bool inflight = last && last->final() && h.spec.policy.inFlight != 0 && last->a->status == h.spec.policy.inFlight;
     std::string got = !last || !last->a ? "no answer" : last->final() ? brief(*last->a) : last->a->outcome;
     auto v = violation(h, inflight ? "stuck-key" : "no-answer", "liveness", key,
                        inflight ? fmt::format("key {} is in progress for good: the client retried it through the "
                                               "{} ms lease (and half a second more), and the last of its {} requests (r{}) "
                                               "still got {}", key, h.spec.policy.leaseMs, qs.size(), last->r->id, got)
-                                : fmt::format("key {} never got a 2xx answer: the last of its {} requests{} got {}", key,
+                                : fmt::format("key {} never got a definite answer: the last of its {} requests{} got {}", key,
                                               qs.size(), last ? fmt::format(" (r{})", last->r->id) : "", got),
                        last ? std::vector<const Req*>{last} : std::vector<const Req*>{});
     v.observed = got;

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <system_error>
 
@@ -14,8 +15,32 @@ namespace idem {
 
 namespace {
 
+/// Whether 127.0.0.1:port can be bound now (no SO_REUSEADDR: a port in TIME_WAIT counts as taken).
+bool bindable(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
 
 } // namespace
+
+int freeListenPort() {
+  // Below the kernel's ephemeral range (32768 and up on Linux), which freePort draws from and which every
+  // outgoing connection takes its source port from: a port handed out there can be taken by a connection
+  // before the program binds it.
+  static std::atomic<uint32_t> next{static_cast<uint32_t>(::getpid()) * 7919u};
+  for (int i = 0; i < 2000; ++i) {
+    int port = 20000 + static_cast<int>(next.fetch_add(7) % 12000u);
+    if (bindable(port)) return port;
+  }
+  return freePort();
+}
 
 int freePort() {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -139,7 +139,7 @@ private:
     Server p;
     p.owner = ++nserver_;
     p.label = fmt::format("s{}", nserver_);
-    p.port = freePort();
+    p.port = freeListenPort();
     ctl_.addProcess(p.owner, p.label);
     auto ports = hub_.open(p.owner);
     const auto& sv = ws_.servers;
