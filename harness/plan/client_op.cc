@@ -94,6 +94,8 @@ ClientOp clientOpFromJson(const nlohmann::json& j, const std::string& what, cons
     op.key = op.body = whole("key", 1, 1000000);
   } else if (j.contains("key")) {
     throw bad("key", fmt::format("a {} request sends no key", kind));
+  } else {
+    op.key = 0;
   }
   if (j.contains("body")) {
     if (op.kind == ClientOp::Kind::Burst) throw bad("body", "a burst sends the key's own payload; use \"other\"");

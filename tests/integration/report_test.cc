@@ -158,7 +158,7 @@ TEST_CASE("demo: the reference targets behave as documented, one report with a t
   CHECK(leftovers(lastTag()).empty());
   const auto& demo = r.report["demo"];
   CHECK(demo["as_expected"] == true);
-  REQUIRE(demo["sections"].size() == 3);
+  REQUIRE(demo["sections"].size() == 4); // wallet, customer-city, order-shipping, orders (HTTP)
   std::map<std::string, nlohmann::json> targets;
   for (const auto& s : demo["sections"])
     for (const auto& t : s["targets"]) targets[t["name"]] = t;
@@ -185,6 +185,21 @@ TEST_CASE("demo: the reference targets behave as documented, one report with a t
     CHECK(classes.count(c) == 1);
   }
   CHECK(r.out.find("every reference target behaved as its target.json expects") != std::string::npos);
+  // The orders section: the HTTP servers, each client behaviour a class; the correct one passes every cell.
+  CHECK(targets["http-correct"]["verdict"] == "pass");
+  CHECK(targets["http-naive"]["kinds"].dump().find("double-effect") != std::string::npos);
+  CHECK(targets["http-no-hash"]["kinds"] == nlohmann::json::array({"mismatch-accepted"}));
+  CHECK(targets["http-key-outside-tx"]["kinds"] == nlohmann::json::array({"stuck-key"}));
+  CHECK(targets["http-check-then-insert"]["kinds"].dump().find("double-effect") != std::string::npos);
+  std::set<std::string> httpClasses;
+  for (const auto& s : demo["sections"])
+    if (s["scenario"] == "orders")
+      for (const auto& c : s["compare"]["classes"]) httpClasses.insert(c["id"].get<std::string>());
+  for (const char* c : {"http:retry", "http:timeout-inflight", "http:burst", "http:mismatch", "http:mismatch-race",
+                        "http:missing-key", "http:cut"}) {
+    INFO(c);
+    CHECK(httpClasses.count(c) == 1);
+  }
 
   std::string html = idem::testing::readFile(r.reportDir / "report.html");
   CHECK(idem::testing::occurrences(html, "<svg class=\"timeline\"") >= 4);

@@ -1,0 +1,177 @@
+// The HTTP checkers (checkers/http.cc) on histories written by hand: what each invariant names, and the
+// answers that are right although they look wrong (a 409 to a copy that overlapped another, a mismatch
+// that won a race on a fresh key, a key the server bound to another payload first).
+#include "check_util.h"
+
+#include <set>
+
+using namespace idem;
+using namespace idem::testing;
+
+namespace {
+
+/// Builds an orders history: payload n has ref "ref-n", sku-1, qty n.
+class HttpHistory {
+public:
+  explicit HttpHistory(int payloads) {
+    ops::Plan p;
+    p.schedule.scenario = "orders";
+    for (int n = 1; n <= payloads; ++n)
+      p.schedule.events.push_back(Event{n, {{"customer", "alice"}, {"sku", "sku-1"}, {"qty", std::to_string(n)}, {"amount", "100"}}});
+    p.schedule.client = {ClientOp{}};
+    p.target = "test";
+    h.append("harness", std::move(p));
+    h.append("harness", ops::Initial{observedOf({{"effects", nlohmann::json::array()}, {"ledger", rows({{"sku-1", "1000"}})}})});
+  }
+  /// Writes request r with `key` (0: none) and payload `body`.
+  int request(int key, int body, const std::string& role = "original", int burst = 0) {
+    ops::Request r;
+    r.id = ++n_;
+    r.op = r.id;
+    r.role = role;
+    r.key = key;
+    r.body = body;
+    r.keyHeader = key > 0;
+    r.keyValue = key > 0 ? fmt::format("\"k{}\"", key) : "";
+    r.ref = fmt::format("ref-{}", body);
+    r.wait = "answer";
+    r.server = "s1";
+    r.burst = burst;
+    h.append("client", r);
+    return r.id;
+  }
+  void answer(int id, int status, const std::string& body, const std::string& location = "", const char* outcome = "answered") {
+    h.append("client", ops::Response{id, outcome, status, location, body.empty() ? "" : fnv(body), body});
+  }
+  void lost(int id) { h.append("client", ops::Response{id, "reset", 0, "", "", ""}); }
+  /// The final state: effects per payload, the stock the ledger reads.
+  std::vector<CheckResult> judge(const std::map<int, int>& effects, int64_t stock) {
+    auto rowsJson = nlohmann::json::array();
+    for (const auto& [body, n] : effects) rowsJson.push_back({fmt::format("ref-{}", body), std::to_string(n)});
+    ops::Final f;
+    f.observed = observedOf({{"effects", rowsJson}, {"ledger", rows({{"sku-1", std::to_string(stock)}})}});
+    h.append("harness", f);
+    return checkAll(builtin("orders"), h.ops());
+  }
+
+private:
+  static std::string fnv(const std::string& s) { return fmt::format("{:016x}", std::hash<std::string>{}(s)); }
+  History h;
+  int n_ = 0;
+};
+
+std::set<std::string> kinds(const std::vector<CheckResult>& rs) {
+  std::set<std::string> out;
+  for (const auto& r : rs)
+    for (const auto& v : r.violations) out.insert(v.kind);
+  return out;
+}
+
+const std::string kCreated = R"({"id":1,"status":"created"})";
+
+} // namespace
+
+TEST_CASE("http checkers: a faithful replay passes, a second execution is a double effect and an unfaithful replay",
+          "[http]") {
+  {
+    HttpHistory h(1);
+    h.answer(h.request(1, 1), 201, kCreated, "/orders/1");
+    h.answer(h.request(1, 1, "retry"), 201, kCreated, "/orders/1");
+    auto rs = h.judge({{1, 1}}, 999);
+    CHECK(merge(rs) == Verdict::Pass);
+  }
+  HttpHistory h(1);
+  h.answer(h.request(1, 1), 201, kCreated, "/orders/1");
+  h.answer(h.request(1, 1, "retry"), 201, R"({"id":2,"status":"created"})", "/orders/2");
+  auto rs = h.judge({{1, 2}}, 998);
+  CHECK(kinds(rs) == std::set<std::string>{"double-effect", "replay-mismatch"});
+  CHECK(result(rs, "http:ledger").verdict == Verdict::Pass); // two orders, two stock changes: consistent
+  const auto& v = result(rs, "http:replay").violations.at(0);
+  CHECK_THAT(v.message, Catch::Matchers::Contains("Location /orders/2 where r1 got /orders/1"));
+}
+
+TEST_CASE("http checkers: the stock moved without an order is a ledger violation", "[http]") {
+  HttpHistory h(2);
+  h.answer(h.request(1, 1), 201, kCreated, "/orders/1");
+  auto rs = h.judge({{1, 1}}, 990); // qty 1 taken, 10 gone
+  CHECK(kinds(rs) == std::set<std::string>{"ledger"});
+  CHECK(result(rs, "http:ledger").violations.at(0).expected == 999);
+}
+
+TEST_CASE("http checkers: a mismatch answered 2xx or with another status than the policy's", "[http]") {
+  {
+    HttpHistory h(2);
+    h.answer(h.request(1, 1), 201, kCreated, "/orders/1");
+    h.answer(h.request(1, 2, "mismatch"), 201, kCreated, "/orders/1");
+    auto rs = h.judge({{1, 1}}, 999);
+    CHECK(kinds(rs) == std::set<std::string>{"mismatch-accepted"});
+    CHECK_THAT(result(rs, "http:mismatch").violations.at(0).message, Catch::Matchers::Contains("the answer of r1"));
+  }
+  {
+    HttpHistory h(2);
+    h.answer(h.request(1, 1), 201, kCreated, "/orders/1");
+    h.answer(h.request(1, 2, "mismatch"), 409, R"({"error":"conflict"})");
+    CHECK(kinds(h.judge({{1, 1}}, 999)) == std::set<std::string>{"mismatch-status"}); // orders declares 422
+  }
+  {
+    HttpHistory h(2);
+    h.answer(h.request(1, 1), 201, kCreated, "/orders/1");
+    h.answer(h.request(1, 2, "mismatch"), 422, R"({"error":"mismatch"})");
+    CHECK(merge(h.judge({{1, 1}}, 999)) == Verdict::Pass);
+  }
+}
+
+TEST_CASE("http checkers: in a race on a fresh key either payload may win", "[http]") {
+  // A burst of key 1: copies 1 and 2 carry payload 1, copy 3 payload 2; payload 2 won.
+  HttpHistory h(2);
+  int a = h.request(1, 1, "original", 1), b = h.request(1, 1, "retry", 2), c = h.request(1, 2, "mismatch", 3);
+  h.answer(c, 201, kCreated, "/orders/1");
+  h.answer(a, 409, R"({"error":"in progress"})"); // overlapped the winner: in flight
+  h.answer(b, 422, R"({"error":"mismatch"})");
+  int settle = h.request(1, 1, "settle");
+  h.answer(settle, 422, R"({"error":"mismatch"})");
+  auto rs = h.judge({{2, 1}}, 998);
+  INFO(nlohmann::json(rs).dump());
+  CHECK(merge(rs) == Verdict::Pass);
+}
+
+TEST_CASE("http checkers: a key answered 409 to the end is stuck, one with no answer is not live", "[http]") {
+  {
+    HttpHistory h(1);
+    h.lost(h.request(1, 1)); // the server was killed
+    for (int i = 0; i < 3; ++i) h.answer(h.request(1, 1, "settle"), 409, R"({"error":"in progress"})");
+    auto rs = h.judge({{1, 1}}, 999);
+    CHECK(kinds(rs) == std::set<std::string>{"stuck-key"});
+  }
+  {
+    HttpHistory h(1);
+    h.lost(h.request(1, 1));
+    h.answer(h.request(1, 1, "settle"), 503, R"({"error":"db"})");
+    CHECK(kinds(h.judge({}, 1000)) == std::set<std::string>{"no-answer"});
+  }
+  {
+    HttpHistory h(1); // the retry after the crash executed once: live, one effect
+    h.lost(h.request(1, 1));
+    h.answer(h.request(1, 1, "settle"), 201, kCreated, "/orders/1");
+    CHECK(merge(h.judge({{1, 1}}, 999)) == Verdict::Pass);
+  }
+}
+
+TEST_CASE("http checkers: a request without a key must get the declared status and take no effect", "[http]") {
+  HttpHistory h(2);
+  h.answer(h.request(0, 1, "no-key"), 400, R"({"error":"key"})");
+  h.answer(h.request(0, 2, "no-key"), 201, kCreated, "/orders/1");
+  auto rs = h.judge({{2, 1}}, 998);
+  CHECK(kinds(rs) == std::set<std::string>{"missing-key-accepted"});
+  CHECK(result(rs, "http:missing-key").violations.size() == 1);
+}
+
+TEST_CASE("http checkers: a burst copy answered 5xx is a burst error, one answered in flight is not", "[http]") {
+  HttpHistory h(1);
+  int a = h.request(1, 1, "original", 1), b = h.request(1, 1, "retry", 2), c = h.request(1, 1, "retry", 3);
+  h.answer(a, 201, kCreated, "/orders/1");
+  h.answer(b, 409, R"({"error":"in progress"})");
+  h.answer(c, 500, R"({"error":"boom"})");
+  auto rs = h.judge({{1, 1}}, 999);
+  CHECK(kinds(rs) == std::set<std::string>{"burst-error"});
+}

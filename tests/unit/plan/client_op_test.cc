@@ -1,0 +1,69 @@
+// Client requests of HTTP schedules (plan/client_op.h): the JSON form each way, and one clear error per
+// malformed member.
+#include "core/error.h"
+#include "plan/schedule.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+using namespace idem;
+using nlohmann::json;
+
+namespace {
+
+std::string opError(const json& j) {
+  try {
+    clientOpFromJson(j, "s.json", "client[0]");
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+} // namespace
+
+TEST_CASE("client ops: every kind maps to JSON and back", "[plan]") {
+  std::vector<ClientOp> ops{ClientOp{},
+                            ClientOp{ClientOp::Kind::Send, ClientOp::Wait::Timeout, 1, 2},
+                            ClientOp{ClientOp::Kind::Send, ClientOp::Wait::CutBody, 3, 3},
+                            ClientOp{ClientOp::Kind::Burst, ClientOp::Wait::Answer, 2, 2, 8, 3},
+                            ClientOp{ClientOp::Kind::NoKey, ClientOp::Wait::Answer, 0, 4}};
+  ClientOp bad{ClientOp::Kind::BadKey, ClientOp::Wait::Answer, 0, 5};
+  bad.malformed = "unterminated";
+  ops.push_back(bad);
+  for (const auto& op : ops) {
+    json j = op;
+    INFO(j.dump());
+    CHECK(clientOpFromJson(j, "x", "client[0]") == op);
+  }
+  CHECK(ops[1].str() == "send key 1 body 2 (timeout)");
+  CHECK(ops[3].str() == "burst 8 of 2 +3");
+  CHECK(bad.str() == "bad-key 5 (unterminated)");
+}
+
+TEST_CASE("client ops: a malformed request is named by its field", "[plan]") {
+  CHECK(opError(json{{"op", "get"}}) == "s.json: field 'client[0].op': 'get' is not one of send, burst, no-key, bad-key");
+  CHECK(opError(json{{"op", "send"}}) == "s.json: field 'client[0].key': is required (the event whose Idempotency-Key is sent)");
+  CHECK(opError(json{{"op", "burst"}, {"key", 1}, {"copies", 17}}) ==
+        "s.json: field 'client[0].copies': 17 is not a whole number from 2 to 16");
+  CHECK(opError(json{{"op", "no-key"}, {"key", 1}, {"body", 1}}) == "s.json: field 'client[0].key': a no-key request sends no key");
+  CHECK(opError(json{{"op", "send"}, {"key", 1}, {"wait", "never"}}).find("field 'client[0].wait'") != std::string::npos);
+  CHECK(opError(json{{"op", "send"}, {"key", 1}, {"colour", 1}}).find("field 'client[0].colour': unknown field") !=
+        std::string::npos);
+}
+
+TEST_CASE("client ops: an HTTP schedule file has requests instead of a stream, each naming events it has", "[plan]") {
+  json s = json::parse(R"({"version": 2, "scenario": "orders", "events": [{"n": 1, "fields": {"sku": "sku-1"}}],
+                           "client": [{"op": "send", "key": 1}, {"op": "send", "key": 1, "wait": "timeout"}], "faults": []})");
+  Schedule x = scheduleFromJson(s, "s.json");
+  CHECK(x.http());
+  CHECK(x.summary() == "2 requests [send 1, send 1 (timeout)], faults []");
+  CHECK(scheduleFromJson(json(x), "again") .client == x.client);
+  s["client"][1]["body"] = 2;
+  try {
+    scheduleFromJson(s, "s.json");
+    FAIL("no error");
+  } catch (const UsageError& e) {
+    CHECK(std::string(e.what()) == "s.json: field 'client[1]': no event 2");
+  }
+}
