@@ -255,12 +255,12 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
   sum.replays = args.replays;
   WorkerPool pool(session);
   sum.workers = pool.size();
-  std::cout << fmt::format("check {} × {}: seed {}{}, {} runs of 1..{} {}, {} consumer{}, {} workers\n", target.name,
+  std::cout << fmt::format("check {} × {}: seed {}{}, {} runs of 1..{} {}, {} {}{}, {} workers\n", target.name,
                            sc.name, sum.seed, sum.seedGiven ? "" : fmt::format(" (random: --seed {} repeats it)", sum.seed),
                            args.runs, sc.http ? ModelParams{}.maxRequests : args.maxEvents, sc.http ? "requests" : "events",
                            args.minConsumers == args.maxConsumers ? std::to_string(args.minConsumers)
                                                                   : fmt::format("{}..{}", args.minConsumers, args.maxConsumers),
-                           args.maxConsumers == 1 ? "" : "s", sum.workers)
+                           sc.http ? "server" : "consumer", args.maxConsumers == 1 ? "" : "s", sum.workers)
             << std::flush;
   if (!learnModel(pool, sc, target, sum)) {
     sum.verdict = Verdict::Error;

@@ -72,6 +72,7 @@ std::vector<Generated> generatedClasses(const Scenario& sc, int runs, int events
 ///  http:mismatch-race    a burst of 4 whose last copy carries another payload
 ///  http:missing-key      no key, an empty one, an unquoted or unterminated one (sf-string keys)
 ///  http:cut              the connection cut after the request, after the headers, mid-body; then a retry
+///  http:after-retention  the key sent again once the declared retention passed (when it is at most 2 s)
 std::vector<Generated> httpClasses(const Scenario& sc, int runs, uint64_t seed);
 
 /// One schedule of a race class (several consumers, holds), for one target.

@@ -195,8 +195,15 @@ std::vector<Generated> httpClasses(const Scenario& sc, int runs, uint64_t seed) 
       {"http:cut", "connection cut, then retry", "send 1 cut after the request / after the headers / mid-body, then send 1",
        {{send(1, 0, W::CutRequest), send(1)}, {send(1, 0, W::CutHeaders), send(1)}, {send(1, 0, W::CutBody), send(1)}}},
   };
+  std::vector<Spec> all = specs;
+  if (sc.http && sc.http->policy.retentionMs <= 2000) { // short enough to wait out
+    ClientOp late = send(1);
+    late.afterRetention = true;
+    all.push_back({"http:after-retention", "key used after its retention",
+                   "send 1, then send 1 once the declared retention passed: a replay or a fresh execution", {{send(1), late}}});
+  }
   std::vector<Generated> out;
-  for (const auto& sp : specs) {
+  for (const auto& sp : all) {
     Generated g;
     g.cls = {sp.id, "http", sp.label, sp.description};
     for (int i = 0; i < runs; ++i)

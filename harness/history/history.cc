@@ -247,6 +247,7 @@ json valueOf(const ops::Request& r) {
   if (r.key) j["key"] = r.key;
   if (r.keyHeader) j["key_value"] = r.keyValue;
   if (r.burst) j["burst"] = r.burst;
+  if (r.afterRetention) j["after_retention"] = true;
   return j;
 }
 ops::Request requestOf(const In& in) {
@@ -262,6 +263,7 @@ ops::Request requestOf(const In& in) {
   r.wait = in.str("wait", "answer");
   r.server = in.str("server", "");
   r.burst = static_cast<int>(in.integer("burst", 0));
+  r.afterRetention = in.flag("after_retention");
   return r;
 }
 

@@ -194,6 +194,7 @@ struct Request {
   std::string wait;      ///< ClientOp::Wait ("answer", "timeout", "cut-after-request", …)
   std::string server;    ///< the server process it went to ("s1")
   int burst = 0;         ///< in a burst: its copy number (1-based), else 0
+  bool afterRetention = false; ///< written once the declared retention had passed since the key's last request
 };
 
 /// How a request ended for the client.

@@ -38,13 +38,14 @@ const char* toString(ClientOp::Wait w) {
 
 bool ClientOp::operator==(const ClientOp& o) const {
   return kind == o.kind && wait == o.wait && key == o.key && body == o.body && copies == o.copies && other == o.other &&
-         malformed == o.malformed;
+         malformed == o.malformed && afterRetention == o.afterRetention;
 }
 
 std::string ClientOp::str() const {
   switch (kind) {
   case Kind::Send: {
     std::string s = key == body ? fmt::format("send {}", key) : fmt::format("send key {} body {}", key, body);
+    if (afterRetention) s += " (after retention)";
     return wait == Wait::Answer ? s : fmt::format("{} ({})", s, toString(wait));
   }
   case Kind::Burst:
@@ -60,6 +61,7 @@ void to_json(nlohmann::json& j, const ClientOp& op) {
   if (op.kind == ClientOp::Kind::Send || op.kind == ClientOp::Kind::Burst) j["key"] = op.key;
   if (op.kind != ClientOp::Kind::Burst) j["body"] = op.body;
   if (op.kind == ClientOp::Kind::Send && op.wait != ClientOp::Wait::Answer) j["wait"] = toString(op.wait);
+  if (op.afterRetention) j["after_retention"] = true;
   if (op.kind == ClientOp::Kind::Burst) {
     j["copies"] = op.copies;
     if (op.other) j["other"] = op.other;
@@ -72,9 +74,9 @@ ClientOp clientOpFromJson(const nlohmann::json& j, const std::string& what, cons
     return UsageError(fmt::format("{}: field '{}{}': {}", what, field, member.empty() ? "" : "." + member, why));
   };
   if (!j.is_object()) throw bad("", "must be an object like {\"op\": \"send\", \"key\": 1}");
-  static const std::set<std::string> known{"op", "key", "body", "wait", "copies", "other", "malformed"};
+  static const std::set<std::string> known{"op", "key", "body", "wait", "copies", "other", "malformed", "after_retention"};
   for (auto it = j.begin(); it != j.end(); ++it)
-    if (!known.count(it.key())) throw bad(it.key(), "unknown field (known: op, key, body, wait, copies, other, malformed)");
+    if (!known.count(it.key())) throw bad(it.key(), "unknown field (known: op, key, body, wait, copies, other, malformed, after_retention)");
   auto whole = [&](const char* m, int lo, int hi) {
     const auto& v = j.at(m);
     if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
@@ -116,6 +118,11 @@ ClientOp clientOpFromJson(const nlohmann::json& j, const std::string& what, cons
     if (j.contains("other")) op.other = whole("other", 1, 1000000);
   } else if (j.contains("copies") || j.contains("other")) {
     throw bad(j.contains("copies") ? "copies" : "other", "only a burst has copies");
+  }
+  if (j.contains("after_retention")) {
+    if (op.kind != ClientOp::Kind::Send) throw bad("after_retention", "only a send waits out the retention");
+    if (!j["after_retention"].is_boolean()) throw bad("after_retention", "must be true or false");
+    op.afterRetention = j["after_retention"].get<bool>();
   }
   if (j.contains("malformed")) {
     if (op.kind != ClientOp::Kind::BadKey) throw bad("malformed", "only a bad-key request has a malformed key");

@@ -38,9 +38,12 @@ struct ClientOp {
   int copies = 2; ///< Burst: 2..kMaxBurst
   int other = 0;  ///< Burst: the last copy carries this event's payload instead (0: none): a mismatch in a race
   std::string malformed = "empty"; ///< BadKey: "empty" | "token" (unquoted) | "unterminated" ("\"abc")
+  /// Send: written only once the scenario's declared retention_ms has passed since the key's last request
+  /// (the key may have been forgotten: a fresh execution is then as right as a replay).
+  bool afterRetention = false;
 
   bool operator==(const ClientOp& o) const;
-  /// "send 1", "send 1 (timeout)", "send key 1 body 2", "burst 4 of 1", "burst 4 of 1 +2", "no-key 3",
+  /// "send 1", "send 1 (timeout)", "send 1 (after retention)", "send key 1 body 2", "burst 4 of 1", "burst 4 of 1 +2", "no-key 3",
   /// "bad-key 3 (token)"
   std::string str() const;
 };
@@ -50,7 +53,7 @@ inline constexpr int kMaxBurst = 16;
 const char* toString(ClientOp::Kind k); ///< "send" | "burst" | "no-key" | "bad-key"
 const char* toString(ClientOp::Wait w); ///< "answer" | "timeout" | "cut-after-request" | "cut-after-headers" | "cut-mid-body"
 
-/// {"op": "send", "key": 1, "body": 1, "wait": "timeout"}, {"op": "burst", "key": 1, "copies": 4, "other": 2},
+/// {"op": "send", "key": 1, "body": 1, "wait": "timeout"}, {"op": "send", "key": 1, "after_retention": true}, {"op": "burst", "key": 1, "copies": 4, "other": 2},
 /// {"op": "no-key", "body": 3}, {"op": "bad-key", "body": 3, "malformed": "token"}; defaults are left out.
 void to_json(nlohmann::json& j, const ClientOp& op);
 /// Throws UsageError "<what>: field '<field>.x': why" for any malformed member.

@@ -92,6 +92,8 @@ Schedule materializeHttp(const Shape& s, const Scenario& sc, const KillModel& km
       op.key = op.body = key(r.key);
       if (r.mismatch && used.count(op.key)) op.body = event(std::abs(r.key) + 1);
       op.wait = waits[std::abs(r.wait) % 5];
+      // After the retention: only a key used before, and only when the wait is short enough to draw.
+      op.afterRetention = r.late && op.body == op.key && used.count(op.key) && sc.http && sc.http->policy.retentionMs <= 2000;
       break;
     case 1:
       op.kind = ClientOp::Kind::Burst;

@@ -136,7 +136,8 @@ rc::Gen<Shape> shapeGen(const Scenario& sc, const KillModel& km, const ModelPara
       gen::set(&Shape::Request::wait, gen::map(gen::inRange(0, 18), [](int x) { return x < 10 ? 0 : x < 15 ? 1 : x - 13; })),
       gen::set(&Shape::Request::mismatch, gen::map(gen::inRange(0, 10), [](int x) { return x >= 8; })),
       gen::set(&Shape::Request::copies, gen::inRange(2, std::max(2, p.maxBurst) + 1)),
-      gen::set(&Shape::Request::malformed, gen::inRange(0, 3)));
+      gen::set(&Shape::Request::malformed, gen::inRange(0, 3)),
+      gen::set(&Shape::Request::late, gen::map(gen::inRange(0, 10), [](int x) { return x >= 9; })));
   if (http) event = gen::build<Shape::Event>(gen::set(&Shape::Event::draws, fixedVector(draws)));
   int minC = std::clamp(p.minConsumers, 1, kMaxConsumers), maxC = std::clamp(p.maxConsumers, minC, kMaxConsumers);
   int keys = std::max<int>(1, sc.keys.size());

@@ -81,6 +81,7 @@ struct Shape {
     bool mismatch = false; ///< send: another payload under the key; burst: the last copy's
     int copies = 2;    ///< burst: 2..ModelParams::maxBurst
     int malformed = 0; ///< bad-key: empty, unquoted token, unterminated quote
+    bool late = false; ///< send of a key used before: after the retention (only when it is at most 2 s)
   };
   std::vector<Event> events;   ///< HTTP: the payloads, one key each
   std::vector<Request> requests; ///< HTTP only

@@ -44,6 +44,8 @@ constexpr milliseconds kGateQuiet{300};
 constexpr milliseconds kQuietBound{2000};
 /// After a cut right after the request: how long the server must be still before the next request goes.
 constexpr milliseconds kCutStill{50};
+/// The longest retention a request after the retention waits out (a scenario made for it declares less).
+constexpr milliseconds kMaxRetentionWait{10000};
 /// The client's pause between retries of a key that has no final answer yet.
 constexpr milliseconds kRetryEvery{100};
 /// How long past the declared lease the client keeps retrying a key (timing noise of the server's clock).
@@ -312,7 +314,7 @@ private:
 
   /// Writes a request on its own thread; `how` is what the client does with the answer.
   Flight& launch(int op, const std::string& role, int key, int body, std::optional<std::string> header,
-                 ClientOp::Wait how, int burst = 0, std::function<void()> barrier = {}) {
+                 ClientOp::Wait how, int burst = 0, std::function<void()> barrier = {}, bool afterRetention = false) {
     auto f = std::make_unique<Flight>();
     f->id = ++nrequest_;
     f->key = key;
@@ -332,6 +334,7 @@ private:
     r.wait = toString(how);
     r.server = server_->label;
     r.burst = burst;
+    r.afterRetention = afterRetention;
     h_.append("client", r);
     Flight* fp = f.get();
     f->thread = std::thread([fp, how, barrier] {
@@ -378,6 +381,19 @@ private:
     return sent_.insert(key).second ? "original" : "retry";
   }
 
+  /// Lets the declared retention pass (from now: the key's last request has ended), so that the next
+  /// request may find its key forgotten.
+  void waitRetention() {
+    endLate("the client waits out the retention");
+    const int64_t ms = spec_.policy.retentionMs;
+    if (ms > kMaxRetentionWait.count())
+      throw UsageError(fmt::format("a request after the retention waits it out, and the scenario's retention_ms ({}) is longer "
+                                   "than {} ms: declare a shorter one (http.policy.retention_ms)", ms, kMaxRetentionWait.count()));
+    h_.append("client", ops::Note{fmt::format("the client waits {} ms, the declared retention", ms)});
+    const auto until = Clock::now() + milliseconds(ms);
+    pump([&] { return Clock::now() >= until; });
+  }
+
   /// A request the client gave up on (a timeout): its hold lasts until the next request has its answer.
   void endLate(const std::string& why) {
     if (!late_) return;
@@ -398,8 +414,9 @@ private:
         endLate("another request of the client timed out"); // one request in flight at a time
         ctl_.gate("COMMIT", 1, fmt::format("r{}'s client timeout: it stays in flight", nrequest_ + 1));
       }
+      if (c.afterRetention) waitRetention();
       const uint64_t before = ctl_.activity();
-      Flight& f = launch(op, roleOf(c.key, c.body), c.key, c.body, keyValue(c.key), c.wait);
+      Flight& f = launch(op, roleOf(c.key, c.body), c.key, c.body, keyValue(c.key), c.wait, 0, {}, c.afterRetention);
       if (timeout) {
         pump([&] { return f.done.load() || ctl_.gated() > 0; });
         if (!f.done) {

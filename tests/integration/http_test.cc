@@ -122,7 +122,8 @@ TEST_CASE("http: every client behaviour against the Python server (compare on it
     CHECK(c["verdict"] == "pass");
   }
   for (const char* cls : {"http:retry", "http:timeout-inflight", "http:timeout-after", "http:burst", "http:mismatch",
-                          "http:mismatch-inflight", "http:mismatch-race", "http:missing-key", "http:cut"})
+                          "http:mismatch-inflight", "http:mismatch-race", "http:missing-key", "http:cut",
+                          "http:after-retention"})
     CHECK(classes.count(cls) == 1);
 }
 

@@ -24,7 +24,7 @@ public:
     h.append("harness", ops::Initial{observedOf({{"effects", nlohmann::json::array()}, {"ledger", rows({{"sku-1", "1000"}})}})});
   }
   /// Writes request r with `key` (0: none) and payload `body`.
-  int request(int key, int body, const std::string& role = "original", int burst = 0) {
+  int request(int key, int body, const std::string& role = "original", int burst = 0, bool afterRetention = false) {
     ops::Request r;
     r.id = ++n_;
     r.op = r.id;
@@ -37,6 +37,7 @@ public:
     r.wait = "answer";
     r.server = "s1";
     r.burst = burst;
+    r.afterRetention = afterRetention;
     h.append("client", r);
     return r.id;
   }
@@ -174,4 +175,19 @@ TEST_CASE("http checkers: a burst copy answered 5xx is a burst error, one answer
   h.answer(c, 500, R"({"error":"boom"})");
   auto rs = h.judge({{1, 1}}, 999);
   CHECK(kinds(rs) == std::set<std::string>{"burst-error"});
+}
+
+TEST_CASE("http checkers: after the retention a key may execute again, before it never", "[http]") {
+  {
+    HttpHistory h(1);
+    h.answer(h.request(1, 1), 201, kCreated, "/orders/1");
+    h.answer(h.request(1, 1, "retry", 0, true), 201, R"({"id":2,"status":"created"})", "/orders/2");
+    CHECK(merge(h.judge({{1, 2}}, 998)) == Verdict::Pass);
+  }
+  HttpHistory h(1);
+  h.answer(h.request(1, 1), 201, kCreated, "/orders/1");
+  h.answer(h.request(1, 1, "retry", 0, true), 201, R"({"id":2,"status":"created"})", "/orders/2");
+  h.answer(h.request(1, 1, "retry"), 201, R"({"id":3,"status":"created"})", "/orders/3");
+  auto rs = h.judge({{1, 3}}, 997);
+  CHECK(kinds(rs).count("double-effect") == 1);
 }

@@ -31,6 +31,9 @@ TEST_CASE("client ops: every kind maps to JSON and back", "[plan]") {
   ClientOp bad{ClientOp::Kind::BadKey, ClientOp::Wait::Answer, 0, 5};
   bad.malformed = "unterminated";
   ops.push_back(bad);
+  ClientOp late;
+  late.afterRetention = true;
+  ops.push_back(late);
   for (const auto& op : ops) {
     json j = op;
     INFO(j.dump());
