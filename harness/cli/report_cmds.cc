@@ -30,6 +30,15 @@ void addReportCommands(CLI::App& app, Handler& handler) {
   demo->add_option("--per-class", demoArgs.perClass, "faults run per kill or fault class and target (0: every one)")
       ->check(CLI::Range(0, 10000))->capture_default_str();
   demo->final_callback([&handler] { handler = [] { return demoCommand(demoCommon, demoArgs); }; });
+
+  static MergeArgs mergeArgs;
+  auto* merge = app.add_subcommand("merge", "join the reports of the shards of one check (--shard I/N) into one "
+                                            "report.json, report.html and --junit file; exit as that check");
+  merge->add_option("dirs", mergeArgs.dirs, "shard report folders (or their report.json), one per shard")->required();
+  merge->add_option("--report", mergeArgs.reportDir, "folder of the merged report (default reports/latest)")
+      ->each([](const std::string&) { mergeArgs.reportDirGiven = true; });
+  merge->add_option("--junit", mergeArgs.junit, "also write JUnit XML to FILE");
+  merge->final_callback([&handler] { handler = [] { return mergeCommand(mergeArgs); }; });
 }
 
 } // namespace idem::cli

@@ -1,0 +1,139 @@
+/// Shards end to end: `check --shard I/N` run as N separate processes and joined by `idemproof merge`
+/// gives the unsharded check's verdict, run counts, fault coverage and counterexample (search/shard.h,
+/// report/merge.h); so does a sharded sweep; a merge of shards that do not belong together exits 2 with
+/// one line naming why. Cheap settings (few short schedules) keep each case within seconds.
+#include "support.h"
+
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+
+using namespace itest;
+
+namespace {
+
+/// The check flags both the unsharded run and its shards take.
+std::vector<std::string> checkArgs(const std::string& t, const std::string& seed, const std::string& runs) {
+  return {"check", "--target", target(t), "--scenario", "wallet", "--seed", seed, "--runs", runs, "--max-events", "3",
+          "--consumers", "1", "--faults", "kill,drop"};
+}
+
+struct Sharded {
+  std::vector<Result> shards;
+  Result merged;
+};
+
+Sharded shardAndMerge(std::vector<std::string> args, int n) {
+  Sharded s;
+  std::vector<std::string> merge{"merge"};
+  for (int i = 0; i < n; ++i) {
+    auto a = args;
+    a.push_back("--shard");
+    a.push_back(fmt::format("{}/{}", i, n));
+    s.shards.push_back(clean(a));
+    INFO(s.shards.back().out << s.shards.back().err);
+    CHECK(s.shards.back().report["shard"]["index"] == i);
+    merge.push_back(s.shards.back().reportDir.string());
+  }
+  s.merged = clean(merge);
+  return s;
+}
+
+void requireSameCheck(const Result& whole, const Result& merged) {
+  INFO(whole.out << merged.out << merged.err);
+  CHECK(merged.status == whole.status);
+  CHECK(merged.report["verdict"] == whole.report["verdict"]);
+  const auto& a = whole.report["check"];
+  const auto& b = merged.report["check"];
+  for (const char* k : {"runs", "passed", "failed", "unknown", "errors", "coverage", "coverage_by_kind"}) {
+    INFO(k);
+    CHECK(a[k] == b[k]);
+  }
+  CHECK(a["coverage_summary"]["planned"] == b["coverage_summary"]["planned"]);
+  CHECK(a["coverage_summary"]["fired"] == b["coverage_summary"]["fired"]);
+  if (a["counterexample"].is_null()) {
+    CHECK(b["counterexample"].is_null());
+  } else {
+    REQUIRE(b["counterexample"].is_object());
+    CHECK(a["counterexample"]["found"]["run"] == b["counterexample"]["found"]["run"]);
+    CHECK(a["counterexample"]["found"]["schedule"] == b["counterexample"]["found"]["schedule"]);
+    CHECK(a["counterexample"]["schedule"] == b["counterexample"]["schedule"]);
+    CHECK(std::filesystem::exists(b["counterexample"]["file"].get<std::string>()));
+  }
+}
+
+std::string firstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+} // namespace
+
+TEST_CASE("check --shard: 4 shards of a passing check, merged, are the unsharded check; a merge of shards "
+          "that do not belong together exits 2 naming why", "[shard]") {
+  auto args = checkArgs("dedup-table", "7", "24");
+  Result whole = clean(args);
+  REQUIRE(whole.status == 0);
+  auto s = shardAndMerge(args, 4);
+  requireSameCheck(whole, s.merged);
+  CHECK(s.merged.report["merge"]["shards"].size() == 4);
+  CHECK(std::filesystem::exists(s.merged.reportDir / "report.html"));
+  int total = 0;
+  for (const auto& r : s.shards) total += r.report["check"]["runs"].get<int>();
+  CHECK(total == 24);
+
+  auto dirs = [&](std::vector<int> which) {
+    std::vector<std::string> a{"merge"};
+    for (int i : which) a.push_back(s.shards[static_cast<size_t>(i)].reportDir.string());
+    return a;
+  };
+  Result missing = clean(dirs({0, 1, 3}));
+  CHECK(missing.status == 2);
+  CHECK(firstLine(missing.err).find("shard 2/4 is missing") != std::string::npos);
+  CHECK(missing.err.find('\n') == missing.err.size() - 1); // one line
+  Result twice = clean(dirs({0, 1, 2, 3, 1}));
+  CHECK(twice.status == 2);
+  CHECK(twice.err.find("given twice") != std::string::npos);
+  auto other = args;
+  other[6] = "8"; // another seed
+  other.push_back("--shard");
+  other.push_back("3/4");
+  Result foreign = clean(other);
+  auto mixed = dirs({0, 1, 2});
+  mixed.push_back(foreign.reportDir.string());
+  Result differ = clean(mixed);
+  CHECK(differ.status == 2);
+  CHECK(differ.err.find("differ in seed") != std::string::npos);
+  Result notShard = clean({"merge", whole.reportDir.string()});
+  CHECK(notShard.status == 2);
+  CHECK(notShard.err.find("is not the report of a shard") != std::string::npos);
+}
+
+TEST_CASE("check --shard: shards of a failing check each stop at their first failure; the merge keeps the "
+          "lowest, as the unsharded check shrank it, and every shard's counterexample", "[shard]") {
+  auto args = checkArgs("retry-no-dedup", "3", "40");
+  Result whole = clean(args);
+  REQUIRE(whole.status == 1);
+  auto s = shardAndMerge(args, 4);
+  requireSameCheck(whole, s.merged);
+  int failing = 0;
+  for (const auto& sh : s.merged.report["merge"]["shards"]) failing += !sh["counterexample"].is_null();
+  CHECK(failing >= 1);
+  CHECK(s.merged.out.find("replay: idemproof replay") != std::string::npos);
+}
+
+TEST_CASE("sweep --shard: 2 shards of a sweep, merged, hold every fault point of the unsharded sweep with its "
+          "verdict", "[shard]") {
+  std::vector<std::string> args{"sweep", "--target", target("simple"), "--scenario", "wallet"};
+  Result whole = clean(args);
+  REQUIRE(whole.status == 1);
+  auto s = shardAndMerge(args, 2);
+  INFO(s.merged.out << s.merged.err);
+  CHECK(s.merged.status == 1);
+  CHECK(s.merged.report["verdict"] == whole.report["verdict"]);
+  const auto& a = whole.report["sweep"]["points"];
+  const auto& b = s.merged.report["sweep"]["points"];
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i]["point"] == b[i]["point"]);
+    CHECK(a[i]["verdict"] == b[i]["verdict"]);
+  }
+  CHECK(whole.report["sweep"]["failed"] == s.merged.report["sweep"]["failed"]);
+}
