@@ -8,6 +8,7 @@ void addReportCommands(CLI::App& app, Handler& handler) {
   auto* cmp = app.add_subcommand("compare", "run the same classes of schedules against several targets: a matrix of "
                                             "classes x targets, and each target's cost");
   addCommon(*cmp, compareCommon, true);
+  addShard(*cmp, compareCommon, "cells (class x target, targets outer; the fault-free baselines run in every shard)");
   cmp->add_option("--runs", compareArgs.runs, "generated schedules per class (retries, late retries, reordered)")
       ->check(CLI::Range(0, 1000))->capture_default_str();
   addFaults(*cmp, compareCommon, "fault kinds whose classes run besides kill (default: drop,delay,error,forget; "

@@ -2,6 +2,7 @@
 /// each shard's logs and counterexample copied under shard-I/ of the output folder, and the merged
 /// report.json, report.html and JUnit written there. Exit status as the unsharded check's.
 #include "driver/commands.h"
+#include "driver/compare.h"
 
 #include "core/error.h"
 #include "core/json_file.h"
@@ -59,7 +60,8 @@ int mergeCommand(const MergeArgs& args) {
     int i = shards[k].report["shard"]["index"].get<int>();
     copyShardFiles(folderOf(args.dirs[k]), out / shardFolder(i));
   }
-  auto& cx = merged["check"]["counterexample"];
+  nlohmann::json nothing;
+  auto& cx = merged.contains("check") ? merged["check"]["counterexample"] : nothing;
   if (cx.is_object()) { // the replay command names the copy beside the merged report
     std::string copy = (out / cx["file"].get<std::string>()).lexically_normal().string();
     std::string cmd = cx.value("replay_command", "");
@@ -74,27 +76,39 @@ int mergeCommand(const MergeArgs& args) {
   std::string path = writeReport(out.string(), merged);
   if (!args.junit.empty()) writeJunit(args.junit, merged);
 
-  const auto& c = merged["check"];
-  const auto& cs = c["coverage_summary"];
-  Verdict v = verdictFromString(merged["verdict"].get<std::string>());
-  std::cout << fmt::format("merge {} shards of check {} × {} (seed {}, {} runs requested)\n", merged["merge"]["count"].get<int>(),
-                           merged.value("target", ""), merged.value("scenario", ""), merged["seed"].get<uint64_t>(),
-                           c.value("runs_requested", 0));
+  const std::string command = merged.value("command", "");
+  std::cout << fmt::format("merge {} shards of {} {} × {} (seed {})\n", merged["merge"]["count"].get<int>(), command,
+                           command == "compare" ? fmt::format("{} targets", merged["targets"].size()) : merged.value("target", ""),
+                           merged.value("scenario", ""), merged["seed"].get<uint64_t>());
   for (const auto& s : merged["merge"]["shards"])
-    std::cout << fmt::format("  shard {}: {}, {} runs{}\n", s["index"].get<int>(), s["verdict"].get<std::string>(),
-                             s["runs"].get<int>(),
+    std::cout << fmt::format("  shard {}: {}, {} {}{}\n", s["index"].get<int>(), s["verdict"].get<std::string>(),
+                             s["runs"].get<int>(), command == "check" ? "runs" : "schedules",
                              s["counterexample"].is_null() ? ""
                                                            : fmt::format("; first failure at run {}", s["counterexample"]["run"].get<int64_t>()));
-  if (cx.is_object()) {
-    std::cout << fmt::format("  counterexample (shard {}): {}\n", merged["merge"]["picked"].get<int>(), cx.value("summary", ""));
-    std::cout << "  replay: " << cx.value("replay_command", "") << "\n";
+  const std::string verdict = merged["verdict"];
+  if (command == "check") {
+    const auto& c = merged["check"];
+    const auto& cs = c["coverage_summary"];
+    if (cx.is_object()) {
+      std::cout << fmt::format("  counterexample (shard {}): {}\n", merged["merge"]["picked"].get<int>(), cx.value("summary", ""));
+      std::cout << "  replay: " << cx.value("replay_command", "") << "\n";
+    }
+    for (const auto& n : c["notes"]) std::cout << "  note: " << n.get<std::string>() << "\n";
+    std::cout << fmt::format("{}: {} runs ({} passed, {} failed, {} unknown, {} errors); {} of {} faults fired\n", verdict,
+                             c["runs"].get<int>(), c["passed"].get<int>(), c["failed"].get<int>(), c["unknown"].get<int>(),
+                             c["errors"].get<int>(), cs["fired"].get<int>(), cs["planned"].get<int>());
+  } else if (command == "sweep") {
+    const auto& w = merged["sweep"];
+    std::cout << fmt::format("{}: {} faults run, {} failed, {} not fired, {} unknown\n", verdict, w["points"].size(),
+                             w["failed"].get<int>(), w["not_fired"].get<int>(), w["unknown"].get<int>());
+  } else {
+    std::cout << compare::terminalTable(merged["compare"]);
+    int failing = 0;
+    for (const auto& t : merged["compare"]["targets"]) failing += t["verdict"] == "fail";
+    std::cout << fmt::format("{}: {} of {} targets fail a class\n", verdict, failing, merged["compare"]["targets"].size());
   }
-  for (const auto& n : c["notes"]) std::cout << "  note: " << n.get<std::string>() << "\n";
-  std::cout << fmt::format("{}: {} runs ({} passed, {} failed, {} unknown, {} errors); {} of {} faults fired\n", toString(v),
-                           c["runs"].get<int>(), c["passed"].get<int>(), c["failed"].get<int>(), c["unknown"].get<int>(),
-                           c["errors"].get<int>(), cs["fired"].get<int>(), cs["planned"].get<int>());
   std::cout << "report: " << path << "\n";
-  return exitStatus(v);
+  return mergedExitStatus(merged);
 }
 
 } // namespace idem

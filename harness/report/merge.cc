@@ -32,6 +32,11 @@ const std::vector<std::pair<json::json_pointer, const char*>>& sameFields() {
       {json::json_pointer("/check/faults"), "--faults"},
       {json::json_pointer("/check/replays"), "--replays"},
       {json::json_pointer("/sweep/fault_kinds"), "--faults"},
+      {json::json_pointer("/compare/classes"), "classes (the targets' fault-free traces differ)"},
+      {json::json_pointer("/compare/runs_per_class"), "--runs"},
+      {json::json_pointer("/compare/per_class"), "--per-class"},
+      {json::json_pointer("/compare/events"), "--events"},
+      {json::json_pointer("/shard/fail_on_violation"), "--fail-on-violation"},
       {json::json_pointer("/shard/command"), "command"},
       {json::json_pointer("/servers/embedded"), "servers (embedded or --database-url)"},
   };
@@ -104,6 +109,7 @@ using ByIndex = std::map<int, const ShardReport*>;
 
 json mergeCheck(const ByIndex& byIndex, int n);
 json mergeSweep(const ByIndex& byIndex, int n);
+json mergeCompare(const ByIndex& byIndex, int n);
 
 } // namespace
 
@@ -112,10 +118,10 @@ json mergeReports(const std::vector<ShardReport>& shards) {
   auto fail = [](const std::string& why) { return UsageError("merge: " + why); };
   for (const auto& s : shards) {
     if (!s.report.is_object() || !s.report.contains("shard"))
-      throw fail(fmt::format("{} is not the report of a shard (run check or sweep with --shard I/N)", s.dir));
+      throw fail(fmt::format("{} is not the report of a shard (run check, sweep or compare with --shard I/N)", s.dir));
     std::string command = s.report.value("command", "?");
-    if (command != "check" && command != "sweep")
-      throw fail(fmt::format("{}: shards of {} cannot be merged (check and sweep can)", s.dir, command));
+    if (command != "check" && command != "sweep" && command != "compare")
+      throw fail(fmt::format("{}: shards of {} cannot be merged (check, sweep and compare can)", s.dir, command));
   }
   const json& first = shards.front().report;
   for (const auto& s : shards)
@@ -132,7 +138,8 @@ json mergeReports(const std::vector<ShardReport>& shards) {
   }
   for (int i = 0; i < n; ++i)
     if (!byIndex.count(i)) throw fail(fmt::format("shard {}/{} is missing ({} of {} shards given)", i, n, shards.size(), n));
-  return first.value("command", "") == "sweep" ? mergeSweep(byIndex, n) : mergeCheck(byIndex, n);
+  const std::string command = first.value("command", "");
+  return command == "sweep" ? mergeSweep(byIndex, n) : command == "compare" ? mergeCompare(byIndex, n) : mergeCheck(byIndex, n);
 }
 
 namespace {
@@ -352,6 +359,91 @@ json mergeSweep(const ByIndex& byIndex, int n) {
   return merged;
 }
 
+/// Cell k of the matrix comes from shard k % N (driver/compare.h, Options::shard); the targets' verdicts
+/// are recomputed from the cells as matrixOf computes them.
+json mergeCompare(const ByIndex& byIndex, int n) {
+  const json& first = byIndex.at(0)->report;
+  const json& cells0 = first["compare"]["cells"];
+  json cells = json::array();
+  std::set<std::string> examples;
+  for (size_t k = 0; k < cells0.size(); ++k) {
+    const json& c = byIndex.at(static_cast<int>(k % static_cast<size_t>(n)))->report["compare"]["cells"].at(k);
+    cells.push_back(c);
+    if (!c.value("example", std::string()).empty()) examples.insert(c["example"].get<std::string>());
+  }
+  json targets = first["compare"]["targets"];
+  bool anyFail = false, unknownCells = false;
+  for (auto& t : targets) {
+    std::set<std::string> kinds;
+    std::string verdict = "pass", example;
+    int unknown = 0;
+    for (const auto& c : cells) {
+      if (c["target"] != t["name"]) continue;
+      for (const auto& k : c["kinds"]) kinds.insert(k.get<std::string>());
+      if (c.value("unknown", 0) > 0) ++unknown;
+      std::string v = c["verdict"];
+      if (v == "fail" && example.empty()) example = c.value("example", "");
+      if (v == "fail") verdict = "fail";
+      else if (v == "unknown" && verdict == "pass") verdict = "unknown";
+    }
+    t["kinds"] = kinds;
+    t["verdict"] = verdict;
+    t["example"] = example;
+    t["unknown_cells"] = unknown;
+    anyFail = anyFail || verdict == "fail";
+    unknownCells = unknownCells || unknown > 0;
+  }
+  json allRuns = json::array(), violations = json::array(), shardList = json::array();
+  std::set<std::string> kept;
+  int64_t totalMs = 0, slowestMs = 0, schedules = 0;
+  for (const auto& [i, s] : byIndex) {
+    const json& r = s->report;
+    for (const auto& run : r.value("runs", json::array())) {
+      std::string id = run.value("id", "");
+      if (!examples.count(id) || !kept.insert(id).second) continue;
+      // The cell's owner ran it; a baseline (default class) example is taken from the first shard holding it.
+      allRuns.push_back(relocate(run, i, true));
+    }
+    int64_t ms = r.value("timings", json::object()).value("total_ms", int64_t(0));
+    totalMs += ms;
+    slowestMs = std::max(slowestMs, ms);
+    schedules += r.value("timings", json::object()).value("schedules", int64_t(0));
+    shardList.push_back({{"index", i}, {"dir", s->dir}, {"verdict", r.value("verdict", "unknown")},
+                         {"runs", r.value("timings", json::object()).value("schedules", 0)}, {"folder", shardFolder(i)},
+                         {"counterexample", nullptr}});
+  }
+  for (const auto& [i, s] : byIndex)
+    for (const auto& v : s->report.value("violations", json::array()))
+      if (kept.count(v.value("run", "")) && std::none_of(violations.begin(), violations.end(), [&](const json& x) { return x == v; }))
+        violations.push_back(v);
+  Verdict verdict = anyFail ? Verdict::Fail : unknownCells ? Verdict::Unknown : Verdict::Pass;
+  json merged = first;
+  merged.erase("shard");
+  merged["verdict"] = toString(verdict);
+  merged["compare"]["cells"] = cells;
+  merged["compare"]["targets"] = targets;
+  merged["runs"] = allRuns;
+  merged["violations"] = violations;
+  merged.erase("processes");
+  int workers = 0;
+  for (const auto& [i, s] : byIndex) workers += s->report["options"].value("workers", 0);
+  merged["options"]["workers"] = std::max(1, workers);
+  merged["merge"] = {{"shards", shardList}, {"count", n}, {"picked", nullptr}, {"runs_up_to", nullptr},
+                     {"fail_on_violation", first["shard"].value("fail_on_violation", false)},
+                     {"unknown_cells", unknownCells}};
+  merged["timings"] = {{"total_ms", totalMs}, {"schedules", schedules}, {"slowest_shard_ms", slowestMs}, {"shards", n}};
+  return merged;
+}
+
 } // namespace
+
+int mergedExitStatus(const json& merged) {
+  if (merged.value("command", "") == "compare") {
+    const json& m = merged["merge"];
+    if (m.value("unknown_cells", false)) return 2;
+    return m.value("fail_on_violation", false) && merged.value("verdict", "") == "fail" ? 1 : 0;
+  }
+  return exitStatus(verdictFromString(merged.value("verdict", "unknown")));
+}
 
 } // namespace idem

@@ -30,6 +30,10 @@ struct ShardReport {
 /// each shard's logs.
 nlohmann::json mergeReports(const std::vector<ShardReport>& shards);
 
+/// The exit status of the merged run, as the unsharded command's: check and sweep by the verdict;
+/// compare 2 with a cell that holds an unknown schedule, else 1 on a failure with --fail-on-violation, else 0.
+int mergedExitStatus(const nlohmann::json& merged);
+
 /// "shard-I/": where the merged report's folder holds shard I's logs and counterexample.
 std::string shardFolder(int index);
 

@@ -1,7 +1,7 @@
 /// Shards end to end: `check --shard I/N` run as N separate processes and joined by `idemproof merge`
 /// gives the unsharded check's verdict, run counts, fault coverage and counterexample (search/shard.h,
-/// report/merge.h); so does a sharded sweep; a merge of shards that do not belong together exits 2 with
-/// one line naming why. Cheap settings (few short schedules) keep each case within seconds.
+/// report/merge.h); a sharded sweep and compare give the unsharded points and matrix; a merge of shards
+/// that do not belong together exits 2 with one line naming why. Cheap settings (few short schedules) keep each case within seconds.
 #include "support.h"
 
 #include <catch2/catch.hpp>
@@ -66,7 +66,7 @@ std::string firstLine(const std::string& s) { return s.substr(0, s.find('\n')); 
 
 } // namespace
 
-TEST_CASE("check --shard: 4 shards of a passing check, merged, are the unsharded check; a merge of shards "
+TEST_CASE("check --shard: 4 shards of a passing check merged are the unsharded check and a merge of shards "
           "that do not belong together exits 2 naming why", "[shard]") {
   auto args = checkArgs("dedup-table", "7", "24");
   Result whole = clean(args);
@@ -106,9 +106,11 @@ TEST_CASE("check --shard: 4 shards of a passing check, merged, are the unsharded
   CHECK(notShard.err.find("is not the report of a shard") != std::string::npos);
 }
 
-TEST_CASE("check --shard: shards of a failing check each stop at their first failure; the merge keeps the "
-          "lowest, as the unsharded check shrank it, and every shard's counterexample", "[shard]") {
+TEST_CASE("check --shard: shards of a failing check each stop at their first failure and the merge keeps the "
+          "lowest as the unsharded check shrank it and every shard's counterexample", "[shard]") {
   auto args = checkArgs("retry-no-dedup", "3", "40");
+  args.push_back("--replays");
+  args.push_back("1");
   Result whole = clean(args);
   REQUIRE(whole.status == 1);
   auto s = shardAndMerge(args, 4);
@@ -119,9 +121,9 @@ TEST_CASE("check --shard: shards of a failing check each stop at their first fai
   CHECK(s.merged.out.find("replay: idemproof replay") != std::string::npos);
 }
 
-TEST_CASE("sweep --shard: 2 shards of a sweep, merged, hold every fault point of the unsharded sweep with its "
+TEST_CASE("sweep --shard: 2 shards of a sweep merged hold every fault point of the unsharded sweep with its "
           "verdict", "[shard]") {
-  std::vector<std::string> args{"sweep", "--target", target("simple"), "--scenario", "wallet"};
+  std::vector<std::string> args{"sweep", "--target", target("simple"), "--scenario", "wallet", "--faults", "forget"};
   Result whole = clean(args);
   REQUIRE(whole.status == 1);
   auto s = shardAndMerge(args, 2);
@@ -136,4 +138,22 @@ TEST_CASE("sweep --shard: 2 shards of a sweep, merged, hold every fault point of
     CHECK(a[i]["verdict"] == b[i]["verdict"]);
   }
   CHECK(whole.report["sweep"]["failed"] == s.merged.report["sweep"]["failed"]);
+}
+
+TEST_CASE("compare --shard: 2 shards of a compare merged hold every cell of the unsharded matrix", "[shard]") {
+  std::vector<std::string> args{"compare", "--target", target("dedup-table"), "--target", target("simple"), "--scenario",
+                                "wallet", "--per-class", "1", "--runs", "1", "--faults", "drop", "--fail-on-violation"};
+  Result whole = clean(args);
+  REQUIRE(whole.status == 1);
+  auto s = shardAndMerge(args, 2);
+  INFO(s.merged.out << s.merged.err);
+  CHECK(s.merged.status == 1);
+  CHECK(s.merged.report["verdict"] == whole.report["verdict"]);
+  CHECK(s.merged.report["compare"]["cells"] == whole.report["compare"]["cells"]);
+  CHECK(s.merged.report["compare"]["targets"] == whole.report["compare"]["targets"]);
+  CHECK(s.merged.report["runs"].size() == whole.report["runs"].size());
+  // A shard alone leaves the other shard's cells n/a.
+  int na = 0;
+  for (const auto& c : s.shards[0].report["compare"]["cells"]) na += c["verdict"] == "n/a";
+  CHECK(na > 0);
 }
