@@ -266,6 +266,12 @@ json mergeCheck(const ByIndex& byIndex, int n) {
     shardList.push_back(entry);
   }
   if (picked && cx.is_object()) cx["file"] = shardFolder(*picked) + "counterexample.json";
+  // The report's counterexample first: the page and the JUnit file show it before the other shards' own.
+  auto cxFirst = [](const char* key) {
+    return [key](const json& x) { return x.value(key, std::string()) == "counterexample"; };
+  };
+  std::stable_partition(allRuns.begin(), allRuns.end(), cxFirst("id"));
+  std::stable_partition(violations.begin(), violations.end(), cxFirst("run"));
   merged["runs"] = allRuns;
   merged["violations"] = violations;
   merged["options"]["workers"] = 0; // set below: the shards' workers summed
