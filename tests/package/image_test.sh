@@ -44,7 +44,7 @@ grep -q '"verdict": "fail"' "$tmp/home/shard/report.json" || fail "the shard's r
 "${user[@]}" "$entry" check --target "$share/targets/dedup-table" --runs 100000 --seed 1 --report "$tmp/home/term" \
   >"$tmp/term.out" 2>&1 &
 pid=$!
-sleep 3
+sleep 2
 kill -TERM "$pid"
 set +e
 wait "$pid"
