@@ -25,7 +25,7 @@ auto envOf(std::map<std::string, std::string> vars) {
 
 } // namespace
 
-TEST_CASE("the slices of N shards partition [0, n) and keep each index's order") {
+TEST_CASE("the slices of N shards partition the indices 0..n-1, each in order") {
   for (size_t n : {0u, 1u, 3u, 7u, 400u, 401u})
     for (int count : {1, 2, 3, 4, 7, 16}) {
       std::multiset<size_t> seen;
@@ -43,7 +43,7 @@ TEST_CASE("the slices of N shards partition [0, n) and keep each index's order")
   CHECK(shardItems(10, Shard{1, 4}) == std::vector<size_t>{1, 5, 9});
 }
 
-TEST_CASE("--shard I/N is 0-based, and every malformed form is a usage error") {
+TEST_CASE("shard I/N is 0-based, and every malformed form is a usage error") {
   auto s = parseShard("2/4", none);
   CHECK(s.index == 2);
   CHECK(s.count == 4);
@@ -53,7 +53,7 @@ TEST_CASE("--shard I/N is 0-based, and every malformed form is a usage error") {
     CHECK_THROWS_AS(parseShard(bad, none), UsageError);
 }
 
-TEST_CASE("--shard auto/N reads JOB_COMPLETION_INDEX (0-based) before CI_NODE_INDEX (1-based)") {
+TEST_CASE("shard auto/N reads JOB_COMPLETION_INDEX (0-based) before CI_NODE_INDEX (1-based)") {
   CHECK(parseShard("auto/4", envOf({{"JOB_COMPLETION_INDEX", "3"}})).index == 3);
   CHECK(parseShard("auto/4", envOf({{"CI_NODE_INDEX", "1"}})).index == 0);
   CHECK(parseShard("auto/4", envOf({{"CI_NODE_INDEX", "4"}})).index == 3);
