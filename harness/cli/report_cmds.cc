@@ -37,8 +37,8 @@ void addReportCommands(CLI::App& app, Handler& handler) {
   demo->final_callback([&handler] { handler = [] { return demoCommand(demoCommon, demoArgs); }; });
 
   static MergeArgs mergeArgs;
-  auto* merge = app.add_subcommand("merge", "join the reports of the shards of one check (--shard I/N) into one "
-                                            "report.json, report.html and --junit file; exit as that check");
+  auto* merge = app.add_subcommand("merge", "join the reports of the shards of one check, sweep or compare (--shard I/N) "
+                                            "into one report.json, report.html and --junit file; exit as the unsharded run");
   merge->add_option("dirs", mergeArgs.dirs, "shard report folders (or their report.json), one per shard")->required();
   merge->add_option("--report", mergeArgs.reportDir, "folder of the merged report (default reports/latest)")
       ->each([](const std::string&) { mergeArgs.reportDirGiven = true; });
