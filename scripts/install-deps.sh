@@ -12,6 +12,7 @@ pkgs=(
   clang-14 libclang-rt-14-dev
   chromium python3-lxml
   procps
+  yamllint dpkg-dev
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -33,6 +33,7 @@ void addCheckCommands(CLI::App& app, Handler& handler) {
   addCommon(*check, checkCommon, false);
   addFaults(*check, checkCommon, "fault kinds the schedules draw, e.g. kill,forget (default: all: kill, drop, delay, "
                                  "error, forget, restart on embedded servers, and hold with two consumers or more)");
+  addShard(*check, checkCommon, "schedules (by index)");
   check->add_option("--runs", checkArgs.runs, "schedules to generate and run")->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   check->add_option("--max-events", checkArgs.maxEvents, "events per schedule: 1..N")->check(CLI::Range(1, 1000))

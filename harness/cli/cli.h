@@ -17,6 +17,8 @@ using Handler = std::function<int()>;
 void addCommon(CLI::App& cmd, CommonArgs& a, bool manyTargets);
 /// --seed, read as an unsigned 64-bit number (a negative or larger value is an error, never wrapped).
 void addSeed(CLI::App& cmd, CommonArgs& a);
+/// --shard I/N | auto/N (check, sweep, compare): `what` names the items split ("schedules").
+void addShard(CLI::App& cmd, CommonArgs& a, const std::string& what);
 /// --report DIR and --junit FILE.
 void addOutputs(CLI::App& cmd, CommonArgs& a);
 /// --faults KIND,KIND...: fault kinds (registered ones only), `help` says the command's default.

@@ -1,9 +1,12 @@
 #include "cli/cli.h"
 
+#include "core/error.h"
 #include "plan/fault_kind.h"
+#include "search/shard.h"
 
 #include <array>
 #include <charconv>
+#include <cstdlib>
 #include <map>
 
 namespace idem::cli {
@@ -32,6 +35,24 @@ void addSeed(CLI::App& cmd, CommonArgs& a) {
          },
          "seed of generated schedules, 0 to 2^64-1")
       ->type_name("UINT64");
+}
+
+void addShard(CLI::App& cmd, CommonArgs& a, const std::string& what) {
+  cmd.add_option_function<std::string>(
+         "--shard",
+         [&a](const std::string& v) {
+           try {
+             a.shard = parseShard(v, [](const std::string& name) -> std::optional<std::string> {
+               const char* value = std::getenv(name.c_str());
+               return value ? std::optional<std::string>(value) : std::nullopt;
+             });
+           } catch (const UsageError& e) {
+             throw CLI::ValidationError(e.what());
+           }
+         },
+         "run shard I of N (0-based): the " + what + " i with i % N == I; auto/N takes I from JOB_COMPLETION_INDEX "
+         "(Kubernetes) or CI_NODE_INDEX (GitLab, 1-based); `idemproof merge` joins the shards' reports")
+      ->type_name("I/N");
 }
 
 void addOutputs(CLI::App& cmd, CommonArgs& a) {

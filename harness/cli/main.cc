@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   becomeSubreaper(); // what a consumer starts and leaves behind comes back to idemproof (core/owner.h)
   CLI::App app{"idemproof: proves a message consumer idempotent under crashes, retries and reordering, "
                "or finds the schedule that breaks it"};
+  app.set_version_flag("--version", std::string("idemproof ") + IDEM_VERSION + " (commit " + IDEM_COMMIT + ")");
   app.require_subcommand(1);
   cli::Handler handler;
   cli::addRunCommands(app, handler);

@@ -8,6 +8,7 @@ void addReportCommands(CLI::App& app, Handler& handler) {
   auto* cmp = app.add_subcommand("compare", "run the same classes of schedules against several targets: a matrix of "
                                             "classes x targets, and each target's cost");
   addCommon(*cmp, compareCommon, true);
+  addShard(*cmp, compareCommon, "cells (class x target, targets outer; the fault-free baselines run in every shard)");
   cmp->add_option("--runs", compareArgs.runs, "generated schedules per class (retries, late retries, reordered)")
       ->check(CLI::Range(0, 1000))->capture_default_str();
   addFaults(*cmp, compareCommon, "fault kinds whose classes run besides kill (default: drop,delay,error,forget; "
@@ -25,11 +26,24 @@ void addReportCommands(CLI::App& app, Handler& handler) {
                                           "writes reports/latest/report.html");
   addOutputs(*demo, demoCommon);
   addSeed(*demo, demoCommon);
+  demo->add_option("--database-url", demoCommon.databaseUrl,
+                   "use this PostgreSQL (libpq URI) instead of an embedded one (the restart classes need embedded servers "
+                   "and are left out)");
+  demo->add_option("--valkey-url", demoCommon.valkeyUrl, "use this Valkey/Redis (redis://host:port/db) instead of an embedded one");
   demo->add_option("--workers", demoCommon.workers, "schedules run in parallel (default: min(2, cores))")->check(CLI::Range(1, 16));
   demo->add_option("--runs", demoArgs.runs, "generated schedules per class")->check(CLI::Range(0, 1000))->capture_default_str();
   demo->add_option("--per-class", demoArgs.perClass, "faults run per kill or fault class and target (0: every one)")
       ->check(CLI::Range(0, 10000))->capture_default_str();
   demo->final_callback([&handler] { handler = [] { return demoCommand(demoCommon, demoArgs); }; });
+
+  static MergeArgs mergeArgs;
+  auto* merge = app.add_subcommand("merge", "join the reports of the shards of one check, sweep or compare (--shard I/N) "
+                                            "into one report.json, report.html and --junit file; exit as the unsharded run");
+  merge->add_option("dirs", mergeArgs.dirs, "shard report folders (or their report.json), one per shard")->required();
+  merge->add_option("--report", mergeArgs.reportDir, "folder of the merged report (default reports/latest)")
+      ->each([](const std::string&) { mergeArgs.reportDirGiven = true; });
+  merge->add_option("--junit", mergeArgs.junit, "also write JUnit XML to FILE");
+  merge->final_callback([&handler] { handler = [] { return mergeCommand(mergeArgs); }; });
 }
 
 } // namespace idem::cli

@@ -24,12 +24,15 @@ void addRunCommands(CLI::App& app, Handler& handler) {
   auto* sweep = app.add_subcommand("sweep", "a fault before and after every step of the default schedule (a kill "
                                              "unless --faults)");
   addCommon(*sweep, sweepCommon, false);
+  addShard(*sweep, sweepCommon, "faults (by index in the sweep's order; the baseline runs in every shard)");
   addFaults(*sweep, sweepCommon, "fault kinds to sweep, e.g. drop or kill,drop,error,delay,forget (default: kill)");
   static bool interleave = false;
   sweep->add_flag("--interleave", interleave,
                   "two consumers: hold c1 at each of its steps until c2 passes each of its steps (a grid; "
                   "docs/faults.md)");
   sweep->final_callback([&handler, sweep] {
+    if (interleave && sweep->count("--shard") > 0)
+      throw CLI::ValidationError("--interleave", "is not sharded yet; leave out --shard");
     if (interleave && sweep->count("--faults") > 0)
       throw CLI::ValidationError("--interleave", "sweeps holds only; leave out --faults");
     handler = [] { return interleave ? interleaveCommand(finish(sweepCommon)) : sweepCommand(finish(sweepCommon)); };

@@ -120,17 +120,35 @@ bool replayAll(WorkerPool& pool, const Schedule& s, int n, const std::set<std::s
 
 using Materialize = std::function<Schedule(const Shape&)>;
 
-/// The search: cases 0..runs-1 on the pool, until the first failure or the time budget. Tallies the
-/// outcomes, the fault coverage and the first runs that lost a kill point into `sum`.
+/// One run of the search as a shard's report lists it (for `idemproof merge`): its index (1-based), verdict
+/// and its faults, planned and fired.
+nlohmann::json runEntry(size_t i, const CaseResult& o) {
+  auto strs = [](const std::vector<Fault>& fs) {
+    std::vector<std::string> out;
+    for (const auto& f : fs) out.push_back(f.str());
+    return out;
+  };
+  nlohmann::json j = {{"run", i + 1}, {"verdict", toString(o.verdict)}, {"planned", strs(o.planned)}, {"fired", strs(o.fired)}};
+  if (!o.kinds.empty()) j["kinds"] = o.kinds;
+  if (!o.reason.empty()) j["reason"] = o.reason;
+  return j;
+}
+
+/// The search: the cases of this shard (all of 0..runs-1 unsharded), in index order, until the first
+/// failure or the time budget. Tallies the outcomes, the fault coverage and the first runs that lost a
+/// kill point into `sum`. The result's firstFailure is a case index (not a position in the shard), and
+/// `failing` its outcome.
 SearchResult search(WorkerPool& pool, const rc::Gen<Shape>& gen, const Materialize& materializeShape,
-                    const CheckArgs& args, Clock::time_point t0, CheckSummary& sum) {
+                    const CheckArgs& args, Clock::time_point t0, CheckSummary& sum, std::optional<CaseResult>& failing) {
   bool tty = ::isatty(STDERR_FILENO);
   std::atomic<size_t> done{0};
   std::mutex mu;
   std::map<size_t, nlohmann::json> losses; // run index -> what did not fire
   auto expired = [&] { return args.timeBudget.count() > 0 && Clock::now() - t0 > args.timeBudget; };
   auto tSearch = Clock::now();
-  auto res = searchCases(static_cast<size_t>(args.runs), pool.size(), [&](int w, size_t i) {
+  const std::vector<size_t> items = shardItems(static_cast<size_t>(args.runs), sum.shard.value_or(Shard{}));
+  auto res = searchCases(items.size(), pool.size(), [&](int w, size_t p) {
+    const size_t i = items[p];
     Schedule s = materializeShape(generateCase(gen, sum.seed, i).value());
     Judged j = pool.judge(w, 0, s);
     CaseResult o = caseResultOf(j);
@@ -146,16 +164,20 @@ SearchResult search(WorkerPool& pool, const rc::Gen<Shape>& gen, const Materiali
         if (std::find(o.fired.begin(), o.fired.end(), p) == o.fired.end()) missed.push_back(p.str());
       losses[i] = {{"run", i + 1}, {"schedule", s.summary()}, {"not_fired", missed}};
     }
-    if (tty) std::cerr << fmt::format("\r  searching: {}/{} schedules", ++done, args.runs) << std::flush;
+    if (tty) std::cerr << fmt::format("\r  searching: {}/{} schedules", ++done, items.size()) << std::flush;
     return o;
   }, expired);
   if (tty) std::cerr << "\r" << std::string(48, ' ') << "\r" << std::flush;
   sum.searchMs = msSince(tSearch);
   sum.runs = static_cast<int>(res.outcomes.size());
   sum.outOfTime = res.outOfTime;
+  // The cases that ran are the shard's items up to the position of the last outcome.
+  auto ran = [&](size_t i) { return !res.outcomes.empty() && i <= items[res.outcomes.size() - 1]; };
   for (const auto& [i, loss] : losses)
-    if (i < res.outcomes.size() && sum.coverageLoss.size() < 5) sum.coverageLoss.push_back(loss);
-  for (const auto& o : res.outcomes) {
+    if (ran(i) && sum.coverageLoss.size() < 5) sum.coverageLoss.push_back(loss);
+  for (size_t p = 0; p < res.outcomes.size(); ++p) {
+    const auto& o = res.outcomes[p];
+    if (sum.shard) sum.shardRuns.push_back(runEntry(items[p], o));
     sum.coverage.add(o);
     switch (o.verdict) {
     case Verdict::Pass: sum.passed++; break;
@@ -168,20 +190,26 @@ SearchResult search(WorkerPool& pool, const rc::Gen<Shape>& gen, const Materiali
     if ((o.verdict == Verdict::Unknown || o.verdict == Verdict::Error) && sum.firstProblem.empty())
       sum.firstProblem = o.reason;
   }
-  if (sum.firstUnknownRun && sum.firstUnknownIndex >= res.outcomes.size()) sum.firstUnknownRun.reset(); // past a failure
-  if (sum.firstUnknownRun)
+  if (sum.firstUnknownRun && !ran(sum.firstUnknownIndex)) sum.firstUnknownRun.reset(); // past a failure
+  if (sum.firstUnknownRun) {
+    size_t p = static_cast<size_t>(std::lower_bound(items.begin(), items.end(), sum.firstUnknownIndex) - items.begin());
     sum.firstProblem = fmt::format("run {}, {}: {}", sum.firstUnknownIndex + 1, sum.firstUnknownRun->schedule.summary(),
-                                   res.outcomes[sum.firstUnknownIndex].reason);
+                                   res.outcomes[p].reason);
+  }
+  if (res.firstFailure) {
+    failing = res.outcomes[*res.firstFailure];
+    res.firstFailure = items[*res.firstFailure];
+  }
   return res;
 }
 
 /// The first failure of the search, replayed; when every replay is the same failure, shrunk and the
 /// result replayed again. Any disagreement makes it flaky (and stops there).
 Counterexample counterexampleOf(WorkerPool& pool, const rc::Gen<Shape>& gen, const Materialize& materializeShape,
-                                const SearchResult& res, const CheckArgs& args, uint64_t seed) {
+                                const SearchResult& res, const CaseResult& first, const CheckArgs& args,
+                                uint64_t seed) {
   Counterexample cx;
   cx.index = *res.firstFailure;
-  const CaseResult& first = res.outcomes[cx.index];
   auto shrinkable = generateCase(gen, seed, cx.index);
   cx.found = materializeShape(shrinkable.value());
   std::cout << fmt::format("  run {} fails ({}): {}\n", cx.index + 1, kindsText(first.kinds), cx.found.summary())
@@ -253,11 +281,15 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
   sum.minConsumers = args.minConsumers;
   sum.maxConsumers = args.maxConsumers;
   sum.replays = args.replays;
+  sum.shard = common.shard;
+  sum.faults = common.faults;
   WorkerPool pool(session);
   sum.workers = pool.size();
-  std::cout << fmt::format("check {} × {}: seed {}{}, {} runs of 1..{} {}, {} {}{}, {} workers\n", target.name,
+  std::cout << fmt::format("check {} × {}: seed {}{}, {} runs{} of 1..{} {}, {} {}{}, {} workers\n", target.name,
                            sc.name, sum.seed, sum.seedGiven ? "" : fmt::format(" (random: --seed {} repeats it)", sum.seed),
-                           args.runs, sc.http ? ModelParams{}.maxRequests : args.maxEvents, sc.http ? "requests" : "events",
+                           args.runs, sum.shard ? fmt::format(" (shard {}: every {}th from run {})", sum.shard->str(),
+                                                              sum.shard->count, sum.shard->index + 1) : "",
+                           sc.http ? ModelParams{}.maxRequests : args.maxEvents, sc.http ? "requests" : "events",
                            args.minConsumers == args.maxConsumers ? std::to_string(args.minConsumers)
                                                                   : fmt::format("{}..{}", args.minConsumers, args.maxConsumers),
                            sc.http ? "server" : "consumer", args.maxConsumers == 1 ? "" : "s", sum.workers)
@@ -286,10 +318,11 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
     x.target = target.name;
     return x;
   };
-  auto res = search(pool, gen, materializeShape, args, t0, sum);
+  std::optional<CaseResult> failing;
+  auto res = search(pool, gen, materializeShape, args, t0, sum, failing);
   if (res.firstFailure) {
     auto tShrink = Clock::now();
-    sum.cx = counterexampleOf(pool, gen, materializeShape, res, args, sum.seed);
+    sum.cx = counterexampleOf(pool, gen, materializeShape, res, *failing, args, sum.seed);
     save(session, common, args, *sum.cx);
     sum.shrinkMs = msSince(tShrink);
   }

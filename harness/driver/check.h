@@ -54,6 +54,9 @@ struct CheckSummary {
   /// that an unknown can be read and replayed, not only counted.
   std::optional<Judged> firstUnknownRun;
   size_t firstUnknownIndex = 0;
+  std::optional<Shard> shard;     ///< --shard: the search ran this slice of the indices
+  nlohmann::json shardRuns = nlohmann::json::array(); ///< with a shard: every run of the search (runEntry)
+  std::vector<std::string> faults; ///< the fault kinds drawn
   std::optional<Verdict> verdict; ///< pass | fail | flaky | unknown | error (once decided)
   std::vector<std::string> notes;
   int64_t searchMs = 0, shrinkMs = 0, totalMs = 0;

@@ -143,7 +143,11 @@ std::string reportCheck(Session& session, CheckSummary& s) {
         {"coverage_loss_examples", s.coverageLoss}}},
       {"kill_model", s.model.toJson()},
       {"counterexample", cx},
+      {"faults", s.faults},
       {"notes", s.notes}});
+  if (s.shard)
+    report.section("shard", {{"index", s.shard->index}, {"count", s.shard->count}, {"command", "check"},
+                             {"items", s.runsRequested}, {"runs", s.shardRuns}});
   if (s.cx) report.schedule(s.cx->schedule);
   if (s.trace) report.error(s.trace->error);
   report.timings({{"total_ms", s.totalMs}, {"search_ms", s.searchMs}, {"shrink_ms", s.shrinkMs},

@@ -96,3 +96,18 @@ struct ReplayArgs {
 int replayCommand(const CommonArgs& common, const ReplayArgs& args);
 
 } // namespace idem
+
+namespace idem {
+
+/// idemproof merge DIR... (merge.cc): the reports of the shards of one check (--shard I/N) joined into
+/// the report the unsharded check writes (report/merge.h). Exit as that check; 2 with a one-line reason
+/// when the shards do not belong together.
+struct MergeArgs {
+  std::vector<std::string> dirs; ///< shard report folders (or their report.json)
+  std::string reportDir;         ///< default reports/latest
+  std::string junit;
+  bool reportDirGiven = false;
+};
+int mergeCommand(const MergeArgs& args);
+
+} // namespace idem

@@ -199,6 +199,14 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
   classes.insert(classes.end(), kills.begin(), kills.end());
   classes.insert(classes.end(), faults.begin(), faults.end());
   classes.insert(classes.end(), races.begin(), races.end());
+  if (o.shard) { // keep the jobs of this shard's cells (the baselines, jobs[0..targets), ran already)
+    std::map<std::string, size_t> classIndex;
+    for (size_t c = 0; c < classes.size(); ++c) classIndex[classes[c].id] = c;
+    std::vector<Job> mine(std::make_move_iterator(jobs.begin()), std::make_move_iterator(jobs.begin() + targets.size()));
+    for (size_t i = targets.size(); i < jobs.size(); ++i)
+      if (o.shard->contains(jobs[i].target * classes.size() + classIndex.at(jobs[i].cls))) mine.push_back(std::move(jobs[i]));
+    jobs = std::move(mine);
+  }
   progress.addTotal(jobs.size() - targets.size());
   runJobs(pool, jobs, targets.size(), false, progress);
 

@@ -114,6 +114,10 @@ struct Options {
   uint64_t seed = 0;
   std::string runPrefix; ///< prefix of run ids ("wallet/" in the demo)
   std::string scenario;  ///< RunRecord::scenario (demo)
+  /// compare --shard: run only the cells k (targets outer, classes inner, as Comparison::compare's
+  /// "cells") with k % N == I; the fault-free baselines run in every shard, since the classes come from
+  /// their traces. The other cells are n/a in this shard's matrix; `idemproof merge` puts them together.
+  std::optional<Shard> shard;
 };
 
 /// What a comparison found: the matrix, the runs it shows, its verdict.

@@ -79,6 +79,7 @@ int compareCommand(const CommonArgs& commonIn, const CompareArgs& args) {
   o.delayMs = sweepDelayMs(common.run.claim_idle_ms);
   o.events = args.events;
   o.seed = common.seed;
+  o.shard = common.shard;
   Progress progress("compare " + sc.name);
   auto out = compare::compareTargets(session, o, progress);
   progress.clear();
@@ -87,6 +88,9 @@ int compareCommand(const CommonArgs& commonIn, const CompareArgs& args) {
   report.verdict(out.verdict);
   report.section("compare", out.compare);
   for (auto& r : out.runs) report.addRun(std::move(r));
+  if (o.shard)
+    report.section("shard", {{"index", o.shard->index}, {"count", o.shard->count}, {"command", "compare"},
+                             {"items", out.compare["cells"].size()}, {"fail_on_violation", args.failOnViolation}});
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   report.timings({{"total_ms", ms}, {"schedules", out.schedules}});
   std::string path = report.write(session.reportDir().string(), common.junit);
@@ -94,10 +98,11 @@ int compareCommand(const CommonArgs& commonIn, const CompareArgs& args) {
   int failing = 0, unknown = 0;
   for (const auto& t : out.compare["targets"]) failing += t["verdict"] == "fail";
   for (const auto& c : out.compare["cells"]) unknown += c["unknown"].get<int>() > 0;
-  std::cout << fmt::format("compare {}: {} targets, {} schedule{} per generated class (seed {}), {}\n", sc.name,
+  std::cout << fmt::format("compare {}: {} targets, {} schedule{} per generated class (seed {}), {}{}\n", sc.name,
                            session.targets().size(), o.runs, o.runs == 1 ? "" : "s", o.seed,
                            o.perClass > 0 ? fmt::format("at most {} fault{} per class", o.perClass, o.perClass == 1 ? "" : "s")
-                                          : "every fault point");
+                                          : "every fault point",
+                           o.shard ? fmt::format("; shard {} (its cells only, the others n/a)", o.shard->str()) : "");
   std::cout << compare::terminalTable(out.compare);
   std::cout << fmt::format("{}: {} of {} targets fail a class; {} schedules, {:.1f} s\n", toString(out.verdict), failing,
                            session.targets().size(), out.schedules, static_cast<double>(ms) / 1000.0);

@@ -47,8 +47,11 @@ fs::path scenariosDir() {
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
+    // The source tree (build/idemproof: ../scenarios), or an installed prefix (bin/idemproof:
+    // ../share/idemproof/scenarios).
     for (fs::path dir = exe.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
       if (fs::exists(dir / "scenarios" / "wallet.json")) return dir / "scenarios";
+      if (fs::exists(dir / "share" / "idemproof" / "scenarios" / "wallet.json")) return dir / "share" / "idemproof" / "scenarios";
     }
   }
   return fs::current_path() / "scenarios";

@@ -5,6 +5,7 @@
 #include "report/builder.h"
 #include "core/temp_dir.h"
 #include "scenario/scenario.h"
+#include "search/shard.h"
 #include "servers/servers.h"
 #include "supervisor/workspace.h"
 #include "target/manifest.h"
@@ -42,6 +43,8 @@ struct CommonArgs {
   /// must not see it). Set by a command whose schedules hold restart faults; also implied by "restart" in
   /// `faults`.
   bool ownServers = false;
+  /// --shard I/N (check, sweep, compare): run only this shard's slice (search/shard.h); unset: all.
+  std::optional<Shard> shard;
 };
 
 /// True when a schedule's faults restart a server.

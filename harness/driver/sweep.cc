@@ -66,14 +66,33 @@ int sweepCommand(const CommonArgs& common) {
       pointOf.push_back(&p);
     }
   }
+  // A shard runs the faults whose index (in the order above) is in its slice; the baseline runs in every
+  // shard, since the points come from its trace.
+  std::vector<size_t> indexOf(schedules.size());
+  for (size_t i = 0; i < indexOf.size(); ++i) indexOf[i] = i;
+  const size_t allFaults = schedules.size();
+  if (common.shard) {
+    std::vector<Schedule> mine;
+    std::vector<const TracePoint*> minePoints;
+    std::vector<size_t> mineIndex;
+    for (size_t i : shardItems(schedules.size(), *common.shard)) {
+      mine.push_back(std::move(schedules[i]));
+      minePoints.push_back(pointOf[i]);
+      mineIndex.push_back(i);
+    }
+    schedules = std::move(mine);
+    pointOf = std::move(minePoints);
+    indexOf = std::move(mineIndex);
+  }
   Progress progress("sweep " + target.name, schedules.size());
   auto judged = pool.judgeAll(schedules, false, [&](size_t, const Judged& j) { progress.done(j.verdict == Verdict::Fail); });
   progress.clear();
 
   auto table = nlohmann::json::array();
   int fails = baseline.verdict == Verdict::Fail ? 1 : 0, unknown = 0, notFired = 0;
-  std::cout << fmt::format("sweep {} × {}: baseline {} ({})\n", target.name, sc.name, toString(baseline.verdict),
-                           base.summary());
+  std::cout << fmt::format("sweep {} × {}: baseline {} ({}){}\n", target.name, sc.name, toString(baseline.verdict),
+                           base.summary(), common.shard ? fmt::format("; shard {}: {} of {} faults", common.shard->str(),
+                                                                      schedules.size(), allFaults) : "");
   if (!baseline.error.empty())
     std::cerr << errorLine(baseline.error, report.runs().front().logs, session.reportDir()) << "\n";
   std::cout << fmt::format("  {:<30} {:<7} {:<10} {}\n", "fault", "server", "verdict", "violations");
@@ -88,6 +107,7 @@ int sweepCommand(const CommonArgs& common) {
     const TracePoint& p = *pointOf[i];
     table.push_back({{"point", fault.str()}, {"kind", fault.kind}, {"server", p.server}, {"detail", p.detail},
                      {"verdict", toString(j.verdict)}, {"fired", f}, {"kinds", kinds}});
+    if (common.shard) table.back()["index"] = indexOf[i];
     std::cout << fmt::format("  {:<30} {:<7} {:<10} {}\n", fault.str(), p.server, f ? toString(j.verdict) : "not fired",
                              kindsText(kinds));
     if (j.verdict != Verdict::Pass) report.addRun(session.record(j, fault.str(), target.name));
@@ -103,6 +123,9 @@ int sweepCommand(const CommonArgs& common) {
   report.processesOf("baseline");
   report.section("sweep", {{"points", table}, {"fault_kinds", swept}, {"skipped", skipped}, {"failed", fails}, {"unknown", unknown},
                            {"not_fired", notFired}});
+  if (common.shard)
+    report.section("shard", {{"index", common.shard->index}, {"count", common.shard->count}, {"command", "sweep"},
+                             {"items", allFaults}, {"baseline", toString(baseline.verdict)}});
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   report.timings({{"total_ms", ms}, {"schedules", schedules.size() + 1}});
   std::string path = report.write(session.reportDir().string(), common.junit);

@@ -220,7 +220,7 @@ std::string renderHtml(const nlohmann::json& r, const std::map<std::string, std:
   if (!byScenario[""].empty()) out += (single ? "" : "<h2 class=\"runs\">Counterexamples</h2>") + byScenario[""];
   if (single && !runs[0].contains("history"))
     out += "<section><h2>Checks</h2>" + checksTable(runs[0]) + "</section>";
-  for (const char* extra : {"check", "replay"}) { // the command's own numbers, after what they found
+  for (const char* extra : {"check", "replay", "merge"}) { // the command's own numbers, after what they found
     const json& x = arr(r, extra);
     if (x.empty()) continue;
     out += fmt::format("<section><details><summary>{} in numbers</summary><table class=\"facts\">", extra);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <unistd.h>
 
@@ -94,9 +95,21 @@ void Workspace::Impl::restartServer(const std::string& which) {
   else valkey = std::make_unique<ValkeyAdmin>(s.valkey_host, s.valkey_port, s.valkey_password, valkeyDb);
 }
 
+namespace {
+
+/// A random word drawn once per process: with servers shared by several machines or pods (a Kubernetes
+/// Indexed Job, where every pod's idemproof may have the same pid), the pid alone does not keep two
+/// runs' schemas and streams apart.
+const std::string& processToken() {
+  static const std::string token = fmt::format("{:08x}", std::random_device{}());
+  return token;
+}
+
+} // namespace
+
 void Workspace::Impl::create() {
   const auto& s = servers;
-  std::string tag = fmt::format("{}_{}", ::getpid(), worker);
+  std::string tag = fmt::format("{}_{}_{}", ::getpid(), processToken(), worker);
   if (s.embedded) {
     database = fmt::format("idem_w{}", worker);
     PgAdmin root(pgUrl(s, s.pg_host, s.pg_port, s.pg_database, ""));

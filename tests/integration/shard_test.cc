@@ -1,0 +1,175 @@
+/// Shards end to end: `check --shard I/N` run as N separate processes and joined by `idemproof merge`
+/// gives the unsharded check's verdict, run counts, fault coverage and counterexample (search/shard.h,
+/// report/merge.h); a sharded sweep and compare give the unsharded points and matrix; a merge of shards
+/// that do not belong together exits 2 with one line naming why. Cheap settings (few short schedules) keep each case within seconds.
+#include "support.h"
+
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+
+#include <fstream>
+
+using namespace itest;
+
+namespace {
+
+/// The check flags both the unsharded run and its shards take.
+std::vector<std::string> checkArgs(const std::string& t, const std::string& seed, const std::string& runs) {
+  return {"check", "--target", target(t), "--scenario", "wallet", "--seed", seed, "--runs", runs, "--max-events", "3",
+          "--consumers", "1", "--faults", "kill,drop"};
+}
+
+struct Sharded {
+  std::vector<Result> shards;
+  Result merged;
+};
+
+Sharded shardAndMerge(std::vector<std::string> args, int n) {
+  Sharded s;
+  std::vector<std::string> merge{"merge"};
+  for (int i = 0; i < n; ++i) {
+    auto a = args;
+    a.push_back("--shard");
+    a.push_back(fmt::format("{}/{}", i, n));
+    s.shards.push_back(clean(a));
+    INFO(s.shards.back().out << s.shards.back().err);
+    CHECK(s.shards.back().report["shard"]["index"] == i);
+    merge.push_back(s.shards.back().reportDir.string());
+  }
+  s.merged = clean(merge);
+  return s;
+}
+
+/// Whether a fault of the check's runs never fired. Which steps a consumer makes can depend on timing (a
+/// blocking read that returns empty once more): a planned fault then does not fire, in any two runs of one
+/// seed, sharded or not. Such a run is coverage loss (and may make the check unknown); where neither run
+/// had any, fired faults and verdicts must be equal.
+bool coverageLoss(const Result& r) { return r.report["check"]["coverage_summary"]["runs_with_coverage_loss"] != 0; }
+
+void requireSameCheck(const Result& whole, const Result& merged) {
+  INFO(whole.out << merged.out << merged.err);
+  const auto& a = whole.report["check"];
+  const auto& b = merged.report["check"];
+  const bool exact = !coverageLoss(whole) && !coverageLoss(merged);
+  if (exact) {
+    CHECK(merged.status == whole.status);
+    CHECK(merged.report["verdict"] == whole.report["verdict"]);
+    for (const char* k : {"runs", "passed", "failed", "unknown", "errors", "coverage", "coverage_by_kind"}) {
+      INFO(k);
+      CHECK(a[k] == b[k]);
+    }
+    CHECK(a["coverage_summary"]["fired"] == b["coverage_summary"]["fired"]);
+  } else {
+    WARN("a fault never fired (timing), so fired faults are not compared");
+    CHECK(a["runs"] == b["runs"]);
+    CHECK(a["failed"] == b["failed"]);
+  }
+  CHECK(a["coverage_summary"]["planned"] == b["coverage_summary"]["planned"]);
+  if (a["counterexample"].is_null()) {
+    CHECK(b["counterexample"].is_null());
+  } else {
+    REQUIRE(b["counterexample"].is_object());
+    CHECK(a["counterexample"]["found"]["run"] == b["counterexample"]["found"]["run"]);
+    CHECK(a["counterexample"]["found"]["schedule"] == b["counterexample"]["found"]["schedule"]);
+    CHECK(a["counterexample"]["schedule"] == b["counterexample"]["schedule"]);
+    CHECK(std::filesystem::exists(b["counterexample"]["file"].get<std::string>()));
+  }
+}
+
+std::string firstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+} // namespace
+
+TEST_CASE("check --shard: 4 shards of a passing check merged are the unsharded check and a merge of shards "
+          "that do not belong together exits 2 naming why", "[shard]") {
+  auto args = checkArgs("dedup-table", "7", "16");
+  Result whole = clean(args);
+  REQUIRE((whole.status == 0 || coverageLoss(whole)));
+  auto s = shardAndMerge(args, 4);
+  requireSameCheck(whole, s.merged);
+  CHECK(s.merged.report["merge"]["shards"].size() == 4);
+  CHECK(std::filesystem::exists(s.merged.reportDir / "report.html"));
+  int total = 0;
+  for (const auto& r : s.shards) total += r.report["check"]["runs"].get<int>();
+  CHECK(total == 16);
+
+  auto dirs = [&](std::vector<int> which) {
+    std::vector<std::string> a{"merge"};
+    for (int i : which) a.push_back(s.shards[static_cast<size_t>(i)].reportDir.string());
+    return a;
+  };
+  Result missing = clean(dirs({0, 1, 3}));
+  CHECK(missing.status == 2);
+  CHECK(firstLine(missing.err).find("shard 2/4 is missing") != std::string::npos);
+  CHECK(missing.err.find('\n') == missing.err.size() - 1); // one line
+  Result twice = clean(dirs({0, 1, 2, 3, 1}));
+  CHECK(twice.status == 2);
+  CHECK(twice.err.find("given twice") != std::string::npos);
+  // A shard of another run: shard 3's report with another seed (what a mixed-up artifact folder holds).
+  auto foreign = s.shards[3].reportDir.parent_path() / "foreign";
+  std::filesystem::create_directories(foreign);
+  auto report = s.shards[3].report;
+  report["seed"] = 8;
+  std::ofstream(foreign / "report.json") << report.dump();
+  auto mixed = dirs({0, 1, 2});
+  mixed.push_back(foreign.string());
+  Result differ = clean(mixed);
+  CHECK(differ.status == 2);
+  CHECK(differ.err.find("differ in seed") != std::string::npos);
+  Result notShard = clean({"merge", whole.reportDir.string()});
+  CHECK(notShard.status == 2);
+  CHECK(notShard.err.find("is not the report of a shard") != std::string::npos);
+}
+
+TEST_CASE("check --shard: shards of a failing check each stop at their first failure and the merge keeps the "
+          "lowest as the unsharded check shrank it and every shard's counterexample", "[shard]") {
+  auto args = checkArgs("retry-no-dedup", "3", "40");
+  args.push_back("--replays");
+  args.push_back("1");
+  Result whole = clean(args);
+  REQUIRE(whole.status == 1);
+  auto s = shardAndMerge(args, 2); // 2, not 4: every shard shrinks its own failure, which costs
+  requireSameCheck(whole, s.merged);
+  int failing = 0;
+  for (const auto& sh : s.merged.report["merge"]["shards"]) failing += !sh["counterexample"].is_null();
+  CHECK(failing >= 1);
+  CHECK(s.merged.out.find("replay: idemproof replay") != std::string::npos);
+}
+
+TEST_CASE("sweep --shard: 2 shards of a sweep merged hold every fault point of the unsharded sweep with its "
+          "verdict", "[shard]") {
+  std::vector<std::string> args{"sweep", "--target", target("simple"), "--scenario", "wallet", "--faults", "forget"};
+  Result whole = clean(args);
+  REQUIRE(whole.status == 1);
+  auto s = shardAndMerge(args, 2);
+  INFO(s.merged.out << s.merged.err);
+  CHECK(s.merged.status == 1);
+  CHECK(s.merged.report["verdict"] == whole.report["verdict"]);
+  const auto& a = whole.report["sweep"]["points"];
+  const auto& b = s.merged.report["sweep"]["points"];
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i]["point"] == b[i]["point"]);
+    CHECK(a[i]["verdict"] == b[i]["verdict"]);
+  }
+  CHECK(whole.report["sweep"]["failed"] == s.merged.report["sweep"]["failed"]);
+}
+
+TEST_CASE("compare --shard: 2 shards of a compare merged hold every cell of the unsharded matrix", "[shard]") {
+  std::vector<std::string> args{"compare", "--target", target("dedup-table"), "--target", target("simple"), "--scenario",
+                                "wallet", "--per-class", "1", "--runs", "0", "--faults", "kill", "--fail-on-violation"};
+  Result whole = clean(args);
+  REQUIRE(whole.status == 1);
+  auto s = shardAndMerge(args, 2);
+  INFO(s.merged.out << s.merged.err);
+  CHECK(s.merged.status == 1);
+  CHECK(s.merged.report["verdict"] == whole.report["verdict"]);
+  CHECK(s.merged.report["compare"]["cells"] == whole.report["compare"]["cells"]);
+  CHECK(s.merged.report["compare"]["targets"] == whole.report["compare"]["targets"]);
+  CHECK(s.merged.report["runs"].size() == whole.report["runs"].size());
+  // A shard alone leaves the other shard's cells n/a.
+  int na = 0;
+  for (const auto& c : s.shards[0].report["compare"]["cells"]) na += c["verdict"] == "n/a";
+  CHECK(na > 0);
+}

@@ -1,0 +1,97 @@
+// idemproof merge on made-up shard reports (report/merge.h): the runs kept are those up to the lowest
+// failure of all shards, coverage and verdict counts are recomputed from them, the counterexample is the
+// shard's that found that failure, and shards that are not one run are refused with one line.
+#include "report/merge.h"
+
+#include "core/error.h"
+
+#include <catch2/catch.hpp>
+
+using namespace idem;
+using json = nlohmann::json;
+
+namespace {
+
+/// A run entry of a shard: run (1-based), verdict, and one planned kill that fired unless `lost`.
+json runEntry(int run, const std::string& verdict, bool lost = false) {
+  return {{"run", run}, {"verdict", verdict}, {"planned", {"after:COMMIT#1"}},
+          {"fired", lost ? json::array() : json{"after:COMMIT#1"}}};
+}
+
+/// Shard i of n of an 8-run check; `failAt`: the run (1-based) at which this shard's search stopped failing.
+ShardReport shard(int i, int n, std::optional<int> failAt = std::nullopt, uint64_t seed = 5) {
+  json runs = json::array();
+  for (int idx = i; idx < 8; idx += n) {
+    bool fails = failAt && idx + 1 == *failAt;
+    runs.push_back(runEntry(idx + 1, fails ? "fail" : "pass"));
+    if (fails) break;
+  }
+  json cx = nullptr;
+  if (failAt)
+    cx = {{"found", {{"run", *failAt}}}, {"summary", "shrunk"}, {"file", "cx.json"}, {"flaky", false},
+          {"replay_command", "idemproof replay cx.json"}};
+  json r = {{"command", "check"}, {"verdict", failAt ? "fail" : "pass"}, {"targets", {"t"}}, {"target", "t"},
+            {"scenario", "wallet"}, {"seed", seed}, {"servers", {{"embedded", true}}}, {"options", {{"workers", 2}}},
+            {"runs", json::array()}, {"violations", json::array()}, {"timings", {{"total_ms", 100}, {"schedules", 3}}},
+            {"shard", {{"index", i}, {"count", n}, {"command", "check"}, {"items", 8}, {"runs", runs}}},
+            {"check", {{"runs", runs.size()}, {"max_events", 3}, {"consumers", {1, 2}}, {"faults", {"kill"}},
+                       {"replays", 3}, {"kill_model", json::object()}, {"counterexample", cx}, {"flaky", 0},
+                       {"coverage_summary", {{"coverage_loss_examples", json::array()}}}}}};
+  return {"s" + std::to_string(i), r};
+}
+
+std::string refusal(const std::vector<ShardReport>& shards) {
+  try {
+    mergeReports(shards);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+} // namespace
+
+TEST_CASE("merge of passing shards counts every run and its coverage") {
+  json m = mergeReports({shard(0, 2), shard(1, 2)});
+  CHECK(m["verdict"] == "pass");
+  CHECK(m["check"]["runs"] == 8);
+  CHECK(m["check"]["passed"] == 8);
+  CHECK(m["check"]["coverage"]["COMMIT"] == json({{"planned", 8}, {"fired", 8}}));
+  CHECK(m["check"]["coverage_by_kind"]["kill"]["COMMIT"]["fired"] == 8);
+  CHECK(m["check"]["counterexample"].is_null());
+  CHECK(!m.contains("shard"));
+  CHECK(m["merge"]["shards"].size() == 2);
+  CHECK(m["options"]["workers"] == 4);
+  CHECK(mergedExitStatus(m) == 0);
+}
+
+TEST_CASE("merge keeps the runs up to the lowest failure of all shards and that shard's counterexample") {
+  // Shard 0 (runs 1, 3, 5, 7) fails at 5; shard 1 (runs 2, 4, 6, 8) at 4: the unsharded search stops at 4.
+  json m = mergeReports({shard(0, 2, 5), shard(1, 2, 4)});
+  CHECK(m["verdict"] == "fail");
+  CHECK(m["merge"]["picked"] == 1);
+  CHECK(m["merge"]["runs_up_to"] == 4);
+  CHECK(m["check"]["runs"] == 4);
+  CHECK(m["check"]["passed"] == 3);
+  CHECK(m["check"]["failed"] == 1);
+  CHECK(m["check"]["coverage"]["COMMIT"]["planned"] == 4);
+  CHECK(m["check"]["counterexample"]["found"]["run"] == 4);
+  CHECK(m["check"]["counterexample"]["file"] == "shard-1/counterexample.json");
+  CHECK(m["merge"]["shards"][0]["counterexample"]["run"] == 5); // every shard's kept
+  CHECK(mergedExitStatus(m) == 1);
+}
+
+TEST_CASE("merge refuses shards that are not one run, naming why in one line") {
+  CHECK(refusal({shard(0, 3), shard(2, 3)}).find("shard 1/3 is missing") != std::string::npos);
+  CHECK(refusal({shard(0, 2), shard(1, 2), shard(1, 2)}).find("shard 1/2 is given twice") != std::string::npos);
+  CHECK(refusal({shard(0, 2), shard(1, 2, std::nullopt, 6)}).find("differ in seed") != std::string::npos);
+  CHECK(refusal({shard(0, 2), shard(1, 3)}).find("differ in number of shards N") != std::string::npos);
+  auto notShard = shard(0, 1);
+  notShard.report.erase("shard");
+  CHECK(refusal({notShard}).find("is not the report of a shard") != std::string::npos);
+  auto other = shard(1, 2);
+  other.report["targets"] = {"u"};
+  CHECK(refusal({shard(0, 2), other}).find("differ in target") != std::string::npos);
+  for (const auto& r : {refusal({shard(0, 3), shard(2, 3)}), refusal({shard(0, 2), shard(1, 2, std::nullopt, 6)})})
+    CHECK(r.find('\n') == std::string::npos);
+}
