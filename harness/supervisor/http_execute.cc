@@ -25,6 +25,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <future>
 #include <csignal>
 #include <thread>
 
@@ -44,6 +45,8 @@ constexpr milliseconds kGateQuiet{300};
 constexpr milliseconds kQuietBound{2000};
 /// After a cut right after the request: how long the server must be still before the next request goes.
 constexpr milliseconds kCutStill{50};
+/// How long a health check may take before it is asked again.
+constexpr milliseconds kHealthWait{1000};
 /// The longest retention a request after the retention waits out (a scenario made for it declares less).
 constexpr milliseconds kMaxRetentionWait{10000};
 /// The client's pause between retries of a key that has no final answer yet.
@@ -200,12 +203,17 @@ private:
   }
 
   bool ready() {
-    HttpCall c(server_->port, "GET", ws_.target.health.empty() ? "/" : ws_.target.health, {}, "");
-    if (!c.connect()) return false;
-    if (ws_.target.health.empty()) return true;
-    if (!c.write()) return false;
-    auto a = c.read();
-    return a.outcome == "answered" && a.status >= 200 && a.status < 300;
+    auto c = std::make_shared<HttpCall>(server_->port, "GET", ws_.target.health.empty() ? "/" : ws_.target.health,
+                                        std::map<std::string, std::string>{}, "");
+    if (ws_.target.health.empty()) return c->connect();
+    // A server may accept before it answers: its health check gets a second, then is cancelled and asked again.
+    auto answered = std::async(std::launch::async, [c] {
+      if (!c->connect() || !c->write()) return false;
+      auto a = c->read();
+      return a.outcome == "answered" && a.status >= 200 && a.status < 300;
+    });
+    if (answered.wait_for(kHealthWait) != std::future_status::ready) c->cancel();
+    return answered.get();
   }
 
   static ops::Exit exitOf(const ExitStatus& es, const char* by) {
@@ -474,11 +482,20 @@ private:
       fs.push_back(&launch(op, roleOf(c.key, body), c.key, body, keyValue(c.key), ClientOp::Wait::Answer, i, barrier));
     }
     auto running = [&] { return static_cast<int>(std::count_if(fs.begin(), fs.end(), [](Flight* f) { return !f->done; })); };
-    pump([&] {
-      if (running() == 0) return true;
-      if (ctl_.gated() > 0 && ctl_.gated() >= running()) ctl_.openGate("every copy still running waits at its COMMIT");
-      return false;
-    });
+    try {
+      pump([&] {
+        if (running() == 0) return true;
+        if (ctl_.gated() > 0 && ctl_.gated() >= running()) ctl_.openGate("every copy still running waits at its COMMIT");
+        return false;
+      });
+    } catch (...) { // the copies' threads use the barrier on this frame: they end before it does
+      ctl_.openGate("the run ended");
+      for (Flight* f : fs) {
+        f->call->cancel();
+        if (f->thread.joinable()) f->thread.join();
+      }
+      throw;
+    }
     ctl_.openGate("the burst is over");
     for (Flight* f : fs) finish(*f);
   }
