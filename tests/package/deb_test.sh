@@ -27,6 +27,8 @@ for f in scenarios/wallet.json scenarios/customer-city.json scenarios/order-ship
   [ -f "$share/$f" ] || fail "the package lacks share/idemproof/$f"
 done
 [ -x "$share/targets/dedup-table/dedup-table" ] || fail "the package lacks the dedup-table binary"
+[ -x "$share/targets/http-correct/http-correct" ] || fail "the package lacks the http-correct binary"
+[ -f "$share/scenarios/orders.json" ] || fail "the package lacks the orders scenario"
 [ -f "$root/usr/share/doc/idemproof/README.md" ] || fail "the package lacks its docs"
 
 cd "$tmp" # far from the source tree: nothing may be found through the current folder
@@ -39,4 +41,6 @@ grep -Eq '^idemproof [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{7,}|unknown)\)$' 
   || { cat "$tmp/run.out"; fail "run of the installed dedup-table did not pass"; }
 grep -q "\"scenario_file\": \"$share/scenarios/wallet.json\"" "$tmp/run/report.json" \
   || fail "the installed binary did not read its own scenarios: $(grep scenario_file "$tmp/run/report.json")"
+"$bin" run --target "$share/targets/http-correct" --scenario orders --report "$tmp/http" >"$tmp/http.out" 2>&1 \
+  || { cat "$tmp/http.out"; fail "run of the installed http-correct did not pass"; }
 echo "deb_test: $(basename "$deb") installs and runs from $root"
