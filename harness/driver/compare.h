@@ -69,7 +69,8 @@ std::vector<Generated> generatedClasses(const Scenario& sc, int runs, int events
 ///  http:burst            8 identical requests at once on a barrier
 ///  http:mismatch         the key reused with another payload after completion
 ///  http:mismatch-inflight  ... while the first is in flight
-///  http:mismatch-race    a burst of 4 whose last copy carries another payload
+///  http:mismatch-race    a burst of 4 whose last copy carries another payload (written once the others
+///                        began: the losing path of the race)
 ///  http:missing-key      no key, an empty one, an unquoted or unterminated one (sf-string keys)
 ///  http:cut              the connection cut after the request, after the headers, mid-body; then a retry
 ///  http:after-retention  the key sent again once the declared retention passed (when it is at most 2 s)

@@ -148,7 +148,9 @@ TEST_CASE("replay: a saved schedule gives the saved verdict, a bad file is exit 
 }
 
 TEST_CASE("check: a nondeterministic target is flaky (exit 2), never a clean failure or a pass", "[check]") {
-  Result r = clean({"check", "--target", testTarget("flaky"), "--scenario", "wallet", "--seed", "2"});
+  // Six replays: a run of a one-process schedule fails with probability 1/4, so the counterexample's seven
+  // runs all fail with probability (1/4)^7 (with the default three, 1/256: it happened in CI).
+  Result r = clean({"check", "--target", testTarget("flaky"), "--scenario", "wallet", "--seed", "2", "--replays", "6"});
   INFO(r.out << r.err);
   CHECK(r.status == 2);
   CHECK(r.report["verdict"] == "flaky");
@@ -180,13 +182,14 @@ TEST_CASE("check: ship-naive ships an order twice", "[check]") {
   CHECK(kindsOf(r.report).count("duplicate") == 1);
 }
 
-TEST_CASE("check: versioned-guard and ship-guarded pass 200 schedules each", "[check]") {
+// 120 schedules each (200 until the HTTP tests joined the suite, to keep CI near 20 minutes).
+TEST_CASE("check: versioned-guard and ship-guarded pass 120 schedules each", "[check]") {
   for (auto [t, sc] : {std::pair{"versioned-guard", "customer-city"}, std::pair{"ship-guarded", "order-shipping"}}) {
-    Result r = clean({"check", "--target", target(t), "--scenario", sc, "--runs", "200", "--seed", "11",
+    Result r = clean({"check", "--target", target(t), "--scenario", sc, "--runs", "120", "--seed", "11",
                       "--max-events", "4"});
     INFO(t << ": " << r.out << r.err);
     CHECK(r.status == 0);
-    CHECK(r.report["check"]["passed"] == 200);
+    CHECK(r.report["check"]["passed"] == 120);
     CHECK(r.report["check"]["coverage_summary"]["fired"].get<int>() > 50);
   }
 }
