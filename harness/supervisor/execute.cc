@@ -162,34 +162,12 @@ private:
     p.consumer = consumer.empty() ? p.label : consumer;
     ctl_.addProcess(p.owner, p.label);
     auto ports = hub_.open(p.owner);
-    const auto& sv = ws_.servers;
-    std::map<std::string, std::string> vars{
-        {"DATABASE_URL", pgUrl(sv, "127.0.0.1", ports.pg, ws_.database, ws_.urlQuery)},
-        {"VALKEY_URL", sv.valkey_password.empty()
-                           ? fmt::format("redis://127.0.0.1:{}/{}", ports.valkey, ws_.valkeyDb)
-                           : fmt::format("redis://:{}@127.0.0.1:{}/{}", sv.valkey_password, ports.valkey, ws_.valkeyDb)},
-        {"STREAM", ws_.stream},
-        {"GROUP", ws_.group},
-        {"CONSUMER", p.consumer},
-        {"CLAIM_IDLE_MS", std::to_string(claimIdle())},
-        // Marks of this run and process, inherited by whatever the consumer starts (reapEscaped()).
-        {kRunEnv, runTag_},
-        {kProcessEnv, p.label}};
-    vars["REDIS_URL"] = vars["VALKEY_URL"];
-    const auto& target = ws_.target;
-    ChildSpec spec;
-    spec.env = baseEnv_;
-    for (const auto& [k, v] : vars) spec.env[k] = v;
-    auto lookup = spec.env;
-    for (const auto& [k, v] : target.env)
-      spec.env[k] = expandVars(v, lookup, fmt::format("{}: field 'env.{}'", target.manifest.string(), k));
-    spec.argv = target.command;
-    if (spec.argv[0].find('/') != std::string::npos && spec.argv[0][0] != '/')
-      spec.argv[0] = (target.dir / spec.argv[0]).lexically_normal().string();
-    spec.cwd = target.dir;
-    spec.log = ws_.logDir / (p.label + ".log");
-    spec.logCap = kConsumerLogCap;
-    spec.what = fmt::format("consumer {} of target '{}' ({})", p.label, target.name, target.manifest.string());
+    ChildSpec spec = ws_.targetSpec(ports, p.label, runTag_, baseEnv_,
+                                    {{"STREAM", ws_.stream},
+                                     {"GROUP", ws_.group},
+                                     {"CONSUMER", p.consumer},
+                                     {"CLAIM_IDLE_MS", std::to_string(claimIdle())}},
+                                    kConsumerLogCap, "consumer");
     try {
       p.child = Child::spawn(spec);
     } catch (const SpawnError& e) {

@@ -44,6 +44,21 @@ struct HttpCall::Impl {
     if (auto it = m.find(http::field::location); it != m.end()) a.location = std::string(it->value());
     return a;
   }
+  /// Reads the status line and headers (and, with `someBody`, the first bytes that came of the body), then
+  /// closes: cut, or reset when the headers never came.
+  HttpAnswer cutAfterHeaders(bool someBody) {
+    beast::error_code ec;
+    http::response_parser<http::string_body> p;
+    http::read_header(socket, buffer, p, ec);
+    HttpAnswer a;
+    a.outcome = "reset";
+    if (!ec) {
+      a = fromHeader(p, "cut");
+      if (someBody && !p.is_done()) http::read_some(socket, buffer, p, ec);
+    }
+    shutdown();
+    return a;
+  }
   void shutdown() {
     std::lock_guard<std::mutex> lock(mu);
     beast::error_code ec;
@@ -105,30 +120,9 @@ HttpAnswer HttpCall::read() {
   return a;
 }
 
-HttpAnswer HttpCall::readHeadersThenCut() {
-  beast::error_code ec;
-  http::response_parser<http::string_body> p;
-  http::read_header(impl_->socket, impl_->buffer, p, ec);
-  HttpAnswer a;
-  a.outcome = "reset";
-  if (!ec) a = Impl::fromHeader(p, "cut");
-  impl_->shutdown();
-  return a;
-}
+HttpAnswer HttpCall::readHeadersThenCut() { return impl_->cutAfterHeaders(false); }
 
-HttpAnswer HttpCall::readSomeThenCut() {
-  beast::error_code ec;
-  http::response_parser<http::string_body> p;
-  http::read_header(impl_->socket, impl_->buffer, p, ec);
-  HttpAnswer a;
-  a.outcome = "reset";
-  if (!ec) {
-    a = Impl::fromHeader(p, "cut");
-    if (!p.is_done()) http::read_some(impl_->socket, impl_->buffer, p, ec); // what came of the body
-  }
-  impl_->shutdown();
-  return a;
-}
+HttpAnswer HttpCall::readSomeThenCut() { return impl_->cutAfterHeaders(true); }
 
 void HttpCall::close() { impl_->shutdown(); }
 

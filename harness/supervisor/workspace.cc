@@ -1,4 +1,5 @@
 #include "supervisor/workspace_impl.h"
+#include "supervisor/escapes.h"
 
 #include "core/error.h"
 #include "core/cleanup.h"
@@ -312,6 +313,35 @@ ops::Final Workspace::Impl::finalState() {
   }
   f.lastDelivered = b.lastDelivered;
   return f;
+}
+
+ChildSpec Workspace::Impl::targetSpec(const proxy::Hub::Ports& ports, const std::string& label,
+                                     const std::string& runTag, const std::map<std::string, std::string>& baseEnv,
+                                     std::map<std::string, std::string> vars, size_t logCap,
+                                     const std::string& what) const {
+  const auto& sv = servers;
+  vars["DATABASE_URL"] = pgUrl(sv, "127.0.0.1", ports.pg, database, urlQuery);
+  vars["VALKEY_URL"] = sv.valkey_password.empty()
+                           ? fmt::format("redis://127.0.0.1:{}/{}", ports.valkey, valkeyDb)
+                           : fmt::format("redis://:{}@127.0.0.1:{}/{}", sv.valkey_password, ports.valkey, valkeyDb);
+  vars["REDIS_URL"] = vars["VALKEY_URL"];
+  // Marks of this run and process, inherited by whatever the process starts (reapEscaped()).
+  vars[kRunEnv] = runTag;
+  vars[kProcessEnv] = label;
+  ChildSpec spec;
+  spec.env = baseEnv;
+  for (const auto& [k, v] : vars) spec.env[k] = v;
+  auto lookup = spec.env;
+  for (const auto& [k, v] : target.env)
+    spec.env[k] = expandVars(v, lookup, fmt::format("{}: field 'env.{}'", target.manifest.string(), k));
+  spec.argv = target.command;
+  if (spec.argv[0].find('/') != std::string::npos && spec.argv[0][0] != '/')
+    spec.argv[0] = (target.dir / spec.argv[0]).lexically_normal().string();
+  spec.cwd = target.dir;
+  spec.log = logDir / (label + ".log");
+  spec.logCap = logCap;
+  spec.what = fmt::format("{} {} of target '{}' ({})", what, label, target.name, target.manifest.string());
+  return spec;
 }
 
 History Workspace::execute(const Schedule& schedule) {

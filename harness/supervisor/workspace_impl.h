@@ -4,6 +4,9 @@
 #include "supervisor/admin.h"
 #include "supervisor/workspace.h"
 
+#include "core/child.h"
+#include "proxy/hub.h"
+
 #include <map>
 #include <optional>
 #include <vector>
@@ -58,6 +61,13 @@ struct Workspace::Impl {
   void restartServer(const std::string& which);
   /// The final state (observed rows, pending and undelivered entries); the caller says how the run ended.
   ops::Final finalState();
+  /// The spec of a target process `label` (a consumer, an HTTP server) behind its proxy ports: the base
+  /// environment, DATABASE_URL, VALKEY_URL and REDIS_URL through the proxies, the run's marks (escapes.h),
+  /// `vars` (STREAM, PORT, ...), then the manifest's env expanded from them; argv resolved against the
+  /// target's folder, which is its working directory; its log under logDir, capped at `logCap`.
+  ChildSpec targetSpec(const proxy::Hub::Ports& ports, const std::string& label, const std::string& runTag,
+                       const std::map<std::string, std::string>& baseEnv, std::map<std::string, std::string> vars,
+                       size_t logCap, const std::string& what) const;
   /// The server process and the client's requests of one HTTP schedule (http_execute.cc).
   void runServer(History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields);
   /// The consumer processes of one schedule (execute.cc).
