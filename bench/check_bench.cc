@@ -9,8 +9,10 @@
 ///  2. the same on 1 worker -> wall time per schedule, interleaved schedule by schedule with
 ///  3. a minimal direct driver: XADD the entries, run the consumer binary with DATABASE_URL and
 ///     VALKEY_URL pointing straight at the servers, SIGKILL it once half the entries are acknowledged
-///     (the kill), start a second process after CLAIM_IDLE_MS, wait until every entry is acknowledged,
-///     SIGTERM -> the target's own work per schedule (reset excluded).
+///     (the kill), start a second process after CLAIM_IDLE_MS (a plain driver can't hold its requests at a
+///     proxy, so it sleeps), wait until every entry is acknowledged, SIGTERM -> the target's own work per
+///     schedule (reset excluded).
+/// Then where each millisecond of a harness schedule goes: the phases of supervisor/workspace.h PhaseTimes.
 /// The harness's share of wall time is 1 - direct / harness (1 worker). Prints ratios, asserts nothing.
 #include "core/child.h"
 #include "core/cleanup.h"
@@ -196,10 +198,13 @@ int main(int argc, char** argv) {
     // 2 and 3, interleaved schedule by schedule so that load from elsewhere falls on both alike.
     Direct direct(session, t);
     std::vector<double> harness1, plain;
+    PhaseTimes phases; // summed over the 1-worker runs
     for (const auto& s : schedules) {
       auto t1 = Clock::now();
-      caseResultOf(pool.judge(0, 0, s));
+      Judged j = pool.judge(0, 0, s);
+      caseResultOf(j);
       harness1.push_back(msSince(t1));
+      for (const auto& [name, ms] : j.phases) phases[name] += ms;
       direct.reset();
       plain.push_back(direct.run(s));
     }
@@ -220,6 +225,18 @@ int main(int argc, char** argv) {
                              "{} workers vs 1: {:.2f}x\n",
                              100.0 * (1.0 - perDirect / per1), 100.0 * (1.0 - median(plain) / median(harness1)),
                              per1 / perDirect, workers, per1 / perW);
+    // Where a schedule's milliseconds go (1 worker), in the order a schedule meets them.
+    std::cout << "  per-phase breakdown, 1 worker (mean ms per schedule; docs: PhaseTimes in supervisor/workspace.h):\n";
+    const std::vector<std::string> order{"reset", "send", "spawn", "start-up", "claim-wait", "work", "kill",
+                                         "settle", "stop", "observe", "judge"};
+    double total = 0;
+    for (const auto& [name, ms] : phases) total += ms;
+    for (const auto& name : order) {
+      double ms = phases.count(name) ? phases[name] / n : 0.0;
+      std::cout << fmt::format("    {:<11} {:>7.2f} ms  {:>5.1f}%\n", name, ms, total > 0 ? 100.0 * ms * n / total : 0.0);
+    }
+    std::cout << fmt::format("    {:<11} {:>7.2f} ms  (timed outside the phases: {:.2f} ms)\n", "sum", total / n,
+                             per1 - total / n);
   } catch (const std::exception& e) {
     std::cerr << "check_bench: " << e.what() << "\n";
     Cleanup::instance().runAll();

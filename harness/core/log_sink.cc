@@ -67,7 +67,11 @@ void LogSink::run() {
       ssize_t n = ::read(readFd_, buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
-        eof_ = true;
+        {
+          std::lock_guard<std::mutex> lock(eofMu_);
+          eof_ = true;
+        }
+        eofCv_.notify_all();
         return;
       }
       take(buf, static_cast<size_t>(n));
@@ -81,8 +85,10 @@ void LogSink::finish(std::chrono::milliseconds wait) {
   if (finished_) return;
   finished_ = true;
   closeWriteFd();
-  auto deadline = std::chrono::steady_clock::now() + wait;
-  while (!eof_ && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  {
+    std::unique_lock<std::mutex> lock(eofMu_);
+    eofCv_.wait_for(lock, wait, [&] { return eof_.load(); });
+  }
   stop_ = true;
   if (thread_.joinable()) thread_.join();
   uint64_t cut = total_ - written_ - std::min<uint64_t>(ring_.size(), tail_);

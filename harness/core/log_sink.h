@@ -4,6 +4,8 @@
 /// when the pipe closes writes "[... N bytes cut ...]" and that tail after the head. Memory and disk stay
 /// bounded (head + tail) whatever the child writes, and the child never blocks on a full disk.
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -43,6 +45,8 @@ private:
   std::atomic<uint64_t> total_{0};
   std::atomic<bool> stop_{false};
   std::atomic<bool> eof_{false};
+  std::mutex eofMu_;               ///< with eofCv_: finish() waits for the end of the output, not in ticks
+  std::condition_variable eofCv_;
   std::thread thread_;
   bool finished_ = false;
 };

@@ -157,6 +157,8 @@ Judged Session::judge(Workspace& ws, const Scenario& sc, const Schedule& s, bool
   Judged j;
   j.schedule = s;
   j.history = ws.execute(s);
+  j.phases = ws.phases();
+  const auto t0 = std::chrono::steady_clock::now();
   auto ops = j.history.ops();
   for (const auto& [op, e] : recordsOf<ops::Error>(ops)) j.error = e->message;
   if (j.error.empty()) {
@@ -165,6 +167,7 @@ Judged Session::judge(Workspace& ws, const Scenario& sc, const Schedule& s, bool
   } else {
     j.verdict = Verdict::Error;
   }
+  j.phases["judge"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (keepLogs || j.verdict != Verdict::Pass) {
     for (const auto& [op, spawn] : recordsOf<ops::Spawn>(ops)) j.logs[op->process] = logTail(spawn->log);
   }

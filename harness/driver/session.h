@@ -58,6 +58,7 @@ struct Judged {
   Verdict verdict = Verdict::Unknown; ///< pass | fail | unknown, or error when it could not be judged
   std::string error; ///< set when the execution could not be judged (an "error" op)
   std::map<std::string, std::string> logs; ///< process label -> its log (kept for runs that did not pass)
+  PhaseTimes phases; ///< where its wall time went (Workspace::phases), and "judge": the checkers
   /// The violation kinds of its failing checks.
   std::set<std::string> kinds() const;
 };

@@ -31,6 +31,13 @@ void Controller::addProcess(int owner, std::string name) {
   st.lastActivity = st.spawned = Clock::now();
 }
 
+void Controller::holdRequestsUntil(int owner, Clock::time_point until, std::string why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& st = states_[owner];
+  st.holdUntil = until;
+  st.holdWhy = std::move(why);
+}
+
 void Controller::setPid(int owner, pid_t pgid) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -259,6 +266,7 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
              ++processCounts_[{names_[owner], counted}], false, {}, setUp};
   auto& st = states_[owner];
   st.steps++;
+  if (!st.firstRequest) st.firstRequest = now;
   st.lastActivity = now;
   st.lastWasEmptyRead = false;
   if (!isRead(step.verb)) lastWork_ = now;
@@ -278,6 +286,14 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
     if (gateLeft_ > 0) --gateLeft_;
     gateHeld_.push_back(token.id);
     history_.append(names_[owner], ops::Note{fmt::format("{}#{} held before the server sees it: {}", step.verb, f.k, gateWhy_)});
+  }
+  if (d.kind == proxy::Decision::Kind::Pass && st.holdUntil && now < *st.holdUntil) {
+    d.kind = proxy::Decision::Kind::Hold; // released by the proxy's timer
+    d.hold = std::chrono::ceil<std::chrono::milliseconds>(*st.holdUntil - now);
+    if (!std::exchange(st.holdNoted, true))
+      history_.append(names_[owner], ops::Note{fmt::format("{}#{} held {} ms before the server sees it, as every request of "
+                                                           "this process until then: {}",
+                                                           step.verb, f.k, d.hold.count(), st.holdWhy)});
   }
   f.answered = d.kind == proxy::Decision::Kind::Replace;
   f.replyStandIn = std::exchange(replyStandIn_, {});

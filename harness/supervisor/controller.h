@@ -31,6 +31,10 @@ public:
   /// Registers a consumer process: its owner id in the hub, its name and its process group.
   void addProcess(int owner, std::string name);
   void setPid(int owner, pid_t pgid);
+  /// Holds every request of `owner` that arrives before `until`, at the proxy, until then (noted once with
+  /// `why`): a replacement of a killed consumer starts at once, and its first look at the stream still comes
+  /// only once the dead one's entries are claimable — the time passes while it starts instead of before.
+  void holdRequestsUntil(int owner, Clock::time_point until, std::string why);
 
   /// CONNECT#k, the k-th PostgreSQL connection of the run: a fault there refuses it (an error: FATAL, e.g.
   /// 53300 too_many_connections), resets it (drop) or kills the process.
@@ -66,6 +70,10 @@ public:
     /// claims what others hold.
     std::optional<Clock::time_point> lastPoll;
     Clock::time_point spawned;
+    std::optional<Clock::time_point> firstRequest; ///< its first request (start-up: spawned to this)
+    std::optional<Clock::time_point> holdUntil;    ///< holdRequestsUntil
+    std::string holdWhy;
+    bool holdNoted = false;
   };
   ProcessState state(int owner) const;
   /// A fault the supervisor carries out on a server while its step waits (forget: the broker goes back;

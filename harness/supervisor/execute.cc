@@ -17,6 +17,7 @@
 /// entries it has not acknowledged (an external call), silence before its first request (start-up).
 #include "supervisor/controller.h"
 #include "supervisor/escapes.h"
+#include "supervisor/parked.h"
 #include "supervisor/workspace_impl.h"
 
 #include "core/error.h"
@@ -79,6 +80,8 @@ public:
     spawn("", "first");
     toStart_ = std::max(1, s_.consumers) - 1;
     End end = loop();
+    if (settleSince_) ws_.phase("settle", *settleSince_);
+    auto t = Clock::now();
     for (const auto& h : ctl_.activeHolds()) // what a hold still holds goes when its process stops
       ctl_.releaseHold(h.token.id, fmt::format("the run ended ({})", toString(end.end)));
     for (auto& p : live_) {
@@ -91,7 +94,16 @@ public:
     }
     live_.clear();
     reapEscaped(h_, runTag_, groups_);
+    t = ws_.phase("stop", t);
+    for (int owner = 1; owner <= nproc_; ++owner) { // each process's start-up, and a replacement's wait beyond it
+      auto st = ctl_.state(owner);
+      if (!st.firstRequest) continue;
+      ws_.phases["start-up"] += std::chrono::duration<double, std::milli>(*st.firstRequest - st.spawned).count();
+      if (st.holdUntil && *st.holdUntil > *st.firstRequest)
+        ws_.phases["claim-wait"] += std::chrono::duration<double, std::milli>(*st.holdUntil - *st.firstRequest).count();
+    }
     ops::Final fin = ws_.finalState();
+    ws_.phase("observe", t);
     fin.end = end.end;
     fin.limit = end.limit;
     fin.reason = end.reason;
@@ -104,6 +116,7 @@ private:
     std::string label;    ///< unique per process: c1, c2, ...
     std::string consumer; ///< CONSUMER given to it (same as an earlier label on a same-name restart)
     Child child;
+    std::set<int> ports;  ///< its proxies' ports (parked())
   };
 
   /// CLAIM_IDLE_MS of this run: the schedule's, else --claim-idle-ms.
@@ -138,7 +151,9 @@ private:
     if (next_ >= s_.stream.size()) return;
     size_t end = next_ + 1;
     while (end < s_.stream.size() && s_.stream[end].phase == s_.stream[next_].phase && !s_.stream[end].inflight) ++end;
+    const auto t = Clock::now();
     std::string last = ws_.send(h_, s_, fields_, next_, end);
+    ws_.phase("send", t);
     next_ = end;
     if (!last.empty()) lastSent_ = last;
   }
@@ -155,13 +170,22 @@ private:
     spawn("", "first");
   }
 
-  void spawn(const std::string& consumer, const char* why) {
+  /// Until when the proxies hold a new process's requests, and why (a replacement of a killed consumer).
+  struct ClaimWait {
+    Clock::time_point until;
+    std::string why;
+  };
+
+  void spawn(const std::string& consumer, const char* why, std::optional<ClaimWait> wait = {}) {
     Proc p;
     p.owner = ++nproc_;
     p.label = fmt::format("c{}", nproc_);
     p.consumer = consumer.empty() ? p.label : consumer;
     ctl_.addProcess(p.owner, p.label);
+    if (wait) ctl_.holdRequestsUntil(p.owner, wait->until, std::move(wait->why));
+    const auto t = Clock::now();
     auto ports = hub_.open(p.owner);
+    p.ports = {ports.pg, ports.valkey};
     ChildSpec spec = ws_.targetSpec(ports, p.label, runTag_, baseEnv_,
                                     {{"STREAM", ws_.stream},
                                      {"GROUP", ws_.group},
@@ -175,6 +199,7 @@ private:
       throw UsageError(e.what());
     }
     ctl_.setPid(p.owner, p.child.pid());
+    ws_.phase("spawn", t);
     h_.append(p.label, ops::Spawn{p.child.pid(), p.consumer, spec.log.string(), why});
     groups_.insert(p.child.pid()); // its process group (pgid == pid)
     live_.push_back(std::move(p));
@@ -250,6 +275,19 @@ private:
     }
   }
 
+  /// Every live process provably unable to act before a reply reaches it: only blocking reads in flight,
+  /// and parked (supervisor/parked.h) — read between two looks at the controller that saw nothing move.
+  bool allParked() const {
+    if (live_.empty()) return false;
+    const uint64_t before = ctl_.activity();
+    for (const auto& p : live_) {
+      auto st = ctl_.state(p.owner);
+      if (st.inflight == 0 || st.inflight != st.inflightBlocking || st.killed) return false;
+      if (!parked(p.child.pid(), p.ports)) return false;
+    }
+    return ctl_.activity() == before;
+  }
+
   bool idle(const Proc& p) const {
     auto st = ctl_.state(p.owner);
     if (st.inflight > 0) return st.inflight == st.inflightBlocking;
@@ -286,8 +324,10 @@ private:
     Proc p = std::move(live_[i]);
     live_.erase(live_.begin() + static_cast<long>(i));
     auto st = ctl_.state(p.owner);
+    const auto t = Clock::now();
     std::optional<ExitStatus> es = byKill ? p.child.waitFor(std::min(milliseconds(5000), remaining())) : p.child.poll();
     if (!es) es = p.child.stop(milliseconds(0));
+    ws_.phase("kill", t);
     h_.append(p.label, exitOf(*es, byKill ? "harness" : "self"));
     // A server restarted under it (while it was still connecting) is a fault it met, like a refused connection.
     const bool metRestart = std::any_of(restarted_.begin(), restarted_.end(),
@@ -302,10 +342,14 @@ private:
     }
     if (nproc_ >= opt_.max_processes) return false;
     if (byKill) {
-      // The dead consumer's entries become claimable once idle for CLAIM_IDLE_MS.
-      std::this_thread::sleep_for(std::min(milliseconds(claimIdle() + 1), remaining()));
+      // The dead consumer's entries become claimable once idle for CLAIM_IDLE_MS. Its replacement starts
+      // now and the proxies hold its requests until then: it sees the servers exactly as if it had been
+      // started CLAIM_IDLE_MS + 1 ms after the exit, and its start-up (exec, connections) overlaps the wait.
       spawn(s_.restart == RestartStyle::SameName ? p.consumer : "",
-            s_.restart == RestartStyle::SameName ? "same-name" : "new-name");
+            s_.restart == RestartStyle::SameName ? "same-name" : "new-name",
+            ClaimWait{Clock::now() + milliseconds(claimIdle() + 1),
+                      fmt::format("the entries of the killed {} are claimable only CLAIM_IDLE_MS ({} ms) after its exit",
+                                  p.label, claimIdle())});
     } else {
       spawn("", "after-exit");
     }
@@ -379,7 +423,7 @@ private:
       }
       // The broker changes only through the consumers' steps (which wake us) or with time: ask it after
       // activity, or every 10 ms.
-      if (seen == before && now - lastPoll < milliseconds(10)) continue;
+      if (seen == before && now - lastPoll < milliseconds(settleSince_ ? 2 : 10)) continue;
       lastPoll = now;
       broker = ws_.broker();
       bool delivered = compareIds(broker.lastDelivered, lastSent_) >= 0;
@@ -392,14 +436,22 @@ private:
       auto quietFor = msBetween(std::max(ctl_.lastWork(), lastEvent_), now);
       if (broker.pending == 0 && delivered) {
         allIdleSince.reset();
-        if (!allIdle || toStart_ > 0 || quietFor < opt_.settle.count()) continue;
+        if (!allIdle || toStart_ > 0) {
+          settleSince_.reset();
+          continue;
+        }
+        if (!settleSince_) settleSince_ = now;
+        // Quiet for the settle time, or proven over at once: every process parked in a blocking read.
+        if (quietFor < opt_.settle.count() && !allParked()) continue;
         if (next_ < s_.stream.size()) {
+          ws_.phase("settle", *std::exchange(settleSince_, std::nullopt));
           sendNext();
           lastEvent_ = Clock::now();
           continue;
         }
         return {};
       }
+      settleSince_.reset();
       // Work is left. Stuck, proven: every live process idle (nothing done) for CLAIM_IDLE_MS + the stall
       // time; or every pending entry spinning (re-read, never acknowledged). Either, again after a restart.
       std::string why;
@@ -466,6 +518,8 @@ private:
   const std::string runTag_ = nextRunTag();
   std::string lastSent_;
   Clock::time_point lastEvent_ = Clock::now(); ///< the latest spawn, exit or phase
+  /// Since when everything sent is acknowledged and every process idle (the settle phase), if it is.
+  std::optional<Clock::time_point> settleSince_;
 };
 
 } // namespace

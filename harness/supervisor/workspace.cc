@@ -83,6 +83,15 @@ Workspace::~Workspace() {
 
 const std::filesystem::path& Workspace::logDir() const { return impl_->logDir; }
 
+const PhaseTimes& Workspace::phases() const { return impl_->phases; }
+
+std::chrono::steady_clock::time_point Workspace::Impl::phase(const std::string& name,
+                                                             std::chrono::steady_clock::time_point since) {
+  auto now = std::chrono::steady_clock::now();
+  phases[name] += std::chrono::duration<double, std::milli>(now - since).count();
+  return now;
+}
+
 void Workspace::setRestarter(Restarter r) { impl_->restarter = std::move(r); }
 
 void Workspace::Impl::restartServer(const std::string& which) {
@@ -320,7 +329,15 @@ ChildSpec Workspace::Impl::targetSpec(const proxy::Hub::Ports& ports, const std:
                                      std::map<std::string, std::string> vars, size_t logCap,
                                      const std::string& what) const {
   const auto& sv = servers;
-  vars["DATABASE_URL"] = pgUrl(sv, "127.0.0.1", ports.pg, database, urlQuery);
+  // The embedded server has no SSL and no Kerberos: a client that reads sslmode from the URL (libpq, psycopg,
+  // node-postgres, pgx, asyncpg, sqlx) skips the SSLRequest round trip, and libpq (PGGSSENCMODE) its look
+  // for Kerberos credentials. External servers get the user's URL options only.
+  std::string query = urlQuery;
+  if (sv.embedded) {
+    query = query.empty() ? "sslmode=disable" : query + "&sslmode=disable";
+    vars.emplace("PGGSSENCMODE", "disable");
+  }
+  vars["DATABASE_URL"] = pgUrl(sv, "127.0.0.1", ports.pg, database, query);
   vars["VALKEY_URL"] = sv.valkey_password.empty()
                            ? fmt::format("redis://127.0.0.1:{}/{}", ports.valkey, valkeyDb)
                            : fmt::format("redis://:{}@127.0.0.1:{}/{}", sv.valkey_password, ports.valkey, valkeyDb);
@@ -347,10 +364,13 @@ ChildSpec Workspace::Impl::targetSpec(const proxy::Hub::Ports& ports, const std:
 History Workspace::execute(const Schedule& schedule) {
   History h;
   auto& im = *impl_;
+  im.phases.clear();
+  const auto t0 = std::chrono::steady_clock::now();
   h.append("harness", ops::Plan{schedule, im.target.name, schedule.claimIdleMs > 0 ? schedule.claimIdleMs : im.options.claim_idle_ms, im.stream, im.group});
   try {
     im.reset();
     h.append("harness", ops::Initial{im.observe()});
+    im.phase("reset", t0);
     std::map<int, std::map<std::string, std::string>> fields;
     for (const auto& e : schedule.events) {
       auto f = e.fields;
@@ -371,6 +391,10 @@ History Workspace::execute(const Schedule& schedule) {
   } catch (const std::exception& e) {
     h.append("harness", ops::Error{e.what()});
   }
+  // The target's own work and the harness's bookkeeping: what no other phase took.
+  double others = 0;
+  for (const auto& [name, ms] : im.phases) others += ms;
+  im.phases["work"] = std::max(0.0, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() - others);
   return h;
 }
 

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -33,6 +34,15 @@ struct RunOptions {
   int max_processes = 20;                         ///< consumer processes per schedule
 };
 
+/// Where the wall time of one execution went, in milliseconds per phase (bench/check_bench prints it):
+/// reset (tables, stream, initial state), send (the producer), spawn (fork/exec and the proxies' ports),
+/// start-up (a process's spawn to its first request: loading, connecting), claim-wait (a replacement's
+/// requests held until the killed one's entries are claimable, beyond its start-up), kill (a killed
+/// process's death), settle (everything acknowledged until the run is proven over), stop (the SIGTERM of
+/// the live processes at the end), observe (the final state), work (the rest: the target's own work and the
+/// harness's bookkeeping around it). Phases of processes that run at once overlap.
+using PhaseTimes = std::map<std::string, double>;
+
 class Workspace {
 public:
   /// Creates the namespace and the tables. `logDir` receives one log per consumer process (cleared at
@@ -48,6 +58,8 @@ public:
   History execute(const Schedule& schedule);
 
   const std::filesystem::path& logDir() const;
+  /// The phases of the latest execute().
+  const PhaseTimes& phases() const;
 
   /// Restarts this workspace's PostgreSQL ("pg") or Valkey ("valkey") for restart faults; set by the session
   /// when the workspace has servers of its own (docs/faults.md). Without one, a restart fault is an error.

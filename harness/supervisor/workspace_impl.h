@@ -41,6 +41,9 @@ struct Workspace::Impl {
   std::unique_ptr<ValkeyAdmin> valkey;
   std::vector<std::string> tables; ///< every table of the namespace, emptied on reset
   int cleanupId = -1;
+  PhaseTimes phases; ///< of the execution under way (Workspace::phases)
+  /// Adds the time since `since` to phase `name`, and returns now.
+  std::chrono::steady_clock::time_point phase(const std::string& name, std::chrono::steady_clock::time_point since);
 
   void create();
   void reset();
