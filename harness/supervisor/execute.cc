@@ -388,6 +388,9 @@ private:
     auto lastPoll = Clock::now();
     while (true) {
       uint64_t before = seen;
+      // Woken by any step, reply or fault at once; the 2 ms bound is for what sends no event: a process
+      // that exits by itself (polled below), a parked proof that needs its thread to reach its read, the
+      // deadline and the stall clocks.
       seen = ctl_.waitForActivity(seen, milliseconds(2));
       for (const auto& a : ctl_.takeServerActions()) { // its step waits until this is done
         if (a.fault.kind == "forget") ws_.forgetDeliveries();

@@ -291,8 +291,10 @@ std::string Workspace::Impl::send(History& h, const Schedule& s,
   return last;
 }
 
-BrokerState Workspace::Impl::broker() {
-  auto groups = valkey->command({"XINFO", "GROUPS", stream});
+namespace {
+
+/// The group's state in an XINFO GROUPS reply.
+BrokerState brokerOf(const nlohmann::json& groups, const std::string& group) {
   BrokerState b;
   for (const auto& g : groups) {
     std::map<std::string, nlohmann::json> m;
@@ -304,6 +306,10 @@ BrokerState Workspace::Impl::broker() {
   return b;
 }
 
+} // namespace
+
+BrokerState Workspace::Impl::broker() { return brokerOf(valkey->command({"XINFO", "GROUPS", stream}), group); }
+
 void Workspace::Impl::forgetDeliveries() {
   // Entries re-read with '>' replace their pending records (same id, this consumer, one delivery).
   valkey->command({"XGROUP", "SETID", stream, group, "0"});
@@ -312,10 +318,13 @@ void Workspace::Impl::forgetDeliveries() {
 ops::Final Workspace::Impl::finalState() {
   ops::Final f;
   f.observed = observe();
-  for (const auto& p : valkey->command({"XPENDING", stream, group, "-", "+", "100000"}))
+  // One round trip: the pending entries, the group, the stream.
+  auto replies = valkey->pipeline({{"XPENDING", stream, group, "-", "+", "100000"}, {"XINFO", "GROUPS", stream},
+                                   {"XRANGE", stream, "-", "+"}});
+  for (const auto& p : replies.at(0))
     f.pending.push_back({p[0].get<std::string>(), p[1].get<std::string>(), p[2].get<int64_t>(), p[3].get<int>()});
-  auto b = broker();
-  for (const auto& e : valkey->command({"XRANGE", stream, "-", "+"})) {
+  auto b = brokerOf(replies.at(1), group);
+  for (const auto& e : replies.at(2)) {
     std::string id = e[0].get<std::string>();
     f.stream.push_back(id);
     if (compareIds(id, b.lastDelivered) > 0) f.undelivered.push_back(id);
