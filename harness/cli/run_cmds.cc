@@ -1,5 +1,9 @@
 #include "cli/cli.h"
 
+#include "history/point_class.h"
+
+#include <fmt/format.h>
+
 namespace idem::cli {
 
 void addRunCommands(CLI::App& app, Handler& handler) {
@@ -26,6 +30,16 @@ void addRunCommands(CLI::App& app, Handler& handler) {
   addCommon(*sweep, sweepCommon, false);
   addShard(*sweep, sweepCommon, "faults (by index in the sweep's order; the baseline runs in every shard)");
   addFaults(*sweep, sweepCommon, "fault kinds to sweep, e.g. drop or kill,drop,error,delay,forget (default: kill)");
+  static SweepArgs sweepArgs;
+  sweep->add_option("--events", sweepArgs.events,
+                    "sweep a generated schedule of N events (with --seed) instead of the scenario's default one")
+      ->check(CLI::Range(1, 10000));
+  sweep->add_flag("--exhaustive", sweepArgs.exhaustive,
+                  fmt::format("run every point of the trace; by default a trace of more than {} points runs a reduced "
+                              "selection: a few points of each class (docs/faults.md, Reduced sweeps)", kSweepReduceAbove));
+  sweep->add_option("--reduce-above", sweepArgs.reduceAbove,
+                    fmt::format("reduce a trace of more than N points (default {}; 0 reduces every sweep)", kSweepReduceAbove))
+      ->check(CLI::Range(0, 1000000));
   static bool interleave = false;
   sweep->add_flag("--interleave", interleave,
                   "two consumers: hold c1 at each of its steps until c2 passes each of its steps (a grid; "
@@ -35,7 +49,14 @@ void addRunCommands(CLI::App& app, Handler& handler) {
       throw CLI::ValidationError("--interleave", "is not sharded yet; leave out --shard");
     if (interleave && sweep->count("--faults") > 0)
       throw CLI::ValidationError("--interleave", "sweeps holds only; leave out --faults");
-    handler = [] { return interleave ? interleaveCommand(finish(sweepCommon)) : sweepCommand(finish(sweepCommon)); };
+    for (const char* flag : {"--events", "--exhaustive", "--reduce-above"})
+      if (interleave && sweep->count(flag) > 0)
+        throw CLI::ValidationError("--interleave", fmt::format("has a reduction of its own; leave out {}", flag));
+    if (sweep->count("--exhaustive") > 0 && sweep->count("--reduce-above") > 0)
+      throw CLI::ValidationError("--exhaustive", "runs every point; leave out --reduce-above");
+    handler = [] {
+      return interleave ? interleaveCommand(finish(sweepCommon)) : sweepCommand(finish(sweepCommon), sweepArgs);
+    };
   });
 }
 

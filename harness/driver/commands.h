@@ -16,7 +16,14 @@ struct RunArgs {
 };
 
 int runCommand(const CommonArgs& common, const RunArgs& args);
-int sweepCommand(const CommonArgs& common);
+
+/// Flags of `idemproof sweep` (besides the common ones).
+struct SweepArgs {
+  int events = 0;          ///< --events N: a generated schedule of N events (with --seed); 0: the default one
+  bool exhaustive = false; ///< --exhaustive: every point of the trace, however many
+  int reduceAbove = -1;    ///< --reduce-above N: the reduced selection above N points; -1: kSweepReduceAbove
+};
+int sweepCommand(const CommonArgs& common, const SweepArgs& args);
 /// sweep --interleave (interleave.cc): the default schedule with two consumers, every hold point of c1
 /// against every step c2 makes while c1 is held; exit as sweep.
 int interleaveCommand(const CommonArgs& common);

@@ -99,7 +99,10 @@ int mergeCommand(const MergeArgs& args) {
                              c["errors"].get<int>(), cs["fired"].get<int>(), cs["planned"].get<int>());
   } else if (command == "sweep") {
     const auto& w = merged["sweep"];
-    std::cout << fmt::format("{}: {} faults run, {} failed, {} not fired, {} unknown\n", verdict, w["points"].size(),
+    const bool reduced = w.value("reduced", false);
+    std::cout << fmt::format("{}: {} faults run{}, {} failed, {} not fired, {} unknown\n", verdict, w["points"].size(),
+                             reduced ? fmt::format(" (reduced: {} of {} points, {} classes)", w.value("selected_points", 0),
+                                                   w.value("trace_points", 0), w.value("classes", 0)) : "",
                              w["failed"].get<int>(), w["not_fired"].get<int>(), w["unknown"].get<int>());
   } else {
     std::cout << compare::terminalTable(merged["compare"]);

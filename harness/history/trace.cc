@@ -35,6 +35,7 @@ Trace traceOf(const std::vector<Op>& history) {
       p.detail = s->detail;
       p.prevVerb = around[s].first;
       p.nextVerb = around[s].second;
+      p.opIndex = op->index;
       t.points.push_back(std::move(p));
     }
   }

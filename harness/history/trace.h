@@ -24,6 +24,7 @@ struct TracePoint {
   std::string detail;
   std::string prevVerb; ///< the verb of the process's previous kept step ("" at its start)
   std::string nextVerb; ///< the verb of its next kept step ("" at its end)
+  int64_t opIndex = -1; ///< Op::index of the step in the history it was traced from
 };
 
 struct SkippedStep {

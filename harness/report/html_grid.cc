@@ -18,7 +18,8 @@ std::string cell(const json& p, const Anchors& anchors) {
   for (const auto& k : arr(p, "kinds")) kinds += (kinds.empty() ? "" : ", ") + show(k);
   std::string text = verdict + (kinds.empty() ? "" : ": " + kinds);
   if (p.contains("fired") && p["fired"] == false) text = "not fired";
-  return fmt::format("<td class=\"cell {}\">{}</td>", verdictClass(verdict), linkTo(anchors, str(p, "point"), text));
+  std::string title = str(p, "class").empty() ? "" : fmt::format(" title=\"class {}\"", esc(str(p, "class")));
+  return fmt::format("<td class=\"cell {}\"{}>{}</td>", verdictClass(verdict), title, linkTo(anchors, str(p, "point"), text));
 }
 
 } // namespace
@@ -38,6 +39,12 @@ std::string sweepGrid(const json& sweep, const Anchors& anchors) {
   }
   std::string out = fmt::format("<p>{} kill points: <b>{}</b> failed, <b>{}</b> unknown, <b>{}</b> never fired.</p>",
                                 arr(sweep, "points").size(), num(sweep, "failed"), num(sweep, "unknown"), num(sweep, "not_fired"));
+  if (sweep.contains("reduced") && sweep["reduced"] == true)
+    out += fmt::format("<p class=\"note\">Reduced: {} of the trace's {} kill points were run (it has more than {}), a few of "
+                       "each of its {} classes (the first, middle and last, and those next to a producer retry); a step not "
+                       "listed or a cell — was not run. <code>--exhaustive</code> runs every point.</p>",
+                       num(sweep, "selected_points"), num(sweep, "trace_points"), num(sweep, "reduce_above"),
+                       num(sweep, "classes"));
   out += "<table class=\"grid\"><tr><th>step</th><th>server</th><th>kill before</th><th>kill after</th><th>request</th></tr>";
   for (const auto& s : steps) {
     out += fmt::format("<tr><td class=\"step\">{}</td><td>{}</td>{}{}<td class=\"detail\">{}</td></tr>", esc(s.name),
