@@ -131,7 +131,7 @@ std::string reportCheck(Session& session, CheckSummary& s) {
           {"found", {{"run", c.index + 1}, {"schedule", c.found}, {"summary", c.found.summary()}, {"verdicts", c.foundVerdicts}}}};
   }
   int flaky = (s.cx && s.cx->flaky ? 1 : 0) + static_cast<int>(s.cx ? s.cx->flakyCandidates : 0);
-  report.section("check", {
+  nlohmann::json check = {
       {"runs", s.runs}, {"runs_requested", s.runsRequested}, {"out_of_time", s.outOfTime},
       {"seed", s.seed}, {"seed_given", s.seedGiven}, {"max_events", s.maxEvents}, {"consumers", {s.minConsumers, s.maxConsumers}}, {"replays", s.replays},
       {"passed", s.passed}, {"failed", s.failed}, {"unknown", s.unknown}, {"errors", s.errors}, {"flaky", flaky},
@@ -144,10 +144,14 @@ std::string reportCheck(Session& session, CheckSummary& s) {
       {"kill_model", s.model.toJson()},
       {"counterexample", cx},
       {"faults", s.faults},
-      {"notes", s.notes}});
+      {"notes", s.notes}};
+  // One summary per run (10,000 runs: ~2 MB of report.json), built in place, not copied.
+  auto& summaries = check["run_summaries"] = nlohmann::json::array();
+  for (const auto& r : s.runSummaries) summaries.push_back(r.toJson());
   if (s.shard)
     report.section("shard", {{"index", s.shard->index}, {"count", s.shard->count}, {"command", "check"},
-                             {"items", s.runsRequested}, {"runs", s.shardRuns}});
+                             {"items", s.runsRequested}, {"runs", summaries}});
+  report.section("check", std::move(check));
   if (s.cx) report.schedule(s.cx->schedule);
   if (s.trace) report.error(s.trace->error);
   report.timings({{"total_ms", s.totalMs}, {"search_ms", s.searchMs}, {"shrink_ms", s.shrinkMs},
