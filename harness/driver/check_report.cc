@@ -2,6 +2,7 @@
 /// a readable form, and report.json ("check" section, the counterexample's run and violations).
 #include "driver/check.h"
 
+#include "report/html.h"
 #include "report/junit.h"
 
 #include <fmt/format.h>
@@ -145,12 +146,18 @@ std::string reportCheck(Session& session, CheckSummary& s) {
       {"counterexample", cx},
       {"faults", s.faults},
       {"notes", s.notes}};
-  // One summary per run (10,000 runs: ~2 MB of report.json), built in place, not copied.
-  auto& summaries = check["run_summaries"] = nlohmann::json::array();
-  for (const auto& r : s.runSummaries) summaries.push_back(r.toJson());
-  if (s.shard)
+  // One summary per run: report.json gets them one at a time (10,000 runs: ~2 MB of text, ~10 MB as
+  // JSON); the page lists only runs that did not pass or lost a fault, so it holds at most 101 of them.
+  auto& page = check["run_summaries"] = nlohmann::json::array();
+  for (const auto& r : s.runSummaries)
+    if ((r.verdict != Verdict::Pass || r.lostFault()) && page.size() <= kPageRuns) page.push_back(r.toJson());
+  auto item = [&s](size_t i) { return s.runSummaries[i].toJson(); };
+  report.streamed({"check", "run_summaries", s.runSummaries.size(), item});
+  if (s.shard) {
     report.section("shard", {{"index", s.shard->index}, {"count", s.shard->count}, {"command", "check"},
-                             {"items", s.runsRequested}, {"runs", summaries}});
+                             {"items", s.runsRequested}, {"runs", page}});
+    report.streamed({"shard", "runs", s.runSummaries.size(), item});
+  }
   report.section("check", std::move(check));
   if (s.cx) report.schedule(s.cx->schedule);
   if (s.trace) report.error(s.trace->error);

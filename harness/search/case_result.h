@@ -51,6 +51,8 @@ struct RunSummary {
   std::vector<std::string> plannedFaults() const;
   /// The planned faults that fired, in planned order.
   std::vector<std::string> firedFaults() const;
+  /// A planned fault never fired (coverage loss).
+  bool lostFault() const { return firedFaults().size() < plannedFaults().size(); }
   /// {"run", "verdict", "planned": [...], "fired": [...], "kinds"?: [...], "reason"?} (report.json's
   /// check.run_summaries and shard.runs).
   nlohmann::json toJson() const;
