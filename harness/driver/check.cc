@@ -120,20 +120,6 @@ bool replayAll(WorkerPool& pool, const Schedule& s, int n, const std::set<std::s
 
 using Materialize = std::function<Schedule(const Shape&)>;
 
-/// One run of the search as a shard's report lists it (for `idemproof merge`): its index (1-based), verdict
-/// and its faults, planned and fired.
-nlohmann::json runEntry(size_t i, const CaseResult& o) {
-  auto strs = [](const std::vector<Fault>& fs) {
-    std::vector<std::string> out;
-    for (const auto& f : fs) out.push_back(f.str());
-    return out;
-  };
-  nlohmann::json j = {{"run", i + 1}, {"verdict", toString(o.verdict)}, {"planned", strs(o.planned)}, {"fired", strs(o.fired)}};
-  if (!o.kinds.empty()) j["kinds"] = o.kinds;
-  if (!o.reason.empty()) j["reason"] = o.reason;
-  return j;
-}
-
 /// The search: the cases of this shard (all of 0..runs-1 unsharded), in index order, until the first
 /// failure or the time budget. Tallies the outcomes, the fault coverage and the first runs that lost a
 /// kill point into `sum`. The result's firstFailure is a case index (not a position in the shard), and
@@ -143,41 +129,14 @@ SearchResult search(WorkerPool& pool, const rc::Gen<Shape>& gen, const Materiali
   bool tty = ::isatty(STDERR_FILENO);
   std::atomic<size_t> done{0};
   std::mutex mu;
-  std::map<size_t, nlohmann::json> losses; // run index -> what did not fire
+  std::map<size_t, nlohmann::json> losses; // run index -> what did not fire: the 5 lowest indices only
   auto expired = [&] { return args.timeBudget.count() > 0 && Clock::now() - t0 > args.timeBudget; };
   auto tSearch = Clock::now();
   const std::vector<size_t> items = shardItems(static_cast<size_t>(args.runs), sum.shard.value_or(Shard{}));
-  auto res = searchCases(items.size(), pool.size(), [&](int w, size_t p) {
-    const size_t i = items[p];
-    Schedule s = materializeShape(generateCase(gen, sum.seed, i).value());
-    Judged j = pool.judge(w, 0, s);
-    CaseResult o = caseResultOf(j);
-    std::lock_guard<std::mutex> lock(mu);
-    if ((o.verdict == Verdict::Unknown || o.verdict == Verdict::Error) &&
-        (!sum.firstUnknownRun || i < sum.firstUnknownIndex)) {
-      sum.firstUnknownRun = std::move(j);
-      sum.firstUnknownIndex = i;
-    }
-    if (o.coverageLoss()) {
-      std::vector<std::string> missed;
-      for (const auto& p : o.planned)
-        if (std::find(o.fired.begin(), o.fired.end(), p) == o.fired.end()) missed.push_back(p.str());
-      losses[i] = {{"run", i + 1}, {"schedule", s.summary()}, {"not_fired", missed}};
-    }
-    if (tty) std::cerr << fmt::format("\r  searching: {}/{} schedules", ++done, items.size()) << std::flush;
-    return o;
-  }, expired);
-  if (tty) std::cerr << "\r" << std::string(48, ' ') << "\r" << std::flush;
-  sum.searchMs = msSince(tSearch);
-  sum.runs = static_cast<int>(res.outcomes.size());
-  sum.outOfTime = res.outOfTime;
-  // The cases that ran are the shard's items up to the position of the last outcome.
-  auto ran = [&](size_t i) { return !res.outcomes.empty() && i <= items[res.outcomes.size() - 1]; };
-  for (const auto& [i, loss] : losses)
-    if (ran(i) && sum.coverageLoss.size() < 5) sum.coverageLoss.push_back(loss);
-  for (size_t p = 0; p < res.outcomes.size(); ++p) {
-    const auto& o = res.outcomes[p];
-    if (sum.shard) sum.shardRuns.push_back(runEntry(items[p], o));
+  // Each run's history is dropped once judged (but the first unknown run's): the counted runs reach
+  // `sum` in index order as compact summaries.
+  auto counted = [&](size_t p, const CaseResult& o) {
+    sum.runSummaries.push_back(RunSummary::of(items[p], o));
     sum.coverage.add(o);
     switch (o.verdict) {
     case Verdict::Pass: sum.passed++; break;
@@ -189,15 +148,44 @@ SearchResult search(WorkerPool& pool, const rc::Gen<Shape>& gen, const Materiali
     }
     if ((o.verdict == Verdict::Unknown || o.verdict == Verdict::Error) && sum.firstProblem.empty())
       sum.firstProblem = o.reason;
-  }
+  };
+  auto res = searchCases(items.size(), pool.size(), [&](int w, size_t p) {
+    const size_t i = items[p];
+    Schedule s = materializeShape(generateCase(gen, sum.seed, i).value());
+    Judged j = pool.judge(w, 0, s);
+    CaseResult o = caseResultOf(j);
+    std::lock_guard<std::mutex> lock(mu);
+    if ((o.verdict == Verdict::Unknown || o.verdict == Verdict::Error) &&
+        (!sum.firstUnknownRun || i < sum.firstUnknownIndex)) {
+      sum.firstUnknownRun = std::move(j);
+      sum.firstUnknownIndex = i;
+    }
+    if (o.coverageLoss() && (losses.size() < 5 || i < losses.rbegin()->first)) {
+      std::vector<std::string> missed;
+      for (const auto& p : o.planned)
+        if (std::find(o.fired.begin(), o.fired.end(), p) == o.fired.end()) missed.push_back(p.str());
+      losses[i] = {{"run", i + 1}, {"schedule", s.summary()}, {"not_fired", missed}};
+      if (losses.size() > 5) losses.erase(std::prev(losses.end()));
+    }
+    if (tty) std::cerr << fmt::format("\r  searching: {}/{} schedules", ++done, items.size()) << std::flush;
+    return o;
+  }, expired, counted);
+  if (tty) std::cerr << "\r" << std::string(48, ' ') << "\r" << std::flush;
+  sum.searchMs = msSince(tSearch);
+  sum.runs = static_cast<int>(res.ran);
+  sum.outOfTime = res.outOfTime;
+  // The cases that ran are the shard's items up to the position of the last one counted.
+  auto ran = [&](size_t i) { return res.ran > 0 && i <= items[res.ran - 1]; };
+  for (const auto& [i, loss] : losses)
+    if (ran(i)) sum.coverageLoss.push_back(loss);
   if (sum.firstUnknownRun && !ran(sum.firstUnknownIndex)) sum.firstUnknownRun.reset(); // past a failure
   if (sum.firstUnknownRun) {
     size_t p = static_cast<size_t>(std::lower_bound(items.begin(), items.end(), sum.firstUnknownIndex) - items.begin());
     sum.firstProblem = fmt::format("run {}, {}: {}", sum.firstUnknownIndex + 1, sum.firstUnknownRun->schedule.summary(),
-                                   res.outcomes[p].reason);
+                                   sum.runSummaries[p].reason);
   }
   if (res.firstFailure) {
-    failing = res.outcomes[*res.firstFailure];
+    failing = res.failure;
     res.firstFailure = items[*res.firstFailure];
   }
   return res;

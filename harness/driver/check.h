@@ -55,7 +55,7 @@ struct CheckSummary {
   std::optional<Judged> firstUnknownRun;
   size_t firstUnknownIndex = 0;
   std::optional<Shard> shard;     ///< --shard: the search ran this slice of the indices
-  nlohmann::json shardRuns = nlohmann::json::array(); ///< with a shard: every run of the search (runEntry)
+  std::vector<RunSummary> runSummaries; ///< every counted run of the search, in index order
   std::vector<std::string> faults; ///< the fault kinds drawn
   std::optional<Verdict> verdict; ///< pass | fail | flaky | unknown | error (once decided)
   std::vector<std::string> notes;

@@ -2,6 +2,7 @@
 /// a readable form, and report.json ("check" section, the counterexample's run and violations).
 #include "driver/check.h"
 
+#include "report/html.h"
 #include "report/junit.h"
 
 #include <fmt/format.h>
@@ -131,7 +132,7 @@ std::string reportCheck(Session& session, CheckSummary& s) {
           {"found", {{"run", c.index + 1}, {"schedule", c.found}, {"summary", c.found.summary()}, {"verdicts", c.foundVerdicts}}}};
   }
   int flaky = (s.cx && s.cx->flaky ? 1 : 0) + static_cast<int>(s.cx ? s.cx->flakyCandidates : 0);
-  report.section("check", {
+  nlohmann::json check = {
       {"runs", s.runs}, {"runs_requested", s.runsRequested}, {"out_of_time", s.outOfTime},
       {"seed", s.seed}, {"seed_given", s.seedGiven}, {"max_events", s.maxEvents}, {"consumers", {s.minConsumers, s.maxConsumers}}, {"replays", s.replays},
       {"passed", s.passed}, {"failed", s.failed}, {"unknown", s.unknown}, {"errors", s.errors}, {"flaky", flaky},
@@ -144,10 +145,20 @@ std::string reportCheck(Session& session, CheckSummary& s) {
       {"kill_model", s.model.toJson()},
       {"counterexample", cx},
       {"faults", s.faults},
-      {"notes", s.notes}});
-  if (s.shard)
+      {"notes", s.notes}};
+  // One summary per run: report.json gets them one at a time (10,000 runs: ~2 MB of text, ~10 MB as
+  // JSON); the page lists only runs that did not pass or lost a fault, so it holds at most 101 of them.
+  auto& page = check["run_summaries"] = nlohmann::json::array();
+  for (const auto& r : s.runSummaries)
+    if ((r.verdict != Verdict::Pass || r.lostFault()) && page.size() <= kPageRuns) page.push_back(r.toJson());
+  auto item = [&s](size_t i) { return s.runSummaries[i].toJson(); };
+  report.streamed({"check", "run_summaries", s.runSummaries.size(), item});
+  if (s.shard) {
     report.section("shard", {{"index", s.shard->index}, {"count", s.shard->count}, {"command", "check"},
-                             {"items", s.runsRequested}, {"runs", s.shardRuns}});
+                             {"items", s.runsRequested}, {"runs", page}});
+    report.streamed({"shard", "runs", s.runSummaries.size(), item});
+  }
+  report.section("check", std::move(check));
   if (s.cx) report.schedule(s.cx->schedule);
   if (s.trace) report.error(s.trace->error);
   report.timings({{"total_ms", s.totalMs}, {"search_ms", s.searchMs}, {"shrink_ms", s.shrinkMs},

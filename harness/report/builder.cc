@@ -40,7 +40,7 @@ nlohmann::json ReportBuilder::build() const {
 
 std::string ReportBuilder::write(const std::string& dir, const std::string& junit) const {
   nlohmann::json report = build();
-  std::string path = writeReport(dir, report);
+  std::string path = writeReport(dir, report, streamed_);
   if (!junit.empty()) writeJunit(junit, report);
   return path;
 }

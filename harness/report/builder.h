@@ -45,6 +45,9 @@ public:
   void processesOf(std::string runId) { processesRun_ = std::move(runId); }
   /// The command's own section ("sweep", "check", "compare", "replay", "demo").
   void section(const std::string& name, nlohmann::json value) { sections_[name] = std::move(value); }
+  /// A long array of a section that report.json gets item by item (report.h, StreamedArray); the
+  /// section's own value of that member is what report.html and the JUnit file see.
+  void streamed(StreamedArray a) { streamed_.push_back(std::move(a)); }
   /// Wall time and counts: total_ms, schedules, and any other integer the command measures.
   void timings(nlohmann::json t) { timings_ = std::move(t); }
 
@@ -62,6 +65,7 @@ private:
   std::optional<std::string> processesRun_;
   std::map<std::string, nlohmann::json> sections_;
   nlohmann::json timings_ = nlohmann::json::object();
+  std::vector<StreamedArray> streamed_;
 };
 
 /// The version of report.json's format (reports/report.schema.json).

@@ -182,6 +182,7 @@ std::string body(const json& r, const Anchors& anchors, std::map<std::string, st
   else if (command == "sweep") out += "<section><h2>Kill points</h2>" + sweepGrid(arr(r, "sweep"), anchors) + "</section>";
   if (command == "compare") out += "<section><h2>Matrix</h2>" + compareMatrix(arr(r, "compare"), anchors) + "</section>";
   if (command == "demo") out += demoSections(arr(r, "demo"), anchors, runsOf);
+  if (command == "check") out += searchRuns(arr(r, "check"), anchors);
   return out;
 }
 

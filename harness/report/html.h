@@ -15,6 +15,10 @@ namespace idem {
 /// lines of that log, shown under the process (absent logs are only linked).
 std::string renderHtml(const nlohmann::json& report, const std::map<std::string, std::string>& logTails = {});
 
+/// How many runs of a check's search (check.run_summaries) the page lists: those that did not pass or
+/// lost a fault, the first kPageRuns of them; it counts the others.
+inline constexpr size_t kPageRuns = 100;
+
 /// The last `lines` lines (at most `maxBytes`) of the file at `path`, or "" when it cannot be read.
 std::string logTail(const std::string& path, size_t lines = 14, size_t maxBytes = 4096);
 

@@ -54,6 +54,8 @@ std::string sweepGrid(const json& sweep, const Anchors& anchors);
 std::string interleaveGrid(const json& grid, const Anchors& anchors);
 /// The matrix of classes x targets of a "compare" object, and the costs (html_matrix.cc).
 std::string compareMatrix(const json& compare, const Anchors& anchors);
+/// The runs of a check's search: counts by verdict and the runs that did not pass (html_check.cc).
+std::string searchRuns(const json& check, const Anchors& anchors);
 /// The checks of a run: checker, verdict, violations, reason (html_runs.cc).
 std::string checksTable(const json& run);
 

@@ -41,7 +41,8 @@ Cut lowestFailure(const ByIndex& byIndex) {
 
 bool byRun(const json& a, const json& b) { return a.at("run") < b.at("run"); }
 
-/// The shards' run lists (report "shard"."runs") up to the cut, in run order.
+/// The shards' run lists (report "shard"."runs", the same entries as their "check"."run_summaries") up to
+/// the cut, in run order: the merged report's run summaries.
 std::vector<json> runsUpTo(const ByIndex& byIndex, const Cut& cut) {
   std::vector<json> runs;
   for (const auto& [i, s] : byIndex)
@@ -223,7 +224,8 @@ json mergeCheck(const ByIndex& byIndex, int n) {
   merged["merge"]["count"] = n;
   json& check = merged["check"];
   check.update({{"runs", static_cast<int>(runs.size())}, {"passed", t.passed}, {"failed", t.failed},
-                {"unknown", t.unknown}, {"errors", t.errors}, {"out_of_time", false}, {"notes", notes}});
+                {"unknown", t.unknown}, {"errors", t.errors}, {"out_of_time", false}, {"notes", notes},
+                {"run_summaries", runs}});
   int flaky = 0;
   for (const auto& [i, s] : byIndex) flaky += s->report["check"].value("flaky", 0);
   check["flaky"] = flaky;

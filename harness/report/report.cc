@@ -78,13 +78,49 @@ nlohmann::json violationsOf(const std::vector<RunRecord>& runs) {
   return out;
 }
 
-std::string writeReport(const std::string& dir, const nlohmann::json& report) {
+namespace {
+
+std::string dumped(const nlohmann::json& j) { return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace); }
+
+/// `report` as dump(2) writes it, with each streamed array in place of its member, written item by item.
+void writeStreamed(std::ostream& out, nlohmann::json report, const std::vector<StreamedArray>& streamed) {
+  auto mark = [](size_t k) { return "\x01idemproof:streamed:" + std::to_string(k) + "\x01"; };
+  for (size_t k = 0; k < streamed.size(); ++k) report[streamed[k].section][streamed[k].member] = mark(k);
+  const std::string text = dumped(report);
+  size_t from = 0;
+  for (size_t k = 0; k < streamed.size(); ++k) {
+    const std::string quoted = nlohmann::json(mark(k)).dump();
+    const size_t at = text.find(quoted, from);
+    const size_t line = text.rfind('\n', at) + 1;
+    const std::string indent(text.find_first_not_of(' ', line) - line, ' '), pad = indent + "  ";
+    out << text.substr(from, at - from);
+    const auto& s = streamed[k];
+    if (s.count == 0) out << "[]";
+    else {
+      out << "[\n";
+      for (size_t i = 0; i < s.count; ++i) {
+        out << pad;
+        for (char c : dumped(s.item(i))) (c == '\n' ? out << c << pad : out << c);
+        out << (i + 1 < s.count ? ",\n" : "\n");
+      }
+      out << indent << "]";
+    }
+    from = at + quoted.size();
+  }
+  out << text.substr(from);
+}
+
+} // namespace
+
+std::string writeReport(const std::string& dir, const nlohmann::json& report, const std::vector<StreamedArray>& streamed) {
   namespace fs = std::filesystem;
   fs::create_directories(dir);
   auto path = fs::path(dir) / "report.json";
   {
     std::ofstream out(path);
-    out << report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    if (streamed.empty()) out << dumped(report);
+    else writeStreamed(out, report, streamed);
+    out << "\n";
   }
   try {
     std::map<std::string, std::string> tails;

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -39,10 +40,20 @@ nlohmann::json runJson(const RunRecord& r);
 /// Every violation of the runs, each tagged with its run id (and target).
 nlohmann::json violationsOf(const std::vector<RunRecord>& runs);
 
+/// A long array of a report's section that report.json gets one item at a time, never held whole as JSON
+/// (check.run_summaries: one item per run of the search, ~1 KB each as JSON).
+struct StreamedArray {
+  std::string section, member; ///< report[section][member]
+  size_t count = 0;
+  std::function<nlohmann::json(size_t i)> item;
+};
+
 /// Writes `report` as report.json into `dir` (created) and report.html beside it (rendered from the same
 /// JSON, with the last lines of the logs of the runs that have a history). Returns the path of
 /// report.json. A page that cannot be rendered is reported on stderr; report.json is written anyway.
-std::string writeReport(const std::string& dir, const nlohmann::json& report);
+/// Each of `streamed` replaces its member in report.json (the page is rendered from `report` as given).
+std::string writeReport(const std::string& dir, const nlohmann::json& report,
+                        const std::vector<StreamedArray>& streamed = {});
 
 /// What a fault-free run cost: its messages (stream entries; an HTTP scenario's requests), the round trips
 /// to the servers, and the wall time from the first process's start to the last acknowledgement (HTTP:

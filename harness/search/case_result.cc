@@ -44,6 +44,58 @@ bool sameFailure(const CaseResult& o, const std::set<std::string>& kinds) {
   return std::any_of(o.kinds.begin(), o.kinds.end(), [&](const std::string& k) { return kinds.count(k) > 0; });
 }
 
+namespace {
+
+std::vector<std::string> splitSpaces(const std::string& s) {
+  std::vector<std::string> out;
+  for (size_t pos = 0; pos < s.size();) {
+    size_t end = s.find(' ', pos);
+    if (end == std::string::npos) end = s.size();
+    if (end > pos) out.push_back(s.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return out;
+}
+
+std::string joinSpaces(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+} // namespace
+
+RunSummary RunSummary::of(size_t index, const CaseResult& o) {
+  RunSummary r;
+  r.run = static_cast<uint32_t>(index + 1);
+  r.verdict = o.verdict;
+  std::vector<std::string> planned;
+  for (size_t p = 0; p < o.planned.size(); ++p) {
+    planned.push_back(o.planned[p].str());
+    if (std::find(o.fired.begin(), o.fired.end(), o.planned[p]) != o.fired.end()) r.firedMask |= uint64_t(1) << std::min<size_t>(p, 63);
+  }
+  r.planned = joinSpaces(planned);
+  r.kinds = joinSpaces({o.kinds.begin(), o.kinds.end()});
+  r.reason = o.reason;
+  return r;
+}
+
+std::vector<std::string> RunSummary::plannedFaults() const { return splitSpaces(planned); }
+
+std::vector<std::string> RunSummary::firedFaults() const {
+  std::vector<std::string> out, all = plannedFaults();
+  for (size_t p = 0; p < all.size(); ++p)
+    if (firedMask & (uint64_t(1) << std::min<size_t>(p, 63))) out.push_back(all[p]);
+  return out;
+}
+
+nlohmann::json RunSummary::toJson() const {
+  nlohmann::json j = {{"run", run}, {"verdict", toString(verdict)}, {"planned", plannedFaults()}, {"fired", firedFaults()}};
+  if (!kinds.empty()) j["kinds"] = splitSpaces(kinds);
+  if (!reason.empty()) j["reason"] = reason;
+  return j;
+}
+
 void Coverage::add(const CaseResult& o) {
   if (!o.planned.empty()) ++runsWithKills;
   if (o.coverageLoss()) ++runsWithLoss;

@@ -33,6 +33,31 @@ struct CaseResult {
 CaseResult classify(const Schedule& s, const std::vector<Op>& history, const std::vector<CheckResult>& results,
                  const std::string& error);
 
+/// One run of a search as the report lists it, kept for every run while the run's history is dropped
+/// (only a counterexample's and the first unknown run's are kept): its 1-based index, verdict, faults
+/// planned (their text forms, space-separated) and which of them fired (a bit per planned fault), the
+/// kinds of its violations and why it is unknown. About 150 bytes, so 10,000 runs take ~1.5 MB.
+struct RunSummary {
+  uint32_t run = 0;
+  Verdict verdict = Verdict::Unknown;
+  uint64_t firedMask = 0;  ///< bit p: planned fault p fired (a generated schedule has at most 4; past the
+                           ///< 64th, faults share the last bit)
+  std::string planned;     ///< "after:COMMIT#3 drop:before:XACK#1"
+  std::string kinds;       ///< "duplicate lost"
+  std::string reason;
+
+  /// The summary of case `index` (0-based) with outcome `o`.
+  static RunSummary of(size_t index, const CaseResult& o);
+  std::vector<std::string> plannedFaults() const;
+  /// The planned faults that fired, in planned order.
+  std::vector<std::string> firedFaults() const;
+  /// A planned fault never fired (coverage loss).
+  bool lostFault() const { return firedFaults().size() < plannedFaults().size(); }
+  /// {"run", "verdict", "planned": [...], "fired": [...], "kinds"?: [...], "reason"?} (report.json's
+  /// check.run_summaries and shard.runs).
+  nlohmann::json toJson() const;
+};
+
 /// Whether `o` is the same failure as one with `kinds`: a fail sharing at least one violation kind.
 bool sameFailure(const CaseResult& o, const std::set<std::string>& kinds);
 

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -46,11 +47,18 @@ void parallelFor(size_t n, int workers, const std::function<void(int, size_t)>& 
 }
 
 SearchResult searchCases(size_t n, int workers, const std::function<CaseResult(int, size_t)>& eval,
-                         const std::function<bool()>& expired) {
+                         const std::function<bool()>& expired, const OnOutcome& onOutcome) {
   SearchResult res;
   std::mutex mu;
   size_t next = 0, limit = n;
-  std::vector<CaseResult> outs(n);
+  std::map<size_t, CaseResult> waiting; // finished, not yet passed on: a lower case still runs
+  auto passOn = [&] { // under mu: the outcomes that are next in index order and counted
+    while (!waiting.empty() && waiting.begin()->first == res.ran && res.ran < limit) {
+      if (onOutcome) onOutcome(res.ran, waiting.begin()->second);
+      waiting.erase(waiting.begin());
+      ++res.ran;
+    }
+  };
   auto body = [&](int worker) {
     while (true) {
       size_t i;
@@ -66,21 +74,21 @@ SearchResult searchCases(size_t n, int workers, const std::function<CaseResult(i
       }
       CaseResult o = eval(worker, i);
       std::lock_guard<std::mutex> lock(mu);
+      if (i >= limit) continue; // past a failure found meanwhile
       if (o.verdict == Verdict::Fail && (!res.firstFailure || i < *res.firstFailure)) {
         res.firstFailure = i;
+        res.failure = o;
         limit = std::min(limit, i + 1);
       }
-      outs[i] = std::move(o);
+      waiting.emplace(i, std::move(o));
+      passOn();
     }
   };
   onWorkers(std::max(1, std::min<int>(workers, static_cast<int>(std::max<size_t>(n, 1)))), body, [&] {
     std::lock_guard<std::mutex> lock(mu);
     limit = 0;
   });
-  size_t count = res.firstFailure ? *res.firstFailure + 1 : std::min(next, limit);
   if (res.firstFailure) res.outOfTime = false;
-  outs.resize(count);
-  res.outcomes = std::move(outs);
   return res;
 }
 

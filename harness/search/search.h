@@ -25,16 +25,23 @@ namespace idem {
 void parallelFor(size_t n, int workers, const std::function<void(int worker, size_t i)>& fn);
 
 struct SearchResult {
-  std::vector<CaseResult> outcomes;       ///< of cases 0..run-1
+  size_t ran = 0;                      ///< cases 0..ran-1 counted: up to the first failure, else every case run
   std::optional<size_t> firstFailure;  ///< lowest failing index
+  std::optional<CaseResult> failure;   ///< its outcome
   bool outOfTime = false;              ///< the budget ended the search before n cases
 };
 
+/// Called for each counted case in index order, one call at a time.
+using OnOutcome = std::function<void(size_t i, const CaseResult& o)>;
+
 /// Runs cases 0..n-1 through `eval` on `workers` threads until the first failure (see above) or until
-/// `expired()` says the time budget is spent (checked before a case starts). `outcomes` holds a prefix:
-/// up to and including the first failure, else every case run.
+/// `expired()` says the time budget is spent (checked before a case starts). The counted cases are a
+/// prefix 0..ran-1: up to and including the first failure, else every case run. Their outcomes are not
+/// kept: each goes to `onOutcome` in index order (an outcome that finished before a lower case waits for
+/// it, so what is held at once is about one outcome per worker), and cases past the first failure that
+/// were already running are dropped. Memory is constant in n.
 SearchResult searchCases(size_t n, int workers, const std::function<CaseResult(int worker, size_t i)>& eval,
-                         const std::function<bool()>& expired = {});
+                         const std::function<bool()>& expired = {}, const OnOutcome& onOutcome = {});
 
 /// Executes schedules on the workers; results in input order.
 using BatchEval = std::function<std::vector<CaseResult>(const std::vector<Schedule>&)>;

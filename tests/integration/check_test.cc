@@ -71,7 +71,8 @@ TEST_CASE("check: simple shrinks to one event with one retry or one kill", "[che
   CHECK(kindsOf(r.report).count("duplicate") == 1);
 }
 
-TEST_CASE("check: dedup-table passes 200 schedules with kill points that fired", "[check]") {
+TEST_CASE("check: dedup-table passes 200 schedules with kill points that fired, and the report keeps a summary "
+          "of each run but no passing run's history", "[check]") {
   Result r = clean({"check", "--target", target("dedup-table"), "--scenario", "wallet", "--runs", "200", "--seed", "5",
                     "--max-events", "5"});
   INFO(r.out << r.err);
@@ -89,7 +90,25 @@ TEST_CASE("check: dedup-table passes 200 schedules with kill points that fired",
   }
   CHECK(c["coverage"].contains("COMMIT"));
   CHECK(r.out.find("coverage: ") != std::string::npos);
-  CHECK(r.report["runs"].empty());
+  CHECK(r.report["runs"].empty()); // no history: every run passed
+  // One summary per run, in index order, whose faults add up to the coverage.
+  const auto& summaries = c["run_summaries"];
+  REQUIRE(summaries.size() == 200);
+  int fired = 0;
+  for (size_t i = 0; i < summaries.size(); ++i) {
+    const auto& s = summaries[i];
+    CHECK(s["run"] == i + 1);
+    CHECK(s["verdict"] == "pass");
+    CHECK(s["fired"].size() <= s["planned"].size());
+    CHECK(!s.contains("history"));
+    fired += static_cast<int>(s["fired"].size());
+  }
+  CHECK(fired == c["coverage_summary"]["fired"].get<int>());
+  // The page counts them; it lists only runs that did not pass or lost a fault.
+  std::ifstream html(r.reportDir / "report.html");
+  std::stringstream page;
+  page << html.rdbuf();
+  CHECK(page.str().find("200 runs of the search") != std::string::npos);
 }
 
 TEST_CASE("check: a check in which no kill point fired is unknown, not a pass", "[check]") {

@@ -60,10 +60,12 @@ void requireSameCheck(const Result& whole, const Result& merged) {
       CHECK(a[k] == b[k]);
     }
     CHECK(a["coverage_summary"]["fired"] == b["coverage_summary"]["fired"]);
+    CHECK(a["run_summaries"] == b["run_summaries"]); // the shards' runs, merged back into index order
   } else {
     WARN("a fault never fired (timing), so fired faults are not compared");
     CHECK(a["runs"] == b["runs"]);
     CHECK(a["failed"] == b["failed"]);
+    CHECK(a["run_summaries"].size() == b["run_summaries"].size());
   }
   CHECK(a["coverage_summary"]["planned"] == b["coverage_summary"]["planned"]);
   if (a["counterexample"].is_null()) {

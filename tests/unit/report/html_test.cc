@@ -132,6 +132,31 @@ TEST_CASE("html: a sweep shows a grid of kill points x verdict, failing cells li
   CHECK(occurrences(page, "<td class=\"cell fail\">") == 30);
 }
 
+TEST_CASE("html: a check of 10000 runs counts them and lists only the 100 first that did not pass or lost a fault") {
+  json summaries = json::array();
+  for (int run = 1; run <= 10000; ++run) {
+    json s = {{"run", run}, {"verdict", "pass"}, {"planned", {"after:COMMIT#1"}}, {"fired", {"after:COMMIT#1"}}};
+    if (run % 50 == 0) s["fired"] = json::array(); // 200 runs with coverage loss
+    if (run == 7) {
+      s["verdict"] = "unknown";
+      s["reason"] = "invariant:balance: no final read";
+    }
+    summaries.push_back(s);
+  }
+  json report = {{"command", "check"}, {"verdict", "unknown"}, {"targets", {"t"}}, {"scenario", "wallet"},
+                 {"runs", json::array()}, {"violations", json::array()},
+                 {"check", {{"runs", 10000}, {"passed", 9999}, {"unknown", 1}, {"run_summaries", summaries},
+                            {"coverage_summary", {{"runs_with_coverage_loss", 200}}}, {"counterexample", nullptr}}}};
+  std::string page = renderHtml(report);
+  requireInert(page);
+  CHECK(page.find("10000 runs of the search: <b>9999</b> pass, <b>1</b> unknown; <b>200</b> with a fault that never fired") !=
+        std::string::npos);
+  CHECK(occurrences(page, "<td class=\"n\">") == 100);
+  CHECK(page.find("invariant:balance: no final read") != std::string::npos);
+  CHECK(page.find("Only the first 100 are listed") != std::string::npos);
+  CHECK(page.size() < 100000);
+}
+
 TEST_CASE("html: a comparison shows the matrix of classes x targets and the costs") {
   json report = loadInput("compare-customer-city.report.json");
   std::string page = renderHtml(report);

@@ -78,6 +78,11 @@ TEST_CASE("merge keeps the runs up to the lowest failure of all shards and that 
   CHECK(m["check"]["counterexample"]["found"]["run"] == 4);
   CHECK(m["check"]["counterexample"]["file"] == "shard-1/counterexample.json");
   CHECK(m["merge"]["shards"][0]["counterexample"]["run"] == 5); // every shard's kept
+  // The merged run summaries are the shards' runs up to the cut, in run order.
+  const json& summaries = m["check"]["run_summaries"];
+  REQUIRE(summaries.size() == 4);
+  for (int i = 0; i < 4; ++i) CHECK(summaries[static_cast<size_t>(i)]["run"] == i + 1);
+  CHECK(summaries[3]["verdict"] == "fail");
   CHECK(mergedExitStatus(m) == 1);
 }
 

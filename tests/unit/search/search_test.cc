@@ -109,16 +109,77 @@ TEST_CASE("the search reports the lowest failing case whatever the number of wor
     });
     REQUIRE(res.firstFailure);
     CHECK(*res.firstFailure == 17);
-    CHECK(res.outcomes.size() == 18);
+    REQUIRE(res.failure);
+    CHECK(res.failure->verdict == Verdict::Fail);
+    CHECK(res.ran == 18);
     CHECK(calls.load() < 18 + workers + 1);
   }
   auto none = searchCases(30, 2, [](int, size_t) { return CaseResult{Verdict::Pass}; });
   CHECK(!none.firstFailure);
-  CHECK(none.outcomes.size() == 30);
+  CHECK(none.ran == 30);
   int n = 0;
   auto timed = searchCases(30, 1, [](int, size_t) { return CaseResult{Verdict::Pass}; }, [&] { return ++n > 5; });
   CHECK(timed.outOfTime);
-  CHECK(timed.outcomes.size() == 5);
+  CHECK(timed.ran == 5);
+}
+
+TEST_CASE("the search passes on each counted outcome once, in index order, up to the first failure, keeping none") {
+  for (int workers : {1, 2, 4}) {
+    std::vector<size_t> seen;
+    std::vector<std::string> reasons;
+    auto res = searchCases(
+        200, workers,
+        [&](int, size_t i) {
+          // Uneven durations: later cases often finish before earlier ones.
+          std::this_thread::sleep_for(std::chrono::microseconds(i % 7 == 0 ? 1500 : (i % 2) * 200));
+          CaseResult o;
+          o.verdict = i == 150 || i == 171 ? Verdict::Fail : Verdict::Pass;
+          o.reason = "case " + std::to_string(i);
+          return o;
+        },
+        {},
+        [&](size_t i, const CaseResult& o) {
+          seen.push_back(i);
+          reasons.push_back(o.reason);
+        });
+    INFO(workers);
+    REQUIRE(res.ran == 151);
+    REQUIRE(seen.size() == 151);
+    for (size_t i = 0; i < seen.size(); ++i) {
+      CHECK(seen[i] == i);
+      CHECK(reasons[i] == "case " + std::to_string(i));
+    }
+    CHECK(res.failure->reason == "case 150");
+  }
+  // Out of time: every case started is passed on, none after.
+  std::vector<size_t> seen;
+  int n = 0;
+  auto timed = searchCases(
+      50, 3, [](int, size_t) { return CaseResult{Verdict::Pass}; }, [&] { return ++n > 20; },
+      [&](size_t i, const CaseResult&) { seen.push_back(i); });
+  CHECK(timed.outOfTime);
+  CHECK(seen.size() == timed.ran);
+  for (size_t i = 0; i < seen.size(); ++i) CHECK(seen[i] == i);
+}
+
+TEST_CASE("a run summary keeps the verdict, the faults planned and fired, the kinds and the reason in report form") {
+  CaseResult o;
+  o.verdict = Verdict::Fail;
+  o.kinds = {"lost", "duplicate"};
+  o.planned = {Fault::parse("after:COMMIT#3", "t"), Fault::parse("drop:before:XACK#1", "t"), Fault::parse("before:SET#2", "t")};
+  o.fired = {o.planned[2], o.planned[0]}; // in history order
+  RunSummary r = RunSummary::of(41, o);
+  CHECK(r.run == 42);
+  CHECK(r.plannedFaults() == std::vector<std::string>{"after:COMMIT#3", "drop:before:XACK#1", "before:SET#2"});
+  CHECK(r.firedFaults() == std::vector<std::string>{"after:COMMIT#3", "before:SET#2"}); // in planned order
+  CHECK(r.toJson() == nlohmann::json{{"run", 42}, {"verdict", "fail"},
+                                     {"planned", {"after:COMMIT#3", "drop:before:XACK#1", "before:SET#2"}},
+                                     {"fired", {"after:COMMIT#3", "before:SET#2"}}, {"kinds", {"duplicate", "lost"}}});
+  CaseResult u;
+  u.reason = "invariant:balance: no final read";
+  auto j = RunSummary::of(0, u).toJson();
+  CHECK(j == nlohmann::json{{"run", 1}, {"verdict", "unknown"}, {"planned", nlohmann::json::array()},
+                            {"fired", nlohmann::json::array()}, {"reason", "invariant:balance: no final read"}});
 }
 
 namespace {
