@@ -65,7 +65,7 @@ struct CheckSummary {
 
 /// The two fault-free trace runs check learns its kill model from (into sum.model): the scenario's default
 /// schedule with every entry in phase 1 (a later phase adds reads that depend on phases, not on events) and
-/// its first event alone, both on worker 0 (whose Valkey db 0 needs no SELECT step). Returns false (and a
+/// its first event alone, at once on two workers (a SELECT step is not counted). Returns false (and a
 /// note) when one cannot be judged. (Shared with bench/first_bug_bench.cc.)
 bool learnModel(WorkerPool& pool, const Scenario& sc, const Target& t, CheckSummary& sum);
 /// The fault kinds check draws when --faults is not given.
