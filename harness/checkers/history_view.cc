@@ -61,7 +61,9 @@ HistoryView::HistoryView(const Scenario& s, const std::vector<Op>& o) : scenario
     else if (auto* spawn = op.as<ops::Spawn>()) logs[op.process] = spawn->log;
     else if (auto* o2 = op.as<ops::Opaque>())
       opaque.emplace_back(&op, o2);
-    else if (auto* fault = op.as<ops::FaultOp>(); fault && fault->fault.isKill())
+    // A kill at a step, or at a time (timekill): every fault whose effect is SIGKILL.
+    else if (auto* fault = op.as<ops::FaultOp>();
+             fault && faultKind(fault->fault.kind, "fault").effect(fault->fault).action == Effect::Action::Kill)
       kills.push_back({op.index, op.process, fault->fault.str(), fault->signal ? fault->signal : 9});
     else if (fault) {
       otherFaults.push_back({op.index, op.process, fault->fault});

@@ -45,6 +45,9 @@ void addCheckCommands(CLI::App& app, Handler& handler) {
   check->add_option("--replays", checkArgs.replays, "replays of a counterexample before it is reported; "
                                                     "a verdict that changes makes it flaky (exit 2)")
       ->check(CLI::Range(1, 1000))->capture_default_str();
+  check->add_flag("--no-class-sweep", checkArgs.noClassSweep,
+                  "leave out the class sweep that opens the search (one kill at each (when, verb) of the trace): "
+                  "random schedules from run 1");
   static std::string consumers = "1-2";
   check->add_option("--consumers", consumers,
                     "consumer processes at once, N or A-B (1..4): with two or more, schedules also draw holds "

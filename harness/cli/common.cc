@@ -102,7 +102,7 @@ void addCommon(CLI::App& cmd, CommonArgs& a, bool manyTargets) {
 }
 
 void addFaults(CLI::App& cmd, CommonArgs& a, const std::string& help) {
-  cmd.add_option("--faults", a.faults, help)->delimiter(',')->check(CLI::IsMember(faultKinds()));
+  cmd.add_option("--faults", a.faults, help)->delimiter(',')->check(CLI::IsMember(stepFaultKinds()));
 }
 
 CommonArgs& finish(CommonArgs& a) {

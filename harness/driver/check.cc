@@ -1,5 +1,6 @@
-/// idemproof check: one fault-free trace of the target (its steps, learned as a KillModel), then
-/// schedules generated from the pure model (search/model.h) with the seed, run on every worker
+/// idemproof check: one fault-free trace of the target (its steps, learned as a KillModel), then the class
+/// sweep (search/classes.h: one kill at each (when, verb) of the model) and schedules generated from the
+/// pure model (search/model.h) with the seed, run on every worker
 /// (search/search.h); the first failure is confirmed by replays, shrunk with RapidCheck's shrink tree,
 /// replayed again and saved as a schedule file with the command that replays it.
 #include "driver/check.h"
@@ -8,6 +9,7 @@
 #include "history/trace.h"
 #include "plan/fault_kind.h"
 #include "scenario/decodable.h"
+#include "search/classes.h"
 #include "search/model.h"
 #include "search/search.h"
 
@@ -46,10 +48,8 @@ std::string kindsText(const std::set<std::string>& kinds) {
   return joinWords(std::vector<std::string>(kinds.begin(), kinds.end()));
 }
 
-/// The two fault-free trace runs the kill model is learned from: the scenario's default schedule with
-/// every entry in phase 1 (a later phase adds reads that depend on phases, not on events) and its first
-/// event alone, both on worker 0 (whose Valkey db 0 needs no SELECT step). Returns false (and a note)
-/// when one cannot be judged.
+} // namespace
+
 bool learnModel(WorkerPool& pool, const Scenario& sc, const Target& t, CheckSummary& sum) {
   Schedule large = defaultSchedule(sc);
   large.target = t.name;
@@ -69,7 +69,10 @@ bool learnModel(WorkerPool& pool, const Scenario& sc, const Target& t, CheckSumm
     small.events = {large.events.front()};
     small.stream = {{small.events.front().n, 1}};
   }
-  Judged jl = pool.judge(0, 0, large), js = pool.judge(0, 0, small);
+  // Both at once on two workers: another worker's Valkey db adds a SELECT step, which the counts leave out
+  // (KillModel::reliableCounts).
+  auto both = pool.judgeAll(std::vector<Schedule>{large, small});
+  Judged &jl = both[0], &js = both[1];
   for (const Judged* j : {&jl, &js}) {
     if (j->error.empty()) continue;
     sum.notes.push_back(fmt::format("the fault-free trace run ({}) could not be judged: {}", j->schedule.summary(), j->error));
@@ -82,6 +85,8 @@ bool learnModel(WorkerPool& pool, const Scenario& sc, const Target& t, CheckSumm
   if (sum.model.empty()) sum.notes.push_back("the trace run recorded no step: no kill point can be generated");
   return true;
 }
+
+namespace {
 
 /// Saves the counterexample and builds the command that replays it.
 void save(Session& session, const CommonArgs& common, const CheckArgs& args, Counterexample& cx) {
@@ -124,7 +129,7 @@ using Materialize = std::function<Schedule(const Shape&)>;
 /// failure or the time budget. Tallies the outcomes, the fault coverage and the first runs that lost a
 /// kill point into `sum`. The result's firstFailure is a case index (not a position in the shard), and
 /// `failing` its outcome.
-SearchResult search(WorkerPool& pool, const rc::Gen<Shape>& gen, const Materialize& materializeShape,
+SearchResult search(WorkerPool& pool, const Cases& cases, const Materialize& materializeShape,
                     const CheckArgs& args, Clock::time_point t0, CheckSummary& sum, std::optional<CaseResult>& failing) {
   bool tty = ::isatty(STDERR_FILENO);
   std::atomic<size_t> done{0};
@@ -151,7 +156,7 @@ SearchResult search(WorkerPool& pool, const rc::Gen<Shape>& gen, const Materiali
   };
   auto res = searchCases(items.size(), pool.size(), [&](int w, size_t p) {
     const size_t i = items[p];
-    Schedule s = materializeShape(generateCase(gen, sum.seed, i).value());
+    Schedule s = materializeShape(cases.at(i).value());
     Judged j = pool.judge(w, 0, s);
     CaseResult o = caseResultOf(j);
     std::lock_guard<std::mutex> lock(mu);
@@ -193,12 +198,11 @@ SearchResult search(WorkerPool& pool, const rc::Gen<Shape>& gen, const Materiali
 
 /// The first failure of the search, replayed; when every replay is the same failure, shrunk and the
 /// result replayed again. Any disagreement makes it flaky (and stops there).
-Counterexample counterexampleOf(WorkerPool& pool, const rc::Gen<Shape>& gen, const Materialize& materializeShape,
-                                const SearchResult& res, const CaseResult& first, const CheckArgs& args,
-                                uint64_t seed) {
+Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Materialize& materializeShape,
+                                const SearchResult& res, const CaseResult& first, const CheckArgs& args) {
   Counterexample cx;
   cx.index = *res.firstFailure;
-  auto shrinkable = generateCase(gen, seed, cx.index);
+  auto shrinkable = cases.at(cx.index);
   cx.found = materializeShape(shrinkable.value());
   std::cout << fmt::format("  run {} fails ({}): {}\n", cx.index + 1, kindsText(first.kinds), cx.found.summary())
             << std::flush;
@@ -231,6 +235,32 @@ Counterexample counterexampleOf(WorkerPool& pool, const rc::Gen<Shape>& gen, con
 
 } // namespace
 
+std::vector<std::string> defaultCheckFaults(const CommonArgs& common, const CheckArgs& args) {
+  // Every kind that acts at a step and applies: restarts only on servers idemproof owns, holds only with
+  // several consumers.
+  std::vector<std::string> out;
+  for (const auto& k : stepFaultKinds())
+    if ((k != "restart" || common.databaseUrl.empty()) && (k != "hold" || args.maxConsumers >= 2)) out.push_back(k);
+  return out;
+}
+
+ModelParams checkParams(const CommonArgs& common, const CheckArgs& args) {
+  ModelParams params;
+  params.maxEvents = args.maxEvents;
+  // Holds are drawn as holds (with two consumers or more); the other kinds at the kill draws' points.
+  params.faultKinds.clear();
+  for (const auto& k : common.faults)
+    if (k != "hold") params.faultKinds.push_back(k);
+  if (params.faultKinds.empty()) params.maxKills = 0;
+  const bool holds = std::count(common.faults.begin(), common.faults.end(), "hold") > 0;
+  params.maxHolds = holds ? params.maxHolds : 0;
+  params.delayMs = sweepDelayMs(common.run.claim_idle_ms);
+  params.minConsumers = args.minConsumers;
+  params.maxConsumers = args.maxConsumers;
+  params.holdMs = std::max(100, 5 * common.run.claim_idle_ms); // past CLAIM_IDLE_MS: the entries become claimable
+  return params;
+}
+
 int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
   auto t0 = Clock::now();
   CommonArgs common = commonIn;
@@ -246,12 +276,7 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
     common.faults = {"kill"};
     args.minConsumers = args.maxConsumers = 1;
   }
-  if (common.faults.empty()) { // every kind that applies: restarts only on servers idemproof owns, holds
-                                // only with several consumers
-    for (const auto& k : faultKinds())
-      if ((k != "restart" || common.databaseUrl.empty()) && (k != "hold" || args.maxConsumers >= 2))
-        common.faults.push_back(k);
-  }
+  if (common.faults.empty()) common.faults = defaultCheckFaults(common, args);
   const bool holds = std::count(common.faults.begin(), common.faults.end(), "hold") > 0;
   if (holds && args.maxConsumers < 2)
     throw UsageError("--faults: hold needs several consumers at once (--consumers 2, or a range such as 1-2)");
@@ -288,29 +313,24 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
     reportCheck(session, sum);
     return exitStatus(*sum.verdict);
   }
-  ModelParams params;
-  params.maxEvents = args.maxEvents;
-  // Holds are drawn as holds (with two consumers or more); the other kinds at the kill draws' points.
-  params.faultKinds.clear();
-  for (const auto& k : common.faults)
-    if (k != "hold") params.faultKinds.push_back(k);
-  if (params.faultKinds.empty()) params.maxKills = 0;
-  params.maxHolds = holds ? params.maxHolds : 0;
-  params.delayMs = sweepDelayMs(common.run.claim_idle_ms);
-  params.minConsumers = args.minConsumers;
-  params.maxConsumers = args.maxConsumers;
-  params.holdMs = std::max(100, 5 * common.run.claim_idle_ms); // past CLAIM_IDLE_MS: the entries become claimable
+  const ModelParams params = checkParams(common, args);
   const auto gen = shapeGen(sc, sum.model, params);
   Materialize materializeShape = [&](const Shape& s) {
     Schedule x = materialize(s, sc, sum.model, sum.seed, params);
     x.target = target.name;
     return x;
   };
+  // The class sweep first (search/classes.h), then the random schedules of the seed.
+  const Cases cases(gen, args.noClassSweep ? std::vector<Shape>{} : classShapes(sc, sum.model, params), params, sum.seed);
+  if (cases.classes() > 0)
+    std::cout << fmt::format("  runs 1..{} kill once at each class of kill point of the trace (when, verb); random "
+                             "schedules after them\n", std::min<size_t>(cases.classes(), static_cast<size_t>(args.runs)))
+              << std::flush;
   std::optional<CaseResult> failing;
-  auto res = search(pool, gen, materializeShape, args, t0, sum, failing);
+  auto res = search(pool, cases, materializeShape, args, t0, sum, failing);
   if (res.firstFailure) {
     auto tShrink = Clock::now();
-    sum.cx = counterexampleOf(pool, gen, materializeShape, res, *failing, args, sum.seed);
+    sum.cx = counterexampleOf(pool, cases, materializeShape, res, *failing, args);
     save(session, common, args, *sum.cx);
     sum.shrinkMs = msSince(tShrink);
   }

@@ -6,6 +6,7 @@
 #include "report/report.h"
 #include "search/kill_model.h"
 #include "search/case_result.h"
+#include "search/model.h"
 
 #include <memory>
 #include <optional>
@@ -61,6 +62,16 @@ struct CheckSummary {
   std::vector<std::string> notes;
   int64_t searchMs = 0, shrinkMs = 0, totalMs = 0;
 };
+
+/// The two fault-free trace runs check learns its kill model from (into sum.model): the scenario's default
+/// schedule with every entry in phase 1 (a later phase adds reads that depend on phases, not on events) and
+/// its first event alone, at once on two workers (a SELECT step is not counted). Returns false (and a
+/// note) when one cannot be judged. (Shared with bench/first_bug_bench.cc.)
+bool learnModel(WorkerPool& pool, const Scenario& sc, const Target& t, CheckSummary& sum);
+/// The fault kinds check draws when --faults is not given.
+std::vector<std::string> defaultCheckFaults(const CommonArgs& common, const CheckArgs& args);
+/// The model check generates from, for `common.faults` (resolved) and `args`.
+ModelParams checkParams(const CommonArgs& common, const CheckArgs& args);
 
 /// The verdict of a check and the notes that explain an unknown one (the fault-coverage rules).
 void decideVerdict(CheckSummary& s);

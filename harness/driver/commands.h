@@ -89,6 +89,7 @@ struct CheckArgs {
   int minConsumers = 1, maxConsumers = 2; ///< --consumers A-B
   std::chrono::milliseconds timeBudget{0}; ///< 0: no budget
   int replays = 3;
+  bool noClassSweep = false; ///< --no-class-sweep: random schedules from run 1 (search/classes.h)
   bool scenarioGiven = true; ///< --scenario was on the command line (replay commands repeat it when a file)
 };
 int checkCommand(const CommonArgs& common, const CheckArgs& args);

@@ -57,6 +57,9 @@ public:
   /// error, a forget: one more delivery); 2 when a live consumer may also redo what it holds without a
   /// new delivery (a drop, a delay, a restart). Decodable amounts and the checkers' bound both use it.
   virtual int weight() const { return 1; }
+  /// Whether the kind acts at a step (VERB#k): check draws it and sweep sweeps it (--faults). False for a
+  /// kind that acts at a time (timekill), which runs only when a schedule names it.
+  virtual bool atStep() const { return true; }
 };
 
 /// FaultKind::weight of `f`'s kind, for choosing decodable amounts (scenario/decodable.h); the checkers'
@@ -73,6 +76,8 @@ Effect defaultError(const std::string& server);
 const FaultKind& faultKind(const std::string& name, const std::string& what);
 /// Every registered kind's name, in registration order.
 std::vector<std::string> faultKinds();
+/// The kinds that act at a step (FaultKind::atStep), in registration order: what --faults may name.
+std::vector<std::string> stepFaultKinds();
 /// Registers a kind (built-ins: plan/faults/registry.cc; tests may add their own). A name registered
 /// twice replaces the earlier kind.
 void registerFaultKind(std::unique_ptr<FaultKind> kind);

@@ -54,6 +54,11 @@ std::string KillModel::server(const std::string& verb) const {
   return it == servers_.end() ? "pg" : it->second;
 }
 
+double KillModel::perEvent(const std::string& verb) const {
+  auto it = lines_.find(verb);
+  return it == lines_.end() ? 0.0 : it->second.perEvent;
+}
+
 int KillModel::maxBound(int events) const {
   int m = 0;
   for (const auto& v : order_) m = std::max(m, bound(v, events));

@@ -41,6 +41,8 @@ public:
   int bound(const std::string& verb, int events) const;
   /// The server of the verb's first step in the traces, "pg" or "valkey" ("pg" when it never appeared).
   std::string server(const std::string& verb) const;
+  /// How many more steps of the verb each more stream entry brings (the line's slope; 0 for a verb never seen).
+  double perEvent(const std::string& verb) const;
   /// max over verbs of bound(verb, events).
   int maxBound(int events) const;
   bool empty() const { return order_.empty(); }

@@ -23,6 +23,7 @@
 #include "core/error.h"
 #include "core/child.h"
 #include "core/owner.h"
+#include "plan/fault_kind.h"
 
 
 #include <fmt/format.h>
@@ -356,6 +357,25 @@ private:
     return true;
   }
 
+  /// timekill faults (plan/faults/timekill.cc): a live process whose time since its spawn is up has its
+  /// group SIGKILLed, the fault recorded, and ends as at a kill point (restarted). False when the run must
+  /// end (the restart bound).
+  bool timedKills(Clock::time_point now) {
+    for (const auto& f : s_.faults) {
+      if (f.kind != "timekill" || timeKilled_.count(f.process)) continue;
+      auto it = std::find_if(live_.begin(), live_.end(), [&](const Proc& p) { return p.label == f.process; });
+      if (it == live_.end()) continue;
+      auto st = ctl_.state(it->owner);
+      if (msBetween(st.spawned, now) < faultKind(f.kind, "fault").effect(f).time.count()) continue;
+      timeKilled_.insert(f.process);
+      if (st.killed) continue; // a kill point reached it first
+      it->child.signalGroup(SIGKILL);
+      h_.append(it->label, ops::FaultOp{f, SIGKILL});
+      if (!ended(static_cast<size_t>(it - live_.begin()), true)) return false;
+    }
+    return true;
+  }
+
   /// Stops every live process and starts as many new ones as the schedule runs at once (a stall: all idle,
   /// or spinning, with work left).
   void restartAll() {
@@ -407,6 +427,9 @@ private:
       }
       releaseInfeasibleHolds(now);
       startNext();
+      if (!timedKills(now))
+        return {ops::RunEnd::Limit, "restart-bound",
+                fmt::format("restart bound of {} processes reached; raise --max-processes", opt_.max_processes)};
       // Processes that ended: killed at a kill point, or exited by themselves.
       for (size_t i = 0; i < live_.size(); ++i) {
         auto st = ctl_.state(live_[i].owner);
@@ -516,6 +539,7 @@ private:
   };
   std::vector<Restarted> restarted_;
   int nproc_ = 0;
+  std::set<std::string> timeKilled_; ///< processes whose timekill is done
   size_t next_ = 0;  ///< the first stream entry not sent yet
   int toStart_ = 0;  ///< first processes still to start (startNext)
   const std::string runTag_ = nextRunTag();

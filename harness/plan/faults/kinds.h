@@ -13,6 +13,7 @@ std::unique_ptr<FaultKind> makeError();
 std::unique_ptr<FaultKind> makeForget();
 std::unique_ptr<FaultKind> makeRestart();
 std::unique_ptr<FaultKind> makeHold();
+std::unique_ptr<FaultKind> makeTimeKill();
 
 /// A kind that takes no arguments and acts at either moment with one action (kill, drop, forget).
 std::unique_ptr<FaultKind> makePlainKind(std::string name, std::string usage, Effect::Action action,

@@ -25,6 +25,7 @@ struct Registry {
     kinds.push_back(faults::makeForget());
     kinds.push_back(faults::makeRestart());
     kinds.push_back(faults::makeHold());
+    kinds.push_back(faults::makeTimeKill());
   }
 };
 
@@ -100,6 +101,15 @@ std::vector<std::string> faultKinds() {
   std::lock_guard<std::mutex> lock(r.mu);
   std::vector<std::string> names;
   for (const auto& k : r.kinds) names.push_back(k->name());
+  return names;
+}
+
+std::vector<std::string> stepFaultKinds() {
+  auto& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::vector<std::string> names;
+  for (const auto& k : r.kinds)
+    if (k->atStep()) names.push_back(k->name());
   return names;
 }
 

@@ -41,7 +41,7 @@ TEST_CASE("fault: bad text names the flag and says the form") {
   CHECK(usageError([] { Fault::parse("after:COMMIT", "--crash"); }) ==
         "--crash: 'after:COMMIT': missing '#k' (expected [KIND:][cN:]before|after:VERB#k[:ARG...], e.g. after:COMMIT#3 "
         "or "
-        "drop:after:XACK#2 or c2:after:COMMIT#1; kinds: kill, drop, delay, error, forget, restart, hold)");
+        "drop:after:XACK#2 or c2:after:COMMIT#1; kinds: kill, drop, delay, error, forget, restart, hold, timekill)");
   CHECK(usageError([] { Fault::parse("sideways:COMMIT#1"); }).find("'sideways' is no fault kind, nor before or after") !=
         std::string::npos);
   CHECK(usageError([] { Fault::parse("after:COMMIT#0"); }).find("k counts from 1") != std::string::npos);
@@ -86,7 +86,9 @@ TEST_CASE("fault: the built-in kinds beyond kill, their arguments and their effe
   Fault forget = Fault::parse("forget:after:XACK#3");
   CHECK(faultKind("forget", "test").effect(forget).action == Effect::Action::Forget);
   CHECK(forget.str() == "forget:after:XACK#3");
-  CHECK(faultKinds() == std::vector<std::string>{"kill", "drop", "delay", "error", "forget", "restart", "hold"});
+  CHECK(faultKinds() == std::vector<std::string>{"kill", "drop", "delay", "error", "forget", "restart", "hold", "timekill"});
+  // timekill acts at a time, not at a step: --faults (check, sweep) can't name it.
+  CHECK(stepFaultKinds() == std::vector<std::string>{"kill", "drop", "delay", "error", "forget", "restart", "hold"});
   Effect until = faultKind("hold", "test").effect(Fault::parse("hold:c1:before:COMMIT#1:c2:after:XACK#2"));
   CHECK(until.action == Effect::Action::Hold);
   CHECK(until.until == "c2:after:XACK#2");

@@ -1,0 +1,51 @@
+/// timekill: SIGKILL a consumer process's group a time after it was spawned, wherever it is in its work:
+/// `timekill:c1:after:SPAWN#1:350` kills c1 350 ms after its spawn. This is the kill of timer-based chaos
+/// tools (kill a pod at a random moment), kept for comparison (bench/first_bug_bench.cc): the supervisor
+/// carries it out (no proxy step has the verb SPAWN) and treats it as a kill point, restarting the consumer.
+/// `check` never draws it and `sweep` never sweeps it (FaultKind::atStep is false, and --faults can't name
+/// it); a schedule file may hold it, and `idemproof replay` runs it. Where the kill lands depends on timing:
+/// a replay may kill the process at another step.
+#include "plan/faults/kinds.h"
+
+#include "core/error.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace idem::faults {
+
+namespace {
+
+constexpr const char* kTimeKillForm = "timekill:cN:after:SPAWN#1:MS";
+
+class TimeKill : public FaultKind {
+public:
+  std::string name() const override { return "timekill"; }
+  std::string usage() const override {
+    return "timekill:cN:after:SPAWN#1:MS   SIGKILL process cN's group MS ms after it was spawned (not drawn by "
+           "check or sweep)";
+  }
+  void check(const Fault& f, const std::string& what) const override {
+    requireArgs(f, 1, what, kTimeKillForm);
+    requireWhen(f, When::After, what, "it acts a time after the process's spawn");
+    if (f.process.empty() || f.verb != "SPAWN" || f.k != 1)
+      throw UsageError(fmt::format("{}: a timekill names its process and the step SPAWN#1 ({})", what, kTimeKillForm));
+    const std::string& ms = f.args[0];
+    if (ms.empty() || ms.size() > 7 || !std::all_of(ms.begin(), ms.end(), ::isdigit))
+      throw UsageError(fmt::format("{}: a timekill's time is a number of milliseconds up to 9999999 ({})", what,
+                                   kTimeKillForm));
+  }
+  Effect effect(const Fault& f) const override {
+    Effect e{Effect::Action::Kill, std::chrono::milliseconds(std::stoll(f.args.at(0))), {}, {}, {}, false};
+    return e;
+  }
+  bool atStep() const override { return false; }
+};
+
+} // namespace
+
+std::unique_ptr<FaultKind> makeTimeKill() { return std::make_unique<TimeKill>(); }
+
+} // namespace idem::faults

@@ -1,0 +1,93 @@
+#include "search/classes.h"
+
+#include <rapidcheck.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace idem {
+
+namespace {
+
+/// The draws that give back the default schedule's event `e`: a key's index, an int's value, a pick's index
+/// (0 where the value is none of them).
+Shape::Event drawsOf(const Scenario& sc, const Event& e, int order) {
+  Shape::Event out;
+  out.order = order;
+  for (const auto& f : sc.fields) {
+    if (f.gen != "key" && f.gen != "int" && f.gen != "pick") continue;
+    auto it = e.fields.find(f.name);
+    int64_t d = 0;
+    if (it != e.fields.end()) {
+      const auto& v = it->second;
+      if (f.gen == "key") d = std::find(sc.keys.begin(), sc.keys.end(), v) - sc.keys.begin();
+      else if (f.gen == "pick") d = std::find(f.values.begin(), f.values.end(), v) - f.values.begin();
+      else d = std::clamp<int64_t>(std::strtoll(v.c_str(), nullptr, 10), f.min, f.max);
+      if (f.gen == "key" && d >= static_cast<int64_t>(sc.keys.size())) d = 0;
+      if (f.gen == "pick" && d >= static_cast<int64_t>(f.values.size())) d = 0;
+    } else if (f.gen == "int") {
+      d = f.min;
+    }
+    out.draws.push_back(d);
+  }
+  return out;
+}
+
+} // namespace
+
+std::vector<Shape> classShapes(const Scenario& sc, const KillModel& km, const ModelParams& p) {
+  if (sc.http || km.empty() || p.maxKills < 1) return {};
+  Shape base;
+  const auto& events = sc.default_schedule.events;
+  const int maxEvents = std::max(1, p.maxEvents), minEvents = std::clamp(p.minEvents, 1, maxEvents);
+  for (size_t i = 0; i < events.size() && static_cast<int>(i) < maxEvents; ++i)
+    base.events.push_back(drawsOf(sc, events[i], static_cast<int>(i)));
+  while (static_cast<int>(base.events.size()) < minEvents) {
+    Shape::Event e = base.events.empty() ? drawsOf(sc, Event{}, 0) : base.events.back();
+    e.order = static_cast<int>(base.events.size());
+    base.events.push_back(std::move(e));
+  }
+  base.keys = std::max<int>(1, sc.keys.size());
+  base.consumers = std::clamp(p.minConsumers, 1, kMaxConsumers);
+  const int n = static_cast<int>(base.events.size());
+  std::vector<int> work, rest; // verb indices
+  for (size_t v = 0; v < km.verbs().size(); ++v) {
+    const auto& verb = km.verbs()[v];
+    if (km.bound(verb, 1) < 1 && km.bound(verb, n) < 1) continue;
+    (km.perEvent(verb) >= 0.5 ? work : rest).push_back(static_cast<int>(v));
+  }
+  std::reverse(work.begin(), work.end());
+  std::vector<Shape> out;
+  for (const auto* verbs : {&work, &rest})
+    for (bool before : {true, false})
+      for (int v : *verbs) {
+        Shape s = base;
+        Shape::Kill k;
+        k.verb = v;
+        k.before = before;
+        s.kills = {k};
+        out.push_back(std::move(s));
+      }
+  return out;
+}
+
+rc::Shrinkable<Shape> fixedCase(const Shape& start, const ModelParams& p) {
+  const size_t minEvents = static_cast<size_t>(std::max(1, p.minEvents));
+  const size_t minKills = static_cast<size_t>(std::max(0, p.minKills));
+  return rc::shrinkable::shrinkRecur(start, [minEvents, minKills](const Shape& s) {
+    std::vector<Shape> shrinks;
+    if (!s.kills.empty() && s.kills.size() > minKills) {
+      Shape t = s;
+      t.kills.clear();
+      shrinks.push_back(std::move(t));
+    }
+    for (size_t i = 0; s.events.size() > minEvents && i < s.events.size(); ++i) {
+      Shape t = s;
+      t.events.erase(t.events.begin() + static_cast<long>(i));
+      shrinks.push_back(std::move(t));
+    }
+    return rc::seq::fromContainer(std::move(shrinks));
+  });
+}
+
+} // namespace idem

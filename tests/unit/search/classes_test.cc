@@ -1,0 +1,76 @@
+// The class sweep of check (search/classes.h): one schedule per (when, verb) of the kill model, on the
+// default events each sent once, in a fixed order; cases after it are the seed's random schedules; a
+// class case shrinks toward fewer events and no fault.
+#include "model_util.h"
+
+#include "search/classes.h"
+
+#include <catch2/catch.hpp>
+
+#include <set>
+
+using namespace idem;
+using namespace idem::testing;
+
+TEST_CASE("the class sweep kills once at each class: before the entry work from its last verb back, after, then the rest") {
+  auto sc = builtin("wallet");
+  auto km = dedupTableModel();
+  ModelParams p;
+  auto shapes = classShapes(sc, km, p);
+  REQUIRE(shapes.size() == 2 * km.verbs().size());
+  std::vector<std::string> points;
+  for (const auto& s : shapes) {
+    Schedule x = materialize(s, sc, km, 1, p);
+    REQUIRE(x.faults.size() == 1);
+    CHECK(x.faults[0].k == 1);
+    CHECK(x.faults[0].isKill());
+    CHECK(x.events.size() == sc.default_schedule.events.size());
+    CHECK(x.stream.size() == x.events.size()); // each event once, no retry
+    CHECK(x.consumers == 1);
+    for (const auto& e : x.events) CHECK(e.fields.at("wallet") == "w1"); // the default events' draws
+    points.push_back(x.faults[0].point());
+  }
+  CHECK(points == std::vector<std::string>{"before:XACK#1", "before:COMMIT#1", "before:UPDATE#1", "before:INSERT#1",
+                                           "before:BEGIN#1", "after:XACK#1", "after:COMMIT#1", "after:UPDATE#1",
+                                           "after:INSERT#1", "after:BEGIN#1", "before:PARSE#1", "before:XREADGROUP#1",
+                                           "before:XAUTOCLAIM#1", "after:PARSE#1", "after:XREADGROUP#1",
+                                           "after:XAUTOCLAIM#1"});
+  p.maxKills = 0;
+  CHECK(classShapes(sc, km, p).empty());
+}
+
+TEST_CASE("cases: the classes first, then the seed's random schedules as before, whatever the shard") {
+  auto sc = builtin("wallet");
+  auto km = dedupTableModel();
+  ModelParams p;
+  auto gen = shapeGen(sc, km, p);
+  Cases cases(gen, classShapes(sc, km, p), p, 9);
+  auto text = [&](const rc::Shrinkable<Shape>& s) { return nlohmann::json(materialize(s.value(), sc, km, 9, p)).dump(); };
+  REQUIRE(cases.classes() == 16);
+  for (uint64_t i = 0; i < 10; ++i) CHECK(text(cases.at(16 + i)) == text(generateCase(gen, 9, i)));
+  CHECK(text(cases.at(3)) == text(Cases(gen, classShapes(sc, km, p), p, 123).at(3)));
+}
+
+TEST_CASE("a class case shrinks to no fault and to fewer events, never below one") {
+  auto sc = builtin("wallet");
+  auto km = dedupTableModel();
+  ModelParams p;
+  auto c = fixedCase(classShapes(sc, km, p).at(2), p);
+  auto first = c.shrinks().next();
+  REQUIRE(first);
+  CHECK(first->value().kills.empty());
+  // Always the last shrink: one event less each time, then (at one event) no fault.
+  auto cur = c;
+  int steps = 0;
+  for (;;) {
+    rc::Maybe<rc::Shrinkable<Shape>> last;
+    auto seq = cur.shrinks();
+    while (auto n = seq.next()) last = n;
+    if (!last) break;
+    cur = *last;
+    ++steps;
+  }
+  CHECK(steps == 5);
+  CHECK(cur.value().events.size() == 1);
+  CHECK(cur.value().kills.empty());
+}
