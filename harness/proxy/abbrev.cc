@@ -4,14 +4,29 @@ namespace idem::proxy {
 
 bool appendEscaped(std::string& out, std::string_view bytes, size_t max) {
   static constexpr char kHex[] = "0123456789abcdef";
-  for (unsigned char c : bytes) {
+  const auto plain = [](unsigned char c) { return c >= 0x20 && c < 0x7f && c != '\\'; };
+  size_t i = 0;
+  while (i < bytes.size()) {
+    // A run of printable bytes goes in one append (most of any SQL text or command line).
+    size_t j = i;
+    while (j < bytes.size() && plain(static_cast<unsigned char>(bytes[j])))
+      ++j;
+    if (j > i) {
+      const size_t room = out.size() < max ? max - out.size() : 0;
+      if (j - i > room) {
+        out.append(bytes.data() + i, room);
+        return false;
+      }
+      out.append(bytes.data() + i, j - i);
+      i = j;
+      if (i == bytes.size())
+        break;
+    }
+    const auto c = static_cast<unsigned char>(bytes[i++]);
     char buf[4];
     size_t n = 2;
     buf[0] = '\\';
-    if (c >= 0x20 && c < 0x7f && c != '\\') {
-      buf[0] = static_cast<char>(c);
-      n = 1;
-    } else if (c == '\\') {
+    if (c == '\\') {
       buf[1] = '\\';
     } else if (c == '\n') {
       buf[1] = 'n';

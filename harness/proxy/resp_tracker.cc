@@ -15,11 +15,23 @@
 namespace idem::proxy {
 namespace {
 
+char upperAscii(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; }
+
 std::string upper(std::string_view s) {
   std::string out(s);
   for (char& c : out)
-    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    c = upperAscii(c);
   return out;
+}
+
+/// `s` upper-cased is `word` (upper case): no copy.
+bool equalsUpper(std::string_view s, std::string_view word) {
+  if (s.size() != word.size())
+    return false;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (upperAscii(s[i]) != word[i])
+      return false;
+  return true;
 }
 
 bool isAny(std::string_view verb, std::initializer_list<std::string_view> names) {
@@ -30,10 +42,9 @@ bool isAny(std::string_view verb, std::initializer_list<std::string_view> names)
 bool hasWord(const std::vector<std::string>& args, size_t from, std::string_view word,
              std::string_view stop = {}) {
   for (size_t i = from; i < args.size(); ++i) {
-    const std::string w = upper(args[i]);
-    if (w == word)
+    if (equalsUpper(args[i], word))
       return true;
-    if (!stop.empty() && w == stop)
+    if (!stop.empty() && equalsUpper(args[i], stop))
       return false;
   }
   return false;
