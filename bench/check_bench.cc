@@ -227,7 +227,7 @@ int main(int argc, char** argv) {
                              per1 / perDirect, workers, per1 / perW);
     // Where a schedule's milliseconds go (1 worker), in the order a schedule meets them.
     std::cout << "  per-phase breakdown, 1 worker (mean ms per schedule; docs: PhaseTimes in supervisor/workspace.h):\n";
-    const std::vector<std::string> order{"reset", "send", "spawn", "start-up", "claim-wait", "work", "kill",
+    const std::vector<std::string> order{"reset", "send", "proxies", "spawn", "start-up", "claim-wait", "work", "kill",
                                          "settle", "stop", "observe", "judge"};
     double total = 0;
     for (const auto& [name, ms] : phases) total += ms;

@@ -31,6 +31,7 @@
 #include <boost/process/exe.hpp>
 #include <boost/process/args.hpp>
 #include <boost/process/extend.hpp>
+#include <boost/process/posix.hpp>
 #include <boost/process/search_path.hpp>
 #include <fmt/format.h>
 
@@ -45,8 +46,10 @@ namespace bp = boost::process;
 namespace idem {
 namespace {
 
-/// Everything the forked child does before execve. Only async-signal-safe calls: the parent may
-/// have other threads. Order matters: PR_SET_PDEATHSIG is cleared by setuid/setgid, so it comes last.
+/// Everything the child does before execve. It is a vfork child (Boost.Process's use_vfork: no copy of
+/// idemproof's page tables, which made each spawn cost ~10 ms in a large idemproof): only system calls,
+/// nothing that writes the parent's memory but the error report Boost.Process reads after a failure.
+/// Order matters: PR_SET_PDEATHSIG is cleared by setuid/setgid, so it comes last.
 struct ChildSetup : bp::extend::handler {
   const char* cwd = nullptr;
   int stdinFd = -1, logFd = -1;
@@ -61,13 +64,15 @@ struct ChildSetup : bp::extend::handler {
 
   template <class Exec> void on_exec_setup(Exec& exec) const {
     if (::setpgid(0, 0) != 0) fail(exec, "setpgid");
-    // The harness may block SIGINT/SIGTERM/SIGHUP (Cleanup) or ignore SIGPIPE: both survive execve.
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    // The harness may block SIGINT/SIGTERM/SIGHUP (Cleanup) or ignore SIGPIPE: both survive execve. The
+    // dispositions first, then the mask: this runs in a vfork child, on the parent's memory, and no handler
+    // of the parent may run here (the spawner thread forks with every signal blocked).
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
     for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) ::sigaction(sig, &dfl, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     if (::dup2(stdinFd, 0) < 0 || ::dup2(logFd, 1) < 0 || ::dup2(logFd, 2) < 0) fail(exec, "dup2");
     // Listening sockets of the proxies must not leak into consumers; the error pipe is CLOEXEC already.
     ::syscall(SYS_close_range, 3u, ~0u, 4u /* CLOSE_RANGE_CLOEXEC */);
@@ -251,7 +256,7 @@ Child Child::spawn(const ChildSpec& spec) {
   std::unique_lock<std::mutex> spawning(spawnMu);
   detail::runOnSpawnerThread([&] {
     setup.parent = ::getpid();
-    c = bp::child(bp::exe = exe, bp::args = args, env, setup, ec);
+    c = bp::child(bp::exe = exe, bp::args = args, env, setup, bp::posix::use_vfork, ec);
   });
   ::close(nullFd);
   if (sink) sink->closeWriteFd(); // the child holds its own copy now

@@ -98,8 +98,8 @@ public:
     t = ws_.phase("stop", t);
     for (int owner = 1; owner <= nproc_; ++owner) { // each process's start-up, and a replacement's wait beyond it
       auto st = ctl_.state(owner);
-      if (!st.firstRequest) continue;
-      ws_.phases["start-up"] += std::chrono::duration<double, std::milli>(*st.firstRequest - st.spawned).count();
+      if (!st.firstRequest || !execed_.count(owner)) continue;
+      ws_.phases["start-up"] += std::chrono::duration<double, std::milli>(*st.firstRequest - execed_[owner]).count();
       if (st.holdUntil && *st.holdUntil > *st.firstRequest)
         ws_.phases["claim-wait"] += std::chrono::duration<double, std::milli>(*st.holdUntil - *st.firstRequest).count();
     }
@@ -184,9 +184,10 @@ private:
     p.consumer = consumer.empty() ? p.label : consumer;
     ctl_.addProcess(p.owner, p.label);
     if (wait) ctl_.holdRequestsUntil(p.owner, wait->until, std::move(wait->why));
-    const auto t = Clock::now();
+    auto t = Clock::now();
     auto ports = hub_.open(p.owner);
     p.ports = {ports.pg, ports.valkey};
+    t = ws_.phase("proxies", t);
     ChildSpec spec = ws_.targetSpec(ports, p.label, runTag_, baseEnv_,
                                     {{"STREAM", ws_.stream},
                                      {"GROUP", ws_.group},
@@ -200,7 +201,7 @@ private:
       throw UsageError(e.what());
     }
     ctl_.setPid(p.owner, p.child.pid());
-    ws_.phase("spawn", t);
+    execed_[p.owner] = ws_.phase("spawn", t);
     h_.append(p.label, ops::Spawn{p.child.pid(), p.consumer, spec.log.string(), why});
     groups_.insert(p.child.pid()); // its process group (pgid == pid)
     live_.push_back(std::move(p));
@@ -547,6 +548,7 @@ private:
   Clock::time_point lastEvent_ = Clock::now(); ///< the latest spawn, exit or phase
   /// Since when everything sent is acknowledged and every process idle (the settle phase), if it is.
   std::optional<Clock::time_point> settleSince_;
+  std::map<int, Clock::time_point> execed_; ///< owner -> when its spawn returned (its start-up begins)
 };
 
 } // namespace

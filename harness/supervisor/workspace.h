@@ -35,7 +35,8 @@ struct RunOptions {
 };
 
 /// Where the wall time of one execution went, in milliseconds per phase (bench/check_bench prints it):
-/// reset (tables, stream, initial state), send (the producer), spawn (fork/exec and the proxies' ports),
+/// reset (tables, stream, initial state), send (the producer), proxies (a process's listening ports),
+/// spawn (fork and exec, the environment, the log pipe),
 /// start-up (a process's spawn to its first request: loading, connecting), claim-wait (a replacement's
 /// requests held until the killed one's entries are claimable, beyond its start-up), kill (a killed
 /// process's death), settle (everything acknowledged until the run is proven over), stop (the SIGTERM of
