@@ -75,7 +75,7 @@ void addCommon(CLI::App& cmd, CommonArgs& a, bool manyTargets) {
   addSeed(cmd, a);
   cmd.add_option("--workers", a.workers, "schedules run in parallel (default: min(2, cores); 1 with external servers)")
       ->check(CLI::Range(1, 16));
-  cmd.add_option("--claim-idle-ms", a.run.claim_idle_ms, "CLAIM_IDLE_MS given to consumers, waited after a kill")
+  cmd.add_option("--claim-idle-ms", a.run.claim_idle_ms, "CLAIM_IDLE_MS given to consumers; a killed one's replacement has its requests held this long after the kill")
       ->check(CLI::Range(1, 600000))->capture_default_str();
   cmd.add_flag("--scenario-values", a.scenarioValues,
                "run the scenario's default schedule with its own values, not decodable ones: a pass that another "
@@ -95,7 +95,7 @@ void addCommon(CLI::App& cmd, CommonArgs& a, bool manyTargets) {
   duration("--stall-timeout", d[1], "work left while every consumer is idle for CLAIM_IDLE_MS + this: restart once, "
                                     "then stuck");
   duration("--grace", d[2], "SIGTERM to SIGKILL grace period of a consumer");
-  duration("--settle", d[3], "everything acknowledged and every consumer idle: end the run after this long without work");
+  duration("--settle", d[3], "everything acknowledged and every consumer idle: end the run after this long without work (at once when every consumer is parked in a blocking read)");
   duration("--start-timeout", d[4], "a consumer that makes no request for this long after it started: unknown");
   cmd.add_option("--max-processes", a.run.max_processes, "consumer processes one schedule may start (restarts included)")
       ->check(CLI::Range(1, 1000))->capture_default_str();

@@ -30,7 +30,7 @@ struct RunOptions {
   std::chrono::milliseconds settle{50};
   /// A consumer that makes no request for this long after it started: the run is unknown.
   std::chrono::milliseconds start_timeout{60000};
-  int claim_idle_ms = 20;                         ///< CLAIM_IDLE_MS given to consumers; waited after a kill
+  int claim_idle_ms = 20;                         ///< CLAIM_IDLE_MS given to consumers; a replacement's requests wait it out
   int max_processes = 20;                         ///< consumer processes per schedule
 };
 

@@ -1,5 +1,6 @@
 /// timekill: SIGKILL a consumer process's group a time after it was spawned, wherever it is in its work:
-/// `timekill:c1:after:SPAWN#1:350` kills c1 350 ms after its spawn. This is the kill of timer-based chaos
+/// `timekill:c1:after:SPAWN#1:350` kills c1 350 ms after its spawn (`350.125`: to the microsecond), from a timer
+/// thread of the supervisor, at that instant wherever the process is. This is the kill of timer-based chaos
 /// tools (kill a pod at a random moment), kept for comparison (bench/first_bug_bench.cc): the supervisor
 /// carries it out (no proxy step has the verb SPAWN) and treats it as a kill point, restarting the consumer.
 /// `check` never draws it and `sweep` never sweeps it (FaultKind::atStep is false, and --faults can't name
@@ -32,13 +33,17 @@ public:
     requireWhen(f, When::After, what, "it acts a time after the process's spawn");
     if (f.process.empty() || f.verb != "SPAWN" || f.k != 1)
       throw UsageError(fmt::format("{}: a timekill names its process and the step SPAWN#1 ({})", what, kTimeKillForm));
+    // Milliseconds, with up to three decimals (a random moment is drawn to the microsecond).
     const std::string& ms = f.args[0];
-    if (ms.empty() || ms.size() > 7 || !std::all_of(ms.begin(), ms.end(), ::isdigit))
-      throw UsageError(fmt::format("{}: a timekill's time is a number of milliseconds up to 9999999 ({})", what,
-                                   kTimeKillForm));
+    const auto dot = ms.find('.');
+    const std::string whole = ms.substr(0, dot), frac = dot == std::string::npos ? "" : ms.substr(dot + 1);
+    auto digits = [](const std::string& d) { return std::all_of(d.begin(), d.end(), ::isdigit); };
+    if (whole.empty() || whole.size() > 7 || !digits(whole) || (dot != std::string::npos && (frac.empty() || frac.size() > 3 || !digits(frac))))
+      throw UsageError(fmt::format("{}: a timekill's time is a number of milliseconds up to 9999999, with up to three "
+                                   "decimals ({})", what, kTimeKillForm));
   }
   Effect effect(const Fault& f) const override {
-    Effect e{Effect::Action::Kill, std::chrono::milliseconds(std::stoll(f.args.at(0))), {}, {}, {}, false};
+    Effect e{Effect::Action::Kill, std::chrono::milliseconds(std::stoll(f.args.at(0).substr(0, f.args.at(0).find('.')))), {}, {}, {}, false};
     return e;
   }
   bool atStep() const override { return false; }
