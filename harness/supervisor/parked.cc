@@ -121,6 +121,13 @@ bool parkedProcess(pid_t pid, const std::set<int>& peerPorts, int depth) {
 
 } // namespace
 
-bool parked(pid_t pid, const std::set<int>& peerPorts) { return pid > 0 && parkedProcess(pid, peerPorts, 0); }
+bool parked(pid_t pid, const std::set<int>& peerPorts) {
+  // A process may exit while its /proc entries are read (a directory iterator then throws): not parked.
+  try {
+    return pid > 0 && parkedProcess(pid, peerPorts, 0);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
 
 } // namespace idem
