@@ -1,5 +1,5 @@
 /// The reduced sweep (history/point_class.h) finds what the exhaustive one finds: on every reference
-/// stream target and the Python test targets of the wallet scenario, one exhaustive sweep, then the reduced
+/// stream target and Python test target that fails its sweep, one exhaustive sweep, then the reduced
 /// selection applied to its own baseline trace must hold a failing point of every class that has one.
 /// And one forced-reduced sweep end to end: its report and summary line say it was reduced, and by how much.
 #include "support.h"
@@ -51,17 +51,17 @@ std::vector<std::string> missedClasses(const nlohmann::json& report, size_t& sel
 
 } // namespace
 
-TEST_CASE("sweep reduced: on every reference and test stream target the reduced selection fails every class the "
-          "exhaustive sweep fails") {
+TEST_CASE("sweep reduced: on every reference and test stream target that fails its sweep the reduced selection "
+          "fails every class the exhaustive sweep fails") {
+  // The targets whose exhaustive sweep fails somewhere. A target that passes its sweep passes the reduced
+  // one too by construction (the reduced points are a subset of the same trace's points), so the correct
+  // references (dedup-table, check-then-act, crash-on-40001, ship-guarded, versioned-guard) and Python test
+  // targets (py-dedup-table, py-check-then-act, py-resilient) would only cost CI time here.
   const std::vector<std::pair<std::string, std::string>> targets = {
-      {target("check-then-act"), "wallet"},       {target("crash-on-40001"), "wallet"},
-      {target("dedup-table"), "wallet"},          {target("dedup-valkey"), "wallet"},
-      {target("no-reconnect"), "wallet"},         {target("retry-no-dedup"), "wallet"},
-      {target("simple"), "wallet"},               {target("ship-guarded"), "order-shipping"},
-      {target("ship-naive"), "order-shipping"},   {target("versioned-guard"), "customer-city"},
-      {target("versioned-naive"), "customer-city"}, {testTarget("py-dedup-table"), "wallet"},
-      {testTarget("py-check-then-act"), "wallet"}, {testTarget("py-ack-first"), "wallet"},
-      {testTarget("py-resilient"), "wallet"},     {testTarget("py-retry-naive"), "wallet"},
+      {target("dedup-valkey"), "wallet"},         {target("no-reconnect"), "wallet"},
+      {target("retry-no-dedup"), "wallet"},       {target("simple"), "wallet"},
+      {target("ship-naive"), "order-shipping"},   {target("versioned-naive"), "customer-city"},
+      {testTarget("py-ack-first"), "wallet"},     {testTarget("py-retry-naive"), "wallet"},
   };
   // Two sweeps at a time, one worker each: the runs mostly wait (claims, restarts), and CI time counts.
   std::vector<Swept> done;
