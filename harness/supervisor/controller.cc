@@ -33,9 +33,8 @@ void Controller::addProcess(int owner, std::string name) {
 
 void Controller::holdRequestsUntil(int owner, Clock::time_point until, std::string why) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto& st = states_[owner];
-  st.holdUntil = until;
-  st.holdWhy = std::move(why);
+  states_[owner].holdUntil = until;
+  requestHolds_[owner] = RequestHold{std::move(why)};
 }
 
 void Controller::setPid(int owner, pid_t pgid) {
@@ -290,10 +289,11 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   if (d.kind == proxy::Decision::Kind::Pass && st.holdUntil && now < *st.holdUntil) {
     d.kind = proxy::Decision::Kind::Hold; // released by the proxy's timer
     d.hold = std::chrono::ceil<std::chrono::milliseconds>(*st.holdUntil - now);
-    if (!std::exchange(st.holdNoted, true))
+    auto& rh = requestHolds_[owner];
+    if (!std::exchange(rh.noted, true))
       history_.append(names_[owner], ops::Note{fmt::format("{}#{} held {} ms before the server sees it, as every request of "
                                                            "this process until then: {}",
-                                                           step.verb, f.k, d.hold.count(), st.holdWhy)});
+                                                           step.verb, f.k, d.hold.count(), rh.why)});
   }
   f.answered = d.kind == proxy::Decision::Kind::Replace;
   f.replyStandIn = std::exchange(replyStandIn_, {});

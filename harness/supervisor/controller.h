@@ -71,9 +71,7 @@ public:
     std::optional<Clock::time_point> lastPoll;
     Clock::time_point spawned;
     std::optional<Clock::time_point> firstRequest; ///< its first request (start-up: spawned to this)
-    std::optional<Clock::time_point> holdUntil;    ///< holdRequestsUntil
-    std::string holdWhy;
-    bool holdNoted = false;
+    std::optional<Clock::time_point> holdUntil;    ///< holdRequestsUntil: its requests wait until then
   };
   ProcessState state(int owner) const;
   /// A fault the supervisor carries out on a server while its step waits (forget: the broker goes back;
@@ -185,6 +183,12 @@ private:
   std::map<int, std::string> names_;
   std::map<int, pid_t> pids_;
   std::map<int, ProcessState> states_;
+  /// holdRequestsUntil: why, and whether its first held request is noted yet (owner -> ...).
+  struct RequestHold {
+    std::string why;
+    bool noted = false;
+  };
+  std::map<int, RequestHold> requestHolds_;
   Clock::time_point lastWork_ = Clock::now();
 };
 

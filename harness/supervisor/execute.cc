@@ -18,6 +18,7 @@
 #include "supervisor/controller.h"
 #include "supervisor/escapes.h"
 #include "supervisor/parked.h"
+#include "supervisor/timekill.h"
 #include "supervisor/workspace_impl.h"
 
 #include "core/error.h"
@@ -30,11 +31,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
 #include <csignal>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <thread>
 
@@ -74,11 +72,6 @@ public:
     ctl_.setHub(&hub_);
   }
 
-  ~ConsumerLoop() {
-    cancelTimeKills(0);
-    for (auto& t : timeKillThreads_) t.join();
-  }
-
   void run() {
     std::error_code ec;
     for (const auto& p : std::filesystem::directory_iterator(ws_.logDir, ec)) std::filesystem::remove_all(p.path(), ec);
@@ -94,7 +87,7 @@ public:
     for (const auto& h : ctl_.activeHolds()) // what a hold still holds goes when its process stops
       ctl_.releaseHold(h.token.id, fmt::format("the run ended ({})", toString(end.end)));
     for (auto& p : live_) {
-      cancelTimeKills(p.child.pid());
+      timeKills_.cancel(p.child.pid());
       auto es = p.child.stop(std::min(opt_.grace, remaining()));
       auto e = exitOf(es, "harness");
       e.ignoredSigterm = es.signal == SIGKILL;
@@ -108,9 +101,8 @@ public:
     for (int owner = 1; owner <= nproc_; ++owner) { // each process's start-up, and a replacement's wait beyond it
       auto st = ctl_.state(owner);
       if (!st.firstRequest || !execed_.count(owner)) continue;
-      ws_.phases["start-up"] += std::chrono::duration<double, std::milli>(*st.firstRequest - execed_[owner]).count();
-      if (st.holdUntil && *st.holdUntil > *st.firstRequest)
-        ws_.phases["claim-wait"] += std::chrono::duration<double, std::milli>(*st.holdUntil - *st.firstRequest).count();
+      ws_.phase("start-up", execed_[owner], *st.firstRequest);
+      if (st.holdUntil) ws_.phase("claim-wait", *st.firstRequest, *st.holdUntil);
     }
     ops::Final fin = ws_.finalState();
     ws_.phase("observe", t);
@@ -211,7 +203,7 @@ private:
     }
     ctl_.setPid(p.owner, p.child.pid());
     execed_[p.owner] = ws_.phase("spawn", t);
-    armTimeKill(p, execed_[p.owner]);
+    timeKills_.arm(p.label, p.child.pid(), execed_[p.owner]);
     h_.append(p.label, ops::Spawn{p.child.pid(), p.consumer, spec.log.string(), why});
     groups_.insert(p.child.pid()); // its process group (pgid == pid)
     live_.push_back(std::move(p));
@@ -337,7 +329,7 @@ private:
     live_.erase(live_.begin() + static_cast<long>(i));
     auto st = ctl_.state(p.owner);
     const auto t = Clock::now();
-    cancelTimeKills(p.child.pid());
+    timeKills_.cancel(p.child.pid());
     std::optional<ExitStatus> es = byKill ? p.child.waitFor(std::min(milliseconds(5000), remaining())) : p.child.poll();
     if (!es) es = p.child.stop(milliseconds(0));
     ws_.phase("kill", t);
@@ -369,60 +361,11 @@ private:
     return true;
   }
 
-  /// timekill faults (plan/faults/timekill.cc), the kill of timer-based chaos tools: a thread of its own
-  /// sleeps until the time after the process's spawn and SIGKILLs its group there and then, wherever the
-  /// process is (not at the supervisor's next wake-up, which would follow a step and so never land between
-  /// two steps). The loop then records the fault and ends the process as at a kill point (timeFired).
-  struct TimeKill {
-    std::string process;
-    pid_t pgid = 0;
-    bool fired = false, cancelled = false, recorded = false;
-  };
-
-  void armTimeKill(const Proc& p, Clock::time_point start) {
-    for (const auto& f : s_.faults) {
-      if (f.kind != "timekill" || f.process != p.label || timeKills_.count(p.label)) continue;
-      auto tk = std::make_shared<TimeKill>(TimeKill{p.label, p.child.pid()});
-      timeKills_[p.label] = tk;
-      const auto at = start + std::chrono::duration_cast<Clock::duration>(
-                                  std::chrono::duration<double, std::milli>(std::stod(f.args.at(0))));
-      timeKillThreads_.emplace_back([this, tk, at] {
-        std::unique_lock<std::mutex> lock(timeKillMu_);
-        timeKillCv_.wait_until(lock, at, [&] { return tk->cancelled; });
-        if (tk->cancelled) return;
-        ::killpg(tk->pgid, SIGKILL); // its zombie pins the group until the loop reaps it (after cancelling)
-        tk->fired = true;
-      });
-    }
-  }
-
-  /// The timekill of process `label` fired and is not recorded yet: records it (once).
-  bool timeFired(const std::string& label) {
-    auto it = timeKills_.find(label);
-    if (it == timeKills_.end()) return false;
-    std::lock_guard<std::mutex> lock(timeKillMu_);
-    if (!it->second->fired || it->second->recorded) return false;
-    it->second->recorded = true;
-    for (const auto& f : s_.faults)
-      if (f.kind == "timekill" && f.process == label) h_.append(label, ops::FaultOp{f, SIGKILL});
-    return true;
-  }
-
-  /// No timekill acts on `pgid` any more (it is about to be reaped), or on any process (pgid 0).
-  void cancelTimeKills(pid_t pgid) {
-    {
-      std::lock_guard<std::mutex> lock(timeKillMu_);
-      for (auto& [label, tk] : timeKills_)
-        if (pgid == 0 || tk->pgid == pgid) tk->cancelled = true;
-    }
-    timeKillCv_.notify_all();
-  }
-
   /// Stops every live process and starts as many new ones as the schedule runs at once (a stall: all idle,
   /// or spinning, with work left).
   void restartAll() {
     for (auto& p : live_) {
-      cancelTimeKills(p.child.pid());
+      timeKills_.cancel(p.child.pid());
       auto es = p.child.stop(std::min(opt_.grace, remaining()));
       h_.append(p.label, exitOf(es, "harness"));
       restartOutcome(p, "");
@@ -473,7 +416,11 @@ private:
       // Processes that ended: killed at a kill point, or exited by themselves.
       for (size_t i = 0; i < live_.size(); ++i) {
         auto st = ctl_.state(live_[i].owner);
-        bool killed = (st.killed && !st.killPoint.empty()) || timeFired(live_[i].label);
+        bool killed = st.killed && !st.killPoint.empty();
+        for (const auto& f : timeKills_.fired(live_[i].label)) { // a timekill fired between two looks
+          h_.append(live_[i].label, ops::FaultOp{f, SIGKILL});
+          killed = true;
+        }
         if (!killed && !live_[i].child.poll()) {
           if (st.killed) continue; // a kill point reached no process: it is exiting by itself
           if (st.steps == 0 && msBetween(st.spawned, now) > opt_.start_timeout.count())
@@ -579,10 +526,7 @@ private:
   };
   std::vector<Restarted> restarted_;
   int nproc_ = 0;
-  std::map<std::string, std::shared_ptr<TimeKill>> timeKills_; ///< process label -> its armed timekill
-  std::mutex timeKillMu_;
-  std::condition_variable timeKillCv_;
-  std::vector<std::thread> timeKillThreads_;
+  TimeKills timeKills_{s_.faults};
   size_t next_ = 0;  ///< the first stream entry not sent yet
   int toStart_ = 0;  ///< first processes still to start (startNext)
   const std::string runTag_ = nextRunTag();

@@ -88,8 +88,13 @@ const PhaseTimes& Workspace::phases() const { return impl_->phases; }
 std::chrono::steady_clock::time_point Workspace::Impl::phase(const std::string& name,
                                                              std::chrono::steady_clock::time_point since) {
   auto now = std::chrono::steady_clock::now();
-  phases[name] += std::chrono::duration<double, std::milli>(now - since).count();
+  phase(name, since, now);
   return now;
+}
+
+void Workspace::Impl::phase(const std::string& name, std::chrono::steady_clock::time_point from,
+                            std::chrono::steady_clock::time_point to) {
+  if (to > from) phases[name] += std::chrono::duration<double, std::milli>(to - from).count();
 }
 
 void Workspace::setRestarter(Restarter r) { impl_->restarter = std::move(r); }

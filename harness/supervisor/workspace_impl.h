@@ -44,6 +44,8 @@ struct Workspace::Impl {
   PhaseTimes phases; ///< of the execution under way (Workspace::phases)
   /// Adds the time since `since` to phase `name`, and returns now.
   std::chrono::steady_clock::time_point phase(const std::string& name, std::chrono::steady_clock::time_point since);
+  /// Adds the time from `from` to `to` to phase `name` (nothing when `to` is not after `from`).
+  void phase(const std::string& name, std::chrono::steady_clock::time_point from, std::chrono::steady_clock::time_point to);
 
   void create();
   void reset();
