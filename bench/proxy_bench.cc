@@ -1,6 +1,7 @@
 /// Added latency of the proxies: the same round trips, measured side by side in one run, directly to
 /// the embedded servers and through idemproof's PostgreSQL and Valkey proxies (with a step listener that
-/// counts steps, as a run's controller does). Prints medians and the added microseconds per round trip;
+/// counts steps, as a run's controller does). Prints medians and the added microseconds per round trip, and
+/// per PostgreSQL connection opened (what each consumer start pays);
 /// asserts nothing. Usage: proxy_bench [ROUND_TRIPS]
 #include "proxy/hub.h"
 #include "servers/servers.h"
@@ -66,6 +67,22 @@ double pgRoundTrips(int port, const std::string& password, int n) {
   return us;
 }
 
+/// Median microseconds of `n` PostgreSQL connections opened and closed: TCP connect, startup, the
+/// password exchange, the server's parameters and ReadyForQuery (what a consumer pays at each start).
+double pgConnects(int port, const std::string& password, int n) {
+  std::string conninfo = fmt::format(
+      "host=127.0.0.1 port={} user=postgres password={} dbname=postgres gssencmode=disable sslmode=disable", port,
+      password);
+  return timeIt(n, [&] {
+    PGconn* c = PQconnectdb(conninfo.c_str());
+    if (PQstatus(c) != CONNECTION_OK) {
+      fmt::print(stderr, "connect: {}\n", PQerrorMessage(c));
+      std::exit(2);
+    }
+    PQfinish(c);
+  });
+}
+
 double valkeyRoundTrips(int port, const std::string& password, int n) {
   redisContext* c = redisConnect("127.0.0.1", port);
   if (!c || c->err) std::exit(2);
@@ -89,8 +106,11 @@ int main(int argc, char** argv) {
   fmt::print("round trips per measurement: {} (medians, microseconds)\n", n);
   fmt::print("{:<28} {:>10} {:>12} {:>10} {:>8}\n", "", "direct", "via proxy", "added", "ratio");
   // Interleave direct and proxied measurements so that machine noise hits both alike.
-  std::vector<double> pd, pp, vd, vp;
+  std::vector<double> pd, pp, vd, vp, cd, cp;
+  const int connects = std::max(20, n / 20);
   for (int round = 0; round < 3; ++round) {
+    cd.push_back(pgConnects(ep.pg_port, ep.pg_password, connects));
+    cp.push_back(pgConnects(ports.pg, ep.pg_password, connects));
     pd.push_back(pgRoundTrips(ep.pg_port, ep.pg_password, n));
     pp.push_back(pgRoundTrips(ports.pg, ep.pg_password, n));
     vd.push_back(valkeyRoundTrips(ep.valkey_port, ep.valkey_password, n));
@@ -101,6 +121,7 @@ int main(int argc, char** argv) {
   };
   row("PostgreSQL SELECT 1", median(pd), median(pp));
   row("Valkey PING", median(vd), median(vp));
+  row("PostgreSQL connection", median(cd), median(cp));
   fmt::print("steps observed by the proxies: {}\n", listener.steps);
   hub.close(1);
   return 0;
