@@ -9,6 +9,7 @@ pkgs=(
   librapidcheck-dev nlohmann-json3-dev catch2 libcli11-dev libfmt-dev
   postgresql-15 redis-server
   python3 python3-psycopg python3-redis python3-flask
+  nodejs
   clang-14 libclang-rt-14-dev
   chromium python3-lxml
   procps
@@ -29,4 +30,16 @@ fi
 # Debian's redis-server package starts a system service on port 6379; idemproof never uses it.
 if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet redis-server 2>/dev/null; then
   systemctl stop redis-server || true
+fi
+# npm: Debian ships it as a package of its own; NodeSource's nodejs carries it (and conflicts with Debian's).
+if ! command -v npm >/dev/null 2>&1; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -qq --no-install-recommends npm >/dev/null
+fi
+# The Node test consumers' clients (node-postgres, ioredis), pinned by their package-lock.json, from the npm
+# registry; again only when the lock changed since the last install.
+node_dir="$(dirname "$0")/../tests/targets/node-common"
+if ! cmp -s "$node_dir/package-lock.json" "$node_dir/node_modules/.idem-installed-lock" 2>/dev/null; then
+  (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  cp "$node_dir/package-lock.json" "$node_dir/node_modules/.idem-installed-lock"
 fi

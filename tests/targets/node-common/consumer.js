@@ -1,0 +1,104 @@
+// The wallet consumer in Node (node-postgres 8, ioredis 5): py-dedup-table's loop and round trips, with
+// Node's event loop and its clients' habits (ioredis sends INFO as its ready check; node-postgres sends a
+// query without parameters as a simple Query and one with parameters as Parse/Bind/Describe/Execute/Sync
+// with an unnamed statement). Flags from the manifest's `env`:
+//   default       dedup-table: in one transaction INSERT the event_id into processed_messages (ON CONFLICT
+//                 DO NOTHING) and credit the wallet only if the row was inserted; XACK after COMMIT (correct)
+//   ACK_FIRST=1   XACK first, then credit in its own transaction, with no dedup (wrong: lost when killed
+//                 after its XACK, applied twice on a producer retry)
+// Round trips: XREADGROUP ... STREAMS <stream> <cursor> over its own pending list, then XAUTOCLAIM ...
+// COUNT 10 and XREADGROUP ... COUNT 10 BLOCK 100 ... > in a loop; per entry BEGIN, INSERT, [UPDATE],
+// COMMIT, XACK. SIGTERM sets a flag checked between entries; any error is printed and exits 1.
+'use strict';
+const { Client } = require('pg');
+const Redis = require('ioredis');
+
+const COUNT = 10;
+const ACK_FIRST = process.env.ACK_FIRST === '1';
+const NAME = process.env.TARGET_NAME || 'node-consumer';
+let stop = false;
+process.on('SIGTERM', () => { stop = true; });
+
+/** [f1, v1, f2, v2, ...] -> {f1: v1, ...}; null for an entry deleted from the stream while pending. */
+function fieldsOf(flat) {
+  if (!flat) return null;
+  const f = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) f[flat[i]] = flat[i + 1];
+  return f;
+}
+
+/** XREADGROUP reply -> [[id, flat fields], ...]; a BLOCK timeout is null. */
+const entriesOfRead = (reply) => (reply ? reply[0][1] : []);
+
+async function main() {
+  const env = process.env;
+  const stream = env.STREAM, group = env.GROUP, name = env.CONSUMER, idle = Number(env.CLAIM_IDLE_MS);
+  const db = new Client({ connectionString: env.DATABASE_URL });
+  await db.connect();
+  // No reconnects and no retries: a broken connection is an error the consumer exits on (idemproof
+  // restarts it), as py-dedup-table does.
+  const kv = new Redis(env.VALKEY_URL || env.REDIS_URL, { maxRetriesPerRequest: 0, retryStrategy: () => null,
+                                                           lazyConnect: true });
+  let kvError = null;
+  kv.on('error', (e) => { kvError = kvError || e; });
+  await kv.connect();
+
+  async function credit(f, dedup) {
+    await db.query('BEGIN');
+    try {
+      let inserted = 1;
+      if (dedup) {
+        const r = await db.query('INSERT INTO processed_messages(event_id) VALUES ($1) ON CONFLICT DO NOTHING',
+                                 [f.event_id]);
+        inserted = r.rowCount;
+      }
+      if (inserted === 1)
+        await db.query('UPDATE wallets SET balance_halala = balance_halala + $1 WHERE id = $2',
+                       [Number(f.amount), f.wallet]);
+      await db.query('COMMIT');
+    } catch (e) {
+      await db.query('ROLLBACK').catch(() => {});
+      throw e;
+    }
+  }
+
+  async function handle(entries) {
+    for (const [id, flat] of entries || []) {
+      if (stop) return;
+      const f = fieldsOf(flat);
+      if (ACK_FIRST) {
+        await kv.xack(stream, group, id);
+        if (f) await credit(f, false);
+      } else {
+        if (f) await credit(f, true);
+        await kv.xack(stream, group, id);
+      }
+    }
+  }
+
+  let cursor = '0';
+  while (!stop) {
+    const batch = entriesOfRead(await kv.xreadgroup('GROUP', group, name, 'COUNT', COUNT, 'STREAMS', stream, cursor));
+    if (batch.length === 0) break;
+    cursor = batch[batch.length - 1][0];
+    await handle(batch);
+    if (batch.length < COUNT) break;
+  }
+  let claimCursor = '0-0';
+  while (!stop) {
+    // Valkey/Redis 7: [next cursor, [[id, flat fields]...], [deleted id...]]
+    const reply = await kv.xautoclaim(stream, group, name, idle, claimCursor, 'COUNT', COUNT);
+    claimCursor = reply[0];
+    await handle(reply[1]);
+    if (stop) break;
+    await handle(entriesOfRead(await kv.xreadgroup('GROUP', group, name, 'COUNT', COUNT, 'BLOCK', 100,
+                                                   'STREAMS', stream, '>')));
+  }
+  await db.end();
+  kv.disconnect();
+}
+
+main().then(() => process.exit(0), (e) => {
+  console.error(`${NAME}: ${e && e.message}`);
+  process.exit(1);
+});
