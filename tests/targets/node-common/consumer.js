@@ -6,15 +6,18 @@
 //                 DO NOTHING) and credit the wallet only if the row was inserted; XACK after COMMIT (correct)
 //   ACK_FIRST=1   XACK first, then credit in its own transaction, with no dedup (wrong: lost when killed
 //                 after its XACK, applied twice on a producer retry)
+//   CONCURRENT=1  dedup-table, but the entries of a batch at once, each on a connection of a pg.Pool (up to
+//                 4), each XACKed after its own COMMIT; ioredis pipelines what is sent together (correct)
 // Round trips: XREADGROUP ... STREAMS <stream> <cursor> over its own pending list, then XAUTOCLAIM ...
 // COUNT 10 and XREADGROUP ... COUNT 10 BLOCK 100 ... > in a loop; per entry BEGIN, INSERT, [UPDATE],
 // COMMIT, XACK. SIGTERM sets a flag checked between entries; any error is printed and exits 1.
 'use strict';
-const { Client } = require('pg');
+const { Client, Pool } = require('pg');
 const Redis = require('ioredis');
 
 const COUNT = 10;
 const ACK_FIRST = process.env.ACK_FIRST === '1';
+const CONCURRENT = process.env.CONCURRENT === '1';
 const NAME = process.env.TARGET_NAME || 'node-consumer';
 let stop = false;
 process.on('SIGTERM', () => { stop = true; });
@@ -33,8 +36,10 @@ const entriesOfRead = (reply) => (reply ? reply[0][1] : []);
 async function main() {
   const env = process.env;
   const stream = env.STREAM, group = env.GROUP, name = env.CONSUMER, idle = Number(env.CLAIM_IDLE_MS);
-  const db = new Client({ connectionString: env.DATABASE_URL });
-  await db.connect();
+  const db = CONCURRENT ? new Pool({ connectionString: env.DATABASE_URL, max: 4 })
+                        : new Client({ connectionString: env.DATABASE_URL });
+  if (!CONCURRENT) await db.connect();
+  db.on('error', () => {}); // an idle pooled connection that breaks: the next query on it reports it
   // No reconnects and no retries: a broken connection is an error the consumer exits on (idemproof
   // restarts it), as py-dedup-table does.
   const kv = new Redis(env.VALKEY_URL || env.REDIS_URL, { maxRetriesPerRequest: 0, retryStrategy: () => null,
@@ -44,25 +49,38 @@ async function main() {
   await kv.connect();
 
   async function credit(f, dedup) {
-    await db.query('BEGIN');
+    const c = CONCURRENT ? await db.connect() : db;
+    let failed = false;
     try {
+      await c.query('BEGIN');
       let inserted = 1;
       if (dedup) {
-        const r = await db.query('INSERT INTO processed_messages(event_id) VALUES ($1) ON CONFLICT DO NOTHING',
-                                 [f.event_id]);
+        const r = await c.query('INSERT INTO processed_messages(event_id) VALUES ($1) ON CONFLICT DO NOTHING',
+                                [f.event_id]);
         inserted = r.rowCount;
       }
       if (inserted === 1)
-        await db.query('UPDATE wallets SET balance_halala = balance_halala + $1 WHERE id = $2',
-                       [Number(f.amount), f.wallet]);
-      await db.query('COMMIT');
+        await c.query('UPDATE wallets SET balance_halala = balance_halala + $1 WHERE id = $2',
+                      [Number(f.amount), f.wallet]);
+      await c.query('COMMIT');
     } catch (e) {
-      await db.query('ROLLBACK').catch(() => {});
+      failed = true;
+      await c.query('ROLLBACK').catch(() => {});
       throw e;
+    } finally {
+      if (CONCURRENT) c.release(failed); // after an error the connection is closed, not pooled again
     }
   }
 
   async function handle(entries) {
+    if (CONCURRENT) {
+      await Promise.all((entries || []).map(async ([id, flat]) => {
+        const f = fieldsOf(flat);
+        if (f) await credit(f, true);
+        await kv.xack(stream, group, id);
+      }));
+      return;
+    }
     for (const [id, flat] of entries || []) {
       if (stop) return;
       const f = fieldsOf(flat);
