@@ -11,6 +11,8 @@
 #include <hiredis/hiredis.h>
 #include <libpq-fe.h>
 
+#include <sched.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -102,11 +104,32 @@ int main(int argc, char** argv) {
   Counting listener;
   idem::proxy::Hub hub({ep.pg_host, ep.pg_port}, {ep.valkey_host, ep.valkey_port}, listener);
   auto ports = hub.open(1);
+  // A second hub whose I/O thread shares one CPU with the client (the thread that creates a hub's thread
+  // passes its CPU mask on): the same round trips without a wake-up across CPUs between client and proxy.
+  // On a VM, waking a thread on an idle virtual CPU costs tens of microseconds, the proxy's hops included.
+  cpu_set_t all, one;
+  ::sched_getaffinity(0, sizeof all, &all);
+  CPU_ZERO(&one);
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &all)) {
+      CPU_SET(c, &one);
+      break;
+    }
+  ::sched_setaffinity(0, sizeof one, &one);
+  idem::proxy::Hub pinnedHub({ep.pg_host, ep.pg_port}, {ep.valkey_host, ep.valkey_port}, listener);
+  auto pinned = pinnedHub.open(1);
+  ::sched_setaffinity(0, sizeof all, &all);
+  auto onOneCpu = [&](auto fn) {
+    ::sched_setaffinity(0, sizeof one, &one);
+    double us = fn();
+    ::sched_setaffinity(0, sizeof all, &all);
+    return us;
+  };
 
   fmt::print("round trips per measurement: {} (medians, microseconds)\n", n);
   fmt::print("{:<28} {:>10} {:>12} {:>10} {:>8}\n", "", "direct", "via proxy", "added", "ratio");
   // Interleave direct and proxied measurements so that machine noise hits both alike.
-  std::vector<double> pd, pp, vd, vp, cd, cp;
+  std::vector<double> pd, pp, vd, vp, cd, cp, p1d, p1p, v1d, v1p;
   const int connects = std::max(20, n / 20);
   for (int round = 0; round < 3; ++round) {
     cd.push_back(pgConnects(ep.pg_port, ep.pg_password, connects));
@@ -115,6 +138,10 @@ int main(int argc, char** argv) {
     pp.push_back(pgRoundTrips(ports.pg, ep.pg_password, n));
     vd.push_back(valkeyRoundTrips(ep.valkey_port, ep.valkey_password, n));
     vp.push_back(valkeyRoundTrips(ports.valkey, ep.valkey_password, n));
+    p1d.push_back(onOneCpu([&] { return pgRoundTrips(ep.pg_port, ep.pg_password, n); }));
+    p1p.push_back(onOneCpu([&] { return pgRoundTrips(pinned.pg, ep.pg_password, n); }));
+    v1d.push_back(onOneCpu([&] { return valkeyRoundTrips(ep.valkey_port, ep.valkey_password, n); }));
+    v1p.push_back(onOneCpu([&] { return valkeyRoundTrips(pinned.valkey, ep.valkey_password, n); }));
   }
   auto row = [](const char* what, double d, double p) {
     fmt::print("{:<28} {:>10.1f} {:>12.1f} {:>10.1f} {:>7.2f}x\n", what, d, p, p - d, p / d);
@@ -122,7 +149,11 @@ int main(int argc, char** argv) {
   row("PostgreSQL SELECT 1", median(pd), median(pp));
   row("Valkey PING", median(vd), median(vp));
   row("PostgreSQL connection", median(cd), median(cp));
+  fmt::print("client and proxy thread on one CPU (the servers free):\n");
+  row("PostgreSQL SELECT 1", median(p1d), median(p1p));
+  row("Valkey PING", median(v1d), median(v1p));
   fmt::print("steps observed by the proxies: {}\n", listener.steps);
   hub.close(1);
+  pinnedHub.close(1);
   return 0;
 }

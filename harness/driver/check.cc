@@ -141,7 +141,7 @@ SearchResult search(WorkerPool& pool, const Cases& cases, const Materialize& mat
   // Each run's history is dropped once judged (but the first unknown run's): the counted runs reach
   // `sum` in index order as compact summaries.
   auto counted = [&](size_t p, const CaseResult& o) {
-    sum.runSummaries.push_back(RunSummary::of(items[p], o));
+    sum.runSummaries.add(RunSummary::of(items[p], o));
     sum.coverage.add(o);
     switch (o.verdict) {
     case Verdict::Pass: sum.passed++; break;
@@ -164,6 +164,7 @@ SearchResult search(WorkerPool& pool, const Cases& cases, const Materialize& mat
         (!sum.firstUnknownRun || i < sum.firstUnknownIndex)) {
       sum.firstUnknownRun = std::move(j);
       sum.firstUnknownIndex = i;
+      sum.firstUnknownReason = o.reason;
     }
     if (o.coverageLoss() && (losses.size() < 5 || i < losses.rbegin()->first)) {
       std::vector<std::string> missed;
@@ -185,9 +186,8 @@ SearchResult search(WorkerPool& pool, const Cases& cases, const Materialize& mat
     if (ran(i)) sum.coverageLoss.push_back(loss);
   if (sum.firstUnknownRun && !ran(sum.firstUnknownIndex)) sum.firstUnknownRun.reset(); // past a failure
   if (sum.firstUnknownRun) {
-    size_t p = static_cast<size_t>(std::lower_bound(items.begin(), items.end(), sum.firstUnknownIndex) - items.begin());
     sum.firstProblem = fmt::format("run {}, {}: {}", sum.firstUnknownIndex + 1, sum.firstUnknownRun->schedule.summary(),
-                                   sum.runSummaries[p].reason);
+                                   sum.firstUnknownReason);
   }
   if (res.firstFailure) {
     failing = res.failure;

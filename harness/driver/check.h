@@ -3,6 +3,8 @@
 /// show it.
 #include "driver/commands.h"
 #include "driver/pool.h"
+#include "driver/run_summaries.h"
+#include "report/html.h"
 #include "report/report.h"
 #include "search/kill_model.h"
 #include "search/case_result.h"
@@ -55,8 +57,9 @@ struct CheckSummary {
   /// that an unknown can be read and replayed, not only counted.
   std::optional<Judged> firstUnknownRun;
   size_t firstUnknownIndex = 0;
+  std::string firstUnknownReason;
   std::optional<Shard> shard;     ///< --shard: the search ran this slice of the indices
-  std::vector<RunSummary> runSummaries; ///< every counted run of the search, in index order
+  RunSummaries runSummaries{kPageRuns}; ///< every counted run of the search, in index order (spooled)
   std::vector<std::string> faults; ///< the fault kinds drawn
   std::optional<Verdict> verdict; ///< pass | fail | flaky | unknown | error (once decided)
   std::vector<std::string> notes;
