@@ -33,10 +33,11 @@ struct CaseResult {
 CaseResult classify(const Schedule& s, const std::vector<Op>& history, const std::vector<CheckResult>& results,
                  const std::string& error);
 
-/// One run of a search as the report lists it, kept for every run while the run's history is dropped
+/// One run of a search as the report lists it, kept for every run (check spools them to a temporary
+/// file: driver/run_summaries.h) while the run's history is dropped
 /// (only a counterexample's and the first unknown run's are kept): its 1-based index, verdict, faults
 /// planned (their text forms, space-separated) and which of them fired (a bit per planned fault), the
-/// kinds of its violations and why it is unknown. About 150 bytes, so 10,000 runs take ~1.5 MB.
+/// kinds of its violations and why it is unknown. About 150 bytes as JSON.
 struct RunSummary {
   uint32_t run = 0;
   Verdict verdict = Verdict::Unknown;
