@@ -9,7 +9,7 @@
 namespace idem::proxy {
 namespace {
 
-Decode parseMultibulk(std::string_view buf, size_t& size, std::vector<std::string>& args) {
+Decode parseMultibulk(std::string_view buf, size_t& size, std::vector<std::string_view>& args) {
   size_t pos = 1;
   std::string_view line;
   long long n = 0;
@@ -32,7 +32,7 @@ Decode parseMultibulk(std::string_view buf, size_t& size, std::vector<std::strin
       return Decode::NeedMoreData;
     if (buf.substr(pos + size_t(len), 2) != "\r\n")
       return Decode::Invalid;
-    args.emplace_back(buf.substr(pos, std::min(size_t(len), kRespArgKeep)));
+    args.push_back(buf.substr(pos, std::min(size_t(len), kRespArgKeep)));
     pos += size_t(len) + 2;
   }
   size = pos;
@@ -90,7 +90,8 @@ bool splitInline(std::string_view line, std::vector<std::string>& args) {
 
 } // namespace
 
-Decode parseRespCommand(std::string_view buf, size_t& size, std::vector<std::string>& args) {
+Decode parseRespCommand(std::string_view buf, size_t& size, std::vector<std::string_view>& args,
+                        std::vector<std::string>& words) {
   args.clear();
   if (buf.empty())
     return Decode::NeedMoreData;
@@ -104,8 +105,10 @@ Decode parseRespCommand(std::string_view buf, size_t& size, std::vector<std::str
   std::string_view line = buf.substr(0, lf);
   if (!line.empty() && line.back() == '\r')
     line.remove_suffix(1);
-  if (!splitInline(line, args))
+  words.clear();
+  if (!splitInline(line, words))
     return Decode::Invalid;
+  args.assign(words.begin(), words.end()); // once `words` is complete: a growing vector moves its strings
   size = lf + 1;
   return Decode::Message;
 }

@@ -17,7 +17,11 @@ inline constexpr size_t kRespArgKeep = 1024;
 /// an inline line of words (`PING\r\n`; quoted words as redis-cli writes them). On Message, `size` is
 /// its length and `args` its arguments, each cut to kRespArgKeep bytes; no arguments for an empty
 /// line or `*0`, which the server ignores. Invalid for what the server rejects as a protocol error.
-Decode parseRespCommand(std::string_view buf, size_t& size, std::vector<std::string>& args);
+/// The arguments are views, not copies (a copy of each argument of every command cost more than its
+/// framing): of `buf` for a multibulk array, of `words` (the unquoted words, overwritten) for an inline
+/// line; valid as long as those are and `words` is left alone.
+Decode parseRespCommand(std::string_view buf, size_t& size, std::vector<std::string_view>& args,
+                        std::vector<std::string>& words);
 
 /// A multibulk command at least this large, not complete yet, is framed in pieces (RespCommandStream)
 /// instead of being held whole: a 100 MB SET costs the proxy no more than this.

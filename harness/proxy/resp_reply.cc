@@ -13,15 +13,22 @@ std::string countOf(size_t n, std::string_view one) {
   return out;
 }
 
+/// `prefix` and (the start of) `text`, abbreviated.
+std::string abbreviated(std::string_view prefix, std::string_view text) {
+  std::string joined(prefix);
+  joined.append(text.substr(0, kAbbrevMax));
+  return abbreviate(joined);
+}
+
 std::string summarize(const RespValue& v) {
   if (v.null)
     return "(nil)";
   switch (v.type) {
-  case '+': return abbreviate("+" + v.str.substr(0, kAbbrevMax));
-  case '-': case '!': return abbreviate("-" + v.str.substr(0, kAbbrevMax));
-  case ':': return "(integer) " + v.str;
-  case ',': return abbreviate("(double) " + v.str.substr(0, kAbbrevMax));
-  case '(': return abbreviate("(big number) " + v.str.substr(0, kAbbrevMax));
+  case '+': return abbreviated("+", v.str);
+  case '-': case '!': return abbreviated("-", v.str);
+  case ':': return std::string("(integer) ").append(v.str);
+  case ',': return abbreviated("(double) ", v.str);
+  case '(': return abbreviated("(big number) ", v.str);
   case '#': return v.str == "t" ? "(boolean) true" : "(boolean) false";
   case '$': case '=': {
     std::string out = "\"";

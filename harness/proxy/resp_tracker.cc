@@ -39,7 +39,7 @@ bool isAny(std::string_view verb, std::initializer_list<std::string_view> names)
 }
 
 /// True when one of args[from…] is `word` (case-insensitive), looking no further than `stop`.
-bool hasWord(const std::vector<std::string>& args, size_t from, std::string_view word,
+bool hasWord(const std::vector<std::string_view>& args, size_t from, std::string_view word,
              std::string_view stop = {}) {
   for (size_t i = from; i < args.size(); ++i) {
     if (equalsUpper(args[i], word))
@@ -51,9 +51,9 @@ bool hasWord(const std::vector<std::string>& args, size_t from, std::string_view
 }
 
 /// The arguments joined by spaces, escaped, within `max` bytes; false when they do not fit.
-bool joinArgs(std::string& out, const std::vector<std::string>& args, size_t max) {
+bool joinArgs(std::string& out, const std::vector<std::string_view>& args, size_t max) {
   out.clear();
-  for (const std::string& a : args) {
+  for (const std::string_view a : args) {
     if (!out.empty()) {
       if (out.size() + 1 > max)
         return false;
@@ -66,7 +66,7 @@ bool joinArgs(std::string& out, const std::vector<std::string>& args, size_t max
 }
 
 /// The command line for a step detail: at most kAbbrevMax bytes, ending in "..." when cut.
-std::string commandLine(const std::vector<std::string>& args) {
+std::string commandLine(const std::vector<std::string_view>& args) {
   std::string out;
   if (joinArgs(out, args, kAbbrevMax))
     return out;
@@ -84,7 +84,7 @@ public:
     out = ClientMsg{};
     if (stream_)
       return streamPiece(buf, out);
-    const Decode d = parseRespCommand(buf, out.size, args_);
+    const Decode d = parseRespCommand(buf, out.size, args_, words_);
     if (d == Decode::NeedMoreData && buf.size() >= kRespStreamAbove && buf[0] == '*') {
       stream_.emplace(); // too large to hold until it is complete: frame it in pieces
       return streamPiece(buf, out);
@@ -112,7 +112,8 @@ public:
 
   Decode streamPiece(std::string_view buf, ClientMsg& out) {
     return piece(stream_, buf, out, [&] {
-      args_ = stream_->args();
+      words_ = stream_->args();
+      args_.assign(words_.begin(), words_.end());
       stream_.reset();
       describe(out);
       return Decode::Message;
@@ -172,9 +173,9 @@ public:
       RespValue v;
       if (parseResp(reply_->skeleton(), size, &v) != Decode::Message)
         return Decode::Invalid; // (cannot happen: the skeleton is the value's own outline)
-      reply_.reset();
       out.kind = ServerMsg::Kind::ReplyEnd;
       out.reply = respReplyInfo(v, outstanding_.front().shape);
+      reply_.reset(); // after respReplyInfo: `v` is a view of the skeleton
       outstanding_.pop_front();
       return Decode::Message;
     });
@@ -186,7 +187,8 @@ public:
 
 private:
   std::deque<Pending> outstanding_;
-  std::vector<std::string> args_; ///< scratch, reused
+  std::vector<std::string_view> args_; ///< scratch, reused: the arguments of the command being described
+  std::vector<std::string> words_;     ///< scratch, reused: what args_ views when not the input bytes
   std::optional<RespCommandStream> stream_; ///< a command being framed in pieces
   std::optional<RespReplyStream> reply_;   ///< a reply being framed in pieces
   RespValue value_;               ///< scratch, reused

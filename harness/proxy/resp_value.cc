@@ -109,16 +109,13 @@ bool parseRespInt(std::string_view text, long long& value) {
 }
 
 Decode parseResp(std::string_view buf, size_t& size, RespValue* out) {
-  size_t pos = 0;
-  if (const Decode d = parseAt(buf, pos, nullptr, 0); d != Decode::Message)
-    return d;
-  size = pos;
-  if (out) {
+  if (out)
     *out = RespValue{};
-    pos = 0;
-    parseAt(buf, pos, out, 0);
-  }
-  return Decode::Message;
+  size_t pos = 0;
+  const Decode d = parseAt(buf, pos, out, 0);
+  if (d == Decode::Message)
+    size = pos;
+  return d;
 }
 
 Decode readRespHeader(std::string_view buf, char type, size_t& size, long long& n) {

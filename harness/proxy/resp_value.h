@@ -14,11 +14,13 @@ inline constexpr long long kRespMaxBulk = 512LL << 20;
 inline constexpr int kRespMaxDepth = 64;
 
 /// One value. Attributes inside aggregates are parsed and dropped; a top-level attribute is returned
-/// as a value of type '|' (its key/value pairs in `elems`).
+/// as a value of type '|' (its key/value pairs in `elems`). Its texts are views of the bytes it was
+/// parsed from (a copy of each string of every reply cost more than the rest of its decoding): it is
+/// valid as long as they are.
 struct RespValue {
-  char type = 0;     ///< + - : $ * _ , # ! = ( % ~ | >
-  bool null = false; ///< $-1, *-1, _
-  std::string str;   ///< the text of + - : $ , # ! = ( (a verbatim string keeps its "txt:" prefix)
+  char type = 0;          ///< + - : $ * _ , # ! = ( % ~ | >
+  bool null = false;      ///< $-1, *-1, _
+  std::string_view str;   ///< the text of + - : $ , # ! = ( (a verbatim string keeps its "txt:" prefix)
   long long integer = 0;          ///< of :
   std::vector<RespValue> elems;   ///< of * ~ > ; of % and | keys and values alternate
 
@@ -29,7 +31,8 @@ struct RespValue {
 };
 
 /// Parses the complete value at the start of `buf`: on Message, `size` is its length and `out` (when
-/// not null) the value. NeedMoreData when it is incomplete, Invalid when it cannot be RESP (unknown type
+/// not null) the value, its texts views of `buf`; on anything else `out` holds what was parsed before the
+/// value was found incomplete or invalid (parsed in one pass, not measured first). NeedMoreData when it is incomplete, Invalid when it cannot be RESP (unknown type
 /// byte, bad length, missing CRLF, nesting deeper than kRespMaxDepth, streamed `?` lengths).
 Decode parseResp(std::string_view buf, size_t& size, RespValue* out);
 
