@@ -1,5 +1,7 @@
 #include "proxy/abbrev.h"
 
+#include <algorithm>
+
 namespace idem::proxy {
 
 bool appendEscaped(std::string& out, std::string_view bytes, size_t max) {
@@ -49,6 +51,7 @@ bool appendEscaped(std::string& out, std::string_view bytes, size_t max) {
 
 std::string abbreviate(std::string_view bytes, size_t max) {
   std::string out;
+  out.reserve(std::min(bytes.size(), max)); // one allocation, not one per doubling
   if (appendEscaped(out, bytes, max))
     return out;
   out.clear();

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <memory>
 #include <unordered_map>
 
 namespace idem::proxy {
@@ -25,23 +26,35 @@ struct Sql {
   std::string verb;
   std::string text;
 };
+/// Shared, never changed once made: a Bind, Describe or Execute refers to its statement's text instead
+/// of copying up to kSqlRaw bytes of it (copies were most of the cost of an extended-protocol group).
+using SqlPtr = std::shared_ptr<const Sql>;
 
-Sql sqlOf(std::string_view sql) { return Sql{sqlVerb(sql), std::string(sql.substr(0, kSqlRaw))}; }
+SqlPtr sqlOf(std::string_view sql) {
+  return std::make_shared<const Sql>(Sql{sqlVerb(sql), std::string(sql.substr(0, kSqlRaw))});
+}
 
 /// The extended-protocol messages since the last step request.
 struct Group {
   size_t parses = 0, binds = 0, describes = 0, executes = 0, closes = 0;
-  Sql first_execute;      ///< the statement of the first Execute's portal
+  SqlPtr first_execute;   ///< the statement of the first Execute's portal
   std::string executed;   ///< the texts of the Executes' statements, joined by "; " (bounded)
-  Sql first_sql;          ///< the first statement parsed or described
+  SqlPtr first_sql;       ///< the first statement parsed or described (null: none yet)
 
   size_t messages() const { return parses + binds + describes + executes + closes; }
   std::string verb() const {
     if (executes)
-      return first_execute.verb;
+      return first_execute->verb;
     return parses ? "PARSE" : binds ? "BIND" : describes ? "DESCRIBE" : closes ? "CLOSE" : "SYNC";
   }
-  StepInfo step() const { return StepInfo{verb(), sqlDetail(executes ? executed : first_sql.text), {}, false}; }
+  StepInfo step() const {
+    std::string_view sql;
+    if (executes)
+      sql = executed;
+    else if (first_sql)
+      sql = first_sql->text;
+    return StepInfo{verb(), sqlDetail(sql), {}, false};
+  }
 };
 
 /// A step whose request reached the server and whose reply has not ended.
@@ -185,9 +198,9 @@ private:
     case 'P': {
       const std::string name(r.cstring());
       const std::string_view sql = r.cstring();
-      Sql& st = statements_[name];
-      st = sqlOf(sql);
-      if (group_.first_sql.verb.empty())
+      SqlPtr& st = statements_[name];
+      st = sqlOf(sql); // a new one: portals bound to the statement it replaces keep theirs
+      if (!group_.first_sql)
         group_.first_sql = st;
       ++group_.parses;
       out.kind = ClientMsg::Kind::Part;
@@ -203,20 +216,20 @@ private:
     case 'D': {
       const char what = r.byte();
       const std::string_view name = r.cstring();
-      if (group_.first_sql.verb.empty())
+      if (!group_.first_sql)
         group_.first_sql = what == 'P' ? portal(name) : statement(name);
       ++group_.describes;
       out.kind = ClientMsg::Kind::Part;
       break;
     }
     case 'E': {
-      const Sql sql = portal(r.cstring());
+      const SqlPtr sql = portal(r.cstring());
       if (group_.executes++ == 0)
         group_.first_execute = sql;
       else if (group_.executed.size() < kSqlRaw)
         group_.executed += "; ";
       if (group_.executed.size() < kSqlRaw)
-        group_.executed += sql.text;
+        group_.executed += sql->text;
       out.kind = ClientMsg::Kind::Part;
       break;
     }
@@ -255,13 +268,14 @@ private:
     group_ = Group{};
   }
 
-  Sql statement(std::string_view name) const {
-    const auto it = statements_.find(std::string(name));
-    return it != statements_.end() ? it->second : Sql{"EXECUTE", "(statement " + std::string(name.substr(0, 64)) + ")"};
-  }
-  Sql portal(std::string_view name) const {
-    const auto it = portals_.find(std::string(name));
-    return it != portals_.end() ? it->second : Sql{"EXECUTE", "(portal " + std::string(name.substr(0, 64)) + ")"};
+  SqlPtr statement(std::string_view name) const { return find(statements_, name, "(statement "); }
+  SqlPtr portal(std::string_view name) const { return find(portals_, name, "(portal "); }
+  /// The statement or portal `name`; one that was never made (or closed) runs "EXECUTE (<kind> name)".
+  static SqlPtr find(const std::unordered_map<std::string, SqlPtr>& in, std::string_view name, std::string_view kind) {
+    const auto it = in.find(std::string(name));
+    if (it != in.end())
+      return it->second;
+    return std::make_shared<const Sql>(Sql{"EXECUTE", std::string(kind) + std::string(name.substr(0, 64)) + ")"});
   }
 
   /// ReadyForQuery ends the oldest step that waits for it (Sync, Query, FunctionCall); older steps
@@ -331,8 +345,8 @@ private:
     uint64_t left = 0;
   } serverBig_;
   bool discarding_ = false;   ///< an extended-protocol error: the server skips messages until Sync
-  std::unordered_map<std::string, Sql> statements_;
-  std::unordered_map<std::string, Sql> portals_;
+  std::unordered_map<std::string, SqlPtr> statements_;
+  std::unordered_map<std::string, SqlPtr> portals_;
   Group group_;
   std::deque<Outstanding> outstanding_;
 };
