@@ -3,8 +3,8 @@
 ///
 ///   first_bug_bench [TRIALS=400] [SECONDS=240] [WORKERS=2] [SEED=1] [DIR:SCENARIO ...]
 ///
-/// Per target (default: the reference stream targets that fail under kills alone, and the Python
-/// consumer tests/targets/py-ack-first):
+/// Per target (default: the reference stream targets that fail under kills alone, and the Python and Node
+/// consumers tests/targets/py-ack-first and node-ack-first):
 ///  - base: the scenario's default events, each sent once, in order (no producer retry, one phase): the
 ///    fault-free workload, which must pass. Its duration D is its first spawn to its last step that
 ///    acknowledged entries (the end of its work; the idle reads until the run settles are left out): the
@@ -107,7 +107,8 @@ int main(int argc, char** argv) {
                {src + "/targets/retry-no-dedup", "wallet"},
                {src + "/targets/dedup-valkey", "wallet"},
                {src + "/targets/ship-naive", "order-shipping"},
-               {src + "/tests/targets/py-ack-first", "wallet"}};
+               {src + "/tests/targets/py-ack-first", "wallet"},
+               {src + "/tests/targets/node-ack-first", "wallet"}};
   setenv("IDEMPROOF_SCENARIOS", IDEM_SOURCE_DIR "/scenarios", 0);
   auto tBench = Clock::now();
   struct Row {
