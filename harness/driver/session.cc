@@ -26,7 +26,7 @@ std::set<std::string> Judged::kinds() const {
   return out;
 }
 
-std::string logTail(const fs::path& log, uintmax_t maxBytes) {
+std::string logForReport(const fs::path& log, uintmax_t maxBytes) {
   std::error_code ec;
   uintmax_t size = fs::file_size(log, ec);
   if (ec) return "";
@@ -169,7 +169,7 @@ Judged Session::judge(Workspace& ws, const Scenario& sc, const Schedule& s, bool
   }
   j.phases["judge"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (keepLogs || j.verdict != Verdict::Pass) {
-    for (const auto& [op, spawn] : recordsOf<ops::Spawn>(ops)) j.logs[op->process] = logTail(spawn->log);
+    for (const auto& [op, spawn] : recordsOf<ops::Spawn>(ops)) j.logs[op->process] = logForReport(spawn->log);
   }
   return j;
 }

@@ -69,7 +69,7 @@ void checkOutputs(const CommonArgs& a);
 
 /// The last `maxBytes` of a log file (a consumer may write gigabytes; only the tail is read), with a
 /// "[... N bytes cut ...]" line in front when cut; "" when it can't be read.
-std::string logTail(const std::filesystem::path& log, uintmax_t maxBytes = 256 * 1024);
+std::string logForReport(const std::filesystem::path& log, uintmax_t maxBytes = 256 * 1024);
 
 class Session {
 public:

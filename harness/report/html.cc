@@ -234,7 +234,7 @@ std::string renderHtml(const nlohmann::json& r, const std::map<std::string, std:
   return out + "</main></body></html>\n";
 }
 
-std::string logTail(const std::string& path, size_t lines, size_t maxBytes) {
+std::string pageLogLines(const std::string& path, size_t lines, size_t maxBytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return "";
   std::stringstream ss;

@@ -20,6 +20,6 @@ std::string renderHtml(const nlohmann::json& report, const std::map<std::string,
 inline constexpr size_t kPageRuns = 100;
 
 /// The last `lines` lines (at most `maxBytes`) of the file at `path`, or "" when it cannot be read.
-std::string logTail(const std::string& path, size_t lines = 14, size_t maxBytes = 4096);
+std::string pageLogLines(const std::string& path, size_t lines = 14, size_t maxBytes = 4096);
 
 } // namespace idem

@@ -130,7 +130,7 @@ std::string writeReport(const std::string& dir, const nlohmann::json& report, co
         for (const auto& p : run["processes"]) {
           if (!p.is_object() || !p.contains("log") || !p["log"].is_string()) continue;
           std::string log = p["log"];
-          if (!tails.count(log)) tails[log] = logTail((fs::path(dir) / log).string());
+          if (!tails.count(log)) tails[log] = pageLogLines((fs::path(dir) / log).string());
         }
       }
     }

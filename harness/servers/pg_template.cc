@@ -84,7 +84,7 @@ void runInitdb(const PgBinaries& bin, const Account& account, const fs::path& da
   if (!status) status = child.stop(std::chrono::seconds(1));
   if (status->code != 0) {
     throw UsageError(fmt::format("embedded PostgreSQL: initdb failed ({}; log: {}): {}", status->str(),
-                                 keepLog(spec.log, "initdb").string(), logTail(spec.log)));
+                                 keepLog(spec.log, "initdb").string(), serverLogTail(spec.log)));
   }
 }
 

@@ -63,7 +63,7 @@ bool ServerProcess::awaitExit(std::chrono::steady_clock::time_point deadline) {
 }
 
 void ServerProcess::fail(const std::string& why) {
-  std::string tail = logTail(log_, logOffset_);
+  std::string tail = serverLogTail(log_, logOffset_);
   stop();
   throw UsageError(fmt::format("embedded {} on port {} {} (log: {}): {}", name_, port_, why,
                                keepLog(log_, logKeep_).string(), tail));

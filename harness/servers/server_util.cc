@@ -15,7 +15,7 @@
 
 namespace idem::servers {
 
-std::string logTail(const std::filesystem::path& log, uintmax_t offset, int lines) {
+std::string serverLogTail(const std::filesystem::path& log, uintmax_t offset, int lines) {
   std::ifstream in(log);
   if (!in) return "(no log)";
   in.seekg(static_cast<std::streamoff>(offset));

@@ -15,7 +15,7 @@ namespace idem::servers {
 enum class Readiness { Ready, PortTaken };
 
 /// The last `lines` non-empty lines of `log` from byte `offset` on, joined with " | " (one line).
-std::string logTail(const std::filesystem::path& log, uintmax_t offset = 0, int lines = 3);
+std::string serverLogTail(const std::filesystem::path& log, uintmax_t offset = 0, int lines = 3);
 
 /// Whether `log`, from byte `offset` on, says a bind failed with EADDRINUSE.
 bool portTakenIn(const std::filesystem::path& log, uintmax_t offset);

@@ -252,7 +252,7 @@ TEST_CASE("html: a hold shows where it fired, the held stretch of its lane, and 
 TEST_CASE("html: log tails are the last lines of the file") {
   auto dir = scratch("tail");
   std::ofstream(dir / "a.log") << "1\n2\n3\n4\n";
-  CHECK(logTail((dir / "a.log").string(), 2) == "3\n4");
-  CHECK(logTail((dir / "a.log").string(), 10) == "1\n2\n3\n4");
-  CHECK(logTail((dir / "missing.log").string()).empty());
+  CHECK(pageLogLines((dir / "a.log").string(), 2) == "3\n4");
+  CHECK(pageLogLines((dir / "a.log").string(), 10) == "1\n2\n3\n4");
+  CHECK(pageLogLines((dir / "missing.log").string()).empty());
 }
