@@ -68,6 +68,10 @@ int applicationWeight(const Fault& f);
 /// Σ applicationWeight over `faults`.
 int applicationWeight(const std::vector<Fault>& faults);
 
+/// A timekill's time after its process's spawn, to the microsecond (`timekill:c1:after:SPAWN#1:35.125`);
+/// `f` is a checked timekill.
+std::chrono::microseconds timeKillDelay(const Fault& f);
+
 /// The error an `error` fault without a code answers at a step of `server` ("pg": 40001 serialization_failure,
 /// "valkey": LOADING).
 Effect defaultError(const std::string& server);

@@ -417,8 +417,8 @@ private:
       for (size_t i = 0; i < live_.size(); ++i) {
         auto st = ctl_.state(live_[i].owner);
         bool killed = st.killed && !st.killPoint.empty();
-        for (const auto& f : timeKills_.fired(live_[i].label)) { // a timekill fired between two looks
-          h_.append(live_[i].label, ops::FaultOp{f, SIGKILL});
+        if (auto f = timeKills_.fired(live_[i].label)) { // a timekill fired between two looks
+          h_.append(live_[i].label, ops::FaultOp{*f, SIGKILL});
           killed = true;
         }
         if (!killed && !live_[i].child.poll()) {

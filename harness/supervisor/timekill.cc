@@ -1,5 +1,9 @@
 #include "supervisor/timekill.h"
 
+#include "plan/fault_kind.h"
+
+#include <algorithm>
+
 #include <csignal>
 
 namespace idem {
@@ -15,32 +19,27 @@ TimeKills::~TimeKills() {
 }
 
 void TimeKills::arm(const std::string& label, pid_t pgid, Clock::time_point start) {
-  for (const auto& f : faults_) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (f.process != label || timers_.count(label)) continue;
-    auto t = std::make_shared<Timer>(Timer{pgid});
-    timers_[label] = t;
-    const auto at = start + std::chrono::duration_cast<Clock::duration>(
-                                std::chrono::duration<double, std::milli>(std::stod(f.args.at(0))));
-    threads_.emplace_back([this, t, at] {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_until(lock, at, [&] { return t->cancelled; });
-      if (t->cancelled) return;
-      ::killpg(t->pgid, SIGKILL); // its zombie pins the group until the supervisor reaps it (after cancel)
-      t->fired = true;
-    });
-  }
+  auto f = std::find_if(faults_.begin(), faults_.end(), [&](const Fault& x) { return x.process == label; });
+  std::lock_guard<std::mutex> lock(mu_);
+  if (f == faults_.end() || timers_.count(label)) return;
+  auto t = std::make_shared<Timer>(Timer{*f, pgid});
+  timers_[label] = t;
+  const auto at = start + timeKillDelay(*f);
+  threads_.emplace_back([this, t, at] {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_until(lock, at, [&] { return t->cancelled; });
+    if (t->cancelled) return;
+    ::killpg(t->pgid, SIGKILL); // its zombie pins the group until the supervisor reaps it (after cancel)
+    t->fired = true;
+  });
 }
 
-std::vector<Fault> TimeKills::fired(const std::string& label) {
+std::optional<Fault> TimeKills::fired(const std::string& label) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = timers_.find(label);
-  if (it == timers_.end() || !it->second->fired || it->second->recorded) return {};
+  if (it == timers_.end() || !it->second->fired || it->second->recorded) return std::nullopt;
   it->second->recorded = true;
-  std::vector<Fault> out;
-  for (const auto& f : faults_)
-    if (f.process == label) out.push_back(f);
-  return out;
+  return it->second->fault;
 }
 
 void TimeKills::cancel(pid_t pgid) {

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,17 +29,18 @@ public:
   TimeKills(const TimeKills&) = delete;
   TimeKills& operator=(const TimeKills&) = delete;
 
-  /// Arms the timekill of process `label` (if the schedule has one, and once per label), whose group is
+  /// Arms the timekill of process `label` (the schedule's first for it, once per label), whose group is
   /// `pgid`, at its delay after `start` (when its spawn returned).
   void arm(const std::string& label, pid_t pgid, Clock::time_point start);
-  /// The timekill faults of `label` if its timer fired and this is the first time it is asked (record them
-  /// and end the process); empty otherwise.
-  std::vector<Fault> fired(const std::string& label);
+  /// The timekill of `label` if its timer fired and this is the first time it is asked (record it and end
+  /// the process).
+  std::optional<Fault> fired(const std::string& label);
   /// No timekill acts on `pgid` any more (it is about to be reaped), or on any process (pgid 0).
   void cancel(pid_t pgid);
 
 private:
   struct Timer {
+    Fault fault;
     pid_t pgid = 0;
     bool fired = false, cancelled = false, recorded = false;
   };

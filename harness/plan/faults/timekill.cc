@@ -43,8 +43,7 @@ public:
                                    "decimals ({})", what, kTimeKillForm));
   }
   Effect effect(const Fault& f) const override {
-    Effect e{Effect::Action::Kill, std::chrono::milliseconds(std::stoll(f.args.at(0).substr(0, f.args.at(0).find('.')))), {}, {}, {}, false};
-    return e;
+    return Effect{Effect::Action::Kill, std::chrono::duration_cast<std::chrono::milliseconds>(timeKillDelay(f)), {}, {}, {}, false};
   }
   bool atStep() const override { return false; }
 };
@@ -54,3 +53,15 @@ public:
 std::unique_ptr<FaultKind> makeTimeKill() { return std::make_unique<TimeKill>(); }
 
 } // namespace idem::faults
+
+namespace idem {
+
+std::chrono::microseconds timeKillDelay(const Fault& f) {
+  const std::string& ms = f.args.at(0);
+  const auto dot = ms.find('.');
+  std::string frac = dot == std::string::npos ? "" : ms.substr(dot + 1);
+  frac.resize(3, '0'); // "125" µs of "35.125"; "5" -> "500"
+  return std::chrono::microseconds(std::stoll(ms.substr(0, dot)) * 1000 + std::stoll(frac));
+}
+
+} // namespace idem

@@ -27,6 +27,9 @@ TEST_CASE("timekill takes its time to the microsecond: up to three decimals") {
   Fault f = Fault::parse("timekill:c1:after:SPAWN#1:35.125");
   CHECK(f.str() == "timekill:c1:after:SPAWN#1:35.125");
   CHECK(faultKind("timekill", "test").effect(f).time == std::chrono::milliseconds(35));
+  CHECK(timeKillDelay(f) == std::chrono::microseconds(35125));
+  CHECK(timeKillDelay(Fault::parse("timekill:c1:after:SPAWN#1:35.5")) == std::chrono::microseconds(35500));
+  CHECK(timeKillDelay(Fault::parse("timekill:c1:after:SPAWN#1:350")) == std::chrono::microseconds(350000));
   for (const char* bad : {"timekill:c1:after:SPAWN#1:35.", "timekill:c1:after:SPAWN#1:.5", "timekill:c1:after:SPAWN#1:35.1250",
                           "timekill:c1:after:SPAWN#1:3.5.1"})
     CHECK_THROWS_AS(Fault::parse(bad, "--crash"), UsageError);
