@@ -164,7 +164,6 @@ SearchResult search(WorkerPool& pool, const Cases& cases, const Materialize& mat
         (!sum.firstUnknownRun || i < sum.firstUnknownIndex)) {
       sum.firstUnknownRun = std::move(j);
       sum.firstUnknownIndex = i;
-      sum.firstUnknownReason = o.reason;
     }
     if (o.coverageLoss() && (losses.size() < 5 || i < losses.rbegin()->first)) {
       std::vector<std::string> missed;
@@ -187,7 +186,7 @@ SearchResult search(WorkerPool& pool, const Cases& cases, const Materialize& mat
   if (sum.firstUnknownRun && !ran(sum.firstUnknownIndex)) sum.firstUnknownRun.reset(); // past a failure
   if (sum.firstUnknownRun) {
     sum.firstProblem = fmt::format("run {}, {}: {}", sum.firstUnknownIndex + 1, sum.firstUnknownRun->schedule.summary(),
-                                   sum.firstUnknownReason);
+                                   caseResultOf(*sum.firstUnknownRun).reason);
   }
   if (res.firstFailure) {
     failing = res.failure;

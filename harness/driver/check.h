@@ -57,7 +57,6 @@ struct CheckSummary {
   /// that an unknown can be read and replayed, not only counted.
   std::optional<Judged> firstUnknownRun;
   size_t firstUnknownIndex = 0;
-  std::string firstUnknownReason;
   std::optional<Shard> shard;     ///< --shard: the search ran this slice of the indices
   RunSummaries runSummaries{kPageRuns}; ///< every counted run of the search, in index order (spooled)
   std::vector<std::string> faults; ///< the fault kinds drawn

@@ -37,6 +37,7 @@ private:
   };
   std::unique_ptr<std::FILE, Close> file_;
   size_t count_ = 0, pageRuns_ = 0, next_ = 0; ///< next_: the position the next read returns
+  bool reading_ = false; ///< the file's last operation was a read: C stdio needs a seek before a write
   std::vector<nlohmann::json> notPassed_;
 };
 
