@@ -37,13 +37,7 @@ TEST_CASE("node: acknowledge-first in Node, killed after its fourth XACK, names 
   INFO(r.out << r.err);
   REQUIRE(r.status == 1);
   CHECK(r.report["verdict"] == "fail");
-  auto dup = violations(r.report, "duplicate");
-  auto lost = violations(r.report, "lost");
-  REQUIRE(dup.size() == 1);
-  REQUIRE(lost.size() == 1);
-  CHECK(dup[0]["events"] == nlohmann::json::array({2}));
-  CHECK(lost[0]["events"] == nlohmann::json::array({4}));
-  CHECK(lost[0]["kill_point"] == "after:XACK#4");
+  duplicateTwoLostFour(r.report, "run");
 
   Result c = clean({"check", "--target", testTarget("node-ack-first"), "--seed", "3", "--runs", "20"});
   INFO(c.out << c.err);

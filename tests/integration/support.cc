@@ -133,6 +133,25 @@ std::vector<nlohmann::json> violations(const nlohmann::json& report, const std::
   return out;
 }
 
+std::vector<nlohmann::json> violationsOfRun(const nlohmann::json& report, const std::string& kind, const std::string& run) {
+  std::vector<nlohmann::json> out;
+  for (const auto& v : violations(report, kind))
+    if (run.empty() || v.value("run", "") == run) out.push_back(v);
+  return out;
+}
+
+void duplicateTwoLostFour(const nlohmann::json& report, const std::string& run) {
+  auto dup = violationsOfRun(report, "duplicate", run);
+  auto lost = violationsOfRun(report, "lost", run);
+  REQUIRE(dup.size() == 1);
+  REQUIRE(lost.size() == 1);
+  CHECK(dup[0]["events"] == nlohmann::json::array({2}));
+  CHECK(lost[0]["events"] == nlohmann::json::array({4}));
+  CHECK(lost[0]["kill_point"] == "after:XACK#4");
+  CHECK(dup[0]["message"].get<std::string>().find("explained only by event 2 applied twice and event 4 lost") !=
+        std::string::npos);
+}
+
 std::vector<std::string> replayArgs(const std::string& out) {
   auto at = out.find("replay: idemproof replay ");
   REQUIRE(at != std::string::npos);

@@ -50,5 +50,10 @@ std::vector<std::string> replayArgs(const std::string& out);
 
 /// Every violation of the report with this kind.
 std::vector<nlohmann::json> violations(const nlohmann::json& report, const std::string& kind);
+/// The violations of `report` with this kind in run `run` ("" for any).
+std::vector<nlohmann::json> violationsOfRun(const nlohmann::json& report, const std::string& kind, const std::string& run);
+/// An acknowledge-first consumer (py-ack-first, node-ack-first) killed at after:XACK#4 on the default wallet
+/// schedule: run `run` of `report` names event 2 applied twice and event 4 lost, the loss at the kill point.
+void duplicateTwoLostFour(const nlohmann::json& report, const std::string& run);
 
 } // namespace itest

@@ -10,31 +10,6 @@
 
 using namespace itest;
 
-namespace {
-
-/// The violations of `report` of run `run` ("" for any).
-std::vector<nlohmann::json> ofRun(const nlohmann::json& report, const std::string& kind, const std::string& run) {
-  std::vector<nlohmann::json> out;
-  for (const auto& v : violations(report, kind))
-    if (run.empty() || v.value("run", "") == run) out.push_back(v);
-  return out;
-}
-
-/// Checks that a report names event 2 applied twice and event 4 lost, with the kill point on the loss.
-void duplicateTwoLostFour(const nlohmann::json& report, const std::string& run) {
-  auto dup = ofRun(report, "duplicate", run);
-  auto lost = ofRun(report, "lost", run);
-  REQUIRE(dup.size() == 1);
-  REQUIRE(lost.size() == 1);
-  CHECK(dup[0]["events"] == nlohmann::json::array({2}));
-  CHECK(lost[0]["events"] == nlohmann::json::array({4}));
-  CHECK(lost[0]["kill_point"] == "after:XACK#4");
-  CHECK(dup[0]["message"].get<std::string>().find("explained only by event 2 applied twice and event 4 lost") !=
-        std::string::npos);
-}
-
-} // namespace
-
 TEST_CASE("acknowledge-first without dedup, killed after its fourth XACK: run names a duplicate and a loss") {
   Result r = idemproof({"run", "--target", testTarget("py-ack-first"), "--crash", "after:XACK#4"});
   INFO(r.out << r.err);
