@@ -11,7 +11,11 @@
 ///     VALKEY_URL pointing straight at the servers, SIGKILL it once half the entries are acknowledged
 ///     (the kill), start a second process after CLAIM_IDLE_MS (a plain driver can't hold its requests at a
 ///     proxy, so it sleeps), wait until every entry is acknowledged, SIGTERM -> the target's own work per
-///     schedule (reset excluded).
+///     schedule (reset excluded);
+///  4. the direct driver on WORKERS slots at once (a database and a Valkey db each) -> the schedules per
+///     second this consumer allows on this machine with no harness at all: the ceiling of (1);
+///  5. what this machine charges for what every schedule does many times: a page's first touch, a system
+///     call, a fork and an exec (under a hypervisor that shadows page tables these cost 10-100x bare metal).
 /// Then where each millisecond of a harness schedule goes: the phases of supervisor/workspace.h PhaseTimes.
 /// The harness's share of wall time is 1 - direct / harness (1 worker). Prints ratios, asserts nothing.
 #include "core/child.h"
@@ -33,6 +37,12 @@
 #include <iostream>
 #include <thread>
 
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 extern char** environ;
 
 using namespace idem;
@@ -47,12 +57,13 @@ double msSince(Clock::time_point t0) {
 /// The direct driver: one database and Valkey db of its own, no proxies, no history, no checkers.
 class Direct {
 public:
-  Direct(Session& session, const Target& t)
-      : sv_(session.servers()), t_(t), sc_(session.scenario()), logs_("idemproof-bench") {
+  Direct(Session& session, const Target& t, int slot)
+      : sv_(session.servers()), t_(t), sc_(session.scenario()), logs_("idemproof-bench"),
+        database_(fmt::format("idem_bench_direct{}", slot)), db_(63 - slot) {
     PgAdmin root(pgUrl(sv_, sv_.pg_host, sv_.pg_port, sv_.pg_database, ""));
-    root.exec(fmt::format("DROP DATABASE IF EXISTS {}", kDatabase));
-    root.exec(fmt::format("CREATE DATABASE {} TEMPLATE template0", kDatabase));
-    pg_ = std::make_unique<PgAdmin>(pgUrl(sv_, sv_.pg_host, sv_.pg_port, kDatabase, ""));
+    root.exec(fmt::format("DROP DATABASE IF EXISTS {}", database_));
+    root.exec(fmt::format("CREATE DATABASE {} TEMPLATE template0", database_));
+    pg_ = std::make_unique<PgAdmin>(pgUrl(sv_, sv_.pg_host, sv_.pg_port, database_, ""));
     pg_->exec(sc_.create_sql);
     if (t.schema) {
       std::ifstream in(*t.schema);
@@ -60,7 +71,7 @@ public:
     }
     for (const auto& r : pg_->query("SELECT quote_ident(tablename) FROM pg_tables WHERE schemaname = current_schema()"))
       tables_.push_back(r[0].get<std::string>());
-    vk_ = std::make_unique<ValkeyAdmin>(sv_.valkey_host, sv_.valkey_port, sv_.valkey_password, kDb);
+    vk_ = std::make_unique<ValkeyAdmin>(sv_.valkey_host, sv_.valkey_port, sv_.valkey_password, db_);
   }
 
   void reset() {
@@ -96,8 +107,6 @@ public:
   }
 
 private:
-  static constexpr const char* kDatabase = "idem_bench_direct";
-  static constexpr int kDb = 15;
   static constexpr const char* kStream = "idemproof:stream";
   static constexpr const char* kGroup = "idemproof";
 
@@ -108,11 +117,11 @@ private:
       auto eq = kv.find('=');
       if (eq != std::string::npos) spec.env[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
-    spec.env["DATABASE_URL"] = pgUrl(sv_, sv_.pg_host, sv_.pg_port, kDatabase, "");
+    spec.env["DATABASE_URL"] = pgUrl(sv_, sv_.pg_host, sv_.pg_port, database_, "");
     spec.env["VALKEY_URL"] = spec.env["REDIS_URL"] =
-        sv_.valkey_password.empty() ? fmt::format("redis://{}:{}/{}", sv_.valkey_host, sv_.valkey_port, kDb)
+        sv_.valkey_password.empty() ? fmt::format("redis://{}:{}/{}", sv_.valkey_host, sv_.valkey_port, db_)
                                     : fmt::format("redis://:{}@{}:{}/{}", sv_.valkey_password, sv_.valkey_host,
-                                                  sv_.valkey_port, kDb);
+                                                  sv_.valkey_port, db_);
     spec.env["STREAM"] = kStream;
     spec.env["GROUP"] = kGroup;
     spec.env["CONSUMER"] = name;
@@ -145,9 +154,53 @@ private:
   TempDir logs_;
   std::unique_ptr<PgAdmin> pg_;
   std::unique_ptr<ValkeyAdmin> vk_;
+  std::string database_;
+  int db_; // the embedded Valkey has 64 databases; the pool's workspaces take the first ones
   std::vector<std::string> tables_;
   int counter_ = 0;
 };
+
+struct MachineCosts {
+  double pageTouchUs = 0, syscallUs = 0, spawnTrueMs = 0;
+};
+
+/// What this machine charges for what every process start does thousands of times (map a fresh page,
+/// enter the kernel) and for a process start itself. Medians of 5 rounds.
+MachineCosts measureMachine() {
+  auto median5 = [](auto f) {
+    std::vector<double> v;
+    for (int i = 0; i < 5; ++i) v.push_back(f());
+    std::sort(v.begin(), v.end());
+    return v[2];
+  };
+  MachineCosts m;
+  m.pageTouchUs = median5([] {
+    const size_t size = 8u << 20, page = 4096;
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return 0.0;
+    auto t0 = Clock::now();
+    for (size_t off = 0; off < size; off += page) static_cast<volatile char*>(p)[off] = 1;
+    double us = msSince(t0) * 1000.0 / double(size / page);
+    munmap(p, size);
+    return us;
+  });
+  m.syscallUs = median5([] {
+    auto t0 = Clock::now();
+    for (int i = 0; i < 20000; ++i) ::syscall(SYS_getppid);
+    return msSince(t0) * 1000.0 / 20000;
+  });
+  m.spawnTrueMs = median5([] {
+    auto t0 = Clock::now();
+    for (int i = 0; i < 20; ++i) {
+      pid_t pid = 0;
+      char arg0[] = "true";
+      char* args[] = {arg0, nullptr};
+      if (posix_spawn(&pid, "/bin/true", nullptr, nullptr, args, environ) == 0) waitpid(pid, nullptr, 0);
+    }
+    return msSince(t0) / 20;
+  });
+  return m;
+}
 
 } // namespace
 
@@ -196,7 +249,7 @@ int main(int argc, char** argv) {
     });
     double perW = msSince(t0) / n;
     // 2 and 3, interleaved schedule by schedule so that load from elsewhere falls on both alike.
-    Direct direct(session, t);
+    Direct direct(session, t, 0);
     std::vector<double> harness1, plain;
     PhaseTimes phases; // summed over the 1-worker runs
     for (const auto& s : schedules) {
@@ -208,6 +261,16 @@ int main(int argc, char** argv) {
       direct.reset();
       plain.push_back(direct.run(s));
     }
+    // 4. The direct driver on `workers` slots at once: this consumer's own ceiling on this machine.
+    std::vector<std::unique_ptr<Direct>> slots;
+    for (int w = 1; w <= workers; ++w) slots.push_back(std::make_unique<Direct>(session, t, w));
+    auto t4 = Clock::now();
+    parallelFor(schedules.size(), workers, [&](int worker, size_t i) {
+      slots[worker]->reset();
+      slots[worker]->run(schedules[i]);
+    });
+    double perDirectW = msSince(t4) / n;
+    const MachineCosts mc = measureMachine();
     auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / v.size(); };
     auto median = [](std::vector<double> v) {
       std::sort(v.begin(), v.end());
@@ -221,10 +284,17 @@ int main(int argc, char** argv) {
                              1000.0 / per1, per1, median(harness1));
     std::cout << fmt::format("  {:<36} {:>6.1f} schedules/s  {:>6.1f} ms/schedule  (median {:.1f})\n",
                              "direct driver, no proxies/checkers", 1000.0 / perDirect, perDirect, median(plain));
+    std::cout << fmt::format("  {:<36} {:>6.1f} schedules/s  {:>6.1f} ms/schedule  (resets included: the ceiling of check)\n",
+                             fmt::format("direct driver, {} at once", workers), 1000.0 / perDirectW, perDirectW);
     std::cout << fmt::format("  harness share of wall time (1 worker): {:.0f}% (medians: {:.0f}%)   check/direct: {:.2f}x   "
                              "{} workers vs 1: {:.2f}x\n",
                              100.0 * (1.0 - perDirect / per1), 100.0 * (1.0 - median(plain) / median(harness1)),
                              per1 / perDirect, workers, per1 / perW);
+    std::cout << fmt::format("  check with {} workers / direct with {} at once: {:.2f}x the direct rate\n", workers, workers,
+                             perDirectW / perW);
+    std::cout << fmt::format("  this machine: a page's first touch {:.1f} us, a system call {:.2f} us, posix_spawn+exit of "
+                             "/bin/true {:.2f} ms (on bare metal each is well under 1 us, 0.3 us, 1 ms)\n",
+                             mc.pageTouchUs, mc.syscallUs, mc.spawnTrueMs);
     // Where a schedule's milliseconds go (1 worker), in the order a schedule meets them.
     std::cout << "  per-phase breakdown, 1 worker (mean ms per schedule; docs: PhaseTimes in supervisor/workspace.h):\n";
     const std::vector<std::string> order{"reset", "send", "proxies", "spawn", "start-up", "claim-wait", "work", "kill",
