@@ -139,11 +139,18 @@ int Session::workers() const {
   return static_cast<int>(std::max(1u, std::min(2u, n)));
 }
 
-std::unique_ptr<Workspace> Session::workspace(const Target& t, int w) {
+std::unique_ptr<Workspace> Session::workspace(const Target& t, int /*w*/) {
+  std::lock_guard<std::mutex> lock(workspaceMu_);
   int id = nextWorkspace_++;
   fs::path logs = temp_->path() / fmt::format("w{}", id);
   fs::create_directories(logs);
-  if (!ownServers_) return std::make_unique<Workspace>(servers(), scenario_, t, id, args_.run, logs);
+  if (!servers().embedded || (!ownServers_ && id == 0))
+    return std::make_unique<Workspace>(servers(), scenario_, t, id, args_.run, logs);
+  if (!ownServers_) {
+    // A Valkey of its own, database 0 like the first workspace's (see session.h).
+    own_.push_back(EmbeddedServers::startValkeyBeside(servers()));
+    return std::make_unique<Workspace>(own_.back()->endpoints(), scenario_, t, id, args_.run, logs);
+  }
   // Servers of its own, so that restarting them touches no other worker's run (docs/faults.md).
   own_.push_back(EmbeddedServers::start());
   EmbeddedServers* servers = own_.back().get();

@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -88,7 +89,11 @@ public:
   std::filesystem::path reportDir() const;
   int workers() const;
 
-  /// A workspace for worker `w` of target `t` (its logs go under the session's temp dir).
+  /// A workspace for worker `w` of target `t` (its logs go under the session's temp dir). With embedded
+  /// servers every workspace but the first has a Valkey of its own, so that each one's consumers find
+  /// their stream in database 0: a client that ignores the URL's database (phpredis, a hand-made
+  /// connection) would otherwise pass on one worker and fail on the others. Thread-safe: the pool's
+  /// workers create theirs at once.
   std::unique_ptr<Workspace> workspace(const Target& t, int w);
   /// Executes and judges one schedule; keeps the logs when `keepLogs` or the verdict is not pass.
   static Judged judge(Workspace& ws, const Scenario& sc, const Schedule& s, bool keepLogs = false);
@@ -108,7 +113,8 @@ private:
   std::vector<Target> targets_;
   EmbeddedServersPtr embedded_;
   bool ownServers_ = false;
-  std::vector<EmbeddedServersPtr> own_; ///< one pair per workspace, when ownServers_
+  std::mutex workspaceMu_; ///< guards own_ and nextWorkspace_
+  std::vector<EmbeddedServersPtr> own_; ///< servers of the workspaces' own: a pair each when ownServers_, else a Valkey
   ServerEndpoints external_;
   std::unique_ptr<TempDir> temp_;
   int nextWorkspace_ = 0;

@@ -1,5 +1,6 @@
 // EmbeddedServers::start(): PostgreSQL and Valkey/Redis launched side by side on free ports, each
 // retried on another port (up to 3 attempts) when the port was taken between freePort() and bind.
+// EmbeddedServers::startValkeyBeside(): a Valkey/Redis alone, beside a PostgreSQL started before.
 // EmbeddedServers::restart(): one of them restarted in place, on its port.
 #include "servers/servers.h"
 
@@ -13,6 +14,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <optional>
 
 namespace idem {
 namespace {
@@ -42,19 +44,27 @@ template <class Server> void awaitWithRetry(Server& s, const char* what, int avo
 
 class EmbeddedServersImpl final : public EmbeddedServers {
 public:
-  EmbeddedServersImpl() {
-    launchOnFreePort(pg_, 0);
-    launchOnFreePort(valkey_, pg_.port());
-    awaitWithRetry(pg_, "PostgreSQL", valkey_.port());
-    awaitWithRetry(valkey_, valkey_.binaryName().c_str(), pg_.port());
+  /// Both servers, or (`pgBeside` given) only Valkey, with that PostgreSQL in its endpoints.
+  explicit EmbeddedServersImpl(const ServerEndpoints* pgBeside) {
+    if (pgBeside) {
+      ep_ = *pgBeside;
+    } else {
+      pg_.emplace();
+      launchOnFreePort(*pg_, 0);
+    }
+    launchOnFreePort(valkey_, ep_.pg_port);
+    if (pg_) awaitWithRetry(*pg_, "PostgreSQL", valkey_.port());
+    awaitWithRetry(valkey_, valkey_.binaryName().c_str(), pg_ ? pg_->port() : ep_.pg_port);
     registerStop();
 
-    ep_.pg_host = "127.0.0.1";
-    ep_.pg_port = pg_.port();
-    ep_.pg_user = "postgres";
-    ep_.pg_password = pg_.secret();
+    if (pg_) {
+      ep_.pg_host = "127.0.0.1";
+      ep_.pg_port = pg_->port();
+      ep_.pg_user = "postgres";
+      ep_.pg_password = pg_->secret();
+      ep_.pg_database = "postgres";
+    }
     ep_.valkey_password = valkey_.secret();
-    ep_.pg_database = "postgres";
     ep_.valkey_host = "127.0.0.1";
     ep_.valkey_port = valkey_.port();
     ep_.valkey_db = 0;
@@ -70,10 +80,11 @@ public:
   const ServerEndpoints& endpoints() const override { return ep_; }
 
   void restart(const std::string& which, std::chrono::milliseconds timeout) override {
-    servers::ServerProcess* server = which == "pg" ? static_cast<servers::ServerProcess*>(&pg_)
+    servers::ServerProcess* server = which == "pg" && pg_ ? static_cast<servers::ServerProcess*>(&*pg_)
                                      : which == "valkey" ? &valkey_
                                                          : nullptr;
-    if (!server) throw UsageError(fmt::format("restart: no embedded server named '{}' (pg or valkey)", which));
+    if (!server)
+      throw UsageError(fmt::format("restart: no embedded server named '{}' ({})", which, pg_ ? "pg or valkey" : "valkey"));
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopped_) throw UsageError(fmt::format("restart {}: the embedded servers are stopped", which));
@@ -98,10 +109,10 @@ private:
     std::lock_guard<std::mutex> lock(mu_);
     stopped_ = true;
     valkey_.stop();
-    pg_.stop();
+    if (pg_) pg_->stop();
   }
 
-  servers::PgServer pg_;
+  std::optional<servers::PgServer> pg_; ///< none when started beside another's PostgreSQL
   servers::ValkeyServer valkey_;
   ServerEndpoints ep_;
   std::mutex mu_;       ///< held by restart() and stopAll()
@@ -111,6 +122,10 @@ private:
 
 } // namespace
 
-EmbeddedServersPtr EmbeddedServers::start() { return std::make_unique<EmbeddedServersImpl>(); }
+EmbeddedServersPtr EmbeddedServers::start() { return std::make_unique<EmbeddedServersImpl>(nullptr); }
+
+EmbeddedServersPtr EmbeddedServers::startValkeyBeside(const ServerEndpoints& pg) {
+  return std::make_unique<EmbeddedServersImpl>(&pg);
+}
 
 } // namespace idem

@@ -34,6 +34,9 @@ using EmbeddedServersPtr = std::unique_ptr<EmbeddedServers>;
 class EmbeddedServers {
 public:
   static EmbeddedServersPtr start();
+  /// A Valkey/Redis of its own beside the PostgreSQL of `pg` (an embedded one, which this does not own:
+  /// restart("pg") is refused). The endpoints are `pg`'s with this Valkey's port and secret, database 0.
+  static EmbeddedServersPtr startValkeyBeside(const ServerEndpoints& pg);
   virtual ~EmbeddedServers() = default;
   virtual const ServerEndpoints& endpoints() const = 0;
   /// Restarts one server in place, for the "restart" fault: `which` is "pg" (a fast shutdown: open

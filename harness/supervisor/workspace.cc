@@ -131,7 +131,7 @@ void Workspace::Impl::create() {
     root.exec(fmt::format("DROP DATABASE IF EXISTS {}", database));
     root.exec(fmt::format("CREATE DATABASE {} TEMPLATE template0", database));
     pg = std::make_unique<PgAdmin>(pgUrl(s, s.pg_host, s.pg_port, database, ""), options.deadline);
-    valkeyDb = worker % 64; // the embedded server has 64 databases
+    valkeyDb = s.valkey_db; // 0: each workspace has an embedded Valkey of its own (Session::workspace)
     stream = "idemproof:stream";
     group = "idemproof";
   } else {

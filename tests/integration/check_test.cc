@@ -213,3 +213,16 @@ TEST_CASE("check: versioned-guard and ship-guarded pass 120 schedules each", "[c
     CHECK(r.report["check"]["coverage_summary"]["fired"].get<int>() > 50);
   }
 }
+
+TEST_CASE("check: a consumer that ignores the URL's Valkey database (host and port only) passes on every worker",
+          "[check]") {
+  // Three workers create their workspaces at once, each but the first with a Valkey of its own, all in
+  // database 0: py-host-port never sends SELECT. When the workers shared one server in databases 0, 1, 2,
+  // its runs on the second and third worker found no stream (NOGROUP) and check called it flaky.
+  Result r = clean({"check", "--target", testTarget("py-host-port"), "--workers", "3", "--seed", "1", "--runs",
+                    "12", "--faults", "kill"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.report["verdict"] == "pass");
+  CHECK(r.report["check"]["runs"] == 12);
+}
