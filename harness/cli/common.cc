@@ -73,7 +73,7 @@ void addCommon(CLI::App& cmd, CommonArgs& a, bool manyTargets) {
   cmd.add_option("--database-url", a.databaseUrl, "use this PostgreSQL (libpq URI) instead of an embedded one");
   cmd.add_option("--valkey-url", a.valkeyUrl, "use this Valkey/Redis (redis://host:port/db) instead of an embedded one");
   addSeed(cmd, a);
-  cmd.add_option("--workers", a.workers, "schedules run in parallel (default: min(2, cores); 1 with external servers)")
+  cmd.add_option("--workers", a.workers, "schedules run in parallel (default: the cores, at most 16; 1 with external servers)")
       ->check(CLI::Range(1, 16));
   cmd.add_option("--claim-idle-ms", a.run.claim_idle_ms, "CLAIM_IDLE_MS given to consumers; a killed one's replacement has its requests held this long after the kill")
       ->check(CLI::Range(1, 600000))->capture_default_str();

@@ -30,7 +30,7 @@ void addReportCommands(CLI::App& app, Handler& handler) {
                    "use this PostgreSQL (libpq URI) instead of an embedded one (the restart classes need embedded servers "
                    "and are left out)");
   demo->add_option("--valkey-url", demoCommon.valkeyUrl, "use this Valkey/Redis (redis://host:port/db) instead of an embedded one");
-  demo->add_option("--workers", demoCommon.workers, "schedules run in parallel (default: min(2, cores))")->check(CLI::Range(1, 16));
+  demo->add_option("--workers", demoCommon.workers, "schedules run in parallel (default: the cores, at most 16)")->check(CLI::Range(1, 16));
   demo->add_option("--runs", demoArgs.runs, "generated schedules per class")->check(CLI::Range(0, 1000))->capture_default_str();
   demo->add_option("--per-class", demoArgs.perClass, "faults run per kill or fault class and target (0: every one)")
       ->check(CLI::Range(0, 10000))->capture_default_str();

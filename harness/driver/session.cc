@@ -135,8 +135,12 @@ fs::path Session::reportDir() const {
 int Session::workers() const {
   if (args_.workers > 0) return args_.workers;
   if (!servers().embedded) return 1;
+  // A worker per core, up to --workers' bound: one worker keeps about 1.3 cores busy (its consumer, that
+  // consumer's PostgreSQL backend, the proxies, the judge: `check --workers 1` used 8.2 CPU seconds in
+  // 6.2 s of wall time on a 2-core VM), so fewer would leave cores idle; and a worker more than the
+  // machine can take costs nothing measurable (on 2 cores, 2 and 3 workers ran 6.9 and 7.0 schedules/s).
   unsigned n = std::thread::hardware_concurrency();
-  return static_cast<int>(std::max(1u, std::min(2u, n)));
+  return static_cast<int>(std::clamp(n, 1u, 16u));
 }
 
 std::unique_ptr<Workspace> Session::workspace(const Target& t, int /*w*/) {

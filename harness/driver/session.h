@@ -31,7 +31,7 @@ struct CommonArgs {
   std::string valkeyUrl;
   uint64_t seed = 0;
   bool seedGiven = false;
-  int workers = 0;            ///< 0: min(2, cores)
+  int workers = 0;            ///< 0: the cores (at most 16); 1 with external servers
   RunOptions run;
   std::string junit;          ///< --junit FILE
   bool reportDirGiven = false, junitGiven = false; ///< the flag was given (an empty value is then an error)

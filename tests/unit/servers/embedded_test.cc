@@ -236,3 +236,52 @@ TEST_CASE("two idemproof runs racing to fill an empty cache both start", "[embed
   checkAllGone(oa);
   checkAllGone(ob);
 }
+
+TEST_CASE("a Valkey beside another's PostgreSQL: its own port, secret and keys, the same PostgreSQL, stopped alone",
+          "[embedded]") {
+  EnvOverride cache("IDEMPROOF_CACHE_DIR", testCacheDir().string());
+  EmbeddedServersPtr servers = EmbeddedServers::start();
+  const ServerEndpoints& ep = servers->endpoints();
+  EmbeddedServersPtr beside = EmbeddedServers::startValkeyBeside(ep);
+  const ServerEndpoints& b = beside->endpoints();
+  CHECK(b.embedded);
+  CHECK(b.pg_port == ep.pg_port);
+  CHECK(b.pg_password == ep.pg_password);
+  CHECK(b.pg_database == ep.pg_database);
+  CHECK(b.valkey_port != ep.valkey_port);
+  CHECK(b.valkey_port != ep.pg_port);
+  CHECK(b.valkey_password != ep.valkey_password);
+  CHECK(b.valkey_db == 0);
+
+  // Database 0 of each is its own: a key set in one is not in the other.
+  auto connect = [](const ServerEndpoints& e) {
+    redisContext* r = redisConnect(e.valkey_host.c_str(), e.valkey_port);
+    REQUIRE(r);
+    REQUIRE(r->err == 0);
+    CHECK(redisString(r, ("AUTH " + e.valkey_password).c_str()) == "OK");
+    return r;
+  };
+  redisContext* first = connect(ep);
+  redisContext* second = connect(b);
+  CHECK(redisString(first, "SET k first") == "OK");
+  CHECK(redisString(second, "GET k").empty());
+  std::string info = redisString(second, "INFO server");
+  const pid_t besidePid = std::stoi(info.substr(info.find("process_id:") + 11));
+  redisFree(second);
+
+  // It owns no PostgreSQL: restart("pg") is refused, and PostgreSQL still serves.
+  CHECK_THROWS_AS(beside->restart("pg", std::chrono::seconds(10)), UsageError);
+  CHECK_THROWS_WITH(beside->restart("pg", std::chrono::seconds(10)), Catch::Contains("'pg'") && Catch::Contains("(valkey)"));
+  {
+    pqxx::connection c(conninfo(b));
+    pqxx::work w(c);
+    CHECK(w.exec1("SELECT 1")[0].as<int>() == 1);
+  }
+  // Stopping it stops its Valkey alone.
+  beside.reset();
+  CHECK(eventuallyDead(besidePid));
+  CHECK(redisString(first, "GET k") == "first");
+  redisFree(first);
+  pqxx::connection c(conninfo(ep));
+  CHECK(c.is_open());
+}
