@@ -147,6 +147,7 @@ int main(int argc, char** argv) {
   const double seconds = argc > 1 ? std::atof(argv[1]) : 0.3;
   const std::vector<std::pair<std::string, bool>> files = {
       {"libpq/session.cap", true},      {"psycopg/session.cap", true},    {"node-pg/session.cap", true},
+      {"asyncpg/session.cap", true},    {"pgx/session.cap", true},
       {"hiredis/session.cap", false},   {"redis-py/session.cap", false},  {"redis-py/session-2.cap", false},
       {"ioredis/session.cap", false},   {"resp3/session.cap", false}};
   std::vector<Session> sessions;

@@ -2,7 +2,7 @@
 # Records tests/captures/<client>/session.cap: both directions of a real client's session with a real
 # server, through tee_proxy.py. Starts a throwaway PostgreSQL 15 and redis-server in a temp dir, builds
 # or installs the clients (g++ with libpq, gcc with libhiredis, npm pg and ioredis, Debian's
-# python3-psycopg and python3-redis), runs each once, stops the servers and removes the temp dir.
+# python3-psycopg, python3-asyncpg and python3-redis, Go with Debian's pgx v4), runs each once, stops the servers and removes the temp dir.
 # Usage: tests/captures/record.sh [client…]   (default: all; run as root, PostgreSQL runs as postgres)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -69,13 +69,19 @@ gcc -O1 -o "$WORK/hiredis_session" "$HERE/clients/hiredis_session.c" -lhiredis
 if [ -z "$SELECTED" ] || [[ "$SELECTED" == *node-pg* || "$SELECTED" == *ioredis* ]]; then
   npm install --prefix "$WORK/node" --no-save --no-audit --no-fund --silent pg ioredis >/dev/null
 fi
+if [ -z "$SELECTED" ] || [[ "$SELECTED" == *pgx* ]]; then
+  mkdir -p "$WORK/go"
+  GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$WORK/go" go build -o "$WORK/pgx_session" "$HERE/clients/pgx_session.go"
+fi
 export NODE_PATH=$WORK/node/node_modules
-for c in libpq psycopg node-pg hiredis redis-py ioredis resp3; do
+for c in libpq psycopg node-pg asyncpg pgx hiredis redis-py ioredis resp3; do
   [ -z "$SELECTED" ] || [[ " $SELECTED " == *" $c "* ]] || continue
   case $c in
     libpq) record libpq pg "$WORK/libpq_session" ;;
     psycopg) record psycopg pg $PY "$HERE/clients/psycopg_session.py" ;;
     node-pg) record node-pg pg node "$HERE/clients/node_pg_session.js" ;;
+    asyncpg) record asyncpg pg $PY "$HERE/clients/asyncpg_session.py" ;;
+    pgx) record pgx pg "$WORK/pgx_session" ;;
     hiredis) record hiredis redis "$WORK/hiredis_session" ;;
     redis-py) record redis-py redis $PY "$HERE/clients/redispy_session.py" ;;
     ioredis) record ioredis redis node "$HERE/clients/ioredis_session.js" ;;

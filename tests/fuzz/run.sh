@@ -51,7 +51,7 @@ mkdir "$WORK/pg" "$WORK/resp" "$WORK/framers" "$WORK/parsers"
 # The protocol trackers, seeded with the recorded captures; then the RESP framers of values too large to
 # hold, seeded with the RESP captures, beside the file parsers, seeded with every target.json, scenario
 # and schedule-shaped file of the repository. Two at a time (the machine has two cores).
-seed_captures "$WORK/pg" libpq psycopg node-pg
+seed_captures "$WORK/pg" libpq psycopg node-pg asyncpg pgx
 seed_captures "$WORK/resp" hiredis redis-py ioredis resp3
 seed_captures "$WORK/framers" hiredis redis-py ioredis resp3
 i=0

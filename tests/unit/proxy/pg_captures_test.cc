@@ -59,8 +59,43 @@ TEST_CASE("node-postgres capture: parameterized and named statements") {
   checkSplitInvariance(makePgTracker, chunks);
 }
 
+TEST_CASE("asyncpg capture: binary protocol, prepares ended by Flush, an error in a transaction, executemany") {
+  const auto chunks = loadCapture("asyncpg/session.cap");
+  const Events e = wholeOf(makePgTracker, chunks);
+  requireBalanced(e);
+  // asyncpg prepares each statement on its own round trip (Parse, Describe, Flush: no Sync), then runs it
+  // (Bind, Execute, Sync); BEGIN, COMMIT and ROLLBACK go as simple queries.
+  CHECK(verbs(e) == Strings{"BEGIN", "PARSE", "INSERT", "PARSE", "UPDATE", "UPDATE", "COMMIT", // transaction
+                            "BEGIN", "PARSE", "SELECT", "ROLLBACK",                            // the error
+                            "INSERT"});                                                        // executemany
+  CHECK(summaries(e) == Strings{"BEGIN", "", "INSERT 0 1", "", "UPDATE 1", "UPDATE 1", "COMMIT", "BEGIN", "",
+                                "error: division by zero", "ROLLBACK", "INSERT 0 1; INSERT 0 1; INSERT 0 0"});
+  const auto st = steps(e);
+  CHECK(st[1].flushed);
+  CHECK_FALSE(st[2].flushed);
+  CHECK(st[5].detail == "UPDATE accounts SET balance = balance + $1 WHERE id = $2"); // from the named statement
+  checkSplitInvariance(makePgTracker, chunks);
+}
+
+TEST_CASE("pgx capture: statement cache, binary parameters, an error, a Batch under one Sync") {
+  const auto chunks = loadCapture("pgx/session.cap");
+  const Events e = wholeOf(makePgTracker, chunks);
+  requireBalanced(e);
+  // pgx prepares each statement on its own round trip (Parse, Describe, Sync), then runs it by name
+  // (Bind, Describe portal, Execute, Sync); a Batch binds and executes both statements under one Sync.
+  CHECK(verbs(e) == Strings{"BEGIN", "PARSE", "INSERT", "PARSE", "UPDATE", "UPDATE", "COMMIT", "PARSE", "SELECT",
+                            "INSERT"});
+  CHECK(summaries(e) == Strings{"BEGIN", "", "INSERT 0 1", "", "UPDATE 1", "UPDATE 1", "COMMIT", "",
+                                "error: division by zero", "INSERT 0 1; UPDATE 1"});
+  const auto st = steps(e);
+  CHECK(st[9].detail == "INSERT INTO processed(msg_id) VALUES ($1) ON CONFLICT DO NOTHING; "
+                        "UPDATE accounts SET balance = balance + $1 WHERE id = $2");
+  checkSplitInvariance(makePgTracker, chunks);
+}
+
 TEST_CASE("PostgreSQL captures: steps are requested and answered alike in the recorded interleaving") {
-  for (const char* name : {"libpq/session.cap", "psycopg/session.cap", "node-pg/session.cap"}) {
+  for (const char* name : {"libpq/session.cap", "psycopg/session.cap", "node-pg/session.cap", "asyncpg/session.cap",
+                           "pgx/session.cap"}) {
     INFO(name);
     const auto chunks = loadCapture(name);
     const Events recorded = feedSession(makePgTracker, chunks);

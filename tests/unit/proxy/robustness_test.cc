@@ -62,8 +62,8 @@ void checkRandomSplits(std::mt19937& rng, const Factory& make, const std::string
 /// Each capture and whether it is PostgreSQL.
 const std::vector<std::pair<const char*, bool>> kCaptures = {
     {"libpq/session.cap", true},      {"psycopg/session.cap", true},     {"node-pg/session.cap", true},
-    {"hiredis/session.cap", false},   {"redis-py/session.cap", false},   {"redis-py/session-2.cap", false},
-    {"ioredis/session.cap", false},   {"resp3/session.cap", false},
+    {"asyncpg/session.cap", true},    {"pgx/session.cap", true},         {"hiredis/session.cap", false},   {"redis-py/session.cap", false},
+    {"redis-py/session-2.cap", false}, {"ioredis/session.cap", false},   {"resp3/session.cap", false},
 };
 
 } // namespace
