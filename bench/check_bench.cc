@@ -155,7 +155,7 @@ private:
   std::unique_ptr<PgAdmin> pg_;
   std::unique_ptr<ValkeyAdmin> vk_;
   std::string database_;
-  int db_; // the embedded Valkey has 64 databases; the pool's workspaces take the first ones
+  int db_; // of the session's Valkey (64 databases), whose database 0 the pool's first workspace uses
   std::vector<std::string> tables_;
   int counter_ = 0;
 };

@@ -32,8 +32,9 @@ struct RespValue {
 
 /// Parses the complete value at the start of `buf`: on Message, `size` is its length and `out` (when
 /// not null) the value, its texts views of `buf`; on anything else `out` holds what was parsed before the
-/// value was found incomplete or invalid (parsed in one pass, not measured first). NeedMoreData when it is incomplete, Invalid when it cannot be RESP (unknown type
-/// byte, bad length, missing CRLF, nesting deeper than kRespMaxDepth, streamed `?` lengths).
+/// value was found incomplete or invalid (parsed in one pass, not measured first). NeedMoreData when it is
+/// incomplete, Invalid when it cannot be RESP (unknown type byte, bad length, missing CRLF, nesting deeper
+/// than kRespMaxDepth, streamed `?` lengths).
 Decode parseResp(std::string_view buf, size_t& size, RespValue* out);
 
 /// Reads the line at `pos` (up to CRLF) into `line` and moves `pos` past the CRLF; NeedMoreData when

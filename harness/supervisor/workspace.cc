@@ -125,24 +125,23 @@ const std::string& processToken() {
 void Workspace::Impl::create() {
   const auto& s = servers;
   std::string tag = fmt::format("{}_{}_{}", ::getpid(), processToken(), worker);
+  // Embedded: 0, each workspace has a Valkey of its own (Session::workspace); external: the URL's.
+  valkeyDb = s.valkey_db;
+  group = "idemproof";
   if (s.embedded) {
     database = fmt::format("idem_w{}", worker);
     PgAdmin root(pgUrl(s, s.pg_host, s.pg_port, s.pg_database, ""));
     root.exec(fmt::format("DROP DATABASE IF EXISTS {}", database));
     root.exec(fmt::format("CREATE DATABASE {} TEMPLATE template0", database));
     pg = std::make_unique<PgAdmin>(pgUrl(s, s.pg_host, s.pg_port, database, ""), options.deadline);
-    valkeyDb = s.valkey_db; // 0: each workspace has an embedded Valkey of its own (Session::workspace)
     stream = "idemproof:stream";
-    group = "idemproof";
   } else {
     database = s.pg_database;
     schema = "idemproof_" + tag;
     urlQuery = "options=" + percentEncode("-c search_path=" + schema);
     pg = std::make_unique<PgAdmin>(pgUrl(s, s.pg_host, s.pg_port, database, urlQuery), options.deadline);
     pg->exec(fmt::format("DROP SCHEMA IF EXISTS \"{}\" CASCADE; CREATE SCHEMA \"{}\"", schema, schema));
-    valkeyDb = s.valkey_db;
     stream = fmt::format("idemproof:{}:stream", tag);
-    group = "idemproof";
     // Removed by the destructor; on a signal, the servers are the user's: drop what we made.
     std::string url = pgUrl(s, s.pg_host, s.pg_port, database, "");
     std::string sch = schema, str = stream;
