@@ -250,6 +250,8 @@ Child Child::spawn(const ChildSpec& spec) {
   bp::environment env;
   for (const auto& [k, v] : spec.env) env[k] = v;
   env[kOwnerEnv] = Owner::self().tag(); // reapOrphans() finds it, and what it starts, if idemproof dies
+  if (auto scope = tempRootScope(); !scope.empty()) env[kTempRootEnv] = scope; // ... within this root's scope
+  else env.erase(kTempRootEnv);
   std::vector<std::string> args(spec.argv.begin() + 1, spec.argv.end());
   std::error_code ec;
   bp::child c;

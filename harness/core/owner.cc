@@ -33,8 +33,10 @@ bool allDigits(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
-/// The folders temp folders are made in (TempDir): /dev/shm, $TMPDIR, /tmp.
+/// The folders temp folders are made in (TempDir): the private root alone when there is one, else
+/// /dev/shm, $TMPDIR, /tmp.
 std::vector<fs::path> tempRoots() {
+  if (auto own = tempRootScope(); !own.empty()) return {fs::path(own)};
   std::vector<fs::path> roots{"/dev/shm", "/tmp"};
   if (const char* t = std::getenv("TMPDIR"); t && *t && fs::path(t) != "/tmp") roots.emplace_back(t);
   return roots;
@@ -107,6 +109,11 @@ std::vector<pid_t> otherPids() {
 
 } // namespace
 
+std::string tempRootScope() {
+  const char* own = std::getenv(kTempRootEnv);
+  return own ? own : "";
+}
+
 std::optional<uint64_t> processStart(pid_t pid) {
   auto st = procStat(pid);
   if (!st || !st->live()) return std::nullopt;
@@ -175,11 +182,13 @@ Reaped reapOrphans() {
   Reaped r;
   // Processes first (a server still running would keep writing into its folder).
   const std::string me = Owner::self().tag();
+  const std::string scope = tempRootScope();
   std::error_code ec;
   for (pid_t pid : processesWithEnv(kOwnerEnv)) {
-    std::string tag = envOf(pid, kOwnerEnv);
+    const std::string env = environOf(pid);
+    std::string tag = envValue(env, kOwnerEnv).value_or("");
     auto owner = Owner::parse(tag);
-    if (!owner || tag == me || owner->alive()) continue;
+    if (!owner || tag == me || envValue(env, kTempRootEnv).value_or("") != scope || owner->alive()) continue;
     if (::kill(pid, SIGKILL) == 0) r.processes.push_back(pid);
   }
   for (const auto& root : tempRoots()) {

@@ -17,6 +17,13 @@
 namespace idem {
 
 inline constexpr const char* kOwnerEnv = "IDEMPROOF_OWNER";
+/// A private temp root (core/temp_dir.h). It also scopes reaping: every process idemproof starts carries
+/// the root it was started under (or none), and reapOrphans() reaps only dead owners' folders in its own
+/// roots and their processes started under the same root, so invocations with private roots (tests side
+/// by side) never reap each other's leftovers while they are being looked at.
+inline constexpr const char* kTempRootEnv = "IDEMPROOF_TMPDIR";
+/// This process's IDEMPROOF_TMPDIR ("" when unset).
+std::string tempRootScope();
 
 struct Owner {
   pid_t pid = 0;
@@ -62,8 +69,9 @@ struct Reaped {
   std::vector<pid_t> processes;
 };
 
-/// Kills (SIGKILL) the processes and removes the temp folders of idemproof invocations that are gone.
-/// Never touches what belongs to a live invocation, nor the template cache.
+/// Kills (SIGKILL) the processes and removes the temp folders of idemproof invocations that are gone,
+/// within this invocation's temp root scope (kTempRootEnv). Never touches what belongs to a live
+/// invocation, nor the template cache.
 Reaped reapOrphans();
 
 } // namespace idem

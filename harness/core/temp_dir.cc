@@ -26,15 +26,19 @@ bool usableDir(const std::filesystem::path& p) {
   return std::filesystem::is_directory(p, ec) && ::access(p.c_str(), W_OK | X_OK) == 0;
 }
 
+} // namespace
+
 std::filesystem::path tempRoot() {
+  if (const char* own = std::getenv(kTempRootEnv); own && *own) {
+    if (!usableDir(own))
+      throw UsageError(fmt::format("{}={}: not a directory idemproof can write to", kTempRootEnv, own));
+    return own;
+  }
   if (usableDir("/dev/shm")) return "/dev/shm";
   const char* t = std::getenv("TMPDIR");
   if (t && *t && usableDir(t)) return t;
   return "/tmp";
 }
-
-
-} // namespace
 
 TempDir::TempDir(const std::string& prefix) {
   // idemproof-<kind>-<owner>-XXXXXX: reapOrphans() removes it once its owner is gone (core/owner.h).

@@ -5,8 +5,12 @@
 
 namespace idem {
 
-/// A temporary directory, on /dev/shm when it exists and is writable, else $TMPDIR or /tmp; removed
-/// (recursively) by the destructor and by Cleanup.
+/// Where idemproof makes its temporary folders: $IDEMPROOF_TMPDIR when set (a private root for one
+/// invocation, e.g. a test's own folder: it must exist and be writable, else UsageError naming the
+/// variable), else /dev/shm when it exists and is writable, else $TMPDIR, else /tmp.
+std::filesystem::path tempRoot();
+
+/// A temporary directory under tempRoot(); removed (recursively) by the destructor and by Cleanup.
 class TempDir {
 public:
   explicit TempDir(const std::string& prefix);

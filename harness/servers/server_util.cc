@@ -1,6 +1,7 @@
 #include "servers/server_util.h"
 
 #include "core/error.h"
+#include "core/temp_dir.h"
 
 #include <pwd.h>
 #include <sys/random.h>
@@ -47,8 +48,13 @@ uintmax_t fileSize(const std::filesystem::path& path) {
 
 std::filesystem::path keepLog(const std::filesystem::path& log, const std::string& name) {
   std::error_code ec;
-  auto dest = std::filesystem::temp_directory_path(ec) / fmt::format("idemproof-{}-{}.log", name, ::getpid());
-  if (ec) return log;
+  std::filesystem::path root;
+  try {
+    root = tempRoot();
+  } catch (const std::exception&) {
+    return log;
+  }
+  auto dest = root / fmt::format("idemproof-{}-{}.log", name, ::getpid());
   std::filesystem::copy_file(log, dest, std::filesystem::copy_options::overwrite_existing, ec);
   return ec ? log : dest;
 }

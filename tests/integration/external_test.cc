@@ -43,6 +43,7 @@ Result inOwnPidNamespace(std::vector<std::string> args, const std::string& tag) 
   auto dir = std::filesystem::temp_directory_path() / ("itest-ext-" + tag);
   std::filesystem::create_directories(dir);
   r.reportDir = dir / "report";
+  r.tmpRoot = freshTmpRoot(tag);
   args.insert(args.end(), {"--report", r.reportDir.string()});
   std::vector<std::string> argv;
   if (::geteuid() == 0) argv = {"/usr/bin/unshare", "--pid", "--fork"};
@@ -50,6 +51,7 @@ Result inOwnPidNamespace(std::vector<std::string> args, const std::string& tag) 
   argv.insert(argv.end(), args.begin(), args.end());
   bp::environment env = boost::this_process::environment();
   env["IDEMPROOF_TEST_TAG"] = tag;
+  env["IDEMPROOF_TMPDIR"] = r.tmpRoot.string();
   bp::child c(argv.front(), bp::args(std::vector<std::string>(argv.begin() + 1, argv.end())),
               bp::std_out > (dir / "out").string(), bp::std_err > (dir / "err").string(), bp::std_in < bp::null, env,
               bp::start_dir(repo().string()));
@@ -78,7 +80,6 @@ TEST_CASE("external servers: two processes of 4 workers each share one PostgreSQ
   idem::ValkeyAdmin valkey(e.valkey_host, e.valkey_port, e.valkey_password, 0);
   const auto schemasBefore = schemas(dbUrl);
   const auto keysBefore = valkey.command({"KEYS", "*"});
-  const auto dirsBefore = tempDirs();
 
   std::vector<Result> results(2);
   std::vector<std::thread> threads;
@@ -100,12 +101,9 @@ TEST_CASE("external servers: two processes of 4 workers each share one PostgreSQ
     CHECK(r.report["options"]["workers"] == 4);
     CHECK(r.report["check"]["passed"] == 12);
     CHECK(leftovers(r.tag).empty());
+    for (const auto& d : tempDirsIn(r.tmpRoot)) UNSCOPED_INFO("left behind: " << d);
+    CHECK(tempDirsIn(r.tmpRoot).empty());
   }
   CHECK(schemas(dbUrl) == schemasBefore);          // every idemproof_* schema dropped
   CHECK(valkey.command({"KEYS", "*"}) == keysBefore); // every stream deleted
-  auto dirsAfter = tempDirs();
-  for (const auto& d : dirsAfter) {
-    INFO("left behind: " << d);
-    CHECK(std::find(dirsBefore.begin(), dirsBefore.end(), d) != dirsBefore.end());
-  }
 }

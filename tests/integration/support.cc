@@ -15,6 +15,8 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 namespace bp = boost::process;
 namespace fs = std::filesystem;
 
@@ -48,6 +50,8 @@ Result idemproof(const std::vector<std::string>& args, int sigintAfterMs, bool w
   }
   fs::path dir = fs::temp_directory_path() / ("itest-" + r.tag);
   fs::create_directories(dir);
+  if (auto own = extraEnv.find("IDEMPROOF_TMPDIR"); own != extraEnv.end()) r.tmpRoot = own->second;
+  else r.tmpRoot = freshTmpRoot(r.tag);
   r.reportDir = dir / "report";
   std::vector<std::string> argv = args;
   if (withReport) {
@@ -56,6 +60,7 @@ Result idemproof(const std::vector<std::string>& args, int sigintAfterMs, bool w
   }
   bp::environment env = boost::this_process::environment();
   env["IDEMPROOF_TEST_TAG"] = r.tag;
+  env["IDEMPROOF_TMPDIR"] = r.tmpRoot.string();
   for (const auto& [k, v] : extraEnv) env[k] = v;
   bp::child c((build() / "idemproof").string(), bp::args(argv), bp::std_out > (dir / "out").string(),
               bp::std_err > (dir / "err").string(), bp::std_in < bp::null, env, bp::start_dir(repo().string()));
@@ -65,6 +70,10 @@ Result idemproof(const std::vector<std::string>& args, int sigintAfterMs, bool w
   }
   c.wait();
   r.status = c.exit_code();
+  if (!extraEnv.count("IDEMPROOF_TMPDIR")) { // the call's own root goes when it is empty (clean() reads what is left)
+    std::error_code ec;
+    fs::remove(r.tmpRoot, ec);
+  }
   r.out = readAll(dir / "out");
   r.err = readAll(dir / "err");
   if (fs::exists(r.reportDir / "report.json")) r.report = nlohmann::json::parse(readAll(r.reportDir / "report.json"));
@@ -95,33 +104,38 @@ std::vector<int> leftovers(const std::string& tag) {
   return pids;
 }
 
-std::vector<std::string> tempDirs() {
+std::vector<std::string> tempDirsIn(const fs::path& root) {
   std::vector<std::string> out;
-  for (const char* root : {"/dev/shm", "/tmp"}) {
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(root, ec)) {
-      std::string name = e.path().filename().string();
-      // idemproof-fuzz-* belong to the fuzzers (tests/fuzz/run.sh), never to an idemproof command.
-      if (name.rfind("idemproof-", 0) == 0 && name != "idemproof-cache" && name.rfind("idemproof-fuzz-", 0) != 0)
-        out.push_back(e.path().string());
-    }
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    std::string name = e.path().filename().string();
+    // idemproof-fuzz-* belong to the fuzzers (tests/fuzz/run.sh), never to an idemproof command.
+    if (name.rfind("idemproof-", 0) == 0 && name != "idemproof-cache" && name.rfind("idemproof-fuzz-", 0) != 0)
+      out.push_back(e.path().string());
   }
   return out;
+}
+
+fs::path freshTmpRoot(const std::string& tag) {
+  std::error_code ec;
+  fs::path base = fs::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK | X_OK) == 0
+                      ? fs::path("/dev/shm")
+                      : fs::temp_directory_path();
+  fs::path root = base / ("itest-tmp-" + tag);
+  fs::create_directories(root);
+  return root;
 }
 
 std::string target(const std::string& name) { return (repo() / "targets" / name).string(); }
 std::string testTarget(const std::string& name) { return (repo() / "tests" / "targets" / name).string(); }
 
 Result clean(const std::vector<std::string>& args, int sigintAfterMs) {
-  auto before = tempDirs();
   Result r = idemproof(args, sigintAfterMs);
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(leftovers(r.tag).empty());
-  std::set<std::string> added;
-  for (const auto& d : tempDirs())
-    if (std::find(before.begin(), before.end(), d) == before.end()) added.insert(d);
-  for (const auto& d : added) UNSCOPED_INFO("left behind: " << d);
-  CHECK(added.empty());
+  auto left = tempDirsIn(r.tmpRoot);
+  for (const auto& d : left) UNSCOPED_INFO("left behind: " << d);
+  CHECK(left.empty());
   return r;
 }
 

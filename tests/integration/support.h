@@ -18,6 +18,9 @@ struct Result {
   std::string out, err;
   nlohmann::json report; ///< report.json of the run, or null
   std::filesystem::path reportDir;
+  /// The call's private temp root (IDEMPROOF_TMPDIR): every temp folder of the call is made here, so a
+  /// test judges what the call left by this folder alone, whatever else runs on the machine.
+  std::filesystem::path tmpRoot;
 };
 
 /// The repository root and the build dir (compile definitions).
@@ -26,7 +29,8 @@ std::filesystem::path build();
 
 /// Runs `idemproof ARGS --report <fresh dir>` (the report flag only for commands that take it), waits,
 /// reads report.json. `sigintAfterMs` > 0 sends SIGINT to it after that long. `env` is added to its
-/// environment (consumers inherit it). Safe to call from several threads at once.
+/// environment (consumers inherit it); IDEMPROOF_TMPDIR is a fresh folder of the call's own unless `env`
+/// names one. Safe to call from several threads at once.
 Result idemproof(const std::vector<std::string>& args, int sigintAfterMs = 0, bool withReport = true,
                  const std::map<std::string, std::string>& env = {});
 
@@ -34,14 +38,18 @@ Result idemproof(const std::vector<std::string>& args, int sigintAfterMs = 0, bo
 std::vector<int> leftovers(const std::string& tag);
 /// The tag of the last call.
 const std::string& lastTag();
-/// Entries under /dev/shm and /tmp named idemproof-* (the cache dir excluded).
-std::vector<std::string> tempDirs();
+/// Entries named idemproof-* in `root` (a call's private temp root).
+std::vector<std::string> tempDirsIn(const std::filesystem::path& root);
+/// A fresh, empty folder for IDEMPROOF_TMPDIR (on /dev/shm when it is writable: servers' data dirs are
+/// copied there).
+std::filesystem::path freshTmpRoot(const std::string& tag);
 
 /// targets/NAME and tests/targets/NAME of the repository.
 std::string target(const std::string& name);
 std::string testTarget(const std::string& name);
 
-/// idemproof(args) that also checks (Catch2 CHECKs) that the run left no process and no temp folder.
+/// idemproof(args) that also checks (Catch2 CHECKs) that the run left no process and no temp folder in
+/// its private temp root.
 Result clean(const std::vector<std::string>& args, int sigintAfterMs = 0);
 
 /// The arguments of the "  replay: idemproof replay ..." line of a check's output (paths hold no spaces);

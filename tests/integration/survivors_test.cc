@@ -16,10 +16,10 @@ namespace bp = boost::process;
 
 namespace {
 
-/// Temp folders of the idemproof process `pid` (their names carry "-<pid>.<start time>-").
-std::vector<std::string> foldersOf(int pid) {
+/// Temp folders of the idemproof process `pid` in `root` (their names carry "-<pid>.<start time>-").
+std::vector<std::string> foldersOf(const std::filesystem::path& root, int pid) {
   std::vector<std::string> out;
-  for (const auto& d : tempDirs())
+  for (const auto& d : tempDirsIn(root))
     if (d.find("-" + std::to_string(pid) + ".") != std::string::npos) out.push_back(d);
   return out;
 }
@@ -48,15 +48,19 @@ bool eventually(Pred p, std::chrono::seconds limit = std::chrono::seconds(60)) {
 }
 
 /// idemproof started in the background (not waited for, unlike idemproof()), with `env` added to its
-/// environment; its report, stdout and stderr in a scratch folder that goes at scope end.
+/// environment and a private temp root of its own (`root`: pass it to the next command as IDEMPROOF_TMPDIR
+/// to have that one reap what this one left); its report, stdout and stderr in a scratch folder, which
+/// goes at scope end with the root.
 struct Background {
-  std::filesystem::path dir;
+  std::filesystem::path dir, root;
   bp::child child;
 
   Background(const std::string& name, std::vector<std::string> args, const std::map<std::string, std::string>& env) {
     dir = std::filesystem::temp_directory_path() / ("itest-" + name + "-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
+    root = freshTmpRoot(name + "-" + std::to_string(::getpid()));
     bp::environment e = boost::this_process::environment();
+    e["IDEMPROOF_TMPDIR"] = root.string();
     for (const auto& [k, v] : env) e[k] = v;
     args.insert(args.end(), {"--report", report().string()});
     child = bp::child((build() / "idemproof").string(), bp::args(args), bp::std_out > (dir / "out").string(),
@@ -67,6 +71,7 @@ struct Background {
     if (child.valid()) child.wait();
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
+    std::filesystem::remove_all(root, ec);
   }
   std::filesystem::path report() const { return dir / "report"; }
 };
@@ -91,19 +96,20 @@ TEST_CASE("after kill -9 of idemproof during a sweep, the next command leaves no
   bp::child& victim = run.child;
   const int pid = victim.id();
   // Killed while it has servers, folders and a consumer with a child of its own.
-  bool busy = eventually([&] { return !tagged(tag, "sleep 301").empty() && foldersOf(pid).size() >= 3; });
+  bool busy = eventually([&] { return !tagged(tag, "sleep 301").empty() && foldersOf(run.root, pid).size() >= 3; });
   ::kill(pid, SIGKILL);
   victim.wait();
   REQUIRE(busy);
   // What it left: its folders; and the consumer's own child, which its death did not stop.
-  CHECK(!foldersOf(pid).empty());
+  CHECK(!foldersOf(run.root, pid).empty());
   CHECK(!tagged(tag, "sleep 301").empty());
 
-  Result next = idemproof({"run", "--target", target("dedup-table"), "--scenario", "wallet"});
+  Result next = idemproof({"run", "--target", target("dedup-table"), "--scenario", "wallet"}, 0, true,
+                          {{"IDEMPROOF_TMPDIR", run.root.string()}});
   INFO("stdout: " << next.out << "\nstderr: " << next.err);
   CHECK(next.status == 0);
-  for (const auto& d : foldersOf(pid)) UNSCOPED_INFO("left behind: " << d);
-  CHECK(foldersOf(pid).empty());
+  for (const auto& d : foldersOf(run.root, pid)) UNSCOPED_INFO("left behind: " << d);
+  CHECK(foldersOf(run.root, pid).empty());
   CHECK(eventually([&] { return leftovers(tag).empty(); }, std::chrono::seconds(10)));
 }
 
@@ -213,14 +219,14 @@ TEST_CASE("kill -9 of idemproof during its first initdb: the next command leaves
   ::kill(pid, SIGKILL);
   victim.wait();
   REQUIRE(caught);
-  CHECK(!foldersOf(pid).empty()); // its partial template, in its PostgreSQL folder
+  CHECK(!foldersOf(run.root, pid).empty()); // its partial template, in its PostgreSQL folder
 
   Result next = idemproof({"run", "--target", target("dedup-table"), "--scenario", "wallet"}, 0, true,
-                          {{"IDEMPROOF_CACHE_DIR", cache.string()}});
+                          {{"IDEMPROOF_CACHE_DIR", cache.string()}, {"IDEMPROOF_TMPDIR", run.root.string()}});
   INFO("stdout: " << next.out << "\nstderr: " << next.err);
   CHECK(next.status == 0);
-  for (const auto& d : foldersOf(pid)) UNSCOPED_INFO("left behind: " << d);
-  CHECK(foldersOf(pid).empty());
+  for (const auto& d : foldersOf(run.root, pid)) UNSCOPED_INFO("left behind: " << d);
+  CHECK(foldersOf(run.root, pid).empty());
   CHECK(eventually([&] { return ownedBy(pid).empty(); }, std::chrono::seconds(10)));
   std::error_code ec;
   std::filesystem::remove_all(cache, ec);

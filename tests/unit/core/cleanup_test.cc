@@ -1,6 +1,8 @@
 // Cleanup, TempDir, freePort, and what happens to children when idemproof is interrupted or dies.
 #include "core/child.h"
 #include "core/cleanup.h"
+#include "core/error.h"
+#include "core/owner.h"
 #include "core/ports.h"
 #include "core/temp_dir.h"
 #include "proc_util.h"
@@ -14,7 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -137,6 +141,80 @@ TEST_CASE("TempDir is on /dev/shm when possible, traversable, and removed recurs
     CHECK(other.path() != p);
   }
   CHECK_FALSE(fs::exists(p));
+}
+
+namespace {
+
+/// Sets an environment variable for the scope of a test, restoring what was there.
+struct ScopedEnv {
+  std::string name;
+  std::optional<std::string> old;
+  ScopedEnv(std::string n, const std::string& value) : name(std::move(n)) {
+    if (const char* v = std::getenv(name.c_str())) old = v;
+    ::setenv(name.c_str(), value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old) ::setenv(name.c_str(), old->c_str(), 1);
+    else ::unsetenv(name.c_str());
+  }
+};
+
+/// `sleep 100` started by hand (not by Child::spawn) with exactly `env`: a process of another owner.
+pid_t sleepWithEnv(const std::vector<std::string>& env) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    std::vector<char*> envp;
+    for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+    char* argv[] = {const_cast<char*>("/bin/sleep"), const_cast<char*>("100"), nullptr};
+    ::execve("/bin/sleep", argv, envp.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+} // namespace
+
+TEST_CASE("IDEMPROOF_TMPDIR is the temp root; one that is no writable folder is refused naming it", "[tempdir]") {
+  ScratchDir root;
+  REQUIRE(!root.path.empty());
+  {
+    ScopedEnv env("IDEMPROOF_TMPDIR", root.path.string());
+    TempDir dir("idem-test-");
+    CHECK(dir.path().parent_path() == root.path);
+    CHECK(tempRoot() == root.path);
+  }
+  ScopedEnv env("IDEMPROOF_TMPDIR", (root.path / "missing").string());
+  try {
+    TempDir dir("idem-test-");
+    FAIL("a missing root was accepted");
+  } catch (const UsageError& e) {
+    CHECK(std::string(e.what()) == "IDEMPROOF_TMPDIR=" + (root.path / "missing").string() +
+                                       ": not a directory idemproof can write to");
+  }
+}
+
+TEST_CASE("reapOrphans reaps a dead owner's folders and processes only within its own temp root", "[tempdir]") {
+  ScratchDir a, b;
+  REQUIRE((!a.path.empty() && !b.path.empty()));
+  const std::string dead = "999999999.5"; // a pid above any pid_max: never alive
+  REQUIRE(!Owner::parse(dead)->alive());
+  for (const auto& root : {a.path, b.path}) fs::create_directories(root / ("idemproof-logs-" + dead + "-abcdef"));
+  pid_t inA = sleepWithEnv({"IDEMPROOF_OWNER=" + dead, "IDEMPROOF_TMPDIR=" + a.path.string()});
+  pid_t inB = sleepWithEnv({"IDEMPROOF_OWNER=" + dead, "IDEMPROOF_TMPDIR=" + b.path.string()});
+  ForkGuard ga{inA}, gb{inB};
+  // Until exec has replaced the fork's environment with the mark, the process is not findable.
+  for (int i = 0; i < 12000 && (envOf(inA, "IDEMPROOF_OWNER").empty() || envOf(inB, "IDEMPROOF_OWNER").empty()); ++i)
+    std::this_thread::sleep_for(5ms);
+  {
+    ScopedEnv env("IDEMPROOF_TMPDIR", a.path.string());
+    Reaped r = reapOrphans();
+    CHECK(r.processes == std::vector<pid_t>{inA});
+    CHECK(r.folders == std::vector<std::string>{(a.path / ("idemproof-logs-" + dead + "-abcdef")).string()});
+  }
+  CHECK(waitChild(inA) != 0); // SIGKILLed
+  CHECK(::kill(inB, 0) == 0);
+  CHECK(fs::exists(b.path / ("idemproof-logs-" + dead + "-abcdef")));
 }
 
 TEST_CASE("freePort returns a bindable port", "[tempdir]") {
