@@ -110,6 +110,7 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
   case Effect::Action::Drop:
     d.kind = proxy::Decision::Kind::Drop;
     step.outcome = before ? ops::StepOutcome::DroppedBefore : ops::StepOutcome::DroppedAfter;
+    states_[owner].cutAt = fmt::format("{}#{} ({})", step.verb, step.k, step.server);
     break;
   case Effect::Action::Error: {
     const char* here = proxy::toString(server);
@@ -144,6 +145,7 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
     d.kind = proxy::Decision::Kind::Answer;
     d.answer = proxy::errorReply(server, effect.code, effect.message, 'I', effect.fatal);
     d.close = effect.fatal;
+    if (effect.fatal) states_[owner].cutAt = fmt::format("{}#{} ({})", step.verb, step.k, step.server);
     step.outcome = ops::StepOutcome::Answered;
     history_.append(name, std::move(step));
     return d;
@@ -234,6 +236,7 @@ proxy::Decision Controller::onConnect(int owner, proxy::Server server, int conn)
     step.error = true;
     step.summary = e.code + " " + e.message;
     if (states_[owner].faulted.empty()) states_[owner].faulted = fault->str();
+    states_[owner].cutAt = fmt::format("CONNECT#{} (pg)", k);
     history_.append(name, ops::FaultOp{*fault, 0});
     history_.append(name, std::move(step));
   } else if (effect.action == Effect::Action::Kill || effect.action == Effect::Action::Drop) {
@@ -268,11 +271,14 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   if (!st.firstRequest) st.firstRequest = now;
   st.lastActivity = now;
   st.lastWasEmptyRead = false;
+  st.cutAt.clear();
   if (!isRead(step.verb)) lastWork_ = now;
   else if (!step.blocking) st.lastPoll = now;
-  for (const auto& id : step.acked) {
-    st.held.erase(id);
-    st.handedAgain.erase(id);
+  for (const auto& id : step.acked) { // settled for the group: no process holds it any more
+    for (auto& [o, other] : states_) {
+      other.held.erase(id);
+      other.handedAgain.erase(id);
+    }
   }
   ++activity_;
   token.id = nextToken_++;
@@ -507,6 +513,8 @@ void Controller::onCut(int owner, const proxy::StepToken& token, proxy::CutKind 
   }
   auto& st = states_[owner];
   endInflight(owner, st, f);
+  st.lastWasEmptyRead = false;
+  if (st.inflight == 0) st.cutAt = fmt::format("{}#{} ({})", f.step.verb, f.k, proxy::toString(f.server));
   ++activity_;
   ops::Step s = stepOf(f);
   s.outcome = how == proxy::CutKind::Withheld    ? ops::StepOutcome::Withheld
