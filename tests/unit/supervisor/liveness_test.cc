@@ -121,7 +121,7 @@ TEST_CASE("liveness: an entry acknowledged by another process is no one's work a
   CHECK_FALSE(s.idle(2)); // its latest step is the XACK: between two steps
 }
 
-TEST_CASE("liveness: a request in flight that is not a blocking read is busy; a blocking read alone is idle") {
+TEST_CASE("liveness: a request in flight that is not a blocking read is busy, a blocking read alone is idle") {
   Steps s;
   CHECK_FALSE(s.idle(1)); // no request yet: starting
   CHECK(liveness::busyWhy(s.view(1)) == "starting (no request yet)");
