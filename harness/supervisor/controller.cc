@@ -544,6 +544,24 @@ Controller::ProcessState Controller::state(int owner) const {
   return it == states_.end() ? ProcessState{} : it->second;
 }
 
+liveness::Process Controller::livenessOf(int owner) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  liveness::Process v;
+  if (auto n = names_.find(owner); n != names_.end()) v.label = n->second;
+  auto it = states_.find(owner);
+  if (it == states_.end()) return v;
+  const ProcessState& st = it->second;
+  v.steps = st.steps;
+  v.inflight = st.inflight;
+  v.inflightBlocking = st.inflightBlocking;
+  v.lastWasEmptyRead = st.lastWasEmptyRead;
+  v.cutAt = st.cutAt;
+  v.held = st.held.size();
+  for (const auto& [id, n] : st.handedAgain)
+    if (n >= 3) v.spinning.insert(id); // handed again three times or more: a spin
+  return v;
+}
+
 std::vector<Controller::ServerAction> Controller::takeServerActions() {
   std::lock_guard<std::mutex> lock(mu_);
   return std::exchange(serverActions_, {});

@@ -7,6 +7,7 @@
 #include "history/history.h"
 #include "plan/fault.h"
 #include "proxy/hub.h"
+#include "supervisor/liveness.h"
 
 #include <sys/types.h>
 
@@ -79,6 +80,8 @@ public:
     std::optional<Clock::time_point> holdUntil;    ///< holdRequestsUntil: its requests wait until then
   };
   ProcessState state(int owner) const;
+  /// What the run-ending rule sees of the process (supervisor/liveness.h).
+  liveness::Process livenessOf(int owner) const;
   /// A fault the supervisor carries out on a server while its step waits (forget: the broker goes back;
   /// restart: a server restarts).
   struct ServerAction {

@@ -300,23 +300,13 @@ private:
     return ctl_.activity() == before;
   }
 
-  /// What the run-ending rule sees of process `p` (supervisor/liveness.h).
-  liveness::Process view(const Proc& p) const {
-    auto st = ctl_.state(p.owner);
-    liveness::Process v{p.label, st.steps, st.inflight, st.inflightBlocking, st.lastWasEmptyRead, st.cutAt,
-                        st.held.size(), {}};
-    for (const auto& [id, n] : st.handedAgain)
-      if (n >= 3) v.spinning.insert(id);
-    return v;
-  }
-
   std::vector<liveness::Process> views() const {
     std::vector<liveness::Process> out;
-    for (const auto& p : live_) out.push_back(view(p));
+    for (const auto& p : live_) out.push_back(ctl_.livenessOf(p.owner));
     return out;
   }
 
-  bool idle(const Proc& p) const { return liveness::idle(view(p)); }
+  bool idle(const Proc& p) const { return liveness::idle(ctl_.livenessOf(p.owner)); }
 
   /// Why a live process is not idle, for a limit's reason: "c2 silent for 58 s holding 3 entries".
   std::string busyWhy(const Proc& p, Clock::time_point now) const {

@@ -46,14 +46,7 @@ struct Steps {
   void step(int owner, const std::string& verb) { reply(owner, send(owner, verb)); }
   void ack(int owner, const std::string& id) { reply(owner, send(owner, "XACK", false, {id})); }
 
-  liveness::Process view(int owner) const {
-    auto st = ctl.state(owner);
-    liveness::Process v{owner == 1 ? "c1" : "c2", st.steps, st.inflight, st.inflightBlocking, st.lastWasEmptyRead,
-                        st.cutAt, st.held.size(), {}};
-    for (const auto& [id, n] : st.handedAgain)
-      if (n >= 3) v.spinning.insert(id);
-    return v;
-  }
+  liveness::Process view(int owner) const { return ctl.livenessOf(owner); }
   bool idle(int owner) const { return liveness::idle(view(owner)); }
 };
 
