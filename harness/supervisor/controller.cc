@@ -441,8 +441,10 @@ proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, co
   if (auto fault = f.setUp ? std::nullopt : takeFault(When::After, f.step.verb, f.k, names_[owner], f.pk)) {
     proxy::Decision d = fire(lock, owner, *fault, s, f.server, token, false);
     if (d.kind == proxy::Decision::Kind::Hold) {
-      // The reply reaches the process after the delay (onReleased): still in flight until then.
+      // The reply reaches the process after the delay (onReleased): still in flight until then, counted as
+      // before (onReleased ends it again, a blocking read included).
       st.inflight++;
+      if (f.step.blocking) st.inflightBlocking++;
       heldReplies_[token.id] = HeldReply{std::move(f), std::move(s), reply};
     }
     const bool cut = d.kind == proxy::Decision::Kind::Kill;

@@ -4,6 +4,8 @@
 #include "supervisor/controller.h"
 #include "supervisor/liveness.h"
 
+#include "plan/fault.h"
+
 #include <catch2/catch.hpp>
 
 using namespace idem;
@@ -16,8 +18,8 @@ namespace {
 /// them.
 struct Steps {
   History history;
-  Controller ctl{history, {}};
-  Steps() {
+  Controller ctl;
+  explicit Steps(std::vector<Fault> faults = {}) : ctl(history, std::move(faults)) {
     ctl.addProcess(1, "c1");
     ctl.addProcess(2, "c2");
   }
@@ -221,4 +223,21 @@ TEST_CASE("run ending: settled once everything is acknowledged and every consume
   liveness::Moment starting = moment({s.view(1)}, 0, t0);
   starting.toStart = true; // c2 of the schedule not started yet
   CHECK(ending.observe(t0 + 60ms, starting, notParked).kind == Decision::Kind::Working);
+}
+
+TEST_CASE("liveness: a blocking read whose reply a fault held is counted out once, so the next blocking read is idle") {
+  // delay:after:XREADGROUP#1 holds the reply of a blocking read; once it reaches the process, the process's
+  // next blocking read in flight is idle again (it used to count as a request waiting for its reply, and a
+  // settled run then never ended).
+  Steps s({Fault::parse("delay:after:XREADGROUP#1:50")});
+  auto t = s.send(1, "XREADGROUP", true);
+  proxy::ReplyInfo empty;
+  empty.empty_read = true;
+  CHECK(s.ctl.onReply(1, t, empty).kind == proxy::Decision::Kind::Hold);
+  CHECK(s.idle(1)); // still a blocking read in flight
+  s.ctl.onReleased(1, t);
+  CHECK(s.ctl.state(1).inflight == 0);
+  CHECK(s.ctl.state(1).inflightBlocking == 0);
+  s.send(1, "XREADGROUP", true);
+  CHECK(s.idle(1));
 }
