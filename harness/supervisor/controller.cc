@@ -278,6 +278,7 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
     for (auto& [o, other] : states_) {
       other.held.erase(id);
       other.handedAgain.erase(id);
+      other.handedAgainSince.erase(id);
     }
   }
   ++activity_;
@@ -465,11 +466,13 @@ std::vector<proxy::StepToken> Controller::replied(int owner, ops::Step s, const 
   auto& st = states_[owner];
   const auto now = Clock::now();
   if (!reply.error) {
+    bool fresh = false; // entries new to it: work; the ones it already holds handed back are none
     for (const auto& e : reply.delivered) {
       st.gotEntries = true;
-      if (!st.held.insert(e.id).second) st.handedAgain[e.id]++;
+      if (st.held.insert(e.id).second) fresh = true;
+      else if (st.handedAgain[e.id]++ == 0) st.handedAgainSince[e.id] = now;
     }
-    if (!reply.delivered.empty()) lastWork_ = now;
+    if (fresh) lastWork_ = now;
     st.lastWasEmptyRead = reply.empty_read && st.inflight == 0;
   }
   if (s.outcome != ops::StepOutcome::Answered) s.outcome = ops::StepOutcome::Ok;
@@ -559,8 +562,12 @@ liveness::Process Controller::livenessOf(int owner) const {
   v.lastWasEmptyRead = st.lastWasEmptyRead;
   v.cutAt = st.cutAt;
   v.held = st.held.size();
-  for (const auto& [id, n] : st.handedAgain)
-    if (n >= 3) v.spinning.insert(id); // handed again three times or more: a spin
+  for (const auto& [id, n] : st.handedAgain) {
+    if (n < 3) continue; // handed again three times or more: a spin, since it was first handed again
+    v.spinning.insert(id);
+    auto since = st.handedAgainSince.at(id);
+    v.spinSince = v.spinSince ? std::max(*v.spinSince, since) : since;
+  }
   return v;
 }
 

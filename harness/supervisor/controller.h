@@ -68,6 +68,7 @@ public:
     /// Entries a read handed to it again while it already held them, and how often (it re-reads what it
     /// does not finish: three times or more is a spin).
     std::map<std::string, int> handedAgain;
+    std::map<std::string, Clock::time_point> handedAgainSince; ///< when each was first handed to it again
     /// The first fault other than a kill or a forget that reached it ("drop:after:COMMIT#2"): it lives on
     /// with the aftermath (a dead connection, an error it was told) and must recover by itself.
     std::string faulted;
@@ -119,7 +120,8 @@ public:
 
   /// Faults not fired yet.
   std::vector<Fault> pendingFaults() const;
-  /// The last time any process did work: a request other than a read, or a read that delivered entries.
+  /// The last time any process did work: a request other than a read, or a read that handed it entries it did
+  /// not hold yet (entries handed back to the process that holds them are no work: a claim loop, a spin).
   Clock::time_point lastWork() const;
   /// Waits until the activity counter differs from `seen` (a step, a fault) or the timeout passes;
   /// returns the counter.

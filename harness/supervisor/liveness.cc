@@ -44,7 +44,8 @@ Decision RunEnding::observe(Clock::time_point now, const Moment& m, const std::f
     return {Decision::Kind::Settled, ""};
   }
   // Work is left. A stall: every live process idle, and no work by any, for the stall time; or every
-  // pending entry spinning (handed again and again to the process holding it, never settled).
+  // pending entry spinning (handed again and again to the process holding it, never settled), for the stall
+  // time.
   if (allIdle) {
     if (!allIdleSince_) allIdleSince_ = now;
     const auto since = std::max(*allIdleSince_, m.lastWork);
@@ -58,7 +59,13 @@ Decision RunEnding::observe(Clock::time_point now, const Moment& m, const std::f
   }
   std::set<std::string> spin;
   for (const Process& p : m.live) spin.insert(p.spinning.begin(), p.spinning.end());
-  if (m.delivered && !spin.empty() && m.pending <= static_cast<int64_t>(spin.size()))
+  // A few re-reads prove nothing: a consumer may claim its own entries again while a worker of it is still on
+  // them. A spin is a stall once its entries have been handed back, unsettled, for the stall time.
+  std::optional<Clock::time_point> spinSince;
+  for (const Process& p : m.live)
+    if (p.spinSince) spinSince = spinSince ? std::max(*spinSince, *p.spinSince) : *p.spinSince;
+  if (m.delivered && !spin.empty() && m.pending <= static_cast<int64_t>(spin.size()) && spinSince &&
+      msBetween(*spinSince, now) >= stall_.count())
     return {Decision::Kind::Stalled,
             fmt::format("{} re-read three times or more by the consumer holding {} and never acknowledged",
                         entries(spin.size()), spin.size() == 1 ? "it" : "them")};

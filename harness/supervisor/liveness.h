@@ -34,6 +34,8 @@ struct Process {
   std::string cutAt;
   size_t held = 0;                  ///< entries delivered to it that no process has settled yet
   std::set<std::string> spinning;   ///< held entries handed to it again three times or more
+  /// When the last of `spinning` was first handed to it again.
+  std::optional<Clock::time_point> spinSince;
 };
 
 /// Idle: it holds nothing, and it can't act before a reply reaches it (only blocking reads in flight) or

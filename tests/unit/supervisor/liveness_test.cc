@@ -194,17 +194,40 @@ TEST_CASE("run ending: every consumer idle with entries pending is a stall only 
   CHECK(ending.observe(t0 + 7s, moment({s.view(1)}, 2, t0 + 2s), notParked).kind == Decision::Kind::Working);
 }
 
-TEST_CASE("run ending: a spin is a stall at once, only when every pending entry spins") {
+TEST_CASE("run ending: a spin is a stall once its entries were handed back for the stall time, only when every pending entry spins") {
   liveness::RunEnding ending(50ms, 3020ms);
   Steps s;
   for (int i = 0; i < 4; ++i) {
     s.read(1, "XAUTOCLAIM", {"1-2"});
     s.read(1, "XREADGROUP", {}, true);
   }
-  CHECK(ending.observe(t0, moment({s.view(1)}, 2, t0), notParked).kind == Decision::Kind::Working);
-  Decision d = ending.observe(t0, moment({s.view(1)}, 1, t0), notParked);
+  liveness::Process v = s.view(1);
+  CHECK(v.spinning == std::set<std::string>{"1-2"});
+  REQUIRE(v.spinSince);
+  v.spinSince = t0; // first handed back at t0 (the controller's clock is the machine's: set on the view)
+  CHECK(ending.observe(t0 + 4s, moment({v}, 2, t0 + 4s), notParked).kind == Decision::Kind::Working);
+  // Handed back for a second only: a worker of the same consumer may still be on it.
+  CHECK(ending.observe(t0 + 1s, moment({v}, 1, t0 + 1s), notParked).kind == Decision::Kind::Working);
+  // Work done meanwhile (its own statements around each re-read) does not make it less of a spin.
+  Decision d = ending.observe(t0 + 3020ms, moment({v}, 1, t0 + 3020ms), notParked);
   CHECK(d.kind == Decision::Kind::Stalled);
   CHECK(d.why == "1 entry re-read three times or more by the consumer holding it and never acknowledged");
+}
+
+TEST_CASE("run ending: a consumer that claims its own entries again while it works on them a while is no spin") {
+  liveness::RunEnding ending(50ms, 3020ms);
+  Steps s;
+  s.read(1, "XREADGROUP", {"1-1"});
+  // Its claim loop hands 1-1 back to it every second while its worker calls out for 2.5 s.
+  for (int i = 1; i <= 3; ++i) s.read(1, "XAUTOCLAIM", {"1-1"});
+  liveness::Process v = s.view(1);
+  CHECK(v.spinning == std::set<std::string>{"1-1"});
+  v.spinSince = t0;
+  CHECK(ending.observe(t0 + 2500ms, moment({v}, 1, t0), notParked).kind == Decision::Kind::Working);
+  s.step(1, "COMMIT");
+  s.ack(1, "1-1");
+  CHECK(s.view(1).spinning.empty());
+  CHECK(!s.view(1).spinSince);
 }
 
 TEST_CASE("run ending: settled once everything is acknowledged and every consumer idle for the settle time or parked") {
