@@ -149,10 +149,11 @@ SearchResult search(WorkerPool& pool, const Cases& cases, const Materialize& mat
   // Each run's history is dropped once judged (but the first unknown run's): the counted runs reach
   // `sum` in index order as compact summaries.
   auto counted = [&](size_t p, const CaseResult& o) {
-    if (cut || spoiled.count(items[p])) {
-      cut = true;
-      return;
+    {
+      std::lock_guard<std::mutex> lock(mu); // spoiled is written by the workers
+      cut = cut || spoiled.count(items[p]) > 0;
     }
+    if (cut) return;
     sum.runSummaries.add(RunSummary::of(items[p], o));
     sum.coverage.add(o);
     switch (o.verdict) {

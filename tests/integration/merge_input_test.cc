@@ -178,14 +178,7 @@ TEST_CASE("merge refuses a shard's report.json packed with 100 MB of numbers in 
                   bp::args({"merge", c.s(0).string(), c.s(1).string(), "--report", (c.dir / "out").string()}),
                   bp::std_out > (c.dir / "io" / "out").string(), bp::std_err > (c.dir / "io" / "err").string(),
                   bp::std_in < bp::null);
-  long peakKiB = 0;
-  const std::string status = "/proc/" + std::to_string(child.id()) + "/status";
-  while (child.running()) {
-    std::ifstream in(status);
-    for (std::string line; std::getline(in, line);)
-      if (line.rfind("VmHWM:", 0) == 0) peakKiB = std::max(peakKiB, std::stol(line.substr(6)));
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  long peakKiB = peakRssKiB(child.id(), [&] { return child.running(); });
   child.wait();
   std::ifstream err(c.dir / "io" / "err");
   std::string errText((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());

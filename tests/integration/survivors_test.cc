@@ -123,14 +123,7 @@ TEST_CASE("a target that floods its output and moves 100 MiB values costs idempr
                  {"PG_RESULT_MB", "100"}});
   bp::child& run = bg.child;
   // VmHWM, the peak resident set of idemproof itself (not of the consumers it runs), only grows.
-  long peakKiB = 0;
-  const std::string status = "/proc/" + std::to_string(run.id()) + "/status";
-  while (run.running()) {
-    std::ifstream in(status);
-    for (std::string line; std::getline(in, line);)
-      if (line.rfind("VmHWM:", 0) == 0) peakKiB = std::max(peakKiB, std::stol(line.substr(6)));
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  long peakKiB = peakRssKiB(run.id(), [&] { return run.running(); });
   run.wait();
   INFO("peak " << peakKiB << " KiB");
   CHECK(run.exit_code() == 0);

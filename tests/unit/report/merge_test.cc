@@ -45,13 +45,18 @@ ShardReport shard(int i, int n, std::optional<int> failAt = std::nullopt, uint64
   return {"s" + std::to_string(i), r};
 }
 
-std::string refusal(const std::vector<ShardReport>& shards) {
+/// The one line `fn` refuses with ("" when it does not).
+template <class F> std::string refusalOf(F&& fn) {
   try {
-    mergeReports(shards);
+    fn();
   } catch (const UsageError& e) {
     return e.what();
   }
   return "";
+}
+
+std::string refusal(const std::vector<ShardReport>& shards) {
+  return refusalOf([&] { mergeReports(shards); });
 }
 
 } // namespace
@@ -144,12 +149,7 @@ struct ScratchFile {
 };
 
 std::string readRefusal(const std::string& dir) {
-  try {
-    readShard(dir);
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "";
+  return refusalOf([&] { readShard(dir); });
 }
 
 } // namespace
