@@ -45,7 +45,7 @@ Account postgresAccount();
 Account serverAccount();
 
 /// The system account scripts/install-deps.sh and the .deb create for the servers.
-inline constexpr const char* kServerAccount = "idemproof";
+inline constexpr const char* kServerAccount = "idemproof-server";
 
 /// Makes `dir` (a temp folder of idemproof's, mode 0700) traversable by `account` alone besides its owner:
 /// group `account.gid`, mode 0710 (a server must reach its data dir inside, and may list nothing). Nothing

@@ -2,6 +2,7 @@
 #include "core/error.h"
 
 #include "helpers.h"
+#include "servers/server_util.h"
 #include "servers/servers.h"
 
 #include <catch2/catch.hpp>
@@ -346,7 +347,7 @@ TEST_CASE("no other account reads the servers' secrets or logs; each server acco
     CHECK(readableUnder(copy, dir).empty());
   }
   // Valkey runs as an account of its own, not `nobody`, and PostgreSQL's cannot read its password.
-  const passwd* server = ::getpwnam("idemproof");
+  const passwd* server = ::getpwnam(servers::kServerAccount);
   REQUIRE(server);
   struct stat st {};
   REQUIRE(::stat(fmt::format("/proc/{}", o.valkey).c_str(), &st) == 0);
