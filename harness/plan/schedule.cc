@@ -185,7 +185,6 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
         if (other.samePoint(fault)) throw bad(f, fmt::format("a second fault at {}", fault.point()));
       s.faults.push_back(std::move(fault));
     }
-    if (!s.http()) checkFaultProcesses(s, [&](size_t i) { return fmt::format("{}: field '{}[{}]'", what, faultsField, i); });
   }
   return s;
 }

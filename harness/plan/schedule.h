@@ -93,7 +93,8 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what);
 /// end none). A fault naming a process beyond it could never fire.
 int reachableProcesses(const Schedule& s, const Fault* except = nullptr);
 /// Throws UsageError when fault i of `s` names a process (its own cN, or the cM a hold waits for) that no
-/// run of `s` can start; `what(i)` names the fault for the message (a flag, a file and field).
+/// run of `s` can start; `what(i)` names the fault for the message (a flag, a file and field). Asked where
+/// users hand schedules over (run's --crash, replay's file), not of histories read back.
 void checkFaultProcesses(const Schedule& s, const std::function<std::string(size_t)>& what);
 
 } // namespace idem

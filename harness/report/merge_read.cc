@@ -226,7 +226,7 @@ public:
     if (ev == ParseEvent::key) {
       frames_.resize(d);
       if (d >= 1) frames_[d - 1].key = parsed.get<std::string>();
-      return true;
+      return location(d) != kSkipped; // a kept key would leave a discarded value in its object
     }
     if (ev == ParseEvent::object_end || ev == ParseEvent::array_end) { // the container ending is at depth d
       frames_.resize(d);
@@ -235,7 +235,7 @@ public:
     frames_.resize(d);
     const std::string at = location(d);
     if (ev == ParseEvent::object_start || ev == ParseEvent::array_start) {
-      if (at == "/check/run_summaries") {
+      if (at == kSkipped) {
         skipAt_ = d;
         return false;
       }
@@ -277,6 +277,7 @@ private:
                                    what_, kMergeMaxValues));
   }
 
+  static constexpr const char* kSkipped = "/check/run_summaries";
   std::string what_;
   std::vector<Frame> frames_;
   std::optional<size_t> skipAt_;
