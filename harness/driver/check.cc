@@ -337,7 +337,13 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
                                                                   : fmt::format("{}..{}", args.minConsumers, args.maxConsumers),
                            sc.http ? "server" : "consumer", args.maxConsumers == 1 ? "" : "s", sum.workers)
             << std::flush;
-  if (!learnModel(pool, sc, target, sum)) {
+  bool learned = false;
+  try {
+    learned = learnModel(pool, sc, target, sum);
+  } catch (const std::exception&) { // a worker's servers could not start: the clean-up of a signal took them
+    if (!Cleanup::interrupted()) throw;
+  }
+  if (!learned) {
     sum.interrupted = Cleanup::interruptedName();
     if (!sum.interrupted.empty()) { // its run was cut short by the signal, not by the target
       sum.trace.reset();
@@ -362,7 +368,13 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
                              "schedules after them\n", std::min<size_t>(cases.classes(), static_cast<size_t>(args.runs)))
               << std::flush;
   std::optional<CaseResult> failing;
-  auto res = search(pool, cases, materializeShape, args, t0, sum, failing);
+  SearchResult res;
+  try {
+    res = search(pool, cases, materializeShape, args, t0, sum, failing);
+  } catch (const std::exception&) { // as above: only what was counted before the signal stands
+    if (!Cleanup::interrupted()) throw;
+    sum.runs = static_cast<int>(sum.runSummaries.size());
+  }
   if (res.firstFailure && !Cleanup::interrupted()) {
     auto tShrink = Clock::now();
     sum.cx = counterexampleOf(pool, cases, materializeShape, res, *failing, args);
