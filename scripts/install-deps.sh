@@ -43,3 +43,7 @@ if ! cmp -s "$node_dir/package-lock.json" "$node_dir/node_modules/.idem-installe
   (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   cp "$node_dir/package-lock.json" "$node_dir/node_modules/.idem-installed-lock"
 fi
+# The system account the embedded Valkey runs as when idemproof is root: one no other process uses, so
+# that no other process can read the server's password in its valkey.conf (harness/servers/server_util.h).
+# The .deb's postinst (scripts/deb/postinst) creates it too.
+bash "$(dirname "$0")/deb/postinst" configure

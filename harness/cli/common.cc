@@ -4,6 +4,7 @@
 #include "plan/fault_kind.h"
 #include "search/shard.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdlib>
@@ -102,7 +103,34 @@ void addCommon(CLI::App& cmd, CommonArgs& a, bool manyTargets) {
 }
 
 void addFaults(CLI::App& cmd, CommonArgs& a, const std::string& help) {
-  cmd.add_option("--faults", a.faults, help)->delimiter(',')->check(CLI::IsMember(stepFaultKinds()));
+  // Split here, not by CLI11's delimiter, which drops empty items: "kill,,drop" is a typing error, and a
+  // kind named twice would run every point twice.
+  cmd.add_option_function<std::vector<std::string>>(
+         "--faults",
+         [&a](const std::vector<std::string>& values) {
+           const auto& known = stepFaultKinds();
+           for (const auto& v : values) {
+             size_t from = 0;
+             while (true) {
+               size_t comma = v.find(',', from);
+               std::string kind = v.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+               if (kind.empty())
+                 throw CLI::ValidationError("--faults", "'" + v + "' has an empty kind (write KIND,KIND,...)");
+               if (std::find(known.begin(), known.end(), kind) == known.end()) {
+                 std::string list;
+                 for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+                 throw CLI::ValidationError("--faults", "'" + kind + "' is not a fault kind (" + list + ")");
+               }
+               if (std::find(a.faults.begin(), a.faults.end(), kind) != a.faults.end())
+                 throw CLI::ValidationError("--faults", "'" + kind + "' is named twice");
+               a.faults.push_back(kind);
+               if (comma == std::string::npos) break;
+               from = comma + 1;
+             }
+           }
+         },
+         help)
+      ->type_name("KIND,...");
 }
 
 CommonArgs& finish(CommonArgs& a) {

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/cleanup.h"
 #include "core/owner.h"
+#include "core/terminal.h"
 
 #include <iostream>
 
@@ -13,6 +14,7 @@
 int main(int argc, char** argv) {
   using namespace idem;
   Cleanup::installSignalHandlers();
+  escapeStandardStreams(); // nothing printed from data drives the terminal (core/terminal.h)
   becomeSubreaper(); // what a consumer starts and leaves behind comes back to idemproof (core/owner.h)
   CLI::App app{"idemproof: proves a message consumer idempotent under crashes, retries and reordering, "
                "or finds the schedule that breaks it"};

@@ -122,7 +122,7 @@ std::string resolveExe(const ChildSpec& spec) {
 std::string errnoText(int err) { return std::error_code(err, std::system_category()).message(); }
 
 int openOrThrow(const std::string& path, int flags, const ChildSpec& spec, const char* what) {
-  int fd = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
+  int fd = ::open(path.c_str(), flags | O_CLOEXEC, 0600); // a log: for idemproof's user only
   if (fd >= 0 && fd < 3) { // stdio closed in idemproof: keep clear of 0-2, which the child dup2s onto
     int high = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
     ::close(fd);

@@ -44,6 +44,7 @@ Registry& registry() {
 }
 
 std::atomic<int> interruptedBy{0};
+std::atomic<int> exitHolds{0};
 
 void writeStderr(const std::string& s) {
   size_t off = 0;
@@ -117,6 +118,16 @@ void Cleanup::runAll() {
 
 int Cleanup::interrupted() { return interruptedBy.load(); }
 
+std::string Cleanup::interruptedName() {
+  int sig = interruptedBy.load();
+  if (sig == 0) return "";
+  const char* abbrev = sigabbrev_np(sig);
+  return std::string("SIG") + (abbrev ? abbrev : "?");
+}
+
+Cleanup::ExitHold::ExitHold() { exitHolds.fetch_add(1); }
+Cleanup::ExitHold::~ExitHold() { exitHolds.fetch_sub(1); }
+
 void Cleanup::installSignalHandlers() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -134,8 +145,14 @@ void Cleanup::installSignalHandlers() {
       }
       interruptedBy.store(sig);
       Cleanup::instance().runAll();
-      const char* abbrev = sigabbrev_np(sig);
-      writeStderr(std::string("idemproof: interrupted (SIG") + (abbrev ? abbrev : "?") + "), cleaned up\n");
+      // A command writing the report of what finished before the signal: until it is done, a second
+      // signal, or the bound.
+      const timespec tick{0, 20 * 1000 * 1000};
+      for (int waited = 0; exitHolds.load() > 0 && waited < kMaxExitHoldSeconds * 50; ++waited) {
+        siginfo_t info;
+        if (sigtimedwait(&set, &info, &tick) > 0) break;
+      }
+      writeStderr("idemproof: interrupted (" + Cleanup::interruptedName() + "), cleaned up\n");
       _exit(128 + sig);
     }).detach();
   });

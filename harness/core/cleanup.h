@@ -22,6 +22,22 @@ public:
   /// The signal being handled (SIGINT, ...) once one arrived, else 0. The signal thread exits the
   /// process with 128+signal after cleaning up; other threads should then just wait for it.
   static int interrupted();
+  /// The abbreviation of interrupted()'s signal ("SIGINT"), "" when none arrived.
+  static std::string interruptedName();
+
+  /// While one is held, the signal thread, once it has cleaned up, waits before it exits (until every hold
+  /// is released, a second signal arrives, or kMaxExitHold passed): a command that was interrupted may
+  /// still write its report of what finished before the signal. Holds nest; any thread may hold one.
+  class ExitHold {
+  public:
+    ExitHold();
+    ~ExitHold();
+    ExitHold(const ExitHold&) = delete;
+    ExitHold& operator=(const ExitHold&) = delete;
+  };
 };
+
+/// How long an interrupted idemproof waits for its report before it exits all the same.
+inline constexpr int kMaxExitHoldSeconds = 60;
 
 } // namespace idem

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 namespace idem {
@@ -21,5 +22,15 @@ nlohmann::json readJsonFile(const std::filesystem::path& file, const std::string
 
 /// The same checks on JSON text already in memory.
 nlohmann::json parseJsonStrict(const std::string& text, const std::string& what);
+
+/// What a filtered read keeps, asked as nlohmann's parser callback is (depth, event, value) once the strict
+/// checks passed: false discards the value. A container discarded at its start is never built, and no
+/// callback comes for the values inside it nor for its end (a filter tracks where it is by depth).
+using JsonFilter = std::function<bool(int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed)>;
+
+/// readJsonFile's checks, parsed from the file while it is read (its text is never held whole), keeping
+/// only what `filter` keeps: memory is what the filter lets through. A filter throws UsageError to refuse.
+nlohmann::json readJsonFileFiltered(const std::filesystem::path& file, const std::string& what, uintmax_t maxBytes,
+                                    const JsonFilter& filter);
 
 } // namespace idem

@@ -18,7 +18,7 @@ LogSink::LogSink(const std::filesystem::path& file, size_t head, size_t tail) : 
   if (::pipe2(fds, O_CLOEXEC) != 0) throw sysError("log pipe");
   readFd_ = fds[0];
   writeFd_ = fds[1];
-  fileFd_ = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  fileFd_ = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fileFd_ < 0) {
     auto err = sysError(fmt::format("log file {}", file.string()));
     ::close(readFd_);

@@ -47,8 +47,8 @@ TempDir::TempDir(const std::string& prefix) {
   std::string tmpl = (tempRoot() / fmt::format("{}-{}-XXXXXX", kind, Owner::self().tag())).string();
   if (::mkdtemp(tmpl.data()) == nullptr) throw sysError(fmt::format("cannot create temp dir {}", tmpl));
   path_ = tmpl;
-  // Traversable by other accounts (the embedded PostgreSQL runs as `postgres`); contents decide the rest.
-  ::chmod(path_.c_str(), 0755);
+  // Private (mkdtemp makes it 0700): logs and the servers' secrets live here. A server that runs as an
+  // account of its own gets through by group (servers/server_util.h, grantTraverse), no other account.
   auto p = path_;
   cleanupId_ = Cleanup::instance().add("remove " + p.string(), [p] {
     std::error_code ec;

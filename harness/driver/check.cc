@@ -5,6 +5,7 @@
 /// replayed again and saved as a schedule file with the command that replays it.
 #include "driver/check.h"
 
+#include "core/cleanup.h"
 #include "core/error.h"
 #include "history/trace.h"
 #include "plan/fault_kind.h"
@@ -17,6 +18,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -135,12 +137,23 @@ SearchResult search(WorkerPool& pool, const Cases& cases, const Materialize& mat
   std::atomic<size_t> done{0};
   std::mutex mu;
   std::map<size_t, nlohmann::json> losses; // run index -> what did not fire: the 5 lowest indices only
-  auto expired = [&] { return args.timeBudget.count() > 0 && Clock::now() - t0 > args.timeBudget; };
+  // A signal ends the search like the time budget (no run starts after it), and a run that was still going
+  // when it came is not counted, nor is any after it: the clean-up pulled its servers and processes away.
+  auto expired = [&] {
+    return Cleanup::interrupted() != 0 || (args.timeBudget.count() > 0 && Clock::now() - t0 > args.timeBudget);
+  };
+  std::set<size_t> spoiled; // cases whose run ended after a signal
+  bool cut = false;         // a spoiled case was reached: no later one counts
   auto tSearch = Clock::now();
   const std::vector<size_t> items = shardItems(static_cast<size_t>(args.runs), sum.shard.value_or(Shard{}));
   // Each run's history is dropped once judged (but the first unknown run's): the counted runs reach
   // `sum` in index order as compact summaries.
   auto counted = [&](size_t p, const CaseResult& o) {
+    {
+      std::lock_guard<std::mutex> lock(mu); // spoiled is written by the workers
+      cut = cut || spoiled.count(items[p]) > 0;
+    }
+    if (cut) return;
     sum.runSummaries.add(RunSummary::of(items[p], o));
     sum.coverage.add(o);
     switch (o.verdict) {
@@ -160,6 +173,10 @@ SearchResult search(WorkerPool& pool, const Cases& cases, const Materialize& mat
     Judged j = pool.judge(w, 0, s);
     CaseResult o = caseResultOf(j);
     std::lock_guard<std::mutex> lock(mu);
+    if (Cleanup::interrupted()) {
+      spoiled.insert(i);
+      return o;
+    }
     if ((o.verdict == Verdict::Unknown || o.verdict == Verdict::Error) &&
         (!sum.firstUnknownRun || i < sum.firstUnknownIndex)) {
       sum.firstUnknownRun = std::move(j);
@@ -172,13 +189,25 @@ SearchResult search(WorkerPool& pool, const Cases& cases, const Materialize& mat
       losses[i] = {{"run", i + 1}, {"schedule", s.summary()}, {"not_fired", missed}};
       if (losses.size() > 5) losses.erase(std::prev(losses.end()));
     }
-    if (tty) std::cerr << fmt::format("\r  searching: {}/{} schedules", ++done, items.size()) << std::flush;
+    if (tty) { // the carriage return rewrites the line: written past std::cerr, which escapes it (core/terminal.h)
+      std::fprintf(stderr, "\r  searching: %zu/%zu schedules", ++done, items.size());
+      std::fflush(stderr);
+    }
     return o;
   }, expired, counted);
-  if (tty) std::cerr << "\r" << std::string(48, ' ') << "\r" << std::flush;
+  if (tty) {
+    std::fprintf(stderr, "\r%48s\r", "");
+    std::fflush(stderr);
+  }
   sum.searchMs = msSince(tSearch);
-  sum.runs = static_cast<int>(res.ran);
-  sum.outOfTime = res.outOfTime;
+  const size_t countedRuns = sum.runSummaries.size(); // res.ran less the runs a signal spoiled
+  sum.runs = static_cast<int>(countedRuns);
+  sum.outOfTime = res.outOfTime && !Cleanup::interrupted();
+  if (res.firstFailure && *res.firstFailure >= countedRuns) { // spoiled by the signal: no failure of the target
+    res.firstFailure.reset();
+    res.failure.reset();
+  }
+  res.ran = countedRuns;
   // The cases that ran are the shard's items up to the position of the last one counted.
   auto ran = [&](size_t i) { return res.ran > 0 && i <= items[res.ran - 1]; };
   for (const auto& [i, loss] : losses)
@@ -261,6 +290,8 @@ ModelParams checkParams(const CommonArgs& common, const CheckArgs& args) {
 }
 
 int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
+  // Interrupted, the check still writes its report of the runs that finished before the signal.
+  Cleanup::ExitHold hold;
   auto t0 = Clock::now();
   CommonArgs common = commonIn;
   if (!common.seedGiven) {
@@ -306,8 +337,19 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
                                                                   : fmt::format("{}..{}", args.minConsumers, args.maxConsumers),
                            sc.http ? "server" : "consumer", args.maxConsumers == 1 ? "" : "s", sum.workers)
             << std::flush;
-  if (!learnModel(pool, sc, target, sum)) {
-    sum.verdict = Verdict::Error;
+  bool learned = false;
+  try {
+    learned = learnModel(pool, sc, target, sum);
+  } catch (const std::exception&) { // a worker's servers could not start: the clean-up of a signal took them
+    if (!Cleanup::interrupted()) throw;
+  }
+  if (!learned) {
+    sum.interrupted = Cleanup::interruptedName();
+    if (!sum.interrupted.empty()) { // its run was cut short by the signal, not by the target
+      sum.trace.reset();
+      sum.notes = {interruptedNote(sum)};
+    }
+    sum.verdict = sum.interrupted.empty() ? Verdict::Error : Verdict::Unknown;
     sum.totalMs = msSince(t0);
     reportCheck(session, sum);
     return exitStatus(*sum.verdict);
@@ -326,12 +368,24 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
                              "schedules after them\n", std::min<size_t>(cases.classes(), static_cast<size_t>(args.runs)))
               << std::flush;
   std::optional<CaseResult> failing;
-  auto res = search(pool, cases, materializeShape, args, t0, sum, failing);
-  if (res.firstFailure) {
+  SearchResult res;
+  try {
+    res = search(pool, cases, materializeShape, args, t0, sum, failing);
+  } catch (const std::exception&) { // as above: only what was counted before the signal stands
+    if (!Cleanup::interrupted()) throw;
+    sum.runs = static_cast<int>(sum.runSummaries.size());
+  }
+  if (res.firstFailure && !Cleanup::interrupted()) {
     auto tShrink = Clock::now();
     sum.cx = counterexampleOf(pool, cases, materializeShape, res, *failing, args);
-    save(session, common, args, *sum.cx);
     sum.shrinkMs = msSince(tShrink);
+    if (!Cleanup::interrupted()) save(session, common, args, *sum.cx);
+  }
+  sum.interrupted = Cleanup::interruptedName();
+  if (!sum.interrupted.empty() && res.firstFailure) {
+    sum.cx.reset(); // its replays and shrink steps were cut short: what they say is not the target's
+    sum.notes.push_back(fmt::format("run {} failed ({}) before the interruption; it was not replayed nor shrunk: "
+                                    "run the check again", *res.firstFailure + 1, kindsText(failing->kinds)));
   }
   sum.totalMs = msSince(t0);
   decideVerdict(sum);

@@ -62,6 +62,9 @@ struct CheckSummary {
   std::vector<std::string> faults; ///< the fault kinds drawn
   std::optional<Verdict> verdict; ///< pass | fail | flaky | unknown | error (once decided)
   std::vector<std::string> notes;
+  /// The signal that interrupted the check ("SIGINT"), "" when none: the counts are then of the runs that
+  /// finished before it, and the verdict is unknown.
+  std::string interrupted;
   int64_t searchMs = 0, shrinkMs = 0, totalMs = 0;
 };
 
@@ -75,7 +78,10 @@ std::vector<std::string> defaultCheckFaults(const CommonArgs& common, const Chec
 /// The model check generates from, for `common.faults` (resolved) and `args`.
 ModelParams checkParams(const CommonArgs& common, const CheckArgs& args);
 
-/// The verdict of a check and the notes that explain an unknown one (the fault-coverage rules).
+/// The note of an interrupted check: which signal, how many runs count.
+std::string interruptedNote(const CheckSummary& s);
+/// The verdict of a check and the notes that explain an unknown one (the fault-coverage rules); an
+/// interrupted check is unknown.
 void decideVerdict(CheckSummary& s);
 
 /// A schedule in a few readable lines, each starting with `indent`.

@@ -11,7 +11,18 @@
 
 namespace idem {
 
+std::string interruptedNote(const CheckSummary& s) {
+  return fmt::format("interrupted by {}: the {} run{} that finished before it {} counted, of {} asked for; a run still "
+                     "going then is not (the clean-up stopped its servers and processes)", s.interrupted, s.runs,
+                     s.runs == 1 ? "" : "s", s.runs == 1 ? "is" : "are", s.runsRequested);
+}
+
 void decideVerdict(CheckSummary& s) {
+  if (!s.interrupted.empty()) { // what ran is not what was asked for: never a pass, never a fail of the target
+    s.notes.insert(s.notes.begin(), interruptedNote(s));
+    s.verdict = Verdict::Unknown;
+    return;
+  }
   if (s.outOfTime)
     s.notes.push_back(fmt::format("the time budget ended the search after {} of {} runs", s.runs, s.runsRequested));
   if (s.coverage.runsWithLoss > 0)
@@ -120,6 +131,7 @@ std::string reportCheck(Session& session, CheckSummary& s) {
   if (s.firstUnknownRun)
     report.addRun(session.record(*s.firstUnknownRun, fmt::format("run-{}", s.firstUnknownIndex + 1), target));
   report.verdict(s.verdict.value_or(Verdict::Unknown));
+  report.interrupted(s.interrupted);
   nlohmann::json cx = nullptr;
   if (s.cx) {
     const auto& c = *s.cx;
@@ -134,6 +146,7 @@ std::string reportCheck(Session& session, CheckSummary& s) {
   int flaky = (s.cx && s.cx->flaky ? 1 : 0) + static_cast<int>(s.cx ? s.cx->flakyCandidates : 0);
   nlohmann::json check = {
       {"runs", s.runs}, {"runs_requested", s.runsRequested}, {"out_of_time", s.outOfTime},
+      {"interrupted", s.interrupted.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.interrupted)},
       {"seed", s.seed}, {"seed_given", s.seedGiven}, {"max_events", s.maxEvents}, {"consumers", {s.minConsumers, s.maxConsumers}}, {"replays", s.replays},
       {"passed", s.passed}, {"failed", s.failed}, {"unknown", s.unknown}, {"errors", s.errors}, {"flaky", flaky},
       {"coverage", s.coverage.toJson()},

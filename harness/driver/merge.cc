@@ -5,7 +5,6 @@
 #include "driver/compare.h"
 
 #include "core/error.h"
-#include "core/json_file.h"
 #include "report/junit.h"
 #include "report/merge.h"
 #include "report/report.h"
@@ -21,23 +20,64 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path reportFileOf(const std::string& arg) {
-  fs::path p(arg);
-  return fs::is_directory(p) ? p / "report.json" : p;
-}
-
 fs::path folderOf(const std::string& arg) {
   fs::path p(arg);
-  return fs::is_directory(p) ? p : p.parent_path();
+  std::error_code ec;
+  return fs::is_directory(p, ec) ? p : p.parent_path();
 }
 
-void copyShardFiles(const fs::path& from, const fs::path& to) {
-  fs::create_directories(to);
+/// The folder `p` names, resolved (symbolic links, "..") as far as it exists.
+fs::path resolved(const fs::path& p) {
   std::error_code ec;
-  if (fs::is_directory(from / "logs"))
-    fs::copy(from / "logs", to / "logs", fs::copy_options::recursive | fs::copy_options::overwrite_existing);
-  for (const char* f : {"counterexample.json", "report.json"})
-    if (fs::is_regular_file(from / f)) fs::copy_file(from / f, to / f, fs::copy_options::overwrite_existing, ec);
+  fs::path r = fs::weakly_canonical(fs::absolute(p, ec), ec);
+  return ec ? fs::absolute(p).lexically_normal() : r;
+}
+
+bool within(const fs::path& inner, const fs::path& outer) {
+  auto rel = inner.lexically_relative(outer);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+/// What merge copies from a shard's folder: the regular files of logs/ and its counterexample.json, relative
+/// to the folder. A shard folder holds only what idemproof wrote: a symbolic link anywhere in what merge
+/// copies (it could name /etc/shadow or a folder outside), or anything but files and folders, is refused.
+std::vector<fs::path> shardFiles(const fs::path& folder) {
+  auto refuse = [&](const fs::path& p, const char* why) {
+    return UsageError(fmt::format("merge: {} is {}: a shard's folder holds only the files idemproof wrote", p.string(), why));
+  };
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const char* name : {"logs", "counterexample.json"}) {
+    const fs::path top = folder / name;
+    auto st = fs::symlink_status(top, ec);
+    if (ec || st.type() == fs::file_type::not_found) continue;
+    if (st.type() == fs::file_type::symlink) throw refuse(top, "a symbolic link");
+    if (st.type() == fs::file_type::regular) {
+      files.push_back(name);
+      continue;
+    }
+    if (st.type() != fs::file_type::directory) throw refuse(top, "not a file nor a folder");
+    for (auto it = fs::recursive_directory_iterator(top, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      auto t = it->symlink_status(ec).type();
+      if (t == fs::file_type::symlink) throw refuse(it->path(), "a symbolic link");
+      if (t == fs::file_type::regular) files.push_back(it->path().lexically_relative(folder));
+      else if (t != fs::file_type::directory) throw refuse(it->path(), "not a file nor a folder");
+    }
+    if (ec) throw UsageError(fmt::format("merge: cannot read {}: {}", top.string(), ec.message()));
+  }
+  return files;
+}
+
+void copyShardFiles(const fs::path& from, const std::vector<fs::path>& files, const fs::path& to) {
+  fs::create_directories(to);
+  for (const auto& rel : files) {
+    fs::create_directories((to / rel).parent_path());
+    // No symbolic link is followed: the files were checked (shardFiles) and are copied as the files they are.
+    fs::copy_file(from / rel, to / rel, fs::copy_options::overwrite_existing);
+  }
+  std::error_code ec;
+  if (fs::is_regular_file(from / "report.json", ec))
+    fs::copy_file(from / "report.json", to / "report.json", fs::copy_options::overwrite_existing, ec);
 }
 
 } // namespace
@@ -46,19 +86,28 @@ int mergeCommand(const MergeArgs& args) {
   if (args.reportDirGiven && args.reportDir.empty()) throw UsageError("--report: an empty path names no folder");
   const fs::path out = args.reportDir.empty() ? fs::current_path() / "reports" / "latest" : fs::path(args.reportDir);
   std::vector<ShardReport> shards;
+  for (const auto& d : args.dirs) shards.push_back(readShard(d));
+  // merge writes only outside its inputs: not into a shard's folder, nor into one that holds a shard.
+  const fs::path outDir = resolved(out);
+  const fs::path junit = args.junit.empty() ? fs::path() : resolved(args.junit);
   for (const auto& d : args.dirs) {
-    fs::path file = reportFileOf(d);
-    if (!fs::exists(file)) throw UsageError(fmt::format("merge: {} holds no report.json", d));
-    shards.push_back({d, readJsonFile(file, file.string(), uintmax_t(1) << 30)});
+    const fs::path shard = resolved(folderOf(d));
+    if (outDir == shard || within(outDir, shard) || within(shard, outDir))
+      throw UsageError(fmt::format("merge: --report {} is {} {}; name a folder apart from the shards", out.string(),
+                                   outDir == shard ? "the shard folder" : within(outDir, shard) ? "inside the shard folder"
+                                                                                                : "a folder holding the shard folder",
+                                   d));
+    if (!junit.empty() && within(junit, shard))
+      throw UsageError(fmt::format("merge: --junit {} is inside the shard folder {}; name a file apart from the shards",
+                                   args.junit, d));
   }
-  for (const auto& d : args.dirs)
-    if (fs::exists(out) && fs::exists(folderOf(d)) && fs::equivalent(out, folderOf(d)))
-      throw UsageError(fmt::format("merge: --report {} is one of the shards' folders; name another", out.string()));
   nlohmann::json merged = mergeReports(shards);
+  std::vector<std::vector<fs::path>> files;
+  for (const auto& d : args.dirs) files.push_back(shardFiles(folderOf(d)));
   fs::create_directories(out);
   for (size_t k = 0; k < shards.size(); ++k) {
     int i = shards[k].report["shard"]["index"].get<int>();
-    copyShardFiles(folderOf(args.dirs[k]), out / shardFolder(i));
+    copyShardFiles(folderOf(args.dirs[k]), files[k], out / shardFolder(i));
   }
   nlohmann::json nothing;
   auto& cx = merged.contains("check") ? merged["check"]["counterexample"] : nothing;

@@ -1,5 +1,7 @@
 #include "driver/progress.h"
 
+#include "core/terminal.h"
+
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -85,6 +87,7 @@ void Progress::draw(bool force) {
   if (violations_) line += fmt::format(" · {} failed", violations_);
   std::string left = timeLeft(elapsed, done_, total_);
   if (!left.empty()) line += " · " + left;
+  line = escapeControls(line); // the label names a scenario or target (core/terminal.h)
   size_t cols = columns(line), pad = width_ > cols ? width_ - cols : 0;
   std::fprintf(stderr, "\r%s%s", line.c_str(), std::string(pad, ' ').c_str());
   std::fflush(stderr);

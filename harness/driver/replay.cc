@@ -15,7 +15,13 @@ namespace idem {
 
 namespace {
 
-Schedule loadSchedule(const std::string& file) { return scheduleFromJson(readJsonFile(file, file), file); }
+/// A schedule file as a user hands it over: well formed (scheduleFromJson), and every process its faults name
+/// one that a run of it can start.
+Schedule loadSchedule(const std::string& file) {
+  Schedule s = scheduleFromJson(readJsonFile(file, file), file);
+  if (!s.http()) checkFaultProcesses(s, [&](size_t i) { return fmt::format("{}: field 'faults[{}]'", file, i); });
+  return s;
+}
 
 } // namespace
 

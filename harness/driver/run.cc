@@ -19,6 +19,12 @@ int runCommand(const CommonArgs& common, const RunArgs& args) {
   RestartStyle restart = restartStyleFromString(args.restart, "--restart");
   CommonArgs withServers = common;
   withServers.ownServers = restartsServers(faults);
+  {
+    Schedule planned; // the processes the faults name, checked before any server starts
+    planned.consumers = args.consumers;
+    planned.faults = faults;
+    checkFaultProcesses(planned, [&](size_t i) { return fmt::format("--crash {}", args.crashes[i]); });
+  }
   Session session(withServers);
   const auto& sc = session.scenario();
   const auto& target = session.targets().front();

@@ -5,6 +5,7 @@
 /// history/point_class.h instead of every point, unless --exhaustive; each point run names its class.
 #include "driver/commands.h"
 
+#include "core/cleanup.h"
 #include "core/error.h"
 
 #include "driver/pool.h"
@@ -35,6 +36,7 @@ std::string kindsText(const std::set<std::string>& kinds) {
 } // namespace
 
 int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
+  Cleanup::ExitHold hold; // interrupted, the sweep still reports the points that finished before the signal
   auto t0 = std::chrono::steady_clock::now();
   Session session(common, [&](const Scenario& scenario, const std::vector<Target>&) {
     if (args.events > 0 && scenario.kind == "http")
@@ -57,6 +59,7 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
 
   WorkerPool pool(session);
   Judged baseline = pool.judge(0, 0, base, true);
+  const bool baselineSpoiled = Cleanup::interrupted() != 0; // judged after a signal: it says nothing of the target
   ReportBuilder report(session.header("sweep"));
   report.schedule(base);
   report.addRun(session.record(baseline, "baseline", target.name));
@@ -67,7 +70,7 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
   bool reduced = false;
   // Kill points come from a trace that can be judged: pass, or fail (a target that fails without faults
   // still has a trace). An unknown fault-free run says nothing certain about the steps: no point is run.
-  const bool traceUsable = baseline.verdict == Verdict::Pass || baseline.verdict == Verdict::Fail;
+  const bool traceUsable = !baselineSpoiled && (baseline.verdict == Verdict::Pass || baseline.verdict == Verdict::Fail);
   if (traceUsable) {
     const auto& history = report.runs().front().history;
     Trace trace = traceOf(history);
@@ -120,19 +123,29 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
     indexOf = std::move(mineIndex);
   }
   Progress progress("sweep " + target.name, schedules.size());
-  auto judged = pool.judgeAll(schedules, false, [&](size_t, const Judged& j) { progress.done(j.verdict == Verdict::Fail); });
+  // A point judged once a signal came ran while the clean-up stopped its servers and processes: not counted.
+  std::vector<char> spoiled(schedules.size(), 0);
+  auto judged = pool.judgeAll(schedules, false, [&](size_t k, const Judged& j) {
+    if (Cleanup::interrupted()) spoiled[k] = 1;
+    progress.done(j.verdict == Verdict::Fail);
+  });
   progress.clear();
 
   auto table = nlohmann::json::array();
-  int fails = baseline.verdict == Verdict::Fail ? 1 : 0, unknown = 0, notFired = 0;
+  int fails = baseline.verdict == Verdict::Fail && !baselineSpoiled ? 1 : 0, unknown = 0, notFired = 0;
   std::cout << fmt::format("sweep {} × {}: baseline {} ({}){}\n", target.name, sc.name, toString(baseline.verdict),
                            base.summary(), common.shard ? fmt::format("; shard {}: {} of {} faults", common.shard->str(),
                                                                       schedules.size(), allFaults) : "");
   if (!baseline.error.empty())
     std::cerr << errorLine(baseline.error, report.runs().front().logs, session.reportDir()) << "\n";
   std::cout << fmt::format("  {:<30} {:<7} {:<10} {}\n", "fault", "server", "verdict", "violations");
+  size_t notRun = 0;
   for (size_t i = 0; i < judged.size(); ++i) {
     const auto& j = judged[i];
+    if (spoiled[i]) {
+      ++notRun;
+      continue;
+    }
     bool f = fired(j);
     notFired += !f;
     fails += j.verdict == Verdict::Fail;
@@ -150,16 +163,23 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
   }
   Verdict verdict = fails ? Verdict::Fail : (unknown || notFired || !traceUsable) ? Verdict::Unknown : Verdict::Pass;
   if (!baseline.error.empty()) verdict = Verdict::Error;
+  const std::string interrupted = Cleanup::interruptedName();
+  if (!interrupted.empty()) { // what ran is not the sweep asked for: never a pass, and no error of the target
+    verdict = fails ? Verdict::Fail : Verdict::Unknown;
+    std::cout << fmt::format("  interrupted by {}: {} of {} faults not run (or cut short) and not counted\n", interrupted,
+                             notRun, schedules.size());
+  }
   if (!traceUsable && baseline.error.empty()) {
     std::cout << "  the fault-free run is unknown, so no kill point was run from its trace:\n";
     printResults(baseline, "    ");
   }
   report.verdict(verdict);
-  report.error(baseline.error);
+  report.interrupted(interrupted);
+  if (interrupted.empty()) report.error(baseline.error);
   report.processesOf("baseline");
   report.section("sweep", {{"points", table}, {"fault_kinds", swept}, {"skipped", skipped}, {"failed", fails}, {"unknown", unknown},
                            {"not_fired", notFired}, {"trace_points", tracePoints}, {"selected_points", points.size()},
-                           {"classes", classesInTrace}, {"reduced", reduced},
+                           {"classes", classesInTrace}, {"reduced", reduced}, {"not_run", notRun},
                            {"reduce_above", reduceAbove >= 0 ? nlohmann::json(reduceAbove) : nlohmann::json(nullptr)},
                            {"events", args.events > 0 ? nlohmann::json(args.events) : nlohmann::json(nullptr)}});
   if (common.shard)

@@ -189,4 +189,31 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
   return s;
 }
 
+int reachableProcesses(const Schedule& s, const Fault* except) {
+  int n = s.consumers;
+  for (const auto& f : s.faults) {
+    if (&f == except || f.kind == "hold" || f.kind == "delay") continue;
+    n += f.kind == "restart" ? s.consumers : 1;
+  }
+  return n;
+}
+
+void checkFaultProcesses(const Schedule& s, const std::function<std::string(size_t)>& what) {
+  auto number = [](const std::string& label) { return std::stoi(label.substr(1)); };
+  for (size_t i = 0; i < s.faults.size(); ++i) {
+    const Fault& f = s.faults[i];
+    std::vector<std::string> named;
+    if (!f.process.empty()) named.push_back(f.process);
+    if (f.kind == "hold" && f.args.size() == 3) named.push_back(f.args[0]); // hold:cN:...:cM:when:VERB#j
+    const int reach = reachableProcesses(s, &f);
+    for (const auto& p : named) {
+      if (number(p) <= reach) continue;
+      throw UsageError(fmt::format("{}: '{}' names process {}, which no run of this schedule starts: {} consumer{} "
+                                   "(c1..c{}) and at most {} replacement{} by its other faults",
+                                   what(i), f.str(), p, s.consumers, s.consumers == 1 ? "" : "s", s.consumers,
+                                   reach - s.consumers, reach - s.consumers == 1 ? "" : "s"));
+    }
+  }
+}
+
 } // namespace idem

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -86,5 +87,14 @@ inline constexpr int kMaxClaimIdleMs = 3600000;
 void to_json(nlohmann::json& j, const Schedule& s);
 /// Throws UsageError naming `what` (a file path) and the field; an unknown version is named.
 Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what);
+
+/// The highest process label (cN) a run of `s` can reach: its consumers, plus one replacement for each fault
+/// that can end a process other than `except` (a restart can end every consumer at once; holds and delays
+/// end none). A fault naming a process beyond it could never fire.
+int reachableProcesses(const Schedule& s, const Fault* except = nullptr);
+/// Throws UsageError when fault i of `s` names a process (its own cN, or the cM a hold waits for) that no
+/// run of `s` can start; `what(i)` names the fault for the message (a flag, a file and field). Asked where
+/// users hand schedules over (run's --crash, replay's file), not of histories read back.
+void checkFaultProcesses(const Schedule& s, const std::function<std::string(size_t)>& what);
 
 } // namespace idem

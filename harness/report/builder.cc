@@ -13,6 +13,7 @@ nlohmann::json ReportBuilder::build() const {
   j["command"] = header_.command;
   j["verdict"] = toString(verdict_);
   if (!error_.empty()) j["error"] = error_;
+  if (!interrupted_.empty()) j["interrupted"] = interrupted_;
   if (!header_.scenario.empty()) {
     j["scenario"] = header_.scenario;
     j["scenario_file"] = header_.scenarioFile;

@@ -36,6 +36,8 @@ public:
   Verdict verdict() const { return verdict_; }
   /// Why the result could not be judged (verdict error), shown first.
   void error(std::string message) { error_ = std::move(message); }
+  /// The signal that interrupted the command ("SIGINT"): the report holds only what finished before it.
+  void interrupted(std::string signal) { interrupted_ = std::move(signal); }
   /// The schedule the command is about (run, sweep, replay; check's counterexample).
   void schedule(const Schedule& s) { schedule_ = s; }
   /// A judged run the report keeps (with its history when r.withHistory).
@@ -60,6 +62,7 @@ private:
   ReportHeader header_;
   Verdict verdict_ = Verdict::Unknown;
   std::string error_;
+  std::string interrupted_;
   std::optional<Schedule> schedule_;
   std::vector<RunRecord> runs_;
   std::optional<std::string> processesRun_;

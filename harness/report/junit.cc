@@ -2,9 +2,13 @@
 
 #include "report/html_util.h"
 
+#include "core/error.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -154,6 +158,14 @@ std::string junitXml(const nlohmann::json& r) {
   else if (command == "demo")
     for (const auto& s : arr(arr(r, "demo"), "sections")) suites.push_back(compareSuite(r, arr(s, "compare"), str(s, "scenario"), command));
   else suites.push_back(checkerSuite(r));
+  if (!str(r, "interrupted").empty() && !suites.empty()) { // what ran is not what was asked for: never all green
+    Suite& s = suites.front();
+    s.cases.emplace_back(fmt::format("idemproof.{}", command), "interrupted");
+    const json& notes = arr(arr(r, command.c_str()), "notes");
+    std::string why = notes.is_array() && !notes.empty() && notes[0].is_string() ? notes[0].get<std::string>()
+                                                                                  : "interrupted by " + str(r, "interrupted");
+    s.cases.back().error("interrupted", why);
+  }
   size_t tests = 0, failures = 0, errors = 0;
   std::string body;
   for (const auto& s : suites) {
@@ -179,8 +191,10 @@ void writeJunit(const std::string& file, const nlohmann::json& report) {
   std::filesystem::path p(file);
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
   std::ofstream out(p);
-  if (!out) throw std::runtime_error("--junit: cannot write " + file);
+  if (!out) throw UsageError(fmt::format("--junit: cannot write {}: {}", file, std::strerror(errno)));
   out << junitXml(report);
+  out.close(); // a full disk or /dev/full fails here, at the flush: the file the user asked for is not there
+  if (out.fail()) throw UsageError(fmt::format("--junit: cannot write {}: {}", file, std::strerror(errno)));
 }
 
 } // namespace idem

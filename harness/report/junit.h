@@ -13,7 +13,8 @@ namespace idem {
 /// The XML document (UTF-8, escaped).
 std::string junitXml(const nlohmann::json& report);
 
-/// Writes junitXml(report) to `file` (its folder created). Throws std::runtime_error when it cannot.
+/// Writes junitXml(report) to `file` (its folder created). Throws UsageError ("--junit: cannot write FILE:
+/// reason") when it cannot, a failed flush included (a full disk, /dev/full).
 void writeJunit(const std::string& file, const nlohmann::json& report);
 
 } // namespace idem

@@ -93,6 +93,7 @@ json mergeReports(const std::vector<ShardReport>& shards) {
     std::string command = s.report.value("command", "?");
     if (command != "check" && command != "sweep" && command != "compare")
       throw fail(fmt::format("{}: shards of {} cannot be merged (check, sweep and compare can)", s.dir, command));
+    checkShardShape(s.report, "merge: " + s.dir);
   }
   const json& first = shards.front().report;
   for (const auto& s : shards)
@@ -110,7 +111,17 @@ json mergeReports(const std::vector<ShardReport>& shards) {
   for (int i = 0; i < n; ++i)
     if (!byIndex.count(i)) throw fail(fmt::format("shard {}/{} is missing ({} of {} shards given)", i, n, shards.size(), n));
   const std::string command = first.value("command", "");
-  json merged = command == "sweep" ? mergeSweep(byIndex, n) : command == "compare" ? mergeCompare(byIndex, n) : mergeCheck(byIndex, n);
+  if (command == "compare")
+    for (const auto& [i, s] : byIndex)
+      if (s->report["compare"]["cells"].size() != first["compare"]["cells"].size())
+        throw fail(fmt::format("{} and {} hold {} and {} cells: not shards of one compare", shards.front().dir, s->dir,
+                               first["compare"]["cells"].size(), s->report["compare"]["cells"].size()));
+  json merged;
+  try {
+    merged = command == "sweep" ? mergeSweep(byIndex, n) : command == "compare" ? mergeCompare(byIndex, n) : mergeCheck(byIndex, n);
+  } catch (const json::exception& e) { // a field checkShardShape does not know about: still one line, exit 2
+    throw fail(fmt::format("the shards' reports are not ones idemproof wrote: {}", e.what()));
+  }
   merged.erase("shard");
   return merged;
 }

@@ -12,6 +12,7 @@
 /// tagged with their shard.
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,28 @@ struct ShardReport {
   std::string dir;
   nlohmann::json report;
 };
+
+/// Bounds of what merge reads (merge_read.cc): a shard's report.json holds at most kMergeMaxBytes, its run
+/// list at most kMergeMaxRuns entries (check's --runs bound) of at most kMergeMaxRunValues values each,
+/// and besides it at most kMergeMaxValues values (the runs with histories, the points, the cells: about
+/// 100 MB of a report as idemproof writes it).
+inline constexpr uintmax_t kMergeMaxBytes = uintmax_t(1) << 30;
+inline constexpr size_t kMergeMaxRuns = 1000000;
+inline constexpr size_t kMergeMaxRunValues = 256;
+inline constexpr size_t kMergeMaxValues = 4000000;
+/// The most shards of one run (search/shard.h, kMaxShards).
+inline constexpr int64_t kMergeMaxShards = 10000;
+
+/// Reads the report of the shard in folder `dir` (or the report file `dir` names) within the bounds
+/// above, parsing it as it is read, and checks the fields merge reads (checkShardShape). Throws UsageError
+/// naming the file and field: no report.json, a report.json that is a symbolic link, invalid JSON, a bound
+/// passed, a field of the wrong type or out of range.
+ShardReport readShard(const std::string& dir);
+
+/// Throws UsageError naming `what` and the field when `report` is not shaped as the report of a shard of
+/// check, sweep or compare: each field merge reads of the right type (and range: a shard index below N),
+/// each section of its command there.
+void checkShardShape(const nlohmann::json& report, const std::string& what);
 
 /// The merged report (command "check", with a "merge" section naming the shards). Throws UsageError with
 /// a one-line reason when the shards do not belong together: another command, target, scenario, seed,

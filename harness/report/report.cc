@@ -2,6 +2,12 @@
 
 #include "report/html.h"
 
+#include "core/error.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -121,6 +127,8 @@ std::string writeReport(const std::string& dir, const nlohmann::json& report, co
     if (streamed.empty()) out << dumped(report);
     else writeStreamed(out, report, streamed);
     out << "\n";
+    out.close();
+    if (out.fail()) throw UsageError(fmt::format("--report: cannot write {}: {}", path.string(), std::strerror(errno)));
   }
   try {
     std::map<std::string, std::string> tails;

@@ -50,7 +50,8 @@ struct StreamedArray {
 
 /// Writes `report` as report.json into `dir` (created) and report.html beside it (rendered from the same
 /// JSON, with the last lines of the logs of the runs that have a history). Returns the path of
-/// report.json. A page that cannot be rendered is reported on stderr; report.json is written anyway.
+/// report.json; throws UsageError ("--report: cannot write ...") when report.json cannot be written whole.
+/// A page that cannot be rendered is reported on stderr; report.json is written anyway.
 /// Each of `streamed` replaces its member in report.json (the page is rendered from `report` as given).
 std::string writeReport(const std::string& dir, const nlohmann::json& report,
                         const std::vector<StreamedArray>& streamed = {});

@@ -18,6 +18,7 @@ namespace idem::servers {
 PgServer::PgServer()
     : ServerProcess("idemproof-pg-", "postgres.log", "PostgreSQL", "postgres"), bin_(findPgBinaries()),
       account_(postgresAccount()), data_(dir_.path() / "data") {
+  grantTraverse(dir_.path(), account_); // initdb and the server reach the data dir inside
   fs::path tmpl = ensureTemplate(bin_, account_, dir_.path());
   copyDataDir(tmpl, data_, account_);
   // No local user gets in: TCP only with this server's secret (the `password` method: one round trip,

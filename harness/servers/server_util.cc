@@ -4,12 +4,14 @@
 #include "core/temp_dir.h"
 
 #include <pwd.h>
+#include <sys/stat.h>
 #include <sys/random.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cstring>
 #include <deque>
 #include <system_error>
 #include <fstream>
@@ -88,9 +90,19 @@ Account postgresAccount() {
                                 "is no 'postgres' account to run it as (create one, or pass --database-url)");
 }
 
-Account unprivilegedAccount() {
-  return accountFor("nobody", "embedded Valkey: idemproof runs as root, and there is no 'nobody' account to run the "
-                              "server as (create one, or pass --valkey-url)");
+Account serverAccount() {
+  static const std::string missing = fmt::format(
+      "embedded Valkey: idemproof runs as root and runs the server as the system account '{0}', which does not exist "
+      "(create it: useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "
+      "{0}; scripts/install-deps.sh and the .deb do; or pass --valkey-url)", kServerAccount);
+  return accountFor(kServerAccount, missing.c_str());
+}
+
+void grantTraverse(const std::filesystem::path& dir, const Account& account) {
+  if (!account.drop) return;
+  if (::chown(dir.c_str(), static_cast<uid_t>(-1), account.gid) != 0 || ::chmod(dir.c_str(), 0710) != 0)
+    throw UsageError(fmt::format("cannot give the account {} access to {}: {}", account.name, dir.string(),
+                                 std::strerror(errno)));
 }
 
 std::string newSecret() {

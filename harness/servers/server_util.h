@@ -38,8 +38,19 @@ struct Account {
 /// The account for PostgreSQL. Throws UsageError when root and there is no `postgres` account.
 Account postgresAccount();
 
-/// The account an unprivileged server runs as: the current user, or `nobody` when idemproof is root.
-Account unprivilegedAccount();
+/// The account the servers other than PostgreSQL (Valkey) run as: the current user, or, when idemproof is
+/// root, kServerAccount — an account no other process uses, so that no other process can read the
+/// server's password in its configuration (`nobody` is shared by every daemon that drops privileges).
+/// Throws UsageError (one line: how to create it) when root and the account does not exist.
+Account serverAccount();
+
+/// The system account scripts/install-deps.sh and the .deb create for the servers.
+inline constexpr const char* kServerAccount = "idemproof-server";
+
+/// Makes `dir` (a temp folder of idemproof's, mode 0700) traversable by `account` alone besides its owner:
+/// group `account.gid`, mode 0710 (a server must reach its data dir inside, and may list nothing). Nothing
+/// when the account is idemproof's own. Throws UsageError naming the folder.
+void grantTraverse(const std::filesystem::path& dir, const Account& account);
 
 /// A fresh secret for one server: 32 hex digits from the kernel's random source. The embedded servers
 /// refuse a connection without it (docs/target-contract.md).

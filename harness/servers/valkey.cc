@@ -53,10 +53,11 @@ ValkeyServer::ValkeyServer() : ValkeyServer(findValkey()) {}
 
 ValkeyServer::ValkeyServer(std::pair<fs::path, std::string> exe)
     : ServerProcess("idemproof-valkey-", "valkey.log", exe.second, exe.second), exe_(std::move(exe.first)),
-      name_(std::move(exe.second)), account_(unprivilegedAccount()), conf_(dir_.path() / "valkey.conf"),
+      name_(std::move(exe.second)), account_(serverAccount()), conf_(dir_.path() / "valkey.conf"),
       data_(dir_.path() / "data") {
   // Its `dir`, the only place it writes: a directory of its own account (the temp dir is idemproof's),
   // private to it like the data dir of PostgreSQL.
+  grantTraverse(dir_.path(), account_);
   std::error_code ec;
   fs::create_directory(data_, ec);
   if (ec) throw UsageError(fmt::format("embedded {}: cannot create {}: {}", name_, data_.string(), ec.message()));

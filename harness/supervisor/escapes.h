@@ -2,6 +2,7 @@
 /// Processes a consumer started that outlived it: found by the marks every consumer process carries in its
 /// environment, once every consumer process of a run has stopped (supervisor/execute.cc).
 #include "history/history.h"
+#include "target/target_env.h" // kRunEnv, kProcessEnv
 
 #include <sys/types.h>
 
@@ -10,10 +11,6 @@
 #include <string>
 
 namespace idem {
-
-/// The environment marks of a consumer: its run (unique over idemproof's life), its process label.
-inline constexpr const char* kRunEnv = "IDEMPROOF_RUN";
-inline constexpr const char* kProcessEnv = "IDEMPROOF_PROCESS";
 
 /// A fresh run mark: "<owner tag>/<n>", unique over idemproof's life.
 std::string nextRunTag();

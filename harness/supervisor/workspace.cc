@@ -360,7 +360,12 @@ ChildSpec Workspace::Impl::targetSpec(const proxy::Hub::Ports& ports, const std:
   vars[kProcessEnv] = label;
   ChildSpec spec;
   spec.env = baseEnv;
-  for (const auto& [k, v] : vars) spec.env[k] = v;
+  for (const auto& [k, v] : vars) {
+    // Only reserved names (target/target_env.h): a manifest can then never have set or override them.
+    if (!isReservedEnv(k))
+      throw std::logic_error(fmt::format("{} is set for targets but missing from reservedEnv()", k));
+    spec.env[k] = v;
+  }
   auto lookup = spec.env;
   for (const auto& [k, v] : target.env)
     spec.env[k] = expandVars(v, lookup, fmt::format("{}: field 'env.{}'", target.manifest.string(), k));

@@ -1,4 +1,5 @@
 #include "target/manifest.h"
+#include "target/target_env.h"
 
 #include "core/error.h"
 #include "core/json_file.h"
@@ -27,6 +28,10 @@ std::map<std::string, std::string> readEnv(const detail::FieldReader& r) {
   if (!j.is_object()) r.fail("env", "must be an object of strings");
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!validEnvName(it.key())) r.fail("env." + it.key(), "is not a valid environment variable name");
+    if (isReservedEnv(it.key()))
+      r.fail("env." + it.key(), it.key().rfind("LD_", 0) == 0
+                                    ? "the dynamic loader's variables (LD_*) cannot be set by a target"
+                                    : "is set by idemproof (docs/target-contract.md) and cannot be overridden");
     if (!it.value().is_string()) r.fail("env." + it.key(), "must be a string");
     env[it.key()] = it.value().get<std::string>();
   }

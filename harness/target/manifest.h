@@ -38,7 +38,8 @@ inline constexpr size_t kMaxNameBytes = 200;
 
 /// Reads DIR/target.json (or DIR when it names a .json file). Throws UsageError naming the file and field:
 /// missing manifest, invalid JSON, a key twice, wrong field types, empty command, missing schema file, a
-/// file outside the target's folder (unless "files_outside": true), more than 1 MiB.
+/// file outside the target's folder (unless "files_outside": true), an "env" variable idemproof sets or the
+/// loader's (LD_*: target/target_env.h), more than 1 MiB.
 Target loadTarget(const std::filesystem::path& dirOrFile);
 /// The same from JSON already read, as the manifest at path `manifest` (its folder is the target's).
 Target targetFromJson(const nlohmann::json& j, const std::filesystem::path& manifest);

@@ -113,6 +113,39 @@ TEST_CASE("malformed input: exit 2, one line naming the flag, file or field, bef
       {"program outside the folder",
        {"run", "--target", f.manifest("esc2", R"({"name": "a", "command": ["../../bin/true"], "scenarios": ["wallet"]})")},
        "field 'command[0]'"},
+      {"manifest env overriding IDEMPROOF_RUN",
+       {"run", "--target", f.manifest("run", R"({"name": "a", "env": {"IDEMPROOF_RUN": "x"}, )" + ok + "}")},
+       "field 'env.IDEMPROOF_RUN': is set by idemproof"},
+      {"manifest env overriding IDEMPROOF_OWNER",
+       {"run", "--target", f.manifest("owner", R"({"name": "a", "env": {"IDEMPROOF_OWNER": "1.1"}, )" + ok + "}")},
+       "field 'env.IDEMPROOF_OWNER': is set by idemproof"},
+      {"manifest env overriding PORT",
+       {"run", "--target", f.manifest("port", R"({"name": "a", "env": {"PORT": "80"}, )" + ok + "}")},
+       "field 'env.PORT': is set by idemproof"},
+      {"manifest env overriding DATABASE_URL",
+       {"run", "--target", f.manifest("db", R"({"name": "a", "env": {"DATABASE_URL": "postgresql://x/y"}, )" + ok + "}")},
+       "field 'env.DATABASE_URL': is set by idemproof"},
+      {"manifest env overriding VALKEY_URL",
+       {"run", "--target", f.manifest("vk", R"({"name": "a", "env": {"VALKEY_URL": "redis://x:1/0"}, )" + ok + "}")},
+       "field 'env.VALKEY_URL': is set by idemproof"},
+      {"manifest env setting LD_PRELOAD",
+       {"run", "--target", f.manifest("ld", R"({"name": "a", "env": {"LD_PRELOAD": "/tmp/x.so"}, )" + ok + "}")},
+       "field 'env.LD_PRELOAD': the dynamic loader's variables"},
+      {"a hold on c9 of a run with 2 consumers",
+       {"run", "--target", simple, "--consumers", "2", "--crash", "hold:c9:before:COMMIT#1"},
+       "--crash hold:c9:before:COMMIT#1: 'hold:c9:before:COMMIT#1' names process c9"},
+      {"a kill of c5 of a run with 2 consumers",
+       {"run", "--target", simple, "--consumers", "2", "--crash", "c5:after:COMMIT#1"}, "names process c5"},
+      {"a schedule's fault on c5 with 2 consumers",
+       {"replay", f.write("c5.json", schedule(R"("consumers": 2, "events": [{"n": 1}], "stream": [1], "faults": ["c5:after:COMMIT#1"])")),
+        "--target", simple},
+       "field 'faults[0]': 'c5:after:COMMIT#1' names process c5"},
+      {"a fault kind named twice", {"sweep", "--target", simple, "--faults", "kill,kill"}, "--faults: 'kill' is named twice"},
+      {"a fault kind named twice over two flags", {"check", "--target", simple, "--faults", "kill", "--faults", "drop,kill"},
+       "--faults: 'kill' is named twice"},
+      {"an empty fault kind", {"sweep", "--target", simple, "--faults", "kill,,drop"}, "--faults: 'kill,,drop' has an empty kind"},
+      {"a trailing comma in the fault kinds", {"check", "--target", simple, "--faults", "kill,"}, "has an empty kind"},
+      {"an unknown fault kind", {"sweep", "--target", simple, "--faults", "kill,explode"}, "'explode' is not a fault kind"},
       {"two compared targets with one name",
        {"compare", "--target", simple, "--target", f.manifest("simple2", R"({"name": "simple", )" + ok + "}")},
        "two targets are named 'simple'"},
@@ -168,4 +201,12 @@ TEST_CASE("malformed scenario: shapes are checked against the tables and results
       CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     }
   }
+}
+
+TEST_CASE("--junit /dev/full: the write error exits 2 with one line, not a silent success") {
+  Result r = clean({"run", "--target", target("dedup-table"), "--scenario", "wallet", "--junit", "/dev/full"});
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--junit: cannot write /dev/full: No space left on device") != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }

@@ -175,4 +175,16 @@ std::vector<std::string> replayArgs(const std::string& out) {
   return args;
 }
 
+long peakRssKiB(int pid, const std::function<bool()>& running) {
+  long peakKiB = 0;
+  const std::string status = "/proc/" + std::to_string(pid) + "/status";
+  while (running()) {
+    std::ifstream in(status);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("VmHWM:", 0) == 0) peakKiB = std::max(peakKiB, std::stol(line.substr(6)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return peakKiB;
+}
+
 } // namespace itest

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -55,6 +56,10 @@ Result clean(const std::vector<std::string>& args, int sigintAfterMs = 0);
 /// The arguments of the "  replay: idemproof replay ..." line of a check's output (paths hold no spaces);
 /// a Catch2 REQUIRE fails when there is none.
 std::vector<std::string> replayArgs(const std::string& out);
+
+/// Waits for `pid`, a child the caller waits for next, to end, polling its VmHWM (the peak resident set,
+/// which only grows) meanwhile; returns the last peak seen, in KiB.
+long peakRssKiB(int pid, const std::function<bool()>& running);
 
 /// Every violation of the report with this kind.
 std::vector<nlohmann::json> violations(const nlohmann::json& report, const std::string& kind);

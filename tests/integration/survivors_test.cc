@@ -6,6 +6,7 @@
 #include <boost/process.hpp>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <fstream>
@@ -122,14 +123,7 @@ TEST_CASE("a target that floods its output and moves 100 MiB values costs idempr
                  {"PG_RESULT_MB", "100"}});
   bp::child& run = bg.child;
   // VmHWM, the peak resident set of idemproof itself (not of the consumers it runs), only grows.
-  long peakKiB = 0;
-  const std::string status = "/proc/" + std::to_string(run.id()) + "/status";
-  while (run.running()) {
-    std::ifstream in(status);
-    for (std::string line; std::getline(in, line);)
-      if (line.rfind("VmHWM:", 0) == 0) peakKiB = std::max(peakKiB, std::stol(line.substr(6)));
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  long peakKiB = peakRssKiB(run.id(), [&] { return run.running(); });
   run.wait();
   INFO("peak " << peakKiB << " KiB");
   CHECK(run.exit_code() == 0);
@@ -242,4 +236,68 @@ TEST_CASE("a child that stays in the consumer's process group is no escape, howe
     CHECK(violations(r.report, "escaped").empty());
     CHECK(tagged(r.tag, "sleep 301").empty());
   }
+}
+
+TEST_CASE("a target whose manifest overrides the run's marks is refused before it starts, and leaves nothing") {
+  // A server that sets IDEMPROOF_RUN and IDEMPROOF_OWNER itself and leaves its session: were the manifest
+  // taken, its `setsid sleep 303` would carry no mark of this run and outlive it.
+  auto dir = freshTmpRoot("marks-" + std::to_string(::getpid()));
+  std::ofstream(dir / "target.json") << R"({"name": "marks", "kind": "http",
+    "command": ["sh", "-c", "setsid sleep 303 & exec sleep 304"],
+    "env": {"IDEMPROOF_RUN": "not-this-run", "IDEMPROOF_OWNER": "1.1"}, "scenarios": ["orders"]})";
+  Result r = clean({"run", "--target", dir.string(), "--scenario", "orders"});
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.status == 2);
+  CHECK(r.err.find("field 'env.IDEMPROOF_") != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  bool alive = false;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream in(e.path() / "cmdline", std::ios::binary);
+    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    alive = alive || cmd.find(std::string("sleep\0" "303", 9)) != std::string::npos;
+  }
+  CHECK_FALSE(alive);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+TEST_CASE("SIGINT during a check: exit 130, and the report and JUnit count only the runs that finished") {
+  const std::string tag = "interrupted-" + std::to_string(::getpid());
+  auto junit = std::filesystem::temp_directory_path() / ("itest-interrupted-" + std::to_string(::getpid()) + ".xml");
+  Background bg("interrupted",
+                {"check", "--target", target("dedup-table"), "--scenario", "wallet", "--runs", "400", "--seed", "3",
+                 "--consumers", "1", "--junit", junit.string()},
+                {{"IDEMPROOF_TEST_TAG", tag}});
+  // Interrupted while its consumers run: the search is under way.
+  bool running = eventually([&] { return !tagged(tag, "dedup-table/dedup-table").empty(); });
+  ::kill(bg.child.id(), SIGINT);
+  bg.child.wait();
+  REQUIRE(running);
+  std::ifstream err(bg.dir / "err"), out(bg.dir / "out");
+  std::string errText((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
+  std::string outText((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
+  INFO("stdout: " << outText << "\nstderr: " << errText);
+  CHECK(bg.child.exit_code() == 130);
+  REQUIRE(std::filesystem::exists(bg.report() / "report.json"));
+  std::ifstream rep(bg.report() / "report.json");
+  nlohmann::json report = nlohmann::json::parse(rep);
+  CHECK(report["interrupted"] == "SIGINT");
+  CHECK(report["verdict"] == "unknown");
+  const auto& check = report["check"];
+  CHECK(check["interrupted"] == "SIGINT");
+  CHECK(check["errors"] == 0); // no run is blamed on the target for what the clean-up did to it
+  CHECK(check["unknown"] == 0);
+  CHECK(check["failed"] == 0);
+  CHECK(check["runs"] == check["passed"]);
+  CHECK(check["runs"].get<int>() < 400);
+  CHECK(check["run_summaries"].size() == check["runs"].get<size_t>());
+  CHECK(check["notes"][0].get<std::string>().rfind("interrupted by SIGINT", 0) == 0);
+  std::ifstream j(junit);
+  std::string xml((std::istreambuf_iterator<char>(j)), std::istreambuf_iterator<char>());
+  CHECK(xml.find("name=\"interrupted\"") != std::string::npos);
+  CHECK(xml.find("<error type=\"interrupted\"") != std::string::npos);
+  CHECK(eventually([&] { return leftovers(tag).empty(); }, std::chrono::seconds(10)));
+  CHECK(tempDirsIn(bg.root).empty());
+  std::error_code ec;
+  std::filesystem::remove(junit, ec);
 }

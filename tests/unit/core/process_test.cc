@@ -97,6 +97,22 @@ TEST_CASE("stdout and stderr are appended to the log, env and cwd are the spec's
   CHECK(text == "out\nerr\nFOO=bar\n" + dir.path().string() + "\nagain\n");
 }
 
+TEST_CASE("a temp folder is private to idemproof's user, and a child's log in it too", "[process]") {
+  TempDir dir("idem-test-");
+  fs::path log = dir.path() / "child.log";
+  REQUIRE(Child::spawn(shell("echo secret-ish", log)).waitFor(60s)->code == 0);
+  struct stat st {};
+  REQUIRE(::stat(dir.path().c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700); // it was 0755: any local user could list it
+  REQUIRE(::stat(log.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600); // it was 0644: any local user could read a consumer's output
+  ChildSpec capped = shell("echo consumer output", dir.path() / "capped.log"); // a consumer's: through a LogSink
+  capped.logCap = 64 * 1024;
+  REQUIRE(Child::spawn(capped).waitFor(60s)->code == 0);
+  REQUIRE(::stat((dir.path() / "capped.log").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+}
+
 TEST_CASE("the environment is exactly the spec's, and the owner's mark", "[process]") {
   TempDir dir("idem-test-");
   fs::path log = dir.path() / "env.log";

@@ -155,3 +155,26 @@ TEST_CASE("schedule: version 2 carries faults, version 1 files (kills) still loa
   CHECK(usageError([&] { scheduleFromJson(now, "y.json"); }) ==
         "y.json: field 'faults[1]': a second fault at after:COMMIT#1");
 }
+
+TEST_CASE("schedule: a fault naming a process the run never starts is refused, naming where it is written") {
+  nlohmann::json j = {{"version", 2}, {"scenario", "wallet"}, {"events", {{{"n", 1}}}}, {"stream", {1}}, {"consumers", 2},
+                      {"faults", {"c5:after:COMMIT#1"}}};
+  auto refusal = [&] {
+    Schedule s = scheduleFromJson(j, "s.json");
+    return usageError([&] { checkFaultProcesses(s, [](size_t i) { return "s.json: field 'faults[" + std::to_string(i) + "]'"; }); });
+  };
+  std::string e = refusal();
+  CHECK(e.find("s.json: field 'faults[0]'") != std::string::npos);
+  CHECK(e.find("names process c5, which no run of this schedule starts: 2 consumers") != std::string::npos);
+  j["faults"] = {"hold:c9:before:COMMIT#1"};
+  CHECK(refusal().find("names process c9") != std::string::npos);
+  j["faults"] = {"hold:c1:before:COMMIT#1:c7:after:XACK#1"}; // the process a hold waits for, too
+  CHECK(refusal().find("names process c7") != std::string::npos);
+  // Each kill (or other fault that can end a process) may bring one replacement; a restart may replace all.
+  j["faults"] = {"c1:after:COMMIT#1", "c3:after:XACK#1"};
+  CHECK(refusal().empty());
+  j["faults"] = {"restart:after:COMMIT#1:pg", "c4:after:XACK#1"};
+  CHECK(refusal().empty());
+  j["faults"] = {"delay:c1:after:COMMIT#1:500", "c3:after:XACK#1"}; // a delay ends no process
+  CHECK(refusal().find("names process c3") != std::string::npos);
+}

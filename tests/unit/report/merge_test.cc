@@ -7,6 +7,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 using namespace idem;
 using json = nlohmann::json;
 
@@ -40,13 +45,18 @@ ShardReport shard(int i, int n, std::optional<int> failAt = std::nullopt, uint64
   return {"s" + std::to_string(i), r};
 }
 
-std::string refusal(const std::vector<ShardReport>& shards) {
+/// The one line `fn` refuses with ("" when it does not).
+template <class F> std::string refusalOf(F&& fn) {
   try {
-    mergeReports(shards);
+    fn();
   } catch (const UsageError& e) {
     return e.what();
   }
   return "";
+}
+
+std::string refusal(const std::vector<ShardReport>& shards) {
+  return refusalOf([&] { mergeReports(shards); });
 }
 
 } // namespace
@@ -99,4 +109,79 @@ TEST_CASE("merge refuses shards that are not one run, naming why in one line") {
   CHECK(refusal({shard(0, 2), other}).find("differ in target") != std::string::npos);
   for (const auto& r : {refusal({shard(0, 3), shard(2, 3)}), refusal({shard(0, 2), shard(1, 2, std::nullopt, 6)})})
     CHECK(r.find('\n') == std::string::npos);
+}
+
+TEST_CASE("merge refuses a shard report of the wrong shape in one line naming the field, never an internal error") {
+  auto indexText = shard(1, 2);
+  indexText.report["shard"]["index"] = "1";
+  CHECK(refusal({shard(0, 2), indexText}).find("field '/shard/index' must be a whole number from 0 to 9999, not \"1\"") !=
+        std::string::npos);
+  auto huge = shard(1, 2);
+  huge.report["shard"]["index"] = uint64_t(1) << 40; // not "shard 0/2 given twice"
+  CHECK(refusal({shard(0, 2), huge}).find("field '/shard/index' must be a whole number from 0 to 9999") != std::string::npos);
+  auto beyond = shard(1, 2);
+  beyond.report["shard"]["index"] = 2;
+  CHECK(refusal({shard(0, 2), beyond}).find("field '/shard/index' is 2, not below the number of shards 2") != std::string::npos);
+  auto runText = shard(1, 2);
+  runText.report["shard"]["runs"][0]["run"] = "2";
+  CHECK(refusal({shard(0, 2), runText}).find("field '/shard/runs/0/run' must be a whole number") != std::string::npos);
+  auto planned = shard(1, 2);
+  planned.report["shard"]["runs"][1]["planned"] = {7};
+  CHECK(refusal({shard(0, 2), planned}).find("field '/shard/runs/1/planned/0' must be a string") != std::string::npos);
+  auto workers = shard(0, 2);
+  workers.report["options"]["workers"] = "two";
+  CHECK(refusal({workers, shard(1, 2)}).find("field '/options/workers'") != std::string::npos);
+  auto noRun = shard(0, 2, 5);
+  noRun.report["check"]["counterexample"]["found"].erase("run");
+  CHECK(refusal({noRun, shard(1, 2)}).find("field '/check/counterexample/found/run' is missing") != std::string::npos);
+}
+
+namespace {
+
+/// A file of its own in a scratch folder, removed at scope end.
+struct ScratchFile {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("merge-read-" + std::to_string(::getpid()));
+  ScratchFile() { std::filesystem::create_directories(dir); }
+  ~ScratchFile() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+};
+
+std::string readRefusal(const std::string& dir) {
+  return refusalOf([&] { readShard(dir); });
+}
+
+} // namespace
+
+TEST_CASE("merge reads a shard report streaming: no second run list, no packed values, no link") {
+  ScratchFile f;
+  // A shard as check writes it: read back, the check's copy of the run list dropped (merge recomputes it).
+  auto s = shard(0, 1);
+  s.report["check"]["run_summaries"] = s.report["shard"]["runs"];
+  std::ofstream(f.dir / "report.json") << s.report.dump(2);
+  ShardReport read = readShard(f.dir.string());
+  CHECK(read.report["shard"]["runs"] == s.report["shard"]["runs"]);
+  CHECK_FALSE(read.report["check"].contains("run_summaries"));
+  // 10 MB of one numeric array (2 bytes a value, 16 once parsed): refused as it is read.
+  {
+    std::ofstream out(f.dir / "report.json");
+    out << R"({"command": "check", "junk": [)";
+    for (int i = 0; i < 5000000; ++i) out << "1,";
+    out << "1]}";
+  }
+  CHECK(readRefusal(f.dir.string()).find("values besides its run list that merge reads from one shard") !=
+        std::string::npos);
+  // A run entry that holds more than idemproof writes in one.
+  {
+    auto big = shard(0, 1);
+    big.report["shard"]["runs"][0]["planned"] = std::vector<std::string>(300, "after:COMMIT#1");
+    std::ofstream(f.dir / "report.json") << big.report.dump(2);
+  }
+  CHECK(readRefusal(f.dir.string()).find("an entry of field '/shard/runs' holds more than the 256 values") !=
+        std::string::npos);
+  // report.json as a link (to a file elsewhere, or a loop) is not a shard's.
+  std::filesystem::remove(f.dir / "report.json");
+  std::filesystem::create_symlink(f.dir / "report.json", f.dir / "report.json");
+  CHECK(readRefusal(f.dir.string()).find("is a symbolic link") != std::string::npos);
 }

@@ -2,6 +2,7 @@
 #include "core/error.h"
 
 #include "helpers.h"
+#include "servers/server_util.h"
 #include "servers/servers.h"
 
 #include <catch2/catch.hpp>
@@ -9,7 +10,11 @@
 #include <hiredis/hiredis.h>
 #include <pqxx/pqxx>
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <pwd.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -284,4 +289,71 @@ TEST_CASE("a Valkey beside another's PostgreSQL: its own port, secret and keys, 
   redisFree(first);
   pqxx::connection c(conninfo(ep));
   CHECK(c.is_open());
+}
+
+namespace {
+
+/// Whether account `pw` can open `p` for reading (a file) or list it (a folder): asked in a child that
+/// switches to that account, as any process of it would.
+bool readableBy(const passwd& pw, const fs::path& p, bool folder) {
+  pid_t child = ::fork();
+  if (child == 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(pw.pw_gid) != 0 || ::setuid(pw.pw_uid) != 0) ::_exit(3);
+    if (folder) ::_exit(::opendir(p.c_str()) != nullptr ? 0 : 1);
+    ::_exit(::open(p.c_str(), O_RDONLY) >= 0 ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) != 3);
+  return WEXITSTATUS(status) == 0;
+}
+
+/// Every folder and file under `root` (root included) that account `pw` can read.
+std::vector<std::string> readableUnder(const passwd& pw, const fs::path& root) {
+  std::vector<std::string> out;
+  if (readableBy(pw, root, true)) out.push_back(root.string());
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (e.is_symlink()) continue;
+    if (readableBy(pw, e.path(), e.is_directory())) out.push_back(e.path().string());
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("no other account reads the servers' secrets or logs; each server account reads only its own",
+          "[embedded][private]") {
+  if (::geteuid() != 0) {
+    WARN("not root: the servers run as idemproof's own user, which owns every file");
+    return;
+  }
+  EnvOverride cache("IDEMPROOF_CACHE_DIR", testCacheDir().string());
+  EmbeddedServersPtr servers = EmbeddedServers::start();
+  Observed o = useServers(servers->endpoints());
+  const passwd* nobody = ::getpwnam("nobody");
+  REQUIRE(nobody);
+  const passwd copy = *nobody;
+  for (const auto& dir : {o.pgDir, o.valkeyDir}) {
+    INFO(dir);
+    struct stat st {};
+    REQUIRE(::stat(dir.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0710); // traversable by the server's group alone, listable by no one else
+    for (const auto& name : {"postgres.log", "valkey.log"})
+      if (::stat((dir / name).c_str(), &st) == 0) CHECK((st.st_mode & 0777) == 0600);
+    // `nobody` (every daemon that drops privileges) can't list the folder nor open anything in it: not
+    // valkey.conf with the password, not pg_hba.conf, not a log.
+    for (const auto& p : readableUnder(copy, dir)) UNSCOPED_INFO("nobody reads " << p);
+    CHECK(readableUnder(copy, dir).empty());
+  }
+  // Valkey runs as an account of its own, not `nobody`, and PostgreSQL's cannot read its password.
+  const passwd* server = ::getpwnam(servers::kServerAccount);
+  REQUIRE(server);
+  struct stat st {};
+  REQUIRE(::stat(fmt::format("/proc/{}", o.valkey).c_str(), &st) == 0);
+  CHECK(st.st_uid == server->pw_uid);
+  const passwd* pg = ::getpwnam("postgres");
+  REQUIRE(pg);
+  const passwd pgCopy = *pg;
+  CHECK_FALSE(readableBy(pgCopy, o.valkeyDir / "valkey.conf", false));
 }

@@ -106,6 +106,26 @@ TEST_CASE("manifest: env must be an object of strings with valid names", "[manif
              Contains("field 'env.A=B': is not a valid environment variable name"));
 }
 
+TEST_CASE("manifest: env may set no variable idemproof sets, nor the loader's", "[manifest]") {
+  for (const char* name : {"IDEMPROOF_RUN", "IDEMPROOF_OWNER", "IDEMPROOF_PROCESS", "IDEMPROOF_TMPDIR", "PORT",
+                           "DATABASE_URL", "VALKEY_URL", "REDIS_URL", "STREAM", "GROUP", "CONSUMER", "CLAIM_IDLE_MS",
+                           "IDEMPOTENCY_LEASE_MS"}) {
+    INFO(name);
+    CHECK_THAT(manifestError(std::string(R"({"name": "x", "command": ["./x"], "env": {")") + name +
+                             R"(": "1"}, "scenarios": ["wallet"]})"),
+               Contains(std::string("targets/t/target.json: field 'env.") + name +
+                        "': is set by idemproof (docs/target-contract.md) and cannot be overridden"));
+  }
+  for (const char* name : {"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT"})
+    CHECK_THAT(manifestError(std::string(R"({"name": "x", "command": ["./x"], "env": {")") + name +
+                             R"(": "/tmp/x.so"}, "scenarios": ["wallet"]})"),
+               Contains(std::string("field 'env.") + name + "': the dynamic loader's variables (LD_*)"));
+  // Reading them is fine: ${PORT} in a variable of the target's own.
+  ScratchDir d;
+  d.write("t/target.json", R"({"name": "x", "command": ["./x"], "env": {"LISTEN": "127.0.0.1:${PORT}"}, "scenarios": ["wallet"]})");
+  CHECK(idem::loadTarget(d.path / "t").env.at("LISTEN") == "127.0.0.1:${PORT}");
+}
+
 TEST_CASE("manifest: schema must name an existing file", "[manifest]") {
   CHECK_THAT(manifestError(kGood, false), Contains("field 'schema': no such file '"));
   CHECK_THAT(manifestError(R"({"name": "x", "command": ["./x"], "schema": 1, "scenarios": ["wallet"]})"),
