@@ -203,7 +203,7 @@ TEST_CASE("malformed scenario: shapes are checked against the tables and results
   }
 }
 
-TEST_CASE("--junit /dev/full: the write error exits 2 with one line, not a silent success") {
+TEST_CASE("run --junit /dev/full: the write error exits 2 with one line, not a silent success") {
   Result r = clean({"run", "--target", target("dedup-table"), "--scenario", "wallet", "--junit", "/dev/full"});
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(r.status == 2);

@@ -9,7 +9,7 @@
 
 using idem::escapeControls;
 
-TEST_CASE("escapeControls: C0, DEL and C1 controls become visible escapes; lines, tabs and UTF-8 stay") {
+TEST_CASE("escapeControls: C0, DEL and C1 controls become visible escapes while lines, tabs and UTF-8 stay") {
   CHECK(escapeControls("plain text\twith a tab\n") == "plain text\twith a tab\n");
   CHECK(escapeControls("\x1b]0;pwned\x07") == "\\x1b]0;pwned\\x07");   // set the window title
   CHECK(escapeControls("\x1b[2J\x1b[H") == "\\x1b[2J\\x1b[H");          // clear the screen

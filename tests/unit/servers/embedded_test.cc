@@ -322,7 +322,7 @@ std::vector<std::string> readableUnder(const passwd& pw, const fs::path& root) {
 
 } // namespace
 
-TEST_CASE("no other account reads the servers' secrets or logs; each server account reads only its own",
+TEST_CASE("no other account reads the servers' secrets or logs, and each server account reads only its own",
           "[embedded][private]") {
   if (::geteuid() != 0) {
     WARN("not root: the servers run as idemproof's own user, which owns every file");
