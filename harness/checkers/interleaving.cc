@@ -56,8 +56,8 @@ class Interleaver {
 public:
   explicit Interleaver(const HistoryView& h) : h_(h) {
     // Per process and verb, the run's k of each step in request order: its rank is the process's own k.
-    // (Valkey SELECT and AUTH are numbered apart from the target's own steps: history/trace.h setUpStep.)
-    auto counted = [](const ops::Step& s) { return (setUpStep(s) ? "valkey " : "") + s.verb; };
+    // (Connection set-up is numbered apart from the target's own steps: history/trace.h setUpCommand.)
+    auto counted = [](const ops::Step& s) { return stepCounter(s.verb, setUpStep(s)); };
     std::map<std::pair<std::string, std::string>, std::vector<int>> ks;
     for (const Op& op : h.ops)
       if (const auto* s = op.as<ops::Step>()) ks[{op.process, counted(*s)}].push_back(s->k);

@@ -12,6 +12,7 @@
 #include "scenario/decodable.h"
 #include "search/classes.h"
 #include "search/model.h"
+#include "search/reductions.h"
 #include "search/search.h"
 
 #include <fmt/format.h>
@@ -23,6 +24,7 @@
 #include <iostream>
 #include <mutex>
 #include <random>
+#include <set>
 #include <unistd.h>
 
 namespace idem {
@@ -224,10 +226,16 @@ SearchResult search(WorkerPool& pool, const Cases& cases, const Materialize& mat
   return res;
 }
 
-/// The first failure of the search, replayed; when every replay is the same failure, shrunk and the
-/// result replayed again. Any disagreement makes it flaky (and stops there).
+/// The first failure of the search, replayed; then its deterministic shapes (search/reductions.h), each
+/// replayed as often: the first that fails in every replay takes its place, so that a bug that is there
+/// without the concurrency is reported without it, and a failure whose replays disagree is flaky only when
+/// none of them fails every time. The schedule kept is shrunk (a concurrent candidate must fail in every
+/// replay) and the result replayed again; should that replay disagree, the candidates accepted before it
+/// are replayed in turn, back to the start, so the counterexample reported is always one that failed every
+/// time.
 Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Materialize& materializeShape,
-                                const SearchResult& res, const CaseResult& first, const CheckArgs& args) {
+                                const SearchResult& res, const CaseResult& first, const CheckArgs& args,
+                                const ModelParams& params) {
   Counterexample cx;
   cx.index = *res.firstFailure;
   auto shrinkable = cases.at(cx.index);
@@ -239,10 +247,29 @@ Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Mate
   cx.foundVerdicts.insert(cx.foundVerdicts.end(), cx.replays.begin(), cx.replays.end());
   cx.schedule = cx.found;
   cx.verdicts = cx.foundVerdicts;
+  std::set<std::string> seen{nlohmann::json(cx.found).dump()};
+  for (const auto& r : deterministicShapes(shrinkable, params)) {
+    Schedule s = materializeShape(r.shape.value());
+    if (!seen.insert(nlohmann::json(s).dump()).second) continue; // the same schedule as one replayed already
+    std::vector<std::string> verdicts;
+    std::optional<Judged> judged;
+    const bool every = replayAll(pool, s, args.replays, first.kinds, verdicts, judged);
+    cx.tried.push_back({r.what, s.summary(), verdicts});
+    if (!every) continue;
+    std::cout << fmt::format("  {}: fails in every replay: {}\n", r.what, s.summary()) << std::flush;
+    shrinkable = r.shape;
+    cx.reduced = r.what;
+    cx.schedule = std::move(s);
+    cx.verdicts = cx.replays = verdicts;
+    cx.judged = std::move(judged);
+    consistent = true;
+    break;
+  }
   cx.flaky = !consistent;
   if (cx.flaky) return cx;
   ShrinkLimits limits;
   limits.workers = pool.size();
+  limits.replays = args.replays;
   auto sr = shrinkFailure(shrinkable, first, materializeShape,
                           [&](const std::vector<Schedule>& ss) { return caseResults(pool, ss); }, limits);
   cx.shrinkSteps = sr.steps;
@@ -251,13 +278,25 @@ Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Mate
   std::cout << fmt::format("  shrunk in {} step{} ({} runs{}): {}\n", sr.steps, sr.steps == 1 ? "" : "s", sr.runs,
                            sr.stopped.empty() ? "" : "; stopped: " + sr.stopped, sr.schedule.summary())
             << std::flush;
-  if (sr.steps == 0) return cx; // the found schedule is minimal, and replayed already
-  cx.schedule = sr.schedule;
-  cx.verdicts = {"fail", "fail"}; // its run while shrinking and the confirmation
-  cx.replays.clear();
-  cx.judged.reset();
-  cx.flaky = !replayAll(pool, cx.schedule, args.replays, first.kinds, cx.replays, cx.judged);
-  cx.verdicts.insert(cx.verdicts.end(), cx.replays.begin(), cx.replays.end());
+  // Newest first; the start (found or reduced) failed every replay already and stays if none of them does.
+  for (auto it = sr.accepted.rbegin(); it != sr.accepted.rend(); ++it) {
+    std::vector<std::string> replays;
+    std::optional<Judged> judged;
+    if (!replayAll(pool, *it, args.replays, first.kinds, replays, judged)) {
+      cx.tried.push_back({"shrunk", it->summary(), replays});
+      std::cout << fmt::format("  replays of the shrunk schedule disagree ({}): {}\n", joinWords(replays), it->summary())
+                << std::flush;
+      continue;
+    }
+    cx.schedule = *it;
+    const bool concurrentRuns = concurrent(*it);
+    cx.verdicts = {"fail"}; // its run while shrinking and the confirmations
+    cx.verdicts.insert(cx.verdicts.end(), concurrentRuns ? static_cast<size_t>(std::max(1, args.replays)) : 1, "fail");
+    cx.verdicts.insert(cx.verdicts.end(), replays.begin(), replays.end());
+    cx.replays = std::move(replays);
+    cx.judged = std::move(judged);
+    break;
+  }
   return cx;
 }
 
@@ -377,7 +416,7 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
   }
   if (res.firstFailure && !Cleanup::interrupted()) {
     auto tShrink = Clock::now();
-    sum.cx = counterexampleOf(pool, cases, materializeShape, res, *failing, args);
+    sum.cx = counterexampleOf(pool, cases, materializeShape, res, *failing, args, params);
     sum.shrinkMs = msSince(tShrink);
     if (!Cleanup::interrupted()) save(session, common, args, *sum.cx);
   }

@@ -37,6 +37,16 @@ struct Counterexample {
   std::string replayCommand;
   std::optional<Judged> judged;           ///< one failing replay (history, logs)
   bool flaky = false;
+  /// The deterministic shape (search/reductions.h) it was reduced to before shrinking ("" : none failed
+  /// every time, or none applied).
+  std::string reduced;
+  /// A schedule replayed to decide between fail and flaky that did not fail every time, or did.
+  struct Tried {
+    std::string what;    ///< "one consumer", "no holds", "bursts sent one after another", "shrunk"
+    std::string summary; ///< the schedule's summary
+    std::vector<std::string> verdicts;
+  };
+  std::vector<Tried> tried;
 };
 
 struct CheckSummary {

@@ -31,9 +31,13 @@ void decideVerdict(CheckSummary& s) {
   if (s.verdict) return; // decided already (error)
   if (s.cx) {
     s.verdict = s.cx->flaky ? Verdict::Flaky : Verdict::Fail;
-    if (s.cx->flaky)
+    if (s.cx->flaky) {
       s.notes.push_back(fmt::format("the counterexample's verdict changed between runs ({}): the target is nondeterministic",
                                     joinWords(s.cx->verdicts)));
+      for (const auto& t : s.cx->tried)
+        s.notes.push_back(fmt::format("its deterministic shape \"{}\" ({}) did not fail every time either: {}", t.what,
+                                      t.summary, joinWords(t.verdicts)));
+    }
     else if (s.cx->flakyCandidates > 0)
       s.notes.push_back(fmt::format("{} shrink candidate{} failed once and passed when run again: the target may be "
                                     "nondeterministic", s.cx->flakyCandidates, s.cx->flakyCandidates == 1 ? "" : "s"));
@@ -107,6 +111,9 @@ void print(const Session& session, const CheckSummary& s, const std::vector<RunR
     for (const auto& r : runs)
       for (const auto& c : r.results)
         for (const auto& v : c.violations) std::cout << "    " << violationLine(v) << "\n";
+    if (!cx.reduced.empty())
+      std::cout << fmt::format("  reduced to a deterministic shape first ({}): the run found was {}\n", cx.reduced,
+                               cx.found.summary());
     std::cout << fmt::format("  runs of it: {}\n", joinWords(cx.verdicts));
     std::cout << "  saved: " << cx.file << "\n";
     std::cout << "  replay: " << cx.replayCommand << "\n";
@@ -135,12 +142,15 @@ std::string reportCheck(Session& session, CheckSummary& s) {
   nlohmann::json cx = nullptr;
   if (s.cx) {
     const auto& c = *s.cx;
+    nlohmann::json tried = nlohmann::json::array();
+    for (const auto& t : c.tried) tried.push_back({{"what", t.what}, {"summary", t.summary}, {"verdicts", t.verdicts}});
     // Grouped by what a reader asks: what it is, how to replay it, how it shrank, how sure it is, where
     // the search found it.
     cx = {{"schedule", c.schedule}, {"summary", c.schedule.summary()}, {"verdicts", c.verdicts},
           {"file", c.file}, {"replay_command", c.replayCommand},
           {"shrink_steps", c.shrinkSteps}, {"shrink_runs", c.shrinkRuns},
           {"replays", c.replays}, {"flaky", c.flaky}, {"flaky_candidates", c.flakyCandidates},
+          {"reduced", c.reduced.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.reduced)}, {"tried", tried},
           {"found", {{"run", c.index + 1}, {"schedule", c.found}, {"summary", c.found.summary()}, {"verdicts", c.foundVerdicts}}}};
   }
   int flaky = (s.cx && s.cx->flaky ? 1 : 0) + static_cast<int>(s.cx ? s.cx->flakyCandidates : 0);

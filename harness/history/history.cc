@@ -172,6 +172,8 @@ json valueOf(const ops::Step& s) {
   if (!s.summary.empty()) j["summary"] = s.summary;
   if (s.blocking) j["blocking"] = true;
   if (s.empty) j["empty"] = true;
+  if (s.setUp) j["set_up"] = true;
+  if (!s.tables.empty()) j["tables"] = s.tables;
   if (!s.acked.empty()) j["acked"] = s.acked;
   if (!s.delivered.empty()) {
     json d = json::array();
@@ -195,6 +197,8 @@ ops::Step stepOf(const In& in, const json& v) {
   s.summary = in.str("summary", "");
   s.blocking = in.flag("blocking");
   s.empty = in.flag("empty");
+  s.setUp = in.flag("set_up");
+  s.tables = in.strings("tables");
   s.acked = in.strings("acked");
   if (in.has("delivered")) {
     if (!v["delivered"].is_array()) in.fail("delivered", "is not an array");

@@ -101,6 +101,9 @@ struct Step {
   std::string summary;    ///< "UPDATE 1", "+OK", "2 entries"
   bool blocking = false;  ///< a blocking read
   bool empty = false;     ///< a read that delivered nothing
+  /// Connection set-up (history/trace.h setUpCommand): counted apart, never a fault or release point.
+  bool setUp = false;
+  std::vector<std::string> tables;   ///< PostgreSQL: the tables its statements name (proxy/sql_verb.h sqlTables)
   std::vector<std::string> acked;    ///< XACK: the ids in the request
   std::vector<Delivered> delivered;  ///< reads: the entries the reply handed over
 

@@ -1,6 +1,7 @@
 #include "history/trace.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <tuple>
 
@@ -55,7 +56,7 @@ std::vector<ProcessStep> processSteps(const std::vector<Op>& history, const std:
     if (op->process == process) out.push_back({op, s, 0});
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.step->tReqUs < b.step->tReqUs; });
   std::map<std::string, int> counts; // set-up steps apart, as the proxies count them
-  for (auto& p : out) p.k = ++counts[(setUpStep(*p.step) ? "valkey " : "") + p.step->verb];
+  for (auto& p : out) p.k = ++counts[stepCounter(p.step->verb, setUpStep(*p.step))];
   return out;
 }
 
@@ -82,9 +83,37 @@ std::vector<EntryWork> entryWork(const std::vector<Op>& history, const std::stri
   return out;
 }
 
-bool setUpStep(const ops::Step& step) {
-  return step.server == "valkey" && (step.verb == "SELECT" || step.verb == "AUTH");
+namespace {
+
+/// The first word of a command line after the verb, upper case ("CLIENT SETNAME c1" -> "SETNAME").
+std::string subcommand(const std::string& detail) {
+  auto from = detail.find(' ');
+  if (from == std::string::npos) return "";
+  auto to = detail.find(' ', from + 1);
+  std::string word = detail.substr(from + 1, to == std::string::npos ? std::string::npos : to - from - 1);
+  for (char& c : word) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return word;
 }
+
+} // namespace
+
+bool setUpCommand(const std::string& server, const std::string& verb, const std::string& detail, bool connectionWorked) {
+  if (server == "valkey") {
+    if (verb == "AUTH" || verb == "SELECT" || verb == "HELLO") return true;
+    if (verb == "CLIENT") {
+      const std::string sub = subcommand(detail);
+      return sub == "SETNAME" || sub == "SETINFO";
+    }
+    return !connectionWorked && (verb == "INFO" || verb == "PING");
+  }
+  return server == "pg" && !connectionWorked && (verb == "SET" || verb == "RESET" || verb == "SHOW");
+}
+
+bool setUpStep(const ops::Step& step) {
+  return step.setUp || (step.server == "valkey" && (step.verb == "SELECT" || step.verb == "AUTH"));
+}
+
+std::string stepCounter(const std::string& verb, bool setUp) { return setUp ? "set-up " + verb : verb; }
 
 std::vector<Fault> faultsAt(const TracePoint& p, const std::vector<std::string>& kinds, int delayMs) {
   std::vector<Fault> out;

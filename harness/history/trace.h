@@ -7,9 +7,9 @@
 ///  - a read that delivered nothing: the servers' state is the same before and after it, and the same as
 ///    after the process's previous step;
 ///  - a step that did not complete (in flight at the end, cut): it has no "after";
-///  - Valkey `SELECT` and `AUTH`: the harness's doing (each worker has its own db, each server its secret,
-///    both in the URL it gives), no step of the target's own logic (setUpStep; check's kill model skips
-///    them too).
+///  - connection set-up (setUpCommand): what a client library sends as it connects, before any work of the
+///    target's own (Valkey AUTH, SELECT, HELLO, CLIENT SETNAME, ioredis's INFO ready check; PostgreSQL SET),
+///    no step of the target's logic; check's kill model and hold release points skip them too.
 #include "history/history.h"
 
 #include <string>
@@ -74,8 +74,25 @@ struct EntryWork {
 /// The entries `process` acknowledged, in order, with the work of each.
 std::vector<EntryWork> entryWork(const std::vector<Op>& history, const std::string& process);
 
-/// A step of connection set-up that the URL idemproof gives imposes (Valkey SELECT and AUTH): no fault
-/// point, in sweep, compare and check alike.
+/// Whether a command is connection set-up: what a client library sends on a connection as it connects, not
+/// the target's work. It is numbered apart from the target's own steps (a SQL SELECT#1 is the first SQL
+/// SELECT, whatever Valkey database a worker uses) and is never a fault point nor a hold's release point: it
+/// happens whenever a process connects, so a point on it orders nothing (docs/steps.md, "Set-up steps").
+///  - Valkey, at any time: AUTH and SELECT (the secret and the database of the URL idemproof gives), HELLO
+///    (the protocol), CLIENT SETNAME and CLIENT SETINFO (the connection's name and library);
+///  - Valkey, before the connection's first command that is not set-up: INFO (ioredis's ready check) and
+///    PING (a handshake). Later, they are the target's own (a health check) and stay steps;
+///  - PostgreSQL, before the connection's first statement that is not set-up: SET, RESET and SHOW (session
+///    parameters a driver sets or reads as it connects; the startup packet itself is no step).
+/// `connectionWorked`: the connection already carried a command that is not set-up. `detail` is the
+/// command line (the CLIENT subcommand is in it).
+bool setUpCommand(const std::string& server, const std::string& verb, const std::string& detail, bool connectionWorked);
+
+/// A step the controller found to be connection set-up (ops::Step::setUp, by setUpCommand); in histories
+/// recorded before that flag, Valkey SELECT and AUTH.
 bool setUpStep(const ops::Step& step);
+
+/// The counter a step's k is taken from: set-up steps are counted apart from the target's own.
+std::string stepCounter(const std::string& verb, bool setUp);
 
 } // namespace idem

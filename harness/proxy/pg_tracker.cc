@@ -53,7 +53,8 @@ struct Group {
       sql = executed;
     else if (first_sql)
       sql = first_sql->text;
-    return StepInfo{verb(), sqlDetail(sql), {}, false};
+    // A round trip that only prepares runs nothing: no tables.
+    return StepInfo{verb(), sqlDetail(sql), {}, false, false, executes ? sqlTables(sql) : std::vector<std::string>{}};
   }
 };
 
@@ -188,12 +189,12 @@ private:
     PgReader r(m.body);
     switch (m.type) {
     case 'Q': {
-      const std::string_view sql = r.cstring();
-      requestEnd(out, StepInfo{sqlVerb(sql), sqlDetail(sql.substr(0, kSqlRaw)), {}, false}, false);
+      const std::string_view sql = r.cstring(), head = sql.substr(0, kSqlRaw);
+      requestEnd(out, StepInfo{sqlVerb(sql), sqlDetail(head), {}, false, false, sqlTables(head)}, false);
       break;
     }
     case 'F':
-      requestEnd(out, StepInfo{"FUNCTION", "function " + std::to_string(r.int32()), {}, false}, false);
+      requestEnd(out, StepInfo{"FUNCTION", "function " + std::to_string(r.int32()), {}, false, false, {}}, false);
       break;
     case 'P': {
       const std::string name(r.cstring());

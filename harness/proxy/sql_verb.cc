@@ -2,8 +2,10 @@
 
 #include "proxy/abbrev.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
+#include <vector>
 
 namespace idem::proxy {
 namespace {
@@ -160,7 +162,112 @@ std::string withMainVerb(Lexer& lex) {
   return "WITH";
 }
 
+bool isWord(const Token& t, std::string_view upperWord) {
+  if (t.kind != Token::Kind::Word || t.text.size() != upperWord.size())
+    return false;
+  for (size_t i = 0; i < t.text.size(); ++i)
+    if (std::toupper(static_cast<unsigned char>(t.text[i])) != upperWord[i])
+      return false;
+  return true;
+}
+
+bool oneOf(const Token& t, std::initializer_list<std::string_view> words) {
+  return std::any_of(words.begin(), words.end(), [&](std::string_view w) { return isWord(t, w); });
+}
+
+/// A name token as a relation's name: a word lower-cased, a quoted identifier as written; "" for anything else.
+std::string nameOf(const Token& t) {
+  if (t.kind == Token::Kind::Word) {
+    std::string out(t.text);
+    for (char& c : out)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  }
+  if (t.kind == Token::Kind::Other && t.text.size() >= 2 && t.text.front() == '"' && t.text.back() == '"')
+    return std::string(t.text.substr(1, t.text.size() - 2));
+  return "";
+}
+
+/// Words after which a name is a clause's keyword, not an alias or a table.
+bool clauseWord(const Token& t) {
+  return oneOf(t, {"WHERE", "JOIN", "LEFT", "RIGHT", "INNER", "OUTER", "FULL", "CROSS", "NATURAL", "ON", "USING",
+                   "GROUP", "ORDER", "LIMIT", "OFFSET", "FETCH", "HAVING", "WINDOW", "UNION", "INTERSECT", "EXCEPT",
+                   "FOR", "RETURNING", "SET", "VALUES", "SELECT", "DEFAULT", "OVERRIDING", "ON", "DO", "WHEN",
+                   "LATERAL", "ONLY", "TABLESAMPLE", "AS", "WITH", "FROM", "TO", "STDIN", "STDOUT", "IN"});
+}
+
 } // namespace
+
+std::vector<std::string> sqlTables(std::string_view sql) {
+  std::vector<Token> tokens;
+  Lexer lex(sql);
+  for (Token t = lex.next(); t.kind != Token::Kind::End; t = lex.next())
+    tokens.push_back(t);
+  std::vector<std::string> out;
+  std::vector<bool> inCall; // per open parenthesis: a function's arguments (a word before it that is no keyword)
+  size_t i = 0;
+  // The relation at tokens[i] (after ONLY, LATERAL), schema-qualified or not; moves i past it. `call`: a
+  // name followed by a parenthesis is a function (FROM f(...)), not a table with its column list (INTO t (a)).
+  auto relation = [&](bool call) -> bool {
+    while (i < tokens.size() && oneOf(tokens[i], {"ONLY", "LATERAL", "TABLE"}))
+      ++i;
+    if (i >= tokens.size())
+      return false;
+    std::string name = nameOf(tokens[i]);
+    if (name.empty() || (tokens[i].kind == Token::Kind::Word && clauseWord(tokens[i])))
+      return false;
+    ++i;
+    while (i + 1 < tokens.size() && tokens[i].kind == Token::Kind::Other && tokens[i].text == "." &&
+           !nameOf(tokens[i + 1]).empty()) {
+      name = nameOf(tokens[i + 1]);
+      i += 2;
+    }
+    if (call && i < tokens.size() && tokens[i].kind == Token::Kind::Open)
+      return false; // a function: FROM generate_series(1, 3)
+    out.push_back(name);
+    return true;
+  };
+  while (i < tokens.size()) {
+    const Token& t = tokens[i];
+    if (t.kind == Token::Kind::Open) {
+      inCall.push_back(i > 0 && tokens[i - 1].kind == Token::Kind::Word && !clauseWord(tokens[i - 1]) &&
+                       !oneOf(tokens[i - 1], {"EXISTS", "ANY", "ALL", "SOME", "NOT", "AND", "OR", "INTO", "UPDATE",
+                                              "TABLE", "JOIN", "COPY", "TRUNCATE"}));
+      ++i;
+      continue;
+    }
+    if (t.kind == Token::Kind::Close) {
+      if (!inCall.empty())
+        inCall.pop_back();
+      ++i;
+      continue;
+    }
+    const bool call = !inCall.empty() && inCall.back();
+    ++i;
+    if (call)
+      continue;
+    const bool lockOrConflict = i >= 2 && oneOf(tokens[i - 2], {"FOR", "KEY", "DO"}); // FOR UPDATE, DO UPDATE
+    if (oneOf(t, {"INTO", "TRUNCATE", "COPY", "TABLE"}) || (isWord(t, "UPDATE") && !lockOrConflict)) {
+      relation(false); // LOCK TABLE t, TRUNCATE [TABLE] t, INSERT INTO t (a, b)
+    } else if (isWord(t, "JOIN")) {
+      relation(true);
+    } else if (oneOf(t, {"FROM", "USING"})) {
+      // FROM a [AS] x, b y, ...: each relation of the list, up to the first clause keyword.
+      while (relation(true)) {
+        if (i < tokens.size() && isWord(tokens[i], "AS"))
+          ++i;
+        if (i < tokens.size() && tokens[i].kind != Token::Kind::Comma && !clauseWord(tokens[i]) && !nameOf(tokens[i]).empty())
+          ++i; // its alias
+        if (i >= tokens.size() || tokens[i].kind != Token::Kind::Comma)
+          break;
+        ++i;
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
 
 std::string sqlVerb(std::string_view sql) {
   Lexer lex(sql);

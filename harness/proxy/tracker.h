@@ -36,6 +36,8 @@ struct StepInfo {
   /// PostgreSQL: an extended-protocol group ended by Flush, not Sync (after an error the server skips to
   /// the client's next Sync, so no ReadyForQuery ends its reply).
   bool flushed = false;
+  /// PostgreSQL: the tables its statements read or write (sqlTables of the SQL it executes).
+  std::vector<std::string> tables;
 };
 
 struct ReplyInfo {

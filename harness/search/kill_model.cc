@@ -36,8 +36,10 @@ KillModel KillModel::learn(const std::vector<Op>& small, int smallEntries, const
   };
   for (const auto* h : {&large, &small})
     for (const auto& [op, step] : recordsOf<ops::Step>(*h)) {
+      if (setUpStep(*step)) continue; // a Valkey SELECT is no SQL SELECT
       add(step->verb);
       if (!step->verb.empty() && !m.servers_.count(step->verb)) m.servers_[step->verb] = step->server;
+      if (step->replied() && m.lines_.count(step->verb)) m.resources_[step->verb].merge(resourcesOf(*step));
     }
   return m;
 }
@@ -72,8 +74,61 @@ nlohmann::json KillModel::toJson() const {
   return j;
 }
 
-KillModel KillModel::fromLines(const std::vector<std::pair<std::string, VerbLine>>& lines) {
+namespace {
+
+bool streamVerb(const std::string& verb) {
+  return verb == "XREADGROUP" || verb == "XREAD" || verb == "XAUTOCLAIM" || verb == "XCLAIM" || verb == "XACK" ||
+         verb == "XDEL" || verb == "XPENDING";
+}
+
+/// Whether two resources can be the same: equal, or a wildcard of the other's server ("pg:*", "valkey:*").
+bool overlap(const std::string& a, const std::string& b) {
+  auto wild = [](const std::string& w, const std::string& x) {
+    return w.size() > 2 && w.compare(w.size() - 2, 2, ":*") == 0 && x.compare(0, w.size() - 1, w, 0, w.size() - 1) == 0;
+  };
+  return a == b || wild(a, b) || wild(b, a);
+}
+
+} // namespace
+
+std::set<std::string> KillModel::resourcesOf(const ops::Step& step) {
+  std::set<std::string> out;
+  if (step.server == "pg") {
+    for (const auto& t : step.tables) out.insert("pg:" + t);
+    if (step.verb == "COMMIT" || step.verb == "END") out.insert("pg:*");
+    return out;
+  }
+  if (streamVerb(step.verb)) return {"stream"};
+  if (step.verb == "EXEC") return {"valkey:*"};
+  // The key: the command line's second word ("SET seen:abc NX" -> "seen:abc"), up to its last ':'.
+  const auto from = step.detail.find(' ');
+  if (from == std::string::npos || step.verb == "PING" || step.verb == "MULTI" || step.verb == "INFO") return out;
+  const auto to = step.detail.find(' ', from + 1);
+  std::string key = step.detail.substr(from + 1, to == std::string::npos ? std::string::npos : to - from - 1);
+  if (auto colon = key.rfind(':'); colon != std::string::npos) key.resize(colon + 1);
+  if (!key.empty()) out.insert("valkey:" + key);
+  return out;
+}
+
+std::vector<std::string> KillModel::conflicting(const std::string& held) const {
+  std::vector<std::string> out;
+  auto h = resources_.find(held);
+  if (h == resources_.end()) return out;
+  for (const auto& v : order_) {
+    auto r = resources_.find(v);
+    if (r == resources_.end()) continue;
+    bool any = std::any_of(h->second.begin(), h->second.end(), [&](const std::string& a) {
+      return std::any_of(r->second.begin(), r->second.end(), [&](const std::string& b) { return overlap(a, b); });
+    });
+    if (any) out.push_back(v);
+  }
+  return out;
+}
+
+KillModel KillModel::fromLines(const std::vector<std::pair<std::string, VerbLine>>& lines,
+                               const std::map<std::string, std::set<std::string>>& resources) {
   KillModel m;
+  m.resources_ = resources;
   for (const auto& [verb, line] : lines) {
     if (m.lines_.count(verb)) continue;
     m.order_.push_back(verb);

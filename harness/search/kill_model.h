@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -45,17 +46,31 @@ public:
   double perEvent(const std::string& verb) const;
   /// max over verbs of bound(verb, events).
   int maxBound(int events) const;
+  /// The verbs whose steps can conflict with a step of `held`, in verbs() order: the release points of a
+  /// hold on `held` that order a race (materialize draws a hold's releasing point among them). Two verbs
+  /// conflict when their steps in the traces share a resource (resourcesOf): a table both name, a table
+  /// and a COMMIT (which publishes what its transaction wrote), the stream (a read or claim of an entry
+  /// and its XACK), a Valkey key family (`seen:` of `SET seen:<id> NX`) or a key family and an EXEC. A
+  /// verb with no resource (BEGIN, PARSE) conflicts with nothing: a hold on it is released by the others'
+  /// idleness. Set-up steps are no verbs at all (history/trace.h).
+  std::vector<std::string> conflicting(const std::string& held) const;
+  /// What a step may conflict on: "pg:TABLE" per table it names, "pg:*" for COMMIT/END, "stream" for a
+  /// read, claim or acknowledgement of stream entries, "valkey:PREFIX" for a command on a key (its text up
+  /// to its last ':'), "valkey:*" for EXEC.
+  static std::set<std::string> resourcesOf(const ops::Step& step);
   bool empty() const { return order_.empty(); }
 
   /// {"VERB": {"start": s, "per_event": p}, ...}
   nlohmann::json toJson() const;
-  /// Builds a model from explicit lines (tests).
-  static KillModel fromLines(const std::vector<std::pair<std::string, VerbLine>>& lines);
+  /// Builds a model from explicit lines and, per verb, what its steps may conflict on (tests).
+  static KillModel fromLines(const std::vector<std::pair<std::string, VerbLine>>& lines,
+                             const std::map<std::string, std::set<std::string>>& resources = {});
 
 private:
   std::vector<std::string> order_;
   std::map<std::string, VerbLine> lines_;
   std::map<std::string, std::string> servers_;
+  std::map<std::string, std::set<std::string>> resources_; ///< verb -> resourcesOf its steps, united
 };
 
 } // namespace idem

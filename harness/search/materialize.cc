@@ -205,10 +205,15 @@ Schedule materialize(const Shape& s, const Scenario& sc, const KillModel& km, ui
       f.kind = "hold";
       f.process = label(process);
       int release = std::abs(h.release) % 3;
+      // Released at another process's point only where that step can conflict with the held one (the same
+      // table, the stream, a COMMIT): a point on unrelated work orders nothing, and the race it left open
+      // would replay differently. With none, by the others' idleness.
+      const std::vector<std::string> conflicting = km.conflicting(verb);
+      if (release == 2 && conflicting.empty()) release = 0;
       if (release == 1) f.args = {std::to_string(std::max(1, params.holdMs))};
       if (release == 2) {
         int other = 1 + (process - 1 + 1 + std::abs(h.other) % (out.consumers - 1)) % out.consumers;
-        const auto& uverb = km.verbs()[static_cast<size_t>(std::abs(h.untilVerb)) % km.verbs().size()];
+        const auto& uverb = conflicting[static_cast<size_t>(std::abs(h.untilVerb)) % conflicting.size()];
         int ubound = std::max(1, boundOf(uverb, other));
         f.args = {label(other), h.untilBefore ? "before" : "after",
                   uverb + "#" + std::to_string(1 + (std::max(1, h.untilK) - 1) % ubound)};

@@ -60,7 +60,8 @@ struct Shape {
   };
   /// A hold (plan/faults/hold.cc) on one process's step, released by the others' idleness (release 0),
   /// by time (1: ModelParams::holdMs; never drawn, as it leaves the order to timing) or when another process
-  /// reaches a point (2: `other`, `untilVerb`, `untilBefore`, `untilK`).
+  /// reaches a point (2: `other`, `untilVerb`, `untilBefore`, `untilK`) of a verb that can conflict with the
+  /// held one (KillModel::conflicting; untilVerb indexes those; none: released by idleness).
   struct Hold {
     int process = 0; ///< c(1 + process mod consumers)
     int verb = 0;

@@ -1,8 +1,11 @@
 #include "search/search.h"
 
+#include "search/reductions.h"
+
 #include <fmt/format.h>
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <map>
@@ -95,7 +98,7 @@ SearchResult searchCases(size_t n, int workers, const std::function<CaseResult(i
 ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const CaseResult& startOutcome,
                            const std::function<Schedule(const Shape&)>& materialize, const BatchEval& eval,
                            const ShrinkLimits& limits) {
-  ShrinkResult res{start, materialize(start.value()), startOutcome, 0, 0, 0, {}};
+  ShrinkResult res{start, materialize(start.value()), startOutcome, 0, 0, 0, {}, {}};
   const std::set<std::string> kinds = startOutcome.kinds;
   auto keyOf = [](const Schedule& s) { return nlohmann::json(s).dump(); };
   std::string current = keyOf(res.schedule);
@@ -137,15 +140,17 @@ ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const CaseResult&
       res.runs += schedules.size();
       for (size_t i = 0; i < batch.size() && !progress; ++i) {
         if (!sameFailure(outs[i], kinds)) continue;
-        auto again = eval({schedules[i]});
-        res.runs += 1;
-        if (!sameFailure(again.at(0), kinds)) {
+        const int confirm = concurrent(schedules[i]) ? std::max(1, limits.replays) : 1;
+        auto again = eval(std::vector<Schedule>(static_cast<size_t>(confirm), schedules[i]));
+        res.runs += again.size();
+        if (!std::all_of(again.begin(), again.end(), [&](const CaseResult& o) { return sameFailure(o, kinds); })) {
           res.flakyCandidates++;
           continue;
         }
         res.shape = batch[i];
         res.schedule = schedules[i];
-        res.outcome = again[0];
+        res.outcome = again.back();
+        res.accepted.push_back(res.schedule);
         res.steps++;
         current = keyOf(res.schedule);
         progress = true;

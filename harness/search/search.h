@@ -51,6 +51,9 @@ struct ShrinkLimits {
   size_t maxRuns = 500;  ///< executions spent shrinking, confirmations included
   size_t maxFlaky = 5;   ///< candidates that failed and then passed: past this, the target is too
                          ///< nondeterministic for shrinking to mean anything, and it stops
+  /// Runs that confirm a concurrent candidate (search/reductions.h concurrent) after its batch: check's
+  /// --replays, the count the reported counterexample must fail in.
+  int replays = 3;
 };
 
 struct ShrinkResult {
@@ -61,11 +64,14 @@ struct ShrinkResult {
   size_t runs = 0;          ///< executions spent
   size_t flakyCandidates = 0; ///< candidates that failed once and passed their confirmation
   std::string stopped;      ///< why it stopped before a local minimum ("" when it reached one)
+  std::vector<Schedule> accepted; ///< the schedules it accepted, in order: `schedule` is the last
 };
 
 /// Shrinks a failing shape greedily along RapidCheck's shrink tree. A candidate is accepted when it is
-/// the same failure (sameFailure with the original's kinds) twice in a row: once in its batch and once
-/// more alone, so a flaky candidate is never taken blindly. A candidate that materializes to the current
+/// the same failure (sameFailure with the original's kinds) in its batch and in every confirmation run
+/// after it: one for a sequential candidate, limits.replays (run at once) for a concurrent one, whose
+/// order is left to timing. So a flaky candidate is never taken, and the result is the last candidate
+/// that failed every time, never a smaller one that did not. A candidate that materializes to the current
 /// schedule is taken without running; one already tried is not run again.
 ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const CaseResult& startOutcome,
                            const std::function<Schedule(const Shape&)>& materialize, const BatchEval& eval,

@@ -1,5 +1,6 @@
 #include "supervisor/controller.h"
 
+#include "history/trace.h"
 #include "plan/fault_kind.h"
 #include "proxy/errors.h"
 
@@ -55,6 +56,8 @@ ops::Step Controller::stepOf(const Inflight& f) const {
   s.tReqUs = f.t_req_us;
   s.acked = f.step.acked;
   s.blocking = f.step.blocking;
+  s.setUp = f.setUp;
+  s.tables = f.step.tables;
   return s;
 }
 
@@ -259,11 +262,13 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
                                       proxy::StepToken& token) {
   std::unique_lock<std::mutex> lock(mu_);
   const auto now = Clock::now();
-  // Valkey SELECT and AUTH are the set-up the URL imposes (history/trace.h setUpStep): numbered apart, so
-  // that they never shift the count of the target's own steps (a SQL SELECT#1 is the first SQL SELECT), and
-  // never a fault point.
-  const bool setUp = server == proxy::Server::Valkey && (step.verb == "SELECT" || step.verb == "AUTH");
-  const std::string counted = setUp ? "valkey " + step.verb : step.verb;
+  // Connection set-up (history/trace.h setUpCommand: AUTH, SELECT, HELLO, CLIENT SETNAME, a first INFO or
+  // PING, a driver's SET): numbered apart, so that it never shifts the count of the target's own steps (a SQL
+  // SELECT#1 is the first SQL SELECT), and never a fault point nor a hold's release point.
+  bool& worked = connectionWorked_[{owner, static_cast<int>(server), conn}];
+  const bool setUp = setUpCommand(proxy::toString(server), step.verb, step.detail, worked);
+  worked = worked || !setUp;
+  const std::string counted = stepCounter(step.verb, setUp);
   Inflight f{owner, server, conn, step, ++counts_[counted], history_.nowUs(), now,
              ++processCounts_[{names_[owner], counted}], false, {}, setUp};
   auto& st = states_[owner];

@@ -18,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace idem {
@@ -139,7 +140,7 @@ private:
     int pk = 0;            ///< occurrence of the verb within its process (cN:VERB#pk)
     bool answered = false; ///< an error fault: the server runs idemproof's stand-in instead (Decision::Replace)
     std::string replyStandIn; ///< what the client gets instead of the stand-in's reply ("" : the reply itself)
-    bool setUp = false;       ///< Valkey SELECT or AUTH: numbered apart, never a fault point
+    bool setUp = false;       ///< connection set-up (history/trace.h setUpCommand): numbered apart, never a fault point
   };
   /// The fault at (when, verb, k) of the run, or at (when, process, verb, pk) of the process, if the
   /// schedule has it and it has not fired yet; removes it.
@@ -190,6 +191,8 @@ private:
   int gateLeft_ = 0;              ///< how many more it holds (-1: no bound)
   std::string gateWhy_;
   std::vector<int64_t> gateHeld_; ///< tokens it holds
+  /// (owner, server, conn) -> the connection carried a command that is not set-up (history/trace.h).
+  std::map<std::tuple<int, int, int>, bool> connectionWorked_;
   std::map<int, std::string> names_;
   std::map<int, pid_t> pids_;
   std::map<int, ProcessState> states_;

@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <csignal>
 #include <memory>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -211,7 +212,8 @@ private:
   /// Hold faults that can't be met are released, with the reason noted (a hold never hangs a run): every
   /// other live process idle (no work by any for max(3 × CLAIM_IDLE_MS, 200 ms): a read blocked with
   /// nothing to deliver, a poller between polls), one of them waiting on a PostgreSQL lock (the held
-  /// process's open transaction may hold it), or the hold lasting longer than the stall time.
+  /// process's open transaction may hold it), or the hold lasting longer than the stall time once the others
+  /// have started (stallClockOf).
   void releaseInfeasibleHolds(Clock::time_point now) {
     auto holds = ctl_.activeHolds();
     if (holds.empty()) return;
@@ -233,10 +235,25 @@ private:
       else if (!othersIdle && lockWaits() > 0)
         why = "another process waits on a PostgreSQL lock (pg_stat_activity), which the held process's open "
               "transaction may hold";
-      else if (msBetween(h.since, now) >= opt_.stall.count())
+      else if (auto from = stallClockOf(h); from && msBetween(*from, now) >= opt_.stall.count())
         why = fmt::format("held for {}, the longest a hold lasts (--stall-timeout)", span(msBetween(h.since, now)));
       if (!why.empty()) ctl_.releaseHold(h.token.id, why);
     }
+  }
+
+  /// Since when a hold's stall time runs: from the hold, or from the latest first request of the other live
+  /// processes; none while one of them is still starting up. A process that has not started (a Node process
+  /// on a loaded machine takes seconds) can't reach the releasing point yet: releasing the hold then would
+  /// leave the race it orders to how fast the other one starts.
+  std::optional<Clock::time_point> stallClockOf(const Controller::ActiveHold& h) {
+    auto from = h.since;
+    for (const auto& p : live_) {
+      if (p.label == h.process) continue;
+      auto st = ctl_.state(p.owner);
+      if (!st.firstRequest) return std::nullopt;
+      from = std::max(from, *st.firstRequest);
+    }
+    return from;
   }
 
   /// Backends of this workspace's database waiting on a lock.

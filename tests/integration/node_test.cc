@@ -44,3 +44,38 @@ TEST_CASE("node: acknowledge-first in Node, killed after its fourth XACK, names 
   REQUIRE(c.status == 1);
   CHECK(c.report["verdict"] == "fail");
 }
+
+TEST_CASE("node: check-then-act in Node fails check with a counterexample that fails in 5 replays of 5, its order "
+          "fixed by a hold released at a conflicting step, never by ioredis's connection set-up") {
+  // ioredis names its connection (CLIENT SETNAME) and sends its INFO ready check as each process connects:
+  // neither is a fault point nor a hold's release point, so no hold releases when c2 merely connects.
+  Result r = clean({"check", "--target", testTarget("node-check-then-act"), "--seed", "1", "--runs", "60",
+                    "--replays", "5"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 1);
+  CHECK(r.report["verdict"] == "fail");
+  CHECK(!violations(r.report, "duplicate").empty());
+  const auto& cx = r.report["check"]["counterexample"];
+  CHECK(cx["flaky"] == false);
+  CHECK(cx["schedule"]["consumers"] == 2);
+  for (const auto& f : cx["schedule"]["faults"]) {
+    const std::string text = f.get<std::string>();
+    CHECK(text.find("CLIENT#") == std::string::npos);
+    CHECK(text.find("INFO#") == std::string::npos);
+  }
+  std::vector<std::string> fails(5, "fail");
+  CHECK(cx["replays"] == fails);
+  auto args = replayArgs(r.out);
+  args.insert(args.end(), {"--replays", "5"});
+  Result again = clean(args);
+  INFO(again.out << again.err);
+  CHECK(again.status == 1);
+  CHECK(again.report["replay"]["verdicts"] == fails);
+  int named = 0;
+  for (const auto& op : again.report["runs"][0]["history"]) {
+    if (op["type"] != "step" || op["value"]["verb"] != "CLIENT") continue;
+    ++named;
+    CHECK(op["value"].value("set_up", false));
+  }
+  CHECK(named >= 2); // each consumer process named its connection
+}

@@ -14,9 +14,13 @@
 //                 once, then fails); the consumer exits 1 on a command that fails (correct)
 //   WORK_MS=N     N milliseconds of work per entry before its transaction (an external call; default 0);
 //                 SIGTERM during it leaves the entry unacknowledged
+//   CHECK_THEN_ACT=1  in one READ COMMITTED transaction SELECT the event_id from seen_events (no unique key),
+//                 and only if no row INSERT it and credit (right in every sequential history; a duplicate
+//                 when two consumers hold one event at once: both SELECT before either commits)
+//   CLIENT_NAME=1 ioredis's connectionName is the consumer's name: it sends CLIENT SETNAME as it connects
 // Round trips: XREADGROUP ... STREAMS <stream> <cursor> over its own pending list, then XAUTOCLAIM ...
 // COUNT 10 and XREADGROUP ... COUNT 10 BLOCK 100 ... > in a loop; per entry BEGIN, INSERT, [UPDATE],
-// COMMIT, XACK. SIGTERM sets a flag checked between entries; any error is printed and exits 1.
+// COMMIT, XACK (check-then-act: BEGIN, SELECT, [INSERT, UPDATE], COMMIT, XACK). SIGTERM sets a flag checked between entries; any error is printed and exits 1.
 'use strict';
 const { Client, Pool } = require('pg');
 const Redis = require('ioredis');
@@ -25,6 +29,7 @@ const COUNT = 10;
 const ACK_FIRST = process.env.ACK_FIRST === '1';
 const CONCURRENT = process.env.CONCURRENT === '1';
 const RECONNECT = process.env.RECONNECT === '1';
+const CHECK_THEN_ACT = process.env.CHECK_THEN_ACT === '1';
 const NAME = process.env.TARGET_NAME || 'node-consumer';
 const WORK_MS = Number(process.env.WORK_MS || 0);
 let stop = false;
@@ -58,9 +63,11 @@ async function main() {
   db.on('error', () => {}); // an idle pooled connection that breaks: the next query on it reports it
   // By default no reconnects and no retries: a broken connection is an error the consumer exits on
   // (idemproof restarts it), as py-dedup-table does. RECONNECT=1: ioredis's own reconnect.
+  const connectionName = env.CLIENT_NAME === '1' ? name : undefined;
   const kv = new Redis(env.VALKEY_URL || env.REDIS_URL,
-                       RECONNECT ? { maxRetriesPerRequest: 1, lazyConnect: true }
-                                 : { maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
+                       RECONNECT ? { maxRetriesPerRequest: 1, lazyConnect: true, connectionName }
+                                 : { maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true,
+                                     connectionName });
   let kvError = null;
   kv.on('error', (e) => { kvError = kvError || e; });
   await kv.connect();
@@ -71,7 +78,12 @@ async function main() {
     try {
       await c.query('BEGIN');
       let inserted = 1;
-      if (dedup) {
+      if (dedup && CHECK_THEN_ACT) {
+        // Nothing unique on seen_events.event_id: a second transaction's insert is never stopped.
+        const seen = await c.query('SELECT 1 FROM seen_events WHERE event_id = $1', [f.event_id]);
+        inserted = seen.rowCount === 0 ? 1 : 0;
+        if (inserted === 1) await c.query('INSERT INTO seen_events (event_id) VALUES ($1)', [f.event_id]);
+      } else if (dedup) {
         const r = await c.query('INSERT INTO processed_messages(event_id) VALUES ($1) ON CONFLICT DO NOTHING',
                                 [f.event_id]);
         inserted = r.rowCount;

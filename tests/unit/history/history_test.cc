@@ -183,3 +183,66 @@ TEST_CASE("trace: two points per step, none for empty reads, cut steps or the ha
   CHECK(t.skipped[1].step == "XREADGROUP#3");
   CHECK(t.skipped[1].reason == "in flight when the run ended");
 }
+
+TEST_CASE("set-up: what clients send as they connect is set-up, INFO, PING and SET only before the connection's work") {
+  // At any time: the URL's secret and database, the protocol, the connection's name and library.
+  for (const char* verb : {"AUTH", "SELECT", "HELLO"}) {
+    CHECK(setUpCommand("valkey", verb, std::string(verb) + " x", false));
+    CHECK(setUpCommand("valkey", verb, std::string(verb) + " x", true));
+  }
+  CHECK(setUpCommand("valkey", "CLIENT", "client setname c1", true));
+  CHECK(setUpCommand("valkey", "CLIENT", "CLIENT SETINFO LIB-NAME ioredis", false));
+  CHECK_FALSE(setUpCommand("valkey", "CLIENT", "CLIENT TRACKING ON", false)); // it changes what the server sends
+  CHECK_FALSE(setUpCommand("valkey", "CLIENT", "CLIENT", false));
+  // ioredis's ready check and a handshake PING; later, the target's own health check stays a step.
+  CHECK(setUpCommand("valkey", "INFO", "info", false));
+  CHECK(setUpCommand("valkey", "PING", "PING", false));
+  CHECK_FALSE(setUpCommand("valkey", "INFO", "info", true));
+  CHECK_FALSE(setUpCommand("valkey", "PING", "PING", true));
+  CHECK_FALSE(setUpCommand("valkey", "XREADGROUP", "XREADGROUP GROUP g c1 STREAMS s >", false));
+  // A driver's session parameters, before its first statement; the SQL SELECT is never set-up.
+  CHECK(setUpCommand("pg", "SET", "SET application_name = 'x'", false));
+  CHECK(setUpCommand("pg", "SHOW", "SHOW server_version", false));
+  CHECK_FALSE(setUpCommand("pg", "SET", "SET LOCAL lock_timeout = '1s'", true));
+  CHECK_FALSE(setUpCommand("pg", "SELECT", "SELECT 1", false));
+  CHECK_FALSE(setUpCommand("pg", "AUTH", "AUTH", false));
+  CHECK(stepCounter("SELECT", true) != stepCounter("SELECT", false));
+}
+
+TEST_CASE("trace: set-up steps have no points, are numbered apart and keep their flag and tables through JSON") {
+  History h;
+  auto step = [&](const std::string& server, const std::string& verb, int k, bool setUp,
+                  std::vector<std::string> tables = {}) {
+    ops::Step s;
+    s.server = server;
+    s.verb = verb;
+    s.k = k;
+    s.setUp = setUp;
+    s.tables = std::move(tables);
+    s.tReqUs = static_cast<int64_t>(h.ops().size());
+    h.append("c1", s);
+  };
+  // ioredis as it connects (CLIENT SETNAME, its INFO ready check), then the work; its own PING later.
+  step("valkey", "CLIENT", 1, true);
+  step("valkey", "INFO", 1, true);
+  step("pg", "SET", 1, true);
+  step("valkey", "SELECT", 1, true); // the URL's database: a SQL SELECT#1 stays the first SQL SELECT
+  step("valkey", "XREADGROUP", 1, false);
+  step("pg", "SELECT", 1, false, {"seen_events"});
+  step("valkey", "PING", 1, false);
+  Trace t = traceOf(h.ops());
+  std::vector<std::string> points;
+  for (const auto& p : t.points) points.push_back(p.fault.str());
+  CHECK(points == std::vector<std::string>{"before:XREADGROUP#1", "after:XREADGROUP#1", "before:SELECT#1",
+                                           "after:SELECT#1", "before:PING#1", "after:PING#1"});
+  CHECK(t.skipped.empty()); // set-up is no step of the target's: not even a skipped one
+  std::vector<std::string> numbered;
+  for (const auto& p : processSteps(h.ops(), "c1")) numbered.push_back(p.step->name() + "/" + std::to_string(p.k));
+  CHECK(numbered == std::vector<std::string>{"CLIENT#1/1", "INFO#1/1", "SET#1/1", "SELECT#1/1", "XREADGROUP#1/1",
+                                             "SELECT#1/1", "PING#1/1"});
+  auto back = History::fromJson(h.toJson()).ops();
+  CHECK(back[0].as<ops::Step>()->setUp);
+  CHECK_FALSE(back[4].as<ops::Step>()->setUp);
+  CHECK(back[5].as<ops::Step>()->tables == std::vector<std::string>{"seen_events"});
+  CHECK(h.toJson()[4]["value"].contains("set_up") == false); // written only when set
+}

@@ -45,3 +45,34 @@ TEST_CASE("sqlDetail: whitespace collapsed, escaped, at most 200 bytes") {
   CHECK(d.size() == 200);
   CHECK(d.substr(197) == "...");
 }
+
+TEST_CASE("sqlTables: the tables a statement reads or writes, for what two statements may conflict on") {
+  using idem::proxy::sqlTables;
+  using T = std::vector<std::string>;
+  const std::vector<std::pair<const char*, T>> cases = {
+      {"SELECT 1 FROM seen_events WHERE event_id = $1", {"seen_events"}},
+      {"INSERT INTO seen_events (event_id) VALUES ($1)", {"seen_events"}},
+      {"insert into processed_messages(event_id) values ($1) on conflict do nothing", {"processed_messages"}},
+      {"UPDATE wallets SET balance_halala = balance_halala + $1 WHERE id = $2", {"wallets"}},
+      {"DELETE FROM ONLY public.Outbox o USING jobs j WHERE o.id = j.id", {"jobs", "outbox"}},
+      {"SELECT * FROM a x, b AS y JOIN \"Mixed\" z ON true", {"Mixed", "a", "b"}}, // quoted: as written
+      {"SELECT * FROM accounts WHERE id = 1 FOR UPDATE SKIP LOCKED", {"accounts"}},
+      {"INSERT INTO k (id) VALUES (1) ON CONFLICT (id) DO UPDATE SET n = k.n + 1", {"k"}},
+      {"SELECT extract(year FROM created), (SELECT max(v) FROM versions) FROM orders", {"orders", "versions"}},
+      {"SELECT * FROM generate_series(1, 3) g", {}},
+      {"SELECT EXISTS (SELECT 1 FROM seen WHERE id = $1)", {"seen"}},
+      {"WITH ins AS (INSERT INTO a VALUES (1) RETURNING id) UPDATE b SET y = 1 FROM ins", {"a", "b", "ins"}},
+      {"TRUNCATE TABLE t1", {"t1"}},
+      {"LOCK TABLE ledger IN EXCLUSIVE MODE", {"ledger"}},
+      {"COPY items FROM STDIN", {"items"}},
+      {"BEGIN", {}},
+      {"COMMIT", {}},
+      {"SELECT 1", {}},
+      {"SELECT 'FROM fake' FROM real_one", {"real_one"}},
+      {"SELECT * FROM", {}},
+  };
+  for (const auto& [sql, tables] : cases) {
+    INFO(sql);
+    CHECK(sqlTables(sql) == tables);
+  }
+}
