@@ -37,7 +37,6 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 constexpr size_t kHttpServerLogCap = 1 << 20;
-constexpr size_t kBodyKept = 4096;
 /// Nothing moved (no step, no reply) for this long while a gate holds a step and a request waits: the
 /// server makes the waiting request wait for the held one, so the gate opens.
 constexpr milliseconds kGateQuiet{300};
@@ -353,7 +352,10 @@ private:
     r.status = f.answer.status;
     r.location = f.answer.location;
     r.digest = f.answer.digest;
-    r.body = f.answer.body.substr(0, kBodyKept);
+    r.body = f.answer.body;
+    r.jsonDigest = f.answer.jsonDigest;
+    r.contentType = f.answer.contentType;
+    r.size = f.answer.size;
     h_.append("client", r);
     if (r.final() && f.key && f.key == f.body && r.status >= 200 && r.status < 300) completed_.insert(f.key);
     for (auto it = flights_.begin(); it != flights_.end(); ++it)
