@@ -76,6 +76,9 @@ struct HttpPolicy {
   bool replay5xx = false;   ///< a 5xx answer is stored and replayed (else a retry after a 5xx may execute)
   int leaseMs = 2000;       ///< after a crash, a retry completes (or gets a faithful answer) within this
   int64_t retentionMs = 86400000; ///< how long a completed key is remembered
+  /// How a replay's body is compared with the first answer's: "json" (equal as JSON values, for answers
+  /// that say they are JSON; others byte for byte) or "bytes" (byte for byte).
+  std::string replayEquivalence = "json";
 };
 
 /// The endpoint of an HTTP scenario (kind "http").

@@ -174,8 +174,13 @@ private:
       if (ready()) return;
       if (remaining().count() == 0) throw RunLimit{"deadline", fmt::format("server {} not ready at the deadline", server_->label)};
       if (Clock::now() - since > opt_.start_timeout)
-        throw RunLimit{"start-timeout", fmt::format("server {} did not accept a connection on PORT {} within {} ms; raise --start-timeout",
-                                                    server_->label, server_->port, opt_.start_timeout.count())};
+        throw RunLimit{"start-timeout",
+                       ws_.target.health.empty()
+                           ? fmt::format("server {} did not accept a connection on 127.0.0.1:{} (its PORT) within {} ms; "
+                                         "raise --start-timeout", server_->label, server_->port, opt_.start_timeout.count())
+                           : fmt::format("server {} did not answer GET {} with a 2xx on 127.0.0.1:{} (its PORT) within {} "
+                                         "ms; raise --start-timeout", server_->label, ws_.target.health, server_->port,
+                                         opt_.start_timeout.count())};
       std::this_thread::sleep_for(milliseconds(5)); // a process binding its port: nothing to wait on but time
     }
   }
