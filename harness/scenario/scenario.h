@@ -132,6 +132,12 @@ Schedule defaultSchedule(const Scenario& s);
 /// key/int/pick field is missing.
 void completeEvents(const Scenario& s, std::vector<Event>& events);
 
+/// Throws UsageError "<what>: field '<field>[i]': why" when a request of `client` can't run under the
+/// scenario's policy: a request after the retention of a scenario whose retention_ms is longer than the
+/// client waits (kMaxRetentionWaitMs).
+void checkClientOps(const Scenario& s, const std::vector<ClientOp>& client, const std::string& what,
+                    const std::string& field);
+
 /// A fresh UUID v4 text for uuid fields at execution time.
 std::string freshUuid();
 
