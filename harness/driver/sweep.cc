@@ -150,12 +150,22 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
                              kindsText(kinds));
     if (j.verdict != Verdict::Pass) report.addRun(session.record(j, fault.str(), target.name));
   }
-  Verdict verdict = fails ? Verdict::Fail : (unknown || notFired || !traceUsable) ? Verdict::Unknown : Verdict::Pass;
+  // A sweep that ran no fault proves nothing about faults: unknown, naming why, never a pass.
+  std::string nonePoints;
+  if (traceUsable && allFaults == 0)
+    nonePoints = tracePoints == 0 ? "the fault-free run recorded no step of the target to put a fault at"
+                                  : fmt::format("none of the {} points of the fault-free trace takes a {} fault{}", tracePoints,
+                                                fmt::join(swept, " or "),
+                                                std::count(swept.begin(), swept.end(), "hold")
+                                                    ? " (holds are swept with --interleave, two consumers at once)" : "");
+  Verdict verdict = fails ? Verdict::Fail
+                          : (unknown || notFired || !traceUsable || !nonePoints.empty()) ? Verdict::Unknown : Verdict::Pass;
   if (!baseline.error.empty()) verdict = Verdict::Error;
   if (!traceUsable && baseline.error.empty()) {
     std::cout << "  the fault-free run is unknown, so no kill point was run from its trace:\n";
     printResults(baseline, "    ");
   }
+  if (!nonePoints.empty()) std::cout << "  unknown: no fault ran: " << nonePoints << "\n";
   report.verdict(verdict);
   report.error(baseline.error);
   report.processesOf("baseline");
@@ -163,7 +173,8 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
                            {"not_fired", notFired}, {"trace_points", tracePoints}, {"selected_points", points.size()},
                            {"classes", classesInTrace}, {"reduced", reduced},
                            {"reduce_above", reduceAbove >= 0 ? nlohmann::json(reduceAbove) : nlohmann::json(nullptr)},
-                           {"events", args.events > 0 ? nlohmann::json(args.events) : nlohmann::json(nullptr)}});
+                           {"events", args.events > 0 ? nlohmann::json(args.events) : nlohmann::json(nullptr)},
+                           {"no_faults", nonePoints.empty() ? nlohmann::json(nullptr) : nlohmann::json(nonePoints)}});
   if (common.shard)
     report.section("shard", {{"index", common.shard->index}, {"count", common.shard->count}, {"command", "sweep"},
                              {"items", allFaults}, {"baseline", toString(baseline.verdict)}});
