@@ -3,6 +3,7 @@
 
 #include <boost/asio.hpp>
 
+#include <array>
 #include <deque>
 #include <future>
 #include <map>
@@ -50,6 +51,7 @@ struct Hub::Impl {
     std::set<ConnPtr> conns;
     int connections = 0;
     bool cut = false;
+    std::array<int, 2> ports{}; ///< pg, valkey: the listeners' ports while refuse() has them closed
   };
   std::map<int, Owner> owners;                 // I/O thread only
   std::map<int64_t, std::weak_ptr<Conn>> held; // token id -> the connection holding that step (I/O thread)
@@ -586,6 +588,31 @@ void Hub::release(const StepToken& token) {
   int64_t id = token.id;
   // Always later, on the I/O thread: a listener may release from inside a callback of another connection.
   asio::post(impl_->io, [this, id] { impl_->release(id); });
+}
+
+void Hub::refuse(Server server, bool on) {
+  impl_->sync([this, server, on] {
+    const size_t i = server == Server::Pg ? 0 : 1; // open() makes them in this order
+    for (auto& [owner, o] : impl_->owners) {
+      if (o.cut || o.acceptors.size() <= i) continue;
+      tcp::acceptor& acc = *o.acceptors[i];
+      if (on) {
+        if (!acc.is_open()) continue;
+        o.ports[i] = acc.local_endpoint().port();
+        boost::system::error_code ignore;
+        acc.close(ignore); // the pending accept ends with operation_aborted
+        continue;
+      }
+      if (acc.is_open() || o.ports[i] == 0) continue;
+      const tcp::endpoint ep(asio::ip::address_v4::loopback(), static_cast<unsigned short>(o.ports[i]));
+      acc.open(ep.protocol());
+      acc.set_option(tcp::acceptor::reuse_address(true));
+      acc.bind(ep);
+      acc.listen();
+      impl_->accept(owner, server, acc);
+    }
+    return 0;
+  });
 }
 
 int Hub::connections(int owner) const {

@@ -108,6 +108,11 @@ public:
   void release(const StepToken& token);
   /// Number of connections the owner has made so far.
   int connections(int owner) const;
+  /// While `on`, nothing listens on any owner's port for `server`: a client that connects meets a refused
+  /// connection, as it would while the real server restarts (accepting it and closing it at once, because
+  /// the server is down, would be a behaviour no server has). Off: the same ports listen again. Blocks until
+  /// done on the I/O thread; throws when a port can't be bound again.
+  void refuse(Server server, bool on);
 
   struct Impl; ///< private to hub.cc
 

@@ -110,6 +110,7 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
   case Effect::Action::Drop:
     d.kind = proxy::Decision::Kind::Drop;
     step.outcome = before ? ops::StepOutcome::DroppedBefore : ops::StepOutcome::DroppedAfter;
+    states_[owner].cutAt = fmt::format("{}#{} ({})", step.verb, step.k, step.server);
     break;
   case Effect::Action::Error: {
     const char* here = proxy::toString(server);
@@ -144,6 +145,7 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
     d.kind = proxy::Decision::Kind::Answer;
     d.answer = proxy::errorReply(server, effect.code, effect.message, 'I', effect.fatal);
     d.close = effect.fatal;
+    if (effect.fatal) states_[owner].cutAt = fmt::format("{}#{} ({})", step.verb, step.k, step.server);
     step.outcome = ops::StepOutcome::Answered;
     history_.append(name, std::move(step));
     return d;
@@ -234,6 +236,7 @@ proxy::Decision Controller::onConnect(int owner, proxy::Server server, int conn)
     step.error = true;
     step.summary = e.code + " " + e.message;
     if (states_[owner].faulted.empty()) states_[owner].faulted = fault->str();
+    states_[owner].cutAt = fmt::format("CONNECT#{} (pg)", k);
     history_.append(name, ops::FaultOp{*fault, 0});
     history_.append(name, std::move(step));
   } else if (effect.action == Effect::Action::Kill || effect.action == Effect::Action::Drop) {
@@ -268,11 +271,14 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   if (!st.firstRequest) st.firstRequest = now;
   st.lastActivity = now;
   st.lastWasEmptyRead = false;
+  st.cutAt.clear();
   if (!isRead(step.verb)) lastWork_ = now;
   else if (!step.blocking) st.lastPoll = now;
-  for (const auto& id : step.acked) {
-    st.held.erase(id);
-    st.handedAgain.erase(id);
+  for (const auto& id : step.acked) { // settled for the group: no process holds it any more
+    for (auto& [o, other] : states_) {
+      other.held.erase(id);
+      other.handedAgain.erase(id);
+    }
   }
   ++activity_;
   token.id = nextToken_++;
@@ -435,8 +441,10 @@ proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, co
   if (auto fault = f.setUp ? std::nullopt : takeFault(When::After, f.step.verb, f.k, names_[owner], f.pk)) {
     proxy::Decision d = fire(lock, owner, *fault, s, f.server, token, false);
     if (d.kind == proxy::Decision::Kind::Hold) {
-      // The reply reaches the process after the delay (onReleased): still in flight until then.
+      // The reply reaches the process after the delay (onReleased): still in flight until then, counted as
+      // before (onReleased ends it again, a blocking read included).
       st.inflight++;
+      if (f.step.blocking) st.inflightBlocking++;
       heldReplies_[token.id] = HeldReply{std::move(f), std::move(s), reply};
     }
     const bool cut = d.kind == proxy::Decision::Kind::Kill;
@@ -507,6 +515,8 @@ void Controller::onCut(int owner, const proxy::StepToken& token, proxy::CutKind 
   }
   auto& st = states_[owner];
   endInflight(owner, st, f);
+  st.lastWasEmptyRead = false;
+  if (st.inflight == 0) st.cutAt = fmt::format("{}#{} ({})", f.step.verb, f.k, proxy::toString(f.server));
   ++activity_;
   ops::Step s = stepOf(f);
   s.outcome = how == proxy::CutKind::Withheld    ? ops::StepOutcome::Withheld
@@ -534,6 +544,24 @@ Controller::ProcessState Controller::state(int owner) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = states_.find(owner);
   return it == states_.end() ? ProcessState{} : it->second;
+}
+
+liveness::Process Controller::livenessOf(int owner) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  liveness::Process v;
+  if (auto n = names_.find(owner); n != names_.end()) v.label = n->second;
+  auto it = states_.find(owner);
+  if (it == states_.end()) return v;
+  const ProcessState& st = it->second;
+  v.steps = st.steps;
+  v.inflight = st.inflight;
+  v.inflightBlocking = st.inflightBlocking;
+  v.lastWasEmptyRead = st.lastWasEmptyRead;
+  v.cutAt = st.cutAt;
+  v.held = st.held.size();
+  for (const auto& [id, n] : st.handedAgain)
+    if (n >= 3) v.spinning.insert(id); // handed again three times or more: a spin
+  return v;
 }
 
 std::vector<Controller::ServerAction> Controller::takeServerActions() {

@@ -7,6 +7,7 @@
 #include "history/history.h"
 #include "plan/fault.h"
 #include "proxy/hub.h"
+#include "supervisor/liveness.h"
 
 #include <sys/types.h>
 
@@ -57,7 +58,12 @@ public:
     std::string waitingFor;        ///< the oldest non-blocking request in flight: "COMMIT#3 (pg)"
     Clock::time_point waitingSince;
     bool lastWasEmptyRead = false; ///< its latest step is a read that delivered nothing, and none is in flight
-    std::set<std::string> held;    ///< entries delivered to it that it has not acknowledged
+    /// Its latest step ended with its connection cut under it (a drop, a server restart, a server that
+    /// closed it) and it has made no request since: "XREADGROUP#2 (valkey)", else "".
+    std::string cutAt;
+    /// Entries delivered to it that no process has acknowledged since (an acknowledgement by any process
+    /// settles the entry for the group: it is then no one's work).
+    std::set<std::string> held;
     bool gotEntries = false;       ///< a read has delivered entries to it
     /// Entries a read handed to it again while it already held them, and how often (it re-reads what it
     /// does not finish: three times or more is a spin).
@@ -74,6 +80,8 @@ public:
     std::optional<Clock::time_point> holdUntil;    ///< holdRequestsUntil: its requests wait until then
   };
   ProcessState state(int owner) const;
+  /// What the run-ending rule sees of the process (supervisor/liveness.h).
+  liveness::Process livenessOf(int owner) const;
   /// A fault the supervisor carries out on a server while its step waits (forget: the broker goes back;
   /// restart: a server restarts).
   struct ServerAction {

@@ -11,12 +11,11 @@
 ///  limit    the deadline, the restart bound or the start timeout, while some consumer was busy: the
 ///           reason names it ("c2 silent for 58 s holding 3 entries; raise --deadline").
 ///
-/// A consumer is idle when it has exited, when every request it has in flight is a blocking read, or
-/// when its latest step was a read that delivered nothing and it has nothing in flight (a poller between
-/// polls). Anything else is busy: a request in flight (a lock wait, a slow query), silence while it holds
-/// entries it has not acknowledged (an external call), silence before its first request (start-up).
+/// Idle and busy, and when a run with live processes is over, are supervisor/liveness.h's rule: a consumer
+/// that holds delivered entries no one has acknowledged is busy, whatever its latest step was.
 #include "supervisor/controller.h"
 #include "supervisor/escapes.h"
+#include "supervisor/liveness.h"
 #include "supervisor/parked.h"
 #include "supervisor/timekill.h"
 #include "supervisor/workspace_impl.h"
@@ -259,7 +258,16 @@ private:
   void restartServer(const Fault& f) {
     Restarted r{f.str(), f.args.at(0) == "pg" ? "PostgreSQL" : "Valkey", {}};
     for (const auto& p : live_) r.connections[p.owner] = hub_.connections(p.owner);
-    ws_.restartServer(f.args.at(0));
+    // While the server is down its proxy ports refuse connections, as the server's own port would.
+    const auto server = f.args.at(0) == "pg" ? proxy::Server::Pg : proxy::Server::Valkey;
+    hub_.refuse(server, true);
+    try {
+      ws_.restartServer(f.args.at(0));
+    } catch (...) {
+      hub_.refuse(server, false);
+      throw;
+    }
+    hub_.refuse(server, false);
     restarted_.push_back(std::move(r));
   }
 
@@ -292,11 +300,13 @@ private:
     return ctl_.activity() == before;
   }
 
-  bool idle(const Proc& p) const {
-    auto st = ctl_.state(p.owner);
-    if (st.inflight > 0) return st.inflight == st.inflightBlocking;
-    return st.lastWasEmptyRead;
+  std::vector<liveness::Process> views() const {
+    std::vector<liveness::Process> out;
+    for (const auto& p : live_) out.push_back(ctl_.livenessOf(p.owner));
+    return out;
   }
+
+  bool idle(const Proc& p) const { return liveness::idle(ctl_.livenessOf(p.owner)); }
 
   /// Why a live process is not idle, for a limit's reason: "c2 silent for 58 s holding 3 entries".
   std::string busyWhy(const Proc& p, Clock::time_point now) const {
@@ -307,10 +317,27 @@ private:
     if (!st.waitingFor.empty())
       return fmt::format("{} waiting {} for the reply to {}", p.label, span(msBetween(st.waitingSince, now)),
                          st.waitingFor);
+    const std::string cut = st.cutAt.empty() ? "" : " (its connection was cut under " + st.cutAt + ")";
     if (!st.held.empty())
-      return fmt::format("{} silent for {} holding {} entr{}", p.label, span(msBetween(st.lastActivity, now)),
-                         st.held.size(), st.held.size() == 1 ? "y" : "ies");
-    return fmt::format("{} silent for {} after its last step", p.label, span(msBetween(st.lastActivity, now)));
+      return fmt::format("{} silent for {} holding {} entr{}{}", p.label, span(msBetween(st.lastActivity, now)),
+                         st.held.size(), st.held.size() == 1 ? "y" : "ies", cut);
+    return fmt::format("{} silent for {} after its last step{}", p.label, span(msBetween(st.lastActivity, now)), cut);
+  }
+
+  /// How a live process that a fault reached failed to recover, for a stuck reason: "c1 made no request for
+  /// 3027 ms after the Valkey restart (restart:before:XREADGROUP#2:valkey): its client did not reconnect", or
+  /// "c1 after drop:after:COMMIT#2".
+  std::string unrecoveredWhy(const Proc& p, Clock::time_point now) const {
+    auto st = ctl_.state(p.owner);
+    for (auto r = restarted_.rbegin(); !st.cutAt.empty() && r != restarted_.rend(); ++r) {
+      auto it = r->connections.find(p.owner);
+      if (it == r->connections.end()) continue;
+      return fmt::format("{} made no request for {} after the {} restart ({}): its client {}", p.label,
+                         span(msBetween(st.lastActivity, now)), r->server, r->fault,
+                         hub_.connections(p.owner) > it->second ? "reconnected but sent nothing"
+                                                                : "did not reconnect");
+    }
+    return fmt::format("{} after {}", p.label, st.faulted);
   }
 
   std::string busyReport(Clock::time_point now) const {
@@ -376,19 +403,9 @@ private:
     toStart_ = std::max(1, s_.consumers) - 1; // the others as at the start (startNext)
   }
 
-  /// Entries the live processes re-read three or more times without acknowledging them.
-  std::set<std::string> spinning() const {
-    std::set<std::string> out;
-    for (const auto& p : live_) {
-      for (const auto& [id, n] : ctl_.state(p.owner).handedAgain)
-        if (n >= 3) out.insert(id);
-    }
-    return out;
-  }
-
   End loop() {
     BrokerState broker = ws_.broker();
-    std::optional<Clock::time_point> allIdleSince; // work left and every live process idle since
+    liveness::RunEnding ending(opt_.settle, milliseconds(claimIdle()) + opt_.stall);
     bool restarted = false;                        // the one restart a stuck verdict needs
     uint64_t seen = 0;
     auto lastPoll = Clock::now();
@@ -432,7 +449,7 @@ private:
           return {ops::RunEnd::Limit, "restart-bound",
                   fmt::format("restart bound of {} processes reached; raise --max-processes", opt_.max_processes)};
         i = static_cast<size_t>(-1); // the list changed: look again from the start
-        allIdleSince.reset();
+        ending.reset();
       }
       // The broker changes only through the consumers' steps (which wake us) or with time: ask it after
       // activity, or every 10 ms.
@@ -445,17 +462,11 @@ private:
         lastEvent_ = Clock::now();
         continue;
       }
-      bool allIdle = std::all_of(live_.begin(), live_.end(), [&](const Proc& p) { return idle(p); });
-      auto quietFor = msBetween(std::max(ctl_.lastWork(), lastEvent_), now);
-      if (broker.pending == 0 && delivered) {
-        allIdleSince.reset();
-        if (!allIdle || toStart_ > 0) {
-          settleSince_.reset();
-          continue;
-        }
+      liveness::Moment m{views(), broker.pending, delivered, toStart_ > 0, std::max(ctl_.lastWork(), lastEvent_)};
+      const liveness::Decision d = ending.observe(now, m, [&] { return allParked(); });
+      if (d.kind == liveness::Decision::Kind::Settling || d.kind == liveness::Decision::Kind::Settled) {
         if (!settleSince_) settleSince_ = now;
-        // Quiet for the settle time, or proven over at once: every process parked in a blocking read.
-        if (quietFor < opt_.settle.count() && !allParked()) continue;
+        if (d.kind == liveness::Decision::Kind::Settling) continue;
         if (next_ < s_.stream.size()) {
           ws_.phase("settle", *std::exchange(settleSince_, std::nullopt));
           sendNext();
@@ -465,32 +476,17 @@ private:
         return {};
       }
       settleSince_.reset();
-      // Work is left. Stuck, proven: every live process idle (nothing done) for CLAIM_IDLE_MS + the stall
-      // time; or every pending entry spinning (re-read, never acknowledged). Either, again after a restart.
-      std::string why;
-      if (allIdle) {
-        if (!allIdleSince) allIdleSince = now;
-        auto since = std::max(*allIdleSince, std::max(ctl_.lastWork(), lastEvent_));
-        if (msBetween(since, now) >= claimIdle() + opt_.stall.count())
-          why = fmt::format("every consumer idle for {} with {} entr{} pending{}", span(msBetween(since, now)),
-                            broker.pending, broker.pending == 1 ? "y" : "ies",
-                            delivered ? "" : " and entries never delivered");
-      } else {
-        allIdleSince.reset();
-      }
-      auto spin = spinning();
-      if (why.empty() && delivered && !spin.empty() && broker.pending <= static_cast<int64_t>(spin.size()))
-        why = fmt::format("{} entr{} re-read three times or more by the consumer holding {} and never acknowledged",
-                          spin.size(), spin.size() == 1 ? "y" : "ies", spin.size() == 1 ? "it" : "them");
+      // Work is left. Stuck, proven: every live process idle (nothing done, nothing held) for CLAIM_IDLE_MS +
+      // the stall time; or every pending entry spinning (re-read, never acknowledged). Either, again after a
+      // restart (liveness.h).
+      const std::string& why = d.why;
       if (why.empty()) continue;
       // A process that a fault other than a kill reached lives on with its aftermath (a dead connection, an
       // error it was told): in production no one restarts a live process, so when every live process is
       // such a one, the stall is proven as it is — it did not recover by itself.
       std::vector<std::string> unrecovered;
-      for (const auto& p : live_) {
-        auto f = ctl_.state(p.owner).faulted;
-        if (!f.empty()) unrecovered.push_back(fmt::format("{} after {}", p.label, f));
-      }
+      for (const auto& p : live_)
+        if (!ctl_.state(p.owner).faulted.empty()) unrecovered.push_back(unrecoveredWhy(p, now));
       if (!live_.empty() && unrecovered.size() == live_.size()) {
         h_.append("harness", ops::Stall{broker.pending, broker.lastDelivered, false, why});
         return {ops::RunEnd::Stuck, "",
@@ -504,7 +500,7 @@ private:
         return {ops::RunEnd::Limit, "restart-bound", why + "; the restart bound leaves no restart to confirm it"};
       restarted = true;
       restartAll();
-      allIdleSince.reset();
+      ending.reset();
       lastEvent_ = Clock::now();
     }
   }

@@ -1,11 +1,15 @@
 #include "consumer.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <stdexcept>
+#include <thread>
 
 #include <unistd.h>
 
@@ -183,6 +187,26 @@ void runConsumer(Valkey& valkey, const Config& config, const Handler& handler) {
 }
 
 bool stopRequested() { return stopFlag != 0; }
+
+long long workMsFromEnv() {
+  const char* v = std::getenv("WORK_MS");
+  if (v == nullptr || *v == '\0') return 0;
+  long long ms = 0;
+  auto [end, ec] = std::from_chars(v, v + std::strlen(v), ms);
+  if (ec != std::errc() || *end != '\0' || ms < 0)
+    throw std::runtime_error(std::string("WORK_MS is not a number of milliseconds: ") + v);
+  return ms;
+}
+
+bool workFor(long long ms) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (!stopRequested()) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return true;
+    std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(50)));
+  }
+  return false;
+}
 
 int consumerMain(const char* name, const std::function<void()>& body) {
   struct sigaction sa {};

@@ -47,7 +47,7 @@ struct Entry {
 /// What the loop does with an entry once its handler returns.
 enum class Outcome {
   Ack,          ///< XACK it (its effect is durable, or it is a duplicate to skip)
-  LeavePending, ///< leave it pending (only misbehaving test consumers do this)
+  LeavePending, ///< leave it pending (misbehaving test consumers; or SIGTERM came before its work was done)
 };
 
 using Handler = std::function<Outcome(const Entry&)>;
@@ -57,6 +57,13 @@ void runConsumer(Valkey& valkey, const Config& config, const Handler& handler);
 
 /// True once SIGTERM has arrived.
 bool stopRequested();
+
+/// WORK_MS from the environment (default 0): milliseconds of work per entry before its transaction, as an
+/// external call would take. Throws std::runtime_error naming it when it is not a number.
+long long workMsFromEnv();
+
+/// Sleeps `ms` milliseconds in slices of at most 50 ms unless SIGTERM arrives; true when the full time passed.
+bool workFor(long long ms);
 
 /// Installs the SIGTERM flag, runs `body`, and maps the outcome to an exit status: 0 when it returns,
 /// 1 (after printing "<name>: <what>" to stderr) when it throws.

@@ -4,6 +4,8 @@
 // and its effect commit together, so a producer retry or a redelivery after a kill (before COMMIT:
 // nothing happened; after COMMIT, before XACK: the event is already recorded) is never applied twice.
 // Statements are prepared once at start (libpqxx prepare_now) and executed with exec_prepared.
+// WORK_MS (environment, default 0): milliseconds of work per entry before its transaction (an external
+// call); SIGTERM during it leaves the entry pending.
 #include "wallet_dedup.h"
 
 using namespace idem::targets;
@@ -14,7 +16,9 @@ int main() {
     pqxx::connection db(config.databaseUrl);
     Valkey valkey(config.valkeyUrl);
     prepareWalletDedup(db);
+    const long long workMs = workMsFromEnv();
     runConsumer(valkey, config, [&](const Entry& e) {
+      if (!workFor(workMs)) return Outcome::LeavePending;
       applyWalletOnce(db, e);
       return Outcome::Ack;
     });

@@ -8,6 +8,12 @@
 //                 after its XACK, applied twice on a producer retry)
 //   CONCURRENT=1  dedup-table, but the entries of a batch at once, each on a connection of a pg.Pool (up to
 //                 4), each XACKed after its own COMMIT; ioredis pipelines what is sent together (correct)
+//   RECONNECT=1   dedup-table, with ioredis as a user configures it: its own reconnect (`retryStrategy` as
+//                 shipped: a new attempt 50, 100, ... up to 2000 ms after each loss) and
+//                 `maxRetriesPerRequest: 1` (a command in flight when the connection broke is sent again
+//                 once, then fails); the consumer exits 1 on a command that fails (correct)
+//   WORK_MS=N     N milliseconds of work per entry before its transaction (an external call; default 0);
+//                 SIGTERM during it leaves the entry unacknowledged
 // Round trips: XREADGROUP ... STREAMS <stream> <cursor> over its own pending list, then XAUTOCLAIM ...
 // COUNT 10 and XREADGROUP ... COUNT 10 BLOCK 100 ... > in a loop; per entry BEGIN, INSERT, [UPDATE],
 // COMMIT, XACK. SIGTERM sets a flag checked between entries; any error is printed and exits 1.
@@ -18,9 +24,19 @@ const Redis = require('ioredis');
 const COUNT = 10;
 const ACK_FIRST = process.env.ACK_FIRST === '1';
 const CONCURRENT = process.env.CONCURRENT === '1';
+const RECONNECT = process.env.RECONNECT === '1';
 const NAME = process.env.TARGET_NAME || 'node-consumer';
+const WORK_MS = Number(process.env.WORK_MS || 0);
 let stop = false;
 process.on('SIGTERM', () => { stop = true; });
+
+/** Waits `ms` in slices of 50 ms unless SIGTERM comes first; true when the full time passed. */
+async function work(ms) {
+  const end = Date.now() + ms;
+  while (!stop && Date.now() < end)
+    await new Promise((resolve) => setTimeout(resolve, Math.min(50, end - Date.now())));
+  return !stop;
+}
 
 /** [f1, v1, f2, v2, ...] -> {f1: v1, ...}; null for an entry deleted from the stream while pending. */
 function fieldsOf(flat) {
@@ -40,10 +56,11 @@ async function main() {
                         : new Client({ connectionString: env.DATABASE_URL });
   if (!CONCURRENT) await db.connect();
   db.on('error', () => {}); // an idle pooled connection that breaks: the next query on it reports it
-  // No reconnects and no retries: a broken connection is an error the consumer exits on (idemproof
-  // restarts it), as py-dedup-table does.
-  const kv = new Redis(env.VALKEY_URL || env.REDIS_URL, { maxRetriesPerRequest: 0, retryStrategy: () => null,
-                                                           lazyConnect: true });
+  // By default no reconnects and no retries: a broken connection is an error the consumer exits on
+  // (idemproof restarts it), as py-dedup-table does. RECONNECT=1: ioredis's own reconnect.
+  const kv = new Redis(env.VALKEY_URL || env.REDIS_URL,
+                       RECONNECT ? { maxRetriesPerRequest: 1, lazyConnect: true }
+                                 : { maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
   let kvError = null;
   kv.on('error', (e) => { kvError = kvError || e; });
   await kv.connect();
@@ -76,6 +93,7 @@ async function main() {
     if (CONCURRENT) {
       await Promise.all((entries || []).map(async ([id, flat]) => {
         const f = fieldsOf(flat);
+        if (f && WORK_MS > 0 && !(await work(WORK_MS))) return;
         if (f) await credit(f, true);
         await kv.xack(stream, group, id);
       }));
@@ -84,6 +102,7 @@ async function main() {
     for (const [id, flat] of entries || []) {
       if (stop) return;
       const f = fieldsOf(flat);
+      if (f && WORK_MS > 0 && !(await work(WORK_MS))) return;
       if (ACK_FIRST) {
         await kv.xack(stream, group, id);
         if (f) await credit(f, false);

@@ -8,6 +8,9 @@ own pending list; then XAUTOCLAIM ... COUNT 10 and XREADGROUP ... COUNT 10 BLOCK
 entry BEGIN, INSERT, [UPDATE], COMMIT, XACK. Statements go with psycopg's extended protocol (unnamed
 statements: prepare_threshold=None keeps psycopg from switching to named prepared statements after five
 runs). SIGTERM sets a flag checked between entries; any error is printed and exits 1.
+
+WORK_MS (environment: the manifest's env or idemproof's own, default 0): milliseconds of work per entry
+before its transaction, as an external call would take; SIGTERM during it leaves the entry unacknowledged.
 """
 import os
 import signal
@@ -16,6 +19,7 @@ import time
 
 COUNT = 10
 SLICE_S = 0.05
+WORK_MS = int(os.environ.get("WORK_MS") or 0)
 stop = False
 
 
@@ -73,6 +77,8 @@ class Consumer:
         """One entry: its effect, then its acknowledgement. False: stop here (SIGTERM), leaving it pending.
         Consumers built on this loop (py-ledger, py-slow, py-ack-first, ...) override it or apply()."""
         if fields:  # None for an entry deleted from the stream while pending
+            if not pause(WORK_MS):
+                return False
             self.apply(fields)
         self.kv.xack(self.stream, self.group, entry_id)
         return True

@@ -1,0 +1,68 @@
+#include "supervisor/liveness.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace idem::liveness {
+
+namespace {
+
+int64_t msBetween(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
+}
+
+/// "58 s" / "450 ms"
+std::string span(int64_t ms) { return ms >= 10000 ? fmt::format("{} s", ms / 1000) : fmt::format("{} ms", ms); }
+
+std::string entries(size_t n) { return fmt::format("{} entr{}", n, n == 1 ? "y" : "ies"); }
+
+} // namespace
+
+bool idle(const Process& p) {
+  if (p.inflight > p.inflightBlocking) return false; // waiting for a reply it will act on
+  if (p.held > 0) return false;                      // delivered work it has not settled
+  if (p.inflight > 0) return true;                   // only blocking reads: acts when one returns
+  return p.lastWasEmptyRead || !p.cutAt.empty();     // between polls, or reconnecting on its own timer
+}
+
+std::string busyWhy(const Process& p) {
+  if (p.steps == 0) return "starting (no request yet)";
+  if (p.inflight > p.inflightBlocking) return "waiting for a reply";
+  if (p.held > 0) return "holding " + entries(p.held);
+  return "between two steps of its work";
+}
+
+Decision RunEnding::observe(Clock::time_point now, const Moment& m, const std::function<bool()>& parked) {
+  const bool allIdle = std::all_of(m.live.begin(), m.live.end(), [](const Process& p) { return idle(p); });
+  const int64_t quiet = msBetween(m.lastWork, now);
+  if (m.pending == 0 && m.delivered) {
+    allIdleSince_.reset();
+    if (!allIdle || m.toStart) return {};
+    // Quiet for the settle time, or proven over at once: every live process parked in a blocking read.
+    if (quiet < settle_.count() && !parked()) return {Decision::Kind::Settling, ""};
+    return {Decision::Kind::Settled, ""};
+  }
+  // Work is left. A stall: every live process idle, and no work by any, for the stall time; or every
+  // pending entry spinning (handed again and again to the process holding it, never settled).
+  if (allIdle) {
+    if (!allIdleSince_) allIdleSince_ = now;
+    const auto since = std::max(*allIdleSince_, m.lastWork);
+    if (msBetween(since, now) >= stall_.count()) {
+      return {Decision::Kind::Stalled,
+              fmt::format("every consumer idle for {} with {} pending{}", span(msBetween(since, now)),
+                          entries(static_cast<size_t>(m.pending)), m.delivered ? "" : " and entries never delivered")};
+    }
+  } else {
+    allIdleSince_.reset();
+  }
+  std::set<std::string> spin;
+  for (const Process& p : m.live) spin.insert(p.spinning.begin(), p.spinning.end());
+  if (m.delivered && !spin.empty() && m.pending <= static_cast<int64_t>(spin.size()))
+    return {Decision::Kind::Stalled,
+            fmt::format("{} re-read three times or more by the consumer holding {} and never acknowledged",
+                        entries(spin.size()), spin.size() == 1 ? "it" : "them")};
+  return {};
+}
+
+} // namespace idem::liveness

@@ -1,0 +1,89 @@
+#pragma once
+/// When a consumer process can still act by itself, and when a run with its processes alive is over: a pure
+/// rule over what the proxies saw of each process, so that it is the same in every run and is tested on
+/// written step sequences (tests/unit/supervisor/liveness_test.cc). execute.cc applies it to the live
+/// processes of a run; docs/timing.md and docs/verdicts.md state it for users.
+///
+/// The rule is broker-neutral. A *delivery* is a read whose reply handed the process work (on a stream:
+/// XREADGROUP, XAUTOCLAIM, XCLAIM, its own pending list); *settling* it is what tells the broker the work is
+/// done (XACK). A process that holds delivered work it has not settled is busy, whatever its latest step
+/// was: it may be calling out for each entry, for as long as it needs. Only a process that holds nothing can
+/// be idle, and only a run whose live processes are all idle — or spinning: handed the same held entries
+/// again and again, never settling them — can be proven stuck.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace idem::liveness {
+
+using Clock = std::chrono::steady_clock;
+
+/// One live process, as the proxies saw it.
+struct Process {
+  std::string label;                ///< "c1"
+  int steps = 0;                    ///< requests it made
+  int inflight = 0;                 ///< requests without a reply yet
+  int inflightBlocking = 0;         ///< of which blocking reads (XREADGROUP … BLOCK, BLPOP, …)
+  bool lastWasEmptyRead = false;    ///< its latest step is a read that delivered nothing
+  /// Its latest step ended with its connection cut under it (a dropped connection, a server restart, a
+  /// server that closed it) and it has made no request since: "XREADGROUP#2 (valkey)", else "".
+  std::string cutAt;
+  size_t held = 0;                  ///< entries delivered to it that no process has settled yet
+  std::set<std::string> spinning;   ///< held entries handed to it again three times or more
+};
+
+/// Idle: it holds nothing, and it can't act before a reply reaches it (only blocking reads in flight) or
+/// before its own timer fires (its latest step was a read that delivered nothing, or its connection was cut
+/// under it: it polls or reconnects when it wants to). Busy: anything else — a request in flight that is not
+/// a blocking read, delivered work it has not settled, silence before its first request, silence after a
+/// step of its work.
+bool idle(const Process& p);
+
+/// Why a busy process is busy, for people: "holding 3 entries", "waiting for a reply", "starting" ….
+std::string busyWhy(const Process& p);
+
+/// The broker's side and the run's side of one moment of a run.
+struct Moment {
+  std::vector<Process> live;
+  int64_t pending = 0;         ///< entries delivered to the group and not settled
+  bool delivered = true;       ///< every entry sent so far was delivered to the group
+  bool toStart = false;        ///< processes of the schedule not started yet
+  Clock::time_point lastWork;  ///< the latest work of any process (a step other than a read, a delivery),
+                               ///< spawn, exit or send
+};
+
+struct Decision {
+  enum class Kind {
+    Working,  ///< go on
+    Settling, ///< everything settled and every live process idle: waiting out the settle time
+    Settled,  ///< everything settled, every live process idle for the settle time (or parked)
+    Stalled,  ///< work left and no process will do it (every live process idle that long, or a spin)
+  };
+  Kind kind = Kind::Working;
+  std::string why; ///< Stalled: "every consumer idle for 3027 ms with 4 entries pending"
+};
+
+/// The run-ending rule over a sequence of moments: keeps since when every live process is idle.
+class RunEnding {
+public:
+  /// `settle`: quiet time that ends a settled run; `stall`: CLAIM_IDLE_MS + --stall-timeout, how long every
+  /// live process must be idle (with no work by any) for work left to be a stall.
+  RunEnding(std::chrono::milliseconds settle, std::chrono::milliseconds stall) : settle_(settle), stall_(stall) {}
+
+  /// Decides at `now`. `parked` (asked only while the settle time has not passed: it reads /proc) says
+  /// whether every live process provably can't act before the proxy hands it a reply (supervisor/parked.h).
+  Decision observe(Clock::time_point now, const Moment& m, const std::function<bool()>& parked);
+
+  /// The live processes changed (a restart after a stall, a process that ended): idleness counts anew.
+  void reset() { allIdleSince_.reset(); }
+
+private:
+  std::chrono::milliseconds settle_, stall_;
+  std::optional<Clock::time_point> allIdleSince_;
+};
+
+} // namespace idem::liveness

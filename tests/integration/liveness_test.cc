@@ -1,0 +1,111 @@
+/// Busy, idle and stuck under real clients (docs/verdicts.md "How a run ends"): a consumer that holds entries
+/// is busy whatever read handed them over, so a correct slow consumer passes a kill however long it works on
+/// each entry; holding entries untouched until the deadline is unknown, named; a consumer whose client does not
+/// reconnect after a Valkey restart is named quickly; a Node consumer on ioredis's own reconnect passes every
+/// fault kind.
+#include "support.h"
+
+#include <catch2/catch.hpp>
+
+#include <future>
+#include <set>
+
+using namespace itest;
+
+namespace {
+
+/// The final op's reason of the report's first run.
+std::string finalReason(const nlohmann::json& report) {
+  for (const auto& r : report["runs"])
+    for (const auto& op : r["history"])
+      if (op["type"] == "final") return op["value"].value("reason", "");
+  return "";
+}
+
+/// Every stall op's reason of the report's first run.
+std::vector<std::string> stalls(const nlohmann::json& report) {
+  std::vector<std::string> out;
+  for (const auto& r : report["runs"]) {
+    for (const auto& op : r["history"])
+      if (op["type"] == "stall") out.push_back(op["value"].value("reason", ""));
+    break;
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("liveness: a one-shot consumer working 3.5 s per entry after XAUTOCLAIM and an empty read passes a kill") {
+  // The consumer's latest step is an empty XREADGROUP BLOCK 1000 while it works through what XAUTOCLAIM
+  // handed it, 3.5 s each (above --stall-timeout): busy, never restarted as idle, never stuck.
+  Result r = clean({"run", "--target", testTarget("py-one-shot"), "--crash", "after:COMMIT#3"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.report["verdict"] == "pass");
+  CHECK(stalls(r.report).empty());
+}
+
+TEST_CASE("liveness: slowed correct consumers in Python, Node and C++ pass a sweep with kills") {
+  // 1.5 s of work per entry before its transaction, above a --stall-timeout of 1 s; a generated schedule of two
+  // events keeps the sweep short (docs/benchmarks.md has the full sweeps of the default schedule).
+  auto sweep = [](std::string target) {
+    return idemproof({"sweep", "--target", target, "--events", "2", "--seed", "1", "--stall-timeout", "1s"}, 0, true,
+                     {{"WORK_MS", "1500"}});
+  };
+  auto py = std::async(std::launch::async, sweep, testTarget("py-dedup-table"));
+  auto node = std::async(std::launch::async, sweep, testTarget("node-dedup-table"));
+  auto cpp = std::async(std::launch::async, sweep, target("dedup-table"));
+  for (Result r : {py.get(), node.get(), cpp.get()}) {
+    INFO(r.out << r.err);
+    CHECK(r.status == 0);
+    CHECK(r.report["verdict"] == "pass");
+    CHECK(r.out.find("0 unknown") != std::string::npos);
+    CHECK(leftovers(r.tag).empty());
+  }
+}
+
+TEST_CASE("liveness: a consumer that blocks forever holding entries is unknown at the deadline, named, never stuck") {
+  Result r = clean({"run", "--target", testTarget("py-holds-forever"), "--deadline", "8s"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 2);
+  CHECK(r.report["verdict"] == "unknown");
+  CHECK(violations(r.report, "stuck").empty());
+  CHECK(violations(r.report, "lost").empty());
+  CHECK(stalls(r.report).empty());
+  CHECK(finalReason(r.report).find("c1 silent for") != std::string::npos);
+  CHECK(finalReason(r.report).find("holding 6 entries") != std::string::npos);
+}
+
+TEST_CASE("liveness: a consumer whose client does not reconnect after a Valkey restart is stuck, named at once") {
+  // It holds nothing when the restart cuts its blocking read, and never makes another request.
+  Result r = clean({"run", "--target", testTarget("py-valkey-gone"), "--crash", "restart:before:XREADGROUP#2:valkey"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 1);
+  CHECK(!violations(r.report, "stuck").empty());
+  const std::string why = finalReason(r.report);
+  CHECK(why.find("c1 made no request for") != std::string::npos);
+  CHECK(why.find("after the Valkey restart (restart:before:XREADGROUP#2:valkey): its client did not reconnect") !=
+        std::string::npos);
+
+  // Holding entries when its connection is cut, it may still be calling out: unknown at the deadline, named.
+  Result held = clean({"run", "--target", testTarget("py-valkey-gone"), "--crash", "restart:before:XACK#2:valkey",
+                       "--deadline", "10s"});
+  INFO(held.out << held.err);
+  REQUIRE(held.status == 2);
+  CHECK(violations(held.report, "stuck").empty());
+  CHECK(finalReason(held.report).find("its connection was cut under XACK#2 (valkey)") != std::string::npos);
+}
+
+TEST_CASE("liveness: a Node consumer on ioredis's own reconnect passes a check with every fault kind, restarts included") {
+  Result r = clean({"check", "--target", testTarget("node-reconnect"), "--seed", "2", "--runs", "24", "--faults",
+                    "kill,drop,delay,error,forget,restart,hold"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.report["verdict"] == "pass");
+  std::set<std::string> kinds; // "restart:c1:before:XACK#2:valkey" -> restart
+  for (const auto& run : r.report["check"]["run_summaries"])
+    for (const auto& f : run.value("fired", nlohmann::json::array()))
+      kinds.insert(f.get<std::string>().substr(0, f.get<std::string>().find(':')));
+  INFO(nlohmann::json(kinds).dump());
+  CHECK(kinds.count("restart") == 1);
+}

@@ -1,0 +1,243 @@
+// The run-ending rule (supervisor/liveness.h) on written step sequences: each sequence is fed to a real
+// Controller as the proxies would report it (requests and replies, no sockets), and what the Controller
+// keeps of the process is judged idle or busy; the run's moments go through RunEnding with written times.
+#include "supervisor/controller.h"
+#include "supervisor/liveness.h"
+
+#include "plan/fault.h"
+
+#include <catch2/catch.hpp>
+
+using namespace idem;
+using namespace std::chrono_literals;
+using liveness::Decision;
+
+namespace {
+
+/// A Controller fed written steps of its processes (owner 1 is c1, owner 2 is c2), as the proxies report
+/// them.
+struct Steps {
+  History history;
+  Controller ctl;
+  explicit Steps(std::vector<Fault> faults = {}) : ctl(history, std::move(faults)) {
+    ctl.addProcess(1, "c1");
+    ctl.addProcess(2, "c2");
+  }
+
+  /// A request of `owner`, in flight until reply() or cut().
+  proxy::StepToken send(int owner, const std::string& verb, bool blocking = false,
+                        std::vector<std::string> acked = {}) {
+    proxy::StepInfo s;
+    s.verb = verb;
+    s.blocking = blocking;
+    s.acked = std::move(acked);
+    proxy::StepToken t;
+    ctl.onRequest(owner, verb.rfind("X", 0) == 0 ? proxy::Server::Valkey : proxy::Server::Pg, 1, s, t);
+    return t;
+  }
+  void reply(int owner, proxy::StepToken t, const std::vector<std::string>& delivered = {}, bool read = false) {
+    proxy::ReplyInfo r;
+    r.empty_read = read && delivered.empty();
+    for (const auto& id : delivered) r.delivered.push_back({id, {{"n", "1"}}});
+    ctl.onReply(owner, t, r);
+  }
+  /// A read that returns `delivered` (nothing: an empty read).
+  void read(int owner, const std::string& verb, const std::vector<std::string>& delivered, bool blocking = false) {
+    reply(owner, send(owner, verb, blocking), delivered, true);
+  }
+  void step(int owner, const std::string& verb) { reply(owner, send(owner, verb)); }
+  void ack(int owner, const std::string& id) { reply(owner, send(owner, "XACK", false, {id})); }
+
+  liveness::Process view(int owner) const { return ctl.livenessOf(owner); }
+  bool idle(int owner) const { return liveness::idle(view(owner)); }
+};
+
+const auto t0 = liveness::Clock::time_point{} + 1h;
+
+liveness::Moment moment(std::vector<liveness::Process> live, int64_t pending, liveness::Clock::time_point lastWork) {
+  return {std::move(live), pending, true, false, lastWork};
+}
+
+const auto notParked = [] { return false; };
+
+} // namespace
+
+TEST_CASE("liveness: entries claimed and not acknowledged keep a consumer busy after an empty blocking read") {
+  // The one-shot consumer after a kill: XAUTOCLAIM hands it four entries, its XREADGROUP BLOCK returns
+  // nothing, and it starts 3.5 s of work on the first entry: busy, though its latest step is an empty read.
+  Steps s;
+  s.read(1, "XAUTOCLAIM", {"1-3", "1-4", "1-5", "1-6"});
+  CHECK_FALSE(s.idle(1));
+  s.read(1, "XREADGROUP", {}, true);
+  CHECK(s.ctl.state(1).lastWasEmptyRead);
+  CHECK_FALSE(s.idle(1));
+  CHECK(liveness::busyWhy(s.view(1)) == "holding 4 entries");
+  for (const char* id : {"1-3", "1-4", "1-5"}) {
+    s.step(1, "BEGIN");
+    s.step(1, "COMMIT");
+    s.ack(1, id);
+    CHECK_FALSE(s.idle(1));
+  }
+  s.step(1, "COMMIT");
+  s.ack(1, "1-6");
+  CHECK_FALSE(s.idle(1)); // between two steps of its work: it has not come back to reading yet
+  s.read(1, "XAUTOCLAIM", {});
+  CHECK(s.idle(1)); // nothing held, a poller between polls
+}
+
+TEST_CASE("liveness: whichever read delivered them, held entries make a consumer busy, also with a blocking read in flight") {
+  for (const char* verb : {"XREADGROUP", "XAUTOCLAIM", "XCLAIM"}) {
+    Steps s;
+    s.read(1, verb, {"1-1"});
+    s.send(1, "XREADGROUP", true); // blocked reading for more while it holds 1-1 (a concurrent consumer)
+    INFO(verb);
+    CHECK_FALSE(s.idle(1));
+  }
+  Steps own; // its own pending list, XREADGROUP ... 0, after a same-name restart
+  own.read(1, "XREADGROUP", {"1-1", "1-2"});
+  own.ack(1, "1-1");
+  own.read(1, "XREADGROUP", {}, true);
+  CHECK_FALSE(own.idle(1));
+  own.ack(1, "1-2");
+  own.send(1, "XREADGROUP", true);
+  CHECK(own.idle(1)); // nothing held, only a blocking read in flight
+}
+
+TEST_CASE("liveness: an entry acknowledged by another process is no one's work any more") {
+  Steps s;
+  s.read(1, "XREADGROUP", {"1-1"});
+  s.read(2, "XAUTOCLAIM", {"1-1"});
+  s.read(1, "XREADGROUP", {}, true);
+  s.read(2, "XREADGROUP", {}, true);
+  CHECK_FALSE(s.idle(1));
+  CHECK_FALSE(s.idle(2));
+  s.ack(2, "1-1");
+  CHECK(s.idle(1));
+  CHECK_FALSE(s.idle(2)); // its latest step is the XACK: between two steps
+}
+
+TEST_CASE("liveness: a request in flight that is not a blocking read is busy, a blocking read alone is idle") {
+  Steps s;
+  CHECK_FALSE(s.idle(1)); // no request yet: starting
+  CHECK(liveness::busyWhy(s.view(1)) == "starting (no request yet)");
+  auto t = s.send(1, "XREADGROUP", true);
+  CHECK(s.idle(1));
+  auto q = s.send(1, "UPDATE");
+  CHECK_FALSE(s.idle(1));
+  CHECK(liveness::busyWhy(s.view(1)) == "waiting for a reply");
+  s.reply(1, q);
+  CHECK(s.idle(1)); // every request in flight is a blocking read
+  s.reply(1, t, {}, true);
+  CHECK(s.idle(1));
+}
+
+TEST_CASE("liveness: a connection cut under a consumer that holds nothing leaves it idle until it makes a request") {
+  Steps s;
+  auto t = s.send(1, "XREADGROUP", true);
+  s.ctl.onCut(1, t, proxy::CutKind::Forwarded); // a server restart closed the connection
+  CHECK(s.ctl.state(1).cutAt == "XREADGROUP#1 (valkey)");
+  CHECK(s.idle(1)); // it reconnects on its own timer, as a poller polls
+  s.send(1, "XAUTOCLAIM");
+  CHECK(s.ctl.state(1).cutAt.empty());
+  CHECK_FALSE(s.idle(1));
+
+  Steps holding; // holding entries, the cut does not make it idle: it may be calling out
+  holding.read(1, "XREADGROUP", {"1-1"});
+  auto a = holding.send(1, "XREADGROUP", true);
+  holding.ctl.onCut(1, a, proxy::CutKind::Withheld);
+  CHECK_FALSE(holding.idle(1));
+}
+
+TEST_CASE("liveness: an entry handed again three times to the consumer holding it is spinning") {
+  Steps s;
+  s.read(1, "XAUTOCLAIM", {"1-2"});
+  for (int i = 0; i < 3; ++i) {
+    CHECK(s.view(1).spinning.empty());
+    s.step(1, "BEGIN");
+    s.step(1, "COMMIT"); // a duplicate it skips, never acknowledging it
+    s.read(1, "XAUTOCLAIM", {"1-2"});
+  }
+  CHECK(s.view(1).spinning == std::set<std::string>{"1-2"});
+  CHECK_FALSE(s.idle(1));
+}
+
+TEST_CASE("run ending: a slow consumer holding claimed entries is never stalled, however long it is silent") {
+  liveness::RunEnding ending(50ms, 3020ms);
+  Steps s;
+  s.read(1, "XAUTOCLAIM", {"1-3", "1-4", "1-5", "1-6"});
+  s.read(1, "XREADGROUP", {}, true);
+  // 3.5 s, 60 s of silence: work is left, the consumer holds it.
+  for (auto t : {0s, 1s, 3s, 4s, 60s})
+    CHECK(ending.observe(t0 + t, moment({s.view(1)}, 4, t0), notParked).kind == Decision::Kind::Working);
+}
+
+TEST_CASE("run ending: every consumer idle with entries pending is a stall only after the stall time without work") {
+  liveness::RunEnding ending(50ms, 3020ms);
+  Steps s;
+  s.read(1, "XAUTOCLAIM", {});
+  s.read(1, "XREADGROUP", {}, true);
+  REQUIRE(s.idle(1));
+  // Entries pending at a dead consumer's name that this one never claims.
+  CHECK(ending.observe(t0, moment({s.view(1)}, 2, t0), notParked).kind == Decision::Kind::Working);
+  CHECK(ending.observe(t0 + 3s, moment({s.view(1)}, 2, t0), notParked).kind == Decision::Kind::Working);
+  // Work by any process starts the count again.
+  CHECK(ending.observe(t0 + 4s, moment({s.view(1)}, 2, t0 + 2s), notParked).kind == Decision::Kind::Working);
+  Decision d = ending.observe(t0 + 5100ms, moment({s.view(1)}, 2, t0 + 2s), notParked);
+  CHECK(d.kind == Decision::Kind::Stalled);
+  CHECK(d.why == "every consumer idle for 3100 ms with 2 entries pending");
+  // A busy process in between (it claimed them) resets the idle time.
+  s.read(1, "XAUTOCLAIM", {"1-1", "1-2"});
+  CHECK(ending.observe(t0 + 6s, moment({s.view(1)}, 2, t0 + 2s), notParked).kind == Decision::Kind::Working);
+  s.ack(1, "1-1");
+  s.ack(1, "1-2");
+  s.read(1, "XAUTOCLAIM", {});
+  CHECK(ending.observe(t0 + 7s, moment({s.view(1)}, 2, t0 + 2s), notParked).kind == Decision::Kind::Working);
+}
+
+TEST_CASE("run ending: a spin is a stall at once, only when every pending entry spins") {
+  liveness::RunEnding ending(50ms, 3020ms);
+  Steps s;
+  for (int i = 0; i < 4; ++i) {
+    s.read(1, "XAUTOCLAIM", {"1-2"});
+    s.read(1, "XREADGROUP", {}, true);
+  }
+  CHECK(ending.observe(t0, moment({s.view(1)}, 2, t0), notParked).kind == Decision::Kind::Working);
+  Decision d = ending.observe(t0, moment({s.view(1)}, 1, t0), notParked);
+  CHECK(d.kind == Decision::Kind::Stalled);
+  CHECK(d.why == "1 entry re-read three times or more by the consumer holding it and never acknowledged");
+}
+
+TEST_CASE("run ending: settled once everything is acknowledged and every consumer idle for the settle time or parked") {
+  liveness::RunEnding ending(50ms, 3020ms);
+  Steps s;
+  s.read(1, "XREADGROUP", {"1-1"});
+  s.step(1, "COMMIT");
+  // Everything acknowledged at the broker (by another process), this one still holds its copy: it is
+  // waited for.
+  CHECK(ending.observe(t0 + 1s, moment({s.view(1)}, 0, t0), notParked).kind == Decision::Kind::Working);
+  s.ack(1, "1-1");
+  s.read(1, "XREADGROUP", {}, true);
+  CHECK(ending.observe(t0 + 10ms, moment({s.view(1)}, 0, t0), notParked).kind == Decision::Kind::Settling);
+  CHECK(ending.observe(t0 + 10ms, moment({s.view(1)}, 0, t0), [] { return true; }).kind == Decision::Kind::Settled);
+  CHECK(ending.observe(t0 + 60ms, moment({s.view(1)}, 0, t0), notParked).kind == Decision::Kind::Settled);
+  liveness::Moment starting = moment({s.view(1)}, 0, t0);
+  starting.toStart = true; // c2 of the schedule not started yet
+  CHECK(ending.observe(t0 + 60ms, starting, notParked).kind == Decision::Kind::Working);
+}
+
+TEST_CASE("liveness: a blocking read whose reply a fault held is counted out once, so the next blocking read is idle") {
+  // delay:after:XREADGROUP#1 holds the reply of a blocking read; once it reaches the process, the process's
+  // next blocking read in flight is idle again (it used to count as a request waiting for its reply, and a
+  // settled run then never ended).
+  Steps s({Fault::parse("delay:after:XREADGROUP#1:50")});
+  auto t = s.send(1, "XREADGROUP", true);
+  proxy::ReplyInfo empty;
+  empty.empty_read = true;
+  CHECK(s.ctl.onReply(1, t, empty).kind == proxy::Decision::Kind::Hold);
+  CHECK(s.idle(1)); // still a blocking read in flight
+  s.ctl.onReleased(1, t);
+  CHECK(s.ctl.state(1).inflight == 0);
+  CHECK(s.ctl.state(1).inflightBlocking == 0);
+  s.send(1, "XREADGROUP", true);
+  CHECK(s.idle(1));
+}
