@@ -47,6 +47,7 @@ void to_json(nlohmann::json& j, const Violation& v) {
 void to_json(nlohmann::json& j, const CheckResult& r) {
   j = nlohmann::json{{"checker", r.checker}, {"verdict", toString(r.verdict)}, {"violations", r.violations},
                      {"error", r.error}};
+  if (!r.notes.empty()) j["notes"] = r.notes;
 }
 
 Verdict merge(const std::vector<CheckResult>& results) {

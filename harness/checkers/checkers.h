@@ -35,6 +35,8 @@ struct CheckResult {
   Verdict verdict = Verdict::Unknown; ///< pass | fail | unknown
   std::vector<Violation> violations;
   std::string error;   ///< why Unknown
+  /// What a person should know that changes no verdict (a replay equal as JSON, with other bytes).
+  std::vector<std::string> notes = {};
 };
 
 void to_json(nlohmann::json& j, const Violation& v);

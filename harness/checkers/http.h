@@ -9,8 +9,8 @@
 
 namespace idem::detail {
 
-/// "http:exactly-once", "http:ledger", "http:replay", "http:mismatch", "http:missing-key", "http:burst",
-/// "http:liveness", in this order. Throws when the history has no plan op.
+/// "http:exactly-once", "http:ledger", "http:replay", "http:status", "http:mismatch", "http:missing-key",
+/// "http:burst", "http:liveness", in this order. Throws when the history has no plan op.
 std::vector<std::pair<std::string, std::function<CheckResult()>>> httpCheckers(const Scenario& s,
                                                                                 const std::vector<Op>& ops);
 

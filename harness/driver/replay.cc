@@ -46,6 +46,7 @@ int replayCommand(const CommonArgs& commonIn, const ReplayArgs& args) {
     } catch (const UsageError& e) {
       throw UsageError(fmt::format("{}: field 'events': {}", args.file, e.what()));
     }
+    checkClientOps(sc, s.client, args.file, "client");
   });
   const auto& sc = session.scenario();
   const auto& target = session.targets().front();

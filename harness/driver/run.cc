@@ -2,6 +2,8 @@
 /// judged; report.json with its run, history and logs.
 #include "driver/commands.h"
 
+#include "core/error.h"
+
 #include "driver/pool.h"
 #include "plan/fault_kind.h"
 #include "scenario/decodable.h"
@@ -25,7 +27,12 @@ int runCommand(const CommonArgs& common, const RunArgs& args) {
     planned.faults = faults;
     checkFaultProcesses(planned, [&](size_t i) { return fmt::format("--crash {}", args.crashes[i]); });
   }
-  Session session(withServers);
+  Session session(withServers, [&](const Scenario& sc, const std::vector<Target>&) {
+    if (!sc.http) return;
+    for (size_t i = 0; i < faults.size(); ++i) requireHttpFaultKind(faults[i].kind, "--crash");
+    if (args.consumers != 1)
+      throw UsageError(fmt::format("--consumers: scenario {} is an HTTP one: its runs have one server process", sc.name));
+  });
   const auto& sc = session.scenario();
   const auto& target = session.targets().front();
   Schedule s = args.events > 0 ? generatedSchedule(sc, args.events, common.seed) : defaultScheduleFor(session, target.name, 0);

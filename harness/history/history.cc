@@ -277,6 +277,9 @@ json valueOf(const ops::Response& r) {
   if (!r.location.empty()) j["location"] = r.location;
   if (!r.digest.empty()) j["digest"] = r.digest;
   if (!r.body.empty()) j["body"] = r.body;
+  if (!r.jsonDigest.empty()) j["json_digest"] = r.jsonDigest;
+  if (!r.contentType.empty()) j["content_type"] = r.contentType;
+  if (r.size) j["size"] = r.size;
   return j;
 }
 ops::Response responseOf(const In& in) {
@@ -287,6 +290,9 @@ ops::Response responseOf(const In& in) {
   r.location = in.str("location", "");
   r.digest = in.str("digest", "");
   r.body = in.str("body", "");
+  r.jsonDigest = in.str("json_digest", "");
+  r.contentType = in.str("content_type", "");
+  r.size = static_cast<uint64_t>(in.integer("size", 0));
   return r;
 }
 

@@ -22,7 +22,7 @@
 /// | `final`   | harness          | observed rows, pending and undelivered entries, how the run ended        |
 /// | `error`   | harness          | message: the run could not be judged                                     |
 /// | `request` | client           | HTTP: id, op, role, key, body, key_value, ref, wait, server              |
-/// | `response`| client           | HTTP: id, outcome, status, location, digest, body                        |
+/// | `response`| client           | HTTP: id, outcome, status, location, digest, body, json_digest, size     |
 ///
 /// A step is recorded once, when it ends; its outcome is one of docs/steps.md ("How a step ends").
 #include "plan/fault.h"
@@ -206,6 +206,9 @@ struct Request {
 ///  cut       the client closed the connection on purpose (status/location known when the headers came)
 ///  reset     the connection closed without an answer (the server was killed, or closed it)
 ///  refused   no server accepted the connection
+///  too-large the body went on past what the client reads of an answer (kAnswerLimit): no whole answer
+/// Interim 1xx answers are read past: `status` is the final answer's.
+inline constexpr uint64_t kAnswerLimit = 64ull << 20;
 struct Response {
   int id = 0;
   std::string outcome;
@@ -213,6 +216,11 @@ struct Response {
   std::string location; ///< the Location header ("" when absent)
   std::string digest;   ///< FNV-1a 64 of the whole body, 16 hex digits ("" without a body)
   std::string body;     ///< the body, at most 4 KiB of it
+  /// FNV-1a 64 of the body as canonical JSON (keys sorted): an answer that said it is JSON, read whole
+  /// (at most 256 KiB) and parsed; "" otherwise.
+  std::string jsonDigest = {};
+  std::string contentType = {}; ///< the Content-Type header ("" when absent)
+  uint64_t size = 0;            ///< the bytes of the body read
   bool final() const { return outcome == "answered" || outcome == "late"; }
 };
 

@@ -116,6 +116,9 @@ ClientOp clientOpFromJson(const nlohmann::json& j, const std::string& what, cons
   if (op.kind == ClientOp::Kind::Burst) {
     op.copies = j.contains("copies") ? whole("copies", 2, kMaxBurst) : 2;
     if (j.contains("other")) op.other = whole("other", 1, 1000000);
+    if (op.other == op.key)
+      throw bad("other", fmt::format("{} is the burst's own key: \"other\" names another event, whose payload the "
+                                     "last copy carries", op.other));
   } else if (j.contains("copies") || j.contains("other")) {
     throw bad(j.contains("copies") ? "copies" : "other", "only a burst has copies");
   }

@@ -10,6 +10,8 @@
 /// different payload (a mismatch).
 #include <nlohmann/json_fwd.hpp>
 
+#include <cstdint>
+
 #include <string>
 #include <vector>
 
@@ -49,6 +51,8 @@ struct ClientOp {
 };
 
 inline constexpr int kMaxBurst = 16;
+/// The longest retention a request after the retention waits out: a scenario made for it declares less.
+inline constexpr int64_t kMaxRetentionWaitMs = 10000;
 
 const char* toString(ClientOp::Kind k); ///< "send" | "burst" | "no-key" | "bad-key"
 const char* toString(ClientOp::Wait w); ///< "answer" | "timeout" | "cut-after-request" | "cut-after-headers" | "cut-mid-body"

@@ -60,6 +60,10 @@ public:
   /// Whether the kind acts at a step (VERB#k): check draws it and sweep sweeps it (--faults). False for a
   /// kind that acts at a time (timekill), which runs only when a schedule names it.
   virtual bool atStep() const { return true; }
+  /// Whether an HTTP run carries it out at a step of its server (one server process, no stream, no other
+  /// process to wait for): kill, drop, delay and error do; a kind that needs a stream, servers of the
+  /// run's own or a second process does not, and is refused for HTTP scenarios before any server starts.
+  virtual bool atHttpServer() const { return false; }
 };
 
 /// FaultKind::weight of `f`'s kind, for choosing decodable amounts (scenario/decodable.h); the checkers'
@@ -78,6 +82,11 @@ Effect defaultError(const std::string& server);
 
 /// The kind named `name`; throws UsageError naming `what` and listing the kinds when there is none.
 const FaultKind& faultKind(const std::string& name, const std::string& what);
+
+/// The kinds an HTTP run carries out (FaultKind::atHttpServer), in registration order.
+std::vector<std::string> httpFaultKinds();
+/// Throws UsageError "<what>: ..." when kind `kind` is not one an HTTP run carries out, naming those it does.
+void requireHttpFaultKind(const std::string& kind, const std::string& what);
 /// Every registered kind's name, in registration order.
 std::vector<std::string> faultKinds();
 /// The kinds that act at a step (FaultKind::atStep), in registration order: what --faults may name.

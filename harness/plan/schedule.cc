@@ -1,6 +1,7 @@
 #include "plan/schedule.h"
 
 #include "core/error.h"
+#include "plan/fault_kind.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -172,6 +173,9 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
     s.stream.push_back(se);
   }
   if (j.contains("consumers")) s.consumers = whole(j["consumers"], "consumers", 1, kMaxConsumers);
+  if (s.http() && s.consumers != 1)
+    throw bad("consumers", fmt::format("{} consumers: an HTTP schedule runs one server process; leave consumers out",
+                                       s.consumers));
   if (j.contains("claim_idle_ms")) s.claimIdleMs = whole(j["claim_idle_ms"], "claim_idle_ms", 1, kMaxClaimIdleMs);
   if (j.contains(faultsField)) {
     const auto& faults = j[faultsField];
@@ -181,6 +185,7 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
       if (!faults[i].is_string()) throw bad(f, "must be a string like after:COMMIT#3");
       Fault fault = Fault::parse(faults[i].get<std::string>(), fmt::format("{}: field '{}'", what, f));
       if (version == 1 && !fault.isKill()) throw bad(f, "a version 1 schedule holds kill points only");
+      if (s.http()) requireHttpFaultKind(fault.kind, fmt::format("{}: field '{}'", what, f));
       for (const auto& other : s.faults)
         if (other.samePoint(fault)) throw bad(f, fmt::format("a second fault at {}", fault.point()));
       s.faults.push_back(std::move(fault));

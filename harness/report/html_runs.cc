@@ -84,13 +84,16 @@ bool hasHold(const json& run) {
 } // namespace
 
 std::string checksTable(const json& run) {
-  std::string out = "<table class=\"checks\"><tr><th>checker</th><th>verdict</th><th>violations</th><th>why unknown</th></tr>";
+  std::string out = "<table class=\"checks\"><tr><th>checker</th><th>verdict</th><th>violations</th><th>why unknown</th>"
+                    "<th>notes</th></tr>";
   for (const auto& c : arr(run, "checks")) {
     std::string verdict = str(c, "verdict");
     std::string word = verdict == "valid" ? "pass" : verdict == "invalid" ? "fail" : "unknown";
-    out += fmt::format("<tr><td>{}</td><td><span class=\"pill {}\">{}</span></td><td>{}</td><td>{}</td></tr>",
+    std::string notes;
+    for (const auto& n : arr(c, "notes")) notes += (notes.empty() ? "" : "<br>") + esc(n.is_string() ? n.get<std::string>() : "");
+    out += fmt::format("<tr><td>{}</td><td><span class=\"pill {}\">{}</span></td><td>{}</td><td>{}</td><td>{}</td></tr>",
                        esc(str(c, "checker")), verdictClass(word), esc(verdict), arr(c, "violations").size(),
-                       esc(str(c, "error")));
+                       esc(str(c, "error")), notes);
   }
   return out + "</table>";
 }

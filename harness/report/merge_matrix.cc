@@ -43,7 +43,9 @@ json mergeSweep(const ByIndex& byIndex, int n) {
     notFired += !p.at("fired").get<bool>();
   }
   const bool traceUsable = baseline == "pass" || baseline == "fail";
-  Verdict verdict = fails ? Verdict::Fail : (unknown || notFired || !traceUsable) ? Verdict::Unknown : Verdict::Pass;
+  const bool noFaults = points.empty() && !first["sweep"].value("no_faults", json()).is_null(); // ran none at all
+  Verdict verdict = fails ? Verdict::Fail
+                          : (unknown || notFired || !traceUsable || noFaults) ? Verdict::Unknown : Verdict::Pass;
   if (error) verdict = Verdict::Error;
 
   json merged = first;

@@ -75,6 +75,7 @@ DefaultSchedule parseDefaultSchedule(const nlohmann::json& j, const std::string&
           fieldError(what, path, fmt::format("no event {} (events are numbered 1 to {})", n, d.events.size()));
       d.client.push_back(op);
     }
+    checkClientOps(s, d.client, what, "default_schedule.client");
     return d;
   }
   if (top.has("client")) top.fail("client", "belongs to a scenario of kind http");

@@ -76,6 +76,9 @@ struct HttpPolicy {
   bool replay5xx = false;   ///< a 5xx answer is stored and replayed (else a retry after a 5xx may execute)
   int leaseMs = 2000;       ///< after a crash, a retry completes (or gets a faithful answer) within this
   int64_t retentionMs = 86400000; ///< how long a completed key is remembered
+  /// How a replay's body is compared with the first answer's: "json" (equal as JSON values, for answers
+  /// that say they are JSON; others byte for byte) or "bytes" (byte for byte).
+  std::string replayEquivalence = "json";
 };
 
 /// The endpoint of an HTTP scenario (kind "http").
@@ -128,6 +131,12 @@ Schedule defaultSchedule(const Scenario& s);
 /// already present (key, int, pick drawn by a generator or given by a file). Throws UsageError when a
 /// key/int/pick field is missing.
 void completeEvents(const Scenario& s, std::vector<Event>& events);
+
+/// Throws UsageError "<what>: field '<field>[i]': why" when a request of `client` can't run under the
+/// scenario's policy: a request after the retention of a scenario whose retention_ms is longer than the
+/// client waits (kMaxRetentionWaitMs).
+void checkClientOps(const Scenario& s, const std::vector<ClientOp>& client, const std::string& what,
+                    const std::string& field);
 
 /// A fresh UUID v4 text for uuid fields at execution time.
 std::string freshUuid();

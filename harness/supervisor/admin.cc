@@ -16,8 +16,7 @@ struct PgAdmin::Impl {
 PgAdmin::PgAdmin(const std::string& url, std::chrono::milliseconds timeout) {
   try {
     impl_ = std::make_unique<Impl>(url);
-    if (timeout.count() > 0)
-      exec(fmt::format("SET statement_timeout = {0}; SET lock_timeout = {0}", timeout.count()));
+    if (timeout.count() > 0) setTimeout(timeout);
   } catch (const std::exception& e) {
     std::string msg = e.what();
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
@@ -26,6 +25,10 @@ PgAdmin::PgAdmin(const std::string& url, std::chrono::milliseconds timeout) {
 }
 
 PgAdmin::~PgAdmin() = default;
+
+void PgAdmin::setTimeout(std::chrono::milliseconds timeout) {
+  exec(fmt::format("SET statement_timeout = {0}; SET lock_timeout = {0}", timeout.count()));
+}
 
 namespace {
 
@@ -55,6 +58,7 @@ pqxx::result run(pqxx::connection& conn, const std::string& sql) {
     pqxx::nontransaction tx(conn);
     return tx.exec(sql);
   } catch (const pqxx::sql_error& e) {
+    if (e.sqlstate() == "57014" || e.sqlstate() == "55P03") throw PgTimeout(oneLine(e)); // statement, lock timeout
     throw std::runtime_error(oneLine(e));
   }
 }
@@ -77,9 +81,14 @@ nlohmann::json PgAdmin::query(const std::string& sql) {
   return rows;
 }
 
-Rows PgAdmin::rows(const std::string& sql, size_t* columns) {
+Rows PgAdmin::rows(const std::string& sql, size_t* columns, std::vector<std::string>* types) {
   pqxx::result r = run(impl_->conn, sql);
   if (columns) *columns = static_cast<size_t>(r.columns());
+  if (types) {
+    types->clear();
+    for (pqxx::row::size_type c = 0; c < r.columns(); ++c)
+      types->push_back(run(impl_->conn, fmt::format("SELECT format_type({}, NULL)", r.column_type(c)))[0][0].c_str());
+  }
   Rows out;
   for (const auto& row : r) {
     Row cols;

@@ -1,14 +1,19 @@
 #include "supervisor/http_client.h"
+#include "supervisor/http_body.h"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <cctype>
 #include <mutex>
+#include <optional>
 
 namespace idem {
 
@@ -18,13 +23,37 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
 std::string fnv64Hex(const std::string& s) {
-  uint64_t h = 1469598103934665603ULL;
+  uint64_t h = DigestBody::kFnvOffset;
   for (unsigned char c : s) {
     h ^= c;
-    h *= 1099511628211ULL;
+    h *= DigestBody::kFnvPrime;
   }
   return fmt::format("{:016x}", h);
 }
+
+std::string DigestBody::value_type::digest() const { return fmt::format("{:016x}", fnv); }
+
+bool isJsonMediaType(const std::string& contentType) {
+  std::string t = contentType.substr(0, contentType.find(';'));
+  t.erase(std::remove_if(t.begin(), t.end(), [](unsigned char c) { return std::isspace(c); }), t.end());
+  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (t == "application/json") return true;
+  const auto slash = t.find('/');
+  return slash != std::string::npos && t.size() > 5 && t.compare(t.size() - 5, 5, "+json") == 0;
+}
+
+std::string canonicalJsonDigest(const std::string& body) {
+  // allow_exceptions = false: a body that is no JSON comes back "discarded" instead of throwing.
+  nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_discarded()) return "";
+  return fnv64Hex(j.dump()); // nlohmann::json keeps object keys sorted: the dump is canonical
+}
+
+namespace {
+
+using Parser = http::response_parser<DigestBody>;
+
+} // namespace
 
 struct HttpCall::Impl {
   int port = 0;
@@ -35,26 +64,38 @@ struct HttpCall::Impl {
   std::mutex mu; ///< guards `cancelled` against the socket being opened or closed
   bool cancelled = false;
 
-  /// The answer so far from a parser that has at least the header.
-  static HttpAnswer fromHeader(const http::response_parser<http::string_body>& p, const char* outcome) {
+  /// Reads answers' headers until a final one's (an interim 1xx has no body, and its final answer follows
+  /// on the connection; 101 is final: the client asked for no upgrade). False when the connection broke first.
+  bool readFinalHeader(std::optional<Parser>& p, beast::error_code& ec) {
+    while (true) {
+      p.emplace();
+      p->body_limit(ops::kAnswerLimit);
+      http::read_header(socket, buffer, *p, ec);
+      if (ec) return false;
+      const unsigned status = p->get().result_int();
+      if (status < 100 || status >= 200 || status == 101) return true;
+    }
+  }
+  /// The answer so far from a parser that has at least the final header.
+  static HttpAnswer fromHeader(const Parser& p, const char* outcome) {
     HttpAnswer a;
     a.outcome = outcome;
     const auto& m = p.get();
     a.status = static_cast<int>(m.result_int());
     if (auto it = m.find(http::field::location); it != m.end()) a.location = std::string(it->value());
+    if (auto it = m.find(http::field::content_type); it != m.end()) a.contentType = std::string(it->value());
     return a;
   }
-  /// Reads the status line and headers (and, with `someBody`, the first bytes that came of the body), then
-  /// closes: cut, or reset when the headers never came.
+  /// Reads the final status line and headers (and, with `someBody`, the first bytes that came of the body),
+  /// then closes: cut, or reset when the headers never came.
   HttpAnswer cutAfterHeaders(bool someBody) {
     beast::error_code ec;
-    http::response_parser<http::string_body> p;
-    http::read_header(socket, buffer, p, ec);
+    std::optional<Parser> p;
     HttpAnswer a;
     a.outcome = "reset";
-    if (!ec) {
-      a = fromHeader(p, "cut");
-      if (someBody && !p.is_done()) http::read_some(socket, buffer, p, ec);
+    if (readFinalHeader(p, ec)) {
+      a = fromHeader(*p, "cut");
+      if (someBody && !p->is_done()) http::read_some(socket, buffer, *p, ec);
     }
     shutdown();
     return a;
@@ -104,18 +145,24 @@ bool HttpCall::write() {
 
 HttpAnswer HttpCall::read() {
   beast::error_code ec;
-  http::response_parser<http::string_body> p;
-  p.body_limit(64 * 1024 * 1024);
-  http::read(impl_->socket, impl_->buffer, p, ec);
-  if (ec && !(ec == http::error::end_of_stream && p.is_done())) {
-    HttpAnswer a;
-    a.outcome = "reset";
-    if (p.is_header_done()) a = Impl::fromHeader(p, "reset");
+  std::optional<Parser> p;
+  HttpAnswer a;
+  a.outcome = "reset";
+  if (!impl_->readFinalHeader(p, ec)) return a;
+  http::read(impl_->socket, impl_->buffer, *p, ec);
+  if (ec == http::error::body_limit) {
+    a = Impl::fromHeader(*p, "too-large");
+    a.size = p->get().body().size;
+    impl_->shutdown();
     return a;
   }
-  HttpAnswer a = Impl::fromHeader(p, "answered");
-  a.body = p.get().body();
-  a.digest = fnv64Hex(a.body);
+  if (ec && !(ec == http::error::end_of_stream && p->is_done())) return Impl::fromHeader(*p, "reset");
+  a = Impl::fromHeader(*p, "answered");
+  const DigestBody::value_type& body = p->get().body();
+  a.size = body.size;
+  a.digest = body.digest();
+  if (body.whole() && isJsonMediaType(a.contentType)) a.jsonDigest = canonicalJsonDigest(body.kept);
+  a.body = body.kept.substr(0, kAnswerHeadBytes);
   impl_->shutdown();
   return a;
 }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <set>
 #include <random>
 #include <sstream>
 #include <unistd.h>
@@ -186,20 +187,25 @@ void Workspace::Impl::checkScenarioShapes() {
       throw UsageError(fmt::format("{}: field 'tables.names[{}]': no table '{}' after tables.create", scenario.file.string(),
                                    i, scenario.tables[i]));
   }
-  if (scenario.http) { // each returns (id, count) / (key, value)
+  if (scenario.http) { // each returns (id, count) / (key, value), the second a whole number
     std::vector<std::pair<std::string, std::string>> queries{{"http.effects", scenario.http->effects}};
     if (scenario.http->ledger) queries.emplace_back("http.ledger.observed", scenario.http->ledger->observed);
     for (const auto& [field, sql] : queries) {
+      const char* shape = field == "http.effects" ? "the payload's reference, its count" : "key, value";
       size_t columns = 0;
+      std::vector<std::string> types;
       try {
-        pg->rows(sql, &columns);
+        pg->rows(sql, &columns, &types);
       } catch (const std::exception& e) {
         throw UsageError(fmt::format("{}: field '{}': {}", scenario.file.string(), field, e.what()));
       }
       if (columns != 2)
         throw UsageError(fmt::format("{}: field '{}': returns {} column{}, it must return 2 ({})", scenario.file.string(),
-                                     field, columns, columns == 1 ? "" : "s",
-                                     field == "http.effects" ? "the payload's reference, its count" : "key, value"));
+                                     field, columns, columns == 1 ? "" : "s", shape));
+      static const std::set<std::string> whole{"smallint", "integer", "bigint", "numeric"};
+      if (!whole.count(types[1]))
+        throw UsageError(fmt::format("{}: field '{}': its second column is of type {}, it must be a whole number ({}, "
+                                     "in this order)", scenario.file.string(), field, types[1], shape));
     }
   }
   for (const auto& inv : scenario.invariants) {
@@ -234,28 +240,25 @@ void Workspace::Impl::reset() {
   valkey->pipeline(cmds);
 }
 
-Observed Workspace::Impl::observe() {
+Observed Workspace::Impl::observe(std::chrono::milliseconds budget) {
   Observed observed;
-  for (const auto& inv : scenario.invariants) {
+  auto rowsOf = [&](const std::string& sql, const std::string& field) {
     try {
-      observed[inv.name] = pg->rows(inv.observed);
+      return pg->rows(sql);
+    } catch (const PgTimeout&) {
+      // Not the scenario's fault alone: the run had this long left. The run can't be judged.
+      throw std::runtime_error(fmt::format("the scenario's query {} ({}) did not finish within the {} ms left of "
+                                           "--deadline; raise --deadline, or make the query faster",
+                                           field, scenario.file.string(), budget.count()));
     } catch (const std::exception& e) {
-      throw UsageError(fmt::format("{}: invariant '{}': field 'observed': {}", scenario.file.string(), inv.name, e.what()));
+      throw UsageError(fmt::format("{}: {}: {}", scenario.file.string(), field, e.what()));
     }
-  }
+  };
+  for (const auto& inv : scenario.invariants)
+    observed[inv.name] = rowsOf(inv.observed, fmt::format("invariant '{}': field 'observed'", inv.name));
   if (scenario.http) { // HTTP: the effects per payload reference, and the ledger they move
-    try {
-      observed["effects"] = pg->rows(scenario.http->effects);
-    } catch (const std::exception& e) {
-      throw UsageError(fmt::format("{}: field 'http.effects': {}", scenario.file.string(), e.what()));
-    }
-    if (scenario.http->ledger) {
-      try {
-        observed["ledger"] = pg->rows(scenario.http->ledger->observed);
-      } catch (const std::exception& e) {
-        throw UsageError(fmt::format("{}: field 'http.ledger.observed': {}", scenario.file.string(), e.what()));
-      }
-    }
+    observed["effects"] = rowsOf(scenario.http->effects, "field 'http.effects'");
+    if (scenario.http->ledger) observed["ledger"] = rowsOf(scenario.http->ledger->observed, "field 'http.ledger.observed'");
   }
   return observed;
 }
@@ -321,7 +324,16 @@ void Workspace::Impl::forgetDeliveries() {
 
 ops::Final Workspace::Impl::finalState() {
   ops::Final f;
-  f.observed = observe();
+  const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - runStarted);
+  const auto budget = std::max(options.deadline - spent, kObserveFloor);
+  pg->setTimeout(budget);
+  try {
+    f.observed = observe(budget);
+  } catch (...) {
+    pg->setTimeout(options.deadline);
+    throw;
+  }
+  pg->setTimeout(options.deadline);
   // One round trip: the pending entries, the group, the stream.
   auto replies = valkey->pipeline({{"XPENDING", stream, group, "-", "+", "100000"}, {"XINFO", "GROUPS", stream},
                                    {"XRANGE", stream, "-", "+"}});
@@ -384,10 +396,11 @@ History Workspace::execute(const Schedule& schedule) {
   auto& im = *impl_;
   im.phases.clear();
   const auto t0 = std::chrono::steady_clock::now();
+  im.runStarted = t0;
   h.append("harness", ops::Plan{schedule, im.target.name, schedule.claimIdleMs > 0 ? schedule.claimIdleMs : im.options.claim_idle_ms, im.stream, im.group});
   try {
     im.reset();
-    h.append("harness", ops::Initial{im.observe()});
+    h.append("harness", ops::Initial{im.observe(im.options.deadline)});
     im.phase("reset", t0);
     std::map<int, std::map<std::string, std::string>> fields;
     for (const auto& e : schedule.events) {

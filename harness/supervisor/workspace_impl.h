@@ -21,6 +21,9 @@ struct BrokerState {
   bool operator!=(const BrokerState& o) const { return !(*this == o); }
 };
 
+/// The least time the final read of a run gets, even past --deadline: the state a limit proves things by.
+inline constexpr std::chrono::milliseconds kObserveFloor{1000};
+
 /// Compares stream ids "ms-seq" numerically.
 int compareIds(const std::string& a, const std::string& b);
 
@@ -42,6 +45,8 @@ struct Workspace::Impl {
   std::vector<std::string> tables; ///< every table of the namespace, emptied on reset
   int cleanupId = -1;
   PhaseTimes phases; ///< of the execution under way (Workspace::phases)
+  /// When the execution under way began: the harness's own queries of it end by this plus --deadline.
+  std::chrono::steady_clock::time_point runStarted;
   /// Adds the time since `since` to phase `name`, and returns now.
   std::chrono::steady_clock::time_point phase(const std::string& name, std::chrono::steady_clock::time_point since);
   /// Adds the time from `from` to `to` to phase `name` (nothing when `to` is not after `from`).
@@ -49,7 +54,9 @@ struct Workspace::Impl {
 
   void create();
   void reset();
-  Observed observe();
+  /// The rows of the scenario's queries; `budget` is the statement timeout they run under (for the message
+  /// when one runs longer: std::runtime_error; any other SQL error: UsageError naming the field).
+  Observed observe(std::chrono::milliseconds budget);
   /// Throws UsageError when tables.names names a table tables.create did not make, or an observed query
   /// returns other columns than its invariant's kind reads.
   void checkScenarioShapes();
@@ -65,6 +72,8 @@ struct Workspace::Impl {
   /// Restarts a server (restart faults) and reconnects the harness's own connection to it.
   void restartServer(const std::string& which);
   /// The final state (observed rows, pending and undelivered entries); the caller says how the run ended.
+  /// Its queries get what is left of --deadline since runStarted (at least kObserveFloor); one that
+  /// runs longer throws std::runtime_error naming the query and the time it had: the run can't be judged.
   ops::Final finalState();
   /// The spec of a target process `label` (a consumer, an HTTP server) behind its proxy ports: the base
   /// environment, DATABASE_URL, VALKEY_URL and REDIS_URL through the proxies, the run's marks (escapes.h),

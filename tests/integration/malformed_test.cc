@@ -47,11 +47,27 @@ std::string schedule(const std::string& body) {
   return R"({"version": 2, "scenario": "wallet", "target": "simple", )" + body + "}";
 }
 
+/// An orders schedule file's text: two payloads, and `body` (its "client", and more).
+std::string ordersSchedule(const std::string& body) {
+  return R"({"version": 2, "scenario": "orders", "target": "http-correct", "events": [
+    {"n": 1, "fields": {"customer": "alice", "sku": "sku-1", "qty": "2", "amount": "4500"}},
+    {"n": 2, "fields": {"customer": "bob", "sku": "sku-2", "qty": "1", "amount": "1200"}}], )" + body + "}";
+}
+
+/// scenarios/orders.json with the policy member `member` set to `value` (JSON text).
+std::string ordersWith(const std::string& pointer, const std::string& value) {
+  std::ifstream in(repo() / "scenarios" / "orders.json");
+  nlohmann::json s = nlohmann::json::parse(in);
+  s[nlohmann::json::json_pointer(pointer)] = nlohmann::json::parse(value);
+  return s.dump(2);
+}
+
 } // namespace
 
 TEST_CASE("malformed input: exit 2, one line naming the flag, file or field, before any server starts") {
   Files f;
   const std::string simple = target("simple");
+  const std::string http = target("http-correct");
   const std::string ok = R"("command": ["true"], "scenarios": ["wallet"])";
   std::vector<Case> cases = {
       {"zero deadline", {"run", "--target", simple, "--deadline", "0"}, "--deadline"},
@@ -149,6 +165,47 @@ TEST_CASE("malformed input: exit 2, one line naming the flag, file or field, bef
       {"two compared targets with one name",
        {"compare", "--target", simple, "--target", f.manifest("simple2", R"({"name": "simple", )" + ok + "}")},
        "two targets are named 'simple'"},
+      // HTTP: fault kinds an HTTP run has nothing to act on, and schedules and policies that can't be judged.
+      {"HTTP sweep of restart faults", {"sweep", "--target", http, "--scenario", "orders", "--faults", "restart"},
+       "--faults: an HTTP scenario runs kill, drop, delay, error faults at its server's steps, not restart"},
+      {"HTTP sweep of forget faults", {"sweep", "--target", http, "--scenario", "orders", "--faults", "forget"},
+       "--faults: an HTTP scenario runs kill, drop, delay, error faults at its server's steps, not forget"},
+      {"HTTP sweep of hold faults", {"sweep", "--target", http, "--scenario", "orders", "--faults", "kill,hold"},
+       "not hold"},
+      {"HTTP run with a restart", {"run", "--target", http, "--scenario", "orders", "--crash", "restart:after:COMMIT#1:pg"},
+       "--crash: an HTTP scenario runs kill, drop, delay, error faults"},
+      {"HTTP run with two consumers", {"run", "--target", http, "--scenario", "orders", "--consumers", "2"},
+       "--consumers: scenario orders is an HTTP one"},
+      {"HTTP schedule of 3 consumers",
+       {"replay", f.write("h1.json", ordersSchedule(R"("client": [{"op": "send", "key": 1}], "consumers": 3)")), "--target", http},
+       "field 'consumers'"},
+      {"HTTP schedule with a forget fault",
+       {"replay", f.write("h2.json", ordersSchedule(R"("client": [{"op": "send", "key": 1}], "faults": ["forget:after:COMMIT#1"])")),
+        "--target", http},
+       "field 'faults[0]': an HTTP scenario runs"},
+      {"HTTP burst racing its own key",
+       {"replay", f.write("h3.json", ordersSchedule(R"("client": [{"op": "burst", "key": 1, "copies": 3, "other": 1}])")),
+        "--target", http},
+       "field 'client[0].other'"},
+      {"HTTP request after a retention of a day",
+       {"replay", f.write("h4.json", ordersSchedule(R"("client": [{"op": "send", "key": 1}, {"op": "send", "key": 1, "after_retention": true}])")),
+        "--target", http},
+       "field 'client[1].after_retention'"},
+      {"HTTP mismatch status 200",
+       {"run", "--target", http, "--scenario", f.write("p1.json", ordersWith("/http/policy/mismatch", "200"))},
+       "field 'http.policy.mismatch': 200 is not a client error (4xx)"},
+      {"HTTP in-flight status equal to the mismatch status",
+       {"run", "--target", http, "--scenario", f.write("p2.json", ordersWith("/http/policy/in_flight", "422"))},
+       "field 'http.policy.in_flight': 422 is also the mismatch status"},
+      {"HTTP key in the Host header",
+       {"run", "--target", http, "--scenario", f.write("p3.json", ordersWith("/http/key_header", "\"Host\""))},
+       "field 'http.key_header': 'Host' is a header the client itself writes"},
+      {"HTTP key in the Content-Length header",
+       {"run", "--target", http, "--scenario", f.write("p4.json", ordersWith("/http/key_header", "\"Content-Length\""))},
+       "field 'http.key_header': 'Content-Length'"},
+      {"HTTP replay equivalence misspelt",
+       {"run", "--target", http, "--scenario", f.write("p5.json", ordersWith("/http/policy/replay_equivalence", "\"byte\""))},
+       "field 'http.policy.replay_equivalence': 'byte' is not one of bytes, json"},
   };
   for (const auto& c : cases) {
     SECTION(c.what) {
@@ -209,4 +266,29 @@ TEST_CASE("run --junit /dev/full: the write error exits 2 with one line, not a s
   CHECK(r.status == 2);
   CHECK(r.err.find("--junit: cannot write /dev/full: No space left on device") != std::string::npos);
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}
+
+TEST_CASE("malformed HTTP scenario: what its queries return is checked against the tables, in one line") {
+  Files f;
+  struct ScenarioCase {
+    std::string what, pointer, value, expect;
+  };
+  std::vector<ScenarioCase> cases = {
+      {"effects returning its columns in the wrong order", "/http/effects",
+       R"("SELECT count(*), ref FROM orders GROUP BY ref")",
+       "field 'http.effects': its second column is of type text, it must be a whole number (the payload's reference, its count"},
+      {"a ledger whose value is text", "/http/ledger/observed", R"("SELECT sku, sku FROM stock")",
+       "field 'http.ledger.observed': its second column is of type text"},
+  };
+  for (const auto& c : cases) {
+    SECTION(c.what) {
+      std::string file = f.write("orders-shape.json", ordersWith(c.pointer, c.value));
+      Result r = clean({"run", "--target", target("http-correct"), "--scenario", file});
+      INFO("stdout: " << r.out << "\nstderr: " << r.err);
+      CHECK(r.status == 2);
+      CHECK(r.err.find(file) != std::string::npos);
+      CHECK(r.err.find(c.expect) != std::string::npos);
+      CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
+  }
 }

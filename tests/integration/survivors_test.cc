@@ -77,6 +77,14 @@ struct Background {
   std::filesystem::path report() const { return dir / "report"; }
 };
 
+/// The peak resident set of `run` (idemproof itself, not the processes it runs), in KiB, read from its
+/// VmHWM (which only grows) until it exits; then waits for it.
+long peakUntilExit(bp::child& run) {
+  const long peakKiB = peakRssKiB(run.id(), [&] { return run.running(); });
+  run.wait();
+  return peakKiB;
+}
+
 } // namespace
 
 TEST_CASE("a consumer's child that leaves its process group is killed, and reported as escaped") {
@@ -122,9 +130,7 @@ TEST_CASE("a target that floods its output and moves 100 MiB values costs idempr
                  {"PG_MB", "100"},
                  {"PG_RESULT_MB", "100"}});
   bp::child& run = bg.child;
-  // VmHWM, the peak resident set of idemproof itself (not of the consumers it runs), only grows.
-  long peakKiB = peakRssKiB(run.id(), [&] { return run.running(); });
-  run.wait();
+  const long peakKiB = peakUntilExit(run);
   INFO("peak " << peakKiB << " KiB");
   CHECK(run.exit_code() == 0);
   CHECK(peakKiB > 0);
@@ -300,4 +306,27 @@ TEST_CASE("SIGINT during a check: exit 130, and the report and JUnit count only 
   CHECK(tempDirsIn(bg.root).empty());
   std::error_code ec;
   std::filesystem::remove(junit, ec);
+}
+
+TEST_CASE("a burst of 16 answered with endless chunked bodies costs idemproof under 100 MiB, and is no pass") {
+  // tests/targets/http-hostile, HOSTILE_MODE=chunks: every POST gets a 201 whose chunked body never ends.
+  // The client keeps a digest and the first bytes of each answer, and stops reading one at 64 MiB.
+  Background bg("chunks", {"replay", (repo() / "tests" / "targets" / "http-hostile" / "burst16.json").string(), "--target",
+                           testTarget("http-hostile")},
+                {{"IDEMPROOF_TEST_TAG", "chunks-" + std::to_string(::getpid())}, {"HOSTILE_MODE", "chunks"}});
+  const long peakKiB = peakUntilExit(bg.child);
+  INFO("peak " << peakKiB << " KiB");
+  CHECK(peakKiB > 0);
+  CHECK(peakKiB < 100 * 1024);
+  CHECK(bg.child.exit_code() == 2); // no whole answer: unknown, never a pass
+  std::ifstream rep(bg.report() / "report.json");
+  nlohmann::json report = nlohmann::json::parse(rep);
+  int tooLarge = 0;
+  for (const auto& op : report["runs"][0]["history"])
+    if (op["type"] == "response" && op["value"]["outcome"] == "too-large") {
+      ++tooLarge;
+      CHECK(op["value"]["status"] == 201);
+      CHECK(op["value"].value("body", "").size() <= 4096);
+    }
+  CHECK(tooLarge >= 16);
 }

@@ -56,3 +56,14 @@ TEST_CASE("sweep: simple fails with duplicates") {
   REQUIRE(r.status == 1);
   CHECK(!violations(r.report, "duplicate").empty());
 }
+
+TEST_CASE("sweep: a sweep that ran no fault point is unknown, naming why, never a pass") {
+  // Holds are swept by --interleave (two consumers): a plain sweep has no point that takes one.
+  Result r = clean({"sweep", "--target", target("dedup-table"), "--scenario", "wallet", "--faults", "hold"});
+  INFO(r.out << r.err);
+  CHECK(r.status == 2);
+  CHECK(r.report["verdict"] == "unknown");
+  CHECK(r.report["sweep"]["points"].empty());
+  CHECK(r.report["sweep"]["no_faults"].get<std::string>().find("takes a hold fault") != std::string::npos);
+  CHECK(r.out.find("unknown: no fault ran") != std::string::npos);
+}

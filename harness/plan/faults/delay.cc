@@ -35,6 +35,7 @@ public:
     return Effect{Effect::Action::Delay, std::chrono::milliseconds(std::stoi(f.args[0])), {}, {}, {}, false};
   }
   int weight() const override { return 2; } // past its own timeout, the consumer may redo the work
+  bool atHttpServer() const override { return true; }
 };
 
 } // namespace

@@ -10,7 +10,7 @@ std::unique_ptr<FaultKind> makeDrop() {
   return makePlainKind("drop",
                        "drop:before|after:VERB#k   reset the connection (the process lives); before: the server never "
                        "sees the request, after: it takes effect and the reply is lost",
-                       Effect::Action::Drop, 2); // the consumer may rerun what it holds, then exit
+                       Effect::Action::Drop, 2, true); // the consumer may rerun what it holds, then exit
 }
 
 } // namespace idem::faults

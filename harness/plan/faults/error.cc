@@ -87,6 +87,7 @@ public:
     const ServerError* e = findError(f.args[0]);
     return Effect{Effect::Action::Error, {}, e->code, e->message, e->server, e->fatal};
   }
+  bool atHttpServer() const override { return true; }
 };
 
 } // namespace

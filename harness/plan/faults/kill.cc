@@ -9,7 +9,7 @@ std::unique_ptr<FaultKind> makeKill() {
   return makePlainKind("kill",
                        "[kill:]before|after:VERB#k   SIGKILL the consumer's process group; before: the server never "
                        "sees the request, after: it takes effect and its reply is withheld",
-                       Effect::Action::Kill);
+                       Effect::Action::Kill, 1, true);
 }
 
 } // namespace idem::faults

@@ -16,8 +16,9 @@ std::unique_ptr<FaultKind> makeHold();
 std::unique_ptr<FaultKind> makeTimeKill();
 
 /// A kind that takes no arguments and acts at either moment with one action (kill, drop, forget).
+/// `httpServer`: FaultKind::atHttpServer.
 std::unique_ptr<FaultKind> makePlainKind(std::string name, std::string usage, Effect::Action action,
-                                         int weight = 1);
+                                         int weight = 1, bool httpServer = false);
 
 /// Throws UsageError naming `what` unless `f` has exactly `n` arguments; `form` is the kind's text form.
 void requireArgs(const Fault& f, size_t n, const std::string& what, const char* form);

@@ -42,8 +42,8 @@ namespace {
 
 class Plain : public FaultKind {
 public:
-  Plain(std::string name, std::string usage, Effect::Action action, int weight)
-      : name_(std::move(name)), usage_(std::move(usage)), action_(action), weight_(weight) {}
+  Plain(std::string name, std::string usage, Effect::Action action, int weight, bool httpServer)
+      : name_(std::move(name)), usage_(std::move(usage)), action_(action), weight_(weight), httpServer_(httpServer) {}
   std::string name() const override { return name_; }
   std::string usage() const override { return usage_; }
   void check(const Fault& f, const std::string& what) const override {
@@ -51,17 +51,20 @@ public:
   }
   Effect effect(const Fault&) const override { return Effect{action_, {}, {}, {}, {}, false}; }
   int weight() const override { return weight_; }
+  bool atHttpServer() const override { return httpServer_; }
 
 private:
   std::string name_, usage_;
   Effect::Action action_;
   int weight_;
+  bool httpServer_;
 };
 
 } // namespace
 
-std::unique_ptr<FaultKind> makePlainKind(std::string name, std::string usage, Effect::Action action, int weight) {
-  return std::make_unique<Plain>(std::move(name), std::move(usage), action, weight);
+std::unique_ptr<FaultKind> makePlainKind(std::string name, std::string usage, Effect::Action action, int weight,
+                                         bool httpServer) {
+  return std::make_unique<Plain>(std::move(name), std::move(usage), action, weight, httpServer);
 }
 
 void requireArgs(const Fault& f, size_t n, const std::string& what, const char* form) {
@@ -96,21 +99,37 @@ int applicationWeight(const std::vector<Fault>& faults) {
   return n;
 }
 
-std::vector<std::string> faultKinds() {
-  auto& r = registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  std::vector<std::string> names;
-  for (const auto& k : r.kinds) names.push_back(k->name());
-  return names;
-}
+namespace {
 
-std::vector<std::string> stepFaultKinds() {
+/// The names of the registered kinds `keep` says yes to, in registration order.
+template <class Keep>
+std::vector<std::string> kindNames(Keep keep) {
   auto& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   std::vector<std::string> names;
   for (const auto& k : r.kinds)
-    if (k->atStep()) names.push_back(k->name());
+    if (keep(*k)) names.push_back(k->name());
   return names;
+}
+
+} // namespace
+
+std::vector<std::string> faultKinds() {
+  return kindNames([](const FaultKind&) { return true; });
+}
+
+std::vector<std::string> httpFaultKinds() {
+  return kindNames([](const FaultKind& k) { return k.atHttpServer(); });
+}
+
+void requireHttpFaultKind(const std::string& kind, const std::string& what) {
+  if (faultKind(kind, what).atHttpServer()) return;
+  throw UsageError(fmt::format("{}: an HTTP scenario runs {} faults at its server's steps, not {} (one server process, "
+                               "no stream, no servers of the run's own)", what, fmt::join(httpFaultKinds(), ", "), kind));
+}
+
+std::vector<std::string> stepFaultKinds() {
+  return kindNames([](const FaultKind& k) { return k.atStep(); });
 }
 
 void registerFaultKind(std::unique_ptr<FaultKind> kind) {

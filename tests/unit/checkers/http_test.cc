@@ -44,15 +44,32 @@ public:
   void answer(int id, int status, const std::string& body, const std::string& location = "", const char* outcome = "answered") {
     h.append("client", ops::Response{id, outcome, status, location, body.empty() ? "" : fnv(body), body});
   }
-  void lost(int id) { h.append("client", ops::Response{id, "reset", 0, "", "", ""}); }
-  /// The final state: effects per payload, the stock the ledger reads.
-  std::vector<CheckResult> judge(const std::map<int, int>& effects, int64_t stock) {
+  /// An answer that says it is JSON, with the digest of its canonical form as the client computes it.
+  void answerJson(int id, int status, const std::string& body, const std::string& location = "") {
+    ops::Response r{id, "answered", status, location, fnv(body), body};
+    r.jsonDigest = fnv(nlohmann::json::parse(body).dump());
+    r.contentType = "application/json";
+    r.size = body.size();
+    h.append("client", r);
+  }
+  void lost(int id, const char* outcome = "reset") { h.append("client", ops::Response{id, outcome, 0, "", "", ""}); }
+  /// A kill of the server at `point` (the history's fault op).
+  void kill(const std::string& point) { h.append("s1", ops::FaultOp{Fault::parse(point, "test"), 9}); }
+  /// The final state: effects per payload, the stock the ledger reads; `limit` names the limit the run
+  /// ended at ("" when it settled).
+  std::vector<CheckResult> judge(const std::map<int, int>& effects, int64_t stock, const std::string& limit = "",
+                                 const Scenario& sc = builtin("orders")) {
     auto rowsJson = nlohmann::json::array();
     for (const auto& [body, n] : effects) rowsJson.push_back({fmt::format("ref-{}", body), std::to_string(n)});
     ops::Final f;
     f.observed = observedOf({{"effects", rowsJson}, {"ledger", rows({{"sku-1", std::to_string(stock)}})}});
+    if (!limit.empty()) {
+      f.end = ops::RunEnd::Limit;
+      f.limit = limit;
+      f.reason = "server s1 did not accept a connection on PORT 1 within 3000 ms; raise --start-timeout";
+    }
     h.append("harness", f);
-    return checkAll(builtin("orders"), h.ops());
+    return checkAll(sc, h.ops());
   }
 
 private:
@@ -190,4 +207,115 @@ TEST_CASE("http checkers: after the retention a key may execute again, before it
   h.answer(h.request(1, 1, "retry"), 201, R"({"id":3,"status":"created"})", "/orders/3");
   auto rs = h.judge({{1, 3}}, 997);
   CHECK(kinds(rs).count("double-effect") == 1);
+}
+
+TEST_CASE("http checkers: the declared created status is the only success of a fresh key", "[http]") {
+  {
+    HttpHistory h(1); // a server that answers 404 to every POST
+    h.answer(h.request(1, 1), 404, "");
+    h.answer(h.request(1, 1, "retry"), 404, "");
+    auto rs = h.judge({}, 1000);
+    CHECK(kinds(rs) == std::set<std::string>{"unexpected-status"});
+    const auto& v = result(rs, "http:status").violations.at(0);
+    CHECK(v.observed == 404);
+    CHECK(v.expected == 201);
+    CHECK_THAT(v.message, Catch::Matchers::Contains("r1 sent key 1 with its own payload and got 404"));
+  }
+  {
+    HttpHistory h(1); // executed, but answered 200 where the scenario declares 201
+    h.answer(h.request(1, 1), 200, kCreated, "/orders/1");
+    h.answer(h.request(1, 1, "retry"), 200, kCreated, "/orders/1");
+    auto rs = h.judge({{1, 1}}, 999);
+    CHECK(kinds(rs) == std::set<std::string>{"unexpected-status"});
+    CHECK(result(rs, "http:status").violations.size() == 1); // the first answer; the replay is faithful to it
+  }
+  {
+    HttpHistory h(1); // the declared answers on the way: in flight, a server error, then created
+    int a = h.request(1, 1);
+    h.lost(a);
+    h.answer(h.request(1, 1, "settle"), 409, R"({"error":"in progress"})");
+    h.answer(h.request(1, 1, "settle"), 503, R"({"error":"db"})");
+    h.answer(h.request(1, 1, "settle"), 201, kCreated, "/orders/1");
+    CHECK(merge(h.judge({{1, 1}}, 999)) == Verdict::Pass);
+  }
+  {
+    HttpHistory h(2); // payload 2 raced payload 1 on the fresh key and bound it first: 422 is a right answer
+    int own = h.request(1, 1);
+    int other = h.request(1, 2, "mismatch");
+    h.answer(own, 422, R"({"error":"mismatch"})");
+    h.lost(other);
+    h.answer(h.request(1, 1, "settle"), 422, R"({"error":"mismatch"})");
+    CHECK(merge(h.judge({}, 1000)) == Verdict::Pass);
+  }
+}
+
+TEST_CASE("http checkers: a run whose client did not get its answers is never a pass", "[http]") {
+  {
+    HttpHistory h(1); // the server never became ready: no request was written
+    auto rs = h.judge({}, 1000, "start-timeout");
+    CHECK(merge(rs) == Verdict::Unknown);
+    CHECK_THAT(result(rs, "http:liveness").error,
+               Catch::Matchers::Contains("the run ended at a limit before the client had every answer (server s1 did not"));
+  }
+  {
+    HttpHistory h(1); // no limit recorded, and still the schedule's request was never written
+    auto rs = h.judge({}, 1000);
+    CHECK(merge(rs) == Verdict::Unknown);
+    CHECK_THAT(result(rs, "http:liveness").error, Catch::Matchers::Contains("the client never wrote 1 of the schedule's requests (send 1)"));
+  }
+  {
+    HttpHistory h(2); // a request without a key that got no answer: its status can't be judged
+    h.answer(h.request(1, 1), 201, kCreated, "/orders/1");
+    h.lost(h.request(0, 2, "no-key"));
+    auto rs = h.judge({{1, 1}}, 999);
+    CHECK(merge(rs) == Verdict::Unknown);
+    CHECK_THAT(result(rs, "http:liveness").error, Catch::Matchers::Contains("r2 (no-key 2) got no answer (reset)"));
+  }
+  {
+    HttpHistory h(2); // ... unless the server was killed while it was in flight
+    h.answer(h.request(1, 1), 201, kCreated, "/orders/1");
+    int r = h.request(0, 2, "no-key");
+    h.kill("after:INSERT#2");
+    h.lost(r);
+    CHECK(merge(h.judge({{1, 1}}, 999)) == Verdict::Pass);
+  }
+  {
+    HttpHistory h(1); // an answer that never ended
+    h.lost(h.request(1, 1), "too-large");
+    h.lost(h.request(1, 1, "settle"), "too-large");
+    auto rs = h.judge({}, 1000);
+    CHECK(merge(rs) == Verdict::Unknown);
+    CHECK_THAT(result(rs, "http:liveness").error, Catch::Matchers::Contains("went on past the 64 MiB"));
+  }
+}
+
+TEST_CASE("http checkers: replays compared as the policy says: as JSON by default, byte for byte on request", "[http]") {
+  const std::string first = R"({"id":1,"ref":"ref-1","status":"created"})";
+  const std::string jsonb = R"({"id": 1, "ref": "ref-1", "status": "created"})"; // how jsonb prints it back
+  {
+    HttpHistory h(1);
+    h.answerJson(h.request(1, 1), 201, first, "/orders/1");
+    h.answerJson(h.request(1, 1, "retry"), 201, jsonb, "/orders/1");
+    auto rs = h.judge({{1, 1}}, 999);
+    CHECK(merge(rs) == Verdict::Pass);
+    const auto& notes = result(rs, "http:replay").notes;
+    REQUIRE(notes.size() == 1);
+    CHECK_THAT(notes[0], Catch::Matchers::Contains("r2's answer to key 1 is r1's as JSON, in other bytes"));
+  }
+  {
+    HttpHistory h(1); // another JSON value: a violation under either policy
+    h.answerJson(h.request(1, 1), 201, first, "/orders/1");
+    h.answerJson(h.request(1, 1, "retry"), 201, R"({"id": 1, "ref": "ref-1", "status": "created", "replayed": true})",
+                 "/orders/1");
+    auto rs = h.judge({{1, 1}}, 999);
+    CHECK(kinds(rs) == std::set<std::string>{"replay-mismatch"});
+    CHECK_THAT(result(rs, "http:replay").violations.at(0).message, Catch::Matchers::Contains("another body than r1's (also as JSON)"));
+  }
+  Scenario bytes = builtin("orders");
+  bytes.http->policy.replayEquivalence = "bytes";
+  HttpHistory h(1);
+  h.answerJson(h.request(1, 1), 201, first, "/orders/1");
+  h.answerJson(h.request(1, 1, "retry"), 201, jsonb, "/orders/1");
+  auto rs = h.judge({{1, 1}}, 999, "", bytes);
+  CHECK(kinds(rs) == std::set<std::string>{"replay-mismatch"});
 }

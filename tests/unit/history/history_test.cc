@@ -71,7 +71,11 @@ History everyKind() {
   rq.server = "s1";
   rq.burst = 3;
   h.append("client", rq);
-  h.append("client", ops::Response{1, "late", 201, "/orders/1", "00ff", "{}"});
+  ops::Response rs{1, "late", 201, "/orders/1", "00ff", "{}"};
+  rs.jsonDigest = "00aa";
+  rs.contentType = "application/json";
+  rs.size = 2;
+  h.append("client", rs);
   return h;
 }
 
@@ -95,6 +99,8 @@ TEST_CASE("history: every record maps to JSON and back unchanged") {
   CHECK(ops[12].as<ops::Final>()->end == ops::RunEnd::Limit);
   CHECK(ops[11].as<ops::Escape>()->command == "sleep 301");
   CHECK(j[12]["value"]["deadline"] == true);
+  CHECK(ops[15].as<ops::Response>()->jsonDigest == "00aa");
+  CHECK(ops[15].as<ops::Response>()->size == 2);
 }
 
 TEST_CASE("history: reading is strict and names the op and the member") {

@@ -70,3 +70,32 @@ TEST_CASE("client ops: an HTTP schedule file has requests instead of a stream, e
     CHECK(std::string(e.what()) == "s.json: field 'client[1]': no event 2");
   }
 }
+
+TEST_CASE("client ops: an HTTP schedule runs one server process and the fault kinds an HTTP run carries out", "[plan]") {
+  json s = json::parse(R"({"version": 2, "scenario": "orders", "events": [{"n": 1}, {"n": 2}],
+                           "client": [{"op": "send", "key": 1}], "faults": []})");
+  auto error = [](const json& j) {
+    try {
+      scheduleFromJson(j, "s.json");
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  json three = s;
+  three["consumers"] = 3;
+  CHECK(error(three) == "s.json: field 'consumers': 3 consumers: an HTTP schedule runs one server process; leave consumers out");
+  for (const char* f : {"restart:after:COMMIT#1:pg", "forget:after:COMMIT#1", "hold:c1:before:COMMIT#1:100"}) {
+    json x = s;
+    x["faults"] = {f};
+    INFO(f);
+    CHECK(error(x).find("s.json: field 'faults[0]': an HTTP scenario runs kill, drop, delay, error faults at its "
+                        "server's steps, not ") != std::string::npos);
+  }
+  json ok = s;
+  ok["faults"] = {"after:COMMIT#1", "drop:before:INSERT#1", "delay:after:UPDATE#1:100", "error:before:SELECT#1"};
+  CHECK(scheduleFromJson(ok, "s.json").faults.size() == 4);
+  json burst = s;
+  burst["client"] = {{{"op", "burst"}, {"key", 2}, {"copies", 3}, {"other", 2}}};
+  CHECK(error(burst).find("field 'client[0].other': 2 is the burst's own key") != std::string::npos);
+}

@@ -1,0 +1,174 @@
+/// The HTTP checkers of the client's answers (docs/http-contract.md): replay (a retry gets the first answer,
+/// its body compared as the policy's replay_equivalence says), status (the declared created status is the
+/// only success of a fresh key) and liveness (every key ends with a definite answer, and a run whose client
+/// did not get its answers is unknown, never a pass).
+#include "checkers/detail.h"
+#include "checkers/http_view.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <set>
+
+namespace idem::detail::http {
+
+namespace {
+
+/// Whether a request with the key and another payload was written before `q` had its answer: then the
+/// server may have bound the key to that payload first, and the mismatch status is a right answer to `q`.
+bool contested(const HttpView& h, const Req& q) {
+  return std::any_of(h.reqs.begin(), h.reqs.end(), [&](const Req& o) {
+    return HttpView::keyed(o) && o.r->key == q.r->key && o.r->body != q.r->body && o.op->index < q.answeredAt();
+  });
+}
+
+std::string bytesText(uint64_t n) { return fmt::format("{} byte{}", n, n == 1 ? "" : "s"); }
+
+} // namespace
+
+CheckResult checkReplays(const HttpView& h) {
+  std::vector<Violation> out;
+  std::vector<std::string> notes;
+  const bool asJson = h.spec.policy.replayEquivalence == "json";
+  for (const auto& [key, payload] : h.bound) {
+    const Req* ref = h.reference(key);
+    if (!ref) continue;
+    bool forgotten = false; // from a request after the retention on, the key may be a fresh one
+    for (const Req* q : h.own(key)) {
+      forgotten = forgotten || q->r->afterRetention;
+      if (forgotten || q == ref || !q->final()) continue;
+      const auto& a = *q->a;
+      const auto& first = *ref->a;
+      bool sentAfter = q->op->index > ref->answerOp->index; // a retry of a completed request
+      // Equal as JSON: both said they are JSON, were read whole and parse to the same value.
+      bool jsonEqual = asJson && !a.jsonDigest.empty() && a.jsonDigest == first.jsonDigest;
+      bool sameBody = a.digest == first.digest || jsonEqual;
+      bool faithful = a.status == first.status && sameBody && a.location == first.location;
+      if (faithful) {
+        if (a.digest != first.digest)
+          notes.push_back(fmt::format("r{}'s answer to key {} is r{}'s as JSON, in other bytes ({} and {}): the policy "
+                                      "compares replays as JSON (replay_equivalence)", q->r->id, key, ref->r->id,
+                                      bytesText(a.size), bytesText(first.size)));
+        continue;
+      }
+      bool inflight = h.spec.policy.inFlight != 0 && a.status == h.spec.policy.inFlight;
+      if (!sentAfter && (inflight || a.status >= 500)) continue; // it overlapped the first: judged by burst/liveness
+      if (inflight && h.overlapped(*q)) continue; // another retry of the key was running: "in flight" is true
+      if (a.status >= 500) continue; // a server error on a retry is the server's to have; liveness judges the end
+      if (!(a.status >= 200 && a.status < 300) && !sentAfter) continue;
+      std::vector<std::string> diff;
+      if (a.status != first.status) diff.push_back(fmt::format("status {} where r{} got {}", a.status, ref->r->id, first.status));
+      if (a.location != first.location)
+        diff.push_back(fmt::format("Location {} where r{} got {}", a.location.empty() ? "missing" : a.location, ref->r->id,
+                                   first.location.empty() ? "none" : first.location));
+      if (!sameBody)
+        diff.push_back(fmt::format("another body than r{}'s{}", ref->r->id,
+                                   asJson && !a.jsonDigest.empty() && !first.jsonDigest.empty() ? " (also as JSON)" : ""));
+      auto v = violation(h, "replay-mismatch", "replay", key,
+                         fmt::format("r{} {} key {} and got {}: {}", q->r->id, sentAfter ? "retried the completed" : "sent",
+                                     key, brief(a), fmt::format("{}", fmt::join(diff, "; "))),
+                         {ref, q});
+      v.expected = brief(first);
+      v.observed = brief(a);
+      out.push_back(std::move(v));
+    }
+  }
+  CheckResult r = resultOf(std::move(out), {});
+  r.notes = std::move(notes);
+  return r;
+}
+
+CheckResult checkStatuses(const HttpView& h) {
+  const auto& pol = h.spec.policy;
+  std::vector<Violation> out;
+  for (const auto& [key, payload] : h.bound) {
+    const Req* ref = h.reference(key);
+    bool forgotten = false; // after the retention a key is fresh again: its answer is judged like a first one
+    for (const Req* q : h.own(key)) {
+      forgotten = forgotten || q->r->afterRetention;
+      if (!q->final()) continue;
+      const int st = q->a->status;
+      if (st == pol.created) continue;
+      if (st >= 200 && st < 300) {
+        if (ref && q != ref && !forgotten) continue; // a 2xx after the first one: http:replay compares the two
+      } else {
+        if (q->r->burst) continue; // a burst's copy: http:burst judges it
+        if (ref && q->op->index > ref->answerOp->index && !forgotten) continue; // a retry of a completed request: http:replay
+        if (st >= 500) continue;   // a server error: the client retries, and http:liveness judges the end
+        if (pol.inFlight != 0 && st == pol.inFlight) continue; // in flight: http:liveness judges the end
+        if (st == pol.mismatch && contested(h, *q)) continue;  // another payload may have bound the key first
+      }
+      const bool success = st >= 200 && st < 300;
+      std::string declared =
+          success ? fmt::format("the declared success is {}", pol.created)
+                  : fmt::format("the declared answers are {} (executed or replayed){} or a 5xx (the client retries)",
+                                pol.created, pol.inFlight ? fmt::format(", {} (in flight)", pol.inFlight) : "");
+      auto v = violation(h, "unexpected-status", "status", key,
+                         fmt::format("r{} sent key {} with its own payload{} and got {}; {}", q->r->id, key,
+                                     forgotten ? " after the retention" : "", brief(*q->a), declared),
+                         {q});
+      v.expected = pol.created;
+      v.observed = st;
+      out.push_back(std::move(v));
+      break; // one per key: the first answer that is none of the declared ones
+    }
+  }
+  return resultOf(std::move(out), {});
+}
+
+CheckResult checkLiveness(const HttpView& h) {
+  std::vector<Violation> out;
+  std::vector<std::string> unknown;
+  const bool limited = h.final->end == ops::RunEnd::Limit;
+  // A run that did not get through its requests proves nothing about the ones it did not send or read.
+  if (limited)
+    unknown.push_back(fmt::format("the run ended at a limit before the client had every answer ({})", h.final->reason));
+  std::set<int> written;
+  for (const auto& q : h.reqs) written.insert(q.r->op);
+  std::vector<std::string> unsent;
+  for (size_t i = 0; i < h.plan.schedule.client.size(); ++i)
+    if (!written.count(static_cast<int>(i) + 1)) unsent.push_back(h.plan.schedule.client[i].str());
+  if (!unsent.empty())
+    unknown.push_back(fmt::format("the client never wrote {} of the schedule's requests ({})", unsent.size(),
+                                  fmt::join(unsent, ", ")));
+  // Requests the client does not retry (no key, a malformed one): without an answer their status can't be
+  // judged, unless a kill of the server while they were in flight explains it.
+  for (const auto& q : h.reqs) {
+    if (HttpView::keyed(q) || q.final() || h.killedDuring(q) || (limited && !q.a)) continue;
+    unknown.push_back(fmt::format("r{} ({} {}) got no answer ({}): its status can't be judged", q.r->id, q.r->role,
+                                  q.r->body, q.a ? q.a->outcome : "none recorded"));
+  }
+  for (const auto& [key, payload] : h.bound) {
+    if (h.reference(key)) continue;
+    // The key's last request (the client retries a key whose own payload has no 2xx answer until it gets a
+    // definite one): a definite answer is a 2xx or a 4xx other than the in-flight status (the server bound
+    // the key to another payload first: a mismatch, judged by its own invariant; any other 4xx is
+    // http:status's to judge).
+    std::vector<const Req*> qs;
+    for (const auto& q : h.reqs)
+      if (HttpView::keyed(q) && q.r->key == key) qs.push_back(&q);
+    const Req* last = qs.empty() ? nullptr : qs.back();
+    bool inflight = last && last->final() && h.spec.policy.inFlight != 0 && last->a->status == h.spec.policy.inFlight;
+    if (last && last->final() && !inflight && last->a->status < 500) continue;
+    if (limited) continue; // said once above
+    if (last && last->a && last->a->outcome == "too-large") {
+      unknown.push_back(fmt::format("key {}'s last answer (r{}) went on past the {} MiB the client reads of an answer",
+                                    key, last->r->id, ops::kAnswerLimit >> 20));
+      continue;
+    }
+    std::string got = !last || !last->a ? "no answer" : last->final() ? brief(*last->a) : last->a->outcome;
+    auto v = violation(h, inflight ? "stuck-key" : "no-answer", "liveness", key,
+                       inflight ? fmt::format("key {} is in progress for good: the client retried it through the "
+                                              "{} ms lease (and half a second more), and the last of its {} requests (r{}) "
+                                              "still got {}", key, h.spec.policy.leaseMs, qs.size(), last->r->id, got)
+                                : fmt::format("key {} never got a definite answer: the last of its {} requests{} got {}", key,
+                                              qs.size(), last ? fmt::format(" (r{})", last->r->id) : "", got),
+                       last ? std::vector<const Req*>{last} : std::vector<const Req*>{});
+    v.observed = got;
+    out.push_back(std::move(v));
+  }
+  return resultOf(std::move(out), unknown);
+}
+
+} // namespace idem::detail::http

@@ -1,0 +1,128 @@
+#include "checkers/http_view.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <stdexcept>
+
+namespace idem::detail::http {
+
+int64_t wholeNumber(const std::string& text, const std::string& what) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty())
+    throw std::runtime_error(fmt::format("{} returned '{}' where a whole number belongs", what, text));
+  return v;
+}
+
+HttpView::HttpView(const HttpSpec& s, const std::vector<Op>& ops, const ops::Plan& p) : spec(s), plan(p) {
+  std::map<int, size_t> byId;
+  for (const Op& op : ops) {
+    if (auto* r = op.as<ops::Request>()) {
+      byId[r->id] = reqs.size();
+      reqs.push_back({&op, r, nullptr, nullptr});
+      refs[r->body] = r->ref;
+    } else if (auto* a = op.as<ops::Response>()) {
+      auto it = byId.find(a->id);
+      if (it != byId.end()) reqs[it->second].answerOp = &op, reqs[it->second].a = a;
+    } else if (auto* i = op.as<ops::Initial>()) {
+      initial = i;
+    } else if (auto* f = op.as<ops::Final>()) {
+      final = f;
+    } else if (auto* k = op.as<ops::FaultOp>(); k && k->fault.isKill()) {
+      kills.push_back(k->fault.str());
+      killOps.push_back(op.index);
+    }
+  }
+  if (final) {
+    auto it = final->observed.find("effects");
+    if (it != final->observed.end())
+      for (const auto& row : it->second)
+        if (row.size() == 2 && row[0] && row[1]) effects[*row[0]] += wholeNumber(*row[1], "http.effects");
+  }
+  for (const auto& q : reqs) {
+    if (!keyed(q)) continue;
+    auto& ex = executed[q.r->key];
+    if (effectsOf(q.r->body) > 0 && std::find(ex.begin(), ex.end(), q.r->body) == ex.end()) ex.push_back(q.r->body);
+    if (!bound.count(q.r->key)) bound[q.r->key] = q.r->body;
+  }
+  for (const auto& [key, ex] : executed)
+    if (!ex.empty()) bound[key] = ex.front();
+}
+
+int64_t HttpView::effectsOf(int event) const {
+  auto r = refs.find(event);
+  if (r == refs.end()) return 0;
+  auto it = effects.find(r->second);
+  return it == effects.end() ? 0 : it->second;
+}
+
+bool HttpView::boundPayload(int event) const {
+  return std::any_of(bound.begin(), bound.end(), [&](const auto& kv) { return kv.second == event; });
+}
+
+std::vector<const Req*> HttpView::own(int key) const {
+  std::vector<const Req*> out;
+  auto b = bound.find(key);
+  for (const auto& q : reqs)
+    if (keyed(q) && q.r->key == key && b != bound.end() && q.r->body == b->second) out.push_back(&q);
+  return out;
+}
+
+std::vector<const Req*> HttpView::mismatches(int key) const {
+  std::vector<const Req*> out;
+  auto b = bound.find(key);
+  for (const auto& q : reqs)
+    if (keyed(q) && q.r->key == key && b != bound.end() && q.r->body != b->second) out.push_back(&q);
+  return out;
+}
+
+const Req* HttpView::reference(int key) const {
+  const Req* best = nullptr;
+  for (const Req* q : own(key))
+    if (q->ok() && (!best || q->answeredAt() < best->answeredAt())) best = q;
+  return best;
+}
+
+bool HttpView::overlapped(const Req& q) const {
+  for (const auto& o : reqs) {
+    if (&o == &q || o.r->key != q.r->key || !o.r->keyHeader) continue;
+    if (o.op->index < q.answeredAt() && o.answeredAt() > q.op->index) return true;
+  }
+  return false;
+}
+
+bool HttpView::killedDuring(const Req& q) const {
+  return std::any_of(killOps.begin(), killOps.end(), [&](int64_t k) { return k > q.op->index && k < q.answeredAt(); });
+}
+
+std::string brief(const ops::Response& a) {
+  std::string body = a.body.size() > 80 ? a.body.substr(0, 77) + "..." : a.body;
+  return fmt::format("{}{}{}", a.status, a.location.empty() ? "" : " Location " + a.location,
+                     body.empty() ? "" : " " + body);
+}
+
+std::string ids(const std::vector<const Req*>& qs) {
+  std::string out;
+  for (const Req* q : qs) out += (out.empty() ? "r" : ", r") + std::to_string(q->r->id);
+  return out;
+}
+
+Violation violation(const HttpView& h, const char* kind, const char* inv, int key, std::string message,
+                    std::vector<const Req*> cited) {
+  Violation v;
+  v.kind = kind;
+  v.invariant = fmt::format("http:{}", inv);
+  v.key = key ? fmt::format("key {}", key) : "";
+  if (key) v.events.push_back(key);
+  v.kill_point = h.killText();
+  v.message = std::move(message);
+  for (const Req* q : cited) {
+    v.ops.push_back(q->op->index);
+    if (q->answerOp) v.ops.push_back(q->answerOp->index);
+  }
+  return v;
+}
+
+} // namespace idem::detail::http

@@ -1,0 +1,77 @@
+#pragma once
+/// Internal: the client's requests and answers of an HTTP run as the HTTP checkers read them
+/// (http.cc, http_answers.cc), with the effects per payload reference from the final op.
+#include "checkers/checkers.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace idem::detail::http {
+
+struct Req {
+  const Op* op = nullptr;
+  const ops::Request* r = nullptr;
+  const Op* answerOp = nullptr;
+  const ops::Response* a = nullptr;
+  bool final() const { return a && a->final(); }
+  bool ok() const { return final() && a->status >= 200 && a->status < 300; }
+  int64_t answeredAt() const { return answerOp ? answerOp->index : INT64_MAX; }
+};
+
+/// A count or ledger value a scenario query returned, as a whole number; throws std::runtime_error naming
+/// `what` when it is none ("12.5", "abc").
+int64_t wholeNumber(const std::string& text, const std::string& what);
+
+struct HttpView {
+  const HttpSpec& spec;
+  const ops::Plan& plan;
+  const ops::Initial* initial = nullptr;
+  const ops::Final* final = nullptr;
+  std::vector<Req> reqs;                     ///< in the order written
+  std::map<std::string, int64_t> effects;    ///< ref -> count
+  std::map<int, std::string> refs;           ///< event -> its payload's ref
+  std::vector<std::string> kills;            ///< kill points that fired
+  std::vector<int64_t> killOps;              ///< the history index of each kill that fired
+  /// Key -> the payload it is bound to: the one of its payloads that took effect (the first sent of them
+  /// when several did: a violation), else the first one sent with it. A key's other payloads are mismatches,
+  /// whichever request the client meant as the original (in a race, either payload may win).
+  std::map<int, int> bound;
+  std::map<int, std::vector<int>> executed;  ///< key -> its payloads that took effect, in the order sent
+
+  HttpView(const HttpSpec& s, const std::vector<Op>& ops, const ops::Plan& p);
+
+  /// A request with a well-formed key (the client's keys are fresh UUIDs, one per key event).
+  static bool keyed(const Req& q) { return q.r->keyHeader && q.r->key > 0; }
+  int64_t effectsOf(int event) const;
+  /// Whether `event` is the payload some key is bound to.
+  bool boundPayload(int event) const;
+  /// The requests with key `key` and the payload it is bound to.
+  std::vector<const Req*> own(int key) const;
+  /// The requests with key `key` and another payload than its bound one.
+  std::vector<const Req*> mismatches(int key) const;
+  /// The first 2xx answer to the key's bound payload, in the order answers arrived.
+  const Req* reference(int key) const;
+  /// Whether another request with the key ran while `q` did (written before `q`'s answer, answered after
+  /// `q` was written).
+  bool overlapped(const Req& q) const;
+  /// Whether a kill fired while `q` was in flight (after it was written, before its answer).
+  bool killedDuring(const Req& q) const;
+  std::string killText() const { return kills.empty() ? "" : kills.back(); }
+};
+
+/// "201 Location /orders/1 {...}": an answer in one short line.
+std::string brief(const ops::Response& a);
+/// "r1, r3"
+std::string ids(const std::vector<const Req*>& qs);
+/// A violation of checker "http:INV" on `key` (0: none), citing the requests and their answers.
+Violation violation(const HttpView& h, const char* kind, const char* inv, int key, std::string message,
+                    std::vector<const Req*> cited);
+
+/// The checkers of the answers (http_answers.cc): http:replay, http:status, http:liveness.
+CheckResult checkReplays(const HttpView& h);
+CheckResult checkStatuses(const HttpView& h);
+CheckResult checkLiveness(const HttpView& h);
+
+} // namespace idem::detail::http
