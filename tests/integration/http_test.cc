@@ -26,7 +26,7 @@ std::string scheduleFile(const std::string& name, const nlohmann::json& client, 
   s["scenario"] = scenario;
   s["client"] = client;
   s["faults"] = nlohmann::json::array();
-  auto path = std::filesystem::temp_directory_path() / ("http-itest-" + name + ".json");
+  auto path = scratchPath("http-" + name + ".json");
   std::ofstream(path) << s.dump(2);
   return path.string();
 }

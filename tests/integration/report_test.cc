@@ -57,7 +57,7 @@ void requireNoInjectedElements(const std::string& dom) {
 
 TEST_CASE("report: run writes report.html and JUnit XML, the page shows the verdict, diagnosis and kill", "[report]") {
   Result r = idemproof({"run", "--target", target("dedup-valkey"), "--scenario", "wallet", "--crash", "after:SET#3", "--junit",
-                        (fs::temp_directory_path() / ("itest-junit-" + lastTag() + ".xml")).string()});
+                        scratchPath("junit-run-dedup-valkey.xml").string()});
   INFO(r.out << r.err);
   REQUIRE(r.status == 1);
   REQUIRE(fs::exists(r.reportDir / "report.html"));
@@ -77,7 +77,7 @@ TEST_CASE("report: run writes report.html and JUnit XML, the page shows the verd
 }
 
 TEST_CASE("report: JUnit XML of run and sweep parses, one testcase per checker and per kill point", "[report]") {
-  fs::path junit = fs::temp_directory_path() / "itest-junit-run.xml";
+  fs::path junit = scratchPath("junit-run.xml");
   Result run = idemproof({"run", "--target", target("dedup-valkey"), "--scenario", "wallet", "--crash", "after:SET#3",
                           "--junit", junit.string()});
   int cases = 0, failures = 0;
@@ -87,7 +87,7 @@ TEST_CASE("report: JUnit XML of run and sweep parses, one testcase per checker a
   CHECK(cases == static_cast<int>(run.report["runs"][0]["checks"].size()));
   CHECK(failures == 1);
 
-  fs::path sweepJunit = fs::temp_directory_path() / "itest-junit-sweep.xml";
+  fs::path sweepJunit = scratchPath("junit-sweep.xml");
   Result sweep = idemproof({"sweep", "--target", target("dedup-valkey"), "--scenario", "wallet", "--junit", sweepJunit.string()});
   REQUIRE(sweep.status == 1);
   error = parseJunit(sweepJunit, cases, failures);
@@ -118,7 +118,7 @@ TEST_CASE("report: a hostile target's markup (name, logs) is shown as text and n
 }
 
 TEST_CASE("compare: a matrix of classes x targets, exit 0, or 1 with --fail-on-violation", "[report]") {
-  fs::path junit = fs::temp_directory_path() / "itest-junit-compare.xml";
+  fs::path junit = scratchPath("junit-compare.xml");
   Result r = idemproof({"compare", "--target", target("simple"), "--target", target("dedup-table"), "--scenario", "wallet",
                         "--runs", "1", "--per-class", "1", "--junit", junit.string()});
   INFO(r.out << r.err);
@@ -151,7 +151,7 @@ TEST_CASE("compare: a matrix of classes x targets, exit 0, or 1 with --fail-on-v
 }
 
 TEST_CASE("demo: the reference targets behave as documented, one report with a timeline per counterexample", "[report]") {
-  fs::path junit = fs::temp_directory_path() / "itest-junit-demo.xml";
+  fs::path junit = scratchPath("junit-demo.xml");
   Result r = idemproof({"demo", "--junit", junit.string()});
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);

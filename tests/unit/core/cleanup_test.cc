@@ -175,7 +175,7 @@ pid_t sleepWithEnv(const std::vector<std::string>& env) {
 
 } // namespace
 
-TEST_CASE("IDEMPROOF_TMPDIR is the temp root; one that is no writable folder is refused naming it", "[tempdir]") {
+TEST_CASE("IDEMPROOF_TMPDIR is the temp root, and one that is no writable folder is refused naming it", "[tempdir]") {
   ScratchDir root;
   REQUIRE(!root.path.empty());
   {
