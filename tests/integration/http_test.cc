@@ -40,7 +40,7 @@ bool concurrent(const nlohmann::json& schedule) {
 }
 
 TEST_CASE("http: check finds naive's double order at once, and check-then-insert's only with concurrent requests",
-          "[http]") {
+          "[http][two-cores]") {
   Result naive = clean({"check", "--target", target("http-naive"), "--scenario", "orders", "--seed", "1", "--runs", "20"});
   INFO(naive.out << naive.err);
   CHECK(naive.status == 1);
