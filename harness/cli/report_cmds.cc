@@ -31,10 +31,18 @@ void addReportCommands(CLI::App& app, Handler& handler) {
                    "and are left out)");
   demo->add_option("--valkey-url", demoCommon.valkeyUrl, "use this Valkey/Redis (redis://host:port/db) instead of an embedded one");
   demo->add_option("--workers", demoCommon.workers, "schedules run in parallel (default: the cores, at most 16)")->check(CLI::Range(1, 16));
-  demo->add_option("--runs", demoArgs.runs, "generated schedules per class")->check(CLI::Range(0, 1000))->capture_default_str();
-  demo->add_option("--per-class", demoArgs.perClass, "faults run per kill or fault class and target (0: every one)")
-      ->check(CLI::Range(0, 10000))->capture_default_str();
-  demo->final_callback([&handler] { handler = [] { return demoCommand(demoCommon, demoArgs); }; });
+  auto* runs = demo->add_option("--runs", demoArgs.runs, "generated schedules per class (--full: 2)")
+                   ->check(CLI::Range(0, 1000))->capture_default_str();
+  auto* perClass = demo->add_option("--per-class", demoArgs.perClass,
+                                    "faults run per kill or fault class and target (0: every one; --full: 2)")
+                       ->check(CLI::Range(0, 10000))->capture_default_str();
+  demo->add_flag("--full", demoArgs.full,
+                 "the complete matrix: every class, 2 schedules of each per target (the default: each fault family once)");
+  demo->final_callback([&handler, runs, perClass] {
+    if (demoArgs.full && runs->count() == 0) demoArgs.runs = DemoArgs::kFullRuns; // an explicit --runs or --per-class wins
+    if (demoArgs.full && perClass->count() == 0) demoArgs.perClass = DemoArgs::kFullPerClass;
+    handler = [] { return demoCommand(demoCommon, demoArgs); };
+  });
 
   static MergeArgs mergeArgs;
   auto* merge = app.add_subcommand("merge", "join the reports of the shards of one check, sweep or compare (--shard I/N) "

@@ -3,6 +3,7 @@
 /// violated, 2 the result cannot be judged (error, unknown, a kill point that never fired).
 #include "driver/session.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -63,10 +64,20 @@ struct CompareArgs {
 /// cannot be judged (2), or 1 with --fail-on-violation when a target fails a class.
 int compareCommand(const CommonArgs& common, const CompareArgs& args);
 
-/// Flags of `idemproof demo` (the targets and scenarios are the built-in ones).
+/// Flags of `idemproof demo` (the targets and scenarios are the built-in ones). By default each reference
+/// target meets each fault family, each gap between two of its steps and each client behaviour once: one
+/// schedule per class, and no class whose family another one shows (kFamilyRepeats). `--full` is the
+/// complete matrix: every class, two schedules of each.
 struct DemoArgs {
-  int runs = 2;     ///< schedules per generated class
-  int perClass = 2; ///< kill points per kill class and target
+  int runs = 1;      ///< schedules per generated class
+  int perClass = 1;  ///< faults per kill or fault class and target
+  bool full = false; ///< every class (kFamilyRepeats too)
+  static constexpr int kFullRuns = 2, kFullPerClass = 2; ///< demo --full
+  /// The classes only --full runs: drop before a step (drop after it, the ambiguous commit, shows drops),
+  /// a delayed reply (a delayed request shows delays), a Valkey restart (a PostgreSQL one shows restarts),
+  /// late retries (retries), and the race classes with a kill added (races, and kills, each alone).
+  inline static const std::set<std::string> kFamilyRepeats{"drop:before",     "delay:after",   "restart:valkey",
+                                                           "late-retry",      "race:claim+kill", "race:dup+kill"};
 };
 
 /// idemproof demo: compares the reference targets on the built-in scenarios and writes one report; exit

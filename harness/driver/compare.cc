@@ -156,6 +156,7 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
       std::map<std::string, std::vector<ClassedPoint>> byClass;
       std::vector<Class> mine;
       for (auto& p : classed[which]) {
+        if (o.leaveOut.count(p.cls.id)) continue;
         if (!byClass.count(p.cls.id)) mine.push_back(p.cls);
         byClass[p.cls.id].push_back(std::move(p));
       }
@@ -174,6 +175,7 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
     std::vector<Class> mine;
     std::map<std::string, int> serial;
     for (auto& r : raced) {
+      if (o.leaveOut.count(r.cls.id)) continue;
       if (!serial.count(r.cls.id)) mine.push_back(r.cls);
       int i = ++serial[r.cls.id];
       r.schedule.target = targets[t].name;
@@ -187,6 +189,7 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
   auto generated = o.runs <= 0 ? std::vector<Generated>{} : sc.http ? httpClasses(sc, o.runs, o.seed)
                                                                      : generatedClasses(sc, o.runs, o.events, o.seed);
   for (auto& g : generated) {
+    if (o.leaveOut.count(g.cls.id)) continue;
     classes.push_back(g.cls);
     for (size_t t = 0; t < targets.size(); ++t)
       for (size_t i = 0; i < g.schedules.size(); ++i) {

@@ -113,6 +113,9 @@ struct Options {
   int racePerClass = -1; ///< hold points per race class; -1: perClass
   int events = 6;        ///< events of a generated schedule
   uint64_t seed = 0;
+  /// Class ids that do not run, nor show as rows (the demo without --full leaves out a class whose family
+  /// another class shows: a second moment of a fault kind, a late retry, a race with a kill added).
+  std::set<std::string> leaveOut;
   std::string runPrefix; ///< prefix of run ids ("wallet/" in the demo)
   std::string scenario;  ///< RunRecord::scenario (demo)
   /// compare --shard: run only the cells k (targets outer, classes inner, as Comparison::compare's

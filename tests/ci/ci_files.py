@@ -166,6 +166,11 @@ def expand(word, env):
     return re.sub(r"\$\((\w+)\)", lambda m: env.get(m.group(1), m.group(0)), word)
 
 
+def temp_root_base():
+    """Where a private IDEMPROOF_TMPDIR goes: /dev/shm when writable (idemproof's own default), else the temp dir."""
+    return "/dev/shm" if os.access("/dev/shm", os.W_OK | os.X_OK) else None
+
+
 def k8s_index(repo, build):
     problems = []
     ran = 0
@@ -194,8 +199,13 @@ def k8s_index(repo, build):
                 continue  # needs its servers: tests/integration (external servers) runs that mode
             # Run it as the pod would, through the entrypoint, with the index the Job controller sets.
             index = n - 1
-            with tempfile.TemporaryDirectory(prefix="itest-k8s-") as tmp:
+            with tempfile.TemporaryDirectory(prefix="itest-k8s-") as tmp, \
+                    tempfile.TemporaryDirectory(prefix="itest-k8s-root-", dir=temp_root_base()) as root:
                 env = dict(os.environ)
+                # A temp root of its own: what the pod's idemproof leaves is judged there alone. Traversable:
+                # the embedded PostgreSQL runs as postgres when idemproof is root.
+                os.chmod(root, 0o755)
+                env["IDEMPROOF_TMPDIR"] = root
                 for e in container.get("env", []):
                     if "value" in e:
                         env[e["name"]] = e["value"]
@@ -214,6 +224,9 @@ def k8s_index(repo, build):
                 if not report.exists():
                     problems.append(f"{name}: the pod's command exited {r.returncode} without {report}: {r.stderr[-500:]}")
                     continue
+                left = sorted(os.listdir(root))
+                if left:
+                    problems.append(f"{name}: the pod's idemproof left {left} in its temp root")
                 shard_section = json.loads(report.read_text()).get("shard", {})
                 if shard_section.get("index") != index or shard_section.get("count") != n:
                     problems.append(f"{name}: JOB_COMPLETION_INDEX={index} ran shard {shard_section}")

@@ -53,7 +53,7 @@ TEST_CASE("consumers: a fault on a process that never reaches its step is unknow
   CHECK(r.err.find("kill point c2:after:COMMIT#9 never fired: c2 made ") != std::string::npos);
 }
 
-TEST_CASE("consumers: claim while busy, forced by two holds, replays the same 3 times out of 3") {
+TEST_CASE("consumers: claim while busy, forced by two holds, replays the same 3 times out of 3", "[two-cores]") {
   // c2's first '>' read waits until c1's has returned (c1 takes the stream); c1 is held at its first COMMIT
   // past CLAIM_IDLE_MS, so c2 claims every entry c1 holds and works on them. Then c2's write waits on a
   // row lock of c1's open transaction: the hold can't be met, and is released (noted).
@@ -87,7 +87,7 @@ TEST_CASE("consumers: claim while busy, forced by two holds, replays the same 3 
   }
 }
 
-TEST_CASE("consumers: a hold whose point is never reached never hangs the run, and its release is noted") {
+TEST_CASE("consumers: a hold whose point is never reached never hangs the run, and its release is noted", "[two-cores]") {
   Result r = clean({"run", "--target", target("dedup-table"), "--consumers", "2", "--crash",
                     "hold:c1:before:XREADGROUP#2:c2:after:COMMIT#9"});
   INFO(r.out << r.err);

@@ -72,7 +72,7 @@ Result inOwnPidNamespace(std::vector<std::string> args, const std::string& tag) 
 } // namespace
 
 TEST_CASE("external servers: two processes of 4 workers each share one PostgreSQL and one Valkey and leave nothing "
-          "behind", "[external]") {
+          "behind", "[external][two-cores]") {
   auto servers = idem::EmbeddedServers::start(); // the "external" servers, started by the test
   const auto& e = servers->endpoints();
   std::string dbUrl = fmt::format("postgresql://{}:{}@{}:{}/{}", e.pg_user, e.pg_password, e.pg_host, e.pg_port, e.pg_database);

@@ -26,7 +26,7 @@ std::string scheduleFile(const std::string& name, const nlohmann::json& client, 
   s["scenario"] = scenario;
   s["client"] = client;
   s["faults"] = nlohmann::json::array();
-  auto path = std::filesystem::temp_directory_path() / ("http-itest-" + name + ".json");
+  auto path = scratchPath("http-" + name + ".json");
   std::ofstream(path) << s.dump(2);
   return path.string();
 }
@@ -40,7 +40,7 @@ bool concurrent(const nlohmann::json& schedule) {
 }
 
 TEST_CASE("http: check finds naive's double order at once, and check-then-insert's only with concurrent requests",
-          "[http]") {
+          "[http][two-cores]") {
   Result naive = clean({"check", "--target", target("http-naive"), "--scenario", "orders", "--seed", "1", "--runs", "20"});
   INFO(naive.out << naive.err);
   CHECK(naive.status == 1);

@@ -105,11 +105,11 @@ TEST_CASE("race_targets: check-then-act passes a kill at every step of one consu
 }
 
 TEST_CASE("race_targets: check-then-act applies an event twice when c2 claims it while c1 is mid-transaction, "
-          "3 times out of 3") {
+          "3 times out of 3", "[two-cores]") {
   for (int i = 0; i < 3; ++i) failsWithEventOneTwice(target("check-then-act"));
 }
 
-TEST_CASE("race_targets: dedup-table passes the same holds, its insert waiting on c1's key, 3 times out of 3") {
+TEST_CASE("race_targets: dedup-table passes the same holds, its insert waiting on c1's key, 3 times out of 3", "[two-cores]") {
   for (int i = 0; i < 3; ++i) {
     Result r = raceRun(target("dedup-table"));
     INFO(r.out << r.err);
@@ -122,7 +122,7 @@ TEST_CASE("race_targets: dedup-table passes the same holds, its insert waiting o
   }
 }
 
-TEST_CASE("race_targets: py-check-then-act applies an event twice under the same holds, 3 times out of 3") {
+TEST_CASE("race_targets: py-check-then-act applies an event twice under the same holds, 3 times out of 3", "[two-cores]") {
   for (int i = 0; i < 3; ++i) failsWithEventOneTwice(testTarget("py-check-then-act"));
 }
 

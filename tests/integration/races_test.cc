@@ -26,7 +26,7 @@ nlohmann::json cellOf(const nlohmann::json& report, const std::string& cls, cons
 
 } // namespace
 
-TEST_CASE("races: check finds check-then-act's duplicate only with two consumers, shrunk and replayed 3 of 3", "[race]") {
+TEST_CASE("races: check finds check-then-act's duplicate only with two consumers, shrunk and replayed 3 of 3", "[race][two-cores]") {
   Result one = clean({"check", "--target", target("check-then-act"), "--consumers", "1", "--runs", "25", "--seed", "2"});
   INFO(one.out << one.err);
   CHECK(one.status == 0); // right in every sequential history, under every fault kind
@@ -49,7 +49,7 @@ TEST_CASE("races: check finds check-then-act's duplicate only with two consumers
   }
 }
 
-TEST_CASE("races: the correct target passes generated schedules of 2 to 3 consumers with holds", "[race]") {
+TEST_CASE("races: the correct target passes generated schedules of 2 to 3 consumers with holds", "[race][two-cores]") {
   Result r = clean({"check", "--target", target("dedup-table"), "--consumers", "2-3", "--runs", "60", "--seed", "11"});
   INFO(r.out << r.err);
   CHECK(r.status == 0);
@@ -57,7 +57,7 @@ TEST_CASE("races: the correct target passes generated schedules of 2 to 3 consum
   CHECK(r.out.find("hold: ") != std::string::npos); // holds were drawn and fired
 }
 
-TEST_CASE("races: the interleaving sweep passes the correct target and fails check-then-act", "[race]") {
+TEST_CASE("races: the interleaving sweep passes the correct target and fails check-then-act", "[race][two-cores]") {
   Result bad = clean({"sweep", "--interleave", "--target", target("check-then-act")});
   INFO(bad.out << bad.err);
   CHECK(bad.status == 1);
@@ -73,7 +73,7 @@ TEST_CASE("races: the interleaving sweep passes the correct target and fails che
   CHECK(good.report["sweep"]["interleave"]["failed"] == 0);
 }
 
-TEST_CASE("races: compare names the race classes, a Python check-then-act fails them and a Python dedup table passes", "[race]") {
+TEST_CASE("races: compare names the race classes, a Python check-then-act fails them and a Python dedup table passes", "[race][two-cores]") {
   Result r = clean({"compare", "--target", testTarget("py-check-then-act"), "--target", testTarget("py-dedup-table"),
                     "--runs", "1", "--per-class", "1", "--faults", "drop"});
   INFO(r.out << r.err);

@@ -57,7 +57,7 @@ void requireNoInjectedElements(const std::string& dom) {
 
 TEST_CASE("report: run writes report.html and JUnit XML, the page shows the verdict, diagnosis and kill", "[report]") {
   Result r = idemproof({"run", "--target", target("dedup-valkey"), "--scenario", "wallet", "--crash", "after:SET#3", "--junit",
-                        (fs::temp_directory_path() / ("itest-junit-" + lastTag() + ".xml")).string()});
+                        scratchPath("junit-run-dedup-valkey.xml").string()});
   INFO(r.out << r.err);
   REQUIRE(r.status == 1);
   REQUIRE(fs::exists(r.reportDir / "report.html"));
@@ -77,7 +77,7 @@ TEST_CASE("report: run writes report.html and JUnit XML, the page shows the verd
 }
 
 TEST_CASE("report: JUnit XML of run and sweep parses, one testcase per checker and per kill point", "[report]") {
-  fs::path junit = fs::temp_directory_path() / "itest-junit-run.xml";
+  fs::path junit = scratchPath("junit-run.xml");
   Result run = idemproof({"run", "--target", target("dedup-valkey"), "--scenario", "wallet", "--crash", "after:SET#3",
                           "--junit", junit.string()});
   int cases = 0, failures = 0;
@@ -87,7 +87,7 @@ TEST_CASE("report: JUnit XML of run and sweep parses, one testcase per checker a
   CHECK(cases == static_cast<int>(run.report["runs"][0]["checks"].size()));
   CHECK(failures == 1);
 
-  fs::path sweepJunit = fs::temp_directory_path() / "itest-junit-sweep.xml";
+  fs::path sweepJunit = scratchPath("junit-sweep.xml");
   Result sweep = idemproof({"sweep", "--target", target("dedup-valkey"), "--scenario", "wallet", "--junit", sweepJunit.string()});
   REQUIRE(sweep.status == 1);
   error = parseJunit(sweepJunit, cases, failures);
@@ -118,9 +118,10 @@ TEST_CASE("report: a hostile target's markup (name, logs) is shown as text and n
 }
 
 TEST_CASE("compare: a matrix of classes x targets, exit 0, or 1 with --fail-on-violation", "[report]") {
-  fs::path junit = fs::temp_directory_path() / "itest-junit-compare.xml";
+  fs::path junit = scratchPath("junit-compare.xml");
+  // Kill classes only: the fault and race classes are the demo's (its test below names them).
   Result r = idemproof({"compare", "--target", target("simple"), "--target", target("dedup-table"), "--scenario", "wallet",
-                        "--runs", "1", "--per-class", "1", "--junit", junit.string()});
+                        "--runs", "1", "--per-class", "1", "--faults", "kill", "--junit", junit.string()});
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   const auto& c = r.report["compare"];
@@ -150,12 +151,26 @@ TEST_CASE("compare: a matrix of classes x targets, exit 0, or 1 with --fail-on-v
   CHECK(strict.status == 1);
 }
 
-TEST_CASE("demo: the reference targets behave as documented, one report with a timeline per counterexample", "[report]") {
-  fs::path junit = fs::temp_directory_path() / "itest-junit-demo.xml";
-  Result r = idemproof({"demo", "--junit", junit.string()});
+namespace {
+
+/// The classes of the demo's wallet section that only `demo --full` runs (each shows a family another
+/// class shows too).
+const std::vector<std::string> kFamilyRepeats = {"drop:before", "delay:after", "restart:valkey", "late-retry",
+                                                 "race:claim+kill", "race:dup+kill"};
+
+/// The class ids of a demo's section.
+std::set<std::string> classesOf(const nlohmann::json& section) {
+  std::set<std::string> out;
+  for (const auto& c : section["compare"]["classes"]) out.insert(c["id"].get<std::string>());
+  return out;
+}
+
+/// A demo's report and output: every reference target as documented (targets/README.md), with each fault
+/// family and HTTP client behaviour a class of the matrix.
+void requireDemoAsDocumented(const Result& r) {
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
-  CHECK(leftovers(lastTag()).empty());
+  CHECK(leftovers(r.tag).empty());
   const auto& demo = r.report["demo"];
   CHECK(demo["as_expected"] == true);
   REQUIRE(demo["sections"].size() == 4); // wallet, customer-city, order-shipping, orders (HTTP)
@@ -172,15 +187,15 @@ TEST_CASE("demo: the reference targets behave as documented, one report with a t
   CHECK(targets["ship-naive"]["verdict"] == "fail");
   CHECK(targets["versioned-guard"]["verdict"] == "pass");
   CHECK(targets["ship-guarded"]["verdict"] == "pass");
-  // Faults beyond kills (docs/faults.md): one class per kind and moment, with the targets that need them.
+  // Faults beyond kills (docs/faults.md): a class per kind (and moment), with the targets that need them.
   CHECK(targets["crash-on-40001"]["verdict"] == "pass");
   CHECK(targets["retry-no-dedup"]["verdict"] == "fail");
   CHECK(targets["no-reconnect"]["verdict"] == "fail");
   CHECK(targets["no-reconnect"]["kinds"].dump().find("stuck") != std::string::npos);
-  std::set<std::string> classes;
-  for (const auto& c : demo["sections"][0]["compare"]["classes"]) classes.insert(c["id"].get<std::string>());
-  for (const char* c : {"drop:before", "drop:after", "delay:before", "delay:after", "error", "forget", "restart:pg",
-                        "restart:valkey"}) {
+  CHECK(targets["check-then-act"]["verdict"] == "fail");
+  auto classes = classesOf(demo["sections"][0]);
+  for (const char* c : {"drop:after", "delay:before", "error", "forget", "restart:pg", "race:claim", "race:dup", "retry",
+                        "reorder", "kill:COMMIT>XACK", "kill:SET>BEGIN"}) {
     INFO(c);
     CHECK(classes.count(c) == 1);
   }
@@ -200,6 +215,34 @@ TEST_CASE("demo: the reference targets behave as documented, one report with a t
     INFO(c);
     CHECK(httpClasses.count(c) == 1);
   }
+}
+
+/// The schedules of a demo's report.
+size_t schedulesOf(const Result& r) { return r.report["timings"]["schedules"].get<size_t>(); }
+
+} // namespace
+
+TEST_CASE("demo: each class once per target, every reference target as documented, one report with a timeline per "
+          "counterexample", "[report][two-cores]") {
+  fs::path junit = scratchPath("junit-demo.xml");
+  Result r = idemproof({"demo", "--junit", junit.string()});
+  requireDemoAsDocumented(r);
+  const auto& demo = r.report["demo"];
+  CHECK(demo["runs_per_class"] == 1);
+  CHECK(demo["per_class"] == 1);
+  CHECK(r.out.find("idemproof demo --full runs the complete matrix") != std::string::npos);
+  // Each fault family once: the classes whose family another shows are the full demo's.
+  auto classes = classesOf(demo["sections"][0]);
+  for (const auto& c : kFamilyRepeats) {
+    INFO(c);
+    CHECK(classes.count(c) == 0);
+  }
+  // Each class once per target: no (target, class) cell holds two schedules.
+  for (const auto& s : demo["sections"])
+    for (const auto& c : s["compare"]["cells"]) {
+      INFO(s["scenario"] << " " << c["target"] << " " << c["class"]);
+      CHECK(c["schedules"].get<int>() <= 1);
+    }
 
   std::string html = idem::testing::readFile(r.reportDir / "report.html");
   CHECK(idem::testing::occurrences(html, "<svg class=\"timeline\"") >= 4);
@@ -214,4 +257,19 @@ TEST_CASE("demo: the reference targets behave as documented, one report with a t
   fs::remove(png);
   chromium(r.reportDir / "report.html", png);
   CHECK(fs::file_size(png) > 20000);
+}
+
+TEST_CASE("demo --full: the complete matrix, twice the schedules of each class, every reference target as "
+          "documented", "[report][slow][two-cores]") {
+  Result r = idemproof({"demo", "--full"});
+  requireDemoAsDocumented(r);
+  CHECK(r.report["demo"]["runs_per_class"] == 2);
+  CHECK(r.report["demo"]["per_class"] == 2);
+  auto classes = classesOf(r.report["demo"]["sections"][0]);
+  for (const auto& c : kFamilyRepeats) {
+    INFO(c);
+    CHECK(classes.count(c) == 1);
+  }
+  CHECK(r.out.find("--full runs the complete matrix") == std::string::npos);
+  CHECK(schedulesOf(r) > 400);
 }

@@ -126,6 +126,10 @@ fs::path freshTmpRoot(const std::string& tag) {
   return root;
 }
 
+fs::path scratchPath(const std::string& name) {
+  return fs::temp_directory_path() / ("itest-" + std::to_string(::getpid()) + "-" + name);
+}
+
 std::string target(const std::string& name) { return (repo() / "targets" / name).string(); }
 std::string testTarget(const std::string& name) { return (repo() / "tests" / "targets" / name).string(); }
 

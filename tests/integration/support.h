@@ -45,6 +45,10 @@ std::vector<std::string> tempDirsIn(const std::filesystem::path& root);
 /// copied there).
 std::filesystem::path freshTmpRoot(const std::string& tag);
 
+/// A path for a file this test process writes: `name` in the temp dir, made unique on the machine by the
+/// process's pid (several suites may run at once).
+std::filesystem::path scratchPath(const std::string& name);
+
 /// targets/NAME and tests/targets/NAME of the repository.
 std::string target(const std::string& name);
 std::string testTarget(const std::string& name);

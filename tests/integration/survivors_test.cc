@@ -122,7 +122,7 @@ TEST_CASE("after kill -9 of idemproof during a sweep, the next command leaves no
   CHECK(eventually([&] { return leftovers(tag).empty(); }, std::chrono::seconds(10)));
 }
 
-TEST_CASE("a target that floods its output and moves 100 MiB values costs idemproof under 100 MiB") {
+TEST_CASE("a target that floods its output and moves 100 MiB values costs idemproof under 100 MiB", "[two-cores]") {
   Background bg("flood", {"run", "--target", testTarget("flood"), "--scenario", "wallet"},
                 {{"IDEMPROOF_TEST_TAG", "flood-" + std::to_string(::getpid())},
                  {"FLOOD_MB", "200"},

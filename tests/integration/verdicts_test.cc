@@ -35,7 +35,8 @@ TEST_CASE("acknowledge-first: sweep names both at after:XACK#4, and check finds 
   REQUIRE(s.status == 1);
   duplicateTwoLostFour(s.report, "after:XACK#4");
 
-  Result c = idemproof({"check", "--target", testTarget("py-ack-first"), "--seed", "3", "--runs", "20"});
+  // Schedules of at most 2 events: the search fails at once and shrinks in a few Python runs.
+  Result c = idemproof({"check", "--target", testTarget("py-ack-first"), "--seed", "3", "--runs", "20", "--max-events", "2"});
   INFO(c.out << c.err);
   REQUIRE(c.status == 1);
   CHECK(c.report["verdict"] == "fail");
@@ -121,8 +122,9 @@ TEST_CASE("a connection the PostgreSQL proxy can't decode: unknown, not pass") {
 }
 
 TEST_CASE("compare: a target with an unknown cell makes the command exit 2") {
+  // Kill classes only: one unknown cell is the point, not the classes it falls in.
   Result r = idemproof({"compare", "--target", target("dedup-table"), "--target", testTarget("py-pg-garbage"),
-                        "--runs", "1", "--per-class", "1"});
+                        "--runs", "0", "--per-class", "1", "--faults", "kill"});
   INFO(r.out << r.err);
   CHECK(r.status == 2);
   int unknownCells = 0;

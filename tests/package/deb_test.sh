@@ -7,7 +7,13 @@
 set -euo pipefail
 build=$(cd "$1" && pwd)
 tmp=$(mktemp -d /tmp/itest-deb-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+# A temp root of its own (on tmpfs when there is one, as idemproof's default): what the installed binary
+# leaves is judged there alone, whatever else runs on the machine.
+shm=/dev/shm; [ -w "$shm" ] || shm=/tmp
+IDEMPROOF_TMPDIR=$(mktemp -d "$shm/itest-deb-root-XXXXXX")
+chmod 755 "$IDEMPROOF_TMPDIR" # the embedded PostgreSQL runs as postgres: it must reach its data dir
+export IDEMPROOF_TMPDIR
+trap 'rm -rf "$tmp" "$IDEMPROOF_TMPDIR"' EXIT
 fail() { echo "deb_test: $*" >&2; exit 1; }
 
 (cd "$build" && cpack -G DEB -B "$tmp/package" >"$tmp/cpack.log" 2>&1) || { cat "$tmp/cpack.log"; fail "cpack failed"; }
@@ -43,4 +49,6 @@ grep -q "\"scenario_file\": \"$share/scenarios/wallet.json\"" "$tmp/run/report.j
   || fail "the installed binary did not read its own scenarios: $(grep scenario_file "$tmp/run/report.json")"
 "$bin" run --target "$share/targets/http-correct" --scenario orders --report "$tmp/http" >"$tmp/http.out" 2>&1 \
   || { cat "$tmp/http.out"; fail "run of the installed http-correct did not pass"; }
+left=$(ls "$IDEMPROOF_TMPDIR")
+[ -z "$left" ] || fail "the installed binary left $left in its temp root"
 echo "deb_test: $(basename "$deb") installs and runs from $root"

@@ -9,18 +9,23 @@ set -euo pipefail
 src=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
 tmp=$(mktemp -d /tmp/itest-image-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+# A temp root of its own (on tmpfs when there is one, as idemproof's default): what idemproof leaves is
+# judged there alone, whatever else runs on the machine.
+shm=/dev/shm; [ -w "$shm" ] || shm=/tmp
+root=$(mktemp -d "$shm/itest-image-root-XXXXXX")
+trap 'rm -rf "$tmp" "$root"' EXIT
 fail() { echo "image_test: $*" >&2; exit 1; }
 
 cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log" || { cat "$tmp/install.log"; fail "cmake --install failed"; }
 chmod 755 "$tmp"
 mkdir -p "$tmp/home"
-chown nobody: "$tmp/home" 2>/dev/null || true
+chmod 755 "$root" # the embedded PostgreSQL runs as postgres when idemproof is root: it must reach its data dir
+chown nobody: "$tmp/home" "$root" 2>/dev/null || true
 share="$tmp/prefix/share/idemproof"
 # The entrypoint as the image's non-root user would run it (nobody here, when the test runs as root).
 user=()
 [ "$(id -u)" = 0 ] && user=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
-user+=(env HOME="$tmp/home" IDEMPROOF_BIN="$tmp/prefix/bin/idemproof")
+user+=(env HOME="$tmp/home" IDEMPROOF_BIN="$tmp/prefix/bin/idemproof" IDEMPROOF_TMPDIR="$root")
 as_user() { "${user[@]}" "$@"; }
 cd "$tmp/home"
 entry="$src/docker/entrypoint.sh"
@@ -54,4 +59,6 @@ set -e
 sleep 0.5
 if pgrep -f "$tmp/prefix/bin/idemproof" >/dev/null; then fail "idemproof still runs after SIGTERM"; fi
 grep -q "interrupted (SIGTERM), cleaned up" "$tmp/term.out" || { cat "$tmp/term.out"; fail "idemproof did not say it cleaned up"; }
+left=$(ls "$root")
+[ -z "$left" ] || fail "idemproof left $left in its temp root"
 echo "image_test: the entrypoint ran idemproof as $(as_user id -un) from $tmp/prefix"

@@ -3,6 +3,8 @@
 
 #include <regex>
 
+#include <unistd.h>
+
 namespace idem::testing {
 
 std::string Normaliser::text(std::string s) {
@@ -47,7 +49,7 @@ std::string compareGolden(const std::string& name, const std::string& actual) {
   if (!std::filesystem::exists(path)) return path.string() + " is missing (IDEM_UPDATE_GOLDEN=1 writes it)";
   std::string expected = readFile(path);
   if (expected == actual) return "";
-  std::filesystem::path got = std::filesystem::temp_directory_path() / ("golden-actual-" + name);
+  std::filesystem::path got = std::filesystem::temp_directory_path() / ("golden-actual-" + std::to_string(::getpid()) + "-" + name);
   std::ofstream(got, std::ios::binary) << actual;
   return "differs from " + path.string() + "; actual output in " + got.string() +
          " (diff them; IDEM_UPDATE_GOLDEN=1 rewrites the golden file)";

@@ -1,6 +1,7 @@
 // report.json with streamed arrays (report.h, StreamedArray): the file is byte for byte what dumping the
 // whole document writes, though the arrays were never held as JSON.
 #include "report/report.h"
+#include "test_util.h"
 
 #include <catch2/catch.hpp>
 
@@ -28,8 +29,8 @@ json item(size_t i) {
 } // namespace
 
 TEST_CASE("report.json with streamed arrays is what dumping the whole document writes") {
-  auto dir = std::filesystem::temp_directory_path() / "idem-unit-streamed-report";
-  std::filesystem::remove_all(dir);
+  idem::testing::ScratchDir scratch;
+  auto dir = scratch.path / "report";
   json page = {{"command", "check"}, {"verdict", "pass"}, {"runs", json::array()},
                {"check", {{"runs", 3}, {"run_summaries", json::array({item(1)})}, {"notes", {"x"}}}},
                {"shard", {{"index", 0}, {"runs", json::array()}}}, {"zempty", {{"list", {1}}}}};
@@ -49,5 +50,4 @@ TEST_CASE("report.json with streamed arrays is what dumping the whole document w
     CHECK(readAll(dir / "report.json") == whole.dump(2) + "\n");
     CHECK(std::filesystem::exists(dir / "report.html"));
   }
-  std::filesystem::remove_all(dir);
 }

@@ -1,0 +1,28 @@
+# Run after a test executable is linked (cmake -P): writes CTEST_FILE, which sets the ctest properties its
+# Catch2 tags ask for on the entries catch_discover_tests made (included after them, so these win):
+#   [slow]       label slow instead of the executable's label, and TIMEOUT SLOW_TIMEOUT
+#   [two-cores]  PROCESSORS 2: ctest -j2 runs it alone, so it never shares the two cores with another test
+# A test case declares what it needs; nothing here lists test names, so a new test case gets its
+# executable's label and one processor until its tags say otherwise.
+# Inputs: TEST_EXECUTABLE, TEST_PREFIX, SLOW_TIMEOUT, CTEST_FILE.
+set(script "")
+
+function(tagged spec properties)
+  execute_process(COMMAND "${TEST_EXECUTABLE}" "${spec}" --list-test-names-only
+                  OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+  # Catch2 exits with the number of test cases listed: 0 is none, a negative status a crash.
+  if(rc LESS 0 OR NOT rc MATCHES "^[0-9]+$")
+    message(FATAL_ERROR "${TEST_EXECUTABLE} ${spec} --list-test-names-only: ${rc}\n${out}")
+  endif()
+  string(REPLACE "\n" ";" names "${out}")
+  foreach(name IN LISTS names)
+    if(NOT name STREQUAL "")
+      string(APPEND script "set_tests_properties([==[${TEST_PREFIX}${name}]==] PROPERTIES ${properties})\n")
+    endif()
+  endforeach()
+  set(script "${script}" PARENT_SCOPE)
+endfunction()
+
+tagged("[slow]" "LABELS slow TIMEOUT ${SLOW_TIMEOUT}")
+tagged("[two-cores]" "PROCESSORS 2")
+file(WRITE "${CTEST_FILE}" "${script}")
