@@ -168,7 +168,15 @@ TEST_CASE("a relative argv[0] is resolved in the child's cwd", "[process]") {
 
 TEST_CASE("stop() on a child that ignores SIGTERM kills it after the grace period", "[process]") {
   Child c = Child::spawn(shell("trap '' TERM; sleep 100"));
-  std::this_thread::sleep_for(50ms); // let the trap be installed
+  // The trap is installed once the shell ignores SIGTERM (SigIgn in /proc, a mask of bit signal - 1).
+  auto ignoresTerm = [&] {
+    std::ifstream in("/proc/" + std::to_string(c.pid()) + "/status");
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("SigIgn:", 0) == 0) return (std::stoull(line.substr(7), nullptr, 16) >> (SIGTERM - 1)) & 1;
+    return 0ull;
+  };
+  for (int i = 0; i < 3000 && !ignoresTerm(); ++i) std::this_thread::sleep_for(10ms);
+  REQUIRE(ignoresTerm());
   auto t0 = std::chrono::steady_clock::now();
   ExitStatus s = c.stop(300ms);
   auto elapsed = std::chrono::steady_clock::now() - t0;
