@@ -2,7 +2,7 @@
 # Clean Release build (and, with --tests, the full test suite) of two trees side by side in one run:
 # BEFORE (a git revision, built the way its scripts/test.sh built it: CMake's default generator, make -j)
 # and the working tree (built the way scripts/test.sh builds it now). Prints seconds and the ratio.
-#   bench/build_bench.sh [--tests] [BEFORE_REV]      (default BEFORE_REV: 35adf32, main before the change)
+#   bench/build_bench.sh [--tests] [BEFORE_REV]      (default BEFORE_REV: 35adf32, built with make, -O3, no unity build, tests -O2)
 # Each tree is copied to a fresh folder, so nothing is shared between the two builds (no ccache is used).
 set -euo pipefail
 cd "$(dirname "$0")/.."

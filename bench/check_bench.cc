@@ -13,8 +13,8 @@
 ///     proxy, so it sleeps), wait until every entry is acknowledged, SIGTERM -> the target's own work per
 ///     schedule (reset excluded);
 ///  4. the direct driver on WORKERS slots at once (a database and a Valkey db each) -> the schedules per
-///     second this consumer allows on this machine with no harness at all: the ceiling of (1);
-///  5. what this machine charges for what every schedule does many times: a page's first touch, a system
+///     second this consumer allows on the host with no harness at all: the ceiling of (1);
+///  5. what the host charges for what every schedule does many times: a page's first touch, a system
 ///     call, a fork and an exec (under a hypervisor that shadows page tables these cost 10-100x bare metal).
 /// Then where each millisecond of a harness schedule goes: the phases of supervisor/workspace.h PhaseTimes.
 /// The harness's share of wall time is 1 - direct / harness (1 worker). Prints ratios, asserts nothing.
@@ -164,7 +164,7 @@ struct MachineCosts {
   double pageTouchUs = 0, syscallUs = 0, spawnTrueMs = 0;
 };
 
-/// What this machine charges for what every process start does thousands of times (map a fresh page,
+/// What the host charges for what every process start does thousands of times (map a fresh page,
 /// enter the kernel) and for a process start itself. Medians of 5 rounds.
 MachineCosts measureMachine() {
   auto median5 = [](auto f) {
@@ -261,7 +261,7 @@ int main(int argc, char** argv) {
       direct.reset();
       plain.push_back(direct.run(s));
     }
-    // 4. The direct driver on `workers` slots at once: this consumer's own ceiling on this machine.
+    // 4. The direct driver on `workers` slots at once: this consumer's own ceiling on the host.
     std::vector<std::unique_ptr<Direct>> slots;
     for (int w = 1; w <= workers; ++w) slots.push_back(std::make_unique<Direct>(session, t, w));
     auto t4 = Clock::now();
@@ -292,7 +292,7 @@ int main(int argc, char** argv) {
                              per1 / perDirect, workers, per1 / perW);
     std::cout << fmt::format("  check with {} workers / direct with {} at once: {:.2f}x the direct rate\n", workers, workers,
                              perDirectW / perW);
-    std::cout << fmt::format("  this machine: a page's first touch {:.1f} us, a system call {:.2f} us, posix_spawn+exit of "
+    std::cout << fmt::format("  host: a page's first touch {:.1f} us, a system call {:.2f} us, posix_spawn+exit of "
                              "/bin/true {:.2f} ms (on bare metal each is well under 1 us, 0.3 us, 1 ms)\n",
                              mc.pageTouchUs, mc.syscallUs, mc.spawnTrueMs);
     // Where a schedule's milliseconds go (1 worker), in the order a schedule meets them.

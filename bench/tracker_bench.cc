@@ -83,7 +83,7 @@ struct Session {
   uint64_t bytes() const { return client.size() + server.size(); }
 };
 
-/// Feeds one session through a fresh tracker; returns the messages decoded (both directions).
+/// Feeds a recorded session through a fresh tracker; returns the messages decoded (both directions).
 uint64_t replay(const Session& s, Mode mode) {
   idem::proxy::TrackerPtr t = s.pg ? idem::proxy::makePgTracker() : idem::proxy::makeRespTracker();
   Direction c, v;

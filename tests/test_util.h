@@ -1,5 +1,5 @@
 #pragma once
-// Helpers for scenario/target tests: temporary files and "the error message contains" assertions.
+// Shared code of the scenario/target tests: temporary files and "the error message contains" assertions.
 #include "core/error.h"
 
 #include <catch2/catch.hpp>

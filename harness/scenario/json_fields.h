@@ -1,5 +1,5 @@
 #pragma once
-/// Internal helpers for reading user-written JSON files (scenarios, target manifests) with errors that
+/// Internal functions for reading user-written JSON files (scenarios, target manifests) with errors that
 /// name the file and the field: "scenarios/x.json: field 'invariants[0].kind': ...". Not a public API.
 #include <nlohmann/json.hpp>
 

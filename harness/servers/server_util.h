@@ -1,5 +1,5 @@
 #pragma once
-/// Private helpers of the embedded servers: log tails for error messages, keeping a failed server's
+/// Private functions of the embedded servers: log tails for error messages, keeping a failed server's
 /// log, and the account a server runs as.
 #include <sys/types.h>
 

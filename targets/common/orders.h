@@ -42,7 +42,7 @@ Response storedResponse(const pqxx::row& row);
 /// {"error":"<message>"} with `status` (message is plain ASCII here, no escaping needed).
 Response errorResponse(int status, std::string_view message);
 
-// The answers the targets share, with the texts of the brief.
+// The error answers the reference servers share: a status and a fixed message.
 inline Response missingKey() { return errorResponse(400, "Idempotency-Key required"); }
 inline Response invalidBody() { return errorResponse(400, "invalid body"); }
 inline Response inProgress() { return errorResponse(409, "request in progress"); }

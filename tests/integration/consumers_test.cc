@@ -1,6 +1,6 @@
 /// Several live consumers (`--consumers N`, a schedule's "consumers"): each its own process and CONSUMER
 /// name, faults named per process (cN:before|after:VERB#k), kills and restarts per process. The race
-/// classes and holds of issue 12 build on this.
+/// classes and holds build on this.
 #include "support.h"
 
 #include <catch2/catch.hpp>
@@ -20,7 +20,7 @@ std::set<std::string> spawned(const nlohmann::json& report) {
 
 } // namespace
 
-// Which live consumer reads an entry first is up to timing (holds, issue 12, will decide it): these tests
+// Which live consumer reads an entry first is up to timing (a hold decides it: races_test.cc): these tests
 // only use steps every process reaches for sure (its first read) or the run-wide count.
 TEST_CASE("consumers: two live consumers, a kill at the run's second COMMIT, the rest recovered by the others") {
   Result r = clean({"run", "--target", target("dedup-table"), "--consumers", "2", "--crash", "after:COMMIT#2"});

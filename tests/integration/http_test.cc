@@ -1,4 +1,4 @@
-/// Issue 14: HTTP endpoints that take an Idempotency-Key, judged through the real binary against the
+/// HTTP endpoints that take an Idempotency-Key, judged through the real binary against the
 /// reference servers of targets/http-* (C++, Boost.Beast) and tests/targets/py-orders (Flask + psycopg, the
 /// Stripe-like policy of tests/scenarios/orders-409.json), on embedded PostgreSQL.
 #include "support.h"

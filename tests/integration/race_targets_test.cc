@@ -1,4 +1,4 @@
-/// The race bugs of issue 12: targets/check-then-act (and tests/targets/py-check-then-act, the same strategy
+/// The race bugs: targets/check-then-act (and tests/targets/py-check-then-act, the same strategy
 /// in Python) looks for the event's row first, then inserts one into a table with no unique key. One
 /// consumer at a time it is right under every kill; two consumers holding one event at once both find no
 /// row and both credit. dedup-table (INSERT ... ON CONFLICT on a primary key) is its correct counterpart.
@@ -31,8 +31,8 @@
 
 using namespace itest;
 
-// A named namespace around helpers and cases: the integration tests are a unity build, and another file's
-// anonymous helpers (one is also called anyContains) share this translation unit.
+// A named namespace around this file's functions and cases: the integration tests are a unity build, and
+// another file's anonymous functions (one is also called anyContains) share this translation unit.
 namespace race_targets {
 
 const std::vector<std::string> kRaceHolds{

@@ -1,4 +1,4 @@
-/// Race bugs (issue 12): check generates consumers and holds and shrinks them; the interleaving sweep; the
+/// Race bugs: check generates consumers and holds and shrinks them; the interleaving sweep; the
 /// race classes of compare, against the C++ reference targets and a Python consumer. Every order that
 /// matters is decided by a hold that fires (c1 receives the first batch alone; c2 starts once c1 has
 /// entries), never by timing luck.

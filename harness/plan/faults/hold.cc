@@ -1,5 +1,5 @@
 /// hold: withhold one process's request (`before:`) or reply (`after:`) at its step, while the other
-/// processes run freely — an interleaving as a fault value (issue 12). It is released when
+/// processes run freely — an interleaving as a fault value. It is released when
 ///
 ///   hold:c1:before:COMMIT#1:c2:after:XACK#1   process c2 reaches (before) or passes (after) its point;
 ///   hold:c1:before:COMMIT#1:250               250 ms have passed (e.g. past CLAIM_IDLE_MS);

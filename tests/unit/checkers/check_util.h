@@ -1,5 +1,5 @@
 #pragma once
-// Shared helpers of the checker tests: the wallet runs the diagnosis tests replay, and result lookup.
+// Shared code of the checker tests: the wallet runs the diagnosis tests replay, and result lookup.
 #include "checkers/checkers.h"
 #include "history_builder.h"
 

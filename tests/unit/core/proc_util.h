@@ -1,5 +1,5 @@
 #pragma once
-// Helpers of the core tests: a file's text, and whether a process has died.
+// Shared code of the core tests: a file's text, and whether a process has died.
 #include <sys/types.h>
 
 #include <chrono>

@@ -1,4 +1,4 @@
-// What idemproof prints from data never drives the terminal: control characters are escaped, by the helper
+// What idemproof prints from data never drives the terminal: control characters are escaped, by escapeControls()
 // and by the filter under std::cout and std::cerr (core/terminal.h).
 #include "core/terminal.h"
 

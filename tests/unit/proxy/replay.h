@@ -1,5 +1,5 @@
 #pragma once
-/// Test helpers for the protocol trackers: recorded captures, one printable line per message, and
+/// Shared code of the protocol tracker tests: recorded captures, one printable line per message, and
 /// feeding a tracker the way the proxy does (unconsumed bytes stay pending) — whole, split at an offset,
 /// in pieces, in the recorded order.
 #include "proxy/tracker.h"

@@ -1,4 +1,4 @@
-// The golden-file helpers of golden.h.
+// The golden-file functions of golden.h.
 #include "golden.h"
 
 #include <regex>

@@ -1,7 +1,7 @@
 // EmbeddedServers: start, connect with libpqxx and hiredis, stop, nothing left behind; the template cache.
 #include "core/error.h"
 
-#include "helpers.h"
+#include "server_test_util.h"
 #include "servers/server_util.h"
 #include "servers/servers.h"
 

@@ -4,7 +4,7 @@
 // nothing left behind afterwards.
 #include "core/error.h"
 
-#include "helpers.h"
+#include "server_test_util.h"
 #include "servers/servers.h"
 
 #include <catch2/catch.hpp>

@@ -1,7 +1,7 @@
 // Start failures of the embedded servers: port taken (retried), a server that dies at start, no binary.
 #include "core/error.h"
 #include "core/ports.h"
-#include "helpers.h"
+#include "server_test_util.h"
 #include "servers/postgres.h"
 #include "servers/servers.h"
 #include "servers/valkey.h"

@@ -1,6 +1,6 @@
 // SIGINT to an idemproof-like process (a fork of this test) stops its servers and removes their dirs.
 #include "core/cleanup.h"
-#include "helpers.h"
+#include "server_test_util.h"
 #include "servers/servers.h"
 
 #include <catch2/catch.hpp>

@@ -441,7 +441,7 @@ pid_t reapedPid() {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// History and protocol helpers
+// History and protocol functions
 
 std::vector<OpView> opsOf(const History& h, const std::string& type) {
   std::vector<OpView> out;

@@ -160,7 +160,7 @@ private:
 /// fails with ESRCH.
 pid_t reapedPid();
 
-/// History helpers.
+/// Reading histories.
 /// An op as its JSON shows it (history/history.h's mapping): its process and its value.
 struct OpView {
   int64_t index = 0;

@@ -1,4 +1,4 @@
-#include "helpers.h"
+#include "server_test_util.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>

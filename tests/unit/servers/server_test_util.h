@@ -1,5 +1,5 @@
 #pragma once
-/// Helpers shared by the server tests: /proc checks, a scratch dir outside Cleanup, and a cache dir
+/// Shared code of the server tests: /proc checks, a scratch dir outside Cleanup, and a cache dir
 /// private to this test binary (IDEMPROOF_CACHE_DIR), so tests never touch the user's cache.
 #include <sys/types.h>
 
