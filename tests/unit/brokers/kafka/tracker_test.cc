@@ -126,7 +126,7 @@ TEST_CASE("kafka tracker: records of an aborted transaction and control markers 
   CHECK(deliveredIds(replies(e)[0]) == Strings{"payments-0@3"});
 }
 
-TEST_CASE("kafka tracker: OffsetCommit (v8, flexible) acks its positions; a partition's error fails the reply") {
+TEST_CASE("kafka tracker: OffsetCommit (v8, flexible) acks its positions, a partition's error fails the reply") {
   const Events e = session(
       {request(api::kOffsetCommit, 8, 9, offsetCommitRequest(8, "payments", {{0, 2}, {1, 5}}))},
       {response(api::kOffsetCommit, 8, 9, offsetCommitResponse(8, "payments", {{0, 0}, {1, 27}}))});
