@@ -94,6 +94,8 @@ void Collector::value(Role role, int64_t v) {
   case Role::Acks: acks = v; break;
   case Role::ProducerId: producerId = v; break;
   case Role::Committed: committed = v; break;
+  case Role::ApiKey: apiKey_ = static_cast<int16_t>(v); break;
+  case Role::MaxVersion: maxVersions[apiKey_] = static_cast<int16_t>(v); break;
   case Role::AbortedProducer: item().aborted.push_back(AbortedTxn{v, 0}); break;
   case Role::AbortedFirstOffset: if (!item().aborted.empty()) item().aborted.back().firstOffset = v; break;
   default: break;

@@ -63,6 +63,7 @@ public:
   std::vector<std::string> protocols;
   std::optional<std::string_view> assignment;
   std::vector<Node> nodes;     ///< brokers and coordinators listed
+  std::map<int16_t, int16_t> maxVersions; ///< ApiVersions: each key's highest version
 
   void enter(Role array) override;
   void leave(Role array) override;
@@ -81,6 +82,7 @@ private:
   std::string topicId_;  ///< raw, for Metadata's id -> name
   std::string name_;     ///< the current topic's name as the message gives it (Metadata)
   bool inPartition_ = false, inForgotten_ = false, inNode_ = false;
+  int16_t apiKey_ = -1;
   int16_t topError_ = 0;
 };
 

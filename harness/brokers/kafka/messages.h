@@ -8,6 +8,7 @@
 #include "proxy/tracker.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,8 @@ struct RequestFacts {
   std::vector<TopicPartition> forgotten;          ///< Fetch: partitions taken out of the fetch session
   bool noResponse = false;                        ///< Produce with acks=0: the broker sends no response
   bool blocking = false;                          ///< Fetch with a max wait; JoinGroup, SyncGroup
+  std::optional<std::string> group, member;       ///< group requests: the group and the member id sent
+  std::optional<int64_t> generation;
 };
 
 /// Reads a request body (after the header) of API `key` at `version`. False when it does not decode.
@@ -30,6 +33,8 @@ struct ResponseFacts {
   proxy::ReplyInfo reply;
   std::vector<Delivery> deliveries; ///< Fetch: the records the client hands to its application
   std::string undecoded;            ///< Fetch: a batch that could not be decoded (the reply is then not judged)
+  std::optional<std::string> member; ///< JoinGroup without error: the member id and generation it got
+  std::optional<int64_t> generation;
 };
 
 /// Reads a response body (after the header) of API `key` at `version`. `positions`: for a Fetch, the

@@ -37,6 +37,9 @@ bool readRequest(int16_t key, int16_t version, std::string_view body, TopicNames
   if (!walk(body, requestSchema(key), version, isFlexible(a, version), c))
     return false;
   out = RequestFacts{};
+  out.group = c.group;
+  out.member = c.member;
+  out.generation = c.generation;
   std::vector<std::string> parts;
   std::string head = std::string(a.name) + " v" + std::to_string(version) + groupPart(c);
   switch (key) {

@@ -90,6 +90,10 @@ bool readResponse(int16_t key, int16_t version, std::string_view body,
       r.delivered.push_back(entryOf(d));
     break;
   case api::kJoinGroup:
+    if (!r.error) {
+      out.member = c.member;
+      out.generation = c.generation;
+    }
     summary = "generation " + std::to_string(c.generation.value_or(-1)) + ", member " + c.member.value_or("") +
               (c.leader && c.member && *c.leader == *c.member ? " (leader)" : "");
     break;

@@ -63,6 +63,7 @@ RewriteResult rewriteResponse(int16_t key, int16_t version, std::string_view bod
     return res;
   }
   res.brokers = c.nodes;
+  res.maxVersions = c.maxVersions;
   std::map<int32_t, Address> to;
   if (addressFor)
     for (const Node& n : c.nodes)

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +30,7 @@ struct RewriteResult {
   bool ok = true;                 ///< false: the body does not decode (the tracker stops observing)
   std::optional<std::string> body; ///< the new body; nullopt when nothing changed
   std::vector<Node> brokers;      ///< the brokers the response lists, as the broker advertised them
+  std::map<int16_t, int16_t> maxVersions; ///< ApiVersions: each key's highest version, as the broker said
 };
 
 /// Rewrites a response body (after the header) of API `key` at `version`: broker addresses through

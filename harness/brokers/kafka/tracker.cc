@@ -4,6 +4,7 @@
 #include "brokers/kafka/messages.h"
 #include "brokers/kafka/wire.h"
 
+#include <algorithm>
 #include <deque>
 
 namespace idem::kafka {
@@ -22,20 +23,12 @@ proxy::Decode frame(std::string_view buf, size_t minimum, size_t& size) {
   return buf.size() < size ? proxy::Decode::NeedMoreData : proxy::Decode::Message;
 }
 
-/// Skips a tagged-field section (uvarint count; per field uvarint tag, uvarint size, bytes).
-void skipTags(Reader& r) {
-  const uint32_t n = r.uvarint();
-  for (uint32_t i = 0; i < n && !r.failed(); ++i) {
-    r.uvarint();
-    r.take(r.uvarint());
-  }
-}
-
 /// A request sent and not answered yet.
 struct Pending {
   int32_t correlation = 0;
   int16_t key = -1, version = 0;
   bool step = false;
+  bool decode = false; ///< its answer is read (a step, or set-up the tracker rewrites)
   std::map<TopicPartition, int64_t> positions; ///< Fetch: where each partition is read from
 };
 
@@ -56,17 +49,21 @@ public:
     const ApiInfo a = apiInfo(p.key);
     if (a.role == ApiRole::Opaque || p.version < 0)
       return proxy::Decode::Invalid;
-    const bool decoded = !requestSchema(p.key).empty() || !responseSchema(p.key).empty();
-    if (!decoded) { // set-up or admin: only its response's correlation id is checked
+    p.decode = !requestSchema(p.key).empty() || !responseSchema(p.key).empty();
+    // ApiVersions newer than the tables: its answer goes uncapped (a later request of a version beyond the
+    // tables is caught then). Set-up and admin keys: only the answer's correlation id is checked.
+    if (p.key == api::kApiVersions && p.version > a.maxVersion)
+      p.decode = false;
+    if (!p.decode) {
       outstanding_.push_back(std::move(p));
       return d;
     }
     if (p.version > a.maxVersion)
       return proxy::Decode::Invalid; // a layout the tables do not know
-    if (requestHeaderVersion(a, p.version) >= 1)
-      r.string(false); // client id: a classic nullable string even in header v2
+    if (requestHeaderVersion(a, p.version) >= 1) // client id: a classic nullable string even in header v2
+      clientId_ = std::string(r.string(false).value_or(""));
     if (requestHeaderVersion(a, p.version) >= 2)
-      skipTags(r);
+      r.skipTags();
     if (r.failed())
       return proxy::Decode::Invalid;
     if (a.role != ApiRole::Step) {
@@ -78,6 +75,7 @@ public:
       return proxy::Decode::Invalid;
     if (facts.noResponse) // acks=0: nothing will end it, so it is no step
       return d;
+    learn(facts.group, facts.member, facts.generation);
     if (p.key == api::kFetch)
       p.positions = sessionPositions(facts);
     p.step = true;
@@ -102,10 +100,10 @@ public:
     const Pending p = std::move(outstanding_.front());
     outstanding_.pop_front();
     const ApiInfo a = apiInfo(p.key);
-    if (responseSchema(p.key).empty())
+    if (!p.decode || responseSchema(p.key).empty())
       return d; // Pass
     if (responseHeaderVersion(a, p.version) >= 1)
-      skipTags(r);
+      r.skipTags();
     if (r.failed())
       return proxy::Decode::Invalid;
     const std::string_view header = buf.substr(4, r.pos());
@@ -117,6 +115,7 @@ public:
     ResponseFacts facts;
     if (!readResponse(p.key, p.version, body, p.positions, names_, facts) || !facts.undecoded.empty())
       return proxy::Decode::Invalid; // records it cannot read: none of them may go unseen
+    learn(std::nullopt, facts.member, facts.generation);
     out.kind = proxy::ServerMsg::Kind::ReplyEnd;
     out.reply = std::move(facts.reply);
     return d;
@@ -127,7 +126,23 @@ public:
       outstanding_.pop_back();
   }
 
+  std::optional<Membership> membership() const {
+    if (!membership_.group.empty() && !membership_.member.empty())
+      return membership_;
+    return std::nullopt;
+  }
+
 private:
+  /// What a group request or a JoinGroup answer says of the member (an empty member id — a JoinGroup
+  /// before the coordinator assigned one — says nothing).
+  void learn(const std::optional<std::string>& group, const std::optional<std::string>& member,
+             const std::optional<int64_t>& generation) {
+    if (group) membership_.group = *group;
+    if (member && !member->empty()) membership_.member = *member;
+    if (generation && *generation >= 0) membership_.generation = static_cast<int32_t>(*generation);
+    membership_.clientId = clientId_;
+  }
+
   /// A Fetch's positions: those it names, and for the partitions an incremental fetch (a fetch session)
   /// leaves out, the last ones it named on this connection.
   std::map<TopicPartition, int64_t> sessionPositions(const RequestFacts& f) {
@@ -147,6 +162,8 @@ private:
     const RewriteResult res = rewriteResponse(p.key, p.version, body, options_.addressFor, options_.capVersions, names_);
     if (!res.ok)
       return false;
+    if (const auto it = res.maxVersions.find(api::kLeaveGroup); it != res.maxVersions.end())
+      membership_.leaveVersion = std::min<int16_t>(it->second, apiInfo(api::kLeaveGroup).maxVersion);
     if (res.body) {
       std::string frameBody(header);
       frameBody += *res.body;
@@ -159,10 +176,17 @@ private:
   std::deque<Pending> outstanding_;
   std::map<TopicPartition, int64_t> session_;
   TopicNames names_;
+  std::string clientId_;
+  Membership membership_;
 };
 
 } // namespace
 
 proxy::TrackerPtr makeTracker(TrackerOptions options) { return std::make_unique<KafkaTracker>(std::move(options)); }
+
+std::optional<Membership> membershipOf(const proxy::Tracker& tracker) {
+  const auto* k = dynamic_cast<const KafkaTracker*>(&tracker);
+  return k ? k->membership() : std::nullopt;
+}
 
 } // namespace idem::kafka

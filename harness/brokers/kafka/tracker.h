@@ -4,10 +4,12 @@
 /// a Produce with acks=0 gets no response), and decodes the API keys a consumer drives its work with —
 /// each request of them a step named by its verb (FETCH, COMMIT_OFFSET, …; api.h) — while set-up
 /// requests (ApiVersions, Metadata, FindCoordinator, SASL, admin) pass as no step. See README.md here.
+#include "brokers/kafka/answers.h"
 #include "brokers/kafka/rewrite.h"
 #include "proxy/tracker.h"
 
 #include <cstddef>
+#include <optional>
 
 namespace idem::kafka {
 
@@ -25,5 +27,10 @@ struct TrackerOptions {
 };
 
 proxy::TrackerPtr makeTracker(TrackerOptions options = {});
+
+/// The group membership a Kafka tracker's connection showed so far (its client's group requests and
+/// JoinGroup answers): what the proxy needs to send LeaveGroup for a member it killed. nullopt before the
+/// connection named a group and a member, or for a tracker that makeTracker() did not make.
+std::optional<Membership> membershipOf(const proxy::Tracker& tracker);
 
 } // namespace idem::kafka

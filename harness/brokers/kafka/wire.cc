@@ -100,6 +100,14 @@ std::optional<size_t> Reader::arrayCount(bool compact) {
   return failed_ ? std::nullopt : n;
 }
 
+void Reader::skipTags() {
+  const uint32_t n = uvarint();
+  for (uint32_t i = 0; i < n && !failed_; ++i) {
+    uvarint();
+    take(uvarint());
+  }
+}
+
 void Writer::uvarint(uint64_t v) {
   while (v >= 0x80) {
     out += static_cast<char>((v & 0x7f) | 0x80);

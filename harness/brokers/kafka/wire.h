@@ -33,6 +33,8 @@ public:
   std::optional<std::string_view> bytes(bool compact) { return bytesOf(length(compact, true)); }
   /// An array's element count; nullopt for null. Counts beyond what the rest could hold fail.
   std::optional<size_t> arrayCount(bool compact);
+  /// Skips a tagged-field section: a count, then per field its tag, its size and that many bytes.
+  void skipTags();
 
   size_t pos() const { return pos_; }
   size_t left() const { return bytes_.size() - pos_; }

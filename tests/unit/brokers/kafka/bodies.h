@@ -27,6 +27,11 @@ inline std::vector<std::pair<std::string, std::vector<FetchPart>>> byTopic(const
   return out;
 }
 
+/// A Fetch topic: its name (versions up to 12) or its 16-byte id (13+).
+inline void fetchTopic(Writer& w, int v, const std::string& topic, bool flex) {
+  if (v >= 13) w.raw(topic); else w.string(std::string_view(topic), flex);
+}
+
 /// Fetch request, versions 4 to 17 (flexible from 12, topic ids from 13).
 inline std::string fetchRequest(int v, const std::vector<FetchPart>& parts, int32_t maxWait = 500,
                                 const std::vector<FetchPart>& forgotten = {}) {
@@ -41,7 +46,7 @@ inline std::string fetchRequest(int v, const std::vector<FetchPart>& parts, int3
   const auto topics = byTopic(parts);
   w.arrayCount(topics.size(), flex);
   for (const auto& [topic, ps] : topics) {
-    if (v >= 13) w.raw(topic); else w.string(std::string_view(topic), flex);
+    fetchTopic(w, v, topic, flex);
     w.arrayCount(ps.size(), flex);
     for (const auto& p : ps) {
       w.int32(p.partition);
@@ -58,7 +63,7 @@ inline std::string fetchRequest(int v, const std::vector<FetchPart>& parts, int3
     const auto gone = byTopic(forgotten);
     w.arrayCount(gone.size(), flex);
     for (const auto& [topic, ps] : gone) {
-      if (v >= 13) w.raw(topic); else w.string(std::string_view(topic), flex);
+      fetchTopic(w, v, topic, flex);
       w.arrayCount(ps.size(), flex);
       for (const auto& p : ps) w.int32(p.partition);
       if (flex) w.noTags();
@@ -85,7 +90,7 @@ inline std::string fetchResponse(int v, const std::vector<FetchPart>& parts, con
   const auto topics = byTopic(parts);
   w.arrayCount(topics.size(), flex);
   for (const auto& [topic, ps] : topics) {
-    if (v >= 13) w.raw(topic); else w.string(std::string_view(topic), flex);
+    fetchTopic(w, v, topic, flex);
     w.arrayCount(ps.size(), flex);
     for (const auto& p : ps) {
       w.int32(p.partition);

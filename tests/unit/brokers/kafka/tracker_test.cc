@@ -212,6 +212,15 @@ TEST_CASE("kafka tracker: what it does not decode it does not guess") {
   }
 }
 
+TEST_CASE("kafka tracker: an ApiVersions request newer than the tables passes, its answer uncapped") {
+  const std::string answer("\x00\x00\x00\x00\x00\x01\x00\x01\x00\x00\x00\x2a\x00\x00\x00\x00\x00", 17);
+  const Events e = session({request(api::kApiVersions, 5, 1, std::string("\x00\x00\x00", 3))},
+                           {response(api::kApiVersions, 5, 1, answer)});
+  requireBalanced(e);
+  CHECK(e.client[0].kind == ClientMsg::Kind::Pass);
+  CHECK(e.server[0].replacement.empty());
+}
+
 TEST_CASE("kafka tracker: API keys it does not decode pass, answered in order") {
   const Events e = session({request(60, 0, 1, std::string("\x00", 1)), request(200, 3, 2, "anything")},
                            {response(60, 0, 1, "whatever"), response(200, 3, 2, "")});
