@@ -524,7 +524,10 @@ void Controller::onCut(int owner, const proxy::StepToken& token, proxy::CutKind 
   auto& st = states_[owner];
   endInflight(owner, st, f);
   st.lastWasEmptyRead = false;
-  if (st.inflight == 0) st.cutAt = fmt::format("{}#{} ({})", f.step.verb, f.k, proxy::toString(f.server));
+  // A connection that goes unobserved is not cut: its bytes still flow (a 100 MiB result may take seconds
+  // to reach the client), so the process is between two steps of its work, busy, until its next request.
+  if (st.inflight == 0 && how != proxy::CutKind::Unobserved)
+    st.cutAt = fmt::format("{}#{} ({})", f.step.verb, f.k, proxy::toString(f.server));
   ++activity_;
   ops::Step s = stepOf(f);
   s.outcome = how == proxy::CutKind::Withheld    ? ops::StepOutcome::Withheld

@@ -148,6 +148,17 @@ TEST_CASE("liveness: a connection cut under a consumer that holds nothing leaves
   CHECK_FALSE(holding.idle(1));
 }
 
+TEST_CASE("liveness: a request whose connection goes unobserved is no cut: the process stays busy until its next request") {
+  Steps s;
+  auto q = s.send(1, "SELECT"); // its result outgrows what the proxy holds for one step: the bytes flow on, unseen
+  s.ctl.onCut(1, q, proxy::CutKind::Unobserved);
+  CHECK(s.ctl.state(1).cutAt.empty());
+  CHECK_FALSE(s.idle(1));
+  CHECK(liveness::busyWhy(s.view(1)) == "between two steps of its work");
+  s.read(1, "XREADGROUP", {}, true);
+  CHECK(s.idle(1));
+}
+
 TEST_CASE("liveness: an entry handed again three times to the consumer holding it is spinning") {
   Steps s;
   s.read(1, "XAUTOCLAIM", {"1-2"});
