@@ -1,10 +1,11 @@
-/// Decoding speed of the protocol trackers on recorded client traffic (tests/captures): each session is
+/// Decoding speed of the protocol trackers on recorded client traffic (tests/captures): each connection is
 /// fed through a fresh tracker as the proxy feeds one connection — unconsumed bytes kept pending, whole
 /// messages drained — in three ways: each direction whole (all requests pipelined, then all replies), in
 /// the chunks the recording relay read (the recorded interleaving), and in pieces of 64 bytes (many
 /// messages split across reads). Prints MB/s (both directions' bytes) and decoded messages/s per capture
 /// set and per protocol, per second of the
 /// bench thread's CPU time (not wall time: the machine may be busy); asserts nothing. Usage: tracker_bench [SECONDS_PER_MEASUREMENT]
+#include "brokers/kafka/tracker.h"
 #include "proxy/tracker.h"
 
 #include <fmt/format.h>
@@ -74,10 +75,11 @@ struct Direction {
 };
 
 enum class Mode { Whole, Recorded, Pieces64 };
+enum class Proto { Pg, Resp, Kafka };
 
 struct Session {
   std::string name;
-  bool pg = false;
+  Proto proto = Proto::Pg;
   std::vector<Chunk> recorded;
   std::string client, server; // each direction whole
   uint64_t bytes() const { return client.size() + server.size(); }
@@ -85,7 +87,9 @@ struct Session {
 
 /// Feeds a recorded session through a fresh tracker; returns the messages decoded (both directions).
 uint64_t replay(const Session& s, Mode mode) {
-  idem::proxy::TrackerPtr t = s.pg ? idem::proxy::makePgTracker() : idem::proxy::makeRespTracker();
+  idem::proxy::TrackerPtr t = s.proto == Proto::Pg     ? idem::proxy::makePgTracker()
+                              : s.proto == Proto::Resp ? idem::proxy::makeRespTracker()
+                                                       : idem::kafka::makeTracker();
   Direction c, v;
   auto onClient = [&](std::string_view b, idem::proxy::ClientMsg& m) { return t->onClient(b, m); };
   auto onServer = [&](std::string_view b, idem::proxy::ServerMsg& m) { return t->onServer(b, m); };
@@ -145,14 +149,21 @@ Rate measure(const std::vector<const Session*>& sessions, Mode mode, double seco
 
 int main(int argc, char** argv) {
   const double seconds = argc > 1 ? std::atof(argv[1]) : 0.3;
-  const std::vector<std::pair<std::string, bool>> files = {
-      {"libpq/session.cap", true},      {"psycopg/session.cap", true},    {"node-pg/session.cap", true},
-      {"asyncpg/session.cap", true},    {"pgx/session.cap", true},
-      {"hiredis/session.cap", false},   {"redis-py/session.cap", false},  {"redis-py/session-2.cap", false},
-      {"ioredis/session.cap", false},   {"resp3/session.cap", false}};
+  const std::vector<std::pair<std::string, Proto>> files = {
+      {"libpq/session.cap", Proto::Pg},         {"psycopg/session.cap", Proto::Pg},
+      {"node-pg/session.cap", Proto::Pg},       {"asyncpg/session.cap", Proto::Pg},
+      {"pgx/session.cap", Proto::Pg},           {"hiredis/session.cap", Proto::Resp},
+      {"redis-py/session.cap", Proto::Resp},    {"redis-py/session-2.cap", Proto::Resp},
+      {"ioredis/session.cap", Proto::Resp},     {"resp3/session.cap", Proto::Resp},
+      {"librdkafka/session.cap", Proto::Kafka}, {"librdkafka/session-2.cap", Proto::Kafka},
+      {"librdkafka/session-3.cap", Proto::Kafka}, {"librdkafka/session-4.cap", Proto::Kafka},
+      {"librdkafka/session-5.cap", Proto::Kafka}, {"librdkafka/session-6.cap", Proto::Kafka},
+      {"kafkajs/session.cap", Proto::Kafka},    {"kafkajs/session-2.cap", Proto::Kafka},
+      {"kafkajs/session-3.cap", Proto::Kafka}};
   std::vector<Session> sessions;
-  for (const auto& [file, pg] : files) {
-    Session s{file.substr(0, file.find('/')) + (file.find("-2") != std::string::npos ? "-2" : ""), pg,
+  for (const auto& [file, proto] : files) {
+    const size_t dash = file.find("session-");
+    Session s{file.substr(0, file.find('/')) + (dash != std::string::npos ? file.substr(dash + 7, 2) : ""), proto,
               loadCapture(file), {}, {}};
     for (const Chunk& ch : s.recorded) (ch.client ? s.client : s.server) += ch.bytes;
     sessions.push_back(std::move(s));
@@ -169,12 +180,13 @@ int main(int argc, char** argv) {
     fmt::print("{:<16} {:>8} {:>12.0f} {:>12.3g} {:>12.0f} {:>12.3g} {:>12.0f} {:>12.3g}\n", name, bytes, w.mbps,
                w.msgps, r.mbps, r.msgps, p.mbps, p.msgps);
   };
-  std::vector<const Session*> pg, resp;
+  std::vector<const Session*> pg, resp, kafka;
   for (const Session& s : sessions) {
     row(s.name, {&s});
-    (s.pg ? pg : resp).push_back(&s);
+    (s.proto == Proto::Pg ? pg : s.proto == Proto::Resp ? resp : kafka).push_back(&s);
   }
   row("PostgreSQL (all)", pg);
   row("RESP (all)", resp);
+  row("Kafka (all)", kafka);
   return 0;
 }

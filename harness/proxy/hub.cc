@@ -382,7 +382,7 @@ struct Conn : std::enable_shared_from_this<Conn> {
 
   /// One decoded server message; false when the connection stopped moving.
   bool onMessage(const ServerMsg& m, std::string bytes) {
-    heldRep += bytes;
+    heldRep += m.replacement.empty() ? bytes : m.replacement;
     // Pass, e.g. CopyInResponse: the client waits for it, so release what is held. Stream: a piece of a
     // reply too large to hold, which the client can't act on before its last byte.
     if (m.kind == ServerMsg::Kind::Pass || m.kind == ServerMsg::Kind::Stream) passHeld(false);

@@ -79,6 +79,9 @@ struct ServerMsg {
   /// message completes, got no reply at all — the server skipped them (extended protocol after an
   /// error, up to the next Sync). They end here, unanswered; then the next one ends with `reply`.
   size_t skipped = 0;
+  /// When not empty: the bytes the proxy forwards to the client in place of the message's `size` bytes
+  /// (Kafka: a Metadata or FindCoordinator answer with the brokers' addresses made the proxy's own).
+  std::string replacement;
 };
 
 /// One connection's protocol state (startup phase, prepared statements and portals, RESP2/RESP3, the

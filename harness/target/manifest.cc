@@ -60,7 +60,7 @@ Target targetFromJson(const nlohmann::json& j, const fs::path& manifest) {
   std::error_code ec;
   const std::string what = manifest.string();
   detail::FieldReader r(j, what, "");
-  r.onlyKnown({"name", "kind", "health", "command", "env", "schema", "scenarios", "expect", "files_outside"});
+  r.onlyKnown({"name", "kind", "broker", "health", "command", "env", "schema", "scenarios", "expect", "files_outside"});
 
   Target t;
   t.manifest = fs::absolute(manifest).lexically_normal();
@@ -68,6 +68,10 @@ Target targetFromJson(const nlohmann::json& j, const fs::path& manifest) {
   t.name = *r.str("name", true);
   if (t.name.size() > kMaxNameBytes) r.fail("name", fmt::format("{} bytes, more than {}", t.name.size(), kMaxNameBytes));
   if (r.has("kind")) t.kind = r.oneOf("kind", {"consumer", "http"});
+  if (r.has("broker")) {
+    t.broker = r.oneOf("broker", {"valkey", "kafka"});
+    if (t.kind != "consumer") r.fail("broker", "only a consumer reads from a broker; an HTTP target has none");
+  }
   if (auto health = r.str("health", false)) {
     if (t.kind != "http") r.fail("health", "only an HTTP target (\"kind\": \"http\") has a health path");
     if ((*health)[0] != '/' || health->find_first_of(" \r\n\t") != std::string::npos)

@@ -23,6 +23,9 @@ struct Target {
   std::filesystem::path manifest; ///< absolute path of target.json
   std::string name;
   std::string kind = "consumer"; ///< "consumer" (docs/target-contract.md) or "http" (docs/http-contract.md)
+  /// A consumer's broker: "valkey" (the default) or "kafka" (harness/brokers/kafka/README.md). Read from the
+  /// manifest only: runs use Valkey.
+  std::string broker = "valkey";
   std::string health;            ///< http: a path answering GET with 2xx once ready ("": PORT accepting is ready)
   std::vector<std::string> command;          ///< argv; a relative argv[0] with a '/' is resolved against dir
   std::map<std::string, std::string> env;    ///< added to the consumer's environment after ${VAR} expansion

@@ -3,6 +3,9 @@
 # server, through tee_proxy.py. Starts a throwaway PostgreSQL 15 and redis-server in a temp dir, builds
 # or installs the clients (g++ with libpq, gcc with libhiredis, npm pg and ioredis, Debian's
 # python3-psycopg, python3-asyncpg and python3-redis, Go with Debian's pgx v4), runs each once, stops the servers and removes the temp dir.
+# The Kafka clients (Debian's python3-confluent-kafka on librdkafka, npm kafkajs 2.2.4) each get a fresh
+# idemproof-kafka-server (built here with g++ from harness/brokers/kafka/server) with the topics
+# payments:3 and outbox:1; every connection a client opens is a capture of its own.
 # Usage: tests/captures/record.sh [client…]   (default: all; run as root, PostgreSQL runs as postgres)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -10,10 +13,11 @@ PGBIN=/usr/lib/postgresql/15/bin
 PY=/usr/bin/python3
 WORK=$(mktemp -d /dev/shm/idem-captures.XXXXXX)
 chmod 755 "$WORK"
-PG_PID="" REDIS_PID="" PROXY_PID=""
+PG_PID="" REDIS_PID="" PROXY_PID="" KAFKA_PID=""
 
 cleanup() {
   [ -n "$PROXY_PID" ] && kill "$PROXY_PID" 2>/dev/null && wait "$PROXY_PID" 2>/dev/null || true
+  [ -n "$KAFKA_PID" ] && kill "$KAFKA_PID" 2>/dev/null && wait "$KAFKA_PID" 2>/dev/null || true
   [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null && wait "$REDIS_PID" 2>/dev/null || true
   if [ -f "$WORK/pgdata/postmaster.pid" ]; then
     kill -INT "$(head -1 "$WORK/pgdata/postmaster.pid")" 2>/dev/null || true
@@ -44,13 +48,25 @@ start_servers() {
   until redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; do sleep 0.1; done
 }
 
-# record NAME pg|redis COMMAND…: runs COMMAND PORT with PORT a tee proxy in front of the server.
+# A fresh Kafka broker for each Kafka client: its offsets start at 0.
+start_kafka() {
+  [ -n "$KAFKA_PID" ] && kill "$KAFKA_PID" && wait "$KAFKA_PID" || true
+  rm -f "$WORK/kafka.ready"
+  "$WORK/idemproof-kafka-server" --topic payments:3 --topic outbox:1 --ready-file "$WORK/kafka.ready" \
+    </dev/null >"$WORK/kafka.log" 2>&1 &
+  KAFKA_PID=$!
+  until [ -f "$WORK/kafka.ready" ]; do sleep 0.05; done
+  KAFKA_PORT=$(cut -d: -f2 "$WORK/kafka.ready")
+}
+
+# record NAME pg|redis|kafka COMMAND…: runs COMMAND PORT with PORT a tee proxy in front of the server.
 record() {
   local name=$1 kind=$2 out=$HERE/$1 port upstream flag=""
   shift 2
   rm -rf "$out" && mkdir -p "$out"
   port=$(free_port)
-  if [ "$kind" = pg ]; then upstream=$PGPORT flag=--pg; else
+  if [ "$kind" = pg ]; then upstream=$PGPORT flag=--pg; elif [ "$kind" = kafka ]; then
+    start_kafka; upstream=$KAFKA_PORT flag=--kafka; else
     upstream=$REDIS_PORT; redis-cli -p "$REDIS_PORT" FLUSHALL >/dev/null; fi
   $PY "$HERE/tee_proxy.py" "$port" "$upstream" "$out" $flag >"$WORK/proxy.log" 2>&1 &
   PROXY_PID=$!
@@ -66,15 +82,17 @@ SELECTED="$*"
 start_servers
 g++ -O1 -o "$WORK/libpq_session" "$HERE/clients/libpq_session.cc" -I"$(pg_config --includedir)" -lpq
 gcc -O1 -o "$WORK/hiredis_session" "$HERE/clients/hiredis_session.c" -lhiredis
-if [ -z "$SELECTED" ] || [[ "$SELECTED" == *node-pg* || "$SELECTED" == *ioredis* ]]; then
-  npm install --prefix "$WORK/node" --no-save --no-audit --no-fund --silent pg ioredis >/dev/null
+if [ -z "$SELECTED" ] || [[ "$SELECTED" == *node-pg* || "$SELECTED" == *ioredis* || "$SELECTED" == *kafkajs* ]]; then
+  npm install --prefix "$WORK/node" --no-save --no-audit --no-fund --silent pg ioredis kafkajs@2.2.4 >/dev/null
 fi
+g++ -std=c++20 -O1 -o "$WORK/idemproof-kafka-server" -I"$HERE/../../harness" \
+  "$HERE/../../harness/brokers/kafka/server/main.cc" "$HERE/../../harness/brokers/kafka/errors.cc" -lrdkafka
 if [ -z "$SELECTED" ] || [[ "$SELECTED" == *pgx* ]]; then
   mkdir -p "$WORK/go"
   GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$WORK/go" go build -o "$WORK/pgx_session" "$HERE/clients/pgx_session.go"
 fi
 export NODE_PATH=$WORK/node/node_modules
-for c in libpq psycopg node-pg asyncpg pgx hiredis redis-py ioredis resp3; do
+for c in libpq psycopg node-pg asyncpg pgx hiredis redis-py ioredis resp3 librdkafka kafkajs; do
   [ -z "$SELECTED" ] || [[ " $SELECTED " == *" $c "* ]] || continue
   case $c in
     libpq) record libpq pg "$WORK/libpq_session" ;;
@@ -86,5 +104,7 @@ for c in libpq psycopg node-pg asyncpg pgx hiredis redis-py ioredis resp3; do
     redis-py) record redis-py redis $PY "$HERE/clients/redispy_session.py" ;;
     ioredis) record ioredis redis node "$HERE/clients/ioredis_session.js" ;;
     resp3) record resp3 redis $PY "$HERE/clients/resp3_session.py" ;;
+    librdkafka) record librdkafka kafka $PY "$HERE/clients/confluent_kafka_session.py" ;;
+    kafkajs) record kafkajs kafka node "$HERE/clients/kafkajs_session.js" ;;
   esac
 done

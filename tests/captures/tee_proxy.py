@@ -8,6 +8,12 @@ server->client), 4-byte big-endian length, the bytes.
 
 With --pg it answers SSLRequest and GSSENCRequest itself with 'N', as idemproof's proxy does: the
 request is recorded as client bytes, the 'N' is not recorded and the server never sees the request.
+
+With --kafka it forwards the server's responses whole (length-prefixed frames) with the broker's
+address 127.0.0.1:UPSTREAM replaced by 127.0.0.1:LISTEN wherever a Metadata or FindCoordinator answer
+names it (the string "127.0.0.1", classic or compact, then the port as int32), so that every connection
+the client opens comes through the relay, as idemproof's proxy makes it. The recording keeps the
+broker's own bytes: what a tracker in the proxy sees.
 Stops on SIGTERM/SIGINT."""
 import argparse
 import selectors
@@ -20,11 +26,13 @@ SSL_CODES = (80877103, 80877104)
 
 
 class Conn:
-    def __init__(self, client, upstream, path, pg):
+    def __init__(self, client, upstream, path, pg, kafka_ports=None):
         self.client, self.upstream = client, upstream
         self.out = open(path, "wb")
         self.startup = pg
         self.pending = b""
+        self.kafka_ports = kafka_ports
+        self.frames = b""
 
     def record(self, direction, data):
         self.out.write(direction + struct.pack(">I", len(data)) + data)
@@ -50,7 +58,16 @@ class Conn:
 
     def from_server(self, data):
         self.record(b"S", data)
-        self.client.sendall(data)
+        if self.kafka_ports is None:
+            self.client.sendall(data)
+            return
+        self.frames += data
+        while len(self.frames) >= 4:
+            size = 4 + struct.unpack(">I", self.frames[:4])[0]
+            if len(self.frames) < size:
+                break
+            frame, self.frames = self.frames[:size], self.frames[size:]
+            self.client.sendall(kafka_rewrite(frame, *self.kafka_ports))
 
     def close(self):
         for s in (self.client, self.upstream):
@@ -61,12 +78,20 @@ class Conn:
         self.out.close()
 
 
+def kafka_rewrite(frame, upstream, listen):
+    """The frame with every 127.0.0.1:UPSTREAM broker address made 127.0.0.1:LISTEN (same length)."""
+    for host in (struct.pack(">h", 9) + b"127.0.0.1", bytes([10]) + b"127.0.0.1"):
+        frame = frame.replace(host + struct.pack(">i", upstream), host + struct.pack(">i", listen))
+    return frame
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("listen", type=int)
     ap.add_argument("upstream", type=int)
     ap.add_argument("out_dir")
     ap.add_argument("--pg", action="store_true")
+    ap.add_argument("--kafka", action="store_true")
     args = ap.parse_args()
     sel = selectors.DefaultSelector()
     lsock = socket.socket()
@@ -88,7 +113,8 @@ def main():
                     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 count += 1
                 name = "session.cap" if count == 1 else f"session-{count}.cap"
-                conn = Conn(client, upstream, f"{args.out_dir}/{name}", args.pg)
+                ports = (args.upstream, args.listen) if args.kafka else None
+                conn = Conn(client, upstream, f"{args.out_dir}/{name}", args.pg, ports)
                 sel.register(client, selectors.EVENT_READ, (conn, True))
                 sel.register(upstream, selectors.EVENT_READ, (conn, False))
                 continue

@@ -30,7 +30,7 @@ inline std::string key(const ClientMsg& m) {
 inline std::string key(const ServerMsg& m) {
   const ReplyInfo& r = m.reply;
   std::string k = "S" + std::to_string(int(m.kind)) + "/" + std::to_string(m.size) + "/" + (r.error ? "e" : "") +
-                  (r.empty_read ? "0" : "") + "/" + std::to_string(m.skipped) + "/" + r.summary;
+                  (r.empty_read ? "0" : "") + "/" + std::to_string(m.skipped) + "/" + r.summary + "/" + m.replacement;
   for (const auto& e : r.delivered) {
     k += "/" + e.id;
     for (const auto& [f, v] : e.fields)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the fuzzers with clang++-14 (libFuzzer + ASan + UBSan) in a build dir of their own and runs them
-# for SECONDS each (default 60): the protocol trackers (both at once), seeded with the recorded captures,
-# then, two at a time, the RESP framers of values too large to hold and the parsers of target.json,
-# scenarios and schedule files, seeded with the repository's own.
+# for SECONDS each (default 60), two at a time: the PostgreSQL and RESP trackers, seeded with the recorded
+# captures; the Kafka tracker (seeded likewise) beside the RESP framers of values too large to hold; then
+# the parsers of target.json, scenarios and schedule files, seeded with the repository's own.
 # Exits non-zero when a fuzzer finds a crash, a hang or a split-dependent result; the reproducer is
 # kept under the build dir's artifacts/ folder and its path printed.
 # Usage: tests/fuzz/run.sh [SECONDS]    (IDEM_FUZZ_BUILD_DIR overrides the build dir)
@@ -47,13 +47,14 @@ finish() { # name
   fi
 }
 
-mkdir "$WORK/pg" "$WORK/resp" "$WORK/framers" "$WORK/parsers"
+mkdir "$WORK/pg" "$WORK/resp" "$WORK/framers" "$WORK/parsers" "$WORK/kafka"
 # The protocol trackers, seeded with the recorded captures; then the RESP framers of values too large to
 # hold, seeded with the RESP captures, beside the file parsers, seeded with every target.json, scenario
 # and schedule-shaped file of the repository. Two at a time (the machine has two cores).
 seed_captures "$WORK/pg" libpq psycopg node-pg asyncpg pgx
 seed_captures "$WORK/resp" hiredis redis-py ioredis resp3
 seed_captures "$WORK/framers" hiredis redis-py ioredis resp3
+seed_captures "$WORK/kafka" librdkafka kafkajs
 i=0
 for f in "$ROOT"/scenarios/*.json "$ROOT"/tests/scenarios/*.json "$ROOT"/targets/*/target.json \
          "$ROOT"/tests/targets/*/target.json; do
@@ -67,7 +68,9 @@ start resp resp_tracker_fuzz 16384
 finish pg
 finish resp
 start framers resp_framers_fuzz 16384
-start parsers parsers_fuzz 65536
+start kafka kafka_tracker_fuzz 16384
 finish framers
+finish kafka
+start parsers parsers_fuzz 65536
 finish parsers
 exit $status

@@ -5,6 +5,8 @@ Each idem_library(name DIRS folders... LIBS deps...) owns its folders. A source 
 another folder only when that folder's library is among the ones it links (directly or through them),
 and every idem_* library a library links directly must be included by at least one of its sources:
 libraries link only what they include, and nothing reaches past what it links.
+A broker (harness/brokers/<name>/, one library each) links nothing above the proxies (BROKER_MAY_LINK) and
+no other broker: brokers do not reach into one another.
 Prints one line per breach and exits 1; exits 0 when the tree keeps its layers.
 """
 import pathlib
@@ -23,11 +25,19 @@ cli = re.search(r"target_link_libraries\(idemproof PRIVATE ([^)]*)\)", cmake)
 libs["idemproof"] = (["cli"], [d for d in cli.group(1).split() if d.startswith("idem_")])
 
 owner = {d: name for name, (dirs, _) in libs.items() for d in dirs}
+BROKER_MAY_LINK = {"idem_core", "idem_proxy", "idem_servers"}
+brokers = {name for name, (dirs, _) in libs.items() if any(d.startswith("brokers/") for d in dirs)}
 breaches = []
 for name, (_, deps) in libs.items():
     for d in deps:
         if d not in libs:
             breaches.append(f"{name} links {d}, which harness/CMakeLists.txt does not define")
+
+
+for name in sorted(brokers):
+    for d in libs[name][1]:
+        if d not in BROKER_MAY_LINK:
+            breaches.append(f"broker library {name} links {d}: a broker links only {sorted(BROKER_MAY_LINK)}")
 
 
 def closure(name, seen=None):
@@ -40,6 +50,10 @@ def closure(name, seen=None):
 
 
 include = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+for name in sorted(brokers):
+    for other in sorted(closure(name) & brokers):
+        breaches.append(f"broker library {name} reaches {other}: brokers do not reach into one another")
+
 for name, (dirs, deps) in libs.items():
     reach = closure(name)
     used = set()

@@ -77,7 +77,19 @@ TEST_CASE("manifest: the top level must be an object", "[manifest]") {
 
 TEST_CASE("manifest: unknown top-level field", "[manifest]") {
   CHECK_THAT(manifestError(R"({"name": "x", "comand": ["./x"], "command": ["./x"], "scenarios": ["wallet"]})"),
-             Contains("targets/t/target.json: field 'comand': unknown field (known: name, kind, health, command, env, schema, scenarios, expect, files_outside)"));
+             Contains("targets/t/target.json: field 'comand': unknown field (known: name, kind, broker, health, command, env, schema, scenarios, expect, files_outside)"));
+}
+
+TEST_CASE("manifest: a consumer's broker is valkey unless it says kafka", "[manifest]") {
+  ScratchDir d;
+  d.write("v/target.json", R"({"name": "v", "command": ["./v"], "scenarios": ["wallet"]})");
+  d.write("k/target.json", R"({"name": "k", "broker": "kafka", "command": ["./k"], "scenarios": ["wallet"]})");
+  CHECK(idem::loadTarget(d.path / "v").broker == "valkey");
+  CHECK(idem::loadTarget(d.path / "k").broker == "kafka");
+  CHECK_THAT(manifestError(R"({"name": "x", "broker": "rabbitmq", "command": ["./x"], "scenarios": ["wallet"]})"),
+             Contains("field 'broker': 'rabbitmq' is not one of valkey, kafka"));
+  CHECK_THAT(manifestError(R"({"name": "x", "kind": "http", "broker": "kafka", "command": ["./x"], "scenarios": ["orders"]})"),
+             Contains("field 'broker': only a consumer reads from a broker; an HTTP target has none"));
 }
 
 TEST_CASE("manifest: name is required and must be a string", "[manifest]") {

@@ -1,0 +1,192 @@
+#include "brokers/kafka/tracker.h"
+
+#include "brokers/kafka/api.h"
+#include "brokers/kafka/messages.h"
+#include "brokers/kafka/wire.h"
+
+#include <algorithm>
+#include <deque>
+
+namespace idem::kafka {
+namespace {
+
+/// The int32 length prefix of a frame at the start of `buf`: Message (size = 4 + length) once the whole
+/// frame is there, NeedMoreData before, Invalid for a length below `minimum` or above kMaxFrame.
+proxy::Decode frame(std::string_view buf, size_t minimum, size_t& size) {
+  if (buf.size() < 4)
+    return proxy::Decode::NeedMoreData;
+  Reader r(buf);
+  const int32_t length = r.int32();
+  if (length < 0 || static_cast<size_t>(length) < minimum || static_cast<size_t>(length) > kMaxFrame)
+    return proxy::Decode::Invalid;
+  size = 4 + static_cast<size_t>(length);
+  return buf.size() < size ? proxy::Decode::NeedMoreData : proxy::Decode::Message;
+}
+
+/// A request sent and not answered yet.
+struct Pending {
+  int32_t correlation = 0;
+  int16_t key = -1, version = 0;
+  bool step = false;
+  bool decode = false; ///< its answer is read (a step, or set-up the tracker rewrites)
+  std::map<TopicPartition, int64_t> positions; ///< Fetch: where each partition is read from
+};
+
+class KafkaTracker final : public proxy::Tracker {
+public:
+  explicit KafkaTracker(TrackerOptions options) : options_(std::move(options)) {}
+
+  proxy::Decode onClient(std::string_view buf, proxy::ClientMsg& out) override {
+    out = proxy::ClientMsg{};
+    const proxy::Decode d = frame(buf, 8, out.size);
+    if (d != proxy::Decode::Message)
+      return d;
+    Reader r(buf.substr(4, out.size - 4));
+    Pending p;
+    p.key = r.int16();
+    p.version = r.int16();
+    p.correlation = r.int32();
+    const ApiInfo a = apiInfo(p.key);
+    if (a.role == ApiRole::Opaque || p.version < 0)
+      return proxy::Decode::Invalid;
+    p.decode = !requestSchema(p.key).empty() || !responseSchema(p.key).empty();
+    // ApiVersions newer than the tables: its answer goes uncapped (a later request of a version beyond the
+    // tables is caught then). Set-up and admin keys: only the answer's correlation id is checked.
+    if (p.key == api::kApiVersions && p.version > a.maxVersion)
+      p.decode = false;
+    if (!p.decode) {
+      outstanding_.push_back(std::move(p));
+      return d;
+    }
+    if (p.version > a.maxVersion)
+      return proxy::Decode::Invalid; // a layout the tables do not know
+    if (requestHeaderVersion(a, p.version) >= 1) // client id: a classic nullable string even in header v2
+      clientId_ = std::string(r.string(false).value_or(""));
+    if (requestHeaderVersion(a, p.version) >= 2)
+      r.skipTags();
+    if (r.failed())
+      return proxy::Decode::Invalid;
+    if (a.role != ApiRole::Step) {
+      outstanding_.push_back(std::move(p));
+      return d;
+    }
+    RequestFacts facts;
+    if (!readRequest(p.key, p.version, r.rest(), names_, facts))
+      return proxy::Decode::Invalid;
+    if (facts.noResponse) // acks=0: nothing will end it, so it is no step
+      return d;
+    learn(facts.group, facts.member, facts.generation);
+    if (p.key == api::kFetch)
+      p.positions = sessionPositions(facts);
+    p.step = true;
+    outstanding_.push_back(std::move(p));
+    out.kind = proxy::ClientMsg::Kind::RequestEnd;
+    out.step.verb = a.verb;
+    out.step.detail = std::move(facts.detail);
+    out.step.acked = std::move(facts.committed);
+    out.step.blocking = facts.blocking;
+    return d;
+  }
+
+  proxy::Decode onServer(std::string_view buf, proxy::ServerMsg& out) override {
+    out = proxy::ServerMsg{};
+    const proxy::Decode d = frame(buf, 4, out.size);
+    if (d != proxy::Decode::Message)
+      return d;
+    Reader r(buf.substr(4, out.size - 4));
+    const int32_t correlation = r.int32();
+    if (outstanding_.empty() || outstanding_.front().correlation != correlation)
+      return proxy::Decode::Invalid; // an answer to no request, or out of order
+    const Pending p = std::move(outstanding_.front());
+    outstanding_.pop_front();
+    const ApiInfo a = apiInfo(p.key);
+    if (!p.decode || responseSchema(p.key).empty())
+      return d; // Pass
+    if (responseHeaderVersion(a, p.version) >= 1)
+      r.skipTags();
+    if (r.failed())
+      return proxy::Decode::Invalid;
+    const std::string_view header = buf.substr(4, r.pos());
+    const std::string_view body = r.rest();
+    if (!rewrite(p, header, body, out))
+      return proxy::Decode::Invalid;
+    if (!p.step)
+      return d; // Pass (with its replacement, if any)
+    ResponseFacts facts;
+    if (!readResponse(p.key, p.version, body, p.positions, names_, facts) || !facts.undecoded.empty())
+      return proxy::Decode::Invalid; // records it cannot read: none of them may go unseen
+    learn(std::nullopt, facts.member, facts.generation);
+    out.kind = proxy::ServerMsg::Kind::ReplyEnd;
+    out.reply = std::move(facts.reply);
+    return d;
+  }
+
+  void withdrawLast() override {
+    if (!outstanding_.empty())
+      outstanding_.pop_back();
+  }
+
+  std::optional<Membership> membership() const {
+    if (!membership_.group.empty() && !membership_.member.empty())
+      return membership_;
+    return std::nullopt;
+  }
+
+private:
+  /// What a group request or a JoinGroup answer says of the member (an empty member id — a JoinGroup
+  /// before the coordinator assigned one — says nothing).
+  void learn(const std::optional<std::string>& group, const std::optional<std::string>& member,
+             const std::optional<int64_t>& generation) {
+    if (group) membership_.group = *group;
+    if (member && !member->empty()) membership_.member = *member;
+    if (generation && *generation >= 0) membership_.generation = static_cast<int32_t>(*generation);
+    membership_.clientId = clientId_;
+  }
+
+  /// A Fetch's positions: those it names, and for the partitions an incremental fetch (a fetch session)
+  /// leaves out, the last ones it named on this connection.
+  std::map<TopicPartition, int64_t> sessionPositions(const RequestFacts& f) {
+    for (const auto& tp : f.forgotten)
+      session_.erase(tp);
+    for (const auto& [tp, offset] : f.fetchOffsets)
+      session_[tp] = offset;
+    return session_;
+  }
+
+  /// Responses that carry broker addresses or API versions: forwarded rewritten when that changes them.
+  bool rewrite(const Pending& p, std::string_view header, std::string_view body, proxy::ServerMsg& out) {
+    const bool addresses = p.key == api::kMetadata || p.key == api::kFindCoordinator ||
+                           (p.key == api::kFetch && p.version >= 16) || (p.key == api::kProduce && p.version >= 10);
+    if (!addresses && p.key != api::kApiVersions)
+      return true;
+    const RewriteResult res = rewriteResponse(p.key, p.version, body, options_.addressFor, options_.capVersions, names_);
+    if (!res.ok)
+      return false;
+    if (const auto it = res.maxVersions.find(api::kLeaveGroup); it != res.maxVersions.end())
+      membership_.leaveVersion = std::min<int16_t>(it->second, apiInfo(api::kLeaveGroup).maxVersion);
+    if (res.body) {
+      std::string frameBody(header);
+      frameBody += *res.body;
+      out.replacement = framed(frameBody);
+    }
+    return true;
+  }
+
+  TrackerOptions options_;
+  std::deque<Pending> outstanding_;
+  std::map<TopicPartition, int64_t> session_;
+  TopicNames names_;
+  std::string clientId_;
+  Membership membership_;
+};
+
+} // namespace
+
+proxy::TrackerPtr makeTracker(TrackerOptions options) { return std::make_unique<KafkaTracker>(std::move(options)); }
+
+std::optional<Membership> membershipOf(const proxy::Tracker& tracker) {
+  const auto* k = dynamic_cast<const KafkaTracker*>(&tracker);
+  return k ? k->membership() : std::nullopt;
+}
+
+} // namespace idem::kafka

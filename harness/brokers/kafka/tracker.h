@@ -1,0 +1,36 @@
+#pragma once
+/// The Kafka protocol tracker (proxy::Tracker): frames length-prefixed requests and responses, matches
+/// each response to its request by correlation id (a broker answers a connection's requests in order;
+/// a Produce with acks=0 gets no response), and decodes the API keys a consumer drives its work with —
+/// each request of them a step named by its verb (FETCH, COMMIT_OFFSET, …; api.h) — while set-up
+/// requests (ApiVersions, Metadata, FindCoordinator, SASL, admin) pass as no step. See README.md here.
+#include "brokers/kafka/answers.h"
+#include "brokers/kafka/rewrite.h"
+#include "proxy/tracker.h"
+
+#include <cstddef>
+#include <optional>
+
+namespace idem::kafka {
+
+/// A request or response larger than this is not framed: the connection passes through unobserved
+/// from it on (the proxy holds at most 32 MiB for one step).
+inline constexpr size_t kMaxFrame = 64 << 20;
+
+struct TrackerOptions {
+  /// Set: Metadata and FindCoordinator responses (and NodeEndpoints of flexible Fetch and Produce
+  /// responses) are forwarded with the broker addresses it gives (ServerMsg::replacement).
+  AddressFor addressFor;
+  /// ApiVersions responses are forwarded with each decoded key's highest version capped at what the
+  /// tracker decodes.
+  bool capVersions = true;
+};
+
+proxy::TrackerPtr makeTracker(TrackerOptions options = {});
+
+/// The group membership a Kafka tracker's connection showed so far (its client's group requests and
+/// JoinGroup answers): what the proxy needs to send LeaveGroup for a member it killed. nullopt before the
+/// connection named a group and a member, or for a tracker that makeTracker() did not make.
+std::optional<Membership> membershipOf(const proxy::Tracker& tracker);
+
+} // namespace idem::kafka
