@@ -13,6 +13,7 @@
 #include "history/point_class.h"
 #include "history/trace.h"
 #include "plan/fault_kind.h"
+#include "report/check_verdict.h"
 #include "scenario/decodable.h"
 
 #include <fmt/format.h>
@@ -171,12 +172,11 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
                                                 fmt::join(swept, " or "),
                                                 std::count(swept.begin(), swept.end(), "hold")
                                                     ? " (holds are swept with --interleave, two consumers at once)" : "");
-  Verdict verdict = fails ? Verdict::Fail
-                          : (unknown || notFired || !traceUsable || !nonePoints.empty()) ? Verdict::Unknown : Verdict::Pass;
-  if (!baseline.error.empty()) verdict = Verdict::Error;
   const std::string interrupted = Cleanup::interruptedName();
-  if (!interrupted.empty()) { // what ran is not the sweep asked for: never a pass, and no error of the target
-    verdict = fails ? Verdict::Fail : Verdict::Unknown;
+  // Interrupted, what ran is not the sweep asked for: never a pass, and no error of the target.
+  const Verdict verdict = sweepVerdict({fails, unknown, notFired, traceUsable, !nonePoints.empty(),
+                                        !baseline.error.empty(), !interrupted.empty()});
+  if (!interrupted.empty()) {
     std::cout << fmt::format("  interrupted by {}: {} of {} faults not run (or cut short) and not counted\n", interrupted,
                              notRun, schedules.size());
   }

@@ -8,12 +8,12 @@ using namespace idem;
 
 namespace {
 
-CaseResult run(std::vector<std::string> planned, std::vector<std::string> fired) {
-  CaseResult o;
-  o.verdict = Verdict::Pass;
-  for (const auto& p : planned) o.planned.push_back(Fault::parse(p));
-  for (const auto& p : fired) o.fired.push_back(Fault::parse(p));
-  return o;
+/// One run that planned `planned` and fired `fired`, added to `c`.
+void add(FaultCoverage& c, std::vector<std::string> planned, std::vector<std::string> fired) {
+  std::vector<Fault> p, f;
+  for (const auto& x : planned) p.push_back(Fault::parse(x));
+  for (const auto& x : fired) f.push_back(Fault::parse(x));
+  c.add(p, f);
 }
 
 bool noted(const CheckSummary& s, const std::string& text) {
@@ -27,23 +27,23 @@ bool noted(const CheckSummary& s, const std::string& text) {
 TEST_CASE("a check passes only when kill points fired for every verb asked for") {
   CheckSummary s;
   s.runs = s.passed = 2;
-  s.coverage.add(run({"after:COMMIT#1"}, {"after:COMMIT#1"}));
-  s.coverage.add(run({"before:XACK#2"}, {"before:XACK#2"}));
+  add(s.coverage, {"after:COMMIT#1"}, {"after:COMMIT#1"});
+  add(s.coverage, {"before:XACK#2"}, {"before:XACK#2"});
   decideVerdict(s);
   CHECK(s.verdict == Verdict::Pass);
   CHECK(s.notes.empty());
 
   CheckSummary none;
   none.runs = none.passed = 1;
-  none.coverage.add(run({}, {}));
+  add(none.coverage, {}, {});
   decideVerdict(none);
   CHECK(none.verdict == Verdict::Unknown);
   CHECK(noted(none, "no fault fired"));
 
   CheckSummary unreached;
   unreached.runs = unreached.passed = 2;
-  unreached.coverage.add(run({"after:COMMIT#1"}, {"after:COMMIT#1"}));
-  unreached.coverage.add(run({"after:SET#4"}, {}));
+  add(unreached.coverage, {"after:COMMIT#1"}, {"after:COMMIT#1"});
+  add(unreached.coverage, {"after:SET#4"}, {});
   decideVerdict(unreached);
   CHECK(unreached.verdict == Verdict::Unknown);
   CHECK(noted(unreached, "never reached a SET step"));
@@ -51,8 +51,8 @@ TEST_CASE("a check passes only when kill points fired for every verb asked for")
 
   CheckSummary partial; // one point of a verb lost, others of it fired: coverage loss, still a pass
   partial.runs = partial.passed = 2;
-  partial.coverage.add(run({"after:COMMIT#1"}, {"after:COMMIT#1"}));
-  partial.coverage.add(run({"after:COMMIT#9"}, {}));
+  add(partial.coverage, {"after:COMMIT#1"}, {"after:COMMIT#1"});
+  add(partial.coverage, {"after:COMMIT#9"}, {});
   decideVerdict(partial);
   CHECK(partial.verdict == Verdict::Pass);
   CHECK(noted(partial, "1 run had a fault that never fired"));
