@@ -2,48 +2,40 @@
 // counterexample whose runs disagree is flaky, never a clean failure or a pass.
 #include "driver/check.h"
 
+#include "../report/verdict_util.h"
+
 #include <catch2/catch.hpp>
 
 using namespace idem;
 
+using idem::testing::addRun;
+
 namespace {
 
-/// One run that planned `planned` and fired `fired`, added to `c`.
-void add(FaultCoverage& c, std::vector<std::string> planned, std::vector<std::string> fired) {
-  std::vector<Fault> p, f;
-  for (const auto& x : planned) p.push_back(Fault::parse(x));
-  for (const auto& x : fired) f.push_back(Fault::parse(x));
-  c.add(p, f);
-}
-
-bool noted(const CheckSummary& s, const std::string& text) {
-  for (const auto& n : s.notes)
-    if (n.find(text) != std::string::npos) return true;
-  return false;
-}
+bool noted(const CheckSummary& s, const std::string& text) { return idem::testing::noted(s.notes, text); }
 
 } // namespace
 
 TEST_CASE("a check passes only when kill points fired for every verb asked for") {
   CheckSummary s;
   s.runs = s.passed = 2;
-  add(s.coverage, {"after:COMMIT#1"}, {"after:COMMIT#1"});
-  add(s.coverage, {"before:XACK#2"}, {"before:XACK#2"});
+  addRun(s.coverage, {"after:COMMIT#1"}, {"after:COMMIT#1"});
+  addRun(s.coverage, {"before:XACK#2"}, {"before:XACK#2"});
   decideVerdict(s);
   CHECK(s.verdict == Verdict::Pass);
   CHECK(s.notes.empty());
 
   CheckSummary none;
   none.runs = none.passed = 1;
-  add(none.coverage, {}, {});
+  addRun(none.coverage, {}, {});
   decideVerdict(none);
   CHECK(none.verdict == Verdict::Unknown);
   CHECK(noted(none, "no fault fired"));
 
   CheckSummary unreached;
   unreached.runs = unreached.passed = 2;
-  add(unreached.coverage, {"after:COMMIT#1"}, {"after:COMMIT#1"});
-  add(unreached.coverage, {"after:SET#4"}, {});
+  addRun(unreached.coverage, {"after:COMMIT#1"}, {"after:COMMIT#1"});
+  addRun(unreached.coverage, {"after:SET#4"}, {});
   decideVerdict(unreached);
   CHECK(unreached.verdict == Verdict::Unknown);
   CHECK(noted(unreached, "never reached a SET step"));
@@ -51,8 +43,8 @@ TEST_CASE("a check passes only when kill points fired for every verb asked for")
 
   CheckSummary partial; // one point of a verb lost, others of it fired: coverage loss, still a pass
   partial.runs = partial.passed = 2;
-  add(partial.coverage, {"after:COMMIT#1"}, {"after:COMMIT#1"});
-  add(partial.coverage, {"after:COMMIT#9"}, {});
+  addRun(partial.coverage, {"after:COMMIT#1"}, {"after:COMMIT#1"});
+  addRun(partial.coverage, {"after:COMMIT#9"}, {});
   decideVerdict(partial);
   CHECK(partial.verdict == Verdict::Pass);
   CHECK(noted(partial, "1 run had a fault that never fired"));

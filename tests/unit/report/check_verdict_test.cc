@@ -2,32 +2,26 @@
 // coverage counted per verb and kind, and each rule of check's verdict with the note that explains it.
 #include "report/check_verdict.h"
 
+#include "verdict_util.h"
+
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 
 using namespace idem;
 
+using idem::testing::addRun;
+
 namespace {
 
-void add(FaultCoverage& c, std::vector<std::string> planned, std::vector<std::string> fired) {
-  std::vector<Fault> p, f;
-  for (const auto& x : planned) p.push_back(Fault::parse(x));
-  for (const auto& x : fired) f.push_back(Fault::parse(x));
-  c.add(p, f);
-}
-
-bool noted(const CheckDecision& d, const std::string& text) {
-  return std::any_of(d.notes.begin(), d.notes.end(), [&](const std::string& n) { return n.find(text) != std::string::npos; });
-}
+bool noted(const CheckDecision& d, const std::string& text) { return idem::testing::noted(d.notes, text); }
 
 } // namespace
 
 TEST_CASE("fault coverage counts planned and fired faults per verb and kind, and runs that lost one") {
   FaultCoverage c;
-  add(c, {"after:COMMIT#2", "before:XACK#1"}, {"after:COMMIT#2"});
-  add(c, {"after:COMMIT#1"}, {"after:COMMIT#1"});
-  add(c, {}, {});
+  addRun(c, {"after:COMMIT#2", "before:XACK#1"}, {"after:COMMIT#2"});
+  addRun(c, {"after:COMMIT#1"}, {"after:COMMIT#1"});
+  addRun(c, {}, {});
   CHECK(c.planned() == 3);
   CHECK(c.fired() == 2);
   CHECK(c.runsWithKills == 2);
@@ -41,9 +35,9 @@ TEST_CASE("fault coverage counts planned and fired faults per verb and kind, and
 TEST_CASE("check's verdict names a verb never reached with its count and fewer than half the faults fired") {
   CheckCounts c;
   c.runs = c.passed = c.runsRequested = 3;
-  add(c.coverage, {"after:COMMIT#1"}, {"after:COMMIT#1"});
-  add(c.coverage, {"after:SET#4"}, {});
-  add(c.coverage, {"after:SET#5"}, {});
+  addRun(c.coverage, {"after:COMMIT#1"}, {"after:COMMIT#1"});
+  addRun(c.coverage, {"after:SET#4"}, {});
+  addRun(c.coverage, {"after:SET#5"}, {});
   CheckDecision d = decideCheck(c, nullptr, std::nullopt, {"earlier"});
   CHECK(d.verdict == Verdict::Unknown);
   CHECK(d.notes.front() == "earlier");
@@ -56,7 +50,7 @@ TEST_CASE("check's verdict: interrupted is unknown first, a decided error stays,
   CheckCounts c;
   c.runs = c.passed = 2;
   c.runsRequested = 10;
-  add(c.coverage, {"after:COMMIT#1"}, {"after:COMMIT#1"});
+  addRun(c.coverage, {"after:COMMIT#1"}, {"after:COMMIT#1"});
   CHECK(decideCheck(c, nullptr, std::nullopt).verdict == Verdict::Pass);
 
   CheckCounts late = c;
