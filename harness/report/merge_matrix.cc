@@ -5,6 +5,7 @@
 #include "core/verdict.h"
 #include "report/check_verdict.h"
 #include "report/merge_detail.h"
+#include "report/sweep_section.h"
 
 #include <fmt/format.h>
 
@@ -39,24 +40,29 @@ json mergeSweep(const ByIndex& byIndex, int n) {
       throw UsageError(fmt::format("merge: the fault-free baseline of shard {} is {} and of shard 0 {}: their points "
                                    "may differ, so they cannot be one sweep", i, s->report["shard"]["baseline"].dump(),
                                    first["shard"]["baseline"].dump()));
-  std::vector<json> points;
+  SweepSection sweep = first.at("sweep").get<SweepSection>();
+  sweep.points.clear();
+  sweep.notRun = 0;
   std::vector<std::pair<json, int>> runs; // each run with the shard that ran it
   json shards = json::array();
   bool error = false, interrupted = false;
   for (const auto& [i, s] : byIndex) {
     const json& r = s->report;
-    for (const auto& p : r["sweep"]["points"]) points.push_back(p);
+    const SweepSection own = r.at("sweep").get<SweepSection>();
+    sweep.points.insert(sweep.points.end(), own.points.begin(), own.points.end());
+    sweep.notRun += own.notRun;
     for (const auto& run : r.value("runs", json::array()))
       if (i == 0 || run.value("id", "") != "baseline") runs.emplace_back(relocate(run, i, true), i);
     error = error || r.value("verdict", "") == "error";
     interrupted = interrupted || r.contains("interrupted");
-    shards.push_back(shardEntry(i, *s, static_cast<int>(r["sweep"]["points"].size())));
+    shards.push_back(shardEntry(i, *s, static_cast<int>(own.points.size())));
   }
-  std::sort(points.begin(), points.end(), [](const json& a, const json& b) { return a.at("index") < b.at("index"); });
+  auto& points = sweep.points;
+  std::sort(points.begin(), points.end(), [](const SweepPoint& a, const SweepPoint& b) { return a.index < b.index; });
   // The unsharded sweep's order: the baseline, then the runs in the order of their points (a run is named
   // by its fault, as its point is); the index is the shard's, the unsharded sweep has none.
   std::map<std::string, size_t> place;
-  for (size_t k = 0; k < points.size(); ++k) place.emplace(points[k].value("point", ""), k);
+  for (size_t k = 0; k < points.size(); ++k) place.emplace(points[k].point, k);
   auto placeOf = [&](const json& run) {
     const std::string id = run.value("id", "");
     if (id == "baseline") return size_t(0);
@@ -64,25 +70,25 @@ json mergeSweep(const ByIndex& byIndex, int n) {
     return it == place.end() ? points.size() + 1 : it->second + 1;
   };
   std::stable_sort(runs.begin(), runs.end(), [&](const auto& a, const auto& b) { return placeOf(a.first) < placeOf(b.first); });
-  for (auto& p : points) p.erase("index");
+  for (auto& p : points) p.index.reset();
   // The unsharded sweep's counts and verdict (driver/sweep.cc).
   const std::string baseline = first["shard"]["baseline"];
-  int fails = baseline == "fail" ? 1 : 0, unknown = 0, notFired = 0;
+  sweep.failed = baseline == "fail" ? 1 : 0;
+  sweep.unknown = sweep.notFired = 0;
   for (const auto& p : points) {
-    std::string v = p.at("verdict");
-    fails += v == "fail";
-    unknown += v != "fail" && v != "pass";
-    notFired += !p.at("fired").get<bool>();
+    sweep.failed += p.verdict == Verdict::Fail;
+    sweep.unknown += p.verdict != Verdict::Fail && p.verdict != Verdict::Pass;
+    sweep.notFired += !p.fired;
   }
   const bool traceUsable = baseline == "pass" || baseline == "fail";
-  const bool noFaults = points.empty() && !first["sweep"].value("no_faults", json()).is_null(); // ran none at all
-  const Verdict verdict = sweepVerdict({fails, unknown, notFired, traceUsable, noFaults, error, interrupted});
+  const bool noFaults = points.empty() && sweep.noFaults.has_value(); // ran none at all
+  const Verdict verdict = sweepVerdict({sweep.failed, sweep.unknown, sweep.notFired, traceUsable, noFaults, error, interrupted});
 
   json merged = first;
   merged["verdict"] = toString(verdict);
   setRuns(byIndex, runs, merged);
   if (merged.contains("processes")) merged["processes"] = relocateProcesses(merged["processes"], 0);
-  merged["sweep"].update({{"points", points}, {"failed", fails}, {"unknown", unknown}, {"not_fired", notFired}});
+  merged["sweep"] = sweep;
   merged["merge"] = {{"shards", shards}, {"count", n}, {"picked", nullptr}, {"runs_up_to", nullptr}};
   sumShards(byIndex, n, static_cast<int64_t>(points.size() + 1), merged);
   return merged;
