@@ -20,9 +20,9 @@
 /// The harness's share of wall time is 1 - direct / harness (1 worker). Prints ratios, asserts nothing.
 #include "core/child.h"
 #include "core/cleanup.h"
+#include "core/workers.h"
 #include "driver/check.h"
 #include "search/model.h"
-#include "search/search.h"
 #include "supervisor/admin.h"
 
 #include <fmt/format.h>

@@ -4,6 +4,7 @@
 #include "driver/commands.h"
 #include "driver/pool.h"
 #include "driver/run_summaries.h"
+#include "report/check_verdict.h"
 #include "report/html.h"
 #include "report/report.h"
 #include "search/kill_model.h"
@@ -22,43 +23,32 @@ CaseResult caseResultOf(const Judged& j);
 /// The schedules on the pool's workers (target 0), reduced to their results.
 std::vector<CaseResult> caseResults(WorkerPool& pool, const std::vector<Schedule>& schedules);
 
-/// A counterexample: the first failing case, shrunk, replayed, saved.
-struct Counterexample {
+/// A counterexample: the first failing case, shrunk, replayed, saved (with what its verdict reads of it:
+/// flaky, the verdicts of its runs, the shapes tried, the flaky shrink candidates).
+struct Counterexample : CheckFinding {
   size_t index = 0;                       ///< the failing case
   Schedule found;                         ///< as generated
   std::vector<std::string> foundVerdicts; ///< every run of it: the search's, then its confirmation replays
   Schedule schedule;                      ///< shrunk
   int shrinkSteps = 0;
   size_t shrinkRuns = 0;
-  size_t flakyCandidates = 0;
-  std::vector<std::string> verdicts;      ///< every run of `schedule` seen, in order (search or shrink, replays)
   std::vector<std::string> replays;       ///< its last replays
   std::string file;                       ///< counterexample.json
   std::string replayCommand;
   std::optional<Judged> judged;           ///< one failing replay (history, logs)
-  bool flaky = false;
   /// The deterministic shape (search/reductions.h) it was reduced to before shrinking ("" : none failed
   /// every time, or none applied).
   std::string reduced;
-  /// A schedule replayed to decide between fail and flaky that did not fail every time, or did.
-  struct Tried {
-    std::string what;    ///< "one consumer", "no holds", "bursts sent one after another", "shrunk"
-    std::string summary; ///< the schedule's summary
-    std::vector<std::string> verdicts;
-  };
-  std::vector<Tried> tried;
+  using Tried = TriedShape;
 };
 
-struct CheckSummary {
+/// A check: its counts (report/check_verdict.h, what the verdict is decided from) and all it reports.
+struct CheckSummary : CheckCounts {
   std::string target, targetDir, scenario;
   uint64_t seed = 0;
   bool seedGiven = false;
-  int runsRequested = 0, runs = 0, maxEvents = 0, workers = 0, replays = 0;
+  int maxEvents = 0, workers = 0, replays = 0;
   int minConsumers = 1, maxConsumers = 1;
-  int passed = 0, failed = 0, unknown = 0, errors = 0;
-  bool outOfTime = false;
-  std::string firstProblem;     ///< the first unknown / error reason seen
-  Coverage coverage;
   nlohmann::json coverageLoss = nlohmann::json::array(); ///< the first runs with a point that never fired
   KillModel model;
   std::optional<Counterexample> cx;
@@ -72,9 +62,6 @@ struct CheckSummary {
   std::vector<std::string> faults; ///< the fault kinds drawn
   std::optional<Verdict> verdict; ///< pass | fail | flaky | unknown | error (once decided)
   std::vector<std::string> notes;
-  /// The signal that interrupted the check ("SIGINT"), "" when none: the counts are then of the runs that
-  /// finished before it, and the verdict is unknown.
-  std::string interrupted;
   int64_t searchMs = 0, shrinkMs = 0, totalMs = 0;
 };
 
@@ -88,10 +75,7 @@ std::vector<std::string> defaultCheckFaults(const CommonArgs& common, const Chec
 /// The model check generates from, for `common.faults` (resolved) and `args`.
 ModelParams checkParams(const CommonArgs& common, const CheckArgs& args);
 
-/// The note of an interrupted check: which signal, how many runs count.
-std::string interruptedNote(const CheckSummary& s);
-/// The verdict of a check and the notes that explain an unknown one (the fault-coverage rules); an
-/// interrupted check is unknown.
+/// The verdict of a check and the notes that explain it (report/check_verdict.h, decideCheck), into `s`.
 void decideVerdict(CheckSummary& s);
 
 /// A schedule in a few readable lines, each starting with `indent`.

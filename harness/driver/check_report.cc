@@ -11,55 +11,10 @@
 
 namespace idem {
 
-std::string interruptedNote(const CheckSummary& s) {
-  return fmt::format("interrupted by {}: the {} run{} that finished before it {} counted, of {} asked for; a run still "
-                     "going then is not (the clean-up stopped its servers and processes)", s.interrupted, s.runs,
-                     s.runs == 1 ? "" : "s", s.runs == 1 ? "is" : "are", s.runsRequested);
-}
-
 void decideVerdict(CheckSummary& s) {
-  if (!s.interrupted.empty()) { // what ran is not what was asked for: never a pass, never a fail of the target
-    s.notes.insert(s.notes.begin(), interruptedNote(s));
-    s.verdict = Verdict::Unknown;
-    return;
-  }
-  if (s.outOfTime)
-    s.notes.push_back(fmt::format("the time budget ended the search after {} of {} runs", s.runs, s.runsRequested));
-  if (s.coverage.runsWithLoss > 0)
-    s.notes.push_back(fmt::format("{} run{} had a fault that never fired (coverage loss, not a failure of the target)",
-                                  s.coverage.runsWithLoss, s.coverage.runsWithLoss == 1 ? "" : "s"));
-  if (s.verdict) return; // decided already (error)
-  if (s.cx) {
-    s.verdict = s.cx->flaky ? Verdict::Flaky : Verdict::Fail;
-    if (s.cx->flaky) {
-      s.notes.push_back(fmt::format("the counterexample's verdict changed between runs ({}): the target is nondeterministic",
-                                    joinWords(s.cx->verdicts)));
-      for (const auto& t : s.cx->tried)
-        s.notes.push_back(fmt::format("its deterministic shape \"{}\" ({}) did not fail every time either: {}", t.what,
-                                      t.summary, joinWords(t.verdicts)));
-    }
-    else if (s.cx->flakyCandidates > 0)
-      s.notes.push_back(fmt::format("{} shrink candidate{} failed once and passed when run again: the target may be "
-                                    "nondeterministic", s.cx->flakyCandidates, s.cx->flakyCandidates == 1 ? "" : "s"));
-    return;
-  }
-  std::vector<std::string> why;
-  if (s.runs == 0) why.push_back("no schedule ran");
-  if (s.errors > 0)
-    why.push_back(fmt::format("{} run{} could not be judged (first: {})", s.errors, s.errors == 1 ? "" : "s", s.firstProblem));
-  if (s.unknown > 0)
-    why.push_back(fmt::format("{} run{} had an unknown result (first: {})", s.unknown, s.unknown == 1 ? "" : "s", s.firstProblem));
-  if (s.runs > 0 && s.coverage.fired() == 0)
-    why.push_back(fmt::format("no fault fired in any run ({} planned)", s.coverage.planned()));
-  else if (s.coverage.planned() > 0 && 2 * s.coverage.fired() < s.coverage.planned())
-    // Below half, the schedules that ran are not the ones the search claims to have covered.
-    why.push_back(fmt::format("only {} of {} planned faults fired (below half): the schedules that ran do not "
-                              "stand for those generated", s.coverage.fired(), s.coverage.planned()));
-  for (const auto& v : s.coverage.neverFired())
-    why.push_back(fmt::format("the target never reached a {} step where a fault was asked for ({} planned, 0 fired)",
-                              v, s.coverage.byVerb.at(v).first));
-  s.notes.insert(s.notes.end(), why.begin(), why.end());
-  s.verdict = why.empty() ? Verdict::Pass : Verdict::Unknown;
+  CheckDecision d = decideCheck(s, s.cx ? &*s.cx : nullptr, s.verdict, std::move(s.notes));
+  s.verdict = d.verdict;
+  s.notes = std::move(d.notes);
 }
 
 std::string describeSchedule(const Schedule& s, const Scenario& sc, const std::string& indent) {

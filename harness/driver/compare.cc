@@ -5,6 +5,7 @@
 
 #include "driver/pool.h"
 #include "plan/fault_kind.h"
+#include "report/check_verdict.h"
 #include "search/case_result.h"
 
 #include <fmt/format.h>
@@ -104,15 +105,14 @@ Matrix matrixOf(const std::vector<Class>& classes, const std::vector<std::string
       targetKinds.insert(kinds.begin(), kinds.end());
       if (unknown > 0) ++unknownCells; // shown, and counted, even where the cell also fails
       if (verdict == Verdict::Fail && targetExample.empty()) targetExample = judged[*example].id;
-      if (verdict == Verdict::Fail) targetVerdict = Verdict::Fail;
-      else if (verdict == Verdict::Unknown && targetVerdict == Verdict::Pass) targetVerdict = Verdict::Unknown;
+      targetVerdict = foldCellVerdict(targetVerdict, verdict);
     }
     anyFail = anyFail || targetVerdict == Verdict::Fail;
     m.unknownCells = m.unknownCells || unknownCells > 0;
     m.targets.push_back({{"name", targets[t]}, {"manifest", ""}, {"verdict", toString(targetVerdict)}, {"kinds", targetKinds},
                          {"example", targetExample}, {"unknown_cells", unknownCells}});
   }
-  m.verdict = anyFail ? Verdict::Fail : m.unknownCells ? Verdict::Unknown : Verdict::Pass;
+  m.verdict = compareVerdict(anyFail, m.unknownCells);
   return m;
 }
 

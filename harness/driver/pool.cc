@@ -1,6 +1,6 @@
 #include "driver/pool.h"
 
-#include "search/search.h"
+#include "core/workers.h"
 
 #include <mutex>
 

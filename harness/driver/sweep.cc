@@ -13,6 +13,8 @@
 #include "history/point_class.h"
 #include "history/trace.h"
 #include "plan/fault_kind.h"
+#include "report/check_verdict.h"
+#include "report/sweep_section.h"
 #include "scenario/decodable.h"
 
 #include <fmt/format.h>
@@ -65,7 +67,7 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
   ReportBuilder report(session.header("sweep"));
   report.schedule(base);
   report.addRun(session.record(baseline, "baseline", target.name));
-  nlohmann::json skipped = nlohmann::json::array();
+  SweepSection section;
   std::vector<TracePoint> points;
   std::vector<PointClass> classes;
   size_t tracePoints = 0, classesInTrace = 0;
@@ -77,7 +79,7 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
     const auto& history = report.runs().front().history;
     Trace trace = traceOf(history);
     points = std::move(trace.points);
-    for (const auto& sk : trace.skipped) skipped.push_back({{"step", sk.step}, {"reason", sk.reason}});
+    section.skipped = trace.skipped;
     classes = classifyPoints(history, points);
     tracePoints = points.size();
     classesInTrace = classCount(classes);
@@ -133,7 +135,6 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
   });
   progress.clear();
 
-  auto table = nlohmann::json::array();
   int fails = baseline.verdict == Verdict::Fail && !baselineSpoiled ? 1 : 0, unknown = 0, notFired = 0;
   std::cout << fmt::format("sweep {} × {}: baseline {} ({}){}\n", target.name, sc.name, toString(baseline.verdict),
                            base.summary(), common.shard ? fmt::format("; shard {}: {} of {} faults", common.shard->str(),
@@ -155,10 +156,8 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
     auto kinds = j.kinds();
     const Fault& fault = j.schedule.faults.front();
     const TracePoint& p = points[pointOf[i]];
-    table.push_back({{"point", fault.str()}, {"kind", fault.kind}, {"server", p.server}, {"detail", p.detail},
-                     {"class", classes[pointOf[i]].key}, {"verdict", toString(j.verdict)}, {"fired", f},
-                     {"kinds", kinds}});
-    if (common.shard) table.back()["index"] = indexOf[i];
+    section.points.push_back({fault.str(), fault.kind, p.server, p.detail, classes[pointOf[i]].key, j.verdict, f, kinds,
+                              common.shard ? std::optional<size_t>(indexOf[i]) : std::nullopt});
     std::cout << fmt::format("  {:<30} {:<7} {:<10} {}\n", fault.str(), p.server, f ? toString(j.verdict) : "not fired",
                              kindsText(kinds));
     if (j.verdict != Verdict::Pass) report.addRun(session.record(j, fault.str(), target.name));
@@ -171,12 +170,11 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
                                                 fmt::join(swept, " or "),
                                                 std::count(swept.begin(), swept.end(), "hold")
                                                     ? " (holds are swept with --interleave, two consumers at once)" : "");
-  Verdict verdict = fails ? Verdict::Fail
-                          : (unknown || notFired || !traceUsable || !nonePoints.empty()) ? Verdict::Unknown : Verdict::Pass;
-  if (!baseline.error.empty()) verdict = Verdict::Error;
   const std::string interrupted = Cleanup::interruptedName();
-  if (!interrupted.empty()) { // what ran is not the sweep asked for: never a pass, and no error of the target
-    verdict = fails ? Verdict::Fail : Verdict::Unknown;
+  // Interrupted, what ran is not the sweep asked for: never a pass, and no error of the target.
+  const Verdict verdict = sweepVerdict({fails, unknown, notFired, traceUsable, !nonePoints.empty(),
+                                        !baseline.error.empty(), !interrupted.empty()});
+  if (!interrupted.empty()) {
     std::cout << fmt::format("  interrupted by {}: {} of {} faults not run (or cut short) and not counted\n", interrupted,
                              notRun, schedules.size());
   }
@@ -189,12 +187,19 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
   report.interrupted(interrupted);
   if (interrupted.empty()) report.error(baseline.error);
   report.processesOf("baseline");
-  report.section("sweep", {{"points", table}, {"fault_kinds", swept}, {"skipped", skipped}, {"failed", fails}, {"unknown", unknown},
-                           {"not_fired", notFired}, {"trace_points", tracePoints}, {"selected_points", points.size()},
-                           {"classes", classesInTrace}, {"reduced", reduced}, {"not_run", notRun},
-                           {"reduce_above", reduceAbove >= 0 ? nlohmann::json(reduceAbove) : nlohmann::json(nullptr)},
-                           {"events", args.events > 0 ? nlohmann::json(args.events) : nlohmann::json(nullptr)},
-                           {"no_faults", nonePoints.empty() ? nlohmann::json(nullptr) : nlohmann::json(nonePoints)}});
+  section.faultKinds = swept;
+  section.failed = fails;
+  section.unknown = unknown;
+  section.notFired = notFired;
+  section.tracePoints = tracePoints;
+  section.selectedPoints = points.size();
+  section.classes = classesInTrace;
+  section.reduced = reduced;
+  section.notRun = notRun;
+  if (reduceAbove >= 0) section.reduceAbove = reduceAbove;
+  if (args.events > 0) section.events = args.events;
+  if (!nonePoints.empty()) section.noFaults = nonePoints;
+  report.section("sweep", section);
   if (common.shard)
     report.section("shard", {{"index", common.shard->index}, {"count", common.shard->count}, {"command", "sweep"},
                              {"items", allFaults}, {"baseline", toString(baseline.verdict)}});
@@ -205,7 +210,7 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
                            toString(verdict), schedules.size(), fmt::join(swept, ","),
                            reduced ? fmt::format("; reduced: {} of {} points, {} classes", points.size(), tracePoints,
                                                  classesInTrace) : "",
-                           fails, notFired, unknown, skipped.size(), ms);
+                           fails, notFired, unknown, section.skipped.size(), ms);
   std::cout << "report: " << path << "\n";
   return exitStatus(verdict);
 }

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace idem {
 
@@ -120,6 +121,8 @@ json mergeReports(const std::vector<ShardReport>& shards) {
   try {
     merged = command == "sweep" ? mergeSweep(byIndex, n) : command == "compare" ? mergeCompare(byIndex, n) : mergeCheck(byIndex, n);
   } catch (const json::exception& e) { // a field checkShardShape does not know about: still one line, exit 2
+    throw fail(fmt::format("the shards' reports are not ones idemproof wrote: {}", e.what()));
+  } catch (const std::invalid_argument& e) { // a verdict that is none
     throw fail(fmt::format("the shards' reports are not ones idemproof wrote: {}", e.what()));
   }
   merged.erase("shard");

@@ -4,6 +4,8 @@
 #include "core/error.h"
 #include "core/verdict.h"
 #include "plan/fault.h"
+#include "plan/schedule.h"
+#include "report/check_verdict.h"
 #include "report/merge_detail.h"
 
 #include <fmt/format.h>
@@ -52,72 +54,37 @@ std::vector<json> runsUpTo(const ByIndex& byIndex, const Cut& cut) {
   return runs;
 }
 
-struct Tally {
-  int passed = 0, failed = 0, unknown = 0, errors = 0;
-  std::string firstProblem; ///< "run N: reason" of the first unknown or error
-};
-
-Tally tally(const std::vector<json>& runs) {
-  Tally t;
+/// The run summaries' verdicts and fault coverage, as check counts them (driver/check.cc), with the first
+/// unknown or error run named as check names it ("run N, SCHEDULE: reason"), its schedule read from the
+/// run record of the shard that ran it.
+void countRuns(const ByIndex& byIndex, const std::vector<json>& runs, CheckCounts& c) {
+  const json* first = nullptr;
   for (const auto& r : runs) {
     std::string v = r.at("verdict");
-    if (v == "pass") t.passed++;
-    else if (v == "fail") t.failed++;
-    else if (v == "error") t.errors++;
-    else t.unknown++;
-    if ((v == "unknown" || v == "error") && t.firstProblem.empty())
-      t.firstProblem = fmt::format("run {}: {}", r.at("run").get<int64_t>(), r.value("reason", std::string()));
+    if (v == "pass") c.passed++;
+    else if (v == "fail") c.failed++;
+    else if (v == "error") c.errors++;
+    else c.unknown++;
+    if ((v == "unknown" || v == "error") && !first) first = &r;
+    std::vector<Fault> planned, fired;
+    for (const auto& p : r.at("planned")) planned.push_back(Fault::parse(p.get<std::string>(), "merge"));
+    for (const auto& p : r.at("fired")) fired.push_back(Fault::parse(p.get<std::string>(), "merge"));
+    c.coverage.add(planned, fired);
   }
-  return t;
-}
-
-/// Fault coverage, counted as check counts it (search/case_result.h, Coverage::add): per verb and per
-/// kind and verb, (planned, fired).
-struct Counts {
-  std::map<std::string, std::pair<int, int>> byVerb;
-  std::map<std::string, std::map<std::string, std::pair<int, int>>> byKind;
-  int runsWithKills = 0, runsWithLoss = 0;
-  int planned() const {
-    int n = 0;
-    for (const auto& [v, pf] : byVerb) n += pf.first;
-    return n;
-  }
-  int fired() const {
-    int n = 0;
-    for (const auto& [v, pf] : byVerb) n += pf.second;
-    return n;
-  }
-  std::vector<std::string> neverFired() const {
-    std::vector<std::string> out;
-    for (const auto& [v, pf] : byVerb)
-      if (pf.first > 0 && pf.second == 0) out.push_back(v);
-    return out;
-  }
-};
-
-Counts coverageOf(const std::vector<json>& runs) {
-  Counts c;
-  for (const auto& r : runs) {
-    const auto& planned = r.at("planned");
-    const auto& fired = r.at("fired");
-    if (!planned.empty()) ++c.runsWithKills;
-    if (fired.size() < planned.size()) ++c.runsWithLoss;
-    for (const auto& [list, fire] : {std::pair{&planned, false}, std::pair{&fired, true}})
-      for (const auto& p : *list) {
-        Fault f = Fault::parse(p.get<std::string>(), "merge");
-        (fire ? c.byVerb[f.verb].second : c.byVerb[f.verb].first)++;
-        (fire ? c.byKind[f.kind][f.verb].second : c.byKind[f.kind][f.verb].first)++;
-      }
-  }
-  return c;
+  c.runs = static_cast<int>(runs.size());
+  if (!first) return;
+  const int64_t n = first->at("run").get<int64_t>();
+  const std::string reason = first->value("reason", std::string());
+  c.firstProblem = fmt::format("run {}: {}", n, reason);
+  const std::string id = fmt::format("run-{}", n);
+  for (const auto& [i, s] : byIndex)
+    for (const auto& run : s->report.value("runs", json::array()))
+      if (run.value("id", "") == id && run.contains("schedule"))
+        c.firstProblem = fmt::format("run {}, {}: {}", n, scheduleFromJson(run["schedule"], s->dir).summary(), reason);
 }
 
 /// The check section's coverage members, as check_report.cc writes them.
-void writeCoverage(const Counts& cov, const ByIndex& byIndex, const Cut& cut, json& check) {
-  json byVerb = json::object(), byKind = json::object();
-  for (const auto& [v, pf] : cov.byVerb) byVerb[v] = {{"planned", pf.first}, {"fired", pf.second}};
-  for (const auto& [k, verbs] : cov.byKind)
-    for (const auto& [v, pf] : verbs) byKind[k][v] = {{"planned", pf.first}, {"fired", pf.second}};
+void writeCoverage(const FaultCoverage& cov, const ByIndex& byIndex, const Cut& cut, json& check) {
   // Each shard lists its first 5 runs with a lost fault: the first 5 of all are among them.
   std::vector<json> examples;
   for (const auto& [i, s] : byIndex)
@@ -125,47 +92,82 @@ void writeCoverage(const Counts& cov, const ByIndex& byIndex, const Cut& cut, js
       if (e.at("run").get<int64_t>() <= cut.run) examples.push_back(e);
   std::sort(examples.begin(), examples.end(), byRun);
   if (examples.size() > 5) examples.resize(5);
-  check["coverage"] = byVerb;
-  check["coverage_by_kind"] = byKind;
+  check["coverage"] = cov.toJson();
+  check["coverage_by_kind"] = cov.byKindJson();
   check["coverage_summary"] = {{"planned", cov.planned()}, {"fired", cov.fired()}, {"runs_with_kills", cov.runsWithKills},
                                {"runs_with_coverage_loss", cov.runsWithLoss}, {"never_fired", cov.neverFired()},
                                {"coverage_loss_examples", examples}};
 }
 
-/// The verdict by check's rules (driver/check_report.cc, decideVerdict) over the merged runs, and the notes
-/// that explain it.
-Verdict verdictOf(const ByIndex& byIndex, int n, const Cut& cut, const std::vector<json>& runs, const Tally& t,
-                  const Counts& cov, std::vector<std::string>& notes) {
-  bool traceError = false;
-  for (const auto& [i, s] : byIndex)
-    if (s->report.value("verdict", "") == "error" && !foundRun(s->report) && s->report.at("/check/runs"_json_pointer) == 0) {
-      traceError = true; // its fault-free trace could not be judged: no schedule ran
-      notes.push_back(fmt::format("shard {}: {}", i, s->report.value("error", std::string("could not be judged"))));
-    }
-  if (cov.runsWithLoss > 0)
-    notes.push_back(fmt::format("{} run{} had a fault that never fired (coverage loss, not a failure of the target)",
-                                cov.runsWithLoss, cov.runsWithLoss == 1 ? "" : "s"));
-  if (cut.shard) {
-    notes.push_back(fmt::format("the lowest failing run, {}, was found and shrunk by shard {}/{}", cut.run, *cut.shard, n));
-    return byIndex.at(*cut.shard)->report["check"]["counterexample"].value("flaky", false) ? Verdict::Flaky : Verdict::Fail;
+/// What check's verdict reads of a counterexample, from its report entry.
+CheckFinding findingOf(const json& cx) {
+  CheckFinding f;
+  f.flaky = cx.value("flaky", false);
+  f.verdicts = cx.value("verdicts", std::vector<std::string>());
+  f.flakyCandidates = cx.value("flaky_candidates", size_t(0));
+  for (const auto& t : cx.value("tried", json::array()))
+    f.tried.push_back({t.value("what", ""), t.value("summary", ""), t.value("verdicts", std::vector<std::string>())});
+  return f;
+}
+
+/// Whether a shard's fault-free trace could not be judged: it ran no schedule, its verdict is error.
+bool traceError(const json& report) {
+  return report.value("verdict", "") == "error" && !foundRun(report) && report.at("/check/runs"_json_pointer) == 0;
+}
+
+/// The notes a shard had before its verdict was decided (what its fault-free trace runs taught, an
+/// interruption's cut), each once: the shard's notes less those decideCheck added, counted by deciding
+/// again over the shard's own counts (the number of notes it adds does not depend on their words).
+std::vector<std::string> notesBeforeVerdict(const ByIndex& byIndex) {
+  std::vector<std::string> out;
+  for (const auto& [i, s] : byIndex) {
+    const json& check = s->report["check"];
+    CheckCounts c;
+    c.runsRequested = check.value("runs_requested", 0);
+    c.runs = check.value("runs", 0);
+    c.passed = check.value("passed", 0);
+    c.failed = check.value("failed", 0);
+    c.unknown = check.value("unknown", 0);
+    c.errors = check.value("errors", 0);
+    c.outOfTime = check.value("out_of_time", false);
+    const json& sig = check.value("interrupted", json(nullptr));
+    if (sig.is_string()) c.interrupted = sig.get<std::string>();
+    const json byKind = check.value("coverage_by_kind", json::object());
+    for (const auto& [kind, verbs] : byKind.items())
+      for (const auto& [verb, pf] : verbs.items()) {
+        c.coverage.byKind[kind][verb] = {pf.value("planned", 0), pf.value("fired", 0)};
+        c.coverage.byVerb[verb].first += pf.value("planned", 0);
+        c.coverage.byVerb[verb].second += pf.value("fired", 0);
+      }
+    const json& summary = check.value("coverage_summary", json::object());
+    c.coverage.runsWithKills = summary.value("runs_with_kills", 0);
+    c.coverage.runsWithLoss = summary.value("runs_with_coverage_loss", 0);
+    const json& cx = check.value("counterexample", json(nullptr));
+    std::optional<CheckFinding> finding;
+    if (cx.is_object()) finding = findingOf(cx);
+    std::optional<Verdict> decided;
+    if (traceError(s->report)) decided = Verdict::Error;
+    const CheckDecision d = decideCheck(c, finding ? &*finding : nullptr, decided);
+    std::vector<std::string> notes = check.value("notes", std::vector<std::string>());
+    size_t from = 0, to = notes.size();
+    if (!c.interrupted.empty()) from = 1; // its note leads, the others follow unchanged
+    const size_t added = d.notes.size() - from;
+    to = to >= from + added ? to - added : from;
+    for (size_t k = from; k < to; ++k)
+      if (std::find(out.begin(), out.end(), notes[k]) == out.end()) out.push_back(notes[k]);
   }
-  if (traceError) return Verdict::Error;
-  std::vector<std::string> why;
-  auto plural = [](int k) { return k == 1 ? "" : "s"; };
-  if (runs.empty()) why.push_back("no schedule ran");
-  if (t.errors > 0) why.push_back(fmt::format("{} run{} could not be judged (first: {})", t.errors, plural(t.errors), t.firstProblem));
-  if (t.unknown > 0)
-    why.push_back(fmt::format("{} run{} had an unknown result (first: {})", t.unknown, plural(t.unknown), t.firstProblem));
-  if (!runs.empty() && cov.fired() == 0)
-    why.push_back(fmt::format("no fault fired in any run ({} planned)", cov.planned()));
-  else if (cov.planned() > 0 && 2 * cov.fired() < cov.planned())
-    why.push_back(fmt::format("only {} of {} planned faults fired (below half)", cov.fired(), cov.planned()));
-  for (const auto& v : cov.neverFired())
-    why.push_back(fmt::format("the target never reached a {} step where a fault was asked for", v));
+  return out;
+}
+
+/// The verdict by check's own rules (report/check_verdict.h) over the merged runs, and its notes. A shard
+/// whose fault-free trace could not be judged ran no schedule: the merge is an error, as that check is.
+CheckDecision verdictOf(const ByIndex& byIndex, const Cut& cut, const CheckCounts& counts) {
+  std::optional<Verdict> decided;
   for (const auto& [i, s] : byIndex)
-    if (s->report["check"].value("out_of_time", false)) why.push_back(fmt::format("shard {} ran out of its time budget", i));
-  notes.insert(notes.end(), why.begin(), why.end());
-  return why.empty() ? Verdict::Pass : Verdict::Unknown;
+    if (traceError(s->report)) decided = Verdict::Error;
+  std::optional<CheckFinding> finding;
+  if (cut.shard) finding = findingOf(byIndex.at(*cut.shard)->report["check"]["counterexample"]);
+  return decideCheck(counts, finding ? &*finding : nullptr, decided, notesBeforeVerdict(byIndex));
 }
 
 /// Every shard's runs and violations (tagged shard-I/, but for the report's counterexample, which comes
@@ -212,24 +214,34 @@ json mergeCheck(const ByIndex& byIndex, int n) {
                                    "trace: their schedules differ, so they cannot be one run", i));
   const Cut cut = lowestFailure(byIndex);
   const std::vector<json> runs = runsUpTo(byIndex, cut);
-  const Tally t = tally(runs);
-  const Counts cov = coverageOf(runs);
-  std::vector<std::string> notes;
-  const Verdict verdict = verdictOf(byIndex, n, cut, runs, t, cov, notes);
+  CheckCounts counts;
+  counts.runsRequested = first["check"].value("runs_requested", 0);
+  countRuns(byIndex, runs, counts);
+  for (const auto& [i, s] : byIndex) {
+    counts.outOfTime = counts.outOfTime || s->report["check"].value("out_of_time", false);
+    const json& sig = s->report["check"].value("interrupted", json(nullptr));
+    if (counts.interrupted.empty() && sig.is_string()) counts.interrupted = sig.get<std::string>();
+  }
+  const CheckDecision decision = verdictOf(byIndex, cut, counts);
 
   json merged = first;
   merged.erase("error");
-  merged["verdict"] = toString(verdict);
+  if (decision.verdict == Verdict::Error) // the trace run's error, as that shard (and the unsharded check) has it
+    for (const auto& [i, s] : byIndex)
+      if (s->report.contains("error") && !merged.contains("error")) merged["error"] = s->report["error"];
+  merged["verdict"] = toString(decision.verdict);
+  merged.erase("interrupted");
+  if (!counts.interrupted.empty()) merged["interrupted"] = counts.interrupted;
   gatherShards(byIndex, cut, merged);
   merged["merge"]["count"] = n;
   json& check = merged["check"];
-  check.update({{"runs", static_cast<int>(runs.size())}, {"passed", t.passed}, {"failed", t.failed},
-                {"unknown", t.unknown}, {"errors", t.errors}, {"out_of_time", false}, {"notes", notes},
-                {"run_summaries", runs}});
+  check.update({{"runs", counts.runs}, {"passed", counts.passed}, {"failed", counts.failed},
+                {"unknown", counts.unknown}, {"errors", counts.errors}, {"out_of_time", counts.outOfTime},
+                {"interrupted", counts.interrupted.empty() ? json(nullptr) : json(counts.interrupted)}, {"notes", decision.notes}, {"run_summaries", runs}});
   int flaky = 0;
   for (const auto& [i, s] : byIndex) flaky += s->report["check"].value("flaky", 0);
   check["flaky"] = flaky;
-  writeCoverage(cov, byIndex, cut, check);
+  writeCoverage(counts.coverage, byIndex, cut, check);
   json cx = nullptr;
   if (cut.shard) {
     cx = byIndex.at(*cut.shard)->report["check"]["counterexample"];

@@ -3,14 +3,35 @@
 /// Every shard ran the fault-free baselines; the merged report keeps shard 0's.
 #include "core/error.h"
 #include "core/verdict.h"
+#include "report/check_verdict.h"
 #include "report/merge_detail.h"
+#include "report/sweep_section.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <stdexcept>
 
 namespace idem::merge_detail {
+
+namespace {
+
+/// The merged report's runs (each with the shard that ran it) in their order, and their violations, each
+/// from the shard that ran its run (every shard runs the baselines, with their own stream entries).
+void setRuns(const ByIndex& byIndex, const std::vector<std::pair<json, int>>& runs, json& merged) {
+  json list = json::array(), violations = json::array();
+  for (const auto& [run, i] : runs) {
+    list.push_back(run);
+    for (const auto& v : byIndex.at(i)->report.value("violations", json::array()))
+      if (v.value("run", "") == run.value("id", "")) violations.push_back(v);
+  }
+  merged["runs"] = std::move(list);
+  merged["violations"] = std::move(violations);
+}
+
+} // namespace
 
 json mergeSweep(const ByIndex& byIndex, int n) {
   const json& first = byIndex.at(0)->report;
@@ -19,41 +40,55 @@ json mergeSweep(const ByIndex& byIndex, int n) {
       throw UsageError(fmt::format("merge: the fault-free baseline of shard {} is {} and of shard 0 {}: their points "
                                    "may differ, so they cannot be one sweep", i, s->report["shard"]["baseline"].dump(),
                                    first["shard"]["baseline"].dump()));
-  std::vector<json> points;
-  json runs = json::array(), violations = json::array(), shards = json::array();
-  bool error = false;
+  SweepSection sweep = first.at("sweep").get<SweepSection>();
+  sweep.points.clear();
+  sweep.notRun = 0;
+  std::vector<std::pair<json, int>> runs; // each run with the shard that ran it
+  json shards = json::array();
+  bool error = false, interrupted = false;
   for (const auto& [i, s] : byIndex) {
     const json& r = s->report;
-    for (const auto& p : r["sweep"]["points"]) points.push_back(p);
+    const SweepSection own = r.at("sweep").get<SweepSection>();
+    sweep.points.insert(sweep.points.end(), own.points.begin(), own.points.end());
+    sweep.notRun += own.notRun;
     for (const auto& run : r.value("runs", json::array()))
-      if (i == 0 || run.value("id", "") != "baseline") runs.push_back(relocate(run, i, true));
-    for (const auto& v : r.value("violations", json::array()))
-      if (i == 0 || v.value("run", "") != "baseline") violations.push_back(v);
+      if (i == 0 || run.value("id", "") != "baseline") runs.emplace_back(relocate(run, i, true), i);
     error = error || r.value("verdict", "") == "error";
-    shards.push_back(shardEntry(i, *s, static_cast<int>(r["sweep"]["points"].size())));
+    interrupted = interrupted || r.contains("interrupted");
+    shards.push_back(shardEntry(i, *s, static_cast<int>(own.points.size())));
   }
-  std::sort(points.begin(), points.end(), [](const json& a, const json& b) { return a.at("index") < b.at("index"); });
+  auto& points = sweep.points;
+  std::sort(points.begin(), points.end(), [](const SweepPoint& a, const SweepPoint& b) { return a.index < b.index; });
+  // The unsharded sweep's order: the baseline, then the runs in the order of their points (a run is named
+  // by its fault, as its point is); the index is the shard's, the unsharded sweep has none.
+  std::map<std::string, size_t> place;
+  for (size_t k = 0; k < points.size(); ++k) place.emplace(points[k].point, k);
+  auto placeOf = [&](const json& run) {
+    const std::string id = run.value("id", "");
+    if (id == "baseline") return size_t(0);
+    auto it = place.find(id);
+    return it == place.end() ? points.size() + 1 : it->second + 1;
+  };
+  std::stable_sort(runs.begin(), runs.end(), [&](const auto& a, const auto& b) { return placeOf(a.first) < placeOf(b.first); });
+  for (auto& p : points) p.index.reset();
   // The unsharded sweep's counts and verdict (driver/sweep.cc).
   const std::string baseline = first["shard"]["baseline"];
-  int fails = baseline == "fail" ? 1 : 0, unknown = 0, notFired = 0;
+  sweep.failed = baseline == "fail" ? 1 : 0;
+  sweep.unknown = sweep.notFired = 0;
   for (const auto& p : points) {
-    std::string v = p.at("verdict");
-    fails += v == "fail";
-    unknown += v != "fail" && v != "pass";
-    notFired += !p.at("fired").get<bool>();
+    sweep.failed += p.verdict == Verdict::Fail;
+    sweep.unknown += p.verdict != Verdict::Fail && p.verdict != Verdict::Pass;
+    sweep.notFired += !p.fired;
   }
   const bool traceUsable = baseline == "pass" || baseline == "fail";
-  const bool noFaults = points.empty() && !first["sweep"].value("no_faults", json()).is_null(); // ran none at all
-  Verdict verdict = fails ? Verdict::Fail
-                          : (unknown || notFired || !traceUsable || noFaults) ? Verdict::Unknown : Verdict::Pass;
-  if (error) verdict = Verdict::Error;
+  const bool noFaults = points.empty() && sweep.noFaults.has_value(); // ran none at all
+  const Verdict verdict = sweepVerdict({sweep.failed, sweep.unknown, sweep.notFired, traceUsable, noFaults, error, interrupted});
 
   json merged = first;
   merged["verdict"] = toString(verdict);
-  merged["runs"] = runs;
-  merged["violations"] = violations;
+  setRuns(byIndex, runs, merged);
   if (merged.contains("processes")) merged["processes"] = relocateProcesses(merged["processes"], 0);
-  merged["sweep"].update({{"points", points}, {"failed", fails}, {"unknown", unknown}, {"not_fired", notFired}});
+  merged["sweep"] = sweep;
   merged["merge"] = {{"shards", shards}, {"count", n}, {"picked", nullptr}, {"runs_up_to", nullptr}};
   sumShards(byIndex, n, static_cast<int64_t>(points.size() + 1), merged);
   return merged;
@@ -64,58 +99,69 @@ json mergeCompare(const ByIndex& byIndex, int n) {
   // Cell k comes from shard k % N (driver/compare.h, Options::shard).
   const size_t count = first["compare"]["cells"].size();
   json cells = json::array();
-  std::set<std::string> examples;
-  for (size_t k = 0; k < count; ++k) {
-    const json& c = byIndex.at(static_cast<int>(k % static_cast<size_t>(n)))->report["compare"]["cells"].at(k);
-    cells.push_back(c);
-    if (!c.value("example", std::string()).empty()) examples.insert(c["example"].get<std::string>());
-  }
+  for (size_t k = 0; k < count; ++k)
+    cells.push_back(byIndex.at(static_cast<int>(k % static_cast<size_t>(n)))->report["compare"]["cells"].at(k));
   // Each target's verdict from its cells, as matrixOf computes it (driver/compare.cc).
   json targets = first["compare"]["targets"];
   bool anyFail = false, unknownCells = false;
   for (auto& t : targets) {
     std::set<std::string> kinds;
-    std::string verdict = "pass", example;
+    std::string example;
+    Verdict verdict = Verdict::Pass;
     int unknown = 0;
     for (const auto& c : cells) {
       if (c["target"] != t["name"]) continue;
       for (const auto& k : c["kinds"]) kinds.insert(k.get<std::string>());
       if (c.value("unknown", 0) > 0) ++unknown;
-      std::string v = c["verdict"];
-      if (v == "fail" && example.empty()) example = c.value("example", "");
-      if (v == "fail") verdict = "fail";
-      else if (v == "unknown" && verdict == "pass") verdict = "unknown";
+      Verdict v;
+      try {
+        v = verdictFromString(c["verdict"].get<std::string>());
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(fmt::format("merge: compare.cells[].verdict: {}", e.what()));
+      }
+      if (v == Verdict::Fail && example.empty()) example = c.value("example", "");
+      verdict = foldCellVerdict(verdict, v);
     }
-    t.update({{"kinds", kinds}, {"verdict", verdict}, {"example", example}, {"unknown_cells", unknown}});
-    anyFail = anyFail || verdict == "fail";
+    t.update({{"kinds", kinds}, {"verdict", toString(verdict)}, {"example", example}, {"unknown_cells", unknown}});
+    anyFail = anyFail || verdict == Verdict::Fail;
     unknownCells = unknownCells || unknown > 0;
   }
-  // The runs the cells show (a baseline example from the first shard that holds it), their violations.
-  json runs = json::array(), violations = json::array(), shards = json::array();
+  // The runs the cells show, in cell order, each from the shard that ran its cell (compare_classes.cc): a
+  // failing run's history only for the first cell of its target and violation kinds, as in the unsharded
+  // report (a shard saw only its own cells before it, so it may have kept one more).
+  std::vector<std::pair<json, int>> runs;
   std::set<std::string> kept;
+  std::set<std::pair<std::string, std::set<std::string>>> shown;
+  for (size_t k = 0; k < count; ++k) {
+    const json& c = cells[k];
+    const std::string id = c.value("example", std::string());
+    if (id.empty() || !kept.insert(id).second) continue;
+    const int i = static_cast<int>(k % static_cast<size_t>(n));
+    for (const auto& run : byIndex.at(i)->report.value("runs", json::array())) {
+      if (run.value("id", "") != id) continue;
+      std::set<std::string> kinds;
+      for (const auto& v : run.value("violations", json::array())) kinds.insert(v.value("kind", ""));
+      json r = relocate(run, i, true);
+      if (!shown.insert({run.value("target", ""), kinds}).second && c["verdict"] == "fail") r.erase("history");
+      runs.emplace_back(std::move(r), i);
+      break;
+    }
+  }
+  json shards = json::array();
   int64_t schedules = 0;
   for (const auto& [i, s] : byIndex) {
-    const json& r = s->report;
-    for (const auto& run : r.value("runs", json::array())) {
-      std::string id = run.value("id", "");
-      if (examples.count(id) && kept.insert(id).second) runs.push_back(relocate(run, i, true));
-    }
-    int64_t ran = r.value("timings", json::object()).value("schedules", int64_t(0));
+    int64_t ran = s->report.value("timings", json::object()).value("schedules", int64_t(0));
     schedules += ran;
     shards.push_back(shardEntry(i, *s, static_cast<int>(ran)));
   }
-  for (const auto& [i, s] : byIndex)
-    for (const auto& v : s->report.value("violations", json::array()))
-      if (kept.count(v.value("run", "")) && std::find(violations.begin(), violations.end(), v) == violations.end())
-        violations.push_back(v);
 
   json merged = first;
-  merged["verdict"] = toString(anyFail ? Verdict::Fail : unknownCells ? Verdict::Unknown : Verdict::Pass);
+  merged["verdict"] = toString(compareVerdict(anyFail, unknownCells));
   merged["compare"]["cells"] = cells;
   merged["compare"]["targets"] = targets;
-  merged["runs"] = runs;
-  merged["violations"] = violations;
+  setRuns(byIndex, runs, merged);
   merged.erase("processes");
+  if (!merged["runs"].empty()) merged["processes"] = merged["runs"][0].value("processes", json::array()); // the report's first run's
   merged["merge"] = {{"shards", shards}, {"count", n}, {"picked", nullptr}, {"runs_up_to", nullptr},
                      {"fail_on_violation", first["shard"].value("fail_on_violation", false)},
                      {"unknown_cells", unknownCells}};

@@ -12,7 +12,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -62,23 +61,5 @@ struct RunSummary {
 /// Whether `o` is the same failure as one with `kinds`: a fail sharing at least one violation kind.
 bool sameFailure(const CaseResult& o, const std::set<std::string>& kinds);
 
-/// Planned and fired kill points per verb, summed over runs.
-struct Coverage {
-  std::map<std::string, std::pair<int, int>> byVerb; ///< verb -> (planned, fired), every kind of fault
-  std::map<std::string, std::map<std::string, std::pair<int, int>>> byKind; ///< kind -> verb -> (planned, fired)
-  int runsWithKills = 0;
-  int runsWithLoss = 0;  ///< runs in which some planned point never fired
-  void add(const CaseResult& o);
-  int planned() const;
-  int fired() const;
-  /// Verbs asked for whose points never fired in any run.
-  std::vector<std::string> neverFired() const;
-  /// {"VERB": {"planned": p, "fired": f}, ...}
-  nlohmann::json toJson() const;
-  /// {"KIND": {"VERB": {"planned": p, "fired": f}, ...}, ...}
-  nlohmann::json byKindJson() const;
-  /// "kill: COMMIT 2/2, XACK 1/1; drop: UPDATE 0/1"
-  std::string text() const;
-};
 
 } // namespace idem

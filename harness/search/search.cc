@@ -2,52 +2,16 @@
 
 #include "search/reductions.h"
 
+#include "core/workers.h"
+
 #include <fmt/format.h>
 #include <rapidcheck.h>
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
 #include <map>
 #include <mutex>
-#include <thread>
 
 namespace idem {
-
-namespace {
-
-/// Runs body(worker) on `workers` threads (0 on the caller's); rethrows the first exception.
-void onWorkers(int workers, const std::function<void(int)>& body, const std::function<void()>& onError) {
-  std::mutex mu;
-  std::exception_ptr failure;
-  auto run = [&](int w) {
-    try {
-      body(w);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(mu);
-      if (!failure) failure = std::current_exception();
-      onError();
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int w = 1; w < workers; ++w) threads.emplace_back(run, w);
-  run(0);
-  for (auto& t : threads) t.join();
-  if (failure) std::rethrow_exception(failure);
-}
-
-} // namespace
-
-void parallelFor(size_t n, int workers, const std::function<void(int, size_t)>& fn) {
-  std::atomic<size_t> next{0};
-  int w = std::max(1, std::min<int>(workers, static_cast<int>(n)));
-  onWorkers(
-      w,
-      [&](int worker) {
-        for (size_t i; (i = next++) < n;) fn(worker, i);
-      },
-      [&] { next = n; });
-}
 
 SearchResult searchCases(size_t n, int workers, const std::function<CaseResult(int, size_t)>& eval,
                          const std::function<bool()>& expired, const OnOutcome& onOutcome) {

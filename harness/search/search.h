@@ -20,10 +20,6 @@
 
 namespace idem {
 
-/// Calls fn(worker, i) for every i in [0, n) on `workers` threads (worker 0 is the calling thread), in
-/// index order of dispatch; rethrows the first exception after every thread stopped.
-void parallelFor(size_t n, int workers, const std::function<void(int worker, size_t i)>& fn);
-
 struct SearchResult {
   size_t ran = 0;                      ///< cases 0..ran-1 counted: up to the first failure, else every case run
   std::optional<size_t> firstFailure;  ///< lowest failing index

@@ -2,48 +2,40 @@
 // counterexample whose runs disagree is flaky, never a clean failure or a pass.
 #include "driver/check.h"
 
+#include "../report/verdict_util.h"
+
 #include <catch2/catch.hpp>
 
 using namespace idem;
 
+using idem::testing::addRun;
+
 namespace {
 
-CaseResult run(std::vector<std::string> planned, std::vector<std::string> fired) {
-  CaseResult o;
-  o.verdict = Verdict::Pass;
-  for (const auto& p : planned) o.planned.push_back(Fault::parse(p));
-  for (const auto& p : fired) o.fired.push_back(Fault::parse(p));
-  return o;
-}
-
-bool noted(const CheckSummary& s, const std::string& text) {
-  for (const auto& n : s.notes)
-    if (n.find(text) != std::string::npos) return true;
-  return false;
-}
+bool noted(const CheckSummary& s, const std::string& text) { return idem::testing::noted(s.notes, text); }
 
 } // namespace
 
 TEST_CASE("a check passes only when kill points fired for every verb asked for") {
   CheckSummary s;
   s.runs = s.passed = 2;
-  s.coverage.add(run({"after:COMMIT#1"}, {"after:COMMIT#1"}));
-  s.coverage.add(run({"before:XACK#2"}, {"before:XACK#2"}));
+  addRun(s.coverage, {"after:COMMIT#1"}, {"after:COMMIT#1"});
+  addRun(s.coverage, {"before:XACK#2"}, {"before:XACK#2"});
   decideVerdict(s);
   CHECK(s.verdict == Verdict::Pass);
   CHECK(s.notes.empty());
 
   CheckSummary none;
   none.runs = none.passed = 1;
-  none.coverage.add(run({}, {}));
+  addRun(none.coverage, {}, {});
   decideVerdict(none);
   CHECK(none.verdict == Verdict::Unknown);
   CHECK(noted(none, "no fault fired"));
 
   CheckSummary unreached;
   unreached.runs = unreached.passed = 2;
-  unreached.coverage.add(run({"after:COMMIT#1"}, {"after:COMMIT#1"}));
-  unreached.coverage.add(run({"after:SET#4"}, {}));
+  addRun(unreached.coverage, {"after:COMMIT#1"}, {"after:COMMIT#1"});
+  addRun(unreached.coverage, {"after:SET#4"}, {});
   decideVerdict(unreached);
   CHECK(unreached.verdict == Verdict::Unknown);
   CHECK(noted(unreached, "never reached a SET step"));
@@ -51,8 +43,8 @@ TEST_CASE("a check passes only when kill points fired for every verb asked for")
 
   CheckSummary partial; // one point of a verb lost, others of it fired: coverage loss, still a pass
   partial.runs = partial.passed = 2;
-  partial.coverage.add(run({"after:COMMIT#1"}, {"after:COMMIT#1"}));
-  partial.coverage.add(run({"after:COMMIT#9"}, {}));
+  addRun(partial.coverage, {"after:COMMIT#1"}, {"after:COMMIT#1"});
+  addRun(partial.coverage, {"after:COMMIT#9"}, {});
   decideVerdict(partial);
   CHECK(partial.verdict == Verdict::Pass);
   CHECK(noted(partial, "1 run had a fault that never fired"));

@@ -1,0 +1,69 @@
+#include "report/sweep_section.h"
+
+namespace idem {
+
+namespace {
+
+template <class T>
+nlohmann::json orNull(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+template <class T>
+std::optional<T> optionalOf(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
+  return j.at(key).get<T>();
+}
+
+} // namespace
+
+void to_json(nlohmann::json& j, const SweepPoint& p) {
+  j = {{"point", p.point}, {"kind", p.kind}, {"server", p.server}, {"detail", p.detail}, {"class", p.cls},
+       {"verdict", toString(p.verdict)}, {"fired", p.fired}, {"kinds", p.kinds}};
+  if (p.index) j["index"] = *p.index;
+}
+
+void from_json(const nlohmann::json& j, SweepPoint& p) {
+  p.point = j.at("point").get<std::string>();
+  p.kind = j.value("kind", std::string());
+  p.server = j.value("server", std::string());
+  p.detail = j.value("detail", std::string());
+  p.cls = j.value("class", std::string());
+  p.verdict = verdictFromString(j.at("verdict").get<std::string>());
+  p.fired = j.at("fired").get<bool>();
+  p.kinds = j.value("kinds", std::set<std::string>());
+  p.index = optionalOf<size_t>(j, "index");
+}
+
+void to_json(nlohmann::json& j, const SkippedStep& s) { j = {{"step", s.step}, {"reason", s.reason}}; }
+
+void from_json(const nlohmann::json& j, SkippedStep& s) {
+  s.step = j.at("step").get<std::string>();
+  s.reason = j.at("reason").get<std::string>();
+}
+
+void to_json(nlohmann::json& j, const SweepSection& s) {
+  j = {{"points", s.points}, {"fault_kinds", s.faultKinds}, {"skipped", s.skipped}, {"failed", s.failed},
+       {"unknown", s.unknown}, {"not_fired", s.notFired}, {"trace_points", s.tracePoints},
+       {"selected_points", s.selectedPoints}, {"classes", s.classes}, {"reduced", s.reduced}, {"not_run", s.notRun},
+       {"reduce_above", orNull(s.reduceAbove)}, {"events", orNull(s.events)}, {"no_faults", orNull(s.noFaults)}};
+}
+
+void from_json(const nlohmann::json& j, SweepSection& s) {
+  s.points = j.at("points").get<std::vector<SweepPoint>>();
+  s.faultKinds = j.value("fault_kinds", std::vector<std::string>());
+  s.skipped = j.value("skipped", std::vector<SkippedStep>());
+  s.failed = j.value("failed", 0);
+  s.unknown = j.value("unknown", 0);
+  s.notFired = j.value("not_fired", 0);
+  s.tracePoints = j.value("trace_points", size_t(0));
+  s.selectedPoints = j.value("selected_points", size_t(0));
+  s.classes = j.value("classes", size_t(0));
+  s.reduced = j.value("reduced", false);
+  s.notRun = j.value("not_run", size_t(0));
+  s.reduceAbove = optionalOf<int>(j, "reduce_above");
+  s.events = optionalOf<int>(j, "events");
+  s.noFaults = optionalOf<std::string>(j, "no_faults");
+}
+
+} // namespace idem
