@@ -1,5 +1,5 @@
 #pragma once
-// Helpers of the verdict tests (report/check_verdict.h, and driver/ through it): a run's faults added to
+// What the verdict tests share (report/check_verdict.h, and driver/ through it): a run's faults added to
 // a coverage by their text forms, and whether a note says something.
 #include "report/check_verdict.h"
 
