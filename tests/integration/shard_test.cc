@@ -46,6 +46,9 @@ Sharded shardAndMerge(std::vector<std::string> args, int n) {
 /// seed, sharded or not. Such a run is coverage loss (and may make the check unknown); where neither run
 /// had any, fired faults and verdicts must be equal.
 bool coverageLoss(const Result& r) {
+  if (r.report.contains("compare"))
+    for (const auto& c : r.report["compare"]["cells"])
+      if (c.value("faults_fired", 0) != c.value("faults_planned", 0)) return true;
   return r.report.contains("check") && r.report["check"]["coverage_summary"]["runs_with_coverage_loss"] != 0;
 }
 
@@ -100,7 +103,8 @@ using nlohmann::json;
 ///   merged report; messages name the execution's stream entries);
 /// - sweep.points[].detail: the step's bytes, with the execution's stream entry ids;
 /// - check.counterexample file and replay command: paths under the shard's folder;
-/// - compare.costs wall_us and msgs_per_s: the measured speed of the fault-free runs.
+/// - compare.costs wall_us, msgs_per_s, steps and round_trips_per_msg: measured on each execution's
+///   fault-free run (its steps count the polls its timing allowed: one more empty read is one more step).
 json comparable(json r) {
   auto shardRun = [](const std::string& id) { return id.rfind("shard-", 0) == 0; };
   r.erase("timings");
@@ -131,14 +135,21 @@ json comparable(json r) {
     for (const char* k : {"file", "replay_command"}) r["check"]["counterexample"].erase(k);
   if (r.contains("compare"))
     for (auto& c : r["compare"]["costs"])
-      for (const char* k : {"wall_us", "msgs_per_s"}) c.erase(k);
+      for (const char* k : {"wall_us", "msgs_per_s", "steps", "round_trips_per_msg"}) c.erase(k);
   return r;
 }
 
 /// Which fault of a run fires can depend on timing (a blocking read that returns empty once more): a check
-/// that lost a fault in one execution and not in another differs in what fired, and so in its coverage,
-/// notes and perhaps its verdict. Those members then leave the comparison too (with a warning).
+/// or a compare that lost a fault in one execution and not in another differs in what fired, and so in its
+/// coverage, notes and perhaps its verdict. Those members then leave the comparison too (with a warning).
 void dropFiredCounts(json& r) {
+  if (r.contains("compare")) { // a cell whose fault never fired counts it unknown, and its target with it
+    for (auto& c : r["compare"]["cells"])
+      for (const char* k : {"faults_fired", "unknown", "verdict"}) c.erase(k);
+    for (auto& t : r["compare"]["targets"])
+      for (const char* k : {"verdict", "unknown_cells"}) t.erase(k);
+    r.erase("verdict");
+  }
   if (!r.contains("check")) return;
   json& c = r["check"];
   for (const char* k : {"coverage", "coverage_by_kind", "notes"}) c.erase(k);
