@@ -60,4 +60,11 @@ std::string abbreviate(std::string_view bytes, size_t max) {
   return out;
 }
 
+std::string upperWord(std::string_view word) {
+  std::string out(word);
+  for (char& c : out)
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  return out;
+}
+
 } // namespace idem::proxy

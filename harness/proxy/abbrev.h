@@ -17,4 +17,7 @@ bool appendEscaped(std::string& out, std::string_view bytes, size_t max);
 /// `bytes` escaped as appendEscaped() does, at most `max` bytes long; a cut text ends in "...".
 std::string abbreviate(std::string_view bytes, size_t max = kAbbrevMax);
 
+/// `word` with ASCII letters upper-cased (protocol verbs and SQL keywords), whatever the locale.
+std::string upperWord(std::string_view word);
+
 } // namespace idem::proxy

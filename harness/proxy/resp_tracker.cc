@@ -17,13 +17,6 @@ namespace {
 
 char upperAscii(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; }
 
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    c = upperAscii(c);
-  return out;
-}
-
 /// `s` upper-cased is `word` (upper case): no copy.
 bool equalsUpper(std::string_view s, std::string_view word) {
   if (s.size() != word.size())
@@ -124,7 +117,7 @@ public:
   void describe(ClientMsg& out) {
     out.kind = ClientMsg::Kind::RequestEnd;
     StepInfo& step = out.step;
-    step.verb = upper(args_[0]);
+    step.verb = upperWord(args_[0]);
     step.detail = commandLine(args_);
     Pending p;
     const std::string& v = step.verb;

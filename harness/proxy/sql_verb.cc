@@ -124,13 +124,6 @@ private:
   size_t pos_ = 0;
 };
 
-std::string upper(std::string_view word) {
-  std::string out(word);
-  for (char& c : out)
-    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-
 /// After WITH: the first top-level main-statement keyword that is not a CTE name.
 std::string withMainVerb(Lexer& lex) {
   static constexpr std::array<std::string_view, 7> kMain = {"SELECT", "INSERT", "UPDATE", "DELETE",
@@ -147,7 +140,7 @@ std::string withMainVerb(Lexer& lex) {
     } else if (depth == 0 && t.kind == Token::Kind::Semicolon) {
       break;
     } else if (depth == 0 && t.kind == Token::Kind::Word) {
-      const std::string w = upper(t.text);
+      const std::string w = upperWord(t.text);
       if (expect_name) {
         expect_name = w == "RECURSIVE";
         continue;
@@ -276,7 +269,7 @@ std::string sqlVerb(std::string_view sql) {
       continue;
     if (t.kind != Token::Kind::Word)
       return "UNKNOWN";
-    std::string verb = upper(t.text);
+    std::string verb = upperWord(t.text);
     return verb == "WITH" ? withMainVerb(lex) : verb;
   }
   return "EMPTY";
