@@ -48,6 +48,23 @@ bool anyContains(const std::vector<std::string>& texts, const std::string& part)
   return false;
 }
 
+/// A sweep's points cover each verb of a consumer's work, on a first delivery and on the producer's retry.
+void requireEveryVerbAndRetry(const nlohmann::json& sweep) {
+  std::set<std::string> verbs;
+  bool retry = false;
+  for (const auto& p : sweep["points"]) {
+    std::string point = p["point"];
+    point = point.substr(0, point.find('#'));
+    verbs.insert(point.substr(point.rfind(':') + 1));
+    retry = retry || p["class"].get<std::string>().find("role=retry") != std::string::npos;
+  }
+  for (const char* v : {"XREADGROUP", "BEGIN", "INSERT", "UPDATE", "COMMIT", "XACK"}) {
+    INFO(v);
+    CHECK(verbs.count(v) == 1);
+  }
+  CHECK(retry);
+}
+
 } // namespace
 
 TEST_CASE("faults: sweep --faults drop finds retry-no-dedup duplicating at after:COMMIT points") {
@@ -82,8 +99,11 @@ TEST_CASE("faults: the ambiguous commit alone duplicates a retrying consumer, a 
 }
 
 TEST_CASE("faults: dedup-table passes a sweep of every fault kind, each of which fired") {
+  // Two generated events and the retry of event 2 (sweep --events): every verb and both paths of the dedup
+  // table (first delivery, duplicate), at half the points of the default schedule's sweep. The kill sweep of
+  // the default schedule is sweep_test's.
   Result r = clean({"sweep", "--target", target("dedup-table"), "--scenario", "wallet", "--faults",
-                    "kill,drop,delay,error,forget,restart"});
+                    "kill,drop,delay,error,forget,restart", "--events", "2", "--seed", "1"});
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   std::map<std::string, int> byKind;
@@ -99,6 +119,7 @@ TEST_CASE("faults: dedup-table passes a sweep of every fault kind, each of which
   CHECK(byKind["drop"] == byKind["kill"]);    // before and after every step
   CHECK(byKind["error"] * 2 == byKind["kill"]); // before every step
   CHECK(byKind["restart"] == byKind["kill"]);  // the step's own server, before and after every step
+  requireEveryVerbAndRetry(r.report["sweep"]);
 }
 
 TEST_CASE("faults: a PostgreSQL and a Valkey restart mid-run, reconnecting and exiting told apart") {
@@ -162,10 +183,14 @@ TEST_CASE("faults: an error reply at COMMIT leaves the server idle, the transact
 }
 
 TEST_CASE("faults: a Python consumer that handles errors passes drops and errors at every step, delays and forgets") {
-  Result r = clean({"sweep", "--target", testTarget("py-resilient"), "--scenario", "wallet", "--faults", "drop,error"});
+  // Two generated events and the retry of event 2: every verb the consumer sends, on a first delivery and a
+  // duplicate, at half the points of the default schedule.
+  Result r = clean({"sweep", "--target", testTarget("py-resilient"), "--scenario", "wallet", "--faults", "drop,error",
+                    "--events", "2", "--seed", "1"});
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   CHECK(r.report["sweep"]["not_fired"] == 0);
+  requireEveryVerbAndRetry(r.report["sweep"]);
   for (const char* fault : {"delay:after:COMMIT#2:100", "delay:before:XACK#3:100", "forget:after:XACK#3"}) {
     Result one = clean({"run", "--target", testTarget("py-resilient"), "--crash", fault});
     INFO(fault << "\n" << one.out << one.err);

@@ -79,10 +79,10 @@ TEST_CASE("http: key-outside-tx leaves a key in progress for good after COMMIT, 
   INFO(sweep.out << sweep.err);
   CHECK(sweep.status == 0);
   CHECK(sweep.out.find("0 not fired") != std::string::npos);
-  Result check = clean({"check", "--target", target("http-correct"), "--scenario", "orders", "--seed", "3", "--runs", "60"});
+  Result check = clean({"check", "--target", target("http-correct"), "--scenario", "orders", "--seed", "3", "--runs", "20"});
   INFO(check.out << check.err);
   CHECK(check.status == 0);
-  CHECK(check.report["check"]["passed"] == 60);
+  CHECK(check.report["check"]["passed"] == 20);
 }
 
 TEST_CASE("http: no-hash replays another payload's answer, and the declared policy is honoured both ways", "[http]") {
