@@ -4,6 +4,7 @@
 
 #include "report/html.h"
 #include "report/junit.h"
+#include "report/shard_section.h"
 
 #include <fmt/format.h>
 
@@ -130,8 +131,9 @@ std::string reportCheck(Session& session, CheckSummary& s) {
   auto item = [&s](size_t i) { return s.runSummaries.at(i); };
   report.streamed({"check", "run_summaries", s.runSummaries.size(), item});
   if (s.shard) {
-    report.section("shard", {{"index", s.shard->index}, {"count", s.shard->count}, {"command", "check"},
-                             {"items", s.runsRequested}, {"runs", page}});
+    ShardSection shard = shardSection(s.shard->index, s.shard->count, "check", s.runsRequested);
+    shard.runs = nlohmann::json(page).get<std::vector<RunSummaryEntry>>();
+    report.section("shard", shard);
     report.streamed({"shard", "runs", s.runSummaries.size(), item});
   }
   report.section("check", std::move(check));

@@ -3,6 +3,7 @@
 #include "history/trace.h"
 
 #include "core/error.h"
+#include "report/shard_section.h"
 
 #include <fmt/format.h>
 
@@ -88,9 +89,11 @@ int compareCommand(const CommonArgs& commonIn, const CompareArgs& args) {
   report.verdict(out.verdict);
   report.section("compare", out.compare);
   for (auto& r : out.runs) report.addRun(std::move(r));
-  if (o.shard)
-    report.section("shard", {{"index", o.shard->index}, {"count", o.shard->count}, {"command", "compare"},
-                             {"items", out.compare["cells"].size()}, {"fail_on_violation", args.failOnViolation}});
+  if (o.shard) {
+    ShardSection shard = shardSection(o.shard->index, o.shard->count, "compare", static_cast<int64_t>(out.compare["cells"].size()));
+    shard.failOnViolation = args.failOnViolation;
+    report.section("shard", shard);
+  }
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   report.timings({{"total_ms", ms}, {"schedules", out.schedules}});
   std::string path = report.write(session.reportDir().string(), common.junit);

@@ -8,6 +8,7 @@
 #include "report/junit.h"
 #include "report/merge.h"
 #include "report/report.h"
+#include "report/shard_section.h"
 
 #include <fmt/format.h>
 
@@ -106,7 +107,7 @@ int mergeCommand(const MergeArgs& args) {
   for (const auto& d : args.dirs) files.push_back(shardFiles(folderOf(d)));
   fs::create_directories(out);
   for (size_t k = 0; k < shards.size(); ++k) {
-    int i = shards[k].report["shard"]["index"].get<int>();
+    const int i = shards[k].report.at("shard").get<ShardSection>().index;
     copyShardFiles(folderOf(args.dirs[k]), files[k], out / shardFolder(i));
   }
   nlohmann::json nothing;
@@ -117,7 +118,7 @@ int mergeCommand(const MergeArgs& args) {
     const auto& m = merged["merge"];
     std::string old;
     for (const auto& s : shards)
-      if (s.report["shard"]["index"] == m["picked"]) old = s.report["check"]["counterexample"].value("file", "");
+      if (m["picked"] == s.report.at("shard").get<ShardSection>().index) old = s.report["check"]["counterexample"].value("file", "");
     if (auto pos = cmd.find(old); !old.empty() && pos != std::string::npos) cmd.replace(pos, old.size(), copy);
     cx["replay_command"] = cmd;
     cx["file"] = copy;

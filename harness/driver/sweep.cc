@@ -14,6 +14,7 @@
 #include "history/trace.h"
 #include "plan/fault_kind.h"
 #include "report/check_verdict.h"
+#include "report/shard_section.h"
 #include "report/sweep_section.h"
 #include "scenario/decodable.h"
 
@@ -200,9 +201,11 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
   if (args.events > 0) section.events = args.events;
   if (!nonePoints.empty()) section.noFaults = nonePoints;
   report.section("sweep", section);
-  if (common.shard)
-    report.section("shard", {{"index", common.shard->index}, {"count", common.shard->count}, {"command", "sweep"},
-                             {"items", allFaults}, {"baseline", toString(baseline.verdict)}});
+  if (common.shard) {
+    ShardSection shard = shardSection(common.shard->index, common.shard->count, "sweep", static_cast<int64_t>(allFaults));
+    shard.baseline = baseline.verdict;
+    report.section("shard", shard);
+  }
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   report.timings({{"total_ms", ms}, {"schedules", schedules.size() + 1}});
   std::string path = report.write(session.reportDir().string(), common.junit);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 
 namespace idem {
@@ -17,35 +18,52 @@ using namespace merge_detail;
 
 namespace {
 
-/// The fields that must be equal in every shard, with the name a reason gives them (absent = null).
-const std::vector<std::pair<json::json_pointer, const char*>>& sameFields() {
-  static const std::vector<std::pair<json::json_pointer, const char*>> f = {
-      {json::json_pointer("/command"), "command"},
-      {json::json_pointer("/targets"), "target"},
-      {json::json_pointer("/scenario"), "scenario"},
-      {json::json_pointer("/seed"), "seed"},
-      {json::json_pointer("/shard/count"), "number of shards N"},
-      {json::json_pointer("/shard/items"), "--runs"},
-      {json::json_pointer("/check/max_events"), "--max-events"},
-      {json::json_pointer("/check/consumers"), "--consumers"},
-      {json::json_pointer("/check/faults"), "--faults"},
-      {json::json_pointer("/check/replays"), "--replays"},
-      {json::json_pointer("/sweep/fault_kinds"), "--faults"},
-      {json::json_pointer("/sweep/events"), "--events"},
-      {json::json_pointer("/sweep/reduce_above"), "--exhaustive or --reduce-above"},
-      {json::json_pointer("/sweep/selected_points"), "reduced selection (the fault-free traces differ)"},
-      {json::json_pointer("/compare/classes"), "classes (the targets' fault-free traces differ)"},
-      {json::json_pointer("/compare/runs_per_class"), "--runs"},
-      {json::json_pointer("/compare/per_class"), "--per-class"},
-      {json::json_pointer("/compare/events"), "--events"},
-      {json::json_pointer("/shard/fail_on_violation"), "--fail-on-violation"},
-      {json::json_pointer("/shard/command"), "command"},
-      {json::json_pointer("/servers/embedded"), "servers (embedded or --database-url)"},
+/// What a field that must be equal in every shard holds in one (absent = null).
+using FieldOf = std::function<json(const json& report, const ShardSection& shard)>;
+
+FieldOf in(const char* pointer) {
+  return [p = json::json_pointer(pointer)](const json& r, const ShardSection&) { return r.contains(p) ? r.at(p) : json(nullptr); };
+}
+
+/// The fields that must be equal in every shard, with the name a reason gives them.
+const std::vector<std::pair<FieldOf, const char*>>& sameFields() {
+  static const std::vector<std::pair<FieldOf, const char*>> f = {
+      {in("/command"), "command"},
+      {in("/targets"), "target"},
+      {in("/scenario"), "scenario"},
+      {in("/seed"), "seed"},
+      {[](const json&, const ShardSection& s) { return json(s.count); }, "number of shards N"},
+      {[](const json&, const ShardSection& s) { return json(s.items); }, "--runs"},
+      {in("/check/max_events"), "--max-events"},
+      {in("/check/consumers"), "--consumers"},
+      {in("/check/faults"), "--faults"},
+      {in("/check/replays"), "--replays"},
+      {in("/sweep/fault_kinds"), "--faults"},
+      {in("/sweep/events"), "--events"},
+      {in("/sweep/reduce_above"), "--exhaustive or --reduce-above"},
+      {in("/sweep/selected_points"), "reduced selection (the fault-free traces differ)"},
+      {in("/compare/classes"), "classes (the targets' fault-free traces differ)"},
+      {in("/compare/runs_per_class"), "--runs"},
+      {in("/compare/per_class"), "--per-class"},
+      {in("/compare/events"), "--events"},
+      {[](const json&, const ShardSection& s) { return s.failOnViolation ? json(*s.failOnViolation) : json(nullptr); },
+       "--fail-on-violation"},
+      {[](const json&, const ShardSection& s) { return json(s.command); }, "command"},
+      {in("/servers/embedded"), "servers (embedded or --database-url)"},
   };
   return f;
 }
 
-json at(const json& j, const json::json_pointer& p) { return j.contains(p) ? j.at(p) : json(nullptr); }
+/// The shard section of a report checkShardShape passed; a member it does not know of refused in one line.
+ShardSection shardSectionOf(const ShardReport& s) {
+  try {
+    return s.report.at("shard").get<ShardSection>();
+  } catch (const json::exception& e) {
+    throw UsageError(fmt::format("merge: {}: field '/shard': {}", s.dir, e.what()));
+  } catch (const std::invalid_argument& e) { // a verdict that is none
+    throw UsageError(fmt::format("merge: {}: field '/shard': {}", s.dir, e.what()));
+  }
+}
 
 } // namespace
 
@@ -96,17 +114,22 @@ json mergeReports(const std::vector<ShardReport>& shards) {
       throw fail(fmt::format("{}: shards of {} cannot be merged (check, sweep and compare can)", s.dir, command));
     checkShardShape(s.report, "merge: " + s.dir);
   }
+  std::vector<ShardSection> sections;
+  for (const auto& s : shards) sections.push_back(shardSectionOf(s));
   const json& first = shards.front().report;
-  for (const auto& s : shards)
-    for (const auto& [ptr, name] : sameFields())
-      if (at(s.report, ptr) != at(first, ptr))
+  for (size_t k = 0; k < shards.size(); ++k)
+    for (const auto& [field, name] : sameFields()) {
+      const json mine = field(shards[k].report, sections[k]), theirs = field(first, sections.front());
+      if (mine != theirs)
         throw fail(fmt::format("{} and {} differ in {} ({} against {}): not shards of one run", shards.front().dir,
-                               s.dir, name, at(first, ptr).dump(), at(s.report, ptr).dump()));
-  const int n = first.at("/shard/count"_json_pointer).get<int>();
+                               shards[k].dir, name, theirs.dump(), mine.dump()));
+    }
+  const int n = sections.front().count;
   ByIndex byIndex;
-  for (const auto& s : shards) {
-    int i = s.report.at("/shard/index"_json_pointer).get<int>();
-    if (!byIndex.emplace(i, &s).second)
+  for (size_t k = 0; k < shards.size(); ++k) {
+    const ShardReport& s = shards[k];
+    const int i = sections[k].index;
+    if (!byIndex.emplace(i, ShardInput{&s, sections[k]}).second)
       throw fail(fmt::format("shard {}/{} is given twice ({} and {})", i, n, byIndex[i]->dir, s.dir));
   }
   for (int i = 0; i < n; ++i)

@@ -45,36 +45,36 @@ bool byRun(const json& a, const json& b) { return a.at("run") < b.at("run"); }
 
 /// The shards' run lists (report "shard"."runs", the same entries as their "check"."run_summaries") up to
 /// the cut, in run order: the merged report's run summaries.
-std::vector<json> runsUpTo(const ByIndex& byIndex, const Cut& cut) {
-  std::vector<json> runs;
+std::vector<RunSummaryEntry> runsUpTo(const ByIndex& byIndex, const Cut& cut) {
+  std::vector<RunSummaryEntry> runs;
   for (const auto& [i, s] : byIndex)
-    for (const auto& r : s->report.at("/shard/runs"_json_pointer))
-      if (r.at("run").get<int64_t>() <= cut.run) runs.push_back(r);
-  std::sort(runs.begin(), runs.end(), byRun);
+    for (const auto& r : s.shard.runs.value_or(std::vector<RunSummaryEntry>()))
+      if (r.run <= cut.run) runs.push_back(r);
+  std::sort(runs.begin(), runs.end(), [](const RunSummaryEntry& a, const RunSummaryEntry& b) { return a.run < b.run; });
   return runs;
 }
 
 /// The run summaries' verdicts and fault coverage, as check counts them (driver/check.cc), with the first
 /// unknown or error run named as check names it ("run N, SCHEDULE: reason"), its schedule read from the
 /// run record of the shard that ran it.
-void countRuns(const ByIndex& byIndex, const std::vector<json>& runs, CheckCounts& c) {
-  const json* first = nullptr;
+void countRuns(const ByIndex& byIndex, const std::vector<RunSummaryEntry>& runs, CheckCounts& c) {
+  const RunSummaryEntry* first = nullptr;
   for (const auto& r : runs) {
-    std::string v = r.at("verdict");
-    if (v == "pass") c.passed++;
-    else if (v == "fail") c.failed++;
-    else if (v == "error") c.errors++;
+    const Verdict v = r.verdict;
+    if (v == Verdict::Pass) c.passed++;
+    else if (v == Verdict::Fail) c.failed++;
+    else if (v == Verdict::Error) c.errors++;
     else c.unknown++;
-    if ((v == "unknown" || v == "error") && !first) first = &r;
+    if ((v == Verdict::Unknown || v == Verdict::Error) && !first) first = &r;
     std::vector<Fault> planned, fired;
-    for (const auto& p : r.at("planned")) planned.push_back(Fault::parse(p.get<std::string>(), "merge"));
-    for (const auto& p : r.at("fired")) fired.push_back(Fault::parse(p.get<std::string>(), "merge"));
+    for (const auto& p : r.planned) planned.push_back(Fault::parse(p, "merge"));
+    for (const auto& p : r.fired) fired.push_back(Fault::parse(p, "merge"));
     c.coverage.add(planned, fired);
   }
   c.runs = static_cast<int>(runs.size());
   if (!first) return;
-  const int64_t n = first->at("run").get<int64_t>();
-  const std::string reason = first->value("reason", std::string());
+  const int64_t n = first->run;
+  const std::string reason = first->reason.value_or(std::string());
   c.firstProblem = fmt::format("run {}: {}", n, reason);
   const std::string id = fmt::format("run-{}", n);
   for (const auto& [i, s] : byIndex)
@@ -213,7 +213,7 @@ json mergeCheck(const ByIndex& byIndex, int n) {
       throw UsageError(fmt::format("merge: shards 0 and {} learned different kill models from the target's fault-free "
                                    "trace: their schedules differ, so they cannot be one run", i));
   const Cut cut = lowestFailure(byIndex);
-  const std::vector<json> runs = runsUpTo(byIndex, cut);
+  const std::vector<RunSummaryEntry> runs = runsUpTo(byIndex, cut);
   CheckCounts counts;
   counts.runsRequested = first["check"].value("runs_requested", 0);
   countRuns(byIndex, runs, counts);

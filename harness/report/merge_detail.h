@@ -2,6 +2,7 @@
 /// Private to report/merge*.cc: the shards of one run, validated and keyed by index (merge.cc), and the
 /// pieces every command's merge shares.
 #include "report/merge.h"
+#include "report/shard_section.h"
 
 #include <nlohmann/json.hpp>
 
@@ -11,8 +12,17 @@
 namespace idem::merge_detail {
 
 using json = nlohmann::json;
+/// One shard as merge reads it: its report, and its "shard" section read through its type. Dereferences
+/// to the report, as the pointer it wraps.
+struct ShardInput {
+  const ShardReport* source = nullptr;
+  ShardSection shard;
+  const ShardReport* operator->() const { return source; }
+  const ShardReport& operator*() const { return *source; }
+};
+
 /// Shard index -> its report; every index 0..N-1 present once.
-using ByIndex = std::map<int, const ShardReport*>;
+using ByIndex = std::map<int, ShardInput>;
 
 /// A run of shard `index` as the merged report holds it: its id tagged with the shard unless `keepId`,
 /// its log paths under the shard's folder.

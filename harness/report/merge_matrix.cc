@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -35,11 +36,12 @@ void setRuns(const ByIndex& byIndex, const std::vector<std::pair<json, int>>& ru
 
 json mergeSweep(const ByIndex& byIndex, int n) {
   const json& first = byIndex.at(0)->report;
+  const std::optional<Verdict> baseline = byIndex.at(0).shard.baseline;
+  auto shown = [](const std::optional<Verdict>& v) { return v ? json(toString(*v)).dump() : std::string("null"); };
   for (const auto& [i, s] : byIndex)
-    if (s->report.at("/shard/baseline"_json_pointer) != first.at("/shard/baseline"_json_pointer))
+    if (s.shard.baseline != baseline)
       throw UsageError(fmt::format("merge: the fault-free baseline of shard {} is {} and of shard 0 {}: their points "
-                                   "may differ, so they cannot be one sweep", i, s->report["shard"]["baseline"].dump(),
-                                   first["shard"]["baseline"].dump()));
+                                   "may differ, so they cannot be one sweep", i, shown(s.shard.baseline), shown(baseline)));
   SweepSection sweep = first.at("sweep").get<SweepSection>();
   sweep.points.clear();
   sweep.notRun = 0;
@@ -72,15 +74,14 @@ json mergeSweep(const ByIndex& byIndex, int n) {
   std::stable_sort(runs.begin(), runs.end(), [&](const auto& a, const auto& b) { return placeOf(a.first) < placeOf(b.first); });
   for (auto& p : points) p.index.reset();
   // The unsharded sweep's counts and verdict (driver/sweep.cc).
-  const std::string baseline = first["shard"]["baseline"];
-  sweep.failed = baseline == "fail" ? 1 : 0;
+  sweep.failed = baseline == Verdict::Fail ? 1 : 0;
   sweep.unknown = sweep.notFired = 0;
   for (const auto& p : points) {
     sweep.failed += p.verdict == Verdict::Fail;
     sweep.unknown += p.verdict != Verdict::Fail && p.verdict != Verdict::Pass;
     sweep.notFired += !p.fired;
   }
-  const bool traceUsable = baseline == "pass" || baseline == "fail";
+  const bool traceUsable = baseline == Verdict::Pass || baseline == Verdict::Fail;
   const bool noFaults = points.empty() && sweep.noFaults.has_value(); // ran none at all
   const Verdict verdict = sweepVerdict({sweep.failed, sweep.unknown, sweep.notFired, traceUsable, noFaults, error, interrupted});
 
@@ -163,7 +164,7 @@ json mergeCompare(const ByIndex& byIndex, int n) {
   merged.erase("processes");
   if (!merged["runs"].empty()) merged["processes"] = merged["runs"][0].value("processes", json::array()); // the report's first run's
   merged["merge"] = {{"shards", shards}, {"count", n}, {"picked", nullptr}, {"runs_up_to", nullptr},
-                     {"fail_on_violation", first["shard"].value("fail_on_violation", false)},
+                     {"fail_on_violation", byIndex.at(0).shard.failOnViolation.value_or(false)},
                      {"unknown_cells", unknownCells}};
   sumShards(byIndex, n, schedules, merged);
   return merged;

@@ -1,21 +1,11 @@
 #include "report/sweep_section.h"
 
+#include "report/section_json.h"
+
 namespace idem {
 
-namespace {
-
-template <class T>
-nlohmann::json orNull(const std::optional<T>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
-template <class T>
-std::optional<T> optionalOf(const nlohmann::json& j, const char* key) {
-  if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
-  return j.at(key).get<T>();
-}
-
-} // namespace
+using section_json::optionalOf;
+using section_json::orNull;
 
 void to_json(nlohmann::json& j, const SweepPoint& p) {
   j = {{"point", p.point}, {"kind", p.kind}, {"server", p.server}, {"detail", p.detail}, {"class", p.cls},
