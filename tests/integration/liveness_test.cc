@@ -37,8 +37,11 @@ std::vector<std::string> stalls(const nlohmann::json& report) {
 
 TEST_CASE("liveness: a one-shot consumer working 3.5 s per entry after XAUTOCLAIM and an empty read passes a kill") {
   // The consumer's latest step is an empty XREADGROUP BLOCK 1000 while it works through what XAUTOCLAIM
-  // handed it, 3.5 s each (above --stall-timeout): busy, never restarted as idle, never stuck.
-  Result r = clean({"run", "--target", testTarget("py-one-shot"), "--crash", "after:COMMIT#3"});
+  // handed it, 3.5 s each (above --stall-timeout): busy, never restarted as idle, never stuck. Two generated
+  // events and a producer retry (3 entries), the kill after the first COMMIT: the replacement claims all
+  // three (one committed, one new, one retry) and works 3.5 s on each.
+  Result r = clean({"run", "--target", testTarget("py-one-shot"), "--events", "2", "--seed", "1", "--crash",
+                    "after:COMMIT#1"});
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   CHECK(r.report["verdict"] == "pass");
@@ -46,11 +49,12 @@ TEST_CASE("liveness: a one-shot consumer working 3.5 s per entry after XAUTOCLAI
 }
 
 TEST_CASE("liveness: slowed correct consumers in Python, Node and C++ pass a sweep with kills") {
-  // 1.5 s of work per entry before its transaction, above a --stall-timeout of 1 s; a generated schedule of two
-  // events keeps the sweep short (docs/benchmarks.md has the full sweeps of the default schedule).
+  // 750 ms of work per entry before its transaction, 1.5 times a --stall-timeout of 500 ms (the consumers poll
+  // every 100 ms); a generated schedule of two events keeps the sweep short (docs/benchmarks.md has the full
+  // sweeps of the default schedule at 1.5 s against 1 s).
   auto sweep = [](std::string target) {
-    return idemproof({"sweep", "--target", target, "--events", "2", "--seed", "1", "--stall-timeout", "1s"}, 0, true,
-                     {{"WORK_MS", "1500"}});
+    return idemproof({"sweep", "--target", target, "--events", "2", "--seed", "1", "--stall-timeout", "500ms"}, 0,
+                     true, {{"WORK_MS", "750"}});
   };
   auto py = std::async(std::launch::async, sweep, testTarget("py-dedup-table"));
   auto node = std::async(std::launch::async, sweep, testTarget("node-dedup-table"));
@@ -77,8 +81,10 @@ TEST_CASE("liveness: a consumer that blocks forever holding entries is unknown a
 }
 
 TEST_CASE("liveness: a consumer whose client does not reconnect after a Valkey restart is stuck, named at once") {
-  // It holds nothing when the restart cuts its blocking read, and never makes another request.
-  Result r = clean({"run", "--target", testTarget("py-valkey-gone"), "--crash", "restart:before:XREADGROUP#2:valkey"});
+  // It holds nothing when the restart cuts its blocking read, and never makes another request: stuck once it
+  // has been idle for CLAIM_IDLE_MS + --stall-timeout (1 s here), long before the deadline.
+  Result r = clean({"run", "--target", testTarget("py-valkey-gone"), "--crash", "restart:before:XREADGROUP#2:valkey",
+                    "--stall-timeout", "1s"});
   INFO(r.out << r.err);
   REQUIRE(r.status == 1);
   CHECK(!violations(r.report, "stuck").empty());
@@ -97,15 +103,23 @@ TEST_CASE("liveness: a consumer whose client does not reconnect after a Valkey r
 }
 
 TEST_CASE("liveness: a Node consumer on ioredis's own reconnect passes a check with every fault kind, restarts included") {
-  Result r = clean({"check", "--target", testTarget("node-reconnect"), "--seed", "2", "--runs", "24", "--faults",
-                    "kill,drop,delay,error,forget,restart,hold"});
+  // Generated schedules only: seed 14's first 12 draw every kind, a Valkey restart among them (ioredis's own
+  // reconnect is the point). The class sweep's kills end the process whatever its reconnect setting: the
+  // slowed sweep above kills the same consumer (node-dedup-table, without RECONNECT) at every step.
+  Result r = clean({"check", "--target", testTarget("node-reconnect"), "--seed", "14", "--runs", "12", "--faults",
+                    "kill,drop,delay,error,forget,restart,hold", "--no-class-sweep"});
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   CHECK(r.report["verdict"] == "pass");
   std::set<std::string> kinds; // "restart:c1:before:XACK#2:valkey" -> restart
+  bool valkeyRestart = false;
   for (const auto& run : r.report["check"]["run_summaries"])
-    for (const auto& f : run.value("fired", nlohmann::json::array()))
-      kinds.insert(f.get<std::string>().substr(0, f.get<std::string>().find(':')));
+    for (const auto& f : run.value("fired", nlohmann::json::array())) {
+      const std::string text = f.get<std::string>();
+      kinds.insert(text.substr(0, text.find(':')));
+      valkeyRestart = valkeyRestart || (text.rfind("restart:", 0) == 0 && text.find(":valkey") != std::string::npos);
+    }
   INFO(nlohmann::json(kinds).dump());
   CHECK(kinds.count("restart") == 1);
+  CHECK(valkeyRestart);
 }

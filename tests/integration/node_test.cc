@@ -12,7 +12,11 @@
 using namespace itest;
 
 TEST_CASE("node: dedup-table in Node passes a check with every fault kind") {
-  Result r = clean({"check", "--target", testTarget("node-dedup-table"), "--seed", "7", "--runs", "24"});
+  // Generated schedules only: seed 2's first 12 draw every kind (kill, drop, delay, error, forget, restart,
+  // hold). The class sweep's kill at each (when, verb) runs on Node in node-concurrent's check below, and
+  // liveness_test.cc's slowed sweep kills this consumer at every step.
+  Result r = clean({"check", "--target", testTarget("node-dedup-table"), "--seed", "2", "--runs", "12",
+                    "--no-class-sweep"});
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   CHECK(r.report["verdict"] == "pass");
@@ -39,7 +43,8 @@ TEST_CASE("node: acknowledge-first in Node, killed after its fourth XACK, names 
   CHECK(r.report["verdict"] == "fail");
   duplicateTwoLostFour(r.report, "run");
 
-  Result c = clean({"check", "--target", testTarget("node-ack-first"), "--seed", "3", "--runs", "20"});
+  // Schedules of at most 2 events, as for py-ack-first: the search fails at once and shrinks in a few runs.
+  Result c = clean({"check", "--target", testTarget("node-ack-first"), "--seed", "3", "--runs", "20", "--max-events", "2"});
   INFO(c.out << c.err);
   REQUIRE(c.status == 1);
   CHECK(c.report["verdict"] == "fail");
@@ -49,8 +54,11 @@ TEST_CASE("node: check-then-act in Node fails check with a counterexample that f
           "fixed by a hold released at a conflicting step, never by ioredis's connection set-up") {
   // ioredis names its connection (CLIENT SETNAME) and sends its INFO ready check as each process connects:
   // neither is a fault point nor a hold's release point, so no hold releases when c2 merely connects.
-  Result r = clean({"check", "--target", testTarget("node-check-then-act"), "--seed", "1", "--runs", "60",
-                    "--replays", "5"});
+  // One event per schedule (the race needs no more; every counterexample shrinks to one) and no class sweep
+  // (one consumer under kills, which check-then-act passes): seed 3 draws a failing race at its 4th run, and
+  // the replays and shrinking that follow are the cost. Its fault kinds are check's default, all of them.
+  Result r = clean({"check", "--target", testTarget("node-check-then-act"), "--seed", "3", "--runs", "60",
+                    "--replays", "5", "--max-events", "1", "--no-class-sweep"});
   INFO(r.out << r.err);
   REQUIRE(r.status == 1);
   CHECK(r.report["verdict"] == "fail");

@@ -30,7 +30,10 @@ TEST_CASE("acknowledge-first with the scenario's equal amounts: unknown with the
 }
 
 TEST_CASE("acknowledge-first: sweep names both at after:XACK#4, and check finds it") {
-  Result s = idemproof({"sweep", "--target", testTarget("py-ack-first")});
+  // Shard 3 of 8 of the sweep: its points stride by 8 over the trace's points (before and after XREADGROUP#2,
+  // then XACK, BEGIN, UPDATE, COMMIT of each entry), so this slice is the kill right after each XACK#1..6,
+  // after:XACK#4 among them, and the baseline; the other seven slices judge their points alike.
+  Result s = idemproof({"sweep", "--target", testTarget("py-ack-first"), "--shard", "3/8"});
   INFO(s.out << s.err);
   REQUIRE(s.status == 1);
   duplicateTwoLostFour(s.report, "after:XACK#4");
@@ -55,10 +58,15 @@ TEST_CASE("acknowledge-first: sweep names both at after:XACK#4, and check finds 
 }
 
 TEST_CASE("slow is not stuck: 5 s per event, with and without a kill, passes with default flags") {
-  // Both runs at once: each starts its own servers, and the consumer mostly sleeps.
-  auto plain = std::async(std::launch::async, [] { return idemproof({"run", "--target", testTarget("py-slow")}); });
+  // Both runs at once: each starts its own servers, and the consumer mostly sleeps. Two generated events and a
+  // producer retry (3 entries): each 5 s silence is the same whatever the number of events; killed after its
+  // first COMMIT, the replacement claims all three and spends 5 s on each.
+  auto plain = std::async(std::launch::async, [] {
+    return idemproof({"run", "--target", testTarget("py-slow"), "--events", "2", "--seed", "1"});
+  });
   auto killed = std::async(std::launch::async, [] {
-    return idemproof({"run", "--target", testTarget("py-slow"), "--crash", "after:COMMIT#3"});
+    return idemproof({"run", "--target", testTarget("py-slow"), "--events", "2", "--seed", "1", "--crash",
+                      "after:COMMIT#1"});
   });
   for (Result r : {plain.get(), killed.get()}) {
     INFO(r.out << r.err);
