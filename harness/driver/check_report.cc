@@ -3,6 +3,7 @@
 #include "driver/check.h"
 
 #include "report/html.h"
+#include "report/check_section.h"
 #include "report/junit.h"
 #include "report/shard_section.h"
 
@@ -55,6 +56,44 @@ std::string describeSchedule(const Schedule& s, const Scenario& sc, const std::s
 
 namespace {
 
+CounterexampleSection counterexampleOf(const Counterexample& c) {
+  CounterexampleSection x;
+  x.schedule = c.schedule;
+  x.summary = c.schedule.summary();
+  x.verdicts = c.verdicts;
+  x.file = c.file;
+  x.replayCommand = c.replayCommand;
+  x.shrinkSteps = c.shrinkSteps;
+  x.shrinkRuns = static_cast<int64_t>(c.shrinkRuns);
+  x.replays = c.replays;
+  x.flaky = c.flaky;
+  x.flakyCandidates = static_cast<int64_t>(c.flakyCandidates);
+  if (!c.reduced.empty()) x.reduced = c.reduced;
+  x.tried = c.tried;
+  x.found = {static_cast<int64_t>(c.index + 1), c.found, c.found.summary(), c.foundVerdicts};
+  return x;
+}
+
+CheckSection checkSectionOf(const CheckSummary& s) {
+  CheckSection c;
+  c.setCounts(s);
+  c.seed = s.seed;
+  c.seedGiven = s.seedGiven;
+  c.maxEvents = s.maxEvents;
+  c.consumers = {s.minConsumers, s.maxConsumers};
+  c.replays = s.replays;
+  c.flaky = (s.cx && s.cx->flaky ? 1 : 0) + static_cast<int>(s.cx ? s.cx->flakyCandidates : 0);
+  c.coverageSummary.lossExamples = s.coverageLoss.get<std::vector<CoverageLossExample>>();
+  c.killModel = s.model.toJson();
+  if (s.cx) c.counterexample = counterexampleOf(*s.cx);
+  c.faults = s.faults;
+  c.notes = s.notes;
+  // The page lists only runs that did not pass or lost a fault, at most 101 of them; report.json gets
+  // every run one at a time (10,000 runs: ~2 MB of text, ~10 MB as JSON).
+  c.runSummaries = nlohmann::json(s.runSummaries.notPassed()).get<std::vector<RunSummaryEntry>>();
+  return c;
+}
+
 void print(const Session& session, const CheckSummary& s, const std::vector<RunRecord>& runs, const std::string& path) {
   std::string cov = s.coverage.text();
   if (s.runs > 0)
@@ -95,48 +134,16 @@ std::string reportCheck(Session& session, CheckSummary& s) {
     report.addRun(session.record(*s.firstUnknownRun, fmt::format("run-{}", s.firstUnknownIndex + 1), target));
   report.verdict(s.verdict.value_or(Verdict::Unknown));
   report.interrupted(s.interrupted);
-  nlohmann::json cx = nullptr;
-  if (s.cx) {
-    const auto& c = *s.cx;
-    nlohmann::json tried = nlohmann::json::array();
-    for (const auto& t : c.tried) tried.push_back({{"what", t.what}, {"summary", t.summary}, {"verdicts", t.verdicts}});
-    // Grouped by what a reader asks: what it is, how to replay it, how it shrank, how sure it is, where
-    // the search found it.
-    cx = {{"schedule", c.schedule}, {"summary", c.schedule.summary()}, {"verdicts", c.verdicts},
-          {"file", c.file}, {"replay_command", c.replayCommand},
-          {"shrink_steps", c.shrinkSteps}, {"shrink_runs", c.shrinkRuns},
-          {"replays", c.replays}, {"flaky", c.flaky}, {"flaky_candidates", c.flakyCandidates},
-          {"reduced", c.reduced.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.reduced)}, {"tried", tried},
-          {"found", {{"run", c.index + 1}, {"schedule", c.found}, {"summary", c.found.summary()}, {"verdicts", c.foundVerdicts}}}};
-  }
-  int flaky = (s.cx && s.cx->flaky ? 1 : 0) + static_cast<int>(s.cx ? s.cx->flakyCandidates : 0);
-  nlohmann::json check = {
-      {"runs", s.runs}, {"runs_requested", s.runsRequested}, {"out_of_time", s.outOfTime},
-      {"interrupted", s.interrupted.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.interrupted)},
-      {"seed", s.seed}, {"seed_given", s.seedGiven}, {"max_events", s.maxEvents}, {"consumers", {s.minConsumers, s.maxConsumers}}, {"replays", s.replays},
-      {"passed", s.passed}, {"failed", s.failed}, {"unknown", s.unknown}, {"errors", s.errors}, {"flaky", flaky},
-      {"coverage", s.coverage.toJson()},
-      {"coverage_by_kind", s.coverage.byKindJson()},
-      {"coverage_summary",
-       {{"planned", s.coverage.planned()}, {"fired", s.coverage.fired()}, {"runs_with_kills", s.coverage.runsWithKills},
-        {"runs_with_coverage_loss", s.coverage.runsWithLoss}, {"never_fired", s.coverage.neverFired()},
-        {"coverage_loss_examples", s.coverageLoss}}},
-      {"kill_model", s.model.toJson()},
-      {"counterexample", cx},
-      {"faults", s.faults},
-      {"notes", s.notes}};
-  // One summary per run: report.json gets them one at a time (10,000 runs: ~2 MB of text, ~10 MB as
-  // JSON); the page lists only runs that did not pass or lost a fault, so it holds at most 101 of them.
-  auto& page = check["run_summaries"] = s.runSummaries.notPassed();
+  CheckSection check = checkSectionOf(s);
   auto item = [&s](size_t i) { return s.runSummaries.at(i); };
   report.streamed({"check", "run_summaries", s.runSummaries.size(), item});
   if (s.shard) {
     ShardSection shard = shardSection(s.shard->index, s.shard->count, "check", s.runsRequested);
-    shard.runs = nlohmann::json(page).get<std::vector<RunSummaryEntry>>();
+    shard.runs = check.runSummaries;
     report.section("shard", shard);
     report.streamed({"shard", "runs", s.runSummaries.size(), item});
   }
-  report.section("check", std::move(check));
+  report.section("check", check);
   if (s.cx) report.schedule(s.cx->schedule);
   if (s.trace) report.error(s.trace->error);
   report.timings({{"total_ms", s.totalMs}, {"search_ms", s.searchMs}, {"shrink_ms", s.shrinkMs},

@@ -5,6 +5,7 @@
 #include "driver/compare.h"
 
 #include "core/error.h"
+#include "report/check_section.h"
 #include "report/junit.h"
 #include "report/merge.h"
 #include "report/report.h"
@@ -14,6 +15,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 namespace idem {
 
@@ -110,18 +112,18 @@ int mergeCommand(const MergeArgs& args) {
     const int i = shards[k].report.at("shard").get<ShardSection>().index;
     copyShardFiles(folderOf(args.dirs[k]), files[k], out / shardFolder(i));
   }
-  nlohmann::json nothing;
-  auto& cx = merged.contains("check") ? merged["check"]["counterexample"] : nothing;
-  if (cx.is_object()) { // the replay command names the copy beside the merged report
-    std::string copy = (out / cx["file"].get<std::string>()).lexically_normal().string();
-    std::string cmd = cx.value("replay_command", "");
-    const auto& m = merged["merge"];
+  std::optional<CheckSection> check;
+  if (merged.contains("check")) check = merged["check"].get<CheckSection>();
+  if (check && check->counterexample) { // the replay command names the copy beside the merged report
+    CounterexampleSection& cx = *check->counterexample;
+    const std::string copy = (out / cx.file).lexically_normal().string();
     std::string old;
     for (const auto& s : shards)
-      if (m["picked"] == s.report.at("shard").get<ShardSection>().index) old = s.report["check"]["counterexample"].value("file", "");
-    if (auto pos = cmd.find(old); !old.empty() && pos != std::string::npos) cmd.replace(pos, old.size(), copy);
-    cx["replay_command"] = cmd;
-    cx["file"] = copy;
+      if (merged["merge"]["picked"] == s.report.at("shard").get<ShardSection>().index)
+        if (const auto own = s.report.at("check").get<CheckSection>().counterexample) old = own->file;
+    if (auto pos = cx.replayCommand.find(old); !old.empty() && pos != std::string::npos) cx.replayCommand.replace(pos, old.size(), copy);
+    cx.file = copy;
+    merged["check"] = *check;
   }
   std::string path = writeReport(out.string(), merged);
   if (!args.junit.empty()) writeJunit(args.junit, merged);
@@ -136,17 +138,16 @@ int mergeCommand(const MergeArgs& args) {
                              s["counterexample"].is_null() ? ""
                                                            : fmt::format("; first failure at run {}", s["counterexample"]["run"].get<int64_t>()));
   const std::string verdict = merged["verdict"];
-  if (command == "check") {
-    const auto& c = merged["check"];
-    const auto& cs = c["coverage_summary"];
-    if (cx.is_object()) {
-      std::cout << fmt::format("  counterexample (shard {}): {}\n", merged["merge"]["picked"].get<int>(), cx.value("summary", ""));
-      std::cout << "  replay: " << cx.value("replay_command", "") << "\n";
+  if (command == "check" && check) {
+    const CheckSection& c = *check;
+    if (c.counterexample) {
+      std::cout << fmt::format("  counterexample (shard {}): {}\n", merged["merge"]["picked"].get<int>(), c.counterexample->summary);
+      std::cout << "  replay: " << c.counterexample->replayCommand << "\n";
     }
-    for (const auto& n : c["notes"]) std::cout << "  note: " << n.get<std::string>() << "\n";
+    for (const auto& n : c.notes) std::cout << "  note: " << n << "\n";
     std::cout << fmt::format("{}: {} runs ({} passed, {} failed, {} unknown, {} errors); {} of {} faults fired\n", verdict,
-                             c["runs"].get<int>(), c["passed"].get<int>(), c["failed"].get<int>(), c["unknown"].get<int>(),
-                             c["errors"].get<int>(), cs["fired"].get<int>(), cs["planned"].get<int>());
+                             c.runs, c.passed, c.failed, c.unknown, c.errors, c.coverageSummary.fired,
+                             c.coverageSummary.planned);
   } else if (command == "sweep") {
     const auto& w = merged["sweep"];
     const bool reduced = w.value("reduced", false);

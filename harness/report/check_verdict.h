@@ -53,6 +53,7 @@ struct TriedShape {
   std::string what;    ///< "one consumer", "no holds", "bursts sent one after another", "shrunk"
   std::string summary; ///< the schedule's summary
   std::vector<std::string> verdicts;
+  bool operator==(const TriedShape&) const = default;
 };
 
 /// What a check's verdict reads of its counterexample.

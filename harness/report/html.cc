@@ -1,5 +1,6 @@
 #include "report/html.h"
 
+#include "report/check_section.h"
 #include "report/html_util.h"
 
 #include <fmt/format.h>
@@ -92,7 +93,9 @@ std::string header(const json& r) {
   double secs = static_cast<double>(num(arr(r, "timings"), "total_ms")) / 1000.0;
   std::string sub = fmt::format("idemproof {} · {} schedules · {:.1f} s · seed {}", str(r, "command"),
                                 num(arr(r, "timings"), "schedules"), secs, show(r.value("seed", json(0))));
-  std::string replay = str(arr(arr(r, "check"), "counterexample"), "replay_command");
+  std::string replay;
+  if (r.contains("check"))
+    if (const auto cx = r["check"].get<CheckSection>().counterexample) replay = cx->replayCommand;
   std::string reproduce = replay.empty() ? "" : fmt::format("<p class=\"sub\">reproduce: <code>{}</code></p>", esc(replay));
   return fmt::format("<header class=\"top {}\"><div class=\"badge\">{}</div><div><h1>{}</h1><p class=\"sub\">{}</p>"
                      "<p class=\"headline\">{}</p>{}</div></header>",

@@ -5,6 +5,7 @@
 #include "core/verdict.h"
 #include "plan/fault.h"
 #include "plan/schedule.h"
+#include "report/check_section.h"
 #include "report/check_verdict.h"
 #include "report/merge_detail.h"
 
@@ -18,6 +19,9 @@ namespace idem::merge_detail {
 
 namespace {
 
+/// Shard index -> its "check" section.
+using Checks = std::map<int, CheckSection>;
+
 /// Where the unsharded search stops: the lowest failing run of all shards (1-based) and the shard whose
 /// search found it; no shard when none failed (every run counts).
 struct Cut {
@@ -25,23 +29,15 @@ struct Cut {
   int64_t run = std::numeric_limits<int64_t>::max();
 };
 
-std::optional<int64_t> foundRun(const json& r) {
-  const json& cx = r["check"].value("counterexample", json(nullptr));
-  if (cx.is_null()) return std::nullopt;
-  return cx.at("found").at("run").get<int64_t>();
-}
-
-Cut lowestFailure(const ByIndex& byIndex) {
+Cut lowestFailure(const Checks& checks) {
   Cut c;
-  for (const auto& [i, s] : byIndex)
-    if (auto f = foundRun(s->report); f && *f < c.run) {
-      c.run = *f;
+  for (const auto& [i, check] : checks)
+    if (check.counterexample && check.counterexample->found.run < c.run) {
+      c.run = check.counterexample->found.run;
       c.shard = i;
     }
   return c;
 }
-
-bool byRun(const json& a, const json& b) { return a.at("run") < b.at("run"); }
 
 /// The shards' run lists (report "shard"."runs", the same entries as their "check"."run_summaries") up to
 /// the cut, in run order: the merged report's run summaries.
@@ -83,72 +79,37 @@ void countRuns(const ByIndex& byIndex, const std::vector<RunSummaryEntry>& runs,
         c.firstProblem = fmt::format("run {}, {}: {}", n, scheduleFromJson(run["schedule"], s->dir).summary(), reason);
 }
 
-/// The check section's coverage members, as check_report.cc writes them.
-void writeCoverage(const FaultCoverage& cov, const ByIndex& byIndex, const Cut& cut, json& check) {
+/// The merged check's examples of coverage loss: the first 5 runs up to the cut.
+std::vector<CoverageLossExample> lossExamples(const Checks& checks, const Cut& cut) {
   // Each shard lists its first 5 runs with a lost fault: the first 5 of all are among them.
-  std::vector<json> examples;
-  for (const auto& [i, s] : byIndex)
-    for (const auto& e : s->report["check"]["coverage_summary"].value("coverage_loss_examples", json::array()))
-      if (e.at("run").get<int64_t>() <= cut.run) examples.push_back(e);
-  std::sort(examples.begin(), examples.end(), byRun);
+  std::vector<CoverageLossExample> examples;
+  for (const auto& [i, c] : checks)
+    for (const auto& e : c.coverageSummary.lossExamples)
+      if (e.run <= cut.run) examples.push_back(e);
+  std::sort(examples.begin(), examples.end(), [](const auto& a, const auto& b) { return a.run < b.run; });
   if (examples.size() > 5) examples.resize(5);
-  check["coverage"] = cov.toJson();
-  check["coverage_by_kind"] = cov.byKindJson();
-  check["coverage_summary"] = {{"planned", cov.planned()}, {"fired", cov.fired()}, {"runs_with_kills", cov.runsWithKills},
-                               {"runs_with_coverage_loss", cov.runsWithLoss}, {"never_fired", cov.neverFired()},
-                               {"coverage_loss_examples", examples}};
-}
-
-/// What check's verdict reads of a counterexample, from its report entry.
-CheckFinding findingOf(const json& cx) {
-  CheckFinding f;
-  f.flaky = cx.value("flaky", false);
-  f.verdicts = cx.value("verdicts", std::vector<std::string>());
-  f.flakyCandidates = cx.value("flaky_candidates", size_t(0));
-  for (const auto& t : cx.value("tried", json::array()))
-    f.tried.push_back({t.value("what", ""), t.value("summary", ""), t.value("verdicts", std::vector<std::string>())});
-  return f;
+  return examples;
 }
 
 /// Whether a shard's fault-free trace could not be judged: it ran no schedule, its verdict is error.
-bool traceError(const json& report) {
-  return report.value("verdict", "") == "error" && !foundRun(report) && report.at("/check/runs"_json_pointer) == 0;
+bool traceError(const json& report, const CheckSection& check) {
+  return report.value("verdict", "") == "error" && !check.counterexample && check.runs == 0;
 }
 
 /// The notes a shard had before its verdict was decided (what its fault-free trace runs taught, an
 /// interruption's cut), each once: the shard's notes less those decideCheck added, counted by deciding
 /// again over the shard's own counts (the number of notes it adds does not depend on their words).
-std::vector<std::string> notesBeforeVerdict(const ByIndex& byIndex) {
+std::vector<std::string> notesBeforeVerdict(const ByIndex& byIndex, const Checks& checks) {
   std::vector<std::string> out;
   for (const auto& [i, s] : byIndex) {
-    const json& check = s->report["check"];
-    CheckCounts c;
-    c.runsRequested = check.value("runs_requested", 0);
-    c.runs = check.value("runs", 0);
-    c.passed = check.value("passed", 0);
-    c.failed = check.value("failed", 0);
-    c.unknown = check.value("unknown", 0);
-    c.errors = check.value("errors", 0);
-    c.outOfTime = check.value("out_of_time", false);
-    const json& sig = check.value("interrupted", json(nullptr));
-    if (sig.is_string()) c.interrupted = sig.get<std::string>();
-    const json byKind = check.value("coverage_by_kind", json::object());
-    for (const auto& [kind, verbs] : byKind.items())
-      for (const auto& [verb, pf] : verbs.items()) {
-        c.coverage.byKind[kind][verb] = {pf.value("planned", 0), pf.value("fired", 0)};
-        c.coverage.byVerb[verb].first += pf.value("planned", 0);
-        c.coverage.byVerb[verb].second += pf.value("fired", 0);
-      }
-    const json& summary = check.value("coverage_summary", json::object());
-    c.coverage.runsWithKills = summary.value("runs_with_kills", 0);
-    c.coverage.runsWithLoss = summary.value("runs_with_coverage_loss", 0);
-    const json& cx = check.value("counterexample", json(nullptr));
+    const CheckSection& check = checks.at(i);
+    const CheckCounts c = check.counts();
     std::optional<CheckFinding> finding;
-    if (cx.is_object()) finding = findingOf(cx);
+    if (check.counterexample) finding = check.counterexample->finding();
     std::optional<Verdict> decided;
-    if (traceError(s->report)) decided = Verdict::Error;
+    if (traceError(s->report, check)) decided = Verdict::Error;
     const CheckDecision d = decideCheck(c, finding ? &*finding : nullptr, decided);
-    std::vector<std::string> notes = check.value("notes", std::vector<std::string>());
+    const std::vector<std::string>& notes = check.notes;
     size_t from = 0, to = notes.size();
     if (!c.interrupted.empty()) from = 1; // its note leads, the others follow unchanged
     const size_t added = d.notes.size() - from;
@@ -161,18 +122,18 @@ std::vector<std::string> notesBeforeVerdict(const ByIndex& byIndex) {
 
 /// The verdict by check's own rules (report/check_verdict.h) over the merged runs, and its notes. A shard
 /// whose fault-free trace could not be judged ran no schedule: the merge is an error, as that check is.
-CheckDecision verdictOf(const ByIndex& byIndex, const Cut& cut, const CheckCounts& counts) {
+CheckDecision verdictOf(const ByIndex& byIndex, const Checks& checks, const Cut& cut, const CheckCounts& counts) {
   std::optional<Verdict> decided;
   for (const auto& [i, s] : byIndex)
-    if (traceError(s->report)) decided = Verdict::Error;
+    if (traceError(s->report, checks.at(i))) decided = Verdict::Error;
   std::optional<CheckFinding> finding;
-  if (cut.shard) finding = findingOf(byIndex.at(*cut.shard)->report["check"]["counterexample"]);
-  return decideCheck(counts, finding ? &*finding : nullptr, decided, notesBeforeVerdict(byIndex));
+  if (cut.shard) finding = checks.at(*cut.shard).counterexample->finding();
+  return decideCheck(counts, finding ? &*finding : nullptr, decided, notesBeforeVerdict(byIndex, checks));
 }
 
 /// Every shard's runs and violations (tagged shard-I/, but for the report's counterexample, which comes
 /// first), the picked shard's schedule and processes, and the merge section's list of shards.
-void gatherShards(const ByIndex& byIndex, const Cut& cut, json& merged) {
+void gatherShards(const ByIndex& byIndex, const Checks& checks, const Cut& cut, json& merged) {
   json runs = json::array(), violations = json::array(), shards = json::array();
   merged.erase("schedule");
   merged.erase("processes");
@@ -187,11 +148,11 @@ void gatherShards(const ByIndex& byIndex, const Cut& cut, json& merged) {
     }
     if (picked && r.contains("schedule")) merged["schedule"] = r["schedule"];
     if (picked && r.contains("processes")) merged["processes"] = relocateProcesses(r["processes"], i);
-    json entry = shardEntry(i, *s, r["check"].value("runs", 0));
-    const json& cx = r["check"].value("counterexample", json(nullptr));
-    if (!cx.is_null())
-      entry["counterexample"] = {{"run", cx["found"]["run"]}, {"summary", cx.value("summary", "")},
-                                 {"file", shardFolder(i) + "counterexample.json"}, {"flaky", cx.value("flaky", false)}};
+    const CheckSection& check = checks.at(i);
+    json entry = shardEntry(i, *s, check.runs);
+    if (const auto& cx = check.counterexample)
+      entry["counterexample"] = {{"run", cx->found.run}, {"summary", cx->summary},
+                                 {"file", shardFolder(i) + "counterexample.json"}, {"flaky", cx->flaky}};
     shards.push_back(entry);
   }
   // The report's counterexample first: the page and the JUnit file lead with it, not with shard 0's own.
@@ -207,24 +168,25 @@ void gatherShards(const ByIndex& byIndex, const Cut& cut, json& merged) {
 } // namespace
 
 json mergeCheck(const ByIndex& byIndex, int n) {
-  const json& first = byIndex.at(0)->report;
-  for (const auto& [i, s] : byIndex)
-    if (s->report["check"].value("kill_model", json()) != first["check"].value("kill_model", json()))
+  Checks checks;
+  for (const auto& [i, s] : byIndex) checks[i] = s->report.at("check").get<CheckSection>();
+  const CheckSection& first = checks.at(0);
+  for (const auto& [i, check] : checks)
+    if (check.killModel != first.killModel)
       throw UsageError(fmt::format("merge: shards 0 and {} learned different kill models from the target's fault-free "
                                    "trace: their schedules differ, so they cannot be one run", i));
-  const Cut cut = lowestFailure(byIndex);
+  const Cut cut = lowestFailure(checks);
   const std::vector<RunSummaryEntry> runs = runsUpTo(byIndex, cut);
   CheckCounts counts;
-  counts.runsRequested = first["check"].value("runs_requested", 0);
+  counts.runsRequested = first.runsRequested;
   countRuns(byIndex, runs, counts);
-  for (const auto& [i, s] : byIndex) {
-    counts.outOfTime = counts.outOfTime || s->report["check"].value("out_of_time", false);
-    const json& sig = s->report["check"].value("interrupted", json(nullptr));
-    if (counts.interrupted.empty() && sig.is_string()) counts.interrupted = sig.get<std::string>();
+  for (const auto& [i, check] : checks) {
+    counts.outOfTime = counts.outOfTime || check.outOfTime;
+    if (counts.interrupted.empty() && check.interrupted) counts.interrupted = *check.interrupted;
   }
-  const CheckDecision decision = verdictOf(byIndex, cut, counts);
+  const CheckDecision decision = verdictOf(byIndex, checks, cut, counts);
 
-  json merged = first;
+  json merged = byIndex.at(0)->report;
   merged.erase("error");
   if (decision.verdict == Verdict::Error) // the trace run's error, as that shard (and the unsharded check) has it
     for (const auto& [i, s] : byIndex)
@@ -232,22 +194,21 @@ json mergeCheck(const ByIndex& byIndex, int n) {
   merged["verdict"] = toString(decision.verdict);
   merged.erase("interrupted");
   if (!counts.interrupted.empty()) merged["interrupted"] = counts.interrupted;
-  gatherShards(byIndex, cut, merged);
+  gatherShards(byIndex, checks, cut, merged);
   merged["merge"]["count"] = n;
-  json& check = merged["check"];
-  check.update({{"runs", counts.runs}, {"passed", counts.passed}, {"failed", counts.failed},
-                {"unknown", counts.unknown}, {"errors", counts.errors}, {"out_of_time", counts.outOfTime},
-                {"interrupted", counts.interrupted.empty() ? json(nullptr) : json(counts.interrupted)}, {"notes", decision.notes}, {"run_summaries", runs}});
-  int flaky = 0;
-  for (const auto& [i, s] : byIndex) flaky += s->report["check"].value("flaky", 0);
-  check["flaky"] = flaky;
-  writeCoverage(counts.coverage, byIndex, cut, check);
-  json cx = nullptr;
+  CheckSection check = first;
+  check.setCounts(counts);
+  check.coverageSummary.lossExamples = lossExamples(checks, cut);
+  check.notes = decision.notes;
+  check.runSummaries = runs;
+  check.flaky = 0;
+  for (const auto& [i, c] : checks) check.flaky += c.flaky;
+  check.counterexample.reset();
   if (cut.shard) {
-    cx = byIndex.at(*cut.shard)->report["check"]["counterexample"];
-    cx["file"] = shardFolder(*cut.shard) + "counterexample.json";
+    check.counterexample = checks.at(*cut.shard).counterexample;
+    check.counterexample->file = shardFolder(*cut.shard) + "counterexample.json";
   }
-  check["counterexample"] = cx;
+  merged["check"] = check;
   int64_t searchMs = 0;
   for (const auto& [i, s] : byIndex)
     searchMs = std::max(searchMs, s->report.value("timings", json::object()).value("search_ms", int64_t(0)));

@@ -1,5 +1,5 @@
 #pragma once
-/// What the typed sections' to_json and from_json share (sweep_section.cc, shard_section.cc): a member
+/// What the typed sections' to_json and from_json share (sweep, shard and check_section.cc): a member
 /// that may be null or absent.
 #include <nlohmann/json.hpp>
 
