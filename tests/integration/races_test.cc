@@ -64,7 +64,7 @@ TEST_CASE("races: the correct target passes generated schedules of 2 to 3 consum
   CHECK(r.out.find("hold: ") != std::string::npos); // holds were drawn and fired
 }
 
-TEST_CASE("races: the interleaving sweep passes the correct target and fails check-then-act", "[race][two-cores]") {
+TEST_CASE("races: the interleaving sweep fails check-then-act at a cell, with its history", "[race][two-cores]") {
   Result bad = clean({"sweep", "--interleave", "--target", target("check-then-act")});
   INFO(bad.out << bad.err);
   CHECK(bad.status == 1);
@@ -73,7 +73,11 @@ TEST_CASE("races: the interleaving sweep passes the correct target and fails che
   CHECK(grid["failed"].get<int>() >= 1);
   CHECK(grid["not_fired"] == 0);
   CHECK(bad.report["runs"].size() >= 2); // the baseline and the failing cells, each with its history
+}
 
+// Alone too: a hold point the correct target never reaches on a busy machine (another consumer claimed the
+// entry first) is a cell not fired, and the sweep unknown.
+TEST_CASE("races: the interleaving sweep passes the correct target at every cell", "[race][two-cores]") {
   Result good = clean({"sweep", "--interleave", "--target", target("dedup-table")});
   INFO(good.out << good.err);
   CHECK(good.status == 0);
