@@ -123,7 +123,7 @@ TEST_CASE("check: a check in which no kill point fired is unknown, not a pass", 
   CHECK(r.out.find("no fault fired") != std::string::npos);
 }
 
-TEST_CASE("check: the same seed gives the same schedules with any number of workers", "[check][two-cores]") {
+TEST_CASE("check: the same seed gives the same schedules with any number of workers", "[check]") {
   Result a = clean({"check", "--target", target("simple"), "--scenario", "wallet", "--seed", "8", "--workers", "1"});
   Result b = clean({"check", "--target", target("simple"), "--scenario", "wallet", "--seed", "8", "--workers", "2"});
   INFO(a.out << b.out);
@@ -215,7 +215,7 @@ TEST_CASE("check: versioned-guard and ship-guarded pass 20 schedules each", "[ch
 }
 
 TEST_CASE("check: a consumer that ignores the URL's Valkey database (host and port only) passes on every worker",
-          "[check][two-cores]") {
+          "[check]") {
   // Three workers create their workspaces at once, each but the first with a Valkey of its own, all in
   // database 0: py-host-port never sends SELECT. When the workers shared one server in databases 0, 1, 2,
   // its runs on the second and third worker found no stream (NOGROUP) and check called it flaky.
