@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <future>
 
 using namespace itest;
 namespace fs = std::filesystem;
@@ -48,21 +49,39 @@ struct OrdersVariant {
 
 TEST_CASE("http: a server that never becomes ready is unknown, never a pass: run, sweep and compare") {
   // The verdict is what happens when the readiness wait ends, whatever its length: a second is ample for
-  // the server (python3, no imports beyond the standard library) to listen where its mode says.
+  // the server (python3, no imports beyond the standard library) to listen where its mode says. The six
+  // commands wait at once (each on servers of its own); their results are judged one after another.
   const std::string t = testTarget("http-hostile");
-  for (const char* mode : {"never-listen", "ipv6", "wrong-port", "health-500"}) {
-    Result r = hostile(mode, {"run", "--target", t, "--scenario", "orders", "--start-timeout", "1s"});
-    INFO(mode << "\nstdout: " << r.out << "\nstderr: " << r.err);
+  const std::vector<std::string> modes{"never-listen", "ipv6", "wrong-port", "health-500"};
+  auto start = [](std::string mode, std::vector<std::string> args) {
+    return std::async(std::launch::async, [mode, args] { return idemproof(args, 0, true, {{"HOSTILE_MODE", mode}}); });
+  };
+  std::vector<std::future<Result>> runs;
+  for (const auto& mode : modes) runs.push_back(start(mode, {"run", "--target", t, "--scenario", "orders", "--start-timeout", "1s"}));
+  auto sweepRun = start("never-listen", {"sweep", "--target", t, "--scenario", "orders", "--start-timeout", "1s"});
+  auto compareRun = start("never-listen", {"compare", "--target", t, "--scenario", "orders", "--start-timeout", "1s",
+                                           "--runs", "1", "--per-class", "1", "--fail-on-violation"});
+  auto leavesNothing = [](const Result& r) {
+    CHECK(leftovers(r.tag).empty());
+    CHECK(tempDirsIn(r.tmpRoot).empty());
+  };
+  for (size_t i = 0; i < modes.size(); ++i) {
+    Result r = runs[i].get();
+    INFO(modes[i] << "\nstdout: " << r.out << "\nstderr: " << r.err);
+    leavesNothing(r);
     CHECK(r.status == 2);
     CHECK(r.report["verdict"] == "unknown");
     CHECK(r.err.find("did not answer GET /healthz with a 2xx") != std::string::npos);
     CHECK(r.err.find("raise --start-timeout") != std::string::npos);
   }
-  Result sweep = hostile("never-listen", {"sweep", "--target", t, "--scenario", "orders", "--start-timeout", "1s"});
+  Result sweep = sweepRun.get();
+  INFO("sweep\nstdout: " << sweep.out << "\nstderr: " << sweep.err);
+  leavesNothing(sweep);
   CHECK(sweep.status == 2);
   CHECK(sweep.out.find("pass") == std::string::npos);
-  Result compare = hostile("never-listen", {"compare", "--target", t, "--scenario", "orders", "--start-timeout", "1s",
-                                            "--runs", "1", "--per-class", "1", "--fail-on-violation"});
+  Result compare = compareRun.get();
+  INFO("compare\nstdout: " << compare.out << "\nstderr: " << compare.err);
+  leavesNothing(compare);
   CHECK(compare.status == 2);
   for (const auto& c : compare.report["compare"]["cells"]) CHECK(c["verdict"] != "pass");
 }
