@@ -51,10 +51,12 @@ TEST_CASE("liveness: a one-shot consumer working 3.5 s per entry after XAUTOCLAI
 TEST_CASE("liveness: slowed correct consumers in Python, Node and C++ pass a sweep with kills") {
   // 750 ms of work per entry before its transaction, 1.5 times a --stall-timeout of 500 ms (the consumers poll
   // every 100 ms); a generated schedule of two events keeps the sweep short (docs/benchmarks.md has the full
-  // sweeps of the default schedule at 1.5 s against 1 s).
+  // sweeps of the default schedule at 1.5 s against 1 s). The consumers mostly sleep: four workers per sweep
+  // (30 kill points each) overlap their work.
   auto sweep = [](std::string target) {
-    return idemproof({"sweep", "--target", target, "--events", "2", "--seed", "1", "--stall-timeout", "500ms"}, 0,
-                     true, {{"WORK_MS", "750"}});
+    return idemproof({"sweep", "--target", target, "--events", "2", "--seed", "1", "--stall-timeout", "500ms",
+                      "--workers", "4"},
+                     0, true, {{"WORK_MS", "750"}});
   };
   auto py = std::async(std::launch::async, sweep, testTarget("py-dedup-table"));
   auto node = std::async(std::launch::async, sweep, testTarget("node-dedup-table"));
