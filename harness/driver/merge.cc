@@ -10,6 +10,7 @@
 #include "report/merge.h"
 #include "report/report.h"
 #include "report/shard_section.h"
+#include "report/sweep_section.h"
 
 #include <fmt/format.h>
 
@@ -149,12 +150,11 @@ int mergeCommand(const MergeArgs& args) {
                              c.runs, c.passed, c.failed, c.unknown, c.errors, c.coverageSummary.fired,
                              c.coverageSummary.planned);
   } else if (command == "sweep") {
-    const auto& w = merged["sweep"];
-    const bool reduced = w.value("reduced", false);
-    std::cout << fmt::format("{}: {} faults run{}, {} failed, {} not fired, {} unknown\n", verdict, w["points"].size(),
-                             reduced ? fmt::format(" (reduced: {} of {} points, {} classes)", w.value("selected_points", 0),
-                                                   w.value("trace_points", 0), w.value("classes", 0)) : "",
-                             w["failed"].get<int>(), w["not_fired"].get<int>(), w["unknown"].get<int>());
+    const SweepSection w = merged.at("sweep").get<SweepSection>();
+    std::cout << fmt::format("{}: {} faults run{}, {} failed, {} not fired, {} unknown\n", verdict, w.points.size(),
+                             w.reduced ? fmt::format(" (reduced: {} of {} points, {} classes)", w.selectedPoints,
+                                                     w.tracePoints, w.classes) : "",
+                             w.failed, w.notFired, w.unknown);
   } else {
     std::cout << compare::terminalTable(merged["compare"]);
     int failing = 0;

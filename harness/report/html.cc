@@ -2,6 +2,7 @@
 
 #include "report/check_section.h"
 #include "report/html_util.h"
+#include "report/sweep_section.h"
 
 #include <fmt/format.h>
 
@@ -181,7 +182,8 @@ std::string facts(const std::string& name, const json& v, int depth) {
 std::string body(const json& r, const Anchors& anchors, std::map<std::string, std::string>& runsOf) {
   std::string command = str(r, "command"), out = diagnosis(r, anchors);
   if (command == "sweep" && arr(r, "sweep").contains("interleave"))
-    out += "<section><h2>Interleavings</h2>" + interleaveGrid(arr(arr(r, "sweep"), "interleave"), anchors) + "</section>";
+    out += "<section><h2>Interleavings</h2>" +
+           interleaveGrid(r.at("sweep").at("interleave").get<InterleaveGrid>(), anchors) + "</section>";
   else if (command == "sweep") out += "<section><h2>Kill points</h2>" + sweepGrid(arr(r, "sweep"), anchors) + "</section>";
   if (command == "compare") out += "<section><h2>Matrix</h2>" + compareMatrix(arr(r, "compare"), anchors) + "</section>";
   if (command == "demo") out += demoSections(arr(r, "demo"), anchors, runsOf);

@@ -1,6 +1,7 @@
 #include "report/junit.h"
 
 #include "report/html_util.h"
+#include "report/sweep_section.h"
 
 #include "core/error.h"
 
@@ -73,13 +74,13 @@ Suite sweepSuite(const json& r) {
     judge(c, r, str(run, "verdict"), "baseline", str(run, "error"));
     s.cases.push_back(c);
   }
-  for (const auto& row : arr(arr(arr(r, "sweep"), "interleave"), "rows"))
-    for (const auto& p : arr(row, "cells")) {
-      Case c(cls, str(p, "point"));
-      bool fired = !p.contains("fired") || p["fired"] == true;
-      judge(c, r, fired ? str(p, "verdict") : "unknown", str(p, "point"), fired ? "" : "the hold never fired");
-      s.cases.push_back(c);
-    }
+  if (arr(r, "sweep").contains("interleave"))
+    for (const auto& row : r.at("sweep").at("interleave").get<InterleaveGrid>().rows)
+      for (const auto& p : row.cells) {
+        Case c(cls, p.point);
+        judge(c, r, p.fired ? toString(p.verdict) : "unknown", p.point, p.fired ? "" : "the hold never fired");
+        s.cases.push_back(c);
+      }
   for (const auto& p : arr(arr(r, "sweep"), "points")) {
     Case c(cls, str(p, "point"));
     bool fired = !p.contains("fired") || p["fired"] == true;
