@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "report/check_section.h"
+#include "report/compare_section.h"
 #include "report/junit.h"
 #include "report/merge.h"
 #include "report/report.h"
@@ -156,10 +157,11 @@ int mergeCommand(const MergeArgs& args) {
                                                      w.tracePoints, w.classes) : "",
                              w.failed, w.notFired, w.unknown);
   } else {
-    std::cout << compare::terminalTable(merged["compare"]);
+    const CompareSection c = merged.at("compare").get<CompareSection>();
+    std::cout << compare::terminalTable(c);
     int failing = 0;
-    for (const auto& t : merged["compare"]["targets"]) failing += t["verdict"] == "fail";
-    std::cout << fmt::format("{}: {} of {} targets fail a class\n", verdict, failing, merged["compare"]["targets"].size());
+    for (const auto& t : c.targets) failing += t.verdict == Verdict::Fail;
+    std::cout << fmt::format("{}: {} of {} targets fail a class\n", verdict, failing, c.targets.size());
   }
   std::cout << "report: " << path << "\n";
   return mergedExitStatus(merged);
