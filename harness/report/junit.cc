@@ -1,5 +1,6 @@
 #include "report/junit.h"
 
+#include "report/compare_section.h"
 #include "report/html_util.h"
 #include "report/sweep_section.h"
 
@@ -91,15 +92,15 @@ Suite sweepSuite(const json& r) {
   return s;
 }
 
-Suite compareSuite(const json& r, const json& compare, const std::string& scenario, const std::string& command) {
+Suite compareSuite(const json& r, const json& owner, const std::string& scenario, const std::string& command) {
   Suite s{fmt::format("idemproof {} {}", command, scenario), {}};
+  const CompareSection compare = owner.at("compare").get<CompareSection>();
   std::map<std::string, std::string> labels;
-  for (const auto& c : arr(compare, "classes")) labels[str(c, "id")] = str(c, "label");
-  for (const auto& cell : arr(compare, "cells")) {
-    std::string verdict = str(cell, "verdict");
-    if (verdict == "n/a") continue;
-    Case c(fmt::format("idemproof.{}.{}.{}", command, scenario, str(cell, "target")), labels[str(cell, "class")]);
-    judge(c, r, verdict, str(cell, "example"), fmt::format("{} of {} schedules unknown", num(cell, "unknown"), num(cell, "schedules")));
+  for (const auto& c : compare.classes) labels[c.id] = c.label;
+  for (const auto& cell : compare.cells) {
+    if (cell.verdict == Verdict::NotApplicable) continue;
+    Case c(fmt::format("idemproof.{}.{}.{}", command, scenario, cell.target), labels[cell.cls]);
+    judge(c, r, toString(cell.verdict), cell.example, fmt::format("{} of {} schedules unknown", cell.unknown, cell.schedules));
     s.cases.push_back(c);
   }
   return s;
@@ -155,9 +156,9 @@ std::string junitXml(const nlohmann::json& r) {
   std::vector<Suite> suites;
   std::string command = str(r, "command");
   if (command == "sweep") suites.push_back(sweepSuite(r));
-  else if (command == "compare") suites.push_back(compareSuite(r, arr(r, "compare"), str(r, "scenario"), command));
+  else if (command == "compare") suites.push_back(compareSuite(r, r, str(r, "scenario"), command));
   else if (command == "demo")
-    for (const auto& s : arr(arr(r, "demo"), "sections")) suites.push_back(compareSuite(r, arr(s, "compare"), str(s, "scenario"), command));
+    for (const auto& s : arr(arr(r, "demo"), "sections")) suites.push_back(compareSuite(r, s, str(s, "scenario"), command));
   else suites.push_back(checkerSuite(r));
   if (!str(r, "interrupted").empty() && !suites.empty()) { // what ran is not what was asked for: never all green
     Suite& s = suites.front();
