@@ -62,55 +62,54 @@ std::string defaultDescription(const Schedule& s) {
 Matrix matrixOf(const std::vector<Class>& classes, const std::vector<std::string>& targets,
                 const std::vector<JudgedCell>& judged) {
   Matrix m;
-  m.cells = nlohmann::json::array();
-  m.targets = nlohmann::json::array();
   bool anyFail = false;
   for (size_t t = 0; t < targets.size(); ++t) {
-    std::set<std::string> targetKinds;
-    Verdict targetVerdict = Verdict::Pass;
-    std::string targetExample;
-    int unknownCells = 0;
+    CompareTarget target;
+    target.name = targets[t];
+    target.verdict = Verdict::Pass;
     for (const auto& c : classes) {
-      nlohmann::json cell = {{"class", c.id}, {"target", targets[t]}};
-      int n = 0, failed = 0, unknown = 0, planned = 0, fired = 0;
-      std::set<std::string> kinds;
+      CompareCell cell;
+      cell.cls = c.id;
+      cell.target = targets[t];
+      int planned = 0, fired = 0;
       std::optional<size_t> example;
-      nlohmann::json points = nlohmann::json::array();
+      std::vector<std::string> points;
       for (size_t i = 0; i < judged.size(); ++i) {
         const auto& j = judged[i];
         if (j.target != t || j.cls != c.id) continue;
-        ++n;
+        ++cell.schedules;
         planned += j.planned;
         fired += std::min(j.fired, j.planned);
-        if (c.kind == "kill" || c.kind == "fault" || c.kind == "race") points.push_back(j.point);
+        if (CompareCell::hasPoints(c.kind)) points.push_back(j.point);
         if (j.verdict == Verdict::Fail) {
-          ++failed;
-          kinds.insert(j.kinds.begin(), j.kinds.end());
+          ++cell.failed;
+          cell.kinds.insert(j.kinds.begin(), j.kinds.end());
           if (!example || judged[*example].verdict != Verdict::Fail) example = i;
         } else if (j.verdict != Verdict::Pass) {
-          ++unknown;
+          ++cell.unknown;
           if (!example) example = i;
         }
       }
-      Verdict verdict = n == 0 ? Verdict::NotApplicable : failed ? Verdict::Fail : unknown ? Verdict::Unknown : Verdict::Pass;
-      cell.update({{"verdict", toString(verdict)}, {"kinds", kinds}, {"schedules", n}, {"failed", failed}, {"unknown", unknown},
-                   {"example", example ? judged[*example].id : ""}});
-      if (c.kind == "kill" || c.kind == "fault" || c.kind == "race") {
-        cell["points"] = points;
-        cell["faults_planned"] = planned; // coverage of the class: its kills and holds that fired
-        cell["faults_fired"] = fired;
+      cell.verdict = cell.schedules == 0 ? Verdict::NotApplicable
+                     : cell.failed       ? Verdict::Fail
+                     : cell.unknown      ? Verdict::Unknown
+                                         : Verdict::Pass;
+      cell.example = example ? judged[*example].id : "";
+      if (CompareCell::hasPoints(c.kind)) {
+        cell.points = std::move(points);
+        cell.faultsPlanned = planned; // coverage of the class: its kills and holds that fired
+        cell.faultsFired = fired;
       }
-      m.cells.push_back(cell);
+      target.kinds.insert(cell.kinds.begin(), cell.kinds.end());
+      if (cell.unknown > 0) ++target.unknownCells; // shown, and counted, even where the cell also fails
+      if (cell.verdict == Verdict::Fail && target.example.empty()) target.example = cell.example;
+      target.verdict = foldCellVerdict(target.verdict, cell.verdict);
+      m.cells.push_back(std::move(cell));
       m.examples.push_back(example);
-      targetKinds.insert(kinds.begin(), kinds.end());
-      if (unknown > 0) ++unknownCells; // shown, and counted, even where the cell also fails
-      if (verdict == Verdict::Fail && targetExample.empty()) targetExample = judged[*example].id;
-      targetVerdict = foldCellVerdict(targetVerdict, verdict);
     }
-    anyFail = anyFail || targetVerdict == Verdict::Fail;
-    m.unknownCells = m.unknownCells || unknownCells > 0;
-    m.targets.push_back({{"name", targets[t]}, {"manifest", ""}, {"verdict", toString(targetVerdict)}, {"kinds", targetKinds},
-                         {"example", targetExample}, {"unknown_cells", unknownCells}});
+    anyFail = anyFail || target.verdict == Verdict::Fail;
+    m.unknownCells = m.unknownCells || target.unknownCells > 0;
+    m.targets.push_back(std::move(target));
   }
   m.verdict = compareVerdict(anyFail, m.unknownCells);
   return m;
@@ -137,12 +136,11 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
   runJobs(pool, jobs, 0, true, progress); // alone: their wall time is the cost
 
   std::vector<Class> kills, faults, races;
-  nlohmann::json costs = nlohmann::json::array();
+  std::vector<CompareCost> costs;
   for (size_t t = 0; t < targets.size(); ++t) {
     const Judged& base = jobs[t].result;
     RunCost cost = costOf(base.history.ops());
-    costs.push_back({{"target", targets[t].name}, {"entries", cost.entries}, {"steps", cost.steps}, {"wall_us", cost.wall_us},
-                     {"msgs_per_s", cost.msgsPerSecond()}, {"round_trips_per_msg", cost.roundTripsPerMessage()}});
+    costs.push_back({targets[t].name, cost.entries, cost.steps, cost.wall_us, cost.msgsPerSecond(), cost.roundTripsPerMessage()});
     if (!base.error.empty()) continue;
     // Kill classes (the gap a kill falls in), then fault classes (kind and moment): each run on a sample.
     // (Both lists first: jobs grows below, and `base` lives in it.)
@@ -236,16 +234,16 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
   for (size_t i = 0; i < m.cells.size(); ++i) {
     if (!m.examples[i]) continue;
     const Job& example = jobs[*m.examples[i]];
-    bool first = shown.insert({example.target, example.result.kinds()}).second || m.cells[i]["verdict"] != "fail";
+    bool first = shown.insert({example.target, example.result.kinds()}).second || m.cells[i].verdict != Verdict::Fail;
     out.runs.push_back(session.record(example.result, example.id, targets[example.target].name, first, example.title,
                                       o.scenario));
   }
-  for (size_t t = 0; t < targets.size(); ++t) m.targets[t]["manifest"] = targets[t].manifest.string();
+  for (size_t t = 0; t < targets.size(); ++t) m.targets[t].manifest = targets[t].manifest.string();
   out.verdict = m.verdict;
   out.unknownCells = m.unknownCells;
-  nlohmann::json cells = m.cells, targetList = m.targets;
-  out.compare = {{"classes", classes},   {"targets", targetList}, {"cells", cells},          {"costs", costs},
-                 {"runs_per_class", o.runs}, {"per_class", o.perClass}, {"events", o.events}, {"seed", o.seed}};
+  out.compare = {.classes = classes, .targets = std::move(m.targets), .cells = std::move(m.cells),
+                 .costs = std::move(costs), .runsPerClass = o.runs, .perClass = o.perClass, .events = o.events,
+                 .seed = o.seed};
   return out;
 }
 

@@ -6,6 +6,7 @@
 /// have is "n/a" for it).
 #include "driver/commands.h"
 #include "driver/progress.h"
+#include "report/compare_section.h"
 #include "report/report.h"
 
 #include <nlohmann/json.hpp>
@@ -17,14 +18,8 @@
 
 namespace idem::compare {
 
-/// One class of schedules: a row of the matrix.
-struct Class {
-  std::string id;    ///< "default", "retry", "late-retry", "reorder", "kill:COMMIT>XACK", "drop:after"
-  std::string kind;  ///< schedule | retry | reorder | kill | fault | race
-  std::string label; ///< "after COMMIT, before XACK"
-  std::string description;
-};
-void to_json(nlohmann::json& j, const Class& c);
+/// One class of schedules: a row of the matrix (report/compare_section.h).
+using Class = CompareClass;
 
 /// A fault at a point of a fault-free trace and its class.
 struct ClassedPoint {
@@ -126,7 +121,7 @@ struct Options {
 
 /// What a comparison found: the matrix, the runs it shows, its verdict.
 struct Comparison {
-  nlohmann::json compare;      ///< {classes, targets, cells, costs, runs_per_class, per_class, events, seed}
+  CompareSection compare;      ///< report.json's "compare"
   std::vector<RunRecord> runs; ///< one example per cell that did not pass (a history for the first of each kind)
   Verdict verdict = Verdict::Unknown; ///< fail > unknown > pass over every cell
   bool unknownCells = false;   ///< some cell holds a schedule that could not be judged (even beside a failure)
@@ -148,8 +143,8 @@ struct JudgedCell {
 /// fail > unknown > pass over its schedules with the counts of both; a target's verdict; and whether any
 /// cell holds an unknown schedule — also beside a failure, so that no unknown is hidden.
 struct Matrix {
-  nlohmann::json cells;   ///< in the order of targets, then classes
-  nlohmann::json targets; ///< name, manifest (left empty here), verdict, kinds, example, unknown_cells
+  std::vector<CompareCell> cells;     ///< in the order of targets, then classes
+  std::vector<CompareTarget> targets; ///< their manifests left empty here
   std::vector<std::optional<size_t>> examples; ///< per cell: the judged schedule shown for it
   Verdict verdict = Verdict::Unknown; ///< fail > unknown > pass over the targets
   bool unknownCells = false;
@@ -165,6 +160,6 @@ std::vector<std::string> defaultFaultKinds(const CommonArgs& args);
 Comparison compareTargets(Session& session, const Options& o, Progress& progress);
 
 /// The matrix as a terminal table: classes x targets, then the costs.
-std::string terminalTable(const nlohmann::json& compare);
+std::string terminalTable(const CompareSection& compare);
 
 } // namespace idem::compare

@@ -96,10 +96,6 @@ std::vector<ClassedPoint> classifyFaultPoints(const std::vector<Op>& history, co
   return out;
 }
 
-void to_json(nlohmann::json& j, const Class& c) {
-  j = {{"id", c.id}, {"kind", c.kind}, {"label", c.label}, {"description", c.description}};
-}
-
 std::vector<ClassedPoint> classifyKillPoints(const std::vector<Op>& history) {
   std::vector<ClassedPoint> out;
   for (const auto& p : traceOf(history).points) {

@@ -14,45 +14,39 @@ namespace idem {
 
 namespace compare {
 
-std::string terminalTable(const nlohmann::json& c) {
-  std::vector<std::string> targets;
-  for (const auto& t : c["targets"]) targets.push_back(t["name"]);
+std::string terminalTable(const CompareSection& c) {
   size_t w = 8;
   auto cellText = [&](const std::string& cls, const std::string& target) -> std::string {
-    for (const auto& x : c["cells"]) {
-      if (x["class"] != cls || x["target"] != target) continue;
-      std::string v = x["verdict"];
-      if (v == "n/a") return "-";
-      std::string kinds;
-      for (const auto& k : x["kinds"]) kinds += (kinds.empty() ? "" : ",") + k.get<std::string>();
-      int unknown = x.value("unknown", 0);
-      std::string text = v == "fail" ? "FAIL " + kinds : v;
-      if (v == "fail" && unknown > 0) text += fmt::format(" +{}?", unknown); // unknown runs beside the failure
-      return text;
-    }
-    return "-";
+    const CompareCell* x = c.cell(cls, target);
+    if (!x || x->verdict == Verdict::NotApplicable) return "-";
+    std::string kinds;
+    for (const auto& k : x->kinds) kinds += (kinds.empty() ? "" : ",") + k;
+    std::string text = x->verdict == Verdict::Fail ? "FAIL " + kinds : toString(x->verdict);
+    if (x->verdict == Verdict::Fail && x->unknown > 0) text += fmt::format(" +{}?", x->unknown); // unknown runs beside the failure
+    return text;
   };
+  std::vector<std::string> targets;
+  for (const auto& t : c.targets) targets.push_back(t.name);
   for (const auto& t : targets) {
     w = std::max(w, std::min<size_t>(t.size(), 24));
-    for (const auto& cls : c["classes"]) w = std::max(w, std::min<size_t>(cellText(cls["id"], t).size(), 24));
+    for (const auto& cls : c.classes) w = std::max(w, std::min<size_t>(cellText(cls.id, t).size(), 24));
   }
   std::string out = fmt::format("  {:<34}", "class");
   for (const auto& t : targets) out += fmt::format(" {:<{}}", t.substr(0, w), w);
   while (out.back() == ' ') out.pop_back();
   out += "\n";
-  for (const auto& cls : c["classes"]) {
-    std::string label = cls["label"];
-    out += fmt::format("  {:<34}", label.substr(0, 34));
-    for (const auto& t : targets) out += fmt::format(" {:<{}}", cellText(cls["id"], t).substr(0, w), w);
+  for (const auto& cls : c.classes) {
+    out += fmt::format("  {:<34}", cls.label.substr(0, 34));
+    for (const auto& t : targets) out += fmt::format(" {:<{}}", cellText(cls.id, t).substr(0, w), w);
     while (out.back() == ' ') out.pop_back();
     out += "\n";
   }
   std::string mps = fmt::format("  {:<34}", "messages/s (fault-free)"), rt = fmt::format("  {:<34}", "round trips/message");
   for (const auto& t : targets)
-    for (const auto& x : c["costs"])
-      if (x["target"] == t) {
-        mps += fmt::format(" {:<{}.1f}", x["msgs_per_s"].get<double>(), w);
-        rt += fmt::format(" {:<{}.1f}", x["round_trips_per_msg"].get<double>(), w);
+    for (const auto& x : c.costs)
+      if (x.target == t) {
+        mps += fmt::format(" {:<{}.1f}", x.msgsPerS, w);
+        rt += fmt::format(" {:<{}.1f}", x.roundTripsPerMsg, w);
       }
   while (mps.back() == ' ') mps.pop_back();
   while (rt.back() == ' ') rt.pop_back();
@@ -90,7 +84,7 @@ int compareCommand(const CommonArgs& commonIn, const CompareArgs& args) {
   report.section("compare", out.compare);
   for (auto& r : out.runs) report.addRun(std::move(r));
   if (o.shard) {
-    ShardSection shard = shardSection(o.shard->index, o.shard->count, "compare", static_cast<int64_t>(out.compare["cells"].size()));
+    ShardSection shard = shardSection(o.shard->index, o.shard->count, "compare", static_cast<int64_t>(out.compare.cells.size()));
     shard.failOnViolation = args.failOnViolation;
     report.section("shard", shard);
   }
@@ -99,8 +93,8 @@ int compareCommand(const CommonArgs& commonIn, const CompareArgs& args) {
   std::string path = report.write(session.reportDir().string(), common.junit);
 
   int failing = 0, unknown = 0;
-  for (const auto& t : out.compare["targets"]) failing += t["verdict"] == "fail";
-  for (const auto& c : out.compare["cells"]) unknown += c["unknown"].get<int>() > 0;
+  for (const auto& t : out.compare.targets) failing += t.verdict == Verdict::Fail;
+  for (const auto& c : out.compare.cells) unknown += c.unknown > 0;
   std::cout << fmt::format("compare {}: {} targets, {} schedule{} per generated class (seed {}), {}{}\n", sc.name,
                            session.targets().size(), o.runs, o.runs == 1 ? "" : "s", o.seed,
                            o.perClass > 0 ? fmt::format("at most {} fault{} per class", o.perClass, o.perClass == 1 ? "" : "s")

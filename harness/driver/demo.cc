@@ -81,32 +81,31 @@ Section runSection(const CommonArgs& common, const DemoArgs& args, compare::Opti
   auto cmp = compare::compareTargets(session, o, progress);
   out.schedules = cmp.schedules;
   nlohmann::json summary = nlohmann::json::array();
-  for (const auto& t : cmp.compare["targets"]) {
-    const Target& ref = *std::find_if(targets.begin(), targets.end(), [&](const Target& x) { return x.name == t["name"]; });
+  for (const auto& t : cmp.compare.targets) {
+    const Target& ref = *std::find_if(targets.begin(), targets.end(), [&](const Target& x) { return x.name == t.name; });
     const Expectation& want = ref.expect.at(name);
-    std::string verdict = t["verdict"];
-    std::set<std::string> kinds = t["kinds"];
-    int unknownCells = t.value("unknown_cells", 0);
+    const std::string verdict = toString(t.verdict);
+    const std::set<std::string>& kinds = t.kinds;
     // As documented only when every cell is: the verdict and kinds, and no cell that could not be judged.
-    bool ok = verdict == want.verdict && unknownCells == 0 &&
+    bool ok = verdict == want.verdict && t.unknownCells == 0 &&
               std::all_of(want.kinds.begin(), want.kinds.end(), [&](const std::string& k) { return kinds.count(k); });
     out.asExpected = out.asExpected && ok;
-    out.anyFail = out.anyFail || verdict == "fail";
-    out.anyUnknown = out.anyUnknown || verdict == "unknown" || verdict == "error" || unknownCells > 0;
+    out.anyFail = out.anyFail || t.verdict == Verdict::Fail;
+    out.anyUnknown = out.anyUnknown || t.verdict == Verdict::Unknown || t.verdict == Verdict::Error || t.unknownCells > 0;
     std::string kindsWanted;
     for (const auto& k : want.kinds) kindsWanted += (kindsWanted.empty() ? "" : ", ") + k;
     std::string expected = fmt::format("{}{}: {}", want.verdict, kindsWanted.empty() ? "" : " (" + kindsWanted + ")", want.why);
-    auto [title, message] = diagnosisOf(cmp, t.value("example", ""));
-    summary.push_back({{"name", t["name"]}, {"verdict", verdict}, {"kinds", kinds}, {"expected", expected},
-                       {"as_expected", ok}, {"example", t.value("example", "")}, {"example_title", title},
+    auto [title, message] = diagnosisOf(cmp, t.example);
+    summary.push_back({{"name", t.name}, {"verdict", verdict}, {"kinds", kinds}, {"expected", expected},
+                       {"as_expected", ok}, {"example", t.example}, {"example_title", title},
                        {"diagnosis", message}});
-    out.targets.push_back(t["name"]);
+    out.targets.push_back(t.name);
     std::string ks;
     for (const auto& k : kinds) ks += (ks.empty() ? "" : ",") + k;
     std::string what = message.empty() ? "" : title + ": " + message.substr(0, message.find(':'));
-    std::string shown = verdict == "fail" ? "FAIL " + ks : verdict;
-    if (unknownCells > 0 && verdict != "unknown") shown += fmt::format(" +{} unknown", unknownCells);
-    out.lines.push_back(fmt::format("  {:<15} {:<22} {:<20} {}{}", name, t["name"].get<std::string>(), shown, what,
+    std::string shown = t.verdict == Verdict::Fail ? "FAIL " + ks : verdict;
+    if (t.unknownCells > 0 && t.verdict != Verdict::Unknown) shown += fmt::format(" +{} unknown", t.unknownCells);
+    out.lines.push_back(fmt::format("  {:<15} {:<22} {:<20} {}{}", name, t.name, shown, what,
                                     ok ? "" : "  <- NOT AS DOCUMENTED: " + expected));
   }
   out.json = {{"scenario", name}, {"description", session.scenario().description},

@@ -22,6 +22,7 @@
 #include "driver/pool.h"
 #include "driver/progress.h"
 #include "history/trace.h"
+#include "report/sweep_section.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -151,9 +152,9 @@ int interleaveCommand(const CommonArgs& common) {
   for (auto& j : more) judged.push_back(std::move(j));
 
   int fails = baseline.verdict == Verdict::Fail ? 1 : 0, unknown = 0, notFired = 0;
-  auto rowsJson = nlohmann::json::array();
+  InterleaveGrid grid;
   for (const auto& r : rows) {
-    auto cells = nlohmann::json::array();
+    InterleaveRow row{r.point.point(), r.server, r.detail, r.role, {}};
     std::string line;
     for (const auto& c : r.cells) {
       const auto& j = judged[c.job];
@@ -162,14 +163,13 @@ int interleaveCommand(const CommonArgs& common) {
       fails += j.verdict == Verdict::Fail;
       unknown += j.verdict != Verdict::Fail && j.verdict != Verdict::Pass;
       const Fault& fault = j.schedule.faults.front();
-      cells.push_back({{"until", c.until.empty() ? "idle" : c.until}, {"point", fault.str()}, {"verdict", toString(j.verdict)},
-                       {"fired", f}, {"kinds", j.kinds()}});
+      row.cells.push_back({c.until.empty() ? "idle" : c.until, fault.str(), j.verdict, f, j.kinds()});
       line += fmt::format(" {}={}", c.until.empty() ? "idle" : c.until.substr(c.until.find(':') + 1),
                           !f ? "not-fired" : j.verdict == Verdict::Fail ? "FAIL(" + fmt::format("{}", fmt::join(j.kinds(), ",")) + ")" : toString(j.verdict));
       if (j.verdict != Verdict::Pass) report.addRun(session.record(j, fault.str(), target.name));
     }
     total += r.cells.size() - 1;
-    rowsJson.push_back({{"hold", r.point.point()}, {"server", r.server}, {"detail", r.detail}, {"role", r.role}, {"cells", cells}});
+    grid.rows.push_back(std::move(row));
     std::cout << fmt::format("  hold {:<24}{}\n", r.point.point(), line);
   }
   Verdict verdict = fails ? Verdict::Fail : (unknown || notFired || !traceUsable) ? Verdict::Unknown : Verdict::Pass;
@@ -183,13 +183,19 @@ int interleaveCommand(const CommonArgs& common) {
   report.verdict(verdict);
   report.error(baseline.error);
   report.processesOf("baseline");
-  nlohmann::json grid = {{"rows", rowsJson}, {"consumers", 2}, {"failed", fails}, {"unknown", unknown},
-                         {"not_fired", notFired},
-                         {"reduction", "rows: c1's steps on its first entry and first retry; columns: c2's steps "
-                                       "while c1 was held, from its first delivering read to its first "
-                                       "acknowledgement, and idle"}};
-  report.section("sweep", {{"points", nlohmann::json::array()}, {"fault_kinds", {"hold"}}, {"skipped", nlohmann::json::array()},
-                           {"failed", fails}, {"unknown", unknown}, {"not_fired", notFired}, {"interleave", grid}});
+  grid.consumers = 2;
+  grid.failed = fails;
+  grid.unknown = unknown;
+  grid.notFired = notFired;
+  grid.reduction = "rows: c1's steps on its first entry and first retry; columns: c2's steps while c1 was held, from "
+                   "its first delivering read to its first acknowledgement, and idle";
+  SweepSection sweep;
+  sweep.faultKinds = {"hold"};
+  sweep.failed = fails;
+  sweep.unknown = unknown;
+  sweep.notFired = notFired;
+  sweep.interleave = std::move(grid);
+  report.section("sweep", sweep);
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   report.timings({{"total_ms", ms}, {"schedules", total + 1}});
   std::string path = report.write(session.reportDir().string(), common.junit);

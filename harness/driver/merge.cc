@@ -6,10 +6,12 @@
 
 #include "core/error.h"
 #include "report/check_section.h"
+#include "report/compare_section.h"
 #include "report/junit.h"
 #include "report/merge.h"
 #include "report/report.h"
 #include "report/shard_section.h"
+#include "report/sweep_section.h"
 
 #include <fmt/format.h>
 
@@ -149,17 +151,17 @@ int mergeCommand(const MergeArgs& args) {
                              c.runs, c.passed, c.failed, c.unknown, c.errors, c.coverageSummary.fired,
                              c.coverageSummary.planned);
   } else if (command == "sweep") {
-    const auto& w = merged["sweep"];
-    const bool reduced = w.value("reduced", false);
-    std::cout << fmt::format("{}: {} faults run{}, {} failed, {} not fired, {} unknown\n", verdict, w["points"].size(),
-                             reduced ? fmt::format(" (reduced: {} of {} points, {} classes)", w.value("selected_points", 0),
-                                                   w.value("trace_points", 0), w.value("classes", 0)) : "",
-                             w["failed"].get<int>(), w["not_fired"].get<int>(), w["unknown"].get<int>());
+    const SweepSection w = merged.at("sweep").get<SweepSection>();
+    std::cout << fmt::format("{}: {} faults run{}, {} failed, {} not fired, {} unknown\n", verdict, w.points.size(),
+                             w.reduced ? fmt::format(" (reduced: {} of {} points, {} classes)", w.selectedPoints,
+                                                     w.tracePoints, w.classes) : "",
+                             w.failed, w.notFired, w.unknown);
   } else {
-    std::cout << compare::terminalTable(merged["compare"]);
+    const CompareSection c = merged.at("compare").get<CompareSection>();
+    std::cout << compare::terminalTable(c);
     int failing = 0;
-    for (const auto& t : merged["compare"]["targets"]) failing += t["verdict"] == "fail";
-    std::cout << fmt::format("{}: {} of {} targets fail a class\n", verdict, failing, merged["compare"]["targets"].size());
+    for (const auto& t : c.targets) failing += t.verdict == Verdict::Fail;
+    std::cout << fmt::format("{}: {} of {} targets fail a class\n", verdict, failing, c.targets.size());
   }
   std::cout << "report: " << path << "\n";
   return mergedExitStatus(merged);

@@ -1,7 +1,9 @@
 #include "report/html.h"
 
 #include "report/check_section.h"
+#include "report/compare_section.h"
 #include "report/html_util.h"
+#include "report/sweep_section.h"
 
 #include <fmt/format.h>
 
@@ -23,14 +25,17 @@ std::string kindsCount(const json& violations) {
   return out;
 }
 
+/// The "compare" section of a compare report or of a demo's section.
+CompareSection compareOf(const json& owner) { return owner.at("compare").get<CompareSection>(); }
+
 /// Targets that fail a class of a comparison, with their kinds: "simple (duplicate), dedup-valkey (lost)".
-std::string failingTargets(const json& compare) {
+std::string failingTargets(const CompareSection& compare) {
   std::map<std::string, std::set<std::string>> fails;
   std::vector<std::string> order;
-  for (const auto& c : arr(compare, "cells")) {
-    if (str(c, "verdict") != "fail") continue;
-    if (!fails.count(str(c, "target"))) order.push_back(str(c, "target"));
-    for (const auto& k : arr(c, "kinds")) fails[str(c, "target")].insert(show(k));
+  for (const auto& c : compare.cells) {
+    if (c.verdict != Verdict::Fail) continue;
+    if (!fails.count(c.target)) order.push_back(c.target);
+    fails[c.target].insert(c.kinds.begin(), c.kinds.end());
   }
   std::string out;
   for (const auto& t : order) {
@@ -46,9 +51,9 @@ std::string headline(const json& r) {
   if (verdict == "error") return "The run could not be judged: " + str(r, "error", "see the runs below");
   if (command == "compare" || command == "demo") {
     std::string fails;
-    if (command == "compare") fails = failingTargets(arr(r, "compare"));
+    if (command == "compare") fails = failingTargets(compareOf(r));
     for (const auto& s : arr(arr(r, "demo"), "sections")) {
-      std::string f = failingTargets(arr(s, "compare"));
+      std::string f = failingTargets(compareOf(s));
       if (!f.empty()) fails += (fails.empty() ? "" : "; ") + str(s, "scenario") + ": " + f;
     }
     if (command == "demo") {
@@ -152,7 +157,7 @@ std::string demoSections(const json& demo, const Anchors& anchors, std::map<std:
   out += "</table></section>";
   for (const auto& s : arr(demo, "sections"))
     out += fmt::format("<section><h2>{}</h2><p class=\"desc\">{}</p>{}</section>{}", esc(str(s, "scenario")),
-                       esc(str(s, "description")), compareMatrix(arr(s, "compare"), anchors), runsOf[str(s, "scenario")]);
+                       esc(str(s, "description")), compareMatrix(compareOf(s), anchors), runsOf[str(s, "scenario")]);
   return out;
 }
 
@@ -181,9 +186,10 @@ std::string facts(const std::string& name, const json& v, int depth) {
 std::string body(const json& r, const Anchors& anchors, std::map<std::string, std::string>& runsOf) {
   std::string command = str(r, "command"), out = diagnosis(r, anchors);
   if (command == "sweep" && arr(r, "sweep").contains("interleave"))
-    out += "<section><h2>Interleavings</h2>" + interleaveGrid(arr(arr(r, "sweep"), "interleave"), anchors) + "</section>";
+    out += "<section><h2>Interleavings</h2>" +
+           interleaveGrid(r.at("sweep").at("interleave").get<InterleaveGrid>(), anchors) + "</section>";
   else if (command == "sweep") out += "<section><h2>Kill points</h2>" + sweepGrid(arr(r, "sweep"), anchors) + "</section>";
-  if (command == "compare") out += "<section><h2>Matrix</h2>" + compareMatrix(arr(r, "compare"), anchors) + "</section>";
+  if (command == "compare") out += "<section><h2>Matrix</h2>" + compareMatrix(compareOf(r), anchors) + "</section>";
   if (command == "demo") out += demoSections(arr(r, "demo"), anchors, runsOf);
   if (command == "check") out += searchRuns(arr(r, "check"), anchors);
   return out;

@@ -62,39 +62,39 @@ std::string sweepGrid(const json& sweep, const Anchors& anchors) {
   return out;
 }
 
-std::string interleaveGrid(const json& grid, const Anchors& anchors) {
+std::string interleaveGrid(const InterleaveGrid& grid, const Anchors& anchors) {
   size_t columns = 0;
-  for (const auto& r : arr(grid, "rows")) columns = std::max(columns, arr(r, "cells").size());
+  for (const auto& r : grid.rows) columns = std::max(columns, r.cells.size());
   std::string out = fmt::format(
       "<p>{} hold points of c1 × the steps c2 made while c1 was held: <b>{}</b> failed, <b>{}</b> unknown, <b>{}</b> "
       "never fired. Each cell holds c1 at its row's point until c2 passes the cell's step; the last, until c2 is "
       "idle or waits on a lock c1 holds.</p>",
-      arr(grid, "rows").size(), num(grid, "failed"), num(grid, "unknown"), num(grid, "not_fired"));
+      grid.rows.size(), grid.failed, grid.unknown, grid.notFired);
   out += "<table class=\"grid\"><tr><th>hold c1</th><th>work</th>";
   for (size_t c = 0; c + 1 < columns; ++c) out += fmt::format("<th>c2 step {}</th>", c + 1);
   out += "<th>c2 idle</th><th>request</th></tr>";
-  for (const auto& r : arr(grid, "rows")) {
-    out += fmt::format("<tr><td class=\"step\">{}</td><td>{}</td>", esc(str(r, "hold")), esc(str(r, "role")));
-    const auto& cells = arr(r, "cells");
+  for (const auto& r : grid.rows) {
+    out += fmt::format("<tr><td class=\"step\">{}</td><td>{}</td>", esc(r.hold), esc(r.role));
+    const auto& cells = r.cells;
     for (size_t c = 0; c < columns; ++c) {
       // The row's own run (until c2 is idle) goes in the last column; a row with fewer steps leaves gaps.
-      const json* cell = nullptr;
+      const InterleaveCell* cell = nullptr;
       if (c + 1 == columns && !cells.empty()) cell = &cells.back();
       else if (c + 1 < cells.size()) cell = &cells[c];
       if (!cell) {
         out += "<td class=\"cell na\">—</td>";
         continue;
       }
-      std::string verdict = str(*cell, "verdict"), kinds;
-      for (const auto& k : arr(*cell, "kinds")) kinds += (kinds.empty() ? "" : ", ") + show(k);
-      std::string text = str(*cell, "until") + ": " + verdict + (kinds.empty() ? "" : " (" + kinds + ")");
-      if (cell->contains("fired") && (*cell)["fired"] == false) text = str(*cell, "until") + ": not fired";
-      out += fmt::format("<td class=\"cell {}\">{}</td>", verdictClass(verdict), linkTo(anchors, str(*cell, "point"), text));
+      std::string verdict = toString(cell->verdict), kinds;
+      for (const auto& k : cell->kinds) kinds += (kinds.empty() ? "" : ", ") + k;
+      std::string text = cell->until + ": " + verdict + (kinds.empty() ? "" : " (" + kinds + ")");
+      if (!cell->fired) text = cell->until + ": not fired";
+      out += fmt::format("<td class=\"cell {}\">{}</td>", verdictClass(verdict), linkTo(anchors, cell->point, text));
     }
-    out += fmt::format("<td class=\"detail\">{}</td></tr>", esc(cut(str(r, "detail"), 70)));
+    out += fmt::format("<td class=\"detail\">{}</td></tr>", esc(cut(r.detail, 70)));
   }
   out += "</table>";
-  if (!str(grid, "reduction").empty()) out += "<p class=\"note\">Reduction: " + esc(str(grid, "reduction")) + ".</p>";
+  if (!grid.reduction.empty()) out += "<p class=\"note\">Reduction: " + esc(grid.reduction) + ".</p>";
   return out;
 }
 

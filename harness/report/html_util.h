@@ -2,6 +2,9 @@
 /// Internal: what every part of report.html shares. Every string that comes from a report (and so from
 /// a target or a history) reaches the page only through esc(), which escapes it for text and for quoted
 /// attributes alike; the page has no script at all.
+#include "report/compare_section.h"
+#include "report/sweep_section.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -51,9 +54,9 @@ std::string runSection(const json& run, const std::string& anchor, const std::ma
 /// The grid of kill points x verdict of a sweep report (html_grid.cc).
 std::string sweepGrid(const json& sweep, const Anchors& anchors);
 /// The grid of sweep --interleave: a row per hold point of c1, a cell per step of c2 that releases it.
-std::string interleaveGrid(const json& grid, const Anchors& anchors);
-/// The matrix of classes x targets of a "compare" object, and the costs (html_matrix.cc).
-std::string compareMatrix(const json& compare, const Anchors& anchors);
+std::string interleaveGrid(const InterleaveGrid& grid, const Anchors& anchors);
+/// The matrix of classes x targets of a "compare" section, and the costs (html_matrix.cc).
+std::string compareMatrix(const CompareSection& compare, const Anchors& anchors);
 /// The runs of a check's search: counts by verdict and the runs that did not pass (html_check.cc).
 std::string searchRuns(const json& check, const Anchors& anchors);
 /// The checks of a run: checker, verdict, violations, reason (html_runs.cc).

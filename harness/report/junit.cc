@@ -1,6 +1,8 @@
 #include "report/junit.h"
 
+#include "report/compare_section.h"
 #include "report/html_util.h"
+#include "report/sweep_section.h"
 
 #include "core/error.h"
 
@@ -73,13 +75,13 @@ Suite sweepSuite(const json& r) {
     judge(c, r, str(run, "verdict"), "baseline", str(run, "error"));
     s.cases.push_back(c);
   }
-  for (const auto& row : arr(arr(arr(r, "sweep"), "interleave"), "rows"))
-    for (const auto& p : arr(row, "cells")) {
-      Case c(cls, str(p, "point"));
-      bool fired = !p.contains("fired") || p["fired"] == true;
-      judge(c, r, fired ? str(p, "verdict") : "unknown", str(p, "point"), fired ? "" : "the hold never fired");
-      s.cases.push_back(c);
-    }
+  if (arr(r, "sweep").contains("interleave"))
+    for (const auto& row : r.at("sweep").at("interleave").get<InterleaveGrid>().rows)
+      for (const auto& p : row.cells) {
+        Case c(cls, p.point);
+        judge(c, r, p.fired ? toString(p.verdict) : "unknown", p.point, p.fired ? "" : "the hold never fired");
+        s.cases.push_back(c);
+      }
   for (const auto& p : arr(arr(r, "sweep"), "points")) {
     Case c(cls, str(p, "point"));
     bool fired = !p.contains("fired") || p["fired"] == true;
@@ -90,15 +92,15 @@ Suite sweepSuite(const json& r) {
   return s;
 }
 
-Suite compareSuite(const json& r, const json& compare, const std::string& scenario, const std::string& command) {
+Suite compareSuite(const json& r, const json& owner, const std::string& scenario, const std::string& command) {
   Suite s{fmt::format("idemproof {} {}", command, scenario), {}};
+  const CompareSection compare = owner.at("compare").get<CompareSection>();
   std::map<std::string, std::string> labels;
-  for (const auto& c : arr(compare, "classes")) labels[str(c, "id")] = str(c, "label");
-  for (const auto& cell : arr(compare, "cells")) {
-    std::string verdict = str(cell, "verdict");
-    if (verdict == "n/a") continue;
-    Case c(fmt::format("idemproof.{}.{}.{}", command, scenario, str(cell, "target")), labels[str(cell, "class")]);
-    judge(c, r, verdict, str(cell, "example"), fmt::format("{} of {} schedules unknown", num(cell, "unknown"), num(cell, "schedules")));
+  for (const auto& c : compare.classes) labels[c.id] = c.label;
+  for (const auto& cell : compare.cells) {
+    if (cell.verdict == Verdict::NotApplicable) continue;
+    Case c(fmt::format("idemproof.{}.{}.{}", command, scenario, cell.target), labels[cell.cls]);
+    judge(c, r, toString(cell.verdict), cell.example, fmt::format("{} of {} schedules unknown", cell.unknown, cell.schedules));
     s.cases.push_back(c);
   }
   return s;
@@ -154,9 +156,9 @@ std::string junitXml(const nlohmann::json& r) {
   std::vector<Suite> suites;
   std::string command = str(r, "command");
   if (command == "sweep") suites.push_back(sweepSuite(r));
-  else if (command == "compare") suites.push_back(compareSuite(r, arr(r, "compare"), str(r, "scenario"), command));
+  else if (command == "compare") suites.push_back(compareSuite(r, r, str(r, "scenario"), command));
   else if (command == "demo")
-    for (const auto& s : arr(arr(r, "demo"), "sections")) suites.push_back(compareSuite(r, arr(s, "compare"), str(s, "scenario"), command));
+    for (const auto& s : arr(arr(r, "demo"), "sections")) suites.push_back(compareSuite(r, s, str(s, "scenario"), command));
   else suites.push_back(checkerSuite(r));
   if (!str(r, "interrupted").empty() && !suites.empty()) { // what ran is not what was asked for: never all green
     Suite& s = suites.front();

@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "core/verdict.h"
 #include "report/check_verdict.h"
+#include "report/compare_section.h"
 #include "report/merge_detail.h"
 #include "report/sweep_section.h"
 
@@ -30,6 +31,17 @@ void setRuns(const ByIndex& byIndex, const std::vector<std::pair<json, int>>& ru
   }
   merged["runs"] = std::move(list);
   merged["violations"] = std::move(violations);
+}
+
+/// The compare section of a shard, refused in one line naming the shard when it does not read.
+CompareSection compareOf(const ShardInput& s) {
+  try {
+    return s->report.at("compare").get<CompareSection>();
+  } catch (const json::exception& e) {
+    throw UsageError(fmt::format("merge: {}: field '/compare': {}", s->dir, e.what()));
+  } catch (const std::invalid_argument& e) { // a verdict that is none
+    throw UsageError(fmt::format("merge: {}: field '/compare': {}", s->dir, e.what()));
+  }
 }
 
 } // namespace
@@ -97,35 +109,29 @@ json mergeSweep(const ByIndex& byIndex, int n) {
 
 json mergeCompare(const ByIndex& byIndex, int n) {
   const json& first = byIndex.at(0)->report;
+  std::vector<CompareSection> own; // each shard's, by index
+  for (const auto& entry : byIndex) own.push_back(compareOf(entry.second));
+  CompareSection compare = own.at(0);
   // Cell k comes from shard k % N (driver/compare.h, Options::shard).
-  const size_t count = first["compare"]["cells"].size();
-  json cells = json::array();
-  for (size_t k = 0; k < count; ++k)
-    cells.push_back(byIndex.at(static_cast<int>(k % static_cast<size_t>(n)))->report["compare"]["cells"].at(k));
+  const size_t count = compare.cells.size();
+  compare.cells.clear();
+  for (size_t k = 0; k < count; ++k) compare.cells.push_back(own.at(k % static_cast<size_t>(n)).cells.at(k));
   // Each target's verdict from its cells, as matrixOf computes it (driver/compare.cc).
-  json targets = first["compare"]["targets"];
   bool anyFail = false, unknownCells = false;
-  for (auto& t : targets) {
-    std::set<std::string> kinds;
-    std::string example;
-    Verdict verdict = Verdict::Pass;
-    int unknown = 0;
-    for (const auto& c : cells) {
-      if (c["target"] != t["name"]) continue;
-      for (const auto& k : c["kinds"]) kinds.insert(k.get<std::string>());
-      if (c.value("unknown", 0) > 0) ++unknown;
-      Verdict v;
-      try {
-        v = verdictFromString(c["verdict"].get<std::string>());
-      } catch (const std::invalid_argument& e) {
-        throw UsageError(fmt::format("merge: compare.cells[].verdict: {}", e.what()));
-      }
-      if (v == Verdict::Fail && example.empty()) example = c.value("example", "");
-      verdict = foldCellVerdict(verdict, v);
+  for (auto& t : compare.targets) {
+    t.kinds.clear();
+    t.example.clear();
+    t.verdict = Verdict::Pass;
+    t.unknownCells = 0;
+    for (const auto& c : compare.cells) {
+      if (c.target != t.name) continue;
+      t.kinds.insert(c.kinds.begin(), c.kinds.end());
+      if (c.unknown > 0) ++t.unknownCells;
+      if (c.verdict == Verdict::Fail && t.example.empty()) t.example = c.example;
+      t.verdict = foldCellVerdict(t.verdict, c.verdict);
     }
-    t.update({{"kinds", kinds}, {"verdict", toString(verdict)}, {"example", example}, {"unknown_cells", unknown}});
-    anyFail = anyFail || verdict == Verdict::Fail;
-    unknownCells = unknownCells || unknown > 0;
+    anyFail = anyFail || t.verdict == Verdict::Fail;
+    unknownCells = unknownCells || t.unknownCells > 0;
   }
   // The runs the cells show, in cell order, each from the shard that ran its cell (compare_classes.cc): a
   // failing run's history only for the first cell of its target and violation kinds, as in the unsharded
@@ -134,8 +140,8 @@ json mergeCompare(const ByIndex& byIndex, int n) {
   std::set<std::string> kept;
   std::set<std::pair<std::string, std::set<std::string>>> shown;
   for (size_t k = 0; k < count; ++k) {
-    const json& c = cells[k];
-    const std::string id = c.value("example", std::string());
+    const CompareCell& c = compare.cells[k];
+    const std::string& id = c.example;
     if (id.empty() || !kept.insert(id).second) continue;
     const int i = static_cast<int>(k % static_cast<size_t>(n));
     for (const auto& run : byIndex.at(i)->report.value("runs", json::array())) {
@@ -143,7 +149,7 @@ json mergeCompare(const ByIndex& byIndex, int n) {
       std::set<std::string> kinds;
       for (const auto& v : run.value("violations", json::array())) kinds.insert(v.value("kind", ""));
       json r = relocate(run, i, true);
-      if (!shown.insert({run.value("target", ""), kinds}).second && c["verdict"] == "fail") r.erase("history");
+      if (!shown.insert({run.value("target", ""), kinds}).second && c.verdict == Verdict::Fail) r.erase("history");
       runs.emplace_back(std::move(r), i);
       break;
     }
@@ -158,8 +164,7 @@ json mergeCompare(const ByIndex& byIndex, int n) {
 
   json merged = first;
   merged["verdict"] = toString(compareVerdict(anyFail, unknownCells));
-  merged["compare"]["cells"] = cells;
-  merged["compare"]["targets"] = targets;
+  merged["compare"] = compare;
   setRuns(byIndex, runs, merged);
   merged.erase("processes");
   if (!merged["runs"].empty()) merged["processes"] = merged["runs"][0].value("processes", json::array()); // the report's first run's

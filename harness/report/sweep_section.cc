@@ -32,7 +32,50 @@ void from_json(const nlohmann::json& j, SkippedStep& s) {
   s.reason = j.at("reason").get<std::string>();
 }
 
+void to_json(nlohmann::json& j, const InterleaveCell& c) {
+  j = {{"until", c.until}, {"point", c.point}, {"verdict", toString(c.verdict)}, {"fired", c.fired}, {"kinds", c.kinds}};
+}
+
+void from_json(const nlohmann::json& j, InterleaveCell& c) {
+  c.until = j.value("until", std::string());
+  c.point = j.at("point").get<std::string>();
+  c.verdict = verdictFromString(j.at("verdict").get<std::string>());
+  c.fired = j.at("fired").get<bool>();
+  c.kinds = j.value("kinds", std::set<std::string>());
+}
+
+void to_json(nlohmann::json& j, const InterleaveRow& r) {
+  j = {{"hold", r.hold}, {"server", r.server}, {"detail", r.detail}, {"role", r.role}, {"cells", r.cells}};
+}
+
+void from_json(const nlohmann::json& j, InterleaveRow& r) {
+  r.hold = j.at("hold").get<std::string>();
+  r.server = j.value("server", std::string());
+  r.detail = j.value("detail", std::string());
+  r.role = j.value("role", std::string());
+  r.cells = j.at("cells").get<std::vector<InterleaveCell>>();
+}
+
+void to_json(nlohmann::json& j, const InterleaveGrid& g) {
+  j = {{"rows", g.rows}, {"consumers", g.consumers}, {"failed", g.failed}, {"unknown", g.unknown},
+       {"not_fired", g.notFired}, {"reduction", g.reduction}};
+}
+
+void from_json(const nlohmann::json& j, InterleaveGrid& g) {
+  g.rows = j.at("rows").get<std::vector<InterleaveRow>>();
+  g.consumers = j.value("consumers", 2);
+  g.failed = j.value("failed", 0);
+  g.unknown = j.value("unknown", 0);
+  g.notFired = j.value("not_fired", 0);
+  g.reduction = j.value("reduction", std::string());
+}
+
 void to_json(nlohmann::json& j, const SweepSection& s) {
+  if (s.interleave) { // sweep --interleave: a grid of holds, none of a sweep's own counts
+    j = {{"points", s.points}, {"fault_kinds", s.faultKinds}, {"skipped", s.skipped}, {"failed", s.failed},
+         {"unknown", s.unknown}, {"not_fired", s.notFired}, {"interleave", *s.interleave}};
+    return;
+  }
   j = {{"points", s.points}, {"fault_kinds", s.faultKinds}, {"skipped", s.skipped}, {"failed", s.failed},
        {"unknown", s.unknown}, {"not_fired", s.notFired}, {"trace_points", s.tracePoints},
        {"selected_points", s.selectedPoints}, {"classes", s.classes}, {"reduced", s.reduced}, {"not_run", s.notRun},
@@ -54,6 +97,7 @@ void from_json(const nlohmann::json& j, SweepSection& s) {
   s.reduceAbove = optionalOf<int>(j, "reduce_above");
   s.events = optionalOf<int>(j, "events");
   s.noFaults = optionalOf<std::string>(j, "no_faults");
+  s.interleave = optionalOf<InterleaveGrid>(j, "interleave");
 }
 
 } // namespace idem

@@ -131,16 +131,17 @@ TEST_CASE("compare: an unknown schedule shows in its cell and in the target, als
   };
   Matrix m = matrixOf(classes, {"a", "b"}, judged);
   REQUIRE(m.cells.size() == 6);
-  CHECK(m.cells[1]["verdict"] == "fail");
-  CHECK(m.cells[1]["failed"] == 1);
-  CHECK(m.cells[1]["unknown"] == 1);
-  CHECK(m.cells[2]["verdict"] == "unknown");
-  CHECK(m.cells[2]["points"] == nlohmann::json::array({"after:COMMIT#1"}));
-  CHECK(m.cells[5]["verdict"] == "n/a"); // b has no kill point of that class
-  CHECK(m.targets[0]["verdict"] == "fail");
-  CHECK(m.targets[0]["unknown_cells"] == 2);
-  CHECK(m.targets[1]["verdict"] == "pass");
-  CHECK(m.targets[1]["unknown_cells"] == 0);
+  CHECK(m.cells[1].verdict == Verdict::Fail);
+  CHECK(m.cells[1].failed == 1);
+  CHECK(m.cells[1].unknown == 1);
+  CHECK(m.cells[2].verdict == Verdict::Unknown);
+  CHECK(m.cells[2].points == std::vector<std::string>{"after:COMMIT#1"});
+  CHECK(!m.cells[1].points); // a retry class has no fault points
+  CHECK(m.cells[5].verdict == Verdict::NotApplicable); // b has no kill point of that class
+  CHECK(m.targets[0].verdict == Verdict::Fail);
+  CHECK(m.targets[0].unknownCells == 2);
+  CHECK(m.targets[1].verdict == Verdict::Pass);
+  CHECK(m.targets[1].unknownCells == 0);
   CHECK(m.verdict == Verdict::Fail);
   CHECK(m.unknownCells); // the command exits 2 on this, although a fails
   REQUIRE(m.examples[1]);

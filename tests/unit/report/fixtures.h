@@ -23,6 +23,13 @@ inline nlohmann::json loadInput(const std::string& name) {
   return nlohmann::json::parse(readFile(goldenDir() / "inputs" / name));
 }
 
+/// `j` without the member `pointer` names (a key of an object).
+inline nlohmann::json without(nlohmann::json j, const char* pointer) {
+  const nlohmann::json::json_pointer p(pointer);
+  j.at(p.parent_pointer()).erase(p.back());
+  return j;
+}
+
 /// The report of `idemproof run` for a history (header fields fixed: no session is involved).
 inline nlohmann::json runReportOfOps(const std::vector<Op>& history, const std::string& scenarioName) {
   Scenario sc = loadScenario(scenarioName, std::filesystem::path(IDEM_SOURCE_DIR) / "scenarios");
