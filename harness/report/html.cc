@@ -185,10 +185,11 @@ std::string facts(const std::string& name, const json& v, int depth) {
 
 std::string body(const json& r, const Anchors& anchors, std::map<std::string, std::string>& runsOf) {
   std::string command = str(r, "command"), out = diagnosis(r, anchors);
-  if (command == "sweep" && arr(r, "sweep").contains("interleave"))
-    out += "<section><h2>Interleavings</h2>" +
-           interleaveGrid(r.at("sweep").at("interleave").get<InterleaveGrid>(), anchors) + "</section>";
-  else if (command == "sweep") out += "<section><h2>Kill points</h2>" + sweepGrid(arr(r, "sweep"), anchors) + "</section>";
+  if (command == "sweep") {
+    const SweepSection sweep = r.at("sweep").get<SweepSection>();
+    out += sweep.interleave ? "<section><h2>Interleavings</h2>" + interleaveGrid(*sweep.interleave, anchors) + "</section>"
+                            : "<section><h2>Kill points</h2>" + sweepGrid(sweep, anchors) + "</section>";
+  }
   if (command == "compare") out += "<section><h2>Matrix</h2>" + compareMatrix(compareOf(r), anchors) + "</section>";
   if (command == "demo") out += demoSections(arr(r, "demo"), anchors, runsOf);
   if (command == "check") out += searchRuns(arr(r, "check"), anchors);

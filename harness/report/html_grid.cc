@@ -12,39 +12,37 @@ namespace idem::html {
 
 namespace {
 
-std::string cell(const json& p, const Anchors& anchors) {
-  if (p.is_null()) return "<td class=\"cell na\">—</td>";
-  std::string verdict = str(p, "verdict"), kinds;
-  for (const auto& k : arr(p, "kinds")) kinds += (kinds.empty() ? "" : ", ") + show(k);
-  std::string text = verdict + (kinds.empty() ? "" : ": " + kinds);
-  if (p.contains("fired") && p["fired"] == false) text = "not fired";
-  std::string title = str(p, "class").empty() ? "" : fmt::format(" title=\"class {}\"", esc(str(p, "class")));
-  return fmt::format("<td class=\"cell {}\"{}>{}</td>", verdictClass(verdict), title, linkTo(anchors, str(p, "point"), text));
+std::string cell(const SweepPoint* p, const Anchors& anchors) {
+  if (!p) return "<td class=\"cell na\">—</td>";
+  std::string verdict = toString(p->verdict), kinds;
+  for (const auto& k : p->kinds) kinds += (kinds.empty() ? "" : ", ") + k;
+  std::string text = p->fired ? verdict + (kinds.empty() ? "" : ": " + kinds) : "not fired";
+  std::string title = p->cls.empty() ? "" : fmt::format(" title=\"class {}\"", esc(p->cls));
+  return fmt::format("<td class=\"cell {}\"{}>{}</td>", verdictClass(verdict), title, linkTo(anchors, p->point, text));
 }
 
 } // namespace
 
-std::string sweepGrid(const json& sweep, const Anchors& anchors) {
+std::string sweepGrid(const SweepSection& sweep, const Anchors& anchors) {
   struct Step {
     std::string name, server, detail;
-    json before, after;
+    const SweepPoint *before = nullptr, *after = nullptr;
   };
   std::vector<Step> steps;
-  for (const auto& p : arr(sweep, "points")) {
-    std::string point = str(p, "point");
-    auto colon = point.find(':');
-    std::string name = colon == std::string::npos ? point : point.substr(colon + 1);
-    if (steps.empty() || steps.back().name != name) steps.push_back({name, str(p, "server"), str(p, "detail"), nullptr, nullptr});
-    (point.rfind("before:", 0) == 0 ? steps.back().before : steps.back().after) = p;
+  for (const auto& p : sweep.points) {
+    auto colon = p.point.find(':');
+    std::string name = colon == std::string::npos ? p.point : p.point.substr(colon + 1);
+    if (steps.empty() || steps.back().name != name) steps.push_back({name, p.server, p.detail});
+    (p.point.rfind("before:", 0) == 0 ? steps.back().before : steps.back().after) = &p;
   }
   std::string out = fmt::format("<p>{} kill points: <b>{}</b> failed, <b>{}</b> unknown, <b>{}</b> never fired.</p>",
-                                arr(sweep, "points").size(), num(sweep, "failed"), num(sweep, "unknown"), num(sweep, "not_fired"));
-  if (sweep.contains("reduced") && sweep["reduced"] == true)
+                                sweep.points.size(), sweep.failed, sweep.unknown, sweep.notFired);
+  if (sweep.reduced)
     out += fmt::format("<p class=\"note\">Reduced: {} of the trace's {} kill points were run (it has more than {}), a few of "
                        "each of its {} classes (the first, middle and last, and those next to a producer retry); a step not "
                        "listed or a cell — was not run. <code>--exhaustive</code> runs every point.</p>",
-                       num(sweep, "selected_points"), num(sweep, "trace_points"), num(sweep, "reduce_above"),
-                       num(sweep, "classes"));
+                       sweep.selectedPoints, sweep.tracePoints, sweep.reduceAbove ? std::to_string(*sweep.reduceAbove) : "",
+                       sweep.classes);
   out += "<table class=\"grid\"><tr><th>step</th><th>server</th><th>kill before</th><th>kill after</th><th>request</th></tr>";
   for (const auto& s : steps) {
     out += fmt::format("<tr><td class=\"step\">{}</td><td>{}</td>{}{}<td class=\"detail\">{}</td></tr>", esc(s.name),
@@ -52,11 +50,10 @@ std::string sweepGrid(const json& sweep, const Anchors& anchors) {
                        cell(s.after, anchors), esc(cut(s.detail, 90)));
   }
   out += "</table>";
-  const json& skipped = arr(sweep, "skipped");
-  if (!skipped.empty()) {
+  if (!sweep.skipped.empty()) {
     out += "<p class=\"note\">Not run, because they cannot differ from a point that is: ";
     std::string list;
-    for (const auto& s : skipped) list += (list.empty() ? "" : "; ") + str(s, "step") + " (" + str(s, "reason") + ")";
+    for (const auto& s : sweep.skipped) list += (list.empty() ? "" : "; ") + s.step + " (" + s.reason + ")";
     out += esc(list) + ".</p>";
   }
   return out;

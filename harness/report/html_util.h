@@ -52,7 +52,7 @@ std::string timeline(const json& run);
 /// The section of a run with a history: diagnosis, timeline, processes and log tails (html_runs.cc).
 std::string runSection(const json& run, const std::string& anchor, const std::map<std::string, std::string>& logTails);
 /// The grid of kill points x verdict of a sweep report (html_grid.cc).
-std::string sweepGrid(const json& sweep, const Anchors& anchors);
+std::string sweepGrid(const SweepSection& sweep, const Anchors& anchors);
 /// The grid of sweep --interleave: a row per hold point of c1, a cell per step of c2 that releases it.
 std::string interleaveGrid(const InterleaveGrid& grid, const Anchors& anchors);
 /// The matrix of classes x targets of a "compare" section, and the costs (html_matrix.cc).

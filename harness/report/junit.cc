@@ -75,18 +75,17 @@ Suite sweepSuite(const json& r) {
     judge(c, r, str(run, "verdict"), "baseline", str(run, "error"));
     s.cases.push_back(c);
   }
-  if (arr(r, "sweep").contains("interleave"))
-    for (const auto& row : r.at("sweep").at("interleave").get<InterleaveGrid>().rows)
+  const SweepSection sweep = r.at("sweep").get<SweepSection>();
+  if (sweep.interleave)
+    for (const auto& row : sweep.interleave->rows)
       for (const auto& p : row.cells) {
         Case c(cls, p.point);
         judge(c, r, p.fired ? toString(p.verdict) : "unknown", p.point, p.fired ? "" : "the hold never fired");
         s.cases.push_back(c);
       }
-  for (const auto& p : arr(arr(r, "sweep"), "points")) {
-    Case c(cls, str(p, "point"));
-    bool fired = !p.contains("fired") || p["fired"] == true;
-    std::string verdict = fired ? str(p, "verdict") : "unknown";
-    judge(c, r, verdict, str(p, "point"), fired ? "" : "the kill point never fired");
+  for (const auto& p : sweep.points) {
+    Case c(cls, p.point);
+    judge(c, r, p.fired ? toString(p.verdict) : "unknown", p.point, p.fired ? "" : "the kill point never fired");
     s.cases.push_back(c);
   }
   return s;

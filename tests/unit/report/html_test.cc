@@ -104,6 +104,8 @@ TEST_CASE("html: every string from a target or a history is escaped, wherever it
     if (report.contains("compare")) // the matrix is read through its type: its verdicts are words it knows
       for (const char* list : {"cells", "targets"})
         for (auto& x : report["compare"][list]) unpoison(x, "verdict");
+    if (report.contains("sweep")) // so is the sweep's grid
+      for (auto& p : report["sweep"]["points"]) unpoison(p, "verdict");
     std::map<std::string, std::string> tails;
     for (const auto& run : report["runs"])
       for (const auto& p : run["processes"])
