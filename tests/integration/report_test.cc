@@ -48,15 +48,20 @@ std::string parseJunit(const fs::path& xml, int& cases, int& failures) {
 
 /// A violation's `ops` are indices into its run's history, which the golden comparison leaves out: its
 /// timing varies, and a busy machine may add a note (a request the proxy held) that moves every index after
-/// it. Each index becomes what it cites, "c2 step XAUTOCLAIM", which does not vary.
+/// it. Each index becomes what it cites, "c2 step XAUTOCLAIM", which does not vary; so do its pattern's.
 void citeOps(nlohmann::json& report) {
-  auto cite = [](nlohmann::json& violation, const nlohmann::json& history) {
-    for (auto& o : violation["ops"]) {
+  auto citeAll = [](nlohmann::json& ops, const nlohmann::json& history) {
+    for (auto& o : ops) {
       const auto& op = history.at(o.get<size_t>());
       std::string what = op["process"].get<std::string>() + " " + op["type"].get<std::string>();
       if (op["value"].contains("verb")) what += " " + op["value"]["verb"].get<std::string>();
       o = what;
     }
+  };
+  // The ops of the violation and of its anti-pattern alike.
+  auto cite = [&](nlohmann::json& violation, const nlohmann::json& history) {
+    citeAll(violation["ops"], history);
+    if (violation.contains("pattern")) citeAll(violation["pattern"]["ops"], history);
   };
   for (auto& v : report["violations"])
     for (const auto& run : report["runs"])
