@@ -64,6 +64,10 @@ void to_json(nlohmann::json& j, const CheckResult& r);
 /// kill point, message).
 std::vector<CheckResult> checkAll(const Scenario& s, const std::vector<Op>& history);
 
+/// The short name of anti-pattern `id` ("dedup-outside-transaction" -> "dedup mark outside the effect's
+/// transaction"), "" when no classifier has that id.
+std::string patternName(const std::string& id);
+
 /// Names the anti-pattern of every violation of `results` when they merge to fail (checkers/patterns/);
 /// a run that does not fail is never classified. checkAll calls it.
 void classifyViolations(const Scenario& s, const std::vector<Op>& history, std::vector<CheckResult>& results);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <stdexcept>
 
 namespace idem::detail::patterns {
 
@@ -103,6 +105,7 @@ std::string versionOf(const HistoryView& h, int n) {
 }
 
 Pattern make(std::string id, std::string name, std::vector<int64_t> ops, std::string explanation, std::string fix) {
+  if (idem::patternName(id) != name) throw std::logic_error("anti-pattern " + id + ": its name is not the table's");
   std::sort(ops.begin(), ops.end());
   ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
   return Pattern{std::move(id), std::move(name), std::move(ops), std::move(explanation), std::move(fix)};
@@ -118,3 +121,23 @@ Found classify(const HistoryView& h, const Violation& v) {
 }
 
 } // namespace idem::detail::patterns
+
+namespace idem {
+
+std::string patternName(const std::string& id) {
+  static const std::map<std::string, std::string> names{
+      {"ack-before-effect", "acknowledge before the effect is durable"},
+      {"effect-without-dedup", "effect without dedup"},
+      {"dedup-outside-transaction", "dedup mark outside the effect's transaction"},
+      {"dedup-on-broker-id", "dedup on the broker's id"},
+      {"check-then-act", "check-then-act"},
+      {"unguarded-version", "unguarded version"},
+      {"retry-after-ambiguous-commit", "retry without dedup after an ambiguous commit"},
+      {"http-key-outside-transaction", "the key's state outside the effect's transaction"},
+      {"http-no-request-hash", "no request hash"},
+  };
+  auto it = names.find(id);
+  return it == names.end() ? "" : it->second;
+}
+
+} // namespace idem
