@@ -27,7 +27,7 @@ Found retryAfterAmbiguousCommit(const HistoryView& h, const Violation& v) {
               cited.push_back(f.op);
           return make("retry-after-ambiguous-commit", "retry without dedup after an ambiguous commit", cited,
                       fmt::format("{}'s connection dropped after {} reached PostgreSQL, so the commit's outcome was "
-                                  "unknown; {} ran the transaction again ({}, {}) and event {} was applied twice",
+                                  "unknown; {} ran the transaction again ({}, {}) and event {} was applied again",
                                   d->process, held[i].name(), d->process, held[j].name(), c->name(), n),
                       "make the retry harmless: INSERT INTO processed_events(event_id) VALUES ($1) ON CONFLICT DO "
                       "NOTHING in the same transaction as the effect, apply the effect only when it inserted a row, "

@@ -363,7 +363,7 @@ TEST_CASE("retry-after-ambiguous-commit: a drop after COMMIT, the transaction ru
   CHECK(v.pattern->id == "retry-after-ambiguous-commit");
   CHECK(v.pattern->explanation == "c1's connection dropped after COMMIT#2 reached PostgreSQL, so the commit's outcome "
                                   "was unknown; c1 ran the transaction again (UPDATE#3, COMMIT#3) and event 2 was "
-                                  "applied twice");
+                                  "applied again");
 }
 
 TEST_CASE("a drop before COMMIT reached PostgreSQL: not an ambiguous commit", "[patterns]") {
