@@ -101,6 +101,9 @@ TEST_CASE("report: run writes report.html and JUnit XML, the page shows the verd
   requireNoInjectedElements(dom);
   CHECK(dom.find("<div class=\"badge\">Fail</div>") != std::string::npos);
   CHECK(dom.find("event 3 lost: delivered to c1 (XREADGROUP#2), c1 killed at after:SET#3") != std::string::npos);
+  // The anti-pattern and its fix, above the timeline.
+  CHECK(dom.find("dedup mark outside the effect's transaction") != std::string::npos);
+  CHECK(dom.find("fix: write the mark in the effect's transaction") != std::string::npos);
   CHECK(dom.find("✕ c1 SIGKILLed at after:SET#3") != std::string::npos);
   CHECK(dom.find("href=\"logs/run/c1.log\"") != std::string::npos);
 }
