@@ -65,18 +65,26 @@ Found effectWithoutDedup(const HistoryView& h, const Violation& v) {
       entries.push_back(s->entry);
       cited.push_back(s->op);
     }
-    std::vector<std::string> applied;
+    std::vector<std::string> applied, writes;
     for (const DeliveryRec* d : ds) {
       cited.push_back(d->op);
       if (std::find(applied.begin(), applied.end(), d->process) == applied.end()) applied.push_back(d->process);
+      if (auto w = writeFor(h, *d)) {
+        cited.push_back(w->op);
+        writes.push_back(w->name());
+      }
     }
     if (applied.empty()) continue;
-    std::string list;
-    for (size_t i = 0; i < entries.size(); ++i) list += (i ? (i + 1 == entries.size() ? " and " : ", ") : "") + entries[i];
+    auto joined = [](const std::vector<std::string>& ws) {
+      std::string out;
+      for (size_t i = 0; i < ws.size(); ++i) out += (i ? (i + 1 == ws.size() ? " and " : ", ") : "") + ws[i];
+      return out;
+    };
     return make("effect-without-dedup", "effect without dedup", cited,
-                fmt::format("event {} came as {} entries ({}) and {} applied each: no step of the run records that "
+                fmt::format("event {} came as {} entries ({}) and {} applied each{}: no step of the run records that "
                             "an event was processed",
-                            n, entries.size(), list, applied.size() == 1 ? applied[0] : "the consumers"),
+                            n, entries.size(), joined(entries), applied.size() == 1 ? applied[0] : "the consumers",
+                            writes.size() == entries.size() ? " (" + joined(writes) + ")" : ""),
                 kDedupFix);
   }
   return std::nullopt;

@@ -60,6 +60,10 @@ bool isMark(const ops::Step& s);
 /// process after it, when a BEGIN came before it in the same transaction), or the write itself
 /// (autocommit). nullopt when its transaction never committed before `before`.
 std::optional<StepAt> commitOf(const HistoryView& h, const std::string& process, int64_t write, int64_t before = kNoOp);
+/// The write that applied delivery `d`: a read hands entries over in a batch, and the i-th entry of a read
+/// is the one the process's i-th write after it (before its next read) applied; only a write that took
+/// effect (commitOf). nullopt when there is none.
+std::optional<StepAt> writeFor(const HistoryView& h, const DeliveryRec& d);
 /// The kill of `process` after op `after` (nullptr when none).
 const KillRec* killOf(const HistoryView& h, const std::string& process, int64_t after);
 /// The event id of event n ("" when it was never sent).

@@ -84,6 +84,21 @@ std::optional<StepAt> commitOf(const HistoryView& h, const std::string& process,
   return std::nullopt;
 }
 
+std::optional<StepAt> writeFor(const HistoryView& h, const DeliveryRec& d) {
+  const ops::Step* read = stepAt(h, d.op);
+  if (!read) return std::nullopt;
+  size_t i = 0;
+  while (i < read->delivered.size() && read->delivered[i].entry != d.entry) ++i;
+  size_t writes = 0;
+  for (const auto& st : stepsOf(h, d.process, d.op)) {
+    if (!st.step->delivered.empty()) break;
+    if (!isWrite(*st.step) || writes++ != i) continue;
+    if (commitOf(h, d.process, st.op)) return st;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 const KillRec* killOf(const HistoryView& h, const std::string& process, int64_t after) {
   return h.killAfter(process, after);
 }

@@ -8,24 +8,14 @@ namespace idem::detail::patterns {
 
 namespace {
 
-/// The last write of event n that took effect. A read hands entries over in a batch: the i-th entry of a
-/// read is the one the process's i-th write after it (before its next read) applied.
+/// The last write of event n that took effect.
 std::optional<StepAt> lastWriteOf(const HistoryView& h, int n, std::string& process) {
   std::optional<StepAt> out;
   for (const DeliveryRec* d : h.deliveriesOf(n)) {
-    const ops::Step* read = stepAt(h, d->op);
-    if (!read) continue;
-    size_t i = 0;
-    while (i < read->delivered.size() && read->delivered[i].entry != d->entry) ++i;
-    size_t writes = 0;
-    for (const auto& st : stepsOf(h, d->process, d->op)) {
-      if (!st.step->delivered.empty()) break;
-      if (!isWrite(*st.step) || writes++ != i) continue;
-      if (commitOf(h, d->process, st.op) && (!out || st.op > out->op)) {
-        out = st;
-        process = d->process;
-      }
-      break;
+    auto w = writeFor(h, *d);
+    if (w && (!out || w->op > out->op)) {
+      out = w;
+      process = d->process;
     }
   }
   return out;

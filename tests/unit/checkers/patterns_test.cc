@@ -206,8 +206,8 @@ TEST_CASE("effect-without-dedup: the producer's retry applied again, no dedup st
   const Violation& v = ofKind(failing(s, simpleWalletRun(), "invariant:balance"), "duplicate");
   REQUIRE(v.pattern);
   CHECK(v.pattern->id == "effect-without-dedup");
-  CHECK(v.pattern->explanation == "event 2 came as 2 entries (1-1 and 1-5) and c1 applied each: no step of the run "
-                                  "records that an event was processed");
+  CHECK(v.pattern->explanation == "event 2 came as 2 entries (1-1 and 1-5) and c1 applied each (UPDATE#2 and "
+                                  "UPDATE#6): no step of the run records that an event was processed");
 }
 
 namespace {
