@@ -41,9 +41,12 @@ Found dedupOutsideTransaction(const HistoryView& h, const Violation& v) {
         std::string how;
         if (st.step->server == "valkey") {
           if (id.empty() || st.step->detail.find(id) == std::string::npos) continue;
-          // Nothing committed in PostgreSQL between the mark and the kill.
+          // Nothing committed in PostgreSQL between the mark and the kill (a write whose transaction the kill
+          // cut short took no effect).
           if (std::any_of(held.begin(), held.end(), [&](const StepAt& s) {
-                return s.op > st.op && (isCommit(*s.step) || isWrite(*s.step)) && s.step->reachedServer();
+                if (s.op <= st.op) return false;
+                if (isCommit(*s.step)) return s.step->reachedServer() && !s.step->error;
+                return isWrite(*s.step) && commitOf(h, d->process, s.op, kill->op).has_value();
               }))
             continue;
           how = fmt::format("{} marked event {} as processed in Valkey ({}) before its effect", d->process, n, st.name());

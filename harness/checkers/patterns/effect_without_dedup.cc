@@ -51,9 +51,10 @@ Found effectWithoutDedup(const HistoryView& h, const Violation& v) {
                               d->process, n, step, kill->point, d->entry, (*again)->process, (*again)->label),
                   kDedupFix);
     }
-    // Several entries of one event, each applied, and no dedup step anywhere in the run.
+    // Several entries of one event, each applied (a write that took effect after each one's delivery), and
+    // no dedup step anywhere in the run.
     const auto sends = h.sendsOf(n);
-    if (sends.size() < 2 || !h.kills.empty()) continue;
+    if (sends.size() < 2) continue;
     if (std::any_of(h.ops.begin(), h.ops.end(), [](const Op& op) {
           const auto* s = op.as<ops::Step>();
           return s && isMark(*s);
@@ -65,16 +66,18 @@ Found effectWithoutDedup(const HistoryView& h, const Violation& v) {
       entries.push_back(s->entry);
       cited.push_back(s->op);
     }
-    std::vector<std::string> applied, writes;
+    std::vector<std::string> applied, writes, appliedEntries;
     for (const DeliveryRec* d : ds) {
       cited.push_back(d->op);
       if (std::find(applied.begin(), applied.end(), d->process) == applied.end()) applied.push_back(d->process);
       if (auto w = writeFor(h, *d)) {
         cited.push_back(w->op);
         writes.push_back(w->name());
+        if (std::find(appliedEntries.begin(), appliedEntries.end(), d->entry) == appliedEntries.end())
+          appliedEntries.push_back(d->entry);
       }
     }
-    if (applied.empty()) continue;
+    if (appliedEntries.size() < 2) continue;
     auto joined = [](const std::vector<std::string>& ws) {
       std::string out;
       for (size_t i = 0; i < ws.size(); ++i) out += (i ? (i + 1 == ws.size() ? " and " : ", ") : "") + ws[i];

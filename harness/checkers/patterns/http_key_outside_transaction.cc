@@ -37,9 +37,12 @@ Found httpKeyOutsideTransaction(const HistoryView& h, const Violation& v) {
                           : v.kind == "double-effect" ? "a retry executed the request again"
                                                       : "the request's effect and its answer came apart";
     return make("http-key-outside-transaction", "the key's state outside the effect's transaction", cited,
-                fmt::format("{} committed the request's work in separate transactions ({}) and was killed at {} "
-                            "before the one that completes the key; {}",
-                            kill.process, names, kill.point, outcome),
+                fmt::format("{} committed {} ({}) and was killed at {} before the transaction that completes the "
+                            "key; {}",
+                            kill.process,
+                            commits.size() == 1 ? "part of the request's work in a transaction of its own"
+                                                : "the request's work in separate transactions",
+                            names, kill.point, outcome),
                 "one transaction per request: BEGIN; INSERT INTO idempotency_keys(key, request_hash) VALUES ($key, "
                 "$hash) ON CONFLICT DO NOTHING (none inserted: read the stored answer, or answer 409 while it is in "
                 "flight); apply the effect; UPDATE idempotency_keys SET status, body = the answer; COMMIT; then "

@@ -113,6 +113,31 @@ TEST_CASE("dedup-outside-transaction: SET NX in Valkey, a kill before the credit
   CHECK_THAT(v.pattern->fix, Contains("same transaction") || Contains("effect's transaction"));
 }
 
+TEST_CASE("dedup-outside-transaction: SET NX, then a kill inside the credit's transaction", "[patterns]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"after:UPDATE#1"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  b.step("c1", "valkey", "SET", fmt::format("SET seen:{} 1 NX", b.eventId(1)));
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE", "UPDATE wallets SET balance_halala = balance_halala + $1 WHERE id = $2", "killed-after");
+  b.kill("c1", "after:UPDATE#1");
+  b.spawn("c2");
+  b.read("c2", "XAUTOCLAIM", e);
+  b.step("c2", "valkey", "SET", fmt::format("SET seen:{} 1 NX", b.eventId(1))); // (nil): skipped
+  b.ack("c2", {e[0]});
+  b.step("c2", "valkey", "SET", fmt::format("SET seen:{} 1 NX", b.eventId(2)));
+  credit(b, "c2", e[1]);
+  b.finalOp(balances(300));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "lost");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "dedup-outside-transaction");
+  CHECK_THAT(v.pattern->explanation, StartsWith("c1 marked event 1 as processed in Valkey (SET#1) before its effect; "
+                                                "the kill at after:UPDATE#1 came between them"));
+}
+
 TEST_CASE("dedup-outside-transaction: a dedup INSERT committed on its own, then a kill", "[patterns]") {
   Scenario s = builtin("wallet");
   HistoryBuilder b(s, {"before:COMMIT#4"});
@@ -484,8 +509,8 @@ TEST_CASE("http-key-outside-transaction: the key committed apart, a kill, the ke
   REQUIRE(v->pattern);
   CHECK(v->pattern->id == "http-key-outside-transaction");
   CHECK(v->pattern->explanation == "s1 committed the request's work in separate transactions (COMMIT#1, COMMIT#2) "
-                                  "and was killed at after:COMMIT#2 before the one that completes the key; the key "
-                                  "was left in progress");
+                                  "and was killed at after:COMMIT#2 before the transaction that completes the key; "
+                                  "the key was left in progress");
 }
 
 TEST_CASE("http: a kill after the one transaction of a request names no key pattern", "[patterns][http]") {
@@ -527,4 +552,22 @@ TEST_CASE("http: a mismatch answered with another error is not a missing hash", 
   const Violation* v = violationOf(rs, "mismatch-status");
   REQUIRE(v);
   CHECK_FALSE(v->pattern);
+}
+
+TEST_CASE("http-key-outside-transaction: the key row committed alone, a kill right after", "[patterns][http]") {
+  OrdersHistory o;
+  o.request(1, 1);
+  o.sql("BEGIN");
+  o.sql("INSERT", "INSERT INTO idempotency_keys(key, request_hash, state) VALUES ($1, $2, 'in_progress')");
+  o.sql("COMMIT");
+  o.kill("after:COMMIT#1");
+  o.answer(1, 0, "", "reset");
+  for (int i = 0; i < 3; ++i) o.answer(o.request(1, 1, "retry"), 409, "{\"error\":\"in progress\"}");
+  auto rs = o.judge({}, 1000);
+  const Violation* v = violationOf(rs, "stuck-key");
+  REQUIRE(v);
+  REQUIRE(v->pattern);
+  CHECK(v->pattern->explanation == "s1 committed part of the request's work in a transaction of its own (COMMIT#1) "
+                                  "and was killed at after:COMMIT#1 before the transaction that completes the key; "
+                                  "the key was left in progress");
 }
