@@ -304,9 +304,9 @@ TEST_CASE("check-then-act: two SELECTs before either INSERT, no unique constrain
       ofKind(failing(s, raceRun(s, "INSERT INTO seen_events (event_id) VALUES ($1)"), "invariant:balance"), "duplicate");
   REQUIRE(v.pattern);
   CHECK(v.pattern->id == "check-then-act");
-  CHECK(v.pattern->explanation == "c1 and c2 both checked for event 1 (c1 SELECT#1, c2 SELECT#2) before either "
-                                  "inserted its record (c1 INSERT#1, c2 INSERT#2); with no unique constraint both "
-                                  "inserts went in and both applied it");
+  CHECK(v.pattern->explanation == "c1 and c2 both checked for event 1 (c1 SELECT#1, c2 SELECT#2) before the other's "
+                                  "record was committed (c1 INSERT#1, COMMIT#1; c2 INSERT#2, COMMIT#2); with no unique "
+                                  "constraint both inserts went in and both applied it");
 }
 
 TEST_CASE("the same race with INSERT ... ON CONFLICT: not check-then-act", "[patterns]") {
