@@ -37,11 +37,16 @@ CheckResult guarded(const std::string& name, const std::function<CheckResult()>&
 
 } // namespace
 
+void to_json(nlohmann::json& j, const Pattern& p) {
+  j = nlohmann::json{{"id", p.id}, {"name", p.name}, {"ops", p.ops}, {"explanation", p.explanation}, {"fix", p.fix}};
+}
+
 void to_json(nlohmann::json& j, const Violation& v) {
   j = nlohmann::json{{"kind", v.kind},         {"invariant", v.invariant}, {"key", v.key},
                      {"expected", v.expected}, {"observed", v.observed},   {"events", v.events},
                      {"candidates", v.candidates}, {"entries", v.entries}, {"kill_point", v.kill_point},
                      {"message", v.message},   {"ops", v.ops}};
+  if (v.pattern) j["pattern"] = *v.pattern;
 }
 
 void to_json(nlohmann::json& j, const CheckResult& r) {
@@ -94,6 +99,7 @@ std::vector<CheckResult> checkAll(const Scenario& s, const std::vector<Op>& hist
   out.push_back(guarded("run", [&]() { return detail::checkRun(history); }));
   out.push_back(guarded("observation",
                         withView([](const detail::HistoryView& h) { return detail::checkObservation(h); })));
+  classifyViolations(s, history, out);
   return out;
 }
 

@@ -7,10 +7,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace idem {
+
+/// The mistake in the consumer (or endpoint) that a violation's steps show: one of the anti-patterns of
+/// docs/report.md ("Anti-patterns"), recognised by a classifier of checkers/patterns/. A failing run's
+/// violation carries one when a classifier recognises it, else none ("no known pattern").
+struct Pattern {
+  std::string id;          ///< "ack-before-effect"
+  std::string name;        ///< "acknowledge before the effect is durable"
+  std::vector<int64_t> ops; ///< history indices of the steps that show it
+  std::string explanation; ///< one sentence naming the steps
+  std::string fix;         ///< a generic recipe: the order of steps, and the SQL or command
+};
 
 /// One anomaly. Kinds: duplicate (an event applied more than once), lost (acknowledged, never applied),
 /// stuck (never acknowledged: pending or never delivered), stale-version (an older version won),
@@ -27,6 +39,7 @@ struct Violation {
   std::string kill_point;           ///< the kill point that caused it, when the history shows one
   std::string message;              ///< one sentence a person reads: "event 2 applied twice (...)"
   std::vector<int64_t> ops;         ///< history indices cited (deliveries, kills, steps around them)
+  std::optional<Pattern> pattern = {}; ///< the anti-pattern behind it (failing runs only), or none
 };
 
 
@@ -39,6 +52,7 @@ struct CheckResult {
   std::vector<std::string> notes = {};
 };
 
+void to_json(nlohmann::json& j, const Pattern& p);
 void to_json(nlohmann::json& j, const Violation& v);
 void to_json(nlohmann::json& j, const CheckResult& r);
 
@@ -49,6 +63,14 @@ void to_json(nlohmann::json& j, const CheckResult& r);
 /// that an exception gives Unknown. Violations carry a diagnosis (events,
 /// kill point, message).
 std::vector<CheckResult> checkAll(const Scenario& s, const std::vector<Op>& history);
+
+/// The short name of anti-pattern `id` ("dedup-outside-transaction" -> "dedup mark outside the effect's
+/// transaction"), "" when no classifier has that id.
+std::string patternName(const std::string& id);
+
+/// Names the anti-pattern of every violation of `results` when they merge to fail (checkers/patterns/);
+/// a run that does not fail is never classified. checkAll calls it.
+void classifyViolations(const Scenario& s, const std::vector<Op>& history, std::vector<CheckResult>& results);
 
 /// Fail if any fails, else unknown if any is unknown, else pass.
 Verdict merge(const std::vector<CheckResult>& results);

@@ -27,7 +27,7 @@ void addFaults(CLI::App& cmd, CommonArgs& a, const std::string& help);
 CommonArgs& finish(CommonArgs& a);
 
 void addRunCommands(CLI::App& app, Handler& handler);   ///< run, sweep (run_cmds.cc)
-void addReportCommands(CLI::App& app, Handler& handler); ///< compare, demo (report_cmds.cc)
+void addReportCommands(CLI::App& app, Handler& handler); ///< compare, demo, merge, explain (report_cmds.cc)
 void addCheckCommands(CLI::App& app, Handler& handler);  ///< check, replay (check_cmds.cc)
 
 } // namespace idem::cli

@@ -1,5 +1,9 @@
 #include "cli/cli.h"
 
+#include "report/explain.h"
+
+#include <iostream>
+
 namespace idem::cli {
 
 void addReportCommands(CLI::App& app, Handler& handler) {
@@ -52,6 +56,17 @@ void addReportCommands(CLI::App& app, Handler& handler) {
       ->each([](const std::string&) { mergeArgs.reportDirGiven = true; });
   merge->add_option("--junit", mergeArgs.junit, "also write JUnit XML to FILE");
   merge->final_callback([&handler] { handler = [] { return mergeCommand(mergeArgs); }; });
+
+  static std::string explainDir;
+  auto* explain = app.add_subcommand("explain", "print, for each failing run of a report, the anti-pattern behind "
+                                                "its violations, the steps that show it and the fix");
+  explain->add_option("report", explainDir, "a report folder (or its report.json)")->required();
+  explain->final_callback([&handler] {
+    handler = [] {
+      std::cout << explainReport(readReportForExplain(explainDir)) << std::flush;
+      return 0;
+    };
+  });
 }
 
 } // namespace idem::cli

@@ -95,6 +95,8 @@ Matrix matrixOf(const std::vector<Class>& classes, const std::vector<std::string
                      : cell.unknown      ? Verdict::Unknown
                                          : Verdict::Pass;
       cell.example = example ? judged[*example].id : "";
+      if (cell.verdict == Verdict::Fail && example && !judged[*example].pattern.empty())
+        cell.pattern = judged[*example].pattern;
       if (CompareCell::hasPoints(c.kind)) {
         cell.points = std::move(points);
         cell.faultsPlanned = planned; // coverage of the class: its kills and holds that fired
@@ -227,6 +229,9 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
     c.point = fmt::format("{}", fmt::join(fs, " + "));
     c.planned = static_cast<int>(j.schedule.faults.size());
     c.fired = static_cast<int>(recordsOf<ops::FaultOp>(j.result.history.ops()).size());
+    for (const auto& r : j.result.results)
+      for (const auto& v : r.violations)
+        if (v.pattern && c.pattern.empty()) c.pattern = v.pattern->name;
     judged.push_back(std::move(c));
   }
   Matrix m = matrixOf(classes, names, judged);

@@ -137,6 +137,7 @@ struct JudgedCell {
   std::set<std::string> kinds;
   std::string point;      ///< its fault, for kill and fault classes (its holds and kill, for race classes)
   int planned = 0, fired = 0; ///< its faults, and those that fired
+  std::string pattern = {};   ///< the short name of its first violation's anti-pattern, "" when none
 };
 
 /// The matrix: one cell per class x target (n/a where the target has no schedule of the class), each

@@ -89,16 +89,23 @@ Section runSection(const CommonArgs& common, const DemoArgs& args, compare::Opti
     // As documented only when every cell is: the verdict and kinds, and no cell that could not be judged.
     bool ok = verdict == want.verdict && t.unknownCells == 0 &&
               std::all_of(want.kinds.begin(), want.kinds.end(), [&](const std::string& k) { return kinds.count(k); });
+    // The anti-pattern it documents: named by some failing cell of it (an id no classifier has never is).
+    const std::string wantPattern = want.pattern.empty() ? "" : patternName(want.pattern);
+    std::set<std::string> patterns;
+    for (const auto& c : cmp.compare.cells)
+      if (c.target == t.name && c.verdict == Verdict::Fail && c.pattern) patterns.insert(*c.pattern);
+    if (!want.pattern.empty()) ok = ok && !wantPattern.empty() && patterns.count(wantPattern);
     out.asExpected = out.asExpected && ok;
     out.anyFail = out.anyFail || t.verdict == Verdict::Fail;
     out.anyUnknown = out.anyUnknown || t.verdict == Verdict::Unknown || t.verdict == Verdict::Error || t.unknownCells > 0;
     std::string kindsWanted;
     for (const auto& k : want.kinds) kindsWanted += (kindsWanted.empty() ? "" : ", ") + k;
-    std::string expected = fmt::format("{}{}: {}", want.verdict, kindsWanted.empty() ? "" : " (" + kindsWanted + ")", want.why);
+    std::string expected = fmt::format("{}{}{}: {}", want.verdict, kindsWanted.empty() ? "" : " (" + kindsWanted + ")",
+                                       want.pattern.empty() ? "" : ", anti-pattern " + want.pattern, want.why);
     auto [title, message] = diagnosisOf(cmp, t.example);
     summary.push_back({{"name", t.name}, {"verdict", verdict}, {"kinds", kinds}, {"expected", expected},
                        {"as_expected", ok}, {"example", t.example}, {"example_title", title},
-                       {"diagnosis", message}});
+                       {"diagnosis", message}, {"patterns", patterns}});
     out.targets.push_back(t.name);
     std::string ks;
     for (const auto& k : kinds) ks += (ks.empty() ? "" : ",") + k;

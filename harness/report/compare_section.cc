@@ -29,6 +29,7 @@ void to_json(nlohmann::json& j, const CompareCell& c) {
   if (c.points) j["points"] = *c.points;
   if (c.faultsPlanned) j["faults_planned"] = *c.faultsPlanned;
   if (c.faultsFired) j["faults_fired"] = *c.faultsFired;
+  if (c.pattern) j["pattern"] = *c.pattern;
 }
 
 void from_json(const nlohmann::json& j, CompareCell& c) {
@@ -43,6 +44,7 @@ void from_json(const nlohmann::json& j, CompareCell& c) {
   c.points = optionalOf<std::vector<std::string>>(j, "points");
   c.faultsPlanned = optionalOf<int>(j, "faults_planned");
   c.faultsFired = optionalOf<int>(j, "faults_fired");
+  c.pattern = optionalOf<std::string>(j, "pattern");
 }
 
 void to_json(nlohmann::json& j, const CompareTarget& t) {

@@ -39,6 +39,9 @@ struct CompareCell {
   /// Kill, fault and race classes only: the faults planned, and those that fired (absent in reports
   /// written before they were counted).
   std::optional<int> faultsPlanned, faultsFired;
+  /// Failing cells: the short name of the anti-pattern its example shows (the first of its violations
+  /// that has one, checkers.h Pattern::name); absent when none is named.
+  std::optional<std::string> pattern = {};
 
   /// Kill, fault and race classes have points and fault counts; the others none.
   static bool hasPoints(const std::string& classKind) {

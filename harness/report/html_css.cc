@@ -31,6 +31,7 @@ article.run.fail{border-left:5px solid var(--fail)} article.run.unknown{border-l
 article.run.error{border-left:5px solid var(--err)}
 ul.diag{list-style:none;padding:0;margin:6px 0 12px} ul.diag li{padding:8px 10px;margin:0 0 6px;background:var(--fail-bg);border-radius:6px}
 ul.diag .msg{margin-top:3px;font-size:15px}
+div.pattern{padding:8px 10px;margin:0 0 8px;border:1px solid var(--fail);border-radius:6px} div.pattern .msg{margin-top:3px} div.pattern .fix{margin-top:4px;color:var(--soft)} div.pattern.none{border-color:var(--line);color:var(--soft)}
 .kind{display:inline-block;font-weight:700;color:var(--fail);text-transform:uppercase;font-size:12px;letter-spacing:.04em;margin-right:4px}
 table{border-collapse:collapse;margin:6px 0 10px} th,td{border:1px solid var(--line);padding:5px 9px;text-align:left;vertical-align:top}
 th{background:#f6f8fa;font-weight:600} td.n{text-align:right;font-variant-numeric:tabular-nums}
@@ -38,7 +39,7 @@ td.cell{font-weight:600;min-width:120px} td.cell a{color:inherit}
 td.cell.pass{background:var(--pass-bg);color:var(--pass)} td.cell.fail{background:var(--fail-bg);color:var(--fail)}
 td.cell.unknown{background:var(--unk-bg);color:var(--unk)} td.cell.error{background:var(--err-bg);color:var(--err)}
 td.cell.na{color:var(--na);text-align:center;font-weight:400}
-td.cell .count{display:block;font-weight:400;font-size:11.5px;opacity:.85}
+td.cell .count{display:block;font-weight:400;font-size:11.5px;opacity:.85} td.cell .pattern{display:block;font-weight:400;font-size:11.5px;font-style:italic}
 table.matrix td.cls{max-width:360px} tr.group td{background:#f6f8fa;font-weight:600;color:var(--soft)}
 td.killcell{color:var(--fail);font-weight:700}
 .scroll{overflow-x:auto;border:1px solid var(--line);border-radius:6px;margin:8px 0}

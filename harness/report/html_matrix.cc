@@ -21,8 +21,10 @@ std::string cellHtml(const CompareCell* c, const Anchors& anchors) {
                       : c->verdict == Verdict::Fail ? fmt::format("{}/{} failed", c->failed, n)
                                                     : fmt::format("{}/{} unknown", c->unknown, n);
   std::string word = verdict + (kinds.empty() ? "" : ": " + kinds);
-  return fmt::format("<td class=\"cell {}\">{}<span class=\"count\">{}</span></td>", verdictClass(verdict),
-                     linkTo(anchors, c->example, word), esc(count));
+  // A failing cell names the anti-pattern its example shows.
+  std::string pattern = c->pattern ? fmt::format("<span class=\"pattern\">{}</span>", esc(*c->pattern)) : "";
+  return fmt::format("<td class=\"cell {}\">{}{}<span class=\"count\">{}</span></td>", verdictClass(verdict),
+                     linkTo(anchors, c->example, word), pattern, esc(count));
 }
 
 std::string costs(const CompareSection& compare) {

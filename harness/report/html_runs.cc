@@ -54,6 +54,22 @@ std::string violationItem(const json& v) {
                      esc(where), values, esc(str(v, "message")));
 }
 
+/// Above a failing run's timeline: the anti-pattern of each violation (its name, the steps, the fix), each
+/// told once, or "no known pattern" when none was recognised.
+std::string patternBlock(const json& run) {
+  if (str(run, "verdict") != "fail" || arr(run, "violations").empty()) return "";
+  std::string out;
+  std::set<std::string> told;
+  for (const auto& v : arr(run, "violations")) {
+    const json& p = arr(v, "pattern");
+    if (!p.is_object() || !told.insert(str(p, "id")).second) continue;
+    out += fmt::format("<div class=\"pattern\"><b>{}</b><div class=\"msg\">{}</div><div class=\"fix\">fix: {}</div></div>",
+                       esc(str(p, "name")), esc(str(p, "explanation")), esc(str(p, "fix")));
+  }
+  if (out.empty()) out = "<div class=\"pattern none\">no known pattern</div>";
+  return out;
+}
+
 std::string processRows(const json& run, const std::map<std::string, std::string>& logTails) {
   std::string out = "<table class=\"procs\"><tr><th>process</th><th>pid</th><th>started</th><th>killed at</th>"
                     "<th>exit</th><th>log</th></tr>";
@@ -113,6 +129,7 @@ std::string runSection(const json& run, const std::string& anchor, const std::ma
     for (const auto& v : violations) out += violationItem(v);
     out += "</ul>";
   }
+  out += patternBlock(run);
   out += "<div class=\"scroll\">" + timeline(run) + "</div>";
   const bool http = run.contains("schedule") && run["schedule"].is_object() && !arr(run["schedule"], "client").empty();
   out += std::string("<p class=\"legend\"><span class=\"k producer\">■</span> ") +

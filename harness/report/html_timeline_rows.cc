@@ -55,6 +55,8 @@ Context contextOf(const json& run, const std::vector<Op>& history) {
   for (const auto& viol : arr(run, "violations")) {
     for (const auto& i : arr(viol, "ops"))
       if (i.is_number()) c.hotOps.insert(i.get<int64_t>());
+    for (const auto& i : arr(arr(viol, "pattern"), "ops")) // the steps its anti-pattern names
+      if (i.is_number()) c.hotOps.insert(i.get<int64_t>());
     for (const auto& e : arr(viol, "entries"))
       if (e.is_string()) c.hotEntries.insert(e.get<std::string>());
     for (const auto& n : arr(viol, "events"))

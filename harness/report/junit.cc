@@ -50,12 +50,18 @@ struct Suite {
   std::vector<Case> cases;
 };
 
+/// "effect without dedup: " for a violation its anti-pattern names, else "": a failure message starts with it.
+std::string patternPrefix(const json& v) {
+  const json& p = arr(v, "pattern");
+  return p.is_object() && !str(p, "name").empty() ? str(p, "name") + ": " : "";
+}
+
 /// The top-level violations of `run`, as a failure message (the first diagnosis) and text (all of them).
 void fail(Case& c, const json& report, const std::string& run) {
   for (const auto& v : arr(report, "violations")) {
     if (str(v, "run") != run) continue;
-    c.failure(fmt::format("{}: {}{}: {}", str(v, "kind"), str(v, "invariant"), str(v, "key").empty() ? "" : " " + str(v, "key"),
-                          str(v, "message")),
+    c.failure(fmt::format("{}{}: {}{}: {}", patternPrefix(v), str(v, "kind"), str(v, "invariant"),
+                          str(v, "key").empty() ? "" : " " + str(v, "key"), str(v, "message")),
               str(v, "kind"));
   }
   if (c.outcome != "failure") c.failure("violated (run " + run + ")", "violation");
@@ -126,7 +132,7 @@ Suite checkerSuite(const json& r) {
       Case& c = s.cases[index[name]];
       std::string verdict = str(chk, "verdict");
       for (const auto& v : arr(chk, "violations")) {
-        c.failure(fmt::format("[{}] {}: {}{}: {}", str(run, "id"), str(v, "kind"), str(v, "invariant"),
+        c.failure(fmt::format("{}[{}] {}: {}{}: {}", patternPrefix(v), str(run, "id"), str(v, "kind"), str(v, "invariant"),
                               str(v, "key").empty() ? "" : " " + str(v, "key"), str(v, "message")),
                   str(v, "kind"));
       }

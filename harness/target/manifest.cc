@@ -115,12 +115,12 @@ Target targetFromJson(const nlohmann::json& j, const fs::path& manifest) {
   }
   if (r.has("expect")) {
     const auto& ex = r.raw("expect");
-    if (!ex.is_object()) r.fail("expect", "must be an object: scenario -> {verdict, kinds, why}");
+    if (!ex.is_object()) r.fail("expect", "must be an object: scenario -> {verdict, kinds, why, pattern}");
     for (auto it = ex.begin(); it != ex.end(); ++it) {
       std::string path = "expect." + it.key();
       if (!t.implements(it.key())) r.fail(path, "is not one of the target's scenarios");
       detail::FieldReader e(it.value(), what, path);
-      e.onlyKnown({"verdict", "kinds", "why"});
+      e.onlyKnown({"verdict", "kinds", "why", "pattern"});
       Expectation x;
       x.verdict = *e.str("verdict", true);
       if (x.verdict != "pass" && x.verdict != "fail") e.fail("verdict", "must be pass or fail");
@@ -128,6 +128,11 @@ Target targetFromJson(const nlohmann::json& j, const fs::path& manifest) {
       if (x.verdict == "fail" && x.kinds.empty()) e.fail("kinds", "a failing target names the kinds it must show");
       if (x.verdict == "pass" && !x.kinds.empty()) e.fail("kinds", "a passing target shows no violation kinds");
       x.why = *e.str("why", true);
+      if (e.has("pattern")) {
+        x.pattern = *e.str("pattern", true);
+        if (x.verdict != "fail" || x.pattern.empty())
+          e.fail("pattern", "a failing target's anti-pattern id (docs/report.md, Anti-patterns)");
+      }
       t.expect[it.key()] = std::move(x);
     }
   }

@@ -16,6 +16,8 @@ struct Expectation {
   std::string verdict;            ///< "pass" or "fail"
   std::vector<std::string> kinds; ///< fail: the violation kinds it must show
   std::string why;                ///< one line: the strategy and why it holds or fails
+  /// fail, optional: the anti-pattern id (checkers.h patternName) some failing cell of the demo must name
+  std::string pattern = {};
 };
 
 struct Target {

@@ -48,15 +48,20 @@ std::string parseJunit(const fs::path& xml, int& cases, int& failures) {
 
 /// A violation's `ops` are indices into its run's history, which the golden comparison leaves out: its
 /// timing varies, and a busy machine may add a note (a request the proxy held) that moves every index after
-/// it. Each index becomes what it cites, "c2 step XAUTOCLAIM", which does not vary.
+/// it. Each index becomes what it cites, "c2 step XAUTOCLAIM", which does not vary; so do its pattern's.
 void citeOps(nlohmann::json& report) {
-  auto cite = [](nlohmann::json& violation, const nlohmann::json& history) {
-    for (auto& o : violation["ops"]) {
+  auto citeAll = [](nlohmann::json& ops, const nlohmann::json& history) {
+    for (auto& o : ops) {
       const auto& op = history.at(o.get<size_t>());
       std::string what = op["process"].get<std::string>() + " " + op["type"].get<std::string>();
       if (op["value"].contains("verb")) what += " " + op["value"]["verb"].get<std::string>();
       o = what;
     }
+  };
+  // The ops of the violation and of its anti-pattern alike.
+  auto cite = [&](nlohmann::json& violation, const nlohmann::json& history) {
+    citeAll(violation["ops"], history);
+    if (violation.contains("pattern")) citeAll(violation["pattern"]["ops"], history);
   };
   for (auto& v : report["violations"])
     for (const auto& run : report["runs"])
@@ -96,6 +101,9 @@ TEST_CASE("report: run writes report.html and JUnit XML, the page shows the verd
   requireNoInjectedElements(dom);
   CHECK(dom.find("<div class=\"badge\">Fail</div>") != std::string::npos);
   CHECK(dom.find("event 3 lost: delivered to c1 (XREADGROUP#2), c1 killed at after:SET#3") != std::string::npos);
+  // The anti-pattern and its fix, above the timeline.
+  CHECK(dom.find("dedup mark outside the effect's transaction") != std::string::npos);
+  CHECK(dom.find("fix: write the mark in the effect's transaction") != std::string::npos);
   CHECK(dom.find("✕ c1 SIGKILLed at after:SET#3") != std::string::npos);
   CHECK(dom.find("href=\"logs/run/c1.log\"") != std::string::npos);
 }

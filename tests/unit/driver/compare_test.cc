@@ -148,6 +148,26 @@ TEST_CASE("compare: an unknown schedule shows in its cell and in the target, als
   CHECK(judged[*m.examples[1]].id == "a/retry#1"); // a failure is the example over an unknown
 }
 
+TEST_CASE("compare: a failing cell names the anti-pattern of its example, a passing one none") {
+  std::vector<Class> classes{{"default", "schedule", "default schedule", ""}, {"retry", "retry", "retries", ""}};
+  std::vector<JudgedCell> judged{
+      {0, "default", "a/default", Verdict::Pass, {}, "", 0, 0, ""},
+      {0, "retry", "a/retry#1", Verdict::Fail, {"duplicate"}, "", 0, 0, "effect without dedup"},
+      {1, "default", "b/default", Verdict::Fail, {"duplicate"}, "", 0, 0, ""}, // no known pattern
+      {1, "retry", "b/retry#1", Verdict::Pass, {}, "", 0, 0, ""},
+  };
+  Matrix m = matrixOf(classes, {"a", "b"}, judged);
+  REQUIRE(m.cells.size() == 4);
+  CHECK(!m.cells[0].pattern);
+  CHECK(m.cells[1].pattern == std::optional<std::string>("effect without dedup"));
+  CHECK(!m.cells[2].pattern);
+  CHECK(!m.cells[3].pattern);
+  nlohmann::json j = m.cells[1];
+  CHECK(j.at("pattern") == "effect without dedup");
+  CHECK(j.get<CompareCell>() == m.cells[1]);
+  CHECK(!nlohmann::json(m.cells[0]).contains("pattern"));
+}
+
 TEST_CASE("seeds: a generated schedule and a shuffled stream are pinned to their seed, on any standard library") {
   Scenario sc = wallet();
   Schedule s = generatedSchedule(sc, 6, 42);

@@ -262,3 +262,24 @@ TEST_CASE("html: log tails are the last lines of the file") {
   CHECK(pageLogLines((dir / "a.log").string(), 10) == "1\n2\n3\n4");
   CHECK(pageLogLines((dir / "missing.log").string()).empty());
 }
+
+TEST_CASE("html: a failing run names its anti-pattern and fix above the timeline, or no known pattern") {
+  auto report = runReportOf("dedup-valkey-after-SET3.history.json", "wallet");
+  std::string page = renderHtml(report);
+  requireInert(page);
+  size_t name = page.find("<b>dedup mark outside the effect&#39;s transaction</b>");
+  size_t fix = page.find("fix: write the mark in the effect&#39;s transaction");
+  size_t svg = page.find("<svg class=\"timeline\"");
+  REQUIRE(name != std::string::npos);
+  REQUIRE(fix != std::string::npos);
+  REQUIRE(svg != std::string::npos);
+  CHECK(name < svg);
+  CHECK(fix < svg);
+  CHECK(page.find("c1 marked event 3 as processed in Valkey (SET#3)") != std::string::npos);
+  CHECK(page.find("no known pattern") == std::string::npos);
+
+  for (auto& run : report["runs"])
+    for (auto& v : run["violations"]) v.erase("pattern");
+  page = renderHtml(report);
+  CHECK(page.find("<div class=\"pattern none\">no known pattern</div>") != std::string::npos);
+}

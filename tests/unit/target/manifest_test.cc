@@ -168,3 +168,13 @@ TEST_CASE("expandVars expands ${VAR}, keeps $$ as $ and rejects unknown variable
              Contains("targets/t/target.json: field 'env.X': unknown variable '${NOPE}'"));
   CHECK_THAT(usageError([&] { idem::expandVars("${PORT", vars, "env.X"); }), Contains("unterminated"));
 }
+
+TEST_CASE("manifest: a failing expectation may name its anti-pattern, a passing one may not", "[manifest]") {
+  ScratchDir d;
+  d.write("f/target.json", R"({"name": "f", "command": ["./f"], "scenarios": ["wallet"], "expect": {"wallet":
+    {"verdict": "fail", "kinds": ["lost"], "why": "w", "pattern": "dedup-outside-transaction"}}})");
+  CHECK(idem::loadTarget(d.path / "f").expect.at("wallet").pattern == "dedup-outside-transaction");
+  CHECK_THAT(manifestError(R"({"name": "x", "command": ["./x"], "scenarios": ["wallet"], "expect": {"wallet":
+    {"verdict": "pass", "why": "w", "pattern": "effect-without-dedup"}}})"),
+             Contains("pattern"));
+}

@@ -19,13 +19,14 @@ std::string expectationsTable() {
   for (const auto& e : fs::directory_iterator(fs::path(IDEM_SOURCE_DIR) / "targets"))
     if (fs::exists(e.path() / "target.json")) folders.push_back(e.path());
   std::sort(folders.begin(), folders.end());
-  std::string out = "| target | scenario | expected | kinds | why |\n|---|---|---|---|---|\n";
+  std::string out = "| target | scenario | expected | kinds | anti-pattern | why |\n|---|---|---|---|---|---|\n";
   for (const auto& f : folders) {
     idem::Target t = idem::loadTarget(f);
     for (const auto& [scenario, x] : t.expect) {
       std::string kinds;
       for (const auto& k : x.kinds) kinds += (kinds.empty() ? "" : ", ") + ("`" + k + "`");
-      out += "| `" + t.name + "` | " + scenario + " | " + x.verdict + " | " + kinds + " | " + x.why + " |\n";
+      out += "| `" + t.name + "` | " + scenario + " | " + x.verdict + " | " + kinds + " | " +
+             (x.pattern.empty() ? "" : "`" + x.pattern + "`") + " | " + x.why + " |\n";
     }
   }
   return out;

@@ -1,0 +1,52 @@
+// Acknowledge before the effect is durable: the process acknowledged an entry, then was killed before it
+// wrote (or committed) anything in PostgreSQL; the broker never hands the entry again, the event is lost.
+#include "checkers/patterns/patterns.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace idem::detail::patterns {
+
+Found ackBeforeEffect(const HistoryView& h, const Violation& v) {
+  if (v.kind != "lost") return std::nullopt;
+  for (int n : v.events) {
+    for (const AckRec& a : h.acks) {
+      auto ev = h.entryEvent.find(a.entry);
+      if (ev == h.entryEvent.end() || ev->second != n) continue;
+      const KillRec* kill = killOf(h, a.process, a.op);
+      if (!kill) continue;
+      auto between = stepsOf(h, a.process, a.op, kill->op);
+      if (std::any_of(between.begin(), between.end(),
+                      [](const StepAt& s) { return isWrite(*s.step) || isCommit(*s.step); }))
+        continue;
+      const ops::Step* ack = stepAt(h, a.op);
+      std::vector<int64_t> cited{a.op, kill->op};
+      // The same order for an earlier entry: its XACK, then its effect.
+      std::string before;
+      const auto earlier = stepsOf(h, a.process, -1, a.op);
+      for (size_t i = 0; i < earlier.size() && before.empty(); ++i) {
+        if (earlier[i].step->verb != "XACK" || earlier[i].step->acked.empty()) continue;
+        for (size_t j = i + 1; j < earlier.size() && earlier[j].step->verb != "XACK"; ++j) {
+          if (!isWrite(*earlier[j].step) && !isCommit(*earlier[j].step)) continue;
+          before = fmt::format(" (as it did for entry {}: {}, then {})", earlier[i].step->acked.front(),
+                               earlier[i].name(), earlier[j].name());
+          cited.push_back(earlier[i].op);
+          cited.push_back(earlier[j].op);
+          break;
+        }
+      }
+      return make("ack-before-effect", "acknowledge before the effect is durable", cited,
+                  fmt::format("{} acknowledged entry {} ({}) before committing its effect{}; the kill at {} lost "
+                              "event {}",
+                              a.process, a.entry, ack ? ack->name() : "XACK", before, kill->point, n),
+                  "apply the effect and COMMIT first, then XACK the entry; keep a processed-events row in the "
+                  "effect's transaction (INSERT INTO processed_events(event_id) VALUES ($1) ON CONFLICT DO "
+                  "NOTHING, skip when it inserted no row) so that the redelivery after a kill between COMMIT and "
+                  "XACK is harmless");
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace idem::detail::patterns

@@ -1,0 +1,90 @@
+// A dedup mark outside the effect's transaction: the mark (SET NX in Valkey, or a dedup INSERT committed in
+// a transaction of its own) took effect, the process was killed before its effect committed, and the
+// redelivery found the mark and skipped the event: lost.
+#include "checkers/patterns/patterns.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace idem::detail::patterns {
+
+namespace {
+
+/// The first mark for event n (Valkey: its key names the event id) after the process's later steps.
+std::string skippedBy(const HistoryView& h, const std::string& id, int64_t after, std::vector<int64_t>& cited) {
+  for (const auto& [proc, _] : h.logs) {
+    for (const auto& st : stepsOf(h, proc, after)) {
+      if (!isMark(*st.step) || (st.step->server == "valkey" && st.step->detail.find(id) == std::string::npos))
+        continue;
+      if (st.step->server != "valkey") break; // a PostgreSQL mark names no event: not told
+      cited.push_back(st.op);
+      return fmt::format("; the redelivery to {} found the mark ({}) and skipped it", proc, st.name());
+    }
+  }
+  return "";
+}
+
+} // namespace
+
+Found dedupOutsideTransaction(const HistoryView& h, const Violation& v) {
+  if (v.kind != "lost") return std::nullopt;
+  for (int n : v.events) {
+    const std::string id = eventIdOf(h, n);
+    for (const DeliveryRec* d : h.deliveriesOf(n)) {
+      const KillRec* kill = killOf(h, d->process, d->op);
+      if (!kill) continue;
+      const auto held = stepsOf(h, d->process, d->op, kill->op);
+      for (const auto& st : held) {
+        if (!isMark(*st.step) || !st.step->reachedServer() || st.step->error) continue;
+        std::vector<int64_t> cited{st.op, kill->op};
+        std::string how;
+        if (st.step->server == "valkey") {
+          if (id.empty() || st.step->detail.find(id) == std::string::npos) continue;
+          // Nothing committed in PostgreSQL between the mark and the kill (a write whose transaction the kill
+          // cut short took no effect).
+          if (std::any_of(held.begin(), held.end(), [&](const StepAt& s) {
+                if (s.op <= st.op) return false;
+                if (isCommit(*s.step)) return s.step->reachedServer() && !s.step->error;
+                return isWrite(*s.step) && commitOf(h, d->process, s.op, kill->op).has_value();
+              }))
+            continue;
+          how = fmt::format("{} marked event {} as processed in Valkey ({}) before its effect", d->process, n, st.name());
+        } else {
+          auto commit = commitOf(h, d->process, st.op, kill->op);
+          if (!commit) continue;
+          // Its transaction wrote nothing but marks, and no other transaction committed before the kill.
+          auto txn = stepsOf(h, d->process, -1, commit->op);
+          int64_t begin = -1;
+          for (const auto& s : txn)
+            if (isBegin(*s.step) || isCommit(*s.step)) begin = s.op;
+          bool onlyMarks = true;
+          for (const auto& s : stepsOf(h, d->process, begin, commit->op + 1))
+            if (isWrite(*s.step) && !isMark(*s.step)) onlyMarks = false;
+          bool laterCommit = false;
+          for (const auto& s : stepsOf(h, d->process, commit->op, kill->op))
+            if ((isCommit(*s.step) || isWrite(*s.step)) && s.step->reachedServer() && commitOf(h, d->process, s.op, kill->op))
+              laterCommit = true;
+          if (!onlyMarks || laterCommit) continue;
+          cited.push_back(commit->op);
+          how = commit->op == st.op
+                    ? fmt::format("{} committed the dedup mark of event {} on its own ({}, autocommit) before its effect",
+                                  d->process, n, st.name())
+                    : fmt::format("{} committed the dedup mark of event {} ({}) in its own transaction ({}) before its "
+                                  "effect",
+                                  d->process, n, st.name(), commit->name());
+        }
+        std::string skipped = skippedBy(h, id, kill->op, cited);
+        return make("dedup-outside-transaction", "dedup mark outside the effect's transaction", cited,
+                    fmt::format("{}; the kill at {} came between them{}, and event {} was lost", how, kill->point,
+                                skipped, n),
+                    "write the mark in the effect's transaction: BEGIN; INSERT INTO processed_events(event_id) "
+                    "VALUES ($1) ON CONFLICT DO NOTHING (skip when it inserted no row); apply the effect; COMMIT; "
+                    "then XACK. A Valkey SET NX can't join a PostgreSQL transaction: keep the mark in PostgreSQL");
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace idem::detail::patterns

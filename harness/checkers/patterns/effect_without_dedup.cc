@@ -1,0 +1,96 @@
+// Effect without dedup: the effect committed, the process was killed before it acknowledged the entry, and
+// the redelivery applied it again; or the event came as several entries and each was applied, with no step
+// of the run recording that an event was processed.
+#include "checkers/patterns/patterns.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace idem::detail::patterns {
+
+namespace {
+
+const char* kDedupFix =
+    "record the event in the effect's transaction: BEGIN; INSERT INTO processed_events(event_id) VALUES ($1) ON "
+    "CONFLICT DO NOTHING; apply the effect only when that inserted a row; COMMIT; then XACK";
+
+/// The first write of `process` in (after, before) that committed: the write and its commit.
+std::optional<std::pair<StepAt, StepAt>> committedWrite(const HistoryView& h, const std::string& process,
+                                                        int64_t after, int64_t before) {
+  for (const auto& st : stepsOf(h, process, after, before)) {
+    if (!isWrite(*st.step)) continue;
+    if (auto c = commitOf(h, process, st.op, before)) return std::make_pair(st, *c);
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+Found effectWithoutDedup(const HistoryView& h, const Violation& v) {
+  if (v.kind != "duplicate") return std::nullopt;
+  for (int n : v.events) {
+    const auto ds = h.deliveriesOf(n);
+    // A kill between the effect's COMMIT and the acknowledgement, then a redelivery.
+    for (const DeliveryRec* d : ds) {
+      const KillRec* kill = killOf(h, d->process, d->op);
+      if (!kill || h.ackBy(d->process, d->entry, d->op, kill->op)) continue;
+      // The effect committed after the last acknowledgement before the kill (the work on this entry).
+      int64_t from = d->op;
+      for (const auto& st : stepsOf(h, d->process, d->op, kill->op))
+        if (st.step->verb == "XACK") from = st.op;
+      auto w = committedWrite(h, d->process, from, kill->op);
+      if (!w) continue;
+      auto again = std::find_if(ds.begin(), ds.end(), [&](const DeliveryRec* r) { return r->op > kill->op; });
+      if (again == ds.end()) continue;
+      const std::string step = w->first.op == w->second.op ? w->first.name() : w->second.name();
+      return make("effect-without-dedup", "effect without dedup", {w->first.op, w->second.op, kill->op, (*again)->op},
+                  fmt::format("{} committed the effect of event {} ({}) and was killed at {} before acknowledging "
+                              "entry {}; the redelivery to {} ({}) applied it again: nothing recorded that the "
+                              "event was processed",
+                              d->process, n, step, kill->point, d->entry, (*again)->process, (*again)->label),
+                  kDedupFix);
+    }
+    // Several entries of one event, each applied (a write that took effect after each one's delivery), and
+    // no dedup step anywhere in the run.
+    const auto sends = h.sendsOf(n);
+    if (sends.size() < 2) continue;
+    if (std::any_of(h.ops.begin(), h.ops.end(), [](const Op& op) {
+          const auto* s = op.as<ops::Step>();
+          return s && isMark(*s);
+        }))
+      continue;
+    std::vector<std::string> entries;
+    std::vector<int64_t> cited;
+    for (const SendRec* s : sends) {
+      entries.push_back(s->entry);
+      cited.push_back(s->op);
+    }
+    std::vector<std::string> applied, writes, appliedEntries;
+    for (const DeliveryRec* d : ds) {
+      cited.push_back(d->op);
+      if (std::find(applied.begin(), applied.end(), d->process) == applied.end()) applied.push_back(d->process);
+      if (auto w = writeFor(h, *d)) {
+        cited.push_back(w->op);
+        writes.push_back(w->name());
+        if (std::find(appliedEntries.begin(), appliedEntries.end(), d->entry) == appliedEntries.end())
+          appliedEntries.push_back(d->entry);
+      }
+    }
+    if (appliedEntries.size() < 2) continue;
+    auto joined = [](const std::vector<std::string>& ws) {
+      std::string out;
+      for (size_t i = 0; i < ws.size(); ++i) out += (i ? (i + 1 == ws.size() ? " and " : ", ") : "") + ws[i];
+      return out;
+    };
+    return make("effect-without-dedup", "effect without dedup", cited,
+                fmt::format("event {} came as {} entries ({}) and {} applied each{}: no step of the run records that "
+                            "an event was processed",
+                            n, entries.size(), joined(entries), applied.size() == 1 ? applied[0] : "the consumers",
+                            writes.size() == entries.size() ? " (" + joined(writes) + ")" : ""),
+                kDedupFix);
+  }
+  return std::nullopt;
+}
+
+} // namespace idem::detail::patterns

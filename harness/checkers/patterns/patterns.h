@@ -1,0 +1,76 @@
+#pragma once
+/// Internal: the classifiers of anti-patterns, one file each. Each is a pure function of a failing run's
+/// history (indexed) and one of its violations: it returns the anti-pattern whose steps it finds, or
+/// nothing. They read the steps' verbs, their order per process and transaction, and what the trackers
+/// decoded of them (tables, SET NX, acknowledged ids); none guesses: when the steps do not show the
+/// mistake, nothing is named. The rows are those of docs/report.md ("Anti-patterns").
+#include "checkers/checkers.h"
+#include "checkers/history_view.h"
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace idem::detail::patterns {
+
+using Found = std::optional<Pattern>;
+
+Found ackBeforeEffect(const HistoryView& h, const Violation& v);       ///< ack_before_effect.cc
+Found effectWithoutDedup(const HistoryView& h, const Violation& v);    ///< effect_without_dedup.cc
+Found dedupOutsideTransaction(const HistoryView& h, const Violation& v); ///< dedup_outside_transaction.cc
+Found dedupOnBrokerId(const HistoryView& h, const Violation& v);       ///< dedup_on_broker_id.cc
+Found checkThenAct(const HistoryView& h, const Violation& v);          ///< check_then_act.cc
+Found unguardedVersion(const HistoryView& h, const Violation& v);      ///< unguarded_version.cc
+Found retryAfterAmbiguousCommit(const HistoryView& h, const Violation& v); ///< retry_after_ambiguous_commit.cc
+Found httpKeyOutsideTransaction(const HistoryView& h, const Violation& v); ///< http_key_outside_transaction.cc
+Found httpNoRequestHash(const HistoryView& h, const Violation& v);     ///< http_no_request_hash.cc
+
+/// The first classifier, in the order above from the most specific, that recognises the violation.
+Found classify(const HistoryView& h, const Violation& v);
+
+// Reading steps (steps.cc).
+
+constexpr int64_t kNoOp = std::numeric_limits<int64_t>::max();
+
+/// One step of a process, with its history index.
+struct StepAt {
+  int64_t op = 0;
+  const ops::Step* step = nullptr;
+  std::string name() const { return step->name(); } ///< "COMMIT#3"
+};
+
+/// The steps of `process` with index in (after, before), in order (connection set-up left out).
+std::vector<StepAt> stepsOf(const HistoryView& h, const std::string& process, int64_t after = -1,
+                            int64_t before = kNoOp);
+/// The record of op `index` as a step, or nullptr.
+const ops::Step* stepAt(const HistoryView& h, int64_t index);
+/// A PostgreSQL statement that writes: INSERT, UPDATE, DELETE, MERGE.
+bool isWrite(const ops::Step& s);
+/// A PostgreSQL COMMIT (or END).
+bool isCommit(const ops::Step& s);
+bool isBegin(const ops::Step& s);
+/// A statement whose text has `word` (case-insensitive): "ON CONFLICT".
+bool says(const ops::Step& s, const std::string& word);
+/// A dedup mark: SET … NX (or SETNX) in Valkey, or an INSERT into a table that records processed events
+/// (its name has processed, seen, dedup, inbox or idempot in it) in PostgreSQL.
+bool isMark(const ops::Step& s);
+/// Where a write took effect in PostgreSQL: the COMMIT that ended its transaction (the first COMMIT of the
+/// process after it, when a BEGIN came before it in the same transaction), or the write itself
+/// (autocommit). nullopt when its transaction never committed before `before`.
+std::optional<StepAt> commitOf(const HistoryView& h, const std::string& process, int64_t write, int64_t before = kNoOp);
+/// The write that applied delivery `d`: a read hands entries over in a batch, and the i-th entry of a read
+/// is the one the process's i-th write after it (before its next read) applied; only a write that took
+/// effect (commitOf). nullopt when there is none.
+std::optional<StepAt> writeFor(const HistoryView& h, const DeliveryRec& d);
+/// The kill of `process` after op `after` (nullptr when none).
+const KillRec* killOf(const HistoryView& h, const std::string& process, int64_t after);
+/// The event id of event n ("" when it was never sent).
+std::string eventIdOf(const HistoryView& h, int n);
+/// The value of the scenario's version field of event n, or "".
+std::string versionOf(const HistoryView& h, int n);
+
+Pattern make(std::string id, std::string name, std::vector<int64_t> ops, std::string explanation, std::string fix);
+
+} // namespace idem::detail::patterns

@@ -1,0 +1,158 @@
+#include "checkers/patterns/patterns.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <stdexcept>
+
+namespace idem::detail::patterns {
+
+namespace {
+
+std::string patternUpper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool onPg(const ops::Step& s) { return s.server == "pg"; }
+
+} // namespace
+
+std::vector<StepAt> stepsOf(const HistoryView& h, const std::string& process, int64_t after, int64_t before) {
+  std::vector<StepAt> out;
+  for (const Op& op : h.ops) {
+    if (op.index <= after || op.index >= before || op.process != process) continue;
+    if (const auto* s = op.as<ops::Step>(); s && !s->setUp) out.push_back({op.index, s});
+  }
+  return out;
+}
+
+const ops::Step* stepAt(const HistoryView& h, int64_t index) {
+  if (index < 0 || static_cast<size_t>(index) >= h.ops.size()) return nullptr;
+  return h.ops[static_cast<size_t>(index)].as<ops::Step>();
+}
+
+bool isWrite(const ops::Step& s) {
+  return onPg(s) && (s.verb == "INSERT" || s.verb == "UPDATE" || s.verb == "DELETE" || s.verb == "MERGE");
+}
+
+bool isCommit(const ops::Step& s) { return onPg(s) && (s.verb == "COMMIT" || s.verb == "END"); }
+
+bool isBegin(const ops::Step& s) { return onPg(s) && (s.verb == "BEGIN" || s.verb == "START"); }
+
+bool says(const ops::Step& s, const std::string& word) {
+  return patternUpper(s.detail).find(patternUpper(word)) != std::string::npos;
+}
+
+bool isMark(const ops::Step& s) {
+  if (s.server == "valkey") {
+    if (patternUpper(s.verb) == "SETNX") return true;
+    if (patternUpper(s.verb) != "SET") return false;
+    const std::string d = patternUpper(s.detail);
+    return d.size() >= 3 && (d.find(" NX ") != std::string::npos || d.compare(d.size() - 3, 3, " NX") == 0);
+  }
+  if (!onPg(s) || s.verb != "INSERT") return false;
+  std::vector<std::string> names = s.tables;
+  if (names.empty()) names.push_back(s.detail);
+  for (const auto& t : names) {
+    const std::string u = patternUpper(t);
+    for (const char* w : {"PROCESSED", "SEEN", "DEDUP", "INBOX", "IDEMPOT"})
+      if (u.find(w) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::optional<StepAt> commitOf(const HistoryView& h, const std::string& process, int64_t write, int64_t before) {
+  // In a transaction when a BEGIN of the process came after its last COMMIT before the write.
+  bool open = false;
+  for (const auto& st : stepsOf(h, process, -1, write)) {
+    if (isBegin(*st.step)) open = true;
+    else if (isCommit(*st.step) || st.step->verb == "ROLLBACK") open = false;
+  }
+  const ops::Step* w = stepAt(h, write);
+  if (!open) {
+    if (w && w->reachedServer() && !w->error) return StepAt{write, w};
+    return std::nullopt;
+  }
+  for (const auto& st : stepsOf(h, process, write, before)) {
+    if (st.step->verb == "ROLLBACK") return std::nullopt;
+    if (isCommit(*st.step)) {
+      if (st.step->reachedServer() && !st.step->error) return st;
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<StepAt> writeFor(const HistoryView& h, const DeliveryRec& d) {
+  const ops::Step* read = stepAt(h, d.op);
+  if (!read) return std::nullopt;
+  size_t i = 0;
+  while (i < read->delivered.size() && read->delivered[i].entry != d.entry) ++i;
+  size_t writes = 0;
+  for (const auto& st : stepsOf(h, d.process, d.op)) {
+    if (!st.step->delivered.empty()) break;
+    if (!isWrite(*st.step) || writes++ != i) continue;
+    if (commitOf(h, d.process, st.op)) return st;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+const KillRec* killOf(const HistoryView& h, const std::string& process, int64_t after) {
+  return h.killAfter(process, after);
+}
+
+std::string eventIdOf(const HistoryView& h, int n) {
+  auto sends = h.sendsOf(n);
+  return sends.empty() ? "" : sends.front()->event_id;
+}
+
+std::string versionOf(const HistoryView& h, int n) {
+  auto it = h.eventFields.find(n);
+  if (it == h.eventFields.end()) return "";
+  for (const auto& f : h.scenario.fields) {
+    if (f.gen != "version") continue;
+    auto v = it->second.find(f.name);
+    if (v != it->second.end()) return v->second;
+  }
+  return "";
+}
+
+Pattern make(std::string id, std::string name, std::vector<int64_t> ops, std::string explanation, std::string fix) {
+  if (idem::patternName(id) != name) throw std::logic_error("anti-pattern " + id + ": its name is not the table's");
+  std::sort(ops.begin(), ops.end());
+  ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
+  return Pattern{std::move(id), std::move(name), std::move(ops), std::move(explanation), std::move(fix)};
+}
+
+Found classify(const HistoryView& h, const Violation& v) {
+  // From the most specific: a race or a broken connection explains a duplicate before a plain missing dedup.
+  for (auto* fn : {httpNoRequestHash, httpKeyOutsideTransaction, ackBeforeEffect, dedupOutsideTransaction,
+                   checkThenAct, retryAfterAmbiguousCommit, dedupOnBrokerId, effectWithoutDedup, unguardedVersion}) {
+    if (auto p = fn(h, v)) return p;
+  }
+  return std::nullopt;
+}
+
+} // namespace idem::detail::patterns
+
+namespace idem {
+
+std::string patternName(const std::string& id) {
+  static const std::map<std::string, std::string> names{
+      {"ack-before-effect", "acknowledge before the effect is durable"},
+      {"effect-without-dedup", "effect without dedup"},
+      {"dedup-outside-transaction", "dedup mark outside the effect's transaction"},
+      {"dedup-on-broker-id", "dedup on the broker's id"},
+      {"check-then-act", "check-then-act"},
+      {"unguarded-version", "unguarded version"},
+      {"retry-after-ambiguous-commit", "retry without dedup after an ambiguous commit"},
+      {"http-key-outside-transaction", "the key's state outside the effect's transaction"},
+      {"http-no-request-hash", "no request hash"},
+  };
+  auto it = names.find(id);
+  return it == names.end() ? "" : it->second;
+}
+
+} // namespace idem

@@ -1,0 +1,573 @@
+// The anti-pattern classifiers (checkers/patterns/) on histories written by hand: each row of the table in
+// docs/report.md named from its steps, and the look-alikes where nothing may be named.
+#include "check_util.h"
+
+#include "checkers/patterns/patterns.h"
+
+using namespace idem;
+using namespace idem::testing;
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+namespace {
+
+const std::vector<int> kAmounts{100, 300, 900, 2700, 8100};
+
+/// The violations of `checker` in a failing run (checkAll classifies them).
+std::vector<Violation> failing(const Scenario& s, const std::vector<Op>& ops, const std::string& checker) {
+  auto rs = checkAll(s, ops);
+  REQUIRE(merge(rs) == Verdict::Fail);
+  const auto& r = result(rs, checker);
+  INFO(r.error);
+  REQUIRE(r.verdict == Verdict::Fail);
+  return r.violations;
+}
+
+Violation ofKind(const std::vector<Violation>& vs, const std::string& kind) {
+  for (const auto& v : vs)
+    if (v.kind == kind) return v;
+  throw std::runtime_error("no violation of kind " + kind);
+}
+
+std::string idOf(const Violation& v) { return v.pattern ? v.pattern->id : ""; }
+
+/// BEGIN, a write, COMMIT, then XACK unless `ack` is false.
+void credit(HistoryBuilder& b, const std::string& proc, const std::string& entry, bool ack = true) {
+  b.step(proc, "pg", "BEGIN");
+  b.step(proc, "pg", "UPDATE", "UPDATE wallets SET balance_halala = balance_halala + $1 WHERE id = $2");
+  b.step(proc, "pg", "COMMIT");
+  if (ack) b.ack(proc, {entry});
+}
+
+} // namespace
+
+TEST_CASE("ack-before-effect: XACK, then a kill before the UPDATE loses the event", "[patterns]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"after:XACK#4"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2, 3, 4, 5});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  for (int i : {0, 1, 2}) {
+    b.ack("c1", {e[i]});
+    b.step("c1", "pg", "UPDATE");
+  }
+  const int64_t ack = b.ack("c1", {e[3]}, "killed-after");
+  const int64_t kill = b.kill("c1", "after:XACK#4");
+  b.spawn("c2");
+  b.read("c2", "XREADGROUP", {e[4]});
+  b.ack("c2", {e[4]});
+  b.step("c2", "pg", "UPDATE");
+  b.finalOp(balances(12100 - 2700));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "lost");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "ack-before-effect");
+  CHECK(v.pattern->name == "acknowledge before the effect is durable");
+  CHECK(v.pattern->explanation == "c1 acknowledged entry 1-3 (XACK#4) before committing its effect (as it did for "
+                                  "entry 1-0: XACK#1, then UPDATE#1); the kill at after:XACK#4 lost event 4");
+  CHECK_THAT(v.pattern->ops, Catch::Matchers::VectorContains(ack));
+  CHECK_THAT(v.pattern->ops, Catch::Matchers::VectorContains(kill));
+  CHECK_THAT(v.pattern->fix, StartsWith("apply the effect and COMMIT first, then XACK"));
+}
+
+namespace {
+
+/// dedup-valkey at after:SET#3: SET seen:ID NX, then the credit; c2 finds event 3 marked and skips it.
+std::vector<Op> valkeyMarkRun(const Scenario& s) {
+  HistoryBuilder b(s, {"after:SET#3"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2, 3, 4, 5});
+  auto seen = [&](int n, const std::string& proc, const std::string& outcome = "ok") {
+    b.step(proc, "valkey", "SET", fmt::format("SET seen:{} 1 NX", b.eventId(n)), outcome);
+  };
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  for (int i : {0, 1}) {
+    seen(i + 1, "c1");
+    credit(b, "c1", e[i]);
+  }
+  seen(3, "c1", "killed-after");
+  b.kill("c1", "after:SET#3");
+  b.spawn("c2");
+  b.read("c2", "XAUTOCLAIM", {e[2], e[3], e[4]});
+  seen(3, "c2");
+  b.ack("c2", {e[2]});
+  for (int i : {3, 4}) {
+    seen(i + 1, "c2");
+    credit(b, "c2", e[i]);
+  }
+  b.finalOp(balances(12100 - 900));
+  return b.ops();
+}
+
+} // namespace
+
+TEST_CASE("dedup-outside-transaction: SET NX in Valkey, a kill before the credit", "[patterns]") {
+  Scenario s = builtin("wallet");
+  const Violation& v = ofKind(failing(s, valkeyMarkRun(s), "invariant:balance"), "lost");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "dedup-outside-transaction");
+  CHECK(v.pattern->explanation ==
+        "c1 marked event 3 as processed in Valkey (SET#3) before its effect; the kill at after:SET#3 came between "
+        "them; the redelivery to c2 found the mark (SET#4) and skipped it, and event 3 was lost");
+  CHECK_THAT(v.pattern->fix, Contains("same transaction") || Contains("effect's transaction"));
+}
+
+TEST_CASE("dedup-outside-transaction: SET NX, then a kill inside the credit's transaction", "[patterns]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"after:UPDATE#1"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  b.step("c1", "valkey", "SET", fmt::format("SET seen:{} 1 NX", b.eventId(1)));
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE", "UPDATE wallets SET balance_halala = balance_halala + $1 WHERE id = $2", "killed-after");
+  b.kill("c1", "after:UPDATE#1");
+  b.spawn("c2");
+  b.read("c2", "XAUTOCLAIM", e);
+  b.step("c2", "valkey", "SET", fmt::format("SET seen:{} 1 NX", b.eventId(1))); // (nil): skipped
+  b.ack("c2", {e[0]});
+  b.step("c2", "valkey", "SET", fmt::format("SET seen:{} 1 NX", b.eventId(2)));
+  credit(b, "c2", e[1]);
+  b.finalOp(balances(300));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "lost");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "dedup-outside-transaction");
+  CHECK_THAT(v.pattern->explanation, StartsWith("c1 marked event 1 as processed in Valkey (SET#1) before its effect; "
+                                                "the kill at after:UPDATE#1 came between them"));
+}
+
+TEST_CASE("dedup-outside-transaction: a dedup INSERT committed on its own, then a kill", "[patterns]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"before:COMMIT#4"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2});
+  auto mark = [&](const std::string& proc) {
+    b.step(proc, "pg", "BEGIN");
+    b.step(proc, "pg", "INSERT", "INSERT INTO processed_events(event_id) VALUES ($1) ON CONFLICT DO NOTHING");
+    b.step(proc, "pg", "COMMIT");
+  };
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  mark("c1");
+  credit(b, "c1", e[0]);
+  mark("c1"); // COMMIT#3: the mark of event 2
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE");
+  b.step("c1", "pg", "COMMIT", "COMMIT", "killed-before");
+  b.kill("c1", "before:COMMIT#4");
+  b.spawn("c2");
+  b.read("c2", "XAUTOCLAIM", {e[1]});
+  mark("c2"); // nothing inserted: skipped
+  b.ack("c2", {e[1]});
+  b.finalOp(balances(100));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "lost");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "dedup-outside-transaction");
+  CHECK(v.pattern->explanation == "c1 committed the dedup mark of event 2 (INSERT#2) in its own transaction "
+                                  "(COMMIT#3) before its effect; the kill at before:COMMIT#4 came between them, and "
+                                  "event 2 was lost");
+}
+
+TEST_CASE("lost events that no classifier explains: no pattern is named", "[patterns]") {
+  Scenario s = builtin("wallet");
+  SECTION("acknowledged with no kill at all") {
+    HistoryBuilder b(s);
+    b.initial(balances(0));
+    auto e = sendWallet(b, kAmounts, {1, 2});
+    b.spawn("c1");
+    b.read("c1", "XREADGROUP", e);
+    credit(b, "c1", e[0]);
+    b.ack("c1", {e[1]});
+    b.finalOp(balances(100));
+    const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "lost");
+    CHECK_FALSE(v.pattern);
+  }
+  SECTION("the mark's key names the event, but PostgreSQL committed the effect with it") {
+    // The Valkey mark, and a kill after the credit committed: a duplicate-free run; the lost event is
+    // acknowledged elsewhere without a kill, so the mark is not what lost it.
+    HistoryBuilder b(s);
+    b.initial(balances(0));
+    auto e = sendWallet(b, kAmounts, {1});
+    b.spawn("c1");
+    b.read("c1", "XREADGROUP", e);
+    b.step("c1", "valkey", "SET", fmt::format("SET seen:{} 1 NX", b.eventId(1)));
+    b.ack("c1", {e[0]});
+    b.finalOp(balances(0));
+    const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "lost");
+    CHECK_FALSE(v.pattern);
+  }
+}
+
+TEST_CASE("effect-without-dedup: COMMIT, a kill before XACK, the redelivery applied again", "[patterns]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"after:COMMIT#3"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2, 3, 4, 5});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  credit(b, "c1", e[0]);
+  credit(b, "c1", e[1]);
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE");
+  b.step("c1", "pg", "COMMIT", "COMMIT", "killed-after");
+  b.kill("c1", "after:COMMIT#3");
+  b.spawn("c2");
+  b.read("c2", "XAUTOCLAIM", {e[2], e[3], e[4]});
+  for (int i : {2, 3, 4}) credit(b, "c2", e[i]);
+  b.finalOp(balances(12100 + 900));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "duplicate");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "effect-without-dedup");
+  CHECK(v.pattern->explanation == "c1 committed the effect of event 3 (COMMIT#3) and was killed at after:COMMIT#3 "
+                                  "before acknowledging entry 1-2; the redelivery to c2 (XAUTOCLAIM#1) applied it "
+                                  "again: nothing recorded that the event was processed");
+  CHECK_THAT(v.pattern->fix, Contains("ON CONFLICT DO NOTHING"));
+}
+
+TEST_CASE("effect-without-dedup: the producer's retry applied again, no dedup step in the run", "[patterns]") {
+  Scenario s = builtin("wallet");
+  const Violation& v = ofKind(failing(s, simpleWalletRun(), "invariant:balance"), "duplicate");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "effect-without-dedup");
+  CHECK(v.pattern->explanation == "event 2 came as 2 entries (1-1 and 1-5) and c1 applied each (UPDATE#2 and "
+                                  "UPDATE#6): no step of the run records that an event was processed");
+}
+
+namespace {
+
+/// Event 2 sent twice (entries 1-1 and 1-5), each entry marked with SET seen:<mark> NX, both credited.
+std::vector<Op> markedTwiceRun(const Scenario& s, bool byEntry) {
+  HistoryBuilder b(s);
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2, 3, 2});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  const int events[] = {1, 2, 3, 2};
+  for (size_t i = 0; i < e.size(); ++i) {
+    b.step("c1", "valkey", "SET", fmt::format("SET seen:{} 1 NX", byEntry ? e[i] : b.eventId(events[i])));
+    credit(b, "c1", e[i]);
+  }
+  b.finalOp(balances(100 + 2 * 300 + 900));
+  return b.ops();
+}
+
+} // namespace
+
+TEST_CASE("dedup-on-broker-id: the mark keyed by the entry id, one event applied twice", "[patterns]") {
+  Scenario s = builtin("wallet");
+  const Violation& v = ofKind(failing(s, markedTwiceRun(s, true), "invariant:balance"), "duplicate");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "dedup-on-broker-id");
+  CHECK(v.pattern->explanation == "event 2 came as entries 1-1 and 1-3; the dedup mark is keyed by the entry id "
+                                  "(SET#2 for 1-1 and SET#4 for 1-3), so both were applied");
+}
+
+TEST_CASE("a duplicate with marks keyed by the event id: neither broker id nor missing dedup", "[patterns]") {
+  // The marks are right, yet the balance shows event 2 twice (something else applied it): no pattern fits.
+  Scenario s = builtin("wallet");
+  const Violation& v = ofKind(failing(s, markedTwiceRun(s, false), "invariant:balance"), "duplicate");
+  CHECK_FALSE(v.pattern);
+}
+
+namespace {
+
+/// c1 and c2 hold event 1 at once (c2 claimed it while c1 worked): both SELECT, then both INSERT.
+std::vector<Op> raceRun(const Scenario& s, const std::string& insert) {
+  HistoryBuilder b(s);
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1});
+  b.spawn("c1");
+  b.spawn("c2");
+  b.read("c1", "XREADGROUP", e);
+  b.read("c2", "XAUTOCLAIM", e);
+  for (const char* p : {"c1", "c2"}) {
+    b.step(p, "pg", "BEGIN");
+    b.step(p, "pg", "SELECT", "SELECT 1 FROM seen_events WHERE event_id = $1");
+  }
+  for (const char* p : {"c1", "c2"}) {
+    b.step(p, "pg", "INSERT", insert);
+    b.step(p, "pg", "UPDATE", "UPDATE wallets SET balance_halala = balance_halala + $1 WHERE id = $2");
+    b.step(p, "pg", "COMMIT");
+    b.ack(p, e);
+  }
+  b.finalOp(balances(200));
+  return b.ops();
+}
+
+} // namespace
+
+TEST_CASE("check-then-act: two SELECTs before either INSERT, no unique constraint", "[patterns]") {
+  Scenario s = builtin("wallet");
+  const Violation& v =
+      ofKind(failing(s, raceRun(s, "INSERT INTO seen_events (event_id) VALUES ($1)"), "invariant:balance"), "duplicate");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "check-then-act");
+  CHECK(v.pattern->explanation == "c1 and c2 both checked for event 1 (c1 SELECT#1, c2 SELECT#2) before the other's "
+                                  "record was committed (c1 INSERT#1, COMMIT#1; c2 INSERT#2, COMMIT#2); with no unique "
+                                  "constraint both inserts went in and both applied it");
+}
+
+TEST_CASE("the same race with INSERT ... ON CONFLICT: not check-then-act", "[patterns]") {
+  Scenario s = builtin("wallet");
+  const auto vs = failing(s, raceRun(s, "INSERT INTO seen_events (event_id) VALUES ($1) ON CONFLICT DO NOTHING"),
+                          "invariant:balance");
+  CHECK(idOf(ofKind(vs, "duplicate")) != "check-then-act");
+}
+
+namespace {
+
+std::vector<Op> versionsRun(const Scenario& s, const std::string& update) {
+  HistoryBuilder b(s);
+  b.initial({{"latest-city", rows({{"c1", "", "0"}, {"c2", "", "0"}, {"c3", "", "0"}})}});
+  const char* city[] = {"", "Riyadh", "Jeddah"};
+  std::vector<std::string> e;
+  for (int n : {2, 1}) e.push_back(b.send(n, {{"customer", "c1"}, {"city", city[n]}, {"version", std::to_string(n)}}));
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  for (const auto& entry : e) {
+    b.step("c1", "pg", "UPDATE", update);
+    b.ack("c1", {entry});
+  }
+  b.finalOp({{"latest-city", rows({{"c1", "Riyadh", "1"}, {"c2", "", "0"}, {"c3", "", "0"}})}});
+  return b.ops();
+}
+
+} // namespace
+
+TEST_CASE("unguarded-version: version 1 written after version 2, no comparison", "[patterns]") {
+  Scenario s = builtin("customer-city");
+  const Violation& v = ofKind(
+      failing(s, versionsRun(s, "UPDATE customers SET city = $1, version = $2 WHERE id = $3"), "invariant:latest-city"),
+      "stale-version");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "unguarded-version");
+  CHECK(v.pattern->explanation == "c1 wrote event 1 (version 1) (UPDATE#2) after c1 wrote event 2 (version 2) "
+                                  "(UPDATE#1); the statement did not compare versions, so the older one won");
+  CHECK_THAT(v.pattern->fix, Contains("version < $new"));
+}
+
+TEST_CASE("a stale version through a guarded statement: not unguarded-version", "[patterns]") {
+  Scenario s = builtin("customer-city");
+  const Violation& v = ofKind(failing(s, versionsRun(s, "UPDATE customers SET city = $1, version = $2 WHERE id = $3 "
+                                                        "AND version < $2"),
+                                      "invariant:latest-city"),
+                              "stale-version");
+  CHECK_FALSE(v.pattern);
+}
+
+namespace {
+
+/// c1's connection drops around COMMIT#2 (`outcome`), it reruns the transaction, then acknowledges.
+std::vector<Op> dropRun(const Scenario& s, const std::string& outcome, int64_t observed) {
+  const std::string point = outcome == "dropped-after" ? "drop:after:COMMIT#2" : "drop:before:COMMIT#2";
+  HistoryBuilder b(s, {point});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2, 3});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  credit(b, "c1", e[0]);
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE");
+  b.step("c1", "pg", "COMMIT", "COMMIT", outcome);
+  b.fault("c1", point);
+  credit(b, "c1", e[1]);
+  credit(b, "c1", e[2]);
+  b.finalOp(balances(observed));
+  return b.ops();
+}
+
+} // namespace
+
+TEST_CASE("retry-after-ambiguous-commit: a drop after COMMIT, the transaction run again", "[patterns]") {
+  Scenario s = builtin("wallet");
+  const Violation& v =
+      ofKind(failing(s, dropRun(s, "dropped-after", 100 + 2 * 300 + 900), "invariant:balance"), "duplicate");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "retry-after-ambiguous-commit");
+  CHECK(v.pattern->explanation == "c1's connection dropped after COMMIT#2 reached PostgreSQL, so the commit's outcome "
+                                  "was unknown; c1 ran the transaction again (UPDATE#3, COMMIT#3) and event 2 was "
+                                  "applied again");
+}
+
+TEST_CASE("a drop before COMMIT reached PostgreSQL: not an ambiguous commit", "[patterns]") {
+  // The first transaction never committed; a duplicate here comes from elsewhere, and is not this pattern.
+  Scenario s = builtin("wallet");
+  const Violation& v =
+      ofKind(failing(s, dropRun(s, "dropped-before", 100 + 2 * 300 + 900), "invariant:balance"), "duplicate");
+  CHECK(idOf(v) != "retry-after-ambiguous-commit");
+}
+
+TEST_CASE("a passing run is never classified", "[patterns]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s);
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  credit(b, "c1", e[0]);
+  b.finalOp(balances(100));
+  auto rs = checkAll(s, b.ops());
+  REQUIRE(merge(rs) == Verdict::Pass);
+  // A violation planted in a result that does not fail the run: left without a pattern.
+  auto ops = simpleWalletRun();
+  auto planted = checkAll(s, ops);
+  for (auto& r : planted) {
+    r.verdict = r.verdict == Verdict::Fail ? Verdict::Unknown : r.verdict;
+    for (auto& v : r.violations) v.pattern.reset();
+  }
+  classifyViolations(s, ops, planted);
+  for (const auto& r : planted)
+    for (const auto& v : r.violations) CHECK_FALSE(v.pattern);
+}
+
+// HTTP rows.
+
+namespace {
+
+/// An orders history (as http_test.cc builds them), with the server's PostgreSQL steps.
+class OrdersHistory {
+public:
+  OrdersHistory() {
+    ops::Plan p;
+    p.schedule.scenario = "orders";
+    for (int n = 1; n <= 2; ++n)
+      p.schedule.events.push_back(Event{n, {{"customer", "alice"}, {"sku", "sku-1"}, {"qty", std::to_string(n)}, {"amount", "100"}}});
+    p.schedule.client = {ClientOp{}};
+    p.target = "test";
+    h.append("harness", std::move(p));
+    h.append("harness", ops::Initial{observedOf({{"effects", nlohmann::json::array()}, {"ledger", rows({{"sku-1", "1000"}})}})});
+  }
+  int request(int key, int body, const std::string& role = "original") {
+    ops::Request r;
+    r.id = ++n_;
+    r.op = r.id;
+    r.role = role;
+    r.key = key;
+    r.body = body;
+    r.keyHeader = true;
+    r.keyValue = fmt::format("\"k{}\"", key);
+    r.ref = fmt::format("ref-{}", body);
+    r.wait = "answer";
+    r.server = "s1";
+    h.append("client", r);
+    return r.id;
+  }
+  void answer(int id, int status, const std::string& body, const char* outcome = "answered") {
+    h.append("client", ops::Response{id, outcome, status, "", body.empty() ? "" : fmt::format("{:016x}", std::hash<std::string>{}(body)), body});
+  }
+  void sql(const std::string& verb, const std::string& detail = "") {
+    ops::Step s;
+    s.server = "pg";
+    s.conn = 1;
+    s.verb = verb;
+    s.k = ++k_[verb];
+    s.detail = detail.empty() ? verb : detail;
+    h.append("s1", s);
+  }
+  void kill(const std::string& point) { h.append("s1", ops::FaultOp{Fault::parse(point, "test"), 9}); }
+  std::vector<CheckResult> judge(const std::map<int, int>& effects, int64_t stock) {
+    auto rowsJson = nlohmann::json::array();
+    for (const auto& [body, n] : effects) rowsJson.push_back({fmt::format("ref-{}", body), std::to_string(n)});
+    ops::Final f;
+    f.observed = observedOf({{"effects", rowsJson}, {"ledger", rows({{"sku-1", std::to_string(stock)}})}});
+    h.append("harness", f);
+    return checkAll(builtin("orders"), h.ops());
+  }
+  History h;
+
+private:
+  int n_ = 0;
+  std::map<std::string, int> k_;
+};
+
+const Violation* violationOf(const std::vector<CheckResult>& rs, const std::string& kind) {
+  for (const auto& r : rs)
+    for (const auto& v : r.violations)
+      if (v.kind == kind) return &v;
+  return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("http-key-outside-transaction: the key committed apart, a kill, the key stuck", "[patterns][http]") {
+  OrdersHistory o;
+  o.request(1, 1);
+  o.sql("BEGIN");
+  o.sql("INSERT", "INSERT INTO idempotency_keys(key, request_hash, state) VALUES ($1, $2, 'in_progress')");
+  o.sql("COMMIT");
+  o.sql("BEGIN");
+  o.sql("INSERT", "INSERT INTO orders ...");
+  o.sql("COMMIT");
+  o.kill("after:COMMIT#2");
+  o.answer(1, 0, "", "reset");
+  for (int i = 0; i < 3; ++i) o.answer(o.request(1, 1, "retry"), 409, "{\"error\":\"in progress\"}");
+  auto rs = o.judge({{1, 1}}, 999);
+  const Violation* v = violationOf(rs, "stuck-key");
+  REQUIRE(v);
+  REQUIRE(v->pattern);
+  CHECK(v->pattern->id == "http-key-outside-transaction");
+  CHECK(v->pattern->explanation == "s1 committed the request's work in separate transactions (COMMIT#1, COMMIT#2) "
+                                  "and was killed at after:COMMIT#2 before the transaction that completes the key; "
+                                  "the key was left in progress");
+}
+
+TEST_CASE("http: a kill after the one transaction of a request names no key pattern", "[patterns][http]") {
+  // The classifier alone, on a double effect whose request committed once: the key's state was not apart.
+  OrdersHistory o;
+  o.request(1, 1);
+  o.sql("BEGIN");
+  o.sql("INSERT", "INSERT INTO orders ...");
+  o.sql("COMMIT");
+  o.kill("after:COMMIT#1");
+  auto ops = o.h.ops();
+  Scenario s = builtin("orders");
+  detail::HistoryView h(s, ops);
+  Violation v;
+  v.kind = "double-effect";
+  v.invariant = "http:exactly-once";
+  CHECK_FALSE(detail::patterns::httpKeyOutsideTransaction(h, v));
+}
+
+TEST_CASE("http-no-request-hash: a key reused with another payload got the first answer", "[patterns][http]") {
+  OrdersHistory o;
+  o.answer(o.request(1, 1), 201, "{\"order\":1}");
+  o.answer(o.request(1, 2, "mismatch"), 201, "{\"order\":1}");
+  auto rs = o.judge({{1, 1}}, 999);
+  const Violation* v = violationOf(rs, "mismatch-accepted");
+  REQUIRE(v);
+  REQUIRE(v->pattern);
+  CHECK(v->pattern->id == "http-no-request-hash");
+  CHECK(v->pattern->explanation == "r2 reused key 1 with another payload (payload 2) and got 201: the server found "
+                                  "the key and never compared the request with the one it first stored");
+  CHECK_THAT(v->pattern->fix, Contains("422"));
+}
+
+TEST_CASE("http: a mismatch answered with another error is not a missing hash", "[patterns][http]") {
+  OrdersHistory o;
+  o.answer(o.request(1, 1), 201, "{\"order\":1}");
+  o.answer(o.request(1, 2, "mismatch"), 400, "{\"error\":\"bad\"}");
+  auto rs = o.judge({{1, 1}}, 999);
+  const Violation* v = violationOf(rs, "mismatch-status");
+  REQUIRE(v);
+  CHECK_FALSE(v->pattern);
+}
+
+TEST_CASE("http-key-outside-transaction: the key row committed alone, a kill right after", "[patterns][http]") {
+  OrdersHistory o;
+  o.request(1, 1);
+  o.sql("BEGIN");
+  o.sql("INSERT", "INSERT INTO idempotency_keys(key, request_hash, state) VALUES ($1, $2, 'in_progress')");
+  o.sql("COMMIT");
+  o.kill("after:COMMIT#1");
+  o.answer(1, 0, "", "reset");
+  for (int i = 0; i < 3; ++i) o.answer(o.request(1, 1, "retry"), 409, "{\"error\":\"in progress\"}");
+  auto rs = o.judge({}, 1000);
+  const Violation* v = violationOf(rs, "stuck-key");
+  REQUIRE(v);
+  REQUIRE(v->pattern);
+  CHECK(v->pattern->explanation == "s1 committed part of the request's work in a transaction of its own (COMMIT#1) "
+                                  "and was killed at after:COMMIT#1 before the transaction that completes the key; "
+                                  "the key was left in progress");
+}
