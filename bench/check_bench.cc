@@ -23,6 +23,7 @@
 #include "core/workers.h"
 #include "driver/check.h"
 #include "search/model.h"
+#include "brokers/valkey/admin.h"
 #include "supervisor/admin.h"
 
 #include <fmt/format.h>

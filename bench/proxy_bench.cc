@@ -137,11 +137,11 @@ int main(int argc, char** argv) {
     pd.push_back(pgRoundTrips(ep.pg_port, ep.pg_password, n));
     pp.push_back(pgRoundTrips(ports.pg, ep.pg_password, n));
     vd.push_back(valkeyRoundTrips(ep.valkey_port, ep.valkey_password, n));
-    vp.push_back(valkeyRoundTrips(ports.valkey, ep.valkey_password, n));
+    vp.push_back(valkeyRoundTrips(ports.broker, ep.valkey_password, n));
     p1d.push_back(onOneCpu([&] { return pgRoundTrips(ep.pg_port, ep.pg_password, n); }));
     p1p.push_back(onOneCpu([&] { return pgRoundTrips(pinned.pg, ep.pg_password, n); }));
     v1d.push_back(onOneCpu([&] { return valkeyRoundTrips(ep.valkey_port, ep.valkey_password, n); }));
-    v1p.push_back(onOneCpu([&] { return valkeyRoundTrips(pinned.valkey, ep.valkey_password, n); }));
+    v1p.push_back(onOneCpu([&] { return valkeyRoundTrips(pinned.broker, ep.valkey_password, n); }));
   }
   auto row = [](const char* what, double d, double p) {
     fmt::print("{:<28} {:>10.1f} {:>12.1f} {:>10.1f} {:>7.2f}x\n", what, d, p, p - d, p / d);

@@ -18,8 +18,6 @@ namespace idem::proxy {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
-const char* toString(Server s) { return s == Server::Pg ? "pg" : "valkey"; }
-
 const char* toString(CutKind k) {
   switch (k) {
   case CutKind::Withheld: return "withheld";
@@ -42,7 +40,8 @@ using hub_detail::ConnPtr;
 struct Hub::Impl {
   asio::io_context io;
   asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
-  Upstream pg, valkey;
+  Upstream pg;
+  BrokerSide broker;
   StepListener& listener;
   std::thread thread;
 
@@ -51,14 +50,14 @@ struct Hub::Impl {
     std::set<ConnPtr> conns;
     int connections = 0;
     bool cut = false;
-    std::array<int, 2> ports{}; ///< pg, valkey: the listeners' ports while refuse() has them closed
+    std::array<int, 2> ports{}; ///< pg, broker: the listeners' ports while refuse() has them closed
   };
   std::map<int, Owner> owners;                 // I/O thread only
   std::map<int64_t, std::weak_ptr<Conn>> held; // token id -> the connection holding that step (I/O thread)
   mutable std::mutex countMu;
   std::map<int, int> connCounts; // read from any thread
 
-  Impl(Upstream p, Upstream v, StepListener& l) : pg(std::move(p)), valkey(std::move(v)), listener(l) {}
+  Impl(Upstream p, BrokerSide b, StepListener& l) : pg(std::move(p)), broker(std::move(b)), listener(l) {}
 
   void accept(int owner, Server server, tcp::acceptor& acc);
   void cut(int owner);
@@ -123,9 +122,11 @@ struct Conn : std::enable_shared_from_this<Conn> {
   std::optional<Held> holdReq, holdRep;
   std::array<char, 65536> bufC{}, bufU{};
 
-  Conn(Hub::Impl& h, int o, int i, Server s, tcp::socket sock)
+  /// `port`: the listener that accepted it (a broker's tracker may need it: Kafka's rewrites the broker
+  /// addresses its answers carry to it).
+  Conn(Hub::Impl& h, int o, int i, Server s, tcp::socket sock, int port)
       : hub(h), owner(o), id(i), server(s), client(std::move(sock)), upstream(h.io),
-        tracker(s == Server::Pg ? makePgTracker() : makeRespTracker()) {}
+        tracker(s == Server::Pg ? makePgTracker() : h.broker.tracker(port)) {}
 
   void start() {
     auto self = shared_from_this();
@@ -135,7 +136,7 @@ struct Conn : std::enable_shared_from_this<Conn> {
       if (d.kind == Decision::Kind::Drop) return drop();
       if (d.kind == Decision::Kind::Answer) return refuseStartup(std::move(d.answer));
     }
-    const Upstream& up = server == Server::Pg ? hub.pg : hub.valkey;
+    const Upstream& up = server == Server::Pg ? hub.pg : hub.broker.upstream;
     boost::system::error_code ec;
     tcp::endpoint ep(asio::ip::make_address(up.host == "localhost" ? "127.0.0.1" : up.host, ec),
                      static_cast<unsigned short>(up.port));
@@ -412,7 +413,7 @@ struct Conn : std::enable_shared_from_this<Conn> {
       hex += digits[c >> 4];
       hex += digits[c & 15];
     }
-    return std::string("not the ") + (server == Server::Pg ? "PostgreSQL v3 protocol" : "RESP protocol") +
+    return std::string("not the ") + (server == Server::Pg ? std::string("PostgreSQL v3") : hub.broker.protocol) + " protocol" +
            " (first bytes: " + hex + (rest.size() > 16 ? "…" : "") + ")";
   }
 
@@ -512,7 +513,7 @@ void Hub::Impl::accept(int owner, Server server, tcp::acceptor& acc) {
       std::lock_guard<std::mutex> lock(countMu);
       connCounts[owner] = id;
     }
-    auto c = std::make_shared<Conn>(*this, owner, id, server, std::move(sock));
+    auto c = std::make_shared<Conn>(*this, owner, id, server, std::move(sock), acc.local_endpoint().port());
     it->second.conns.insert(c);
     c->start();
     accept(owner, server, acc);
@@ -542,8 +543,16 @@ void Hub::Impl::release(int64_t token) {
 }
 
 Hub::Hub(Upstream pg, Upstream valkey, StepListener& listener)
-    : impl_(std::make_unique<Impl>(std::move(pg), std::move(valkey), listener)) {
+    : Hub(std::move(pg), BrokerSide{"valkey", "RESP", std::move(valkey), [](int) { return makeRespTracker(); }}, listener) {}
+
+Hub::Hub(Upstream pg, BrokerSide broker, StepListener& listener)
+    : impl_(std::make_unique<Impl>(std::move(pg), std::move(broker), listener)) {
   impl_->thread = std::thread([this] { impl_->io.run(); });
+}
+
+const std::string& Hub::name(Server s) const {
+  static const std::string pg = "pg";
+  return s == Server::Pg ? pg : impl_->broker.name;
 }
 
 Hub::~Hub() {
@@ -563,10 +572,10 @@ Hub::Ports Hub::open(int owner) {
   return impl_->sync([this, owner] {
     auto& o = impl_->owners[owner];
     Ports ports;
-    for (Server s : {Server::Pg, Server::Valkey}) {
+    for (Server s : {Server::Pg, Server::Broker}) {
       auto acc = std::make_unique<tcp::acceptor>(impl_->io, tcp::endpoint(asio::ip::address_v4::loopback(), 0));
       int port = acc->local_endpoint().port();
-      (s == Server::Pg ? ports.pg : ports.valkey) = port;
+      (s == Server::Pg ? ports.pg : ports.broker) = port;
       impl_->accept(owner, s, *acc);
       o.acceptors.push_back(std::move(acc));
     }

@@ -1,6 +1,6 @@
 #pragma once
 /// The proxies of one worker: for each consumer process, a pair of listeners on 127.0.0.1 (PostgreSQL and
-/// Valkey) so that every connection belongs to exactly one process. Bytes pass through unchanged; the
+/// the broker) so that every connection belongs to exactly one process. Bytes pass through unchanged; the
 /// trackers decode them, and at every step boundary the StepListener decides what happens to the request
 /// or its reply (a Decision: pass, kill, drop, hold, answer an error). All sockets run on one I/O thread,
 /// so a decision taken at one step is carried out before any other byte of that process moves.
@@ -8,13 +8,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
 namespace idem::proxy {
 
-enum class Server { Pg, Valkey };
-const char* toString(Server s); ///< "pg" | "valkey"
+/// The two servers a process reaches: PostgreSQL and its broker (Valkey, Kafka: BrokerSide names it).
+enum class Server { Pg, Broker, Valkey = Broker };
 
 /// A step in flight, handed back with its reply.
 struct StepToken {
@@ -84,16 +85,31 @@ struct Upstream {
   int port = 0;
 };
 
+/// The broker side of the proxies: its server's name in steps ("valkey", "kafka"), its protocol, where it
+/// listens, and
+/// the tracker of each connection, made when the listener on `listenPort` accepts it.
+struct BrokerSide {
+  std::string name;
+  std::string protocol; ///< for messages: "RESP", "Kafka"
+  Upstream upstream;
+  std::function<TrackerPtr(int listenPort)> tracker;
+};
+
 class Hub {
 public:
+  /// A Valkey/Redis broker (RESP).
   Hub(Upstream pg, Upstream valkey, StepListener& listener);
+  Hub(Upstream pg, BrokerSide broker, StepListener& listener);
   ~Hub();
   Hub(const Hub&) = delete;
   Hub& operator=(const Hub&) = delete;
 
+  /// "pg", or the broker's name.
+  const std::string& name(Server s) const;
+
   struct Ports {
     int pg = 0;
-    int valkey = 0;
+    int broker = 0;
   };
   /// Opens the two listeners of a new consumer process `owner` (any int unique in this hub).
   Ports open(int owner);

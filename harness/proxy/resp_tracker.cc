@@ -121,6 +121,7 @@ public:
     step.detail = commandLine(args_);
     Pending p;
     const std::string& v = step.verb;
+    step.read = isAny(v, {"XREADGROUP", "XREAD", "XAUTOCLAIM", "XCLAIM"});
     if (v == "XREADGROUP" || v == "XREAD") {
       p.shape = ReadShape::Streams;
       step.blocking = hasWord(args_, 1, "BLOCK", "STREAMS");

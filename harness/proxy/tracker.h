@@ -38,6 +38,9 @@ struct StepInfo {
   bool flushed = false;
   /// PostgreSQL: the tables its statements read or write (sqlTables of the SQL it executes).
   std::vector<std::string> tables;
+  /// A read of the broker's entries (XREADGROUP, XREAD, XAUTOCLAIM, XCLAIM; a Kafka Fetch): it may deliver
+  /// entries, and does no work by itself.
+  bool read = false;
 };
 
 struct ReplyInfo {

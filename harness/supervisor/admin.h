@@ -1,6 +1,6 @@
 #pragma once
-/// The harness's own connections to the servers (never through the proxies): schema set-up, reset between
-/// schedules, the producer, broker progress and the final state.
+/// The harness's own connection to PostgreSQL (never through the proxies): schema set-up, reset between
+/// schedules and the final state. The broker's is its folder's (brokers/).
 #include "history/history.h"
 
 #include <nlohmann/json.hpp>
@@ -11,9 +11,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-struct redisContext;
-struct redisReply;
 
 namespace idem {
 
@@ -46,24 +43,6 @@ public:
 private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
-};
-
-/// A Valkey/Redis connection (hiredis, RESP2).
-class ValkeyAdmin {
-public:
-  ValkeyAdmin(const std::string& host, int port, const std::string& password, int db);
-  ~ValkeyAdmin();
-  ValkeyAdmin(const ValkeyAdmin&) = delete;
-  ValkeyAdmin& operator=(const ValkeyAdmin&) = delete;
-
-  /// One command; the reply as JSON (strings, integers, arrays, null). Throws on an error reply.
-  nlohmann::json command(const std::vector<std::string>& argv);
-  /// Several commands pipelined; replies in order.
-  std::vector<nlohmann::json> pipeline(const std::vector<std::vector<std::string>>& cmds);
-
-private:
-  redisContext* ctx_ = nullptr;
-  std::string where_;
 };
 
 } // namespace idem

@@ -16,11 +16,21 @@ namespace idem {
 
 namespace {
 
-bool isRead(const std::string& verb) {
-  return verb == "XREADGROUP" || verb == "XREAD" || verb == "XAUTOCLAIM" || verb == "XCLAIM";
+/// "PostgreSQL", "Valkey", "Kafka": a server's name for people.
+std::string titleOf(const std::string& server) {
+  if (server == "pg") return "PostgreSQL";
+  std::string t = server;
+  if (!t.empty()) t[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(t[0])));
+  return t;
 }
 
 } // namespace
+
+const std::string& Controller::serverName(proxy::Server s) const {
+  static const std::string pg = "pg", valkey = "valkey";
+  if (hub_) return hub_->name(s);
+  return s == proxy::Server::Pg ? pg : valkey;
+}
 
 Controller::Controller(History& history, std::vector<Fault> faults)
     : history_(history), faults_(std::move(faults)) {}
@@ -48,7 +58,7 @@ void Controller::setPid(int owner, pid_t pgid) {
 
 ops::Step Controller::stepOf(const Inflight& f) const {
   ops::Step s;
-  s.server = proxy::toString(f.server);
+  s.server = serverName(f.server);
   s.conn = f.conn;
   s.verb = f.step.verb;
   s.k = f.k;
@@ -86,7 +96,7 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
   const bool before = fault.when == When::Before;
   if (!fault.isKill() && fault.kind != "forget" && states_[owner].faulted.empty()) states_[owner].faulted = fault.str();
   Effect effect = faultKind(fault.kind, "fault").effect(fault);
-  if (effect.action == Effect::Action::Error && effect.code.empty()) effect = defaultError(proxy::toString(server));
+  if (effect.action == Effect::Action::Error && effect.code.empty()) effect = defaultError(serverName(server));
   const std::string& name = names_[owner];
   proxy::Decision d;
   switch (effect.action) {
@@ -116,11 +126,11 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
     states_[owner].cutAt = fmt::format("{}#{} ({})", step.verb, step.k, step.server);
     break;
   case Effect::Action::Error: {
-    const char* here = proxy::toString(server);
+    const std::string& here = serverName(server);
     std::string why;
     if (effect.server != here)
       why = fmt::format("{} is a {} error and {} is a {} step", effect.code,
-                        effect.server == "pg" ? "PostgreSQL" : "Valkey", step.verb, here == std::string("pg") ? "PostgreSQL" : "Valkey");
+                        effect.server == "pg" ? "PostgreSQL" : "Valkey", step.verb, titleOf(here));
     else if (flushed)
       why = "the step is an extended-protocol group ended by Flush, whose error reply the proxy can't stand in for";
     if (!why.empty()) {
@@ -202,7 +212,7 @@ void Controller::endInflight(int owner, ProcessState& st, const Inflight& f) {
   st.waitingFor.clear();
   for (const auto& [id, g] : inflight_) { // ordered by token: the oldest non-blocking one left
     if (g.owner != owner || g.step.blocking) continue;
-    st.waitingFor = fmt::format("{}#{} ({})", g.step.verb, g.k, proxy::toString(g.server));
+    st.waitingFor = fmt::format("{}#{} ({})", g.step.verb, g.k, serverName(g.server));
     st.waitingSince = g.sent;
     break;
   }
@@ -215,7 +225,7 @@ proxy::Decision Controller::onConnect(int owner, proxy::Server server, int conn)
   auto fault = takeFault(When::Before, "CONNECT", k, names_[owner], pk);
   if (!fault) return {};
   ops::Step step;
-  step.server = proxy::toString(server);
+  step.server = serverName(server);
   step.conn = conn;
   step.verb = "CONNECT";
   step.k = k;
@@ -266,7 +276,7 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   // PING, a driver's SET): numbered apart, so that it never shifts the count of the target's own steps (a SQL
   // SELECT#1 is the first SQL SELECT), and never a fault point nor a hold's release point.
   bool& worked = connectionWorked_[{owner, static_cast<int>(server), conn}];
-  const bool setUp = setUpCommand(proxy::toString(server), step.verb, step.detail, worked);
+  const bool setUp = setUpCommand(serverName(server), step.verb, step.detail, worked);
   worked = worked || !setUp;
   const std::string counted = stepCounter(step.verb, setUp);
   Inflight f{owner, server, conn, step, ++counts_[counted], history_.nowUs(), now,
@@ -277,7 +287,7 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   st.lastActivity = now;
   st.lastWasEmptyRead = false;
   st.cutAt.clear();
-  if (!isRead(step.verb)) lastWork_ = now;
+  if (!step.read) lastWork_ = now;
   else if (!step.blocking) st.lastPoll = now;
   for (const auto& id : step.acked) { // settled for the group: no process holds it any more
     for (auto& [o, other] : states_) {
@@ -316,7 +326,7 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
     s.inflight++;
     if (step.blocking) s.inflightBlocking++;
     if (!step.blocking && s.waitingFor.empty()) {
-      s.waitingFor = fmt::format("{}#{} ({})", step.verb, f.k, proxy::toString(server));
+      s.waitingFor = fmt::format("{}#{} ({})", step.verb, f.k, serverName(server));
       s.waitingSince = now;
     }
     inflight_.emplace(token.id, std::move(f));
@@ -527,7 +537,7 @@ void Controller::onCut(int owner, const proxy::StepToken& token, proxy::CutKind 
   // A connection that goes unobserved is not cut: its bytes still flow (a 100 MiB result may take seconds
   // to reach the client), so the process is between two steps of its work, busy, until its next request.
   if (st.inflight == 0 && how != proxy::CutKind::Unobserved)
-    st.cutAt = fmt::format("{}#{} ({})", f.step.verb, f.k, proxy::toString(f.server));
+    st.cutAt = fmt::format("{}#{} ({})", f.step.verb, f.k, serverName(f.server));
   ++activity_;
   ops::Step s = stepOf(f);
   s.outcome = how == proxy::CutKind::Withheld    ? ops::StepOutcome::Withheld
@@ -545,7 +555,7 @@ void Controller::onCut(int owner, const proxy::StepToken& token, proxy::CutKind 
 void Controller::onOpaque(int owner, proxy::Server server, int conn, const char* direction, uint64_t offset,
                           const std::string& reason) {
   std::unique_lock<std::mutex> lock(mu_);
-  history_.append(names_[owner], ops::Opaque{proxy::toString(server), conn, direction, offset, reason});
+  history_.append(names_[owner], ops::Opaque{serverName(server), conn, direction, offset, reason});
   ++activity_;
   lock.unlock();
   cv_.notify_all();

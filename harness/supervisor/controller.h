@@ -162,6 +162,8 @@ private:
 
   History& history_;
   proxy::Hub* hub_ = nullptr;
+  /// "pg", or the broker's name (the hub's; "valkey" without one).
+  const std::string& serverName(proxy::Server s) const;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::condition_variable pidCv_;

@@ -67,7 +67,7 @@ public:
   ConsumerLoop(Workspace::Impl& ws, History& h, const Schedule& s,
                const std::map<int, std::map<std::string, std::string>>& fields)
       : ws_(ws), h_(h), s_(s), fields_(fields), opt_(ws.options), ctl_(h, s.faults),
-        hub_({ws.servers.pg_host, ws.servers.pg_port}, {ws.servers.valkey_host, ws.servers.valkey_port}, ctl_),
+        hub_({ws.servers.pg_host, ws.servers.pg_port}, ws.brokerSide(), ctl_),
         baseEnv_(currentEnvironment()), started_(Clock::now()) {
     ctl_.setHub(&hub_);
   }
@@ -119,6 +119,7 @@ private:
     std::string consumer; ///< CONSUMER given to it (same as an earlier label on a same-name restart)
     Child child;
     std::set<int> ports;  ///< its proxies' ports (parked())
+    int brokerPort = 0;   ///< its broker proxy's
   };
 
   /// CLAIM_IDLE_MS of this run: the schedule's, else --claim-idle-ms.
@@ -154,10 +155,9 @@ private:
     size_t end = next_ + 1;
     while (end < s_.stream.size() && s_.stream[end].phase == s_.stream[next_].phase && !s_.stream[end].inflight) ++end;
     const auto t = Clock::now();
-    std::string last = ws_.send(h_, s_, fields_, next_, end);
+    ws_.send(h_, s_, fields_, next_, end);
     ws_.phase("send", t);
     next_ = end;
-    if (!last.empty()) lastSent_ = last;
   }
 
   /// Starts the next of the schedule's first processes once the latest one has received entries, is idle
@@ -187,14 +187,13 @@ private:
     if (wait) ctl_.holdRequestsUntil(p.owner, wait->until, std::move(wait->why));
     auto t = Clock::now();
     auto ports = hub_.open(p.owner);
-    p.ports = {ports.pg, ports.valkey};
+    p.ports = {ports.pg, ports.broker};
+    p.brokerPort = ports.broker;
     t = ws_.phase("proxies", t);
-    ChildSpec spec = ws_.targetSpec(ports, p.label, runTag_, baseEnv_,
-                                    {{"STREAM", ws_.stream},
-                                     {"GROUP", ws_.group},
-                                     {"CONSUMER", p.consumer},
-                                     {"CLAIM_IDLE_MS", std::to_string(claimIdle())}},
-                                    kConsumerLogCap, "consumer");
+    auto vars = ws_.broker->consumerEnv();
+    vars["CONSUMER"] = p.consumer;
+    vars["CLAIM_IDLE_MS"] = std::to_string(claimIdle());
+    ChildSpec spec = ws_.targetSpec(ports, p.label, runTag_, baseEnv_, std::move(vars), kConsumerLogCap, "consumer");
     try {
       p.child = Child::spawn(spec);
     } catch (const SpawnError& e) {
@@ -273,10 +272,11 @@ private:
   /// A restart fault: restarts the server, and notes each live process's connections so far, to tell
   /// afterwards whether it reconnected or exited (restartOutcome).
   void restartServer(const Fault& f) {
-    Restarted r{f.str(), f.args.at(0) == "pg" ? "PostgreSQL" : "Valkey", {}};
+    const bool pg = f.args.at(0) == "pg";
+    Restarted r{f.str(), pg ? "PostgreSQL" : ws_.broker->title(), {}};
     for (const auto& p : live_) r.connections[p.owner] = hub_.connections(p.owner);
     // While the server is down its proxy ports refuse connections, as the server's own port would.
-    const auto server = f.args.at(0) == "pg" ? proxy::Server::Pg : proxy::Server::Valkey;
+    const auto server = pg ? proxy::Server::Pg : proxy::Server::Broker;
     hub_.refuse(server, true);
     try {
       ws_.restartServer(f.args.at(0));
@@ -329,7 +329,8 @@ private:
   std::string busyWhy(const Proc& p, Clock::time_point now) const {
     auto st = ctl_.state(p.owner);
     if (st.steps == 0)
-      return fmt::format("{} made no request to PostgreSQL or Valkey in the {} since it started", p.label,
+      return fmt::format("{} made no request to PostgreSQL or {} in the {} since it started", p.label,
+                         ws_.broker->title(),
                          span(msBetween(st.spawned, now)));
     if (!st.waitingFor.empty())
       return fmt::format("{} waiting {} for the reply to {}", p.label, span(msBetween(st.waitingSince, now)),
@@ -383,6 +384,7 @@ private:
                                         [&](const Restarted& r) { return r.connections.count(p.owner) > 0; });
     restartOutcome(p, byKill ? "" : es->str());
     hub_.close(p.owner);
+    if (byKill) ws_.broker->killed(p.brokerPort);
     lastEvent_ = Clock::now();
     if (!byKill && st.steps == 0 && st.faulted.empty() && !metRestart) { // (a connection refused by a fault is not that)
       // Nothing reached a server: there is nothing to judge, and restarting it would only repeat that.
@@ -421,7 +423,7 @@ private:
   }
 
   End loop() {
-    BrokerState broker = ws_.broker();
+    brokers::Progress broker = ws_.broker->progress();
     liveness::RunEnding ending(opt_.settle, milliseconds(claimIdle()) + opt_.stall);
     bool restarted = false;                        // the one restart a stuck verdict needs
     uint64_t seen = 0;
@@ -433,7 +435,7 @@ private:
       // deadline and the stall clocks.
       seen = ctl_.waitForActivity(seen, milliseconds(2));
       for (const auto& a : ctl_.takeServerActions()) { // its step waits until this is done
-        if (a.fault.kind == "forget") ws_.forgetDeliveries();
+        if (a.fault.kind == "forget") ws_.broker->forget();
         else restartServer(a.fault);
         ctl_.serverActionDone(a);
         lastEvent_ = Clock::now();
@@ -472,8 +474,8 @@ private:
       // activity, or every 10 ms.
       if (seen == before && now - lastPoll < milliseconds(settleSince_ ? 2 : 10)) continue;
       lastPoll = now;
-      broker = ws_.broker();
-      bool delivered = compareIds(broker.lastDelivered, lastSent_) >= 0;
+      broker = ws_.broker->progress();
+      const bool delivered = broker.delivered;
       if (delivered && next_ < s_.stream.size() && trigger(next_) == Trigger::Delivered) {
         sendNext(); // in flight: the consumers may still be working on what came before
         lastEvent_ = Clock::now();
@@ -505,13 +507,13 @@ private:
       for (const auto& p : live_)
         if (!ctl_.state(p.owner).faulted.empty()) unrecovered.push_back(unrecoveredWhy(p, now));
       if (!live_.empty() && unrecovered.size() == live_.size()) {
-        h_.append("harness", ops::Stall{broker.pending, broker.lastDelivered, false, why});
+        h_.append("harness", ops::Stall{broker.pending, broker.position, false, why});
         return {ops::RunEnd::Stuck, "",
                 fmt::format("{}; the consumer did not recover from the fault by itself ({}; it lives, and no one "
                             "restarts a live process)",
                             why, fmt::join(unrecovered, ", "))};
       }
-      h_.append("harness", ops::Stall{broker.pending, broker.lastDelivered, !restarted, why});
+      h_.append("harness", ops::Stall{broker.pending, broker.position, !restarted, why});
       if (restarted) return {ops::RunEnd::Stuck, "", why + ", also after a restart"};
       if (nproc_ >= opt_.max_processes)
         return {ops::RunEnd::Limit, "restart-bound", why + "; the restart bound leaves no restart to confirm it"};
@@ -543,7 +545,6 @@ private:
   size_t next_ = 0;  ///< the first stream entry not sent yet
   int toStart_ = 0;  ///< first processes still to start (startNext)
   const std::string runTag_ = nextRunTag();
-  std::string lastSent_;
   Clock::time_point lastEvent_ = Clock::now(); ///< the latest spawn, exit or phase
   /// Since when everything sent is acknowledged and every process idle (the settle phase), if it is.
   std::optional<Clock::time_point> settleSince_;

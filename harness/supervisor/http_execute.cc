@@ -77,7 +77,7 @@ class HttpLoop {
 public:
   HttpLoop(Workspace::Impl& ws, History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields)
       : ws_(ws), h_(h), s_(s), fields_(fields), spec_(*ws.scenario.http), opt_(ws.options), ctl_(h, s.faults),
-        hub_({ws.servers.pg_host, ws.servers.pg_port}, {ws.servers.valkey_host, ws.servers.valkey_port}, ctl_),
+        hub_({ws.servers.pg_host, ws.servers.pg_port}, ws.brokerSide(), ctl_),
         baseEnv_(currentEnvironment()), started_(Clock::now()) {
     ctl_.setHub(&hub_);
     for (const auto& e : s.events) keys_[e.n] = freshUuid();

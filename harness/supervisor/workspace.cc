@@ -1,4 +1,5 @@
 #include "supervisor/workspace_impl.h"
+#include "supervisor/broker_registry.h"
 #include "supervisor/escapes.h"
 
 #include "core/error.h"
@@ -33,20 +34,7 @@ std::string readFile(const std::filesystem::path& p) {
   return ss.str();
 }
 
-std::vector<int64_t> idParts(const std::string& id) {
-  auto dash = id.find('-');
-  if (dash == std::string::npos) return {std::stoll(id), 0};
-  return {std::stoll(id.substr(0, dash)), std::stoll(id.substr(dash + 1))};
-}
-
 } // namespace
-
-int compareIds(const std::string& a, const std::string& b) {
-  auto x = idParts(a), y = idParts(b);
-  if (x < y) return -1;
-  if (y < x) return 1;
-  return 0;
-}
 
 std::string pgUrl(const ServerEndpoints& s, const std::string& host, int port, const std::string& database,
                   const std::string& query) {
@@ -75,7 +63,6 @@ Workspace::~Workspace() {
     if (!impl_->schema.empty()) {
       try {
         impl_->pg->exec(fmt::format("DROP SCHEMA IF EXISTS \"{}\" CASCADE", impl_->schema));
-        impl_->valkey->command({"DEL", impl_->stream});
       } catch (const std::exception&) {
       }
     }
@@ -108,7 +95,7 @@ void Workspace::Impl::restartServer(const std::string& which) {
   // The harness's own connection went with the server.
   const auto& s = servers;
   if (which == "pg") pg = std::make_unique<PgAdmin>(pgUrl(s, s.pg_host, s.pg_port, database, urlQuery), options.deadline);
-  else valkey = std::make_unique<ValkeyAdmin>(s.valkey_host, s.valkey_port, s.valkey_password, valkeyDb);
+  else broker->reconnect();
 }
 
 namespace {
@@ -126,9 +113,7 @@ const std::string& processToken() {
 void Workspace::Impl::create() {
   const auto& s = servers;
   std::string tag = fmt::format("{}_{}_{}", ::getpid(), processToken(), worker);
-  // Embedded: 0, each workspace has a Valkey of its own (Session::workspace); external: the URL's.
-  valkeyDb = s.valkey_db;
-  group = "idemproof";
+  std::string stream;
   if (s.embedded) {
     database = fmt::format("idem_w{}", worker);
     PgAdmin root(pgUrl(s, s.pg_host, s.pg_port, s.pg_database, ""));
@@ -145,18 +130,15 @@ void Workspace::Impl::create() {
     stream = fmt::format("idemproof:{}:stream", tag);
     // Removed by the destructor; on a signal, the servers are the user's: drop what we made.
     std::string url = pgUrl(s, s.pg_host, s.pg_port, database, "");
-    std::string sch = schema, str = stream;
-    ServerEndpoints copy = s;
-    int db = valkeyDb;
-    cleanupId = Cleanup::instance().add("schema " + schema, [url, sch, str, copy, db] {
+    std::string sch = schema;
+    cleanupId = Cleanup::instance().add("schema " + schema, [url, sch] {
       try {
         PgAdmin(url).exec(fmt::format("DROP SCHEMA IF EXISTS \"{}\" CASCADE", sch));
-        ValkeyAdmin(copy.valkey_host, copy.valkey_port, copy.valkey_password, db).command({"DEL", str});
       } catch (const std::exception&) {
       }
     });
   }
-  valkey = std::make_unique<ValkeyAdmin>(s.valkey_host, s.valkey_port, s.valkey_password, valkeyDb);
+  broker = makeBroker(s, target, stream, tag);
   try {
     pg->exec(scenario.create_sql);
   } catch (const std::exception& e) {
@@ -233,11 +215,7 @@ void Workspace::Impl::reset() {
   } catch (const std::exception& e) {
     throw UsageError(fmt::format("{}: field 'tables.initial': {}", scenario.file.string(), e.what()));
   }
-  std::vector<std::vector<std::string>> cmds;
-  if (servers.embedded) cmds.push_back({"FLUSHDB"});
-  else cmds.push_back({"DEL", stream});
-  cmds.push_back({"XGROUP", "CREATE", stream, group, "0", "MKSTREAM"});
-  valkey->pipeline(cmds);
+  broker->reset();
 }
 
 Observed Workspace::Impl::observe(std::chrono::milliseconds budget) {
@@ -263,27 +241,29 @@ Observed Workspace::Impl::observe(std::chrono::milliseconds budget) {
   return observed;
 }
 
-std::string Workspace::Impl::send(History& h, const Schedule& s,
-                                  const std::map<int, std::map<std::string, std::string>>& fields, size_t from,
-                                  size_t to) {
-  std::vector<std::vector<std::string>> cmds;
+void Workspace::Impl::send(History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields,
+                          size_t from, size_t to) {
+  std::vector<brokers::Message> messages;
   std::vector<const StreamEntry*> entries;
+  const std::string idField = scenario.idField();
+  std::string keyField; // the event's key: what a partitioned broker keys it by
+  for (const auto& f : scenario.fields)
+    if (f.gen == "key" && keyField.empty()) keyField = f.name;
   for (size_t i = from; i < to && i < s.stream.size(); ++i) {
     const auto& e = s.stream[i];
-    std::vector<std::string> argv{"XADD", stream, "*"};
-    for (const auto& f : scenario.fields) {
-      auto it = fields.at(e.event).find(f.name);
-      if (it == fields.at(e.event).end()) continue;
-      argv.push_back(f.name);
-      argv.push_back(it->second);
+    const auto& f = fields.at(e.event);
+    brokers::Message m;
+    for (const auto& g : scenario.fields) {
+      auto it = f.find(g.name);
+      if (it != f.end()) m.fields.emplace_back(g.name, it->second);
     }
-    cmds.push_back(std::move(argv));
+    m.eventId = f.count(idField) ? f.at(idField) : "";
+    m.key = !keyField.empty() && f.count(keyField) ? f.at(keyField) : m.eventId;
+    messages.push_back(std::move(m));
     entries.push_back(&e);
   }
-  if (cmds.empty()) return "";
-  auto replies = valkey->pipeline(cmds);
-  std::string idField = scenario.idField();
-  std::string last;
+  if (messages.empty()) return;
+  auto ids = broker->publish(messages);
   for (size_t i = 0; i < entries.size(); ++i) {
     const auto& e = *entries[i];
     // Only the first entry of a send waited for deliveries (the rest go with it); the first of a phase
@@ -291,35 +271,9 @@ std::string Workspace::Impl::send(History& h, const Schedule& s,
     bool inflight = i == 0 && e.inflight && from > 0 && s.stream[from - 1].phase == e.phase;
     bool retry = false;
     for (const auto* prev = s.stream.data(); prev != &e; ++prev) retry = retry || prev->event == e.event;
-    last = replies[i].get<std::string>();
     const auto& f = fields.at(e.event);
-    h.append("producer", ops::Send{last, e.event, f.count(idField) ? f.at(idField) : "", f, e.phase, retry, inflight});
+    h.append("producer", ops::Send{ids.at(i), e.event, f.count(idField) ? f.at(idField) : "", f, e.phase, retry, inflight});
   }
-  return last;
-}
-
-namespace {
-
-/// The group's state in an XINFO GROUPS reply.
-BrokerState brokerOf(const nlohmann::json& groups, const std::string& group) {
-  BrokerState b;
-  for (const auto& g : groups) {
-    std::map<std::string, nlohmann::json> m;
-    for (size_t i = 0; i + 1 < g.size(); i += 2) m[g[i].get<std::string>()] = g[i + 1];
-    if (m["name"] != group) continue;
-    b.pending = m["pending"].get<int64_t>();
-    b.lastDelivered = m["last-delivered-id"].get<std::string>();
-  }
-  return b;
-}
-
-} // namespace
-
-BrokerState Workspace::Impl::broker() { return brokerOf(valkey->command({"XINFO", "GROUPS", stream}), group); }
-
-void Workspace::Impl::forgetDeliveries() {
-  // Entries re-read with '>' replace their pending records (same id, this consumer, one delivery).
-  valkey->command({"XGROUP", "SETID", stream, group, "0"});
 }
 
 ops::Final Workspace::Impl::finalState() {
@@ -334,18 +288,11 @@ ops::Final Workspace::Impl::finalState() {
     throw;
   }
   pg->setTimeout(options.deadline);
-  // One round trip: the pending entries, the group, the stream.
-  auto replies = valkey->pipeline({{"XPENDING", stream, group, "-", "+", "100000"}, {"XINFO", "GROUPS", stream},
-                                   {"XRANGE", stream, "-", "+"}});
-  for (const auto& p : replies.at(0))
-    f.pending.push_back({p[0].get<std::string>(), p[1].get<std::string>(), p[2].get<int64_t>(), p[3].get<int>()});
-  auto b = brokerOf(replies.at(1), group);
-  for (const auto& e : replies.at(2)) {
-    std::string id = e[0].get<std::string>();
-    f.stream.push_back(id);
-    if (compareIds(id, b.lastDelivered) > 0) f.undelivered.push_back(id);
-  }
-  f.lastDelivered = b.lastDelivered;
+  auto left = broker->leftover();
+  for (auto& p : left.pending) f.pending.push_back({p.entry, p.consumer, p.idleMs, p.deliveries});
+  f.undelivered = std::move(left.undelivered);
+  f.stream = std::move(left.stream);
+  f.lastDelivered = std::move(left.position);
   return f;
 }
 
@@ -363,10 +310,7 @@ ChildSpec Workspace::Impl::targetSpec(const proxy::Hub::Ports& ports, const std:
     vars.emplace("PGGSSENCMODE", "disable");
   }
   vars["DATABASE_URL"] = pgUrl(sv, "127.0.0.1", ports.pg, database, query);
-  vars["VALKEY_URL"] = sv.valkey_password.empty()
-                           ? fmt::format("redis://127.0.0.1:{}/{}", ports.valkey, valkeyDb)
-                           : fmt::format("redis://:{}@127.0.0.1:{}/{}", sv.valkey_password, ports.valkey, valkeyDb);
-  vars["REDIS_URL"] = vars["VALKEY_URL"];
+  for (auto& [k, v] : broker->connectionEnv(ports.broker)) vars[k] = v;
   // Marks of this run and process, inherited by whatever the process starts (reapEscaped()).
   vars[kRunEnv] = runTag;
   vars[kProcessEnv] = label;
@@ -397,7 +341,7 @@ History Workspace::execute(const Schedule& schedule) {
   im.phases.clear();
   const auto t0 = std::chrono::steady_clock::now();
   im.runStarted = t0;
-  h.append("harness", ops::Plan{schedule, im.target.name, schedule.claimIdleMs > 0 ? schedule.claimIdleMs : im.options.claim_idle_ms, im.stream, im.group});
+  h.append("harness", ops::Plan{schedule, im.target.name, schedule.claimIdleMs > 0 ? schedule.claimIdleMs : im.options.claim_idle_ms, im.broker->stream(), im.broker->group()});
   try {
     im.reset();
     h.append("harness", ops::Initial{im.observe(im.options.deadline)});

@@ -4,6 +4,8 @@
 #include "supervisor/admin.h"
 #include "supervisor/workspace.h"
 
+#include "brokers/broker.h"
+
 #include "core/child.h"
 #include "proxy/hub.h"
 
@@ -13,19 +15,8 @@
 
 namespace idem {
 
-/// Broker progress of the group, as XINFO GROUPS shows it.
-struct BrokerState {
-  int64_t pending = 0;
-  std::string lastDelivered = "0-0";
-  bool operator==(const BrokerState& o) const { return pending == o.pending && lastDelivered == o.lastDelivered; }
-  bool operator!=(const BrokerState& o) const { return !(*this == o); }
-};
-
 /// The least time the final read of a run gets, even past --deadline: the state a limit proves things by.
 inline constexpr std::chrono::milliseconds kObserveFloor{1000};
-
-/// Compares stream ids "ms-seq" numerically.
-int compareIds(const std::string& a, const std::string& b);
 
 struct Workspace::Impl {
   ServerEndpoints servers;
@@ -38,10 +29,13 @@ struct Workspace::Impl {
   std::string database;   ///< PostgreSQL database of this workspace
   std::string schema;     ///< external servers: the schema made for this workspace, else ""
   std::string urlQuery;   ///< extra libpq URI query for consumers (search_path), may be empty
-  int valkeyDb = 0;
-  std::string stream, group;
   std::unique_ptr<PgAdmin> pg;
-  std::unique_ptr<ValkeyAdmin> valkey;
+  brokers::BrokerPtr broker; ///< the target's broker: the stream (topic) and group of this workspace
+  /// The broker side of a hub of this workspace's proxies.
+  proxy::BrokerSide brokerSide() const {
+    brokers::Broker* b = broker.get();
+    return {b->name(), b->protocol(), b->upstream(), [b](int port) { return b->tracker(port); }};
+  }
   std::vector<std::string> tables; ///< every table of the namespace, emptied on reset
   int cleanupId = -1;
   PhaseTimes phases; ///< of the execution under way (Workspace::phases)
@@ -60,14 +54,9 @@ struct Workspace::Impl {
   /// Throws UsageError when tables.names names a table tables.create did not make, or an observed query
   /// returns other columns than its invariant's kind reads.
   void checkScenarioShapes();
-  /// Sends the stream entries [from, to) of the schedule's stream in one pipeline; returns the id of the
-  /// last entry sent.
-  std::string send(History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields,
-                   size_t from, size_t to);
-  BrokerState broker();
-  /// The broker forgets what it delivered and what was acknowledged (a failover to a lagging replica):
-  /// the group's last-delivered id goes back to the start, so every entry is delivered again.
-  void forgetDeliveries();
+  /// Publishes the stream entries [from, to) of the schedule's stream at once.
+  void send(History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields,
+            size_t from, size_t to);
   Workspace::Restarter restarter;
   /// Restarts a server (restart faults) and reconnects the harness's own connection to it.
   void restartServer(const std::string& which);
@@ -76,7 +65,8 @@ struct Workspace::Impl {
   /// runs longer throws std::runtime_error naming the query and the time it had: the run can't be judged.
   ops::Final finalState();
   /// The spec of a target process `label` (a consumer, an HTTP server) behind its proxy ports: the base
-  /// environment, DATABASE_URL, VALKEY_URL and REDIS_URL through the proxies, the run's marks (escapes.h),
+  /// environment, DATABASE_URL and the broker's variables (VALKEY_URL, STREAM, ...) through the proxies,
+  /// the run's marks (escapes.h),
   /// `vars` (STREAM, PORT, ...), then the manifest's env expanded from them; argv resolved against the
   /// target's folder, which is its working directory; its log under logDir, capped at `logCap`.
   ChildSpec targetSpec(const proxy::Hub::Ports& ports, const std::string& label, const std::string& runTag,

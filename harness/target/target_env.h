@@ -22,7 +22,8 @@ inline const std::vector<std::string>& reservedEnv() {
   static const std::vector<std::string> names = {
       kOwnerEnv, kTempRootEnv, kRunEnv, kProcessEnv,                 // marks
       "DATABASE_URL", "VALKEY_URL", "REDIS_URL", "PGGSSENCMODE",     // the servers, through the proxies
-      "STREAM", "GROUP", "CONSUMER", "CLAIM_IDLE_MS",                // a consumer (docs/target-contract.md)
+      "KAFKA_BOOTSTRAP",                                             // a Kafka broker, through its proxy
+      "STREAM", "TOPIC", "GROUP", "CONSUMER", "CLAIM_IDLE_MS",       // a consumer (docs/target-contract.md)
       "PORT", "IDEMPOTENCY_LEASE_MS"};                               // an HTTP target (docs/http-contract.md)
   return names;
 }

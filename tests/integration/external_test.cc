@@ -9,6 +9,7 @@
 #include "support.h"
 
 #include "servers/servers.h"
+#include "brokers/valkey/admin.h"
 #include "supervisor/admin.h"
 
 #include <catch2/catch.hpp>

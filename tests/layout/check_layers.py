@@ -25,7 +25,7 @@ cli = re.search(r"target_link_libraries\(idemproof PRIVATE ([^)]*)\)", cmake)
 libs["idemproof"] = (["cli"], [d for d in cli.group(1).split() if d.startswith("idem_")])
 
 owner = {d: name for name, (dirs, _) in libs.items() for d in dirs}
-BROKER_MAY_LINK = {"idem_core", "idem_proxy", "idem_servers"}
+BROKER_MAY_LINK = {"idem_core", "idem_proxy", "idem_servers", "idem_brokers"}
 brokers = {name for name, (dirs, _) in libs.items() if any(d.startswith("brokers/") for d in dirs)}
 breaches = []
 for name, (_, deps) in libs.items():

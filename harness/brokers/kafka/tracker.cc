@@ -85,6 +85,7 @@ public:
     out.step.detail = std::move(facts.detail);
     out.step.acked = std::move(facts.committed);
     out.step.blocking = facts.blocking;
+    out.step.read = p.key == api::kFetch;
     return d;
   }
 

@@ -113,7 +113,7 @@ TEST_CASE("error 57P01: FATAL to the client, the session ends, the server never 
 
 TEST_CASE("error LOADING on Valkey: the client gets the error, the command is not executed, the connection lives") {
   Rig rig({"error:before:SET#2:LOADING"});
-  RawClient client(rig.ports.valkey);
+  RawClient client(rig.ports.broker);
   client.send(resp({"SET", "a", "1"}));
   REQUIRE(client.readN(5) == "+OK\r\n");
   client.send(resp({"SET", "b", "2"}));
@@ -129,7 +129,7 @@ TEST_CASE("error LOADING on Valkey: the client gets the error, the command is no
 
 TEST_CASE("error without a code: the transient error of the step's server") {
   Rig rig({"error:before:SET#1"});
-  RawClient client(rig.ports.valkey);
+  RawClient client(rig.ports.broker);
   client.send(resp({"SET", "a", "1"}));
   CHECK(client.readN(8) == "-LOADING");
   CHECK(rig.valkey.count() == 0);
@@ -137,7 +137,7 @@ TEST_CASE("error without a code: the transient error of the step's server") {
 
 TEST_CASE("a PostgreSQL error at a Valkey step is not applied: noted, the step goes on") {
   Rig rig({"error:before:SET#1:40001"});
-  RawClient client(rig.ports.valkey);
+  RawClient client(rig.ports.broker);
   client.send(resp({"SET", "a", "1"}));
   REQUIRE(client.readN(5) == "+OK\r\n");
   REQUIRE(rig.waitOps("note", 1));
@@ -185,7 +185,7 @@ TEST_CASE("drop after COMMIT#1: the server commits, the client never learns it (
 
 TEST_CASE("forget after SET#1: the reply waits until the harness has moved the broker back, then goes on") {
   Rig rig({"forget:after:SET#1"});
-  RawClient client(rig.ports.valkey);
+  RawClient client(rig.ports.broker);
   client.send(resp({"SET", "a", "1"}));
   auto due = serverActionsDue(rig);
   REQUIRE(due.size() == 1);
@@ -206,7 +206,7 @@ TEST_CASE("forget after SET#1: the reply waits until the harness has moved the b
 
 TEST_CASE("delay after SET#1: the reply is held, then reaches the client, and the step is ok") {
   Rig rig({"delay:after:SET#1:30"});
-  RawClient client(rig.ports.valkey);
+  RawClient client(rig.ports.broker);
   client.send(resp({"SET", "a", "1"}));
   CHECK(client.readN(5) == "+OK\r\n");
   REQUIRE(rig.valkey.waitCount(1)); // it took effect before its reply was held
@@ -219,7 +219,7 @@ TEST_CASE("delay after SET#1: the reply is held, then reaches the client, and th
 
 TEST_CASE("restart before SET#1: the request waits for the harness to restart the server, then goes on") {
   Rig rig({"restart:before:SET#1:valkey"});
-  RawClient client(rig.ports.valkey);
+  RawClient client(rig.ports.broker);
   client.send(resp({"SET", "a", "1"}));
   auto due = serverActionsDue(rig);
   REQUIRE(!due.empty());
@@ -274,7 +274,7 @@ TEST_CASE("hold c1 before SET#1 until c2 after SET#1: c2 runs freely, c1's reque
   Rig rig({"hold:c1:before:SET#1:c2:after:SET#1"});
   SecondProcess second(rig);
   const auto& ports2 = second.ports;
-  RawClient c1(rig.ports.valkey), c2(ports2.valkey);
+  RawClient c1(rig.ports.broker), c2(ports2.broker);
   c1.send(resp({"SET", "a", "1"}));
   REQUIRE(waitUntil([&] { return rig.ctl.activeHolds().size() == 1; }));
   CHECK(rig.valkey.count() == 0); // held: the server has not seen it
@@ -291,7 +291,7 @@ TEST_CASE("hold c1 before SET#1 until c2 after SET#1: c2 runs freely, c1's reque
 
 TEST_CASE("a hold the supervisor finds infeasible is released with its reason") {
   Rig rig({"hold:c1:after:SET#1"});
-  RawClient client(rig.ports.valkey);
+  RawClient client(rig.ports.broker);
   client.send(resp({"SET", "a", "1"}));
   REQUIRE(waitUntil([&] { return rig.ctl.activeHolds().size() == 1; }));
   REQUIRE(rig.valkey.waitCount(1)); // after: it took effect, its reply is held

@@ -62,7 +62,7 @@ TEST_CASE("pg: after:UPDATE#2 lets the server execute the query and withholds it
 
 TEST_CASE("pg: without kill points bytes pass unchanged, verbs count per verb over both servers") {
   Rig rig({});
-  RawClient pgc(rig.ports.pg), kv(rig.ports.valkey);
+  RawClient pgc(rig.ports.pg), kv(rig.ports.broker);
   pgStartup(pgc);
   const std::string begin = pg::query("BEGIN"), ins = pg::query("INSERT INTO t VALUES (1)"),
                     commit = pg::query("COMMIT");

@@ -24,7 +24,7 @@ const std::string kGarbage = std::string("*?garbage\r\n\x01\x02", 13) + std::str
 
 TEST_CASE("before:SET#2 withholds the request, records the kill and SIGKILLs the process group") {
   Rig rig({"before:SET#2"});
-  RawClient client(rig.ports.valkey);
+  RawClient client(rig.ports.broker);
 
   const std::string set1 = resp({"SET", "a", "1"}), set2 = resp({"SET", "b", "2"});
   client.send(set1);
@@ -60,12 +60,12 @@ TEST_CASE("before:SET#2 withholds the request, records the kill and SIGKILLs the
   CHECK(st.inflight == 0);
   CHECK(rig.ctl.pendingFaults().empty());
   // The owner's listeners are closed too: a replacement process needs new ones.
-  CHECK(connectRefused(rig.ports.valkey));
+  CHECK(connectRefused(rig.ports.broker));
 }
 
 TEST_CASE("after:SET#2 lets the server execute the request, withholds its reply and SIGKILLs") {
   Rig rig({"after:SET#2"});
-  RawClient client(rig.ports.valkey);
+  RawClient client(rig.ports.broker);
 
   const std::string set1 = resp({"SET", "a", "1"}), set2 = resp({"SET", "b", "2"});
   client.send(set1);
@@ -101,7 +101,7 @@ TEST_CASE("pipelined after:SET#2: later requests were forwarded, only SET#1's re
   // The server answers only once it holds all four requests: the pipeline is then known to have been
   // forwarded in full when the reply to SET#2 (the kill) reaches the proxy.
   rig.valkey.holdRepliesUntil(4);
-  RawClient client(rig.ports.valkey);
+  RawClient client(rig.ports.broker);
 
   const std::string batch =
       resp({"SET", "a", "1"}) + resp({"SET", "b", "2"}) + resp({"SET", "c", "3"}) + resp({"SET", "d", "4"});
@@ -134,7 +134,7 @@ TEST_CASE("pipelined after:SET#2: later requests were forwarded, only SET#1's re
 TEST_CASE("undecodable client bytes pass through unchanged and are recorded opaque") {
   // before:PING#2 must not fire on a PING sent after the opaque point: steps there are not counted.
   Rig rig({"before:PING#2"}, valkeyReply);
-  RawClient client(rig.ports.valkey);
+  RawClient client(rig.ports.broker);
   const std::string ping = resp({"PING"});
   std::string expected;
   uint64_t offset = 0;
@@ -184,7 +184,7 @@ TEST_CASE("undecodable client bytes pass through unchanged and are recorded opaq
 TEST_CASE("undecodable server bytes pass through unchanged and are recorded opaque") {
   const std::string garbled = std::string("\x01\x02 not resp\r\n", 13);
   Rig rig({}, [&](const std::vector<std::string>& cmd) { return cmd[0] == "GET" ? garbled : "+OK\r\n"; });
-  RawClient client(rig.ports.valkey);
+  RawClient client(rig.ports.broker);
 
   client.send(resp({"SET", "a", "1"}));
   REQUIRE(client.readN(5) == "+OK\r\n");
@@ -204,7 +204,7 @@ TEST_CASE("undecodable server bytes pass through unchanged and are recorded opaq
 
 TEST_CASE("without kill points every byte passes unchanged and every step is ok") {
   Rig rig({}, valkeyReply);
-  RawClient client(rig.ports.valkey);
+  RawClient client(rig.ports.broker);
 
   const std::string set1 = resp({"SET", "k1", "v1"}), set2 = resp({"SET", "k2", "v2"}), get1 = resp({"GET", "k1"});
   client.send(set1);
@@ -215,7 +215,7 @@ TEST_CASE("without kill points every byte passes unchanged and every step is ok"
   CHECK(client.readN(11) == "$5\r\nvalue\r\n");
 
   // A second connection of the same process, pipelined: counting goes on over the run.
-  RawClient second(rig.ports.valkey);
+  RawClient second(rig.ports.broker);
   const std::string batch = resp({"SET", "k3", "v3"}) + resp({"GET", "k3"});
   second.send(batch);
   CHECK(second.readN(16) == "+OK\r\n$5\r\nvalue\r\n");
@@ -266,7 +266,7 @@ TEST_CASE("a kill point on a process with no live process group: a note, no kill
     reached = 1;
   }
   Rig rig({point}, {}, gone);
-  RawClient client(rig.ports.valkey);
+  RawClient client(rig.ports.broker);
   client.send(resp({"SET", "a", "1"}));
 
   auto res = client.readUntilClosed();
@@ -297,7 +297,7 @@ TEST_CASE("VERB#k counts over the whole run: the kill hits the process that send
   SleepingChild& child2 = second.child;
   const auto& ports2 = second.ports;
 
-  RawClient c1(rig.ports.valkey), c2(ports2.valkey);
+  RawClient c1(rig.ports.broker), c2(ports2.broker);
   c1.send(resp({"SET", "a", "1"}));
   REQUIRE(c1.readN(5) == "+OK\r\n");
   c2.send(resp({"SET", "b", "2"})); // SET#2 of the run
@@ -329,7 +329,7 @@ TEST_CASE("cN:VERB#k counts one process's steps: c1:before:SET#2 waits for c1's 
   SleepingChild& child2 = second.child;
   const auto& ports2 = second.ports;
 
-  RawClient c1(rig.ports.valkey), c2(ports2.valkey);
+  RawClient c1(rig.ports.broker), c2(ports2.broker);
   c1.send(resp({"SET", "a", "1"}));
   REQUIRE(c1.readN(5) == "+OK\r\n");
   c2.send(resp({"SET", "b", "2"})); // SET#2 of the run, but c2's: untouched
@@ -350,7 +350,7 @@ TEST_CASE("cN:VERB#k counts one process's steps: c1:before:SET#2 waits for c1's 
 // a write starts. Found by this test (the proxy counted bytes as sent only in the completion handler).
 TEST_CASE("pipelined before:SET#2: SET#1, already sent, is recorded forwarded", "[hub]") {
   Rig rig({"before:SET#2"});
-  RawClient client(rig.ports.valkey);
+  RawClient client(rig.ports.broker);
   const std::string set1 = resp({"SET", "a", "1"});
   client.send(set1 + resp({"SET", "b", "2"})); // one write
 

@@ -48,7 +48,7 @@ TEST_CASE("a fault kind defined in one file: sever after SET#2 resets the connec
   Fault f = Fault::parse("sever:after:SET#2", "test");
   CHECK(f.str() == "sever:after:SET#2");
   Rig rig({"sever:after:SET#2"});
-  RawClient client(rig.ports.valkey);
+  RawClient client(rig.ports.broker);
   client.send(resp({"SET", "a", "1"}));
   REQUIRE(client.readN(5) == "+OK\r\n");
   client.send(resp({"SET", "b", "2"}));
@@ -62,7 +62,7 @@ TEST_CASE("a fault kind defined in one file: sever after SET#2 resets the connec
   CHECK(rig.child.alive()); // no kill: the process lives
   CHECK_FALSE(rig.ctl.state(1).killed);
   // Its other connections and new ones still work.
-  RawClient again(rig.ports.valkey);
+  RawClient again(rig.ports.broker);
   again.send(resp({"SET", "c", "3"}));
   CHECK(again.readN(5) == "+OK\r\n");
 }
@@ -70,7 +70,7 @@ TEST_CASE("a fault kind defined in one file: sever after SET#2 resets the connec
 TEST_CASE("a fault kind defined in one file: linger before SET#1 holds the request, then lets it through") {
   REQUIRE(registered);
   Rig rig({"linger:before:SET#1:1000"});
-  RawClient client(rig.ports.valkey);
+  RawClient client(rig.ports.broker);
   auto t0 = std::chrono::steady_clock::now();
   client.send(resp({"SET", "a", "1"}) + resp({"GET", "a"})); // the GET waits behind the held SET
   REQUIRE(rig.waitOps("fault", 1));

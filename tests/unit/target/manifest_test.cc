@@ -120,8 +120,8 @@ TEST_CASE("manifest: env must be an object of strings with valid names", "[manif
 
 TEST_CASE("manifest: env may set no variable idemproof sets, nor the loader's", "[manifest]") {
   for (const char* name : {"IDEMPROOF_RUN", "IDEMPROOF_OWNER", "IDEMPROOF_PROCESS", "IDEMPROOF_TMPDIR", "PORT",
-                           "DATABASE_URL", "VALKEY_URL", "REDIS_URL", "STREAM", "GROUP", "CONSUMER", "CLAIM_IDLE_MS",
-                           "IDEMPOTENCY_LEASE_MS"}) {
+                           "DATABASE_URL", "VALKEY_URL", "REDIS_URL", "KAFKA_BOOTSTRAP", "STREAM", "TOPIC", "GROUP",
+                           "CONSUMER", "CLAIM_IDLE_MS", "IDEMPOTENCY_LEASE_MS"}) {
     INFO(name);
     CHECK_THAT(manifestError(std::string(R"({"name": "x", "command": ["./x"], "env": {")") + name +
                              R"(": "1"}, "scenarios": ["wallet"]})"),

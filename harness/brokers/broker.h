@@ -1,0 +1,102 @@
+#pragma once
+/// The seam between the harness and a broker. Everything that names a broker's verbs, its server, its
+/// producer or its final state lives in that broker's folder (brokers/valkey, brokers/kafka) behind this
+/// interface; the supervisor, the checkers and the report see only what is here, in the broker's own
+/// words (entry ids, the server's name in steps).
+///
+/// One Broker per workspace: the workspace's namespace on the broker (a stream and its group, a topic
+/// and its group), reset before each schedule. The harness's own connections go to the broker directly,
+/// never through the proxies.
+#include "proxy/hub.h"
+#include "proxy/tracker.h"
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace idem::brokers {
+
+/// One message the producer publishes: the event's key (what a partitioned broker keys it by) and its
+/// fields in the scenario's order, all strings.
+struct Message {
+  std::string key;
+  std::string eventId; ///< the business event id (a header where the broker has them), may be empty
+  std::vector<std::pair<std::string, std::string>> fields;
+};
+
+/// Where the group stands, as the broker itself says (asked while a run settles: cheap).
+struct Progress {
+  /// Entries still to be acknowledged by the group: delivered and not acknowledged (Valkey's pending
+  /// entries), or past the group's committed offset (Kafka's lag), as the broker counts them.
+  int64_t pending = 0;
+  /// Every entry published so far has been delivered to the group at least once.
+  bool delivered = false;
+  /// Where delivery stands, for the record of a stall: "1700000000000-3", "payments-0@3 payments-1@0".
+  std::string position;
+};
+
+/// An entry delivered and not acknowledged when the run ended.
+struct PendingEntry {
+  std::string entry;
+  std::string consumer;
+  int64_t idleMs = 0;
+  int deliveries = 0;
+};
+
+/// What the broker holds when the run ended.
+struct Leftover {
+  std::vector<PendingEntry> pending;    ///< delivered, not acknowledged
+  std::vector<std::string> undelivered; ///< the group will deliver them (again)
+  std::vector<std::string> stream;      ///< every entry the broker holds, in its order
+  std::string position;                 ///< Progress::position at the end
+};
+
+class Broker {
+public:
+  virtual ~Broker() = default;
+
+  /// The server's name in steps and faults: "valkey", "kafka".
+  virtual const char* name() const = 0;
+  /// Its name for people: "Valkey", "Kafka".
+  virtual const char* title() const = 0;
+  /// Its protocol, for messages: "RESP", "Kafka".
+  virtual const char* protocol() const = 0;
+  /// What consumers connect to, through the proxies.
+  virtual proxy::Upstream upstream() const = 0;
+  /// A tracker for one consumer connection to the broker, made when the proxy `listenPort` accepts it.
+  /// Its steps speak the history's terms: the entries a step acknowledges are entry ids as deliveries
+  /// name them (a Kafka offset commit, which names positions, acknowledges the records it passes).
+  virtual proxy::TrackerPtr tracker(int listenPort) = 0;
+  /// The namespace's names, recorded with the plan: the stream (topic) and the group.
+  virtual std::string stream() const = 0;
+  virtual std::string group() const = 0;
+
+  /// Before each schedule: an empty stream (topic) and a new group reading it from the start.
+  virtual void reset() = 0;
+  /// Publishes `messages` in order; returns each one's entry id, as the broker's deliveries name it.
+  virtual std::vector<std::string> publish(const std::vector<Message>& messages) = 0;
+  virtual Progress progress() = 0;
+  /// The `forget` fault: the broker forgets what the group acknowledged (a failover to a lagging
+  /// replica, a lost offset commit), so the group's entries are delivered again.
+  virtual void forget() = 0;
+  virtual Leftover leftover() = 0;
+
+  /// How a target process whose broker proxy listens on `proxyPort` reaches the broker: VALKEY_URL and
+  /// REDIS_URL, KAFKA_BOOTSTRAP. Every name must be reserved (target/target_env.h).
+  virtual std::map<std::string, std::string> connectionEnv(int proxyPort) const = 0;
+  /// What a consumer reads (besides CONSUMER): STREAM and GROUP, TOPIC and GROUP. Reserved names too.
+  virtual std::map<std::string, std::string> consumerEnv() const = 0;
+  /// The broker's server restarted (the `restart` fault): the harness's own connection went with it.
+  virtual void reconnect() {}
+  /// The consumer process whose broker proxy listened on `listenPort` was killed: what its client would
+  /// have told the broker had it closed (a Kafka member's LeaveGroup, so that its group does not wait out
+  /// its session). Default: nothing (Valkey: its pending entries stay, to be claimed).
+  virtual void killed(int listenPort) { (void)listenPort; }
+};
+
+using BrokerPtr = std::unique_ptr<Broker>;
+
+} // namespace idem::brokers

@@ -1,0 +1,126 @@
+#include "brokers/valkey/valkey_broker.h"
+#include "brokers/valkey/admin.h"
+
+#include "core/cleanup.h"
+
+#include <fmt/format.h>
+
+namespace idem::brokers {
+
+namespace {
+
+std::vector<int64_t> idParts(const std::string& id) {
+  auto dash = id.find('-');
+  if (dash == std::string::npos) return {std::stoll(id), 0};
+  return {std::stoll(id.substr(0, dash)), std::stoll(id.substr(dash + 1))};
+}
+
+/// The group's pending count and last-delivered id in an XINFO GROUPS reply.
+std::pair<int64_t, std::string> groupOf(const nlohmann::json& groups, const std::string& group) {
+  std::pair<int64_t, std::string> out{0, "0-0"};
+  for (const auto& g : groups) {
+    std::map<std::string, nlohmann::json> m;
+    for (size_t i = 0; i + 1 < g.size(); i += 2) m[g[i].get<std::string>()] = g[i + 1];
+    if (m["name"] != group) continue;
+    out = {m["pending"].get<int64_t>(), m["last-delivered-id"].get<std::string>()};
+  }
+  return out;
+}
+
+} // namespace
+
+int compareIds(const std::string& a, const std::string& b) {
+  auto x = idParts(a), y = idParts(b);
+  if (x < y) return -1;
+  if (y < x) return 1;
+  return 0;
+}
+
+ValkeyBroker::ValkeyBroker(ValkeyEndpoint endpoint, std::string stream, std::string group)
+    : ep_(std::move(endpoint)), stream_(std::move(stream)), group_(std::move(group)) {
+  admin_ = std::make_unique<ValkeyAdmin>(ep_.host, ep_.port, ep_.password, ep_.db);
+  if (!ep_.owned) {
+    // The server is the user's: on a signal, delete what we made.
+    auto ep = ep_;
+    auto str = stream_;
+    cleanupId_ = Cleanup::instance().add("stream " + stream_, [ep, str] {
+      try {
+        ValkeyAdmin(ep.host, ep.port, ep.password, ep.db).command({"DEL", str});
+      } catch (const std::exception&) {
+      }
+    });
+  }
+}
+
+ValkeyBroker::~ValkeyBroker() {
+  if (cleanupId_ < 0) return;
+  Cleanup::instance().remove(cleanupId_);
+  try {
+    admin_->command({"DEL", stream_});
+  } catch (const std::exception&) {
+  }
+}
+
+proxy::TrackerPtr ValkeyBroker::tracker(int) { return proxy::makeRespTracker(); }
+
+void ValkeyBroker::reconnect() { admin_ = std::make_unique<ValkeyAdmin>(ep_.host, ep_.port, ep_.password, ep_.db); }
+
+void ValkeyBroker::reset() {
+  std::vector<std::vector<std::string>> cmds;
+  if (ep_.owned) cmds.push_back({"FLUSHDB"});
+  else cmds.push_back({"DEL", stream_});
+  cmds.push_back({"XGROUP", "CREATE", stream_, group_, "0", "MKSTREAM"});
+  admin_->pipeline(cmds);
+  lastPublished_ = "0-0";
+}
+
+std::vector<std::string> ValkeyBroker::publish(const std::vector<Message>& messages) {
+  std::vector<std::vector<std::string>> cmds;
+  for (const auto& m : messages) {
+    std::vector<std::string> argv{"XADD", stream_, "*"};
+    for (const auto& [k, v] : m.fields) {
+      argv.push_back(k);
+      argv.push_back(v);
+    }
+    cmds.push_back(std::move(argv));
+  }
+  std::vector<std::string> ids;
+  if (cmds.empty()) return ids;
+  for (const auto& r : admin_->pipeline(cmds)) ids.push_back(r.get<std::string>());
+  lastPublished_ = ids.back();
+  return ids;
+}
+
+Progress ValkeyBroker::progress() {
+  auto [pending, last] = groupOf(admin_->command({"XINFO", "GROUPS", stream_}), group_);
+  return {pending, compareIds(last, lastPublished_) >= 0, last};
+}
+
+void ValkeyBroker::forget() {
+  // Entries re-read with '>' replace their pending records (same id, this consumer, one delivery).
+  admin_->command({"XGROUP", "SETID", stream_, group_, "0"});
+}
+
+Leftover ValkeyBroker::leftover() {
+  Leftover l;
+  // One round trip: the pending entries, the group, the stream.
+  auto replies = admin_->pipeline({{"XPENDING", stream_, group_, "-", "+", "100000"}, {"XINFO", "GROUPS", stream_},
+                                   {"XRANGE", stream_, "-", "+"}});
+  for (const auto& p : replies.at(0))
+    l.pending.push_back({p[0].get<std::string>(), p[1].get<std::string>(), p[2].get<int64_t>(), p[3].get<int>()});
+  l.position = groupOf(replies.at(1), group_).second;
+  for (const auto& e : replies.at(2)) {
+    std::string id = e[0].get<std::string>();
+    l.stream.push_back(id);
+    if (compareIds(id, l.position) > 0) l.undelivered.push_back(id);
+  }
+  return l;
+}
+
+std::map<std::string, std::string> ValkeyBroker::connectionEnv(int proxyPort) const {
+  std::string url = ep_.password.empty() ? fmt::format("redis://127.0.0.1:{}/{}", proxyPort, ep_.db)
+                                         : fmt::format("redis://:{}@127.0.0.1:{}/{}", ep_.password, proxyPort, ep_.db);
+  return {{"VALKEY_URL", url}, {"REDIS_URL", url}};
+}
+
+} // namespace idem::brokers

@@ -1,0 +1,17 @@
+#pragma once
+/// The brokers the harness runs consumers on, by the name a target's manifest gives ("broker"). The one
+/// place that names them: adding a broker is a folder under brokers/ and a line here.
+#include "brokers/broker.h"
+#include "servers/servers.h"
+#include "target/manifest.h"
+
+#include <string>
+
+namespace idem {
+
+/// The broker of `target` for one workspace: its stream (topic) is named after `stream`, its resources
+/// tagged with `tag` (unique per workspace and idemproof process). Throws UsageError when it can't start.
+brokers::BrokerPtr makeBroker(const ServerEndpoints& servers, const Target& target, const std::string& stream,
+                              const std::string& tag);
+
+} // namespace idem
