@@ -3,6 +3,7 @@
 // LeaveGroup it sends for a member that was killed.
 #include "brokers/kafka/client/admin.h"
 #include "brokers/kafka/client/embedded.h"
+#include "core/cleanup.h"
 #include "core/error.h"
 
 #include <boost/process.hpp>
@@ -258,4 +259,13 @@ TEST_CASE("kafka client: a program that exits at start or no listener is a clear
     stopped = kafka.bootstrap();
   }
   CHECK_THROWS_WITH(KafkaAdmin::leaveGroup(stopped, m, std::chrono::seconds(2)), Catch::Contains("connect"));
+}
+
+TEST_CASE("kafka client: Cleanup stops the broker as a signal to idemproof would, SIGTERM first") {
+  EmbeddedKafka kafka({kProgram});
+  const pid_t pid = kafka.pid();
+  CHECK(kafka.command("topic t 1") == "ok");
+  idem::Cleanup::instance().runAll(); // what the signal thread runs on SIGINT, SIGTERM or SIGHUP
+  CHECK(processGone(pid));
+  CHECK_THROWS_WITH(kafka.command("topic u 1"), Catch::Contains("idemproof-kafka-server"));
 }
