@@ -140,6 +140,10 @@ TEST_CASE("kafka client: produce keyed records, progress and commit, a member's 
       lastOffset[p] = offset;
     }
 
+    // A topic nobody created is an error, and stays uncreated (the mock creates a topic a Metadata request
+    // names, with 4 partitions).
+    CHECK_THROWS_WITH(admin.produce("missing", recs), Catch::Contains("Kafka topic missing: no such topic"));
+    CHECK_THROWS_WITH(admin.progress("missing", "g", std::chrono::seconds(5)), Catch::Contains("no such topic"));
     auto progress = admin.progress("payments", "g", std::chrono::seconds(5));
     REQUIRE(progress.size() == 3);
     int64_t total = 0;
