@@ -61,6 +61,8 @@ std::filesystem::path EmbeddedKafka::findProgram() {
   if (!ec) {
     places.push_back(self.parent_path() / kProgram);
     places.push_back((self.parent_path() / ".." / "bin" / kProgram).lexically_normal());
+    // A test executable of the build tree (build/tests/) finds the one built beside idemproof (build/).
+    places.push_back((self.parent_path() / ".." / kProgram).lexically_normal());
   }
   for (const auto& p : places)
     if (::access(p.c_str(), X_OK) == 0) return p;
@@ -72,7 +74,7 @@ std::filesystem::path EmbeddedKafka::findProgram() {
       if (::access(p.c_str(), X_OK) == 0) return p;
     }
   }
-  throw UsageError(fmt::format("{} not found beside {}, in its ../bin, or on PATH", kProgram,
+  throw UsageError(fmt::format("{} not found beside {}, in its ../bin or .., or on PATH", kProgram,
                                ec ? std::string("idemproof") : self.string()));
 }
 

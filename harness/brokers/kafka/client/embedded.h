@@ -42,8 +42,8 @@ public:
   pid_t pid() const { return pid_; }
   const std::filesystem::path& log() const { return log_; }
 
-  /// `idemproof-kafka-server` beside the running executable (/proc/self/exe's folder), then in its ../bin,
-  /// then on PATH. Throws UsageError naming the places when it is in none.
+  /// `idemproof-kafka-server` beside the running executable (/proc/self/exe's folder), then in its ../bin
+  /// (an installed tree), then in its .. (a test executable in build/tests), then on PATH. Throws UsageError naming the places when it is in none.
   static std::filesystem::path findProgram();
 
 private:

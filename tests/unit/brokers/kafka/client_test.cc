@@ -266,7 +266,9 @@ TEST_CASE("kafka client: a program that exits at start or no listener is a clear
 }
 
 TEST_CASE("kafka client: Cleanup stops the broker as a signal to idemproof would, SIGTERM first") {
-  EmbeddedKafka kafka({kProgram});
+  CHECK(EmbeddedKafka::findProgram() == std::filesystem::path(kProgram).lexically_normal());
+  EmbeddedKafka kafka; // found beside the test executable's folder
+
   const pid_t pid = kafka.pid();
   CHECK(kafka.command("topic t 1") == "ok");
   idem::Cleanup::instance().runAll(); // what the signal thread runs on SIGINT, SIGTERM or SIGHUP
