@@ -52,7 +52,7 @@ namespace {
 /// Order matters: PR_SET_PDEATHSIG is cleared by setuid/setgid, so it comes last.
 struct ChildSetup : bp::extend::handler {
   const char* cwd = nullptr;
-  int stdinFd = -1, logFd = -1;
+  int stdinFd = -1, stdoutFd = -1, logFd = -1;
   std::optional<uid_t> uid;
   std::optional<gid_t> gid;
   pid_t parent = 0;
@@ -73,7 +73,7 @@ struct ChildSetup : bp::extend::handler {
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (::dup2(stdinFd, 0) < 0 || ::dup2(logFd, 1) < 0 || ::dup2(logFd, 2) < 0) fail(exec, "dup2");
+    if (::dup2(stdinFd, 0) < 0 || ::dup2(stdoutFd, 1) < 0 || ::dup2(logFd, 2) < 0) fail(exec, "dup2");
     // Listening sockets of the proxies must not leak into consumers; the error pipe is CLOEXEC already.
     ::syscall(SYS_close_range, 3u, ~0u, 4u /* CLOSE_RANGE_CLOEXEC */);
     // bp::start_dir ignores a failing chdir (1.81), so chdir is done here.
@@ -242,7 +242,14 @@ Child Child::spawn(const ChildSpec& spec) {
   ChildSetup setup;
   std::string cwd = spec.cwd.string();
   setup.cwd = cwd.c_str();
-  setup.stdinFd = nullFd;
+  // A caller's descriptor below 3 (idemproof's own stdio closed) would be dup2'd onto itself and keep its
+  // close-on-exec flag: a copy above 2 is passed instead.
+  int ownIn = -1, ownOut = -1;
+  auto high = [](int fd) { return fd >= 3 ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, 3); };
+  if (spec.stdinFd >= 0) ownIn = high(spec.stdinFd);
+  if (spec.stdoutFd >= 0) ownOut = high(spec.stdoutFd);
+  setup.stdinFd = spec.stdinFd < 0 ? nullFd : ownIn >= 0 ? ownIn : spec.stdinFd;
+  setup.stdoutFd = spec.stdoutFd < 0 ? logFd : ownOut >= 0 ? ownOut : spec.stdoutFd;
   setup.logFd = logFd;
   setup.uid = spec.uid;
   setup.gid = spec.gid;
@@ -261,6 +268,8 @@ Child Child::spawn(const ChildSpec& spec) {
     c = bp::child(bp::exe = exe, bp::args = args, env, setup, bp::posix::use_vfork, ec);
   });
   ::close(nullFd);
+  if (ownIn >= 0) ::close(ownIn);
+  if (ownOut >= 0) ::close(ownOut);
   if (sink) sink->closeWriteFd(); // the child holds its own copy now
   else if (logFd != nullFd) ::close(logFd);
   if (ec || !c.valid()) throw failure(ec ? errnoText(ec.value()) : "spawn failed");

@@ -37,6 +37,11 @@ struct ChildSpec {
   std::optional<uid_t> uid;                  ///< drop to this user (and gid, no supplementary groups)
   std::optional<gid_t> gid;
   std::string what;                          ///< for messages: "consumer c1 (targets/simple)"
+  /// >= 0: the child's stdin / stdout is this descriptor (e.g. one end of a pipe the caller made, for a
+  /// child that takes commands and answers them), instead of /dev/null / the log. The caller keeps its own
+  /// and closes it after spawn(); stderr still goes to the log.
+  int stdinFd = -1;
+  int stdoutFd = -1;
 };
 
 /// A running (or finished) child in its own process group (pgid == pid).

@@ -9,6 +9,7 @@
 #include "skip.h"
 #include <fmt/format.h>
 
+#include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -95,6 +96,30 @@ TEST_CASE("stdout and stderr are appended to the log, env and cwd are the spec's
   REQUIRE(Child::spawn(shell("echo again", log)).waitFor(60s)->code == 0);
   std::string text = slurp(log);
   CHECK(text == "out\nerr\nFOO=bar\n" + dir.path().string() + "\nagain\n");
+}
+
+TEST_CASE("stdinFd and stdoutFd: a child that answers lines on pipes, stderr still in the log", "[process]") {
+  TempDir dir("idem-test-");
+  fs::path log = dir.path() / "child.log";
+  int in[2], out[2];
+  REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
+  REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+  ChildSpec spec = shell("read line; echo \"got $line\"; echo err >&2", log);
+  spec.stdinFd = in[0];
+  spec.stdoutFd = out[1];
+  Child c = Child::spawn(spec);
+  ::close(in[0]);
+  ::close(out[1]);
+  REQUIRE(::write(in[1], "hello\n", 6) == 6);
+  ::close(in[1]);
+  std::string got;
+  char buf[64];
+  ssize_t n;
+  while ((n = ::read(out[0], buf, sizeof buf)) > 0) got.append(buf, static_cast<size_t>(n));
+  ::close(out[0]);
+  CHECK(got == "got hello\n");
+  REQUIRE(c.waitFor(60s)->code == 0);
+  CHECK(slurp(log) == "err\n");
 }
 
 TEST_CASE("a temp folder is private to idemproof's user, and a child's log in it too", "[process]") {
