@@ -96,12 +96,6 @@ Session::Session(const CommonArgs& args, const BeforeServers& check) : args_(arg
   for (const auto& t : args_.targets) targets_.push_back(loadTarget(t));
   scenario_ = loadScenario(args_.scenario, scenariosDir());
   for (const auto& t : targets_) {
-    // Its pieces stand ready (harness/brokers/kafka), but no run yet plays a Kafka producer nor reads a
-    // group's offsets: a verdict on a Kafka consumer run against Valkey would be no verdict at all.
-    if (t.broker != "valkey")
-      throw UsageError(fmt::format("--target: target '{}' ({}) field 'broker': {} consumers are not run yet; "
-                                   "idemproof judges Valkey/Redis Streams consumers and HTTP targets",
-                                   t.name, t.manifest.string(), t.broker));
     if (!t.implements(scenario_.name)) {
       std::string list;
       for (const auto& s : t.scenarios) list += (list.empty() ? "" : ", ") + s;

@@ -1,5 +1,6 @@
 #include "supervisor/broker_registry.h"
 
+#include "brokers/kafka/client/kafka_broker.h"
 #include "brokers/valkey/valkey_broker.h"
 
 #include "core/error.h"
@@ -8,14 +9,14 @@
 
 namespace idem {
 
-brokers::BrokerPtr makeBroker(const ServerEndpoints& s, const Target& target, const std::string& stream,
-                              const std::string& tag) {
-  (void)tag;
+brokers::BrokerPtr makeBroker(const ServerEndpoints& s, const Target& target, const std::string& stream) {
   if (target.broker == "valkey") {
     // Embedded: each workspace has a Valkey of its own (Session::workspace); external: the URL's database.
     brokers::ValkeyEndpoint ep{s.valkey_host, s.valkey_port, s.valkey_password, s.valkey_db, s.embedded};
     return std::make_unique<brokers::ValkeyBroker>(ep, stream, "idemproof");
   }
+  // Its own embedded broker per workspace (librdkafka's mock cluster: brokers/kafka/README.md).
+  if (target.broker == "kafka") return std::make_unique<kafka::client::KafkaBroker>();
   throw UsageError(fmt::format("{}: field 'broker': no broker '{}'", target.manifest.string(), target.broker));
 }
 

@@ -9,9 +9,8 @@
 
 namespace idem {
 
-/// The broker of `target` for one workspace: its stream (topic) is named after `stream`, its resources
-/// tagged with `tag` (unique per workspace and idemproof process). Throws UsageError when it can't start.
-brokers::BrokerPtr makeBroker(const ServerEndpoints& servers, const Target& target, const std::string& stream,
-                              const std::string& tag);
+/// The broker of `target` for one workspace: on Valkey, the stream `stream` of `servers`; on Kafka, an
+/// embedded broker of its own. Throws UsageError when it can't start.
+brokers::BrokerPtr makeBroker(const ServerEndpoints& servers, const Target& target, const std::string& stream);
 
 } // namespace idem

@@ -138,7 +138,7 @@ void Workspace::Impl::create() {
       }
     });
   }
-  broker = makeBroker(s, target, stream, tag);
+  broker = makeBroker(s, target, stream);
   try {
     pg->exec(scenario.create_sql);
   } catch (const std::exception& e) {
@@ -215,7 +215,6 @@ void Workspace::Impl::reset() {
   } catch (const std::exception& e) {
     throw UsageError(fmt::format("{}: field 'tables.initial': {}", scenario.file.string(), e.what()));
   }
-  broker->reset();
 }
 
 Observed Workspace::Impl::observe(std::chrono::milliseconds budget) {
@@ -341,8 +340,16 @@ History Workspace::execute(const Schedule& schedule) {
   im.phases.clear();
   const auto t0 = std::chrono::steady_clock::now();
   im.runStarted = t0;
+  // The broker first: the plan records the stream (topic) and group the run reads, which a reset may name.
+  std::string brokerError;
+  try {
+    im.broker->reset();
+  } catch (const std::exception& e) {
+    brokerError = e.what();
+  }
   h.append("harness", ops::Plan{schedule, im.target.name, schedule.claimIdleMs > 0 ? schedule.claimIdleMs : im.options.claim_idle_ms, im.broker->stream(), im.broker->group()});
   try {
+    if (!brokerError.empty()) throw std::runtime_error(brokerError);
     im.reset();
     h.append("harness", ops::Initial{im.observe(im.options.deadline)});
     im.phase("reset", t0);

@@ -47,7 +47,7 @@ struct Workspace::Impl {
   void phase(const std::string& name, std::chrono::steady_clock::time_point from, std::chrono::steady_clock::time_point to);
 
   void create();
-  void reset();
+  void reset(); ///< the tables (the broker resets apart: execute)
   /// The rows of the scenario's queries; `budget` is the statement timeout they run under (for the message
   /// when one runs longer: std::runtime_error; any other SQL error: UsageError naming the field).
   Observed observe(std::chrono::milliseconds budget);

@@ -1,0 +1,240 @@
+#include "brokers/kafka/client/kafka_broker.h"
+#include "brokers/kafka/client/admin.h"
+#include "brokers/kafka/client/embedded.h"
+
+#include "brokers/kafka/tracker.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <mutex>
+#include <set>
+
+namespace idem::kafka::client {
+
+namespace {
+
+constexpr std::chrono::milliseconds kAsk{5000};
+
+/// "topic-3@17" -> ("topic-3", 17); nullopt when it is no position.
+std::optional<std::pair<std::string, int64_t>> splitPosition(const std::string& id) {
+  auto at = id.rfind('@');
+  if (at == std::string::npos || at == 0) return std::nullopt;
+  try {
+    return std::make_pair(id.substr(0, at), std::stoll(id.substr(at + 1)));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+} // namespace
+
+/// What the run's trackers and its producer share across the hub's I/O thread and the supervisor's: the
+/// records published (by partition), those no fetch has delivered yet, and the trackers by listener.
+struct Ledger {
+  std::mutex mu;
+  std::map<std::string, std::map<int64_t, std::string>> published; ///< "topic-p" -> offset -> entry id
+  std::map<std::string, int64_t> passedTo; ///< "topic-p" -> the highest position a commit passed so far
+  std::set<std::string> undelivered;
+  std::multimap<int, std::weak_ptr<proxy::Tracker>> trackers; ///< by the listener that accepted them
+
+  /// The published records an offset commit passes for the first time: on each committed partition,
+  /// those below the committed position (the next offset to read) that no earlier commit passed.
+  std::vector<std::string> passed(const std::vector<std::string>& positions) {
+    std::lock_guard<std::mutex> lock(mu);
+    std::vector<std::string> out;
+    for (const auto& pos : positions) {
+      auto p = splitPosition(pos);
+      if (!p) continue;
+      auto it = published.find(p->first);
+      if (it == published.end()) continue;
+      int64_t& from = passedTo[p->first];
+      for (auto r = it->second.lower_bound(from); r != it->second.end() && r->first < p->second; ++r)
+        out.push_back(r->second);
+      from = std::max(from, p->second);
+    }
+    return out;
+  }
+
+  void delivered(const std::vector<proxy::EntryView>& entries) {
+    if (entries.empty()) return;
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& e : entries) undelivered.erase(e.id);
+  }
+};
+
+namespace {
+
+/// The Kafka tracker, with its steps in the history's terms: an offset commit acknowledges the records it
+/// passes (the tracker names the positions), and only a Fetch is a blocking read — a JoinGroup the
+/// coordinator holds through a rebalance is a request its client waits on, not a consumer at rest.
+class RunTracker final : public proxy::Tracker {
+public:
+  RunTracker(std::shared_ptr<proxy::Tracker> inner, std::shared_ptr<Ledger> ledger)
+      : inner_(std::move(inner)), ledger_(std::move(ledger)) {}
+
+  proxy::Decode onClient(std::string_view buf, proxy::ClientMsg& out) override {
+    auto d = inner_->onClient(buf, out);
+    if (d == proxy::Decode::Message && out.kind == proxy::ClientMsg::Kind::RequestEnd) {
+      if (!out.step.acked.empty()) out.step.acked = ledger_->passed(out.step.acked);
+      if (!out.step.read) out.step.blocking = false;
+    }
+    return d;
+  }
+
+  proxy::Decode onServer(std::string_view buf, proxy::ServerMsg& out) override {
+    auto d = inner_->onServer(buf, out);
+    if (d == proxy::Decode::Message && out.kind == proxy::ServerMsg::Kind::ReplyEnd && !out.reply.error)
+      ledger_->delivered(out.reply.delivered);
+    return d;
+  }
+
+  void withdrawLast() override { inner_->withdrawLast(); }
+
+private:
+  std::shared_ptr<proxy::Tracker> inner_;
+  std::shared_ptr<Ledger> ledger_;
+};
+
+} // namespace
+
+KafkaBroker::KafkaBroker(int partitions) : partitions_(partitions), ledger_(std::make_shared<Ledger>()) {
+  server_ = std::make_unique<EmbeddedKafka>();
+  admin_ = std::make_unique<KafkaAdmin>(server_->bootstrap());
+}
+
+KafkaBroker::~KafkaBroker() = default;
+
+proxy::Upstream KafkaBroker::upstream() const {
+  const std::string& b = server_->bootstrap();
+  auto colon = b.rfind(':');
+  return {b.substr(0, colon), std::stoi(b.substr(colon + 1))};
+}
+
+proxy::TrackerPtr KafkaBroker::tracker(int listenPort) {
+  TrackerOptions o;
+  // One broker: every address an answer names is this process's listener.
+  o.addressFor = [listenPort](int32_t, const Address&) -> std::optional<Address> {
+    return Address{"127.0.0.1", listenPort};
+  };
+  std::shared_ptr<proxy::Tracker> inner(makeTracker(std::move(o)));
+  {
+    std::lock_guard<std::mutex> lock(ledger_->mu);
+    ledger_->trackers.emplace(listenPort, inner);
+  }
+  return std::make_unique<RunTracker>(inner, ledger_);
+}
+
+void KafkaBroker::reset() {
+  // A new topic and group per run: nothing of the last run's records or offsets is seen again.
+  // The broker is this workspace's alone: short names, which entry ids ("events.3-1@0") carry.
+  ++run_;
+  topic_ = fmt::format("events.{}", run_);
+  group_ = fmt::format("consumers.{}", run_);
+  server_->command(fmt::format("topic {} {}", topic_, partitions_));
+  std::lock_guard<std::mutex> lock(ledger_->mu);
+  ledger_->published.clear();
+  ledger_->passedTo.clear();
+  ledger_->undelivered.clear();
+  ledger_->trackers.clear();
+}
+
+std::vector<std::string> KafkaBroker::publish(const std::vector<brokers::Message>& messages) {
+  std::vector<Record> recs;
+  for (const auto& m : messages) {
+    nlohmann::json value = nlohmann::json::object();
+    for (const auto& [k, v] : m.fields) value[k] = v;
+    Record r{m.key, value.dump(), {}};
+    if (!m.eventId.empty()) r.headers["event_id"] = m.eventId;
+    recs.push_back(std::move(r));
+  }
+  auto ids = admin_->produce(topic_, recs);
+  std::lock_guard<std::mutex> lock(ledger_->mu);
+  for (const auto& id : ids) {
+    auto p = splitPosition(id);
+    if (p) ledger_->published[p->first][p->second] = id;
+    ledger_->undelivered.insert(id);
+  }
+  return ids;
+}
+
+brokers::Progress KafkaBroker::progress() {
+  brokers::Progress out;
+  std::string pos;
+  for (const auto& p : admin_->progress(topic_, group_, kAsk)) {
+    const int64_t committed = std::max<int64_t>(p.committed, 0);
+    out.pending += std::max<int64_t>(0, p.logEnd - committed);
+    pos += fmt::format("{}{}-{}@{}", pos.empty() ? "" : " ", topic_, p.partition, committed);
+  }
+  out.position = pos;
+  std::lock_guard<std::mutex> lock(ledger_->mu);
+  out.delivered = ledger_->undelivered.empty();
+  return out;
+}
+
+void KafkaBroker::forget() {
+  // A lost __consumer_offsets write: the group's committed offsets go back to the start. Committed in the
+  // name of a live member of the newest generation (the mock, unlike Kafka, refuses commits from outside
+  // a group that ever had a member); with none, from outside the group.
+  std::map<int, int64_t> zero;
+  for (int p = 0; p < partitions_; ++p) zero[p] = 0;
+  std::optional<Membership> newest;
+  {
+    std::lock_guard<std::mutex> lock(ledger_->mu);
+    for (const auto& [port, weak] : ledger_->trackers)
+      if (auto t = weak.lock())
+        if (auto m = membershipOf(*t); m && !m->member.empty() && m->group == group_ &&
+                                       (!newest || m->generation > newest->generation))
+          newest = *m;
+  }
+  if (newest) KafkaAdmin::commitAs(server_->bootstrap(), *newest, topic_, zero, kAsk);
+  else admin_->commit(topic_, group_, zero);
+  std::lock_guard<std::mutex> lock(ledger_->mu);
+  ledger_->passedTo.clear(); // what was passed is passed again
+}
+
+brokers::Leftover KafkaBroker::leftover() {
+  brokers::Leftover l;
+  std::string pos;
+  for (const auto& p : admin_->progress(topic_, group_, kAsk)) {
+    const int64_t committed = std::max<int64_t>(p.committed, 0);
+    for (int64_t o = 0; o < p.logEnd; ++o) {
+      std::string id = fmt::format("{}-{}@{}", topic_, p.partition, o);
+      l.stream.push_back(id);
+      if (o >= committed) l.undelivered.push_back(id); // the group will deliver it (again)
+    }
+    pos += fmt::format("{}{}-{}@{}", pos.empty() ? "" : " ", topic_, p.partition, committed);
+  }
+  l.position = pos;
+  return l;
+}
+
+std::map<std::string, std::string> KafkaBroker::connectionEnv(int proxyPort) const {
+  return {{"KAFKA_BOOTSTRAP", fmt::format("127.0.0.1:{}", proxyPort)}};
+}
+
+void KafkaBroker::killed(int listenPort) {
+  // What its client would have sent had it closed: without it the group waits out the member's session
+  // before it gives its partitions to another.
+  std::vector<Membership> members;
+  {
+    std::lock_guard<std::mutex> lock(ledger_->mu);
+    auto [a, b] = ledger_->trackers.equal_range(listenPort);
+    for (auto it = a; it != b; ++it)
+      if (auto t = it->second.lock())
+        if (auto m = membershipOf(*t); m && !m->member.empty()) members.push_back(*m);
+    ledger_->trackers.erase(listenPort);
+  }
+  std::set<std::string> sent;
+  for (const auto& m : members) {
+    if (!sent.insert(m.group + "/" + m.member).second) continue;
+    try {
+      KafkaAdmin::leaveGroup(server_->bootstrap(), m, kAsk);
+    } catch (const std::exception&) {
+      // The session timeout then does it.
+    }
+  }
+}
+
+} // namespace idem::kafka::client

@@ -1,0 +1,49 @@
+#pragma once
+/// Kafka behind the broker seam (brokers/broker.h): a topic and a consumer group per run on the embedded
+/// broker (librdkafka's mock cluster, its own process per workspace). The producer publishes each event
+/// keyed by its key, its fields as a JSON object of strings and an `event_id` header; delivered means
+/// fetched by a member's client; acknowledged means passed by a committed offset; settled means that on
+/// every partition the group's committed offset is the log end.
+#include "brokers/broker.h"
+
+#include <memory>
+#include <string>
+
+namespace idem::kafka::client {
+
+class EmbeddedKafka;
+class KafkaAdmin;
+struct Ledger;
+
+class KafkaBroker final : public brokers::Broker {
+public:
+  /// Starts an embedded broker for this workspace. `partitions`: of each run's topic.
+  explicit KafkaBroker(int partitions = 3);
+  ~KafkaBroker() override;
+
+  const char* name() const override { return "kafka"; }
+  const char* title() const override { return "Kafka"; }
+  const char* protocol() const override { return "Kafka"; }
+  proxy::Upstream upstream() const override;
+  proxy::TrackerPtr tracker(int listenPort) override;
+  std::string stream() const override { return topic_; }
+  std::string group() const override { return group_; }
+  void reset() override;
+  std::vector<std::string> publish(const std::vector<brokers::Message>& messages) override;
+  brokers::Progress progress() override;
+  void forget() override;
+  brokers::Leftover leftover() override;
+  std::map<std::string, std::string> connectionEnv(int proxyPort) const override;
+  std::map<std::string, std::string> consumerEnv() const override { return {{"TOPIC", topic_}, {"GROUP", group_}}; }
+  void killed(int listenPort) override;
+
+private:
+  int partitions_;
+  int run_ = 0;
+  std::string topic_, group_;
+  std::unique_ptr<EmbeddedKafka> server_;
+  std::unique_ptr<KafkaAdmin> admin_;
+  std::shared_ptr<Ledger> ledger_;
+};
+
+} // namespace idem::kafka::client
