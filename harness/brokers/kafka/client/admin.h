@@ -33,8 +33,8 @@ struct PartitionProgress {
 
 class KafkaAdmin {
 public:
-  /// `bootstrap`: "host:port[,host:port…]". Connects lazily (librdkafka); throws std::runtime_error when
-  /// librdkafka refuses its configuration.
+  /// `bootstrap`: "host:port[,host:port…]". librdkafka connects in the background; throws
+  /// std::runtime_error when it refuses its configuration. Its calls may come from any thread.
   explicit KafkaAdmin(const std::string& bootstrap);
   ~KafkaAdmin();
   KafkaAdmin(const KafkaAdmin&) = delete;
@@ -42,7 +42,8 @@ public:
 
   /// Produces `recs` to `topic` (default partitioner, acks=all, linger.ms=0), waits until each was
   /// acknowledged (at most 10 s) and returns their ids "TOPIC-PARTITION@OFFSET" in input order. Throws
-  /// std::runtime_error naming the topic when one failed or the wait ran out.
+  /// std::runtime_error naming the topic when one failed, the wait ran out, or the topic does not exist
+  /// (never created by asking for it: the mock would create it with 4 partitions).
   std::vector<std::string> produce(const std::string& topic, const std::vector<Record>& recs);
 
   /// Every partition of `topic`, in order, with its log end and `group`'s committed offset. One
