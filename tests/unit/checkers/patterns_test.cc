@@ -426,62 +426,6 @@ TEST_CASE("a passing run is never classified", "[patterns]") {
 
 namespace {
 
-/// An orders history (as http_test.cc builds them), with the server's PostgreSQL steps.
-class OrdersHistory {
-public:
-  OrdersHistory() {
-    ops::Plan p;
-    p.schedule.scenario = "orders";
-    for (int n = 1; n <= 2; ++n)
-      p.schedule.events.push_back(Event{n, {{"customer", "alice"}, {"sku", "sku-1"}, {"qty", std::to_string(n)}, {"amount", "100"}}});
-    p.schedule.client = {ClientOp{}};
-    p.target = "test";
-    h.append("harness", std::move(p));
-    h.append("harness", ops::Initial{observedOf({{"effects", nlohmann::json::array()}, {"ledger", rows({{"sku-1", "1000"}})}})});
-  }
-  int request(int key, int body, const std::string& role = "original") {
-    ops::Request r;
-    r.id = ++n_;
-    r.op = r.id;
-    r.role = role;
-    r.key = key;
-    r.body = body;
-    r.keyHeader = true;
-    r.keyValue = fmt::format("\"k{}\"", key);
-    r.ref = fmt::format("ref-{}", body);
-    r.wait = "answer";
-    r.server = "s1";
-    h.append("client", r);
-    return r.id;
-  }
-  void answer(int id, int status, const std::string& body, const char* outcome = "answered") {
-    h.append("client", ops::Response{id, outcome, status, "", body.empty() ? "" : fmt::format("{:016x}", std::hash<std::string>{}(body)), body});
-  }
-  void sql(const std::string& verb, const std::string& detail = "") {
-    ops::Step s;
-    s.server = "pg";
-    s.conn = 1;
-    s.verb = verb;
-    s.k = ++k_[verb];
-    s.detail = detail.empty() ? verb : detail;
-    h.append("s1", s);
-  }
-  void kill(const std::string& point) { h.append("s1", ops::FaultOp{Fault::parse(point, "test"), 9}); }
-  std::vector<CheckResult> judge(const std::map<int, int>& effects, int64_t stock) {
-    auto rowsJson = nlohmann::json::array();
-    for (const auto& [body, n] : effects) rowsJson.push_back({fmt::format("ref-{}", body), std::to_string(n)});
-    ops::Final f;
-    f.observed = observedOf({{"effects", rowsJson}, {"ledger", rows({{"sku-1", std::to_string(stock)}})}});
-    h.append("harness", f);
-    return checkAll(builtin("orders"), h.ops());
-  }
-  History h;
-
-private:
-  int n_ = 0;
-  std::map<std::string, int> k_;
-};
-
 const Violation* violationOf(const std::vector<CheckResult>& rs, const std::string& kind) {
   for (const auto& r : rs)
     for (const auto& v : r.violations)
@@ -492,7 +436,7 @@ const Violation* violationOf(const std::vector<CheckResult>& rs, const std::stri
 } // namespace
 
 TEST_CASE("http-key-outside-transaction: the key committed apart, a kill, the key stuck", "[patterns][http]") {
-  OrdersHistory o;
+  HttpHistoryBuilder o(2);
   o.request(1, 1);
   o.sql("BEGIN");
   o.sql("INSERT", "INSERT INTO idempotency_keys(key, request_hash, state) VALUES ($1, $2, 'in_progress')");
@@ -501,9 +445,9 @@ TEST_CASE("http-key-outside-transaction: the key committed apart, a kill, the ke
   o.sql("INSERT", "INSERT INTO orders ...");
   o.sql("COMMIT");
   o.kill("after:COMMIT#2");
-  o.answer(1, 0, "", "reset");
+  o.lost(1);
   for (int i = 0; i < 3; ++i) o.answer(o.request(1, 1, "retry"), 409, "{\"error\":\"in progress\"}");
-  auto rs = o.judge({{1, 1}}, 999);
+  auto rs = judge(o, {{1, 1}}, 999);
   const Violation* v = violationOf(rs, "stuck-key");
   REQUIRE(v);
   REQUIRE(v->pattern);
@@ -515,13 +459,13 @@ TEST_CASE("http-key-outside-transaction: the key committed apart, a kill, the ke
 
 TEST_CASE("http: a kill after the one transaction of a request names no key pattern", "[patterns][http]") {
   // The classifier alone, on a double effect whose request committed once: the key's state was not apart.
-  OrdersHistory o;
+  HttpHistoryBuilder o(2);
   o.request(1, 1);
   o.sql("BEGIN");
   o.sql("INSERT", "INSERT INTO orders ...");
   o.sql("COMMIT");
   o.kill("after:COMMIT#1");
-  auto ops = o.h.ops();
+  auto ops = o.ops();
   Scenario s = builtin("orders");
   detail::HistoryView h(s, ops);
   Violation v;
@@ -531,10 +475,10 @@ TEST_CASE("http: a kill after the one transaction of a request names no key patt
 }
 
 TEST_CASE("http-no-request-hash: a key reused with another payload got the first answer", "[patterns][http]") {
-  OrdersHistory o;
+  HttpHistoryBuilder o(2);
   o.answer(o.request(1, 1), 201, "{\"order\":1}");
   o.answer(o.request(1, 2, "mismatch"), 201, "{\"order\":1}");
-  auto rs = o.judge({{1, 1}}, 999);
+  auto rs = judge(o, {{1, 1}}, 999);
   const Violation* v = violationOf(rs, "mismatch-accepted");
   REQUIRE(v);
   REQUIRE(v->pattern);
@@ -545,25 +489,25 @@ TEST_CASE("http-no-request-hash: a key reused with another payload got the first
 }
 
 TEST_CASE("http: a mismatch answered with another error is not a missing hash", "[patterns][http]") {
-  OrdersHistory o;
+  HttpHistoryBuilder o(2);
   o.answer(o.request(1, 1), 201, "{\"order\":1}");
   o.answer(o.request(1, 2, "mismatch"), 400, "{\"error\":\"bad\"}");
-  auto rs = o.judge({{1, 1}}, 999);
+  auto rs = judge(o, {{1, 1}}, 999);
   const Violation* v = violationOf(rs, "mismatch-status");
   REQUIRE(v);
   CHECK_FALSE(v->pattern);
 }
 
 TEST_CASE("http-key-outside-transaction: the key row committed alone, a kill right after", "[patterns][http]") {
-  OrdersHistory o;
+  HttpHistoryBuilder o(2);
   o.request(1, 1);
   o.sql("BEGIN");
   o.sql("INSERT", "INSERT INTO idempotency_keys(key, request_hash, state) VALUES ($1, $2, 'in_progress')");
   o.sql("COMMIT");
   o.kill("after:COMMIT#1");
-  o.answer(1, 0, "", "reset");
+  o.lost(1);
   for (int i = 0; i < 3; ++i) o.answer(o.request(1, 1, "retry"), 409, "{\"error\":\"in progress\"}");
-  auto rs = o.judge({}, 1000);
+  auto rs = judge(o, {}, 1000);
   const Violation* v = violationOf(rs, "stuck-key");
   REQUIRE(v);
   REQUIRE(v->pattern);
