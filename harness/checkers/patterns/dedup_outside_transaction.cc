@@ -11,15 +11,44 @@ namespace idem::detail::patterns {
 
 namespace {
 
-/// The first mark for event n (Valkey: its key names the event id) after the process's later steps.
+/// The first Valkey mark whose key names the event id after op `after`.
 std::string skippedBy(const HistoryView& h, const std::string& id, int64_t after, std::vector<int64_t>& cited) {
   for (const auto& [proc, _] : h.logs) {
     for (const auto& st : stepsOf(h, proc, after)) {
-      if (!isMark(*st.step) || (st.step->server == "valkey" && st.step->detail.find(id) == std::string::npos))
+      if (st.step->server != "valkey" || !isMark(*st.step, {}) || st.step->detail.find(id) == std::string::npos)
         continue;
-      if (st.step->server != "valkey") break; // a PostgreSQL mark names no event: not told
       cited.push_back(st.op);
       return fmt::format("; the redelivery to {} found the mark ({}) and skipped it", proc, st.name());
+    }
+  }
+  return "";
+}
+
+/// A PostgreSQL mark's parameters are not in the steps: the redelivery's repeat of it is an INSERT into the
+/// same table that inserted no row or was refused as a duplicate key, by a process whose last read before
+/// it handed over event n again, after op `after`.
+std::string pgSkippedBy(const HistoryView& h, int n, const ops::Step& mark, int64_t after, std::vector<int64_t>& cited) {
+  auto sameTable = [&](const ops::Step& s) {
+    if (mark.tables.empty() || s.tables.empty()) return s.detail == mark.detail;
+    return std::any_of(s.tables.begin(), s.tables.end(), [&](const std::string& t) {
+      return std::find(mark.tables.begin(), mark.tables.end(), t) != mark.tables.end();
+    });
+  };
+  for (const auto& [proc, _] : h.logs) {
+    bool holds = false; // the process's last read handed it event n
+    for (const auto& st : stepsOf(h, proc, after)) {
+      if (!st.step->delivered.empty()) {
+        holds = std::any_of(st.step->delivered.begin(), st.step->delivered.end(), [&](const ops::Delivered& d) {
+          auto ev = h.entryEvent.find(d.entry);
+          return ev != h.entryEvent.end() && ev->second == n;
+        });
+        continue;
+      }
+      if (!holds || st.step->verb != "INSERT" || !sameTable(*st.step)) continue;
+      if (!insertedNone(*st.step) && !isDuplicateKey(*st.step)) continue;
+      cited.push_back(st.op);
+      return fmt::format("; the redelivery to {} found the mark ({} {}) and skipped it", proc, st.name(),
+                         isDuplicateKey(*st.step) ? "was refused as a duplicate key" : "inserted no row");
     }
   }
   return "";
@@ -29,6 +58,7 @@ std::string skippedBy(const HistoryView& h, const std::string& id, int64_t after
 
 Found dedupOutsideTransaction(const HistoryView& h, const Violation& v) {
   if (v.kind != "lost") return std::nullopt;
+  const auto keyed = keyedTables(h);
   for (int n : v.events) {
     const std::string id = eventIdOf(h, n);
     for (const DeliveryRec* d : h.deliveriesOf(n)) {
@@ -36,7 +66,8 @@ Found dedupOutsideTransaction(const HistoryView& h, const Violation& v) {
       if (!kill) continue;
       const auto held = stepsOf(h, d->process, d->op, kill->op);
       for (const auto& st : held) {
-        if (!isMark(*st.step) || !st.step->reachedServer() || st.step->error) continue;
+        const Mark mark = markOf(*st.step, keyed);
+        if (mark == Mark::None || !st.step->reachedServer() || st.step->error) continue;
         std::vector<int64_t> cited{st.op, kill->op};
         std::string how;
         if (st.step->server == "valkey") {
@@ -60,7 +91,7 @@ Found dedupOutsideTransaction(const HistoryView& h, const Violation& v) {
             if (isBegin(*s.step) || isCommit(*s.step)) begin = s.op;
           bool onlyMarks = true;
           for (const auto& s : stepsOf(h, d->process, begin, commit->op + 1))
-            if (isWrite(*s.step) && !isMark(*s.step)) onlyMarks = false;
+            if (isWrite(*s.step) && !isMark(*s.step, keyed)) onlyMarks = false;
           bool laterCommit = false;
           for (const auto& s : stepsOf(h, d->process, commit->op, kill->op))
             if ((isCommit(*s.step) || isWrite(*s.step)) && s.step->reachedServer() && commitOf(h, d->process, s.op, kill->op))
@@ -74,7 +105,11 @@ Found dedupOutsideTransaction(const HistoryView& h, const Violation& v) {
                                   "effect",
                                   d->process, n, st.name(), commit->name());
         }
-        std::string skipped = skippedBy(h, id, kill->op, cited);
+        std::string skipped = st.step->server == "valkey" ? skippedBy(h, id, kill->op, cited)
+                                                          : pgSkippedBy(h, n, *st.step, kill->op, cited);
+        // A statement recognised by its shape alone (an INSERT … ON CONFLICT DO NOTHING may well record
+        // something else) is a mark here only when the redelivery is seen to stop at it.
+        if (st.step->server == "pg" && mark == Mark::Shape && skipped.empty()) continue;
         return make("dedup-outside-transaction", "dedup mark outside the effect's transaction", cited,
                     fmt::format("{}; the kill at {} came between them{}, and event {} was lost", how, kill->point,
                                 skipped, n),

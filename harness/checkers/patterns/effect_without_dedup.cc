@@ -55,9 +55,9 @@ Found effectWithoutDedup(const HistoryView& h, const Violation& v) {
     // no dedup step anywhere in the run.
     const auto sends = h.sendsOf(n);
     if (sends.size() < 2) continue;
-    if (std::any_of(h.ops.begin(), h.ops.end(), [](const Op& op) {
+    if (std::any_of(h.ops.begin(), h.ops.end(), [keyed = keyedTables(h)](const Op& op) {
           const auto* s = op.as<ops::Step>();
-          return s && isMark(*s);
+          return s && isMark(*s, keyed);
         }))
       continue;
     std::vector<std::string> entries;

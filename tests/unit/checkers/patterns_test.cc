@@ -170,6 +170,115 @@ TEST_CASE("dedup-outside-transaction: a dedup INSERT committed on its own, then 
                                   "event 2 was lost");
 }
 
+namespace {
+
+/// c1 commits event 2's mark (`insert`, into `table`) in a transaction of its own and is killed before its
+/// credit's COMMIT; c2 gets event 2 again, repeats the mark (its reply: `again`, an error when `refused`)
+/// and acknowledges it without the credit.
+std::vector<Op> ownMarkRun(const Scenario& s, const std::string& table, const std::string& insert,
+                           const std::string& again, bool refused) {
+  HistoryBuilder b(s, {"before:COMMIT#4"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2});
+  auto mark = [&](const std::string& proc, const std::string& reply, bool error) {
+    b.step(proc, "pg", "BEGIN");
+    b.sql(proc, "INSERT", insert, {table}, reply, error);
+    b.step(proc, "pg", error ? "ROLLBACK" : "COMMIT");
+  };
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  mark("c1", "INSERT 0 1", false);
+  credit(b, "c1", e[0]);
+  mark("c1", "INSERT 0 1", false); // COMMIT#3: the mark of event 2
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE");
+  b.step("c1", "pg", "COMMIT", "COMMIT", "killed-before");
+  b.kill("c1", "before:COMMIT#4");
+  b.spawn("c2");
+  b.read("c2", "XAUTOCLAIM", {e[1]});
+  mark("c2", again, refused);
+  b.ack("c2", {e[1]});
+  b.finalOp(balances(100));
+  return b.ops();
+}
+
+ops::Step insertInto(const std::string& table, const std::string& sql) {
+  ops::Step st;
+  st.server = "pg";
+  st.verb = "INSERT";
+  st.detail = sql;
+  st.tables = {table};
+  return st;
+}
+
+} // namespace
+
+TEST_CASE("dedup marks by the statement's shape: ON CONFLICT DO NOTHING or a keyed table, any name", "[patterns]") {
+  using detail::patterns::isMark;
+  const std::set<std::string> none, keyed{"consumer_offsets_log"};
+  CHECK(isMark(insertInto("handled_payments", "INSERT INTO handled_payments(id) VALUES ($1) ON CONFLICT DO NOTHING"), none));
+  CHECK(isMark(insertInto("handled_payments", "INSERT INTO handled_payments(id) VALUES ($1) ON CONFLICT (id) DO NOTHING"),
+               none));
+  CHECK(isMark(insertInto("consumer_offsets_log", "INSERT INTO consumer_offsets_log(message_id) VALUES ($1)"), keyed));
+  // The name is the fallback: a dedup table's name marks an INSERT of any shape.
+  CHECK(isMark(insertInto("processed_events", "INSERT INTO processed_events(event_id) VALUES ($1)"), none));
+  // Effects: an INSERT into a ledger, a table whose key the run never showed, an upsert; and an ON CONFLICT
+  // that belongs to a later statement of the text.
+  CHECK_FALSE(isMark(insertInto("ledger", "INSERT INTO ledger(wallet, amount) VALUES ($1, $2)"), none));
+  CHECK_FALSE(isMark(insertInto("consumer_offsets_log", "INSERT INTO consumer_offsets_log(message_id) VALUES ($1)"), none));
+  CHECK_FALSE(isMark(insertInto("ledger", "INSERT INTO ledger(id, amount) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET "
+                                          "amount = EXCLUDED.amount"),
+                     none));
+  CHECK_FALSE(isMark(insertInto("ledger", "INSERT INTO ledger(amount) VALUES (1); INSERT INTO t VALUES (1) ON CONFLICT DO "
+                                          "NOTHING"),
+                     none));
+}
+
+TEST_CASE("dedup-outside-transaction: an ON CONFLICT DO NOTHING mark in a table of any name", "[patterns]") {
+  Scenario s = builtin("wallet");
+  const std::string insert = "INSERT INTO handled_payments(payment_id) VALUES ($1) ON CONFLICT DO NOTHING";
+  const Violation& v =
+      ofKind(failing(s, ownMarkRun(s, "handled_payments", insert, "INSERT 0 0", false), "invariant:balance"), "lost");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "dedup-outside-transaction");
+  CHECK(v.pattern->explanation == "c1 committed the dedup mark of event 2 (INSERT#2) in its own transaction "
+                                  "(COMMIT#3) before its effect; the kill at before:COMMIT#4 came between them; the "
+                                  "redelivery to c2 found the mark (INSERT#3 inserted no row) and skipped it, and "
+                                  "event 2 was lost");
+}
+
+TEST_CASE("dedup-outside-transaction: a mark in a table the run shows keyed, refused as a duplicate key", "[patterns]") {
+  Scenario s = builtin("wallet");
+  const Violation& v = ofKind(
+      failing(s,
+              ownMarkRun(s, "consumer_offsets_log", "INSERT INTO consumer_offsets_log(message_id) VALUES ($1)",
+                         "duplicate key value violates unique constraint \"consumer_offsets_log_pkey\"", true),
+              "invariant:balance"),
+      "lost");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "dedup-outside-transaction");
+  CHECK_THAT(v.pattern->explanation, Contains("the redelivery to c2 found the mark (INSERT#3 was refused as a duplicate "
+                                              "key) and skipped it"));
+}
+
+TEST_CASE("a committed INSERT the redelivery is not seen to stop at is no dedup mark: nothing named", "[patterns]") {
+  Scenario s = builtin("wallet");
+  SECTION("an effect: INSERT into a ledger, no ON CONFLICT, no key shown") {
+    const Violation& v = ofKind(failing(s,
+                                        ownMarkRun(s, "ledger", "INSERT INTO ledger(wallet, amount) VALUES ($1, $2)",
+                                                   "INSERT 0 1", false),
+                                        "invariant:balance"),
+                                "lost");
+    CHECK_FALSE(v.pattern);
+  }
+  SECTION("ON CONFLICT DO NOTHING, but the redelivery's repeat inserted its row") {
+    const std::string insert = "INSERT INTO handled_payments(payment_id) VALUES ($1) ON CONFLICT DO NOTHING";
+    const Violation& v =
+        ofKind(failing(s, ownMarkRun(s, "handled_payments", insert, "INSERT 0 1", false), "invariant:balance"), "lost");
+    CHECK_FALSE(v.pattern);
+  }
+}
+
 TEST_CASE("lost events that no classifier explains: no pattern is named", "[patterns]") {
   Scenario s = builtin("wallet");
   SECTION("acknowledged with no kill at all") {
@@ -254,6 +363,44 @@ std::vector<Op> markedTwiceRun(const Scenario& s, bool byEntry) {
 }
 
 } // namespace
+
+namespace {
+
+/// Event 2 sent twice (entries 1-1 and 1-3); c1 applies each entry with one INSERT (`insert`) and COMMIT.
+std::vector<Op> insertedTwiceRun(const Scenario& s, const std::string& insert) {
+  HistoryBuilder b(s);
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2, 3, 2});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  for (const auto& entry : e) {
+    b.step("c1", "pg", "BEGIN");
+    b.sql("c1", "INSERT", insert, {"ledger"}, "INSERT 0 1");
+    b.step("c1", "pg", "COMMIT");
+    b.ack("c1", {entry});
+  }
+  b.finalOp(balances(100 + 2 * 300 + 900));
+  return b.ops();
+}
+
+} // namespace
+
+TEST_CASE("effect-without-dedup: the effect an INSERT into a ledger, which is no dedup mark", "[patterns]") {
+  Scenario s = builtin("wallet");
+  const Violation& v = ofKind(
+      failing(s, insertedTwiceRun(s, "INSERT INTO ledger(wallet, amount) VALUES ($1, $2)"), "invariant:balance"),
+      "duplicate");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "effect-without-dedup");
+  CHECK(v.pattern->explanation == "event 2 came as 2 entries (1-1 and 1-3) and c1 applied each (INSERT#2 and "
+                                  "INSERT#4): no step of the run records that an event was processed");
+  // The same INSERT with ON CONFLICT DO NOTHING is a mark: the run did record events, so this is not it.
+  const Violation& marked = ofKind(
+      failing(s, insertedTwiceRun(s, "INSERT INTO ledger(wallet, amount) VALUES ($1, $2) ON CONFLICT DO NOTHING"),
+              "invariant:balance"),
+      "duplicate");
+  CHECK(idOf(marked) != "effect-without-dedup");
+}
 
 TEST_CASE("dedup-on-broker-id: the mark keyed by the entry id, one event applied twice", "[patterns]") {
   Scenario s = builtin("wallet");
