@@ -70,6 +70,50 @@ TEST_CASE("ack-before-effect: XACK, then a kill before the UPDATE loses the even
   CHECK_THAT(v.pattern->fix, StartsWith("apply the effect and COMMIT first, then XACK"));
 }
 
+TEST_CASE("ack-before-effect: XACK, then a kill before the COMMIT of the effect's transaction", "[patterns]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"before:COMMIT#1"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  b.ack("c1", {e[0]});
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE", "UPDATE wallets SET balance_halala = balance_halala + $1 WHERE id = $2");
+  b.step("c1", "pg", "COMMIT", "COMMIT", "killed-before");
+  b.kill("c1", "before:COMMIT#1");
+  b.spawn("c2");
+  b.read("c2", "XAUTOCLAIM", {e[1]});
+  b.ack("c2", {e[1]});
+  credit(b, "c2", e[1], false);
+  b.finalOp(balances(300));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "lost");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "ack-before-effect");
+  CHECK(v.pattern->explanation == "c1 acknowledged entry 1-0 (XACK#1) before committing its effect; the kill at "
+                                  "before:COMMIT#1 lost event 1");
+}
+
+TEST_CASE("an XACK, then the effect committed before the kill: not ack-before-effect", "[patterns]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"after:COMMIT#1"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  b.ack("c1", {e[0]});
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE");
+  b.step("c1", "pg", "COMMIT", "COMMIT", "killed-after");
+  b.kill("c1", "after:COMMIT#1");
+  b.spawn("c2");
+  b.read("c2", "XAUTOCLAIM", {e[1]});
+  b.ack("c2", {e[1]}); // event 2 acknowledged without effect, no kill
+  b.finalOp(balances(100));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "lost");
+  CHECK(idOf(v) != "ack-before-effect");
+}
+
 namespace {
 
 /// dedup-valkey at after:SET#3: SET seen:ID NX, then the credit; c2 finds event 3 marked and skips it.
@@ -136,6 +180,58 @@ TEST_CASE("dedup-outside-transaction: SET NX, then a kill inside the credit's tr
   CHECK(v.pattern->id == "dedup-outside-transaction");
   CHECK_THAT(v.pattern->explanation, StartsWith("c1 marked event 1 as processed in Valkey (SET#1) before its effect; "
                                                 "the kill at after:UPDATE#1 came between them"));
+}
+
+namespace {
+
+/// dedup-valkey at error:before:COMMIT#3: SET seen:ID NX, then the credit, whose COMMIT is answered with an
+/// error; c1 exits by itself. c2 gets event 3 again and, when `repeats`, finds the mark (SET#4) and skips it.
+std::vector<Op> valkeyMarkErrorRun(const Scenario& s, bool repeats) {
+  HistoryBuilder b(s, {"error:before:COMMIT#3"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2, 3});
+  auto seen = [&](int n, const std::string& proc) {
+    b.step(proc, "valkey", "SET", fmt::format("SET seen:{} 1 NX", b.eventId(n)));
+  };
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  for (int i : {0, 1}) {
+    seen(i + 1, "c1");
+    credit(b, "c1", e[i]);
+  }
+  seen(3, "c1");
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE");
+  b.fault("c1", "error:before:COMMIT#3");
+  b.sql("c1", "COMMIT", "COMMIT", {}, "ROLLBACK", true);
+  b.exit("c1", 1, std::nullopt, "self");
+  b.spawn("c2");
+  b.read("c2", "XAUTOCLAIM", {e[2]});
+  if (repeats) seen(3, "c2");
+  b.ack("c2", {e[2]});
+  b.finalOp(balances(400));
+  return b.ops();
+}
+
+} // namespace
+
+TEST_CASE("dedup-outside-transaction: SET NX, then a fault fails the credit and the process exits", "[patterns]") {
+  Scenario s = builtin("wallet");
+  const Violation& v = ofKind(failing(s, valkeyMarkErrorRun(s, true), "invariant:balance"), "lost");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "dedup-outside-transaction");
+  CHECK(v.pattern->explanation == "c1 marked event 3 as processed in Valkey (SET#3) before its effect; the fault "
+                                  "error:before:COMMIT#3 ended the effect's transaction and c1 exited (exit 1) before "
+                                  "it committed; the redelivery to c2 found the mark (SET#4) and skipped it, and event "
+                                  "3 was lost");
+}
+
+TEST_CASE("a mark, then an exit of the process: no pattern unless the redelivery stopped at it", "[patterns]") {
+  // The process exited by itself (not the harness's kill): the mark is named only when the redelivery is seen
+  // to find it; here c2 acknowledged the event without looking, which the mark does not explain.
+  Scenario s = builtin("wallet");
+  const Violation& v = ofKind(failing(s, valkeyMarkErrorRun(s, false), "invariant:balance"), "lost");
+  CHECK_FALSE(v.pattern);
 }
 
 TEST_CASE("dedup-outside-transaction: a dedup INSERT committed on its own, then a kill", "[patterns]") {
@@ -346,6 +442,39 @@ TEST_CASE("effect-without-dedup: the producer's retry applied again, no dedup st
 
 namespace {
 
+/// Event 1 sent once; the broker forgets its deliveries after c1 applied it, hands it over again and c1
+/// applies it again. With `marked`, each application starts with an INSERT … ON CONFLICT DO NOTHING.
+std::vector<Op> handedTwiceRun(const Scenario& s, bool marked) {
+  HistoryBuilder b(s, {"forget:after:XACK#1"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1});
+  b.spawn("c1");
+  for (const char* verb : {"XREADGROUP", "XREADGROUP"}) {
+    b.read("c1", verb, e);
+    if (marked)
+      b.sql("c1", "INSERT", "INSERT INTO handled(id) VALUES ($1) ON CONFLICT DO NOTHING", {"handled"}, "INSERT 0 1");
+    credit(b, "c1", e[0]);
+  }
+  b.finalOp(balances(200));
+  return b.ops();
+}
+
+} // namespace
+
+TEST_CASE("effect-without-dedup: one entry handed over twice, applied after each, no dedup step", "[patterns]") {
+  Scenario s = builtin("wallet");
+  const Violation& v = ofKind(failing(s, handedTwiceRun(s, false), "invariant:balance"), "duplicate");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "effect-without-dedup");
+  CHECK(v.pattern->explanation == "entry 1-0 of event 1 was handed over 2 times (XREADGROUP#1 to c1 and XREADGROUP#2 "
+                                  "to c1) and applied after each: no step of the run records that an event was "
+                                  "processed");
+  // With a dedup step in the run, the duplicate comes from something the steps do not show: nothing named.
+  CHECK_FALSE(ofKind(failing(s, handedTwiceRun(s, true), "invariant:balance"), "duplicate").pattern);
+}
+
+namespace {
+
 /// Event 2 sent twice (entries 1-1 and 1-5), each entry marked with SET seen:<mark> NX, both credited.
 std::vector<Op> markedTwiceRun(const Scenario& s, bool byEntry) {
   HistoryBuilder b(s);
@@ -536,6 +665,31 @@ TEST_CASE("retry-after-ambiguous-commit: a drop after COMMIT, the transaction ru
   CHECK(v.pattern->explanation == "c1's connection dropped after COMMIT#2 reached PostgreSQL, so the commit's outcome "
                                   "was unknown; c1 ran the transaction again (UPDATE#3, COMMIT#3) and event 2 was "
                                   "applied again");
+}
+
+TEST_CASE("retry-after-ambiguous-commit names the event whose transaction ran again, not another", "[patterns]") {
+  // One batch of events 1, 2, 3 and event 2's producer retry: event 2 is applied twice by the retry, event
+  // 3 by the rerun of its dropped COMMIT; the rerun's XACK says it was event 3's.
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"drop:after:COMMIT#3"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2, 3, 2});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  credit(b, "c1", e[0]);
+  credit(b, "c1", e[1]);
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE");
+  b.step("c1", "pg", "COMMIT", "COMMIT", "dropped-after");
+  b.fault("c1", "drop:after:COMMIT#3");
+  credit(b, "c1", e[2]);
+  credit(b, "c1", e[3]);
+  b.finalOp(balances(100 + 2 * 300 + 2 * 900));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "duplicate");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "retry-after-ambiguous-commit");
+  CHECK_THAT(v.pattern->explanation, Contains("c1 ran the transaction again (UPDATE#4, COMMIT#4) and event 3 was "
+                                              "applied again"));
 }
 
 TEST_CASE("a drop before COMMIT reached PostgreSQL: not an ambiguous commit", "[patterns]") {
