@@ -103,9 +103,7 @@ void print(const Session& session, const CheckSummary& s, const std::vector<RunR
     const auto& cx = *s.cx;
     std::cout << fmt::format("  counterexample{}: {}\n", cx.flaky ? " (flaky)" : "", cx.schedule.summary());
     std::cout << describeSchedule(cx.schedule, session.scenario(), "    ");
-    for (const auto& r : runs)
-      for (const auto& c : r.results)
-        for (const auto& v : c.violations) std::cout << "    " << violationLine(v) << "\n";
+    for (const auto& r : runs) std::cout << resultsText(r.results, "    ", false);
     if (!cx.reduced.empty())
       std::cout << fmt::format("  reduced to a deterministic shape first ({}): the run found was {}\n", cx.reduced,
                                cx.found.summary());

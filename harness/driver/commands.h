@@ -48,6 +48,17 @@ void printResults(const Judged& j, const std::string& indent);
 /// One line of a violation for the terminal: "duplicate  balance w1: expected 25000, observed 30000: event 2 applied twice".
 std::string violationLine(const Violation& v);
 
+/// The line under a violation of a failing check that names its anti-pattern and the fix, as the page does:
+/// "pattern: effect without dedup — record the event in …"; "pattern: NAME (its fix above)" when
+/// `toldBefore` (the same anti-pattern was printed with its fix for an earlier violation); "pattern: no
+/// known pattern" when no classifier recognised it.
+std::string patternLine(const Violation& v, bool toldBefore = false);
+
+/// The terminal text of a run's results: each violation's line (violationLine), under each violation of a
+/// failing check its anti-pattern (patternLine), and with `unknownReasons` why a check is unknown; each
+/// line starts with `indent`.
+std::string resultsText(const std::vector<CheckResult>& results, const std::string& indent, bool unknownReasons = true);
+
 } // namespace idem
 
 namespace idem {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <set>
 
 namespace idem {
 
@@ -60,11 +61,28 @@ std::string violationLine(const Violation& v) {
   return fmt::format("{:<14} {}{}{}{}", v.kind, where, values, v.message.empty() ? "" : " — ", v.message);
 }
 
-void printResults(const Judged& j, const std::string& indent) {
-  for (const auto& c : j.results) {
-    for (const auto& v : c.violations) std::cout << indent << violationLine(v) << "\n";
-    if (c.verdict == Verdict::Unknown && !c.error.empty()) std::cout << indent << "unknown: " << c.checker << ": " << c.error << "\n";
-  }
+std::string patternLine(const Violation& v, bool toldBefore) {
+  if (!v.pattern) return "pattern: no known pattern";
+  if (toldBefore) return fmt::format("pattern: {} (its fix above)", v.pattern->name);
+  return fmt::format("pattern: {} — {}", v.pattern->name, v.pattern->fix);
 }
+
+std::string resultsText(const std::vector<CheckResult>& results, const std::string& indent, bool unknownReasons) {
+  std::string out;
+  std::set<std::string> told; // the anti-patterns whose fix was printed
+  for (const auto& c : results) {
+    for (const auto& v : c.violations) {
+      out += indent + violationLine(v) + "\n";
+      // Only a failing check's violations are classified (checkers/patterns/): elsewhere nothing was looked for.
+      if (c.verdict != Verdict::Fail) continue;
+      out += indent + "  " + patternLine(v, v.pattern && !told.insert(v.pattern->id).second) + "\n";
+    }
+    if (unknownReasons && c.verdict == Verdict::Unknown && !c.error.empty())
+      out += indent + "unknown: " + c.checker + ": " + c.error + "\n";
+  }
+  return out;
+}
+
+void printResults(const Judged& j, const std::string& indent) { std::cout << resultsText(j.results, indent); }
 
 } // namespace idem

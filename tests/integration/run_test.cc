@@ -56,6 +56,9 @@ TEST_CASE("a kill after SET NX and before the commit loses payment 3 in dedup-va
   CHECK(lost[0]["observed"] == 11800);
   CHECK(lost[0]["events"] == nlohmann::json::array({3}));
   CHECK(lost[0]["kill_point"] == "after:SET#3");
+  // The terminal names the mistake under the violation, as the page does.
+  CHECK(r.out.find("\n    pattern: dedup mark outside the effect's transaction — write the mark in the effect's "
+                   "transaction") != std::string::npos);
 }
 
 TEST_CASE("a kill point that never fires makes the run unknown, not a pass") {

@@ -1,5 +1,6 @@
-// Acknowledge before the effect is durable: the process acknowledged an entry, then was killed before it
-// wrote (or committed) anything in PostgreSQL; the broker never hands the entry again, the event is lost.
+// Acknowledge before the effect is durable: the process acknowledged an entry, then was killed before
+// anything it wrote in PostgreSQL took effect (no write at all, or a transaction the kill cut short before
+// its COMMIT); the broker never hands the entry again, the event is lost.
 #include "checkers/patterns/patterns.h"
 
 #include <fmt/format.h>
@@ -17,8 +18,10 @@ Found ackBeforeEffect(const HistoryView& h, const Violation& v) {
       const KillRec* kill = killOf(h, a.process, a.op);
       if (!kill) continue;
       auto between = stepsOf(h, a.process, a.op, kill->op);
-      if (std::any_of(between.begin(), between.end(),
-                      [](const StepAt& s) { return isWrite(*s.step) || isCommit(*s.step); }))
+      if (std::any_of(between.begin(), between.end(), [&](const StepAt& s) {
+            if (isCommit(*s.step)) return s.step->reachedServer() && !s.step->error;
+            return isWrite(*s.step) && commitOf(h, a.process, s.op, kill->op).has_value();
+          }))
         continue;
       const ops::Step* ack = stepAt(h, a.op);
       std::vector<int64_t> cited{a.op, kill->op};

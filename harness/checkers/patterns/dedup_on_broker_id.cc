@@ -20,7 +20,7 @@ Found dedupOnBrokerId(const HistoryView& h, const Violation& v) {
     for (const SendRec* s : sends) {
       for (const Op& op : h.ops) {
         const auto* st = op.as<ops::Step>();
-        if (!st || !isMark(*st) || st->server != "valkey") continue;
+        if (!st || !isMark(*st, {}) || st->server != "valkey") continue;
         if (st->detail.find(s->entry) == std::string::npos || (!id.empty() && st->detail.find(id) != std::string::npos))
           continue;
         cited.push_back(op.index);

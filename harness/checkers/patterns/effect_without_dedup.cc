@@ -1,6 +1,7 @@
 // Effect without dedup: the effect committed, the process was killed before it acknowledged the entry, and
-// the redelivery applied it again; or the event came as several entries and each was applied, with no step
-// of the run recording that an event was processed.
+// the redelivery applied it again; or, with no step of the run recording that an event was processed, the
+// event came as several entries and each was applied, or one entry was handed over again (a claim while
+// its holder was busy, a broker that forgot its deliveries) and applied after each hand-over.
 #include "checkers/patterns/patterns.h"
 
 #include <fmt/format.h>
@@ -51,15 +52,33 @@ Found effectWithoutDedup(const HistoryView& h, const Violation& v) {
                               d->process, n, step, kill->point, d->entry, (*again)->process, (*again)->label),
                   kDedupFix);
     }
-    // Several entries of one event, each applied (a write that took effect after each one's delivery), and
-    // no dedup step anywhere in the run.
-    const auto sends = h.sendsOf(n);
-    if (sends.size() < 2) continue;
-    if (std::any_of(h.ops.begin(), h.ops.end(), [](const Op& op) {
+    // Below, no dedup step anywhere in the run.
+    if (std::any_of(h.ops.begin(), h.ops.end(), [keyed = keyedTables(h)](const Op& op) {
           const auto* s = op.as<ops::Step>();
-          return s && isMark(*s);
+          return s && isMark(*s, keyed);
         }))
       continue;
+    // Several entries of one event, each applied (a write that took effect after each one's delivery).
+    const auto sends = h.sendsOf(n);
+    if (sends.size() < 2) {
+      // One entry handed over more than once, a write that took effect after each hand-over. Which write
+      // applied it is not told: with several writes per entry, the order of a batch's writes says too little.
+      std::vector<int64_t> cited;
+      std::vector<std::string> reads;
+      for (const DeliveryRec* d : ds) {
+        if (!writeFor(h, *d)) continue;
+        cited.push_back(d->op);
+        reads.push_back(fmt::format("{} to {}", d->label, d->process));
+      }
+      if (cited.size() < 2) continue;
+      std::string handed;
+      for (size_t i = 0; i < reads.size(); ++i) handed += (i ? (i + 1 == reads.size() ? " and " : ", ") : "") + reads[i];
+      return make("effect-without-dedup", "effect without dedup", cited,
+                  fmt::format("entry {} of event {} was handed over {} times ({}) and applied after each: no step "
+                              "of the run records that an event was processed",
+                              ds.front()->entry, n, cited.size(), handed),
+                  kDedupFix);
+    }
     std::vector<std::string> entries;
     std::vector<int64_t> cited;
     for (const SendRec* s : sends) {

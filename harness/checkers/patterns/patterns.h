@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,9 +54,23 @@ bool isCommit(const ops::Step& s);
 bool isBegin(const ops::Step& s);
 /// A statement whose text has `word` (case-insensitive): "ON CONFLICT".
 bool says(const ops::Step& s, const std::string& word);
-/// A dedup mark: SET … NX (or SETNX) in Valkey, or an INSERT into a table that records processed events
-/// (its name has processed, seen, dedup, inbox or idempot in it) in PostgreSQL.
-bool isMark(const ops::Step& s);
+/// How a step was recognised as a dedup mark: Named when its table's name says that it records processed
+/// events (whatever its shape), Shape when its shape alone does (the command or statement itself).
+enum class Mark { None, Shape, Named };
+/// The tables the run shows a unique key on: an INSERT into them was refused as a duplicate key
+/// (isDuplicateKey). The steps carry no parameters, so which column the key is on is not seen.
+std::set<std::string> keyedTables(const HistoryView& h);
+/// A dedup mark, by its shape: SET … NX (or SETNX) in Valkey; in PostgreSQL an INSERT … ON CONFLICT … DO
+/// NOTHING (a repeat inserts no row, and the consumer skips on that), or an INSERT into a table of `keyed`
+/// (a repeat is refused), whatever the table is called. Else, as a fallback for a text cut before its ON
+/// CONFLICT or a key the run never showed, by its name: an INSERT into a table whose name has processed,
+/// seen, dedup, inbox or idempot in it. Any other INSERT (an effect, or ON CONFLICT … DO UPDATE) is none.
+Mark markOf(const ops::Step& s, const std::set<std::string>& keyed);
+bool isMark(const ops::Step& s, const std::set<std::string>& keyed);
+/// A PostgreSQL statement refused as a duplicate key (unique_violation; the message of an English server).
+bool isDuplicateKey(const ops::Step& s);
+/// An INSERT that inserted no row ("INSERT 0 0": ON CONFLICT … DO NOTHING found the row).
+bool insertedNone(const ops::Step& s);
 /// Where a write took effect in PostgreSQL: the COMMIT that ended its transaction (the first COMMIT of the
 /// process after it, when a BEGIN came before it in the same transaction), or the write itself
 /// (autocommit). nullopt when its transaction never committed before `before`.

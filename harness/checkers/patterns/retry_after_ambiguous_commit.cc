@@ -6,6 +6,23 @@
 
 namespace idem::detail::patterns {
 
+namespace {
+
+/// The event of the one entry that the next XACK of `process` after op `after` acknowledged (before its
+/// next read); 0 when there is none, or it acknowledged several.
+int ackedNext(const HistoryView& h, const std::string& process, int64_t after) {
+  for (const auto& st : stepsOf(h, process, after)) {
+    if (!st.step->delivered.empty()) return 0;
+    if (st.step->verb != "XACK") continue;
+    if (st.step->acked.size() != 1) return 0;
+    auto ev = h.entryEvent.find(st.step->acked.front());
+    return ev == h.entryEvent.end() ? 0 : ev->second;
+  }
+  return 0;
+}
+
+} // namespace
+
 Found retryAfterAmbiguousCommit(const HistoryView& h, const Violation& v) {
   if (v.kind != "duplicate") return std::nullopt;
   for (int n : v.events) {
@@ -21,6 +38,9 @@ Found retryAfterAmbiguousCommit(const HistoryView& h, const Violation& v) {
           if (!isWrite(*held[j].step)) continue;
           auto c = commitOf(h, d->process, held[j].op);
           if (!c) continue;
+          // Which event the transaction was for: the entry the process acknowledged next. A batch read hands
+          // over several events at once, so the event held is not always the one whose delivery led here.
+          if (ackedNext(h, d->process, c->op) != n) break;
           std::vector<int64_t> cited{held[i].op, held[j].op, c->op};
           for (const auto& f : h.otherFaults)
             if (f.process == d->process && f.fault.kind == "drop" && f.op >= held[i].op && f.op < held[j].op)

@@ -44,14 +44,34 @@ bool says(const ops::Step& s, const std::string& word) {
   return patternUpper(s.detail).find(patternUpper(word)) != std::string::npos;
 }
 
-bool isMark(const ops::Step& s) {
-  if (s.server == "valkey") {
-    if (patternUpper(s.verb) == "SETNX") return true;
-    if (patternUpper(s.verb) != "SET") return false;
-    const std::string d = patternUpper(s.detail);
-    return d.size() >= 3 && (d.find(" NX ") != std::string::npos || d.compare(d.size() - 3, 3, " NX") == 0);
+namespace {
+
+/// The first statement of a SQL text: up to its first `;` outside quotes.
+std::string firstStatement(const std::string& sql) {
+  char quote = 0;
+  for (size_t i = 0; i < sql.size(); ++i) {
+    const char c = sql[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == ';') {
+      return sql.substr(0, i);
+    }
   }
-  if (!onPg(s) || s.verb != "INSERT") return false;
+  return sql;
+}
+
+/// INSERT … ON CONFLICT [target] DO NOTHING; not DO UPDATE (an upsert writes the effect again).
+bool doesNothingOnConflict(const ops::Step& s) {
+  const std::string u = patternUpper(firstStatement(s.detail));
+  const size_t at = u.find("ON CONFLICT");
+  if (at == std::string::npos) return false;
+  const size_t nothing = u.find("DO NOTHING", at), update = u.find("DO UPDATE", at);
+  return nothing != std::string::npos && (update == std::string::npos || nothing < update);
+}
+
+bool namedAsMark(const ops::Step& s) {
   std::vector<std::string> names = s.tables;
   if (names.empty()) names.push_back(s.detail);
   for (const auto& t : names) {
@@ -61,6 +81,44 @@ bool isMark(const ops::Step& s) {
   }
   return false;
 }
+
+} // namespace
+
+bool isDuplicateKey(const ops::Step& s) {
+  return onPg(s) && s.error && s.summary.find("duplicate key value violates unique constraint") != std::string::npos;
+}
+
+bool insertedNone(const ops::Step& s) {
+  return onPg(s) && !s.error && s.verb == "INSERT" && s.summary.rfind("INSERT 0 0", 0) == 0;
+}
+
+std::set<std::string> keyedTables(const HistoryView& h) {
+  std::set<std::string> out;
+  for (const Op& op : h.ops) {
+    const auto* s = op.as<ops::Step>();
+    if (s && s->verb == "INSERT" && isDuplicateKey(*s)) out.insert(s->tables.begin(), s->tables.end());
+  }
+  return out;
+}
+
+Mark markOf(const ops::Step& s, const std::set<std::string>& keyed) {
+  if (s.server == "valkey") {
+    if (patternUpper(s.verb) == "SETNX") return Mark::Shape;
+    if (patternUpper(s.verb) != "SET") return Mark::None;
+    const std::string d = patternUpper(s.detail);
+    const bool nx = d.size() >= 3 && (d.find(" NX ") != std::string::npos || d.compare(d.size() - 3, 3, " NX") == 0);
+    return nx ? Mark::Shape : Mark::None;
+  }
+  if (!onPg(s) || s.verb != "INSERT") return Mark::None;
+  // The name first only to tell how sure the answer is: a mark named so is one whatever its shape.
+  if (namedAsMark(s)) return Mark::Named;
+  if (doesNothingOnConflict(s)) return Mark::Shape;
+  for (const auto& t : s.tables)
+    if (keyed.count(t)) return Mark::Shape;
+  return Mark::None;
+}
+
+bool isMark(const ops::Step& s, const std::set<std::string>& keyed) { return markOf(s, keyed) != Mark::None; }
 
 std::optional<StepAt> commitOf(const HistoryView& h, const std::string& process, int64_t write, int64_t before) {
   // In a transaction when a BEGIN of the process came after its last COMMIT before the write.

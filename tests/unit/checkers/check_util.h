@@ -67,4 +67,11 @@ inline std::vector<Op> simpleWalletRun() {
   return b.ops();
 }
 
+/// Ends an HTTP history with its final op (HttpHistoryBuilder::finalOp) and judges it.
+inline std::vector<CheckResult> judge(HttpHistoryBuilder& b, const std::map<int, int>& effects, int64_t stock,
+                                      const std::string& limit = "", const Scenario& sc = builtin("orders")) {
+  b.finalOp(effects, stock, limit);
+  return checkAll(sc, b.ops());
+}
+
 } // namespace idem::testing

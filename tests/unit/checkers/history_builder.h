@@ -87,6 +87,17 @@ public:
     return h.append(proc, std::move(s));
   }
 
+  /// A PostgreSQL statement as the tracker decodes it: the tables it names, its reply's summary ("INSERT 0
+  /// 1"), and `error` when the reply was one (the summary is then the server's message).
+  int64_t sql(const std::string& proc, const std::string& verb, const std::string& detail,
+              std::vector<std::string> tables, const std::string& summary, bool error = false) {
+    ops::Step s = stepOf("pg", verb, detail);
+    s.tables = std::move(tables);
+    s.summary = summary;
+    s.error = error;
+    return h.append(proc, std::move(s));
+  }
+
   int64_t ack(const std::string& proc, const std::vector<std::string>& entries, const std::string& outcome = "ok") {
     ops::Step s = stepOf("valkey", "XACK", "XACK ...");
     s.acked = entries;
@@ -177,6 +188,91 @@ private:
   std::vector<std::pair<std::string, int>> order_; ///< entries in send order
   std::map<std::string, int> k_;
   int entries_ = 0;
+};
+
+/// Builds an orders history (HTTP): payload n has ref "ref-n", sku-1, qty n; the client's requests and
+/// answers, and the steps and kills of the server s1.
+class HttpHistoryBuilder {
+public:
+  explicit HttpHistoryBuilder(int payloads) {
+    ops::Plan p;
+    p.schedule.scenario = "orders";
+    for (int n = 1; n <= payloads; ++n)
+      p.schedule.events.push_back(Event{n, {{"customer", "alice"}, {"sku", "sku-1"}, {"qty", std::to_string(n)}, {"amount", "100"}}});
+    p.schedule.client = {ClientOp{}};
+    p.target = "test";
+    h.append("harness", std::move(p));
+    h.append("harness", ops::Initial{observedOf({{"effects", nlohmann::json::array()}, {"ledger", ledger(1000)}})});
+  }
+  /// Writes request r with `key` (0: none) and payload `body`.
+  int request(int key, int body, const std::string& role = "original", int burst = 0, bool afterRetention = false) {
+    ops::Request r;
+    r.id = ++n_;
+    r.op = r.id;
+    r.role = role;
+    r.key = key;
+    r.body = body;
+    r.keyHeader = key > 0;
+    r.keyValue = key > 0 ? fmt::format("\"k{}\"", key) : "";
+    r.ref = fmt::format("ref-{}", body);
+    r.wait = "answer";
+    r.server = "s1";
+    r.burst = burst;
+    r.afterRetention = afterRetention;
+    h.append("client", r);
+    return r.id;
+  }
+  void answer(int id, int status, const std::string& body, const std::string& location = "", const char* outcome = "answered") {
+    h.append("client", ops::Response{id, outcome, status, location, body.empty() ? "" : fnv(body), body});
+  }
+  /// An answer that says it is JSON, with the digest of its canonical form as the client computes it.
+  void answerJson(int id, int status, const std::string& body, const std::string& location = "") {
+    ops::Response r{id, "answered", status, location, fnv(body), body};
+    r.jsonDigest = fnv(nlohmann::json::parse(body).dump());
+    r.contentType = "application/json";
+    r.size = body.size();
+    h.append("client", r);
+  }
+  /// A request that got no answer (`outcome`: how its connection ended).
+  void lost(int id, const char* outcome = "reset") { h.append("client", ops::Response{id, outcome, 0, "", "", ""}); }
+  /// A PostgreSQL statement of the server; k counts per verb over the run, as the proxy does.
+  void sql(const std::string& verb, const std::string& detail = "") {
+    ops::Step s;
+    s.server = "pg";
+    s.conn = 1;
+    s.verb = verb;
+    s.k = ++k_[verb];
+    s.detail = detail.empty() ? verb : detail;
+    h.append("s1", s);
+  }
+  /// A kill of the server at `point` (the history's fault op).
+  void kill(const std::string& point) { h.append("s1", ops::FaultOp{Fault::parse(point, "test"), 9}); }
+  /// The final op: effects per payload, the stock the ledger reads; `limit` names the limit the run ended
+  /// at ("" when it settled).
+  void finalOp(const std::map<int, int>& effects, int64_t stock, const std::string& limit = "") {
+    auto rowsJson = nlohmann::json::array();
+    for (const auto& [body, n] : effects) rowsJson.push_back({fmt::format("ref-{}", body), std::to_string(n)});
+    ops::Final f;
+    f.observed = observedOf({{"effects", rowsJson}, {"ledger", ledger(stock)}});
+    if (!limit.empty()) {
+      f.end = ops::RunEnd::Limit;
+      f.limit = limit;
+      f.reason = "server s1 did not accept a connection on PORT 1 within 3000 ms; raise --start-timeout";
+    }
+    h.append("harness", f);
+  }
+  std::vector<Op> ops() const { return h.ops(); }
+
+  History h;
+
+private:
+  static std::string fnv(const std::string& s) { return fmt::format("{:016x}", std::hash<std::string>{}(s)); }
+  /// The ledger invariant's one row: [["sku-1", stock]].
+  static nlohmann::json ledger(int64_t stock) {
+    return nlohmann::json::array({nlohmann::json::array({"sku-1", std::to_string(stock)})});
+  }
+  int n_ = 0;
+  std::map<std::string, int> k_;
 };
 
 } // namespace idem::testing

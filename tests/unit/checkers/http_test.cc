@@ -10,74 +10,6 @@ using namespace idem::testing;
 
 namespace {
 
-/// Builds an orders history: payload n has ref "ref-n", sku-1, qty n.
-class HttpHistory {
-public:
-  explicit HttpHistory(int payloads) {
-    ops::Plan p;
-    p.schedule.scenario = "orders";
-    for (int n = 1; n <= payloads; ++n)
-      p.schedule.events.push_back(Event{n, {{"customer", "alice"}, {"sku", "sku-1"}, {"qty", std::to_string(n)}, {"amount", "100"}}});
-    p.schedule.client = {ClientOp{}};
-    p.target = "test";
-    h.append("harness", std::move(p));
-    h.append("harness", ops::Initial{observedOf({{"effects", nlohmann::json::array()}, {"ledger", rows({{"sku-1", "1000"}})}})});
-  }
-  /// Writes request r with `key` (0: none) and payload `body`.
-  int request(int key, int body, const std::string& role = "original", int burst = 0, bool afterRetention = false) {
-    ops::Request r;
-    r.id = ++n_;
-    r.op = r.id;
-    r.role = role;
-    r.key = key;
-    r.body = body;
-    r.keyHeader = key > 0;
-    r.keyValue = key > 0 ? fmt::format("\"k{}\"", key) : "";
-    r.ref = fmt::format("ref-{}", body);
-    r.wait = "answer";
-    r.server = "s1";
-    r.burst = burst;
-    r.afterRetention = afterRetention;
-    h.append("client", r);
-    return r.id;
-  }
-  void answer(int id, int status, const std::string& body, const std::string& location = "", const char* outcome = "answered") {
-    h.append("client", ops::Response{id, outcome, status, location, body.empty() ? "" : fnv(body), body});
-  }
-  /// An answer that says it is JSON, with the digest of its canonical form as the client computes it.
-  void answerJson(int id, int status, const std::string& body, const std::string& location = "") {
-    ops::Response r{id, "answered", status, location, fnv(body), body};
-    r.jsonDigest = fnv(nlohmann::json::parse(body).dump());
-    r.contentType = "application/json";
-    r.size = body.size();
-    h.append("client", r);
-  }
-  void lost(int id, const char* outcome = "reset") { h.append("client", ops::Response{id, outcome, 0, "", "", ""}); }
-  /// A kill of the server at `point` (the history's fault op).
-  void kill(const std::string& point) { h.append("s1", ops::FaultOp{Fault::parse(point, "test"), 9}); }
-  /// The final state: effects per payload, the stock the ledger reads; `limit` names the limit the run
-  /// ended at ("" when it settled).
-  std::vector<CheckResult> judge(const std::map<int, int>& effects, int64_t stock, const std::string& limit = "",
-                                 const Scenario& sc = builtin("orders")) {
-    auto rowsJson = nlohmann::json::array();
-    for (const auto& [body, n] : effects) rowsJson.push_back({fmt::format("ref-{}", body), std::to_string(n)});
-    ops::Final f;
-    f.observed = observedOf({{"effects", rowsJson}, {"ledger", rows({{"sku-1", std::to_string(stock)}})}});
-    if (!limit.empty()) {
-      f.end = ops::RunEnd::Limit;
-      f.limit = limit;
-      f.reason = "server s1 did not accept a connection on PORT 1 within 3000 ms; raise --start-timeout";
-    }
-    h.append("harness", f);
-    return checkAll(sc, h.ops());
-  }
-
-private:
-  static std::string fnv(const std::string& s) { return fmt::format("{:016x}", std::hash<std::string>{}(s)); }
-  History h;
-  int n_ = 0;
-};
-
 std::set<std::string> kinds(const std::vector<CheckResult>& rs) {
   std::set<std::string> out;
   for (const auto& r : rs)
@@ -92,16 +24,16 @@ const std::string kCreated = R"({"id":1,"status":"created"})";
 TEST_CASE("http checkers: a faithful replay passes, a second execution is a double effect and an unfaithful replay",
           "[http]") {
   {
-    HttpHistory h(1);
+    HttpHistoryBuilder h(1);
     h.answer(h.request(1, 1), 201, kCreated, "/orders/1");
     h.answer(h.request(1, 1, "retry"), 201, kCreated, "/orders/1");
-    auto rs = h.judge({{1, 1}}, 999);
+    auto rs = judge(h, {{1, 1}}, 999);
     CHECK(merge(rs) == Verdict::Pass);
   }
-  HttpHistory h(1);
+  HttpHistoryBuilder h(1);
   h.answer(h.request(1, 1), 201, kCreated, "/orders/1");
   h.answer(h.request(1, 1, "retry"), 201, R"({"id":2,"status":"created"})", "/orders/2");
-  auto rs = h.judge({{1, 2}}, 998);
+  auto rs = judge(h, {{1, 2}}, 998);
   CHECK(kinds(rs) == std::set<std::string>{"double-effect", "replay-mismatch"});
   CHECK(result(rs, "http:ledger").verdict == Verdict::Pass); // two orders, two stock changes: consistent
   const auto& v = result(rs, "http:replay").violations.at(0);
@@ -109,112 +41,112 @@ TEST_CASE("http checkers: a faithful replay passes, a second execution is a doub
 }
 
 TEST_CASE("http checkers: the stock moved without an order is a ledger violation", "[http]") {
-  HttpHistory h(2);
+  HttpHistoryBuilder h(2);
   h.answer(h.request(1, 1), 201, kCreated, "/orders/1");
-  auto rs = h.judge({{1, 1}}, 990); // qty 1 taken, 10 gone
+  auto rs = judge(h, {{1, 1}}, 990); // qty 1 taken, 10 gone
   CHECK(kinds(rs) == std::set<std::string>{"ledger"});
   CHECK(result(rs, "http:ledger").violations.at(0).expected == 999);
 }
 
 TEST_CASE("http checkers: a mismatch answered 2xx or with another status than the policy's", "[http]") {
   {
-    HttpHistory h(2);
+    HttpHistoryBuilder h(2);
     h.answer(h.request(1, 1), 201, kCreated, "/orders/1");
     h.answer(h.request(1, 2, "mismatch"), 201, kCreated, "/orders/1");
-    auto rs = h.judge({{1, 1}}, 999);
+    auto rs = judge(h, {{1, 1}}, 999);
     CHECK(kinds(rs) == std::set<std::string>{"mismatch-accepted"});
     CHECK_THAT(result(rs, "http:mismatch").violations.at(0).message, Catch::Matchers::Contains("the answer of r1"));
   }
   {
-    HttpHistory h(2);
+    HttpHistoryBuilder h(2);
     h.answer(h.request(1, 1), 201, kCreated, "/orders/1");
     h.answer(h.request(1, 2, "mismatch"), 409, R"({"error":"conflict"})");
-    CHECK(kinds(h.judge({{1, 1}}, 999)) == std::set<std::string>{"mismatch-status"}); // orders declares 422
+    CHECK(kinds(judge(h, {{1, 1}}, 999)) == std::set<std::string>{"mismatch-status"}); // orders declares 422
   }
   {
-    HttpHistory h(2);
+    HttpHistoryBuilder h(2);
     h.answer(h.request(1, 1), 201, kCreated, "/orders/1");
     h.answer(h.request(1, 2, "mismatch"), 422, R"({"error":"mismatch"})");
-    CHECK(merge(h.judge({{1, 1}}, 999)) == Verdict::Pass);
+    CHECK(merge(judge(h, {{1, 1}}, 999)) == Verdict::Pass);
   }
 }
 
 TEST_CASE("http checkers: in a race on a fresh key either payload may win", "[http]") {
   // A burst of key 1: copies 1 and 2 carry payload 1, copy 3 payload 2; payload 2 won.
-  HttpHistory h(2);
+  HttpHistoryBuilder h(2);
   int a = h.request(1, 1, "original", 1), b = h.request(1, 1, "retry", 2), c = h.request(1, 2, "mismatch", 3);
   h.answer(c, 201, kCreated, "/orders/1");
   h.answer(a, 409, R"({"error":"in progress"})"); // overlapped the winner: in flight
   h.answer(b, 422, R"({"error":"mismatch"})");
   int settle = h.request(1, 1, "settle");
   h.answer(settle, 422, R"({"error":"mismatch"})");
-  auto rs = h.judge({{2, 1}}, 998);
+  auto rs = judge(h, {{2, 1}}, 998);
   INFO(nlohmann::json(rs).dump());
   CHECK(merge(rs) == Verdict::Pass);
 }
 
 TEST_CASE("http checkers: a key answered 409 to the end is stuck, one with no answer is not live", "[http]") {
   {
-    HttpHistory h(1);
+    HttpHistoryBuilder h(1);
     h.lost(h.request(1, 1)); // the server was killed
     for (int i = 0; i < 3; ++i) h.answer(h.request(1, 1, "settle"), 409, R"({"error":"in progress"})");
-    auto rs = h.judge({{1, 1}}, 999);
+    auto rs = judge(h, {{1, 1}}, 999);
     CHECK(kinds(rs) == std::set<std::string>{"stuck-key"});
   }
   {
-    HttpHistory h(1);
+    HttpHistoryBuilder h(1);
     h.lost(h.request(1, 1));
     h.answer(h.request(1, 1, "settle"), 503, R"({"error":"db"})");
-    CHECK(kinds(h.judge({}, 1000)) == std::set<std::string>{"no-answer"});
+    CHECK(kinds(judge(h, {}, 1000)) == std::set<std::string>{"no-answer"});
   }
   {
-    HttpHistory h(1); // the retry after the crash executed once: live, one effect
+    HttpHistoryBuilder h(1); // the retry after the crash executed once: live, one effect
     h.lost(h.request(1, 1));
     h.answer(h.request(1, 1, "settle"), 201, kCreated, "/orders/1");
-    CHECK(merge(h.judge({{1, 1}}, 999)) == Verdict::Pass);
+    CHECK(merge(judge(h, {{1, 1}}, 999)) == Verdict::Pass);
   }
 }
 
 TEST_CASE("http checkers: a request without a key must get the declared status and take no effect", "[http]") {
-  HttpHistory h(2);
+  HttpHistoryBuilder h(2);
   h.answer(h.request(0, 1, "no-key"), 400, R"({"error":"key"})");
   h.answer(h.request(0, 2, "no-key"), 201, kCreated, "/orders/1");
-  auto rs = h.judge({{2, 1}}, 998);
+  auto rs = judge(h, {{2, 1}}, 998);
   CHECK(kinds(rs) == std::set<std::string>{"missing-key-accepted"});
   CHECK(result(rs, "http:missing-key").violations.size() == 1);
 }
 
 TEST_CASE("http checkers: a burst copy answered 5xx is a burst error, one answered in flight is not", "[http]") {
-  HttpHistory h(1);
+  HttpHistoryBuilder h(1);
   int a = h.request(1, 1, "original", 1), b = h.request(1, 1, "retry", 2), c = h.request(1, 1, "retry", 3);
   h.answer(a, 201, kCreated, "/orders/1");
   h.answer(b, 409, R"({"error":"in progress"})");
   h.answer(c, 500, R"({"error":"boom"})");
-  auto rs = h.judge({{1, 1}}, 999);
+  auto rs = judge(h, {{1, 1}}, 999);
   CHECK(kinds(rs) == std::set<std::string>{"burst-error"});
 }
 
 TEST_CASE("http checkers: after the retention a key may execute again, before it never", "[http]") {
   {
-    HttpHistory h(1);
+    HttpHistoryBuilder h(1);
     h.answer(h.request(1, 1), 201, kCreated, "/orders/1");
     h.answer(h.request(1, 1, "retry", 0, true), 201, R"({"id":2,"status":"created"})", "/orders/2");
-    CHECK(merge(h.judge({{1, 2}}, 998)) == Verdict::Pass);
+    CHECK(merge(judge(h, {{1, 2}}, 998)) == Verdict::Pass);
   }
-  HttpHistory h(1);
+  HttpHistoryBuilder h(1);
   h.answer(h.request(1, 1), 201, kCreated, "/orders/1");
   h.answer(h.request(1, 1, "retry", 0, true), 201, R"({"id":2,"status":"created"})", "/orders/2");
   h.answer(h.request(1, 1, "retry"), 201, R"({"id":3,"status":"created"})", "/orders/3");
-  auto rs = h.judge({{1, 3}}, 997);
+  auto rs = judge(h, {{1, 3}}, 997);
   CHECK(kinds(rs).count("double-effect") == 1);
 }
 
 TEST_CASE("http checkers: the declared created status is the only success of a fresh key", "[http]") {
   {
-    HttpHistory h(1); // a server that answers 404 to every POST
+    HttpHistoryBuilder h(1); // a server that answers 404 to every POST
     h.answer(h.request(1, 1), 404, "");
     h.answer(h.request(1, 1, "retry"), 404, "");
-    auto rs = h.judge({}, 1000);
+    auto rs = judge(h, {}, 1000);
     CHECK(kinds(rs) == std::set<std::string>{"unexpected-status"});
     const auto& v = result(rs, "http:status").violations.at(0);
     CHECK(v.observed == 404);
@@ -222,68 +154,68 @@ TEST_CASE("http checkers: the declared created status is the only success of a f
     CHECK_THAT(v.message, Catch::Matchers::Contains("r1 sent key 1 with its own payload and got 404"));
   }
   {
-    HttpHistory h(1); // executed, but answered 200 where the scenario declares 201
+    HttpHistoryBuilder h(1); // executed, but answered 200 where the scenario declares 201
     h.answer(h.request(1, 1), 200, kCreated, "/orders/1");
     h.answer(h.request(1, 1, "retry"), 200, kCreated, "/orders/1");
-    auto rs = h.judge({{1, 1}}, 999);
+    auto rs = judge(h, {{1, 1}}, 999);
     CHECK(kinds(rs) == std::set<std::string>{"unexpected-status"});
     CHECK(result(rs, "http:status").violations.size() == 1); // the first answer; the replay is faithful to it
   }
   {
-    HttpHistory h(1); // the declared answers on the way: in flight, a server error, then created
+    HttpHistoryBuilder h(1); // the declared answers on the way: in flight, a server error, then created
     int a = h.request(1, 1);
     h.lost(a);
     h.answer(h.request(1, 1, "settle"), 409, R"({"error":"in progress"})");
     h.answer(h.request(1, 1, "settle"), 503, R"({"error":"db"})");
     h.answer(h.request(1, 1, "settle"), 201, kCreated, "/orders/1");
-    CHECK(merge(h.judge({{1, 1}}, 999)) == Verdict::Pass);
+    CHECK(merge(judge(h, {{1, 1}}, 999)) == Verdict::Pass);
   }
   {
-    HttpHistory h(2); // payload 2 raced payload 1 on the fresh key and bound it first: 422 is a right answer
+    HttpHistoryBuilder h(2); // payload 2 raced payload 1 on the fresh key and bound it first: 422 is a right answer
     int own = h.request(1, 1);
     int other = h.request(1, 2, "mismatch");
     h.answer(own, 422, R"({"error":"mismatch"})");
     h.lost(other);
     h.answer(h.request(1, 1, "settle"), 422, R"({"error":"mismatch"})");
-    CHECK(merge(h.judge({}, 1000)) == Verdict::Pass);
+    CHECK(merge(judge(h, {}, 1000)) == Verdict::Pass);
   }
 }
 
 TEST_CASE("http checkers: a run whose client did not get its answers is never a pass", "[http]") {
   {
-    HttpHistory h(1); // the server never became ready: no request was written
-    auto rs = h.judge({}, 1000, "start-timeout");
+    HttpHistoryBuilder h(1); // the server never became ready: no request was written
+    auto rs = judge(h, {}, 1000, "start-timeout");
     CHECK(merge(rs) == Verdict::Unknown);
     CHECK_THAT(result(rs, "http:liveness").error,
                Catch::Matchers::Contains("the run ended at a limit before the client had every answer (server s1 did not"));
   }
   {
-    HttpHistory h(1); // no limit recorded, and still the schedule's request was never written
-    auto rs = h.judge({}, 1000);
+    HttpHistoryBuilder h(1); // no limit recorded, and still the schedule's request was never written
+    auto rs = judge(h, {}, 1000);
     CHECK(merge(rs) == Verdict::Unknown);
     CHECK_THAT(result(rs, "http:liveness").error, Catch::Matchers::Contains("the client never wrote 1 of the schedule's requests (send 1)"));
   }
   {
-    HttpHistory h(2); // a request without a key that got no answer: its status can't be judged
+    HttpHistoryBuilder h(2); // a request without a key that got no answer: its status can't be judged
     h.answer(h.request(1, 1), 201, kCreated, "/orders/1");
     h.lost(h.request(0, 2, "no-key"));
-    auto rs = h.judge({{1, 1}}, 999);
+    auto rs = judge(h, {{1, 1}}, 999);
     CHECK(merge(rs) == Verdict::Unknown);
     CHECK_THAT(result(rs, "http:liveness").error, Catch::Matchers::Contains("r2 (no-key 2) got no answer (reset)"));
   }
   {
-    HttpHistory h(2); // ... unless the server was killed while it was in flight
+    HttpHistoryBuilder h(2); // ... unless the server was killed while it was in flight
     h.answer(h.request(1, 1), 201, kCreated, "/orders/1");
     int r = h.request(0, 2, "no-key");
     h.kill("after:INSERT#2");
     h.lost(r);
-    CHECK(merge(h.judge({{1, 1}}, 999)) == Verdict::Pass);
+    CHECK(merge(judge(h, {{1, 1}}, 999)) == Verdict::Pass);
   }
   {
-    HttpHistory h(1); // an answer that never ended
+    HttpHistoryBuilder h(1); // an answer that never ended
     h.lost(h.request(1, 1), "too-large");
     h.lost(h.request(1, 1, "settle"), "too-large");
-    auto rs = h.judge({}, 1000);
+    auto rs = judge(h, {}, 1000);
     CHECK(merge(rs) == Verdict::Unknown);
     CHECK_THAT(result(rs, "http:liveness").error, Catch::Matchers::Contains("went on past the 64 MiB"));
   }
@@ -293,29 +225,29 @@ TEST_CASE("http checkers: replays compared as the policy says: as JSON by defaul
   const std::string first = R"({"id":1,"ref":"ref-1","status":"created"})";
   const std::string jsonb = R"({"id": 1, "ref": "ref-1", "status": "created"})"; // how jsonb prints it back
   {
-    HttpHistory h(1);
+    HttpHistoryBuilder h(1);
     h.answerJson(h.request(1, 1), 201, first, "/orders/1");
     h.answerJson(h.request(1, 1, "retry"), 201, jsonb, "/orders/1");
-    auto rs = h.judge({{1, 1}}, 999);
+    auto rs = judge(h, {{1, 1}}, 999);
     CHECK(merge(rs) == Verdict::Pass);
     const auto& notes = result(rs, "http:replay").notes;
     REQUIRE(notes.size() == 1);
     CHECK_THAT(notes[0], Catch::Matchers::Contains("r2's answer to key 1 is r1's as JSON, in other bytes"));
   }
   {
-    HttpHistory h(1); // another JSON value: a violation under either policy
+    HttpHistoryBuilder h(1); // another JSON value: a violation under either policy
     h.answerJson(h.request(1, 1), 201, first, "/orders/1");
     h.answerJson(h.request(1, 1, "retry"), 201, R"({"id": 1, "ref": "ref-1", "status": "created", "replayed": true})",
                  "/orders/1");
-    auto rs = h.judge({{1, 1}}, 999);
+    auto rs = judge(h, {{1, 1}}, 999);
     CHECK(kinds(rs) == std::set<std::string>{"replay-mismatch"});
     CHECK_THAT(result(rs, "http:replay").violations.at(0).message, Catch::Matchers::Contains("another body than r1's (also as JSON)"));
   }
   Scenario bytes = builtin("orders");
   bytes.http->policy.replayEquivalence = "bytes";
-  HttpHistory h(1);
+  HttpHistoryBuilder h(1);
   h.answerJson(h.request(1, 1), 201, first, "/orders/1");
   h.answerJson(h.request(1, 1, "retry"), 201, jsonb, "/orders/1");
-  auto rs = h.judge({{1, 1}}, 999, "", bytes);
+  auto rs = judge(h, {{1, 1}}, 999, "", bytes);
   CHECK(kinds(rs) == std::set<std::string>{"replay-mismatch"});
 }

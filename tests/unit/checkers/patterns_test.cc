@@ -70,6 +70,50 @@ TEST_CASE("ack-before-effect: XACK, then a kill before the UPDATE loses the even
   CHECK_THAT(v.pattern->fix, StartsWith("apply the effect and COMMIT first, then XACK"));
 }
 
+TEST_CASE("ack-before-effect: XACK, then a kill before the COMMIT of the effect's transaction", "[patterns]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"before:COMMIT#1"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  b.ack("c1", {e[0]});
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE", "UPDATE wallets SET balance_halala = balance_halala + $1 WHERE id = $2");
+  b.step("c1", "pg", "COMMIT", "COMMIT", "killed-before");
+  b.kill("c1", "before:COMMIT#1");
+  b.spawn("c2");
+  b.read("c2", "XAUTOCLAIM", {e[1]});
+  b.ack("c2", {e[1]});
+  credit(b, "c2", e[1], false);
+  b.finalOp(balances(300));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "lost");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "ack-before-effect");
+  CHECK(v.pattern->explanation == "c1 acknowledged entry 1-0 (XACK#1) before committing its effect; the kill at "
+                                  "before:COMMIT#1 lost event 1");
+}
+
+TEST_CASE("an XACK, then the effect committed before the kill: not ack-before-effect", "[patterns]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"after:COMMIT#1"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  b.ack("c1", {e[0]});
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE");
+  b.step("c1", "pg", "COMMIT", "COMMIT", "killed-after");
+  b.kill("c1", "after:COMMIT#1");
+  b.spawn("c2");
+  b.read("c2", "XAUTOCLAIM", {e[1]});
+  b.ack("c2", {e[1]}); // event 2 acknowledged without effect, no kill
+  b.finalOp(balances(100));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "lost");
+  CHECK(idOf(v) != "ack-before-effect");
+}
+
 namespace {
 
 /// dedup-valkey at after:SET#3: SET seen:ID NX, then the credit; c2 finds event 3 marked and skips it.
@@ -138,6 +182,58 @@ TEST_CASE("dedup-outside-transaction: SET NX, then a kill inside the credit's tr
                                                 "the kill at after:UPDATE#1 came between them"));
 }
 
+namespace {
+
+/// dedup-valkey at error:before:COMMIT#3: SET seen:ID NX, then the credit, whose COMMIT is answered with an
+/// error; c1 exits by itself. c2 gets event 3 again and, when `repeats`, finds the mark (SET#4) and skips it.
+std::vector<Op> valkeyMarkErrorRun(const Scenario& s, bool repeats) {
+  HistoryBuilder b(s, {"error:before:COMMIT#3"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2, 3});
+  auto seen = [&](int n, const std::string& proc) {
+    b.step(proc, "valkey", "SET", fmt::format("SET seen:{} 1 NX", b.eventId(n)));
+  };
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  for (int i : {0, 1}) {
+    seen(i + 1, "c1");
+    credit(b, "c1", e[i]);
+  }
+  seen(3, "c1");
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE");
+  b.fault("c1", "error:before:COMMIT#3");
+  b.sql("c1", "COMMIT", "COMMIT", {}, "ROLLBACK", true);
+  b.exit("c1", 1, std::nullopt, "self");
+  b.spawn("c2");
+  b.read("c2", "XAUTOCLAIM", {e[2]});
+  if (repeats) seen(3, "c2");
+  b.ack("c2", {e[2]});
+  b.finalOp(balances(400));
+  return b.ops();
+}
+
+} // namespace
+
+TEST_CASE("dedup-outside-transaction: SET NX, then a fault fails the credit and the process exits", "[patterns]") {
+  Scenario s = builtin("wallet");
+  const Violation& v = ofKind(failing(s, valkeyMarkErrorRun(s, true), "invariant:balance"), "lost");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "dedup-outside-transaction");
+  CHECK(v.pattern->explanation == "c1 marked event 3 as processed in Valkey (SET#3) before its effect; the fault "
+                                  "error:before:COMMIT#3 ended the effect's transaction and c1 exited (exit 1) before "
+                                  "it committed; the redelivery to c2 found the mark (SET#4) and skipped it, and event "
+                                  "3 was lost");
+}
+
+TEST_CASE("a mark, then an exit of the process: no pattern unless the redelivery stopped at it", "[patterns]") {
+  // The process exited by itself (not the harness's kill): the mark is named only when the redelivery is seen
+  // to find it; here c2 acknowledged the event without looking, which the mark does not explain.
+  Scenario s = builtin("wallet");
+  const Violation& v = ofKind(failing(s, valkeyMarkErrorRun(s, false), "invariant:balance"), "lost");
+  CHECK_FALSE(v.pattern);
+}
+
 TEST_CASE("dedup-outside-transaction: a dedup INSERT committed on its own, then a kill", "[patterns]") {
   Scenario s = builtin("wallet");
   HistoryBuilder b(s, {"before:COMMIT#4"});
@@ -168,6 +264,115 @@ TEST_CASE("dedup-outside-transaction: a dedup INSERT committed on its own, then 
   CHECK(v.pattern->explanation == "c1 committed the dedup mark of event 2 (INSERT#2) in its own transaction "
                                   "(COMMIT#3) before its effect; the kill at before:COMMIT#4 came between them, and "
                                   "event 2 was lost");
+}
+
+namespace {
+
+/// c1 commits event 2's mark (`insert`, into `table`) in a transaction of its own and is killed before its
+/// credit's COMMIT; c2 gets event 2 again, repeats the mark (its reply: `again`, an error when `refused`)
+/// and acknowledges it without the credit.
+std::vector<Op> ownMarkRun(const Scenario& s, const std::string& table, const std::string& insert,
+                           const std::string& again, bool refused) {
+  HistoryBuilder b(s, {"before:COMMIT#4"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2});
+  auto mark = [&](const std::string& proc, const std::string& reply, bool error) {
+    b.step(proc, "pg", "BEGIN");
+    b.sql(proc, "INSERT", insert, {table}, reply, error);
+    b.step(proc, "pg", error ? "ROLLBACK" : "COMMIT");
+  };
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  mark("c1", "INSERT 0 1", false);
+  credit(b, "c1", e[0]);
+  mark("c1", "INSERT 0 1", false); // COMMIT#3: the mark of event 2
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE");
+  b.step("c1", "pg", "COMMIT", "COMMIT", "killed-before");
+  b.kill("c1", "before:COMMIT#4");
+  b.spawn("c2");
+  b.read("c2", "XAUTOCLAIM", {e[1]});
+  mark("c2", again, refused);
+  b.ack("c2", {e[1]});
+  b.finalOp(balances(100));
+  return b.ops();
+}
+
+ops::Step insertInto(const std::string& table, const std::string& sql) {
+  ops::Step st;
+  st.server = "pg";
+  st.verb = "INSERT";
+  st.detail = sql;
+  st.tables = {table};
+  return st;
+}
+
+} // namespace
+
+TEST_CASE("dedup marks by the statement's shape: ON CONFLICT DO NOTHING or a keyed table, any name", "[patterns]") {
+  using detail::patterns::isMark;
+  const std::set<std::string> none, keyed{"consumer_offsets_log"};
+  CHECK(isMark(insertInto("handled_payments", "INSERT INTO handled_payments(id) VALUES ($1) ON CONFLICT DO NOTHING"), none));
+  CHECK(isMark(insertInto("handled_payments", "INSERT INTO handled_payments(id) VALUES ($1) ON CONFLICT (id) DO NOTHING"),
+               none));
+  CHECK(isMark(insertInto("consumer_offsets_log", "INSERT INTO consumer_offsets_log(message_id) VALUES ($1)"), keyed));
+  // The name is the fallback: a dedup table's name marks an INSERT of any shape.
+  CHECK(isMark(insertInto("processed_events", "INSERT INTO processed_events(event_id) VALUES ($1)"), none));
+  // Effects: an INSERT into a ledger, a table whose key the run never showed, an upsert; and an ON CONFLICT
+  // that belongs to a later statement of the text.
+  CHECK_FALSE(isMark(insertInto("ledger", "INSERT INTO ledger(wallet, amount) VALUES ($1, $2)"), none));
+  CHECK_FALSE(isMark(insertInto("consumer_offsets_log", "INSERT INTO consumer_offsets_log(message_id) VALUES ($1)"), none));
+  CHECK_FALSE(isMark(insertInto("ledger", "INSERT INTO ledger(id, amount) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET "
+                                          "amount = EXCLUDED.amount"),
+                     none));
+  CHECK_FALSE(isMark(insertInto("ledger", "INSERT INTO ledger(amount) VALUES (1); INSERT INTO t VALUES (1) ON CONFLICT DO "
+                                          "NOTHING"),
+                     none));
+}
+
+TEST_CASE("dedup-outside-transaction: an ON CONFLICT DO NOTHING mark in a table of any name", "[patterns]") {
+  Scenario s = builtin("wallet");
+  const std::string insert = "INSERT INTO handled_payments(payment_id) VALUES ($1) ON CONFLICT DO NOTHING";
+  const Violation& v =
+      ofKind(failing(s, ownMarkRun(s, "handled_payments", insert, "INSERT 0 0", false), "invariant:balance"), "lost");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "dedup-outside-transaction");
+  CHECK(v.pattern->explanation == "c1 committed the dedup mark of event 2 (INSERT#2) in its own transaction "
+                                  "(COMMIT#3) before its effect; the kill at before:COMMIT#4 came between them; the "
+                                  "redelivery to c2 found the mark (INSERT#3 inserted no row) and skipped it, and "
+                                  "event 2 was lost");
+}
+
+TEST_CASE("dedup-outside-transaction: a mark in a table the run shows keyed, refused as a duplicate key", "[patterns]") {
+  Scenario s = builtin("wallet");
+  const Violation& v = ofKind(
+      failing(s,
+              ownMarkRun(s, "consumer_offsets_log", "INSERT INTO consumer_offsets_log(message_id) VALUES ($1)",
+                         "duplicate key value violates unique constraint \"consumer_offsets_log_pkey\"", true),
+              "invariant:balance"),
+      "lost");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "dedup-outside-transaction");
+  CHECK_THAT(v.pattern->explanation, Contains("the redelivery to c2 found the mark (INSERT#3 was refused as a duplicate "
+                                              "key) and skipped it"));
+}
+
+TEST_CASE("a committed INSERT the redelivery is not seen to stop at is no dedup mark: nothing named", "[patterns]") {
+  Scenario s = builtin("wallet");
+  SECTION("an effect: INSERT into a ledger, no ON CONFLICT, no key shown") {
+    const Violation& v = ofKind(failing(s,
+                                        ownMarkRun(s, "ledger", "INSERT INTO ledger(wallet, amount) VALUES ($1, $2)",
+                                                   "INSERT 0 1", false),
+                                        "invariant:balance"),
+                                "lost");
+    CHECK_FALSE(v.pattern);
+  }
+  SECTION("ON CONFLICT DO NOTHING, but the redelivery's repeat inserted its row") {
+    const std::string insert = "INSERT INTO handled_payments(payment_id) VALUES ($1) ON CONFLICT DO NOTHING";
+    const Violation& v =
+        ofKind(failing(s, ownMarkRun(s, "handled_payments", insert, "INSERT 0 1", false), "invariant:balance"), "lost");
+    CHECK_FALSE(v.pattern);
+  }
 }
 
 TEST_CASE("lost events that no classifier explains: no pattern is named", "[patterns]") {
@@ -237,6 +442,39 @@ TEST_CASE("effect-without-dedup: the producer's retry applied again, no dedup st
 
 namespace {
 
+/// Event 1 sent once; the broker forgets its deliveries after c1 applied it, hands it over again and c1
+/// applies it again. With `marked`, each application starts with an INSERT … ON CONFLICT DO NOTHING.
+std::vector<Op> handedTwiceRun(const Scenario& s, bool marked) {
+  HistoryBuilder b(s, {"forget:after:XACK#1"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1});
+  b.spawn("c1");
+  for (const char* verb : {"XREADGROUP", "XREADGROUP"}) {
+    b.read("c1", verb, e);
+    if (marked)
+      b.sql("c1", "INSERT", "INSERT INTO handled(id) VALUES ($1) ON CONFLICT DO NOTHING", {"handled"}, "INSERT 0 1");
+    credit(b, "c1", e[0]);
+  }
+  b.finalOp(balances(200));
+  return b.ops();
+}
+
+} // namespace
+
+TEST_CASE("effect-without-dedup: one entry handed over twice, applied after each, no dedup step", "[patterns]") {
+  Scenario s = builtin("wallet");
+  const Violation& v = ofKind(failing(s, handedTwiceRun(s, false), "invariant:balance"), "duplicate");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "effect-without-dedup");
+  CHECK(v.pattern->explanation == "entry 1-0 of event 1 was handed over 2 times (XREADGROUP#1 to c1 and XREADGROUP#2 "
+                                  "to c1) and applied after each: no step of the run records that an event was "
+                                  "processed");
+  // With a dedup step in the run, the duplicate comes from something the steps do not show: nothing named.
+  CHECK_FALSE(ofKind(failing(s, handedTwiceRun(s, true), "invariant:balance"), "duplicate").pattern);
+}
+
+namespace {
+
 /// Event 2 sent twice (entries 1-1 and 1-5), each entry marked with SET seen:<mark> NX, both credited.
 std::vector<Op> markedTwiceRun(const Scenario& s, bool byEntry) {
   HistoryBuilder b(s);
@@ -254,6 +492,44 @@ std::vector<Op> markedTwiceRun(const Scenario& s, bool byEntry) {
 }
 
 } // namespace
+
+namespace {
+
+/// Event 2 sent twice (entries 1-1 and 1-3); c1 applies each entry with one INSERT (`insert`) and COMMIT.
+std::vector<Op> insertedTwiceRun(const Scenario& s, const std::string& insert) {
+  HistoryBuilder b(s);
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2, 3, 2});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  for (const auto& entry : e) {
+    b.step("c1", "pg", "BEGIN");
+    b.sql("c1", "INSERT", insert, {"ledger"}, "INSERT 0 1");
+    b.step("c1", "pg", "COMMIT");
+    b.ack("c1", {entry});
+  }
+  b.finalOp(balances(100 + 2 * 300 + 900));
+  return b.ops();
+}
+
+} // namespace
+
+TEST_CASE("effect-without-dedup: the effect an INSERT into a ledger, which is no dedup mark", "[patterns]") {
+  Scenario s = builtin("wallet");
+  const Violation& v = ofKind(
+      failing(s, insertedTwiceRun(s, "INSERT INTO ledger(wallet, amount) VALUES ($1, $2)"), "invariant:balance"),
+      "duplicate");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "effect-without-dedup");
+  CHECK(v.pattern->explanation == "event 2 came as 2 entries (1-1 and 1-3) and c1 applied each (INSERT#2 and "
+                                  "INSERT#4): no step of the run records that an event was processed");
+  // The same INSERT with ON CONFLICT DO NOTHING is a mark: the run did record events, so this is not it.
+  const Violation& marked = ofKind(
+      failing(s, insertedTwiceRun(s, "INSERT INTO ledger(wallet, amount) VALUES ($1, $2) ON CONFLICT DO NOTHING"),
+              "invariant:balance"),
+      "duplicate");
+  CHECK(idOf(marked) != "effect-without-dedup");
+}
 
 TEST_CASE("dedup-on-broker-id: the mark keyed by the entry id, one event applied twice", "[patterns]") {
   Scenario s = builtin("wallet");
@@ -391,6 +667,31 @@ TEST_CASE("retry-after-ambiguous-commit: a drop after COMMIT, the transaction ru
                                   "applied again");
 }
 
+TEST_CASE("retry-after-ambiguous-commit names the event whose transaction ran again, not another", "[patterns]") {
+  // One batch of events 1, 2, 3 and event 2's producer retry: event 2 is applied twice by the retry, event
+  // 3 by the rerun of its dropped COMMIT; the rerun's XACK says it was event 3's.
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"drop:after:COMMIT#3"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2, 3, 2});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  credit(b, "c1", e[0]);
+  credit(b, "c1", e[1]);
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE");
+  b.step("c1", "pg", "COMMIT", "COMMIT", "dropped-after");
+  b.fault("c1", "drop:after:COMMIT#3");
+  credit(b, "c1", e[2]);
+  credit(b, "c1", e[3]);
+  b.finalOp(balances(100 + 2 * 300 + 2 * 900));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "duplicate");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "retry-after-ambiguous-commit");
+  CHECK_THAT(v.pattern->explanation, Contains("c1 ran the transaction again (UPDATE#4, COMMIT#4) and event 3 was "
+                                              "applied again"));
+}
+
 TEST_CASE("a drop before COMMIT reached PostgreSQL: not an ambiguous commit", "[patterns]") {
   // The first transaction never committed; a duplicate here comes from elsewhere, and is not this pattern.
   Scenario s = builtin("wallet");
@@ -426,62 +727,6 @@ TEST_CASE("a passing run is never classified", "[patterns]") {
 
 namespace {
 
-/// An orders history (as http_test.cc builds them), with the server's PostgreSQL steps.
-class OrdersHistory {
-public:
-  OrdersHistory() {
-    ops::Plan p;
-    p.schedule.scenario = "orders";
-    for (int n = 1; n <= 2; ++n)
-      p.schedule.events.push_back(Event{n, {{"customer", "alice"}, {"sku", "sku-1"}, {"qty", std::to_string(n)}, {"amount", "100"}}});
-    p.schedule.client = {ClientOp{}};
-    p.target = "test";
-    h.append("harness", std::move(p));
-    h.append("harness", ops::Initial{observedOf({{"effects", nlohmann::json::array()}, {"ledger", rows({{"sku-1", "1000"}})}})});
-  }
-  int request(int key, int body, const std::string& role = "original") {
-    ops::Request r;
-    r.id = ++n_;
-    r.op = r.id;
-    r.role = role;
-    r.key = key;
-    r.body = body;
-    r.keyHeader = true;
-    r.keyValue = fmt::format("\"k{}\"", key);
-    r.ref = fmt::format("ref-{}", body);
-    r.wait = "answer";
-    r.server = "s1";
-    h.append("client", r);
-    return r.id;
-  }
-  void answer(int id, int status, const std::string& body, const char* outcome = "answered") {
-    h.append("client", ops::Response{id, outcome, status, "", body.empty() ? "" : fmt::format("{:016x}", std::hash<std::string>{}(body)), body});
-  }
-  void sql(const std::string& verb, const std::string& detail = "") {
-    ops::Step s;
-    s.server = "pg";
-    s.conn = 1;
-    s.verb = verb;
-    s.k = ++k_[verb];
-    s.detail = detail.empty() ? verb : detail;
-    h.append("s1", s);
-  }
-  void kill(const std::string& point) { h.append("s1", ops::FaultOp{Fault::parse(point, "test"), 9}); }
-  std::vector<CheckResult> judge(const std::map<int, int>& effects, int64_t stock) {
-    auto rowsJson = nlohmann::json::array();
-    for (const auto& [body, n] : effects) rowsJson.push_back({fmt::format("ref-{}", body), std::to_string(n)});
-    ops::Final f;
-    f.observed = observedOf({{"effects", rowsJson}, {"ledger", rows({{"sku-1", std::to_string(stock)}})}});
-    h.append("harness", f);
-    return checkAll(builtin("orders"), h.ops());
-  }
-  History h;
-
-private:
-  int n_ = 0;
-  std::map<std::string, int> k_;
-};
-
 const Violation* violationOf(const std::vector<CheckResult>& rs, const std::string& kind) {
   for (const auto& r : rs)
     for (const auto& v : r.violations)
@@ -492,7 +737,7 @@ const Violation* violationOf(const std::vector<CheckResult>& rs, const std::stri
 } // namespace
 
 TEST_CASE("http-key-outside-transaction: the key committed apart, a kill, the key stuck", "[patterns][http]") {
-  OrdersHistory o;
+  HttpHistoryBuilder o(2);
   o.request(1, 1);
   o.sql("BEGIN");
   o.sql("INSERT", "INSERT INTO idempotency_keys(key, request_hash, state) VALUES ($1, $2, 'in_progress')");
@@ -501,9 +746,9 @@ TEST_CASE("http-key-outside-transaction: the key committed apart, a kill, the ke
   o.sql("INSERT", "INSERT INTO orders ...");
   o.sql("COMMIT");
   o.kill("after:COMMIT#2");
-  o.answer(1, 0, "", "reset");
+  o.lost(1);
   for (int i = 0; i < 3; ++i) o.answer(o.request(1, 1, "retry"), 409, "{\"error\":\"in progress\"}");
-  auto rs = o.judge({{1, 1}}, 999);
+  auto rs = judge(o, {{1, 1}}, 999);
   const Violation* v = violationOf(rs, "stuck-key");
   REQUIRE(v);
   REQUIRE(v->pattern);
@@ -515,13 +760,13 @@ TEST_CASE("http-key-outside-transaction: the key committed apart, a kill, the ke
 
 TEST_CASE("http: a kill after the one transaction of a request names no key pattern", "[patterns][http]") {
   // The classifier alone, on a double effect whose request committed once: the key's state was not apart.
-  OrdersHistory o;
+  HttpHistoryBuilder o(2);
   o.request(1, 1);
   o.sql("BEGIN");
   o.sql("INSERT", "INSERT INTO orders ...");
   o.sql("COMMIT");
   o.kill("after:COMMIT#1");
-  auto ops = o.h.ops();
+  auto ops = o.ops();
   Scenario s = builtin("orders");
   detail::HistoryView h(s, ops);
   Violation v;
@@ -531,10 +776,10 @@ TEST_CASE("http: a kill after the one transaction of a request names no key patt
 }
 
 TEST_CASE("http-no-request-hash: a key reused with another payload got the first answer", "[patterns][http]") {
-  OrdersHistory o;
+  HttpHistoryBuilder o(2);
   o.answer(o.request(1, 1), 201, "{\"order\":1}");
   o.answer(o.request(1, 2, "mismatch"), 201, "{\"order\":1}");
-  auto rs = o.judge({{1, 1}}, 999);
+  auto rs = judge(o, {{1, 1}}, 999);
   const Violation* v = violationOf(rs, "mismatch-accepted");
   REQUIRE(v);
   REQUIRE(v->pattern);
@@ -545,25 +790,25 @@ TEST_CASE("http-no-request-hash: a key reused with another payload got the first
 }
 
 TEST_CASE("http: a mismatch answered with another error is not a missing hash", "[patterns][http]") {
-  OrdersHistory o;
+  HttpHistoryBuilder o(2);
   o.answer(o.request(1, 1), 201, "{\"order\":1}");
   o.answer(o.request(1, 2, "mismatch"), 400, "{\"error\":\"bad\"}");
-  auto rs = o.judge({{1, 1}}, 999);
+  auto rs = judge(o, {{1, 1}}, 999);
   const Violation* v = violationOf(rs, "mismatch-status");
   REQUIRE(v);
   CHECK_FALSE(v->pattern);
 }
 
 TEST_CASE("http-key-outside-transaction: the key row committed alone, a kill right after", "[patterns][http]") {
-  OrdersHistory o;
+  HttpHistoryBuilder o(2);
   o.request(1, 1);
   o.sql("BEGIN");
   o.sql("INSERT", "INSERT INTO idempotency_keys(key, request_hash, state) VALUES ($1, $2, 'in_progress')");
   o.sql("COMMIT");
   o.kill("after:COMMIT#1");
-  o.answer(1, 0, "", "reset");
+  o.lost(1);
   for (int i = 0; i < 3; ++i) o.answer(o.request(1, 1, "retry"), 409, "{\"error\":\"in progress\"}");
-  auto rs = o.judge({}, 1000);
+  auto rs = judge(o, {}, 1000);
   const Violation* v = violationOf(rs, "stuck-key");
   REQUIRE(v);
   REQUIRE(v->pattern);
