@@ -35,12 +35,14 @@ std::optional<std::pair<std::string, int64_t>> splitPosition(const std::string& 
 struct Ledger {
   std::mutex mu;
   std::map<std::string, std::map<int64_t, std::string>> published; ///< "topic-p" -> offset -> entry id
-  std::map<std::string, int64_t> passedTo; ///< "topic-p" -> the highest position a commit passed so far
   std::set<std::string> undelivered;
-  std::multimap<int, std::weak_ptr<proxy::Tracker>> trackers; ///< by the listener that accepted them
+  /// By the listener that accepted them; kept past their connections, for what a killed process's showed.
+  std::multimap<int, std::shared_ptr<proxy::Tracker>> trackers;
 
-  /// The published records an offset commit passes for the first time: on each committed partition,
-  /// those below the committed position (the next offset to read) that no earlier commit passed.
+  /// The published records an offset commit passes: on each committed partition, every one below the
+  /// committed position (the next offset to read). All of them, not only those no earlier commit passed:
+  /// a record below a committed position can be delivered again (a rebalance, a member that commits what
+  /// it no longer owns), and the commit that passes it then settles it again.
   std::vector<std::string> passed(const std::vector<std::string>& positions) {
     std::lock_guard<std::mutex> lock(mu);
     std::vector<std::string> out;
@@ -49,10 +51,7 @@ struct Ledger {
       if (!p) continue;
       auto it = published.find(p->first);
       if (it == published.end()) continue;
-      int64_t& from = passedTo[p->first];
-      for (auto r = it->second.lower_bound(from); r != it->second.end() && r->first < p->second; ++r)
-        out.push_back(r->second);
-      from = std::max(from, p->second);
+      for (auto r = it->second.begin(); r != it->second.end() && r->first < p->second; ++r) out.push_back(r->second);
     }
     return out;
   }
@@ -85,8 +84,7 @@ public:
 
   proxy::Decode onServer(std::string_view buf, proxy::ServerMsg& out) override {
     auto d = inner_->onServer(buf, out);
-    if (d == proxy::Decode::Message && out.kind == proxy::ServerMsg::Kind::ReplyEnd && !out.reply.error)
-      ledger_->delivered(out.reply.delivered);
+    if (d == proxy::Decode::Message && out.kind == proxy::ServerMsg::Kind::ReplyEnd) ledger_->delivered(out.reply.delivered);
     return d;
   }
 
@@ -135,7 +133,6 @@ void KafkaBroker::reset() {
   server_->command(fmt::format("topic {} {}", topic_, partitions_));
   std::lock_guard<std::mutex> lock(ledger_->mu);
   ledger_->published.clear();
-  ledger_->passedTo.clear();
   ledger_->undelivered.clear();
   ledger_->trackers.clear();
 }
@@ -182,16 +179,13 @@ void KafkaBroker::forget() {
   std::optional<Membership> newest;
   {
     std::lock_guard<std::mutex> lock(ledger_->mu);
-    for (const auto& [port, weak] : ledger_->trackers)
-      if (auto t = weak.lock())
-        if (auto m = membershipOf(*t); m && !m->member.empty() && m->group == group_ &&
-                                       (!newest || m->generation > newest->generation))
-          newest = *m;
+    for (const auto& [port, t] : ledger_->trackers)
+      if (auto m = membershipOf(*t); m && !m->member.empty() && m->group == group_ &&
+                                     (!newest || m->generation > newest->generation))
+        newest = *m;
   }
   if (newest) KafkaAdmin::commitAs(server_->bootstrap(), *newest, topic_, zero, kAsk);
   else admin_->commit(topic_, group_, zero);
-  std::lock_guard<std::mutex> lock(ledger_->mu);
-  ledger_->passedTo.clear(); // what was passed is passed again
 }
 
 brokers::Leftover KafkaBroker::leftover() {
@@ -221,9 +215,9 @@ void KafkaBroker::killed(int listenPort) {
   {
     std::lock_guard<std::mutex> lock(ledger_->mu);
     auto [a, b] = ledger_->trackers.equal_range(listenPort);
+    // Its connections are closed (Hub::close returned): nothing feeds these trackers any more.
     for (auto it = a; it != b; ++it)
-      if (auto t = it->second.lock())
-        if (auto m = membershipOf(*t); m && !m->member.empty()) members.push_back(*m);
+      if (auto m = membershipOf(*it->second); m && !m->member.empty()) members.push_back(*m);
     ledger_->trackers.erase(listenPort);
   }
   std::set<std::string> sent;
