@@ -1,0 +1,100 @@
+/// Kafka consumers (harness/brokers/kafka): the reference targets on librdkafka and the test consumers on
+/// python3-confluent-kafka and kafkajs, each behind the Kafka proxy on an embedded broker of its workspace,
+/// judged by the same checkers as on Valkey. A Kafka schedule costs seconds of the mock broker's own group
+/// waits (3 s for a group's first member, 5 s after a member leaves: harness/brokers/kafka/README.md), so
+/// each case runs one or two schedules chosen to show a verdict.
+#include "support.h"
+
+#include <catch2/catch.hpp>
+
+#include <set>
+
+using namespace itest;
+
+namespace {
+
+/// The run's only violation of `kind`.
+nlohmann::json onlyViolation(const Result& r, const std::string& kind) {
+  auto v = violations(r.report, kind);
+  REQUIRE(v.size() == 1);
+  return v[0];
+}
+
+} // namespace
+
+TEST_CASE("kafka: a processed-events row in the effect's transaction passes a kill after its COMMIT") {
+  Result r = clean({"run", "--target", target("kafka-dedup-table"), "--crash", "after:COMMIT#3"});
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  CHECK(r.report["verdict"] == "pass");
+  // The run read the topic the harness made, in the group it named, through the proxy: the steps are Kafka's.
+  const auto& history = r.report["runs"][0]["history"];
+  std::set<std::string> verbs;
+  for (const auto& op : history)
+    if (op["type"] == "step" && op["value"]["server"] == "kafka") verbs.insert(op["value"]["verb"].get<std::string>());
+  for (const char* v : {"JOIN_GROUP", "SYNC_GROUP", "FETCH", "COMMIT_OFFSET"}) {
+    INFO(v);
+    CHECK(verbs.count(v) == 1);
+  }
+  CHECK(history[0]["value"]["stream"] == "events.1");
+}
+
+TEST_CASE("kafka: commit-after, killed between its COMMIT and its offset commit, applies events 2 and 3 twice") {
+  Result r = clean({"run", "--target", target("kafka-commit-after"), "--crash", "after:COMMIT#3"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 1);
+  auto dup = onlyViolation(r, "duplicate");
+  CHECK(dup["events"] == nlohmann::json::array({2, 3})); // 2: the producer's retry; 3: the kill
+  CHECK(dup["kill_point"] == "after:COMMIT#3");
+  CHECK(dup["message"].get<std::string>().find("redelivered to c2 (FETCH#") != std::string::npos);
+  CHECK(dup["pattern"]["id"] == "effect-without-dedup");
+}
+
+TEST_CASE("kafka: auto-commit passes a record before its effect commits, and a kill then loses event 3") {
+  // The auto-commit runs every 100 ms in the background; a 300 ms delay inside event 3's transaction lets
+  // it commit the offset past event 3 before the kill at its COMMIT.
+  Result r = clean({"run", "--target", target("kafka-autocommit"), "--crash", "delay:before:UPDATE#3:300", "--crash",
+                    "before:COMMIT#3"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 1);
+  auto lost = onlyViolation(r, "lost");
+  CHECK(lost["events"] == nlohmann::json::array({3}));
+  CHECK(lost["pattern"]["id"] == "ack-before-effect");
+}
+
+TEST_CASE("kafka: the broker forgets the group's offsets, and dedup-table still applies each event once") {
+  Result r = clean({"run", "--target", target("kafka-dedup-table"), "--crash", "forget:after:COMMIT_OFFSET#3",
+                    "--crash", "after:COMMIT#5"});
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  CHECK(r.report["verdict"] == "pass");
+}
+
+namespace {
+
+/// Runs test consumer `t` killed after its third COMMIT: a correct one passes, a buggy one applies twice.
+void judgedAsItsCode(const std::string& t, const std::string& verdict) {
+  Result r = clean({"run", "--target", testTarget(t), "--crash", "after:COMMIT#3"});
+  INFO(t << "\n" << r.out << r.err);
+  CHECK(r.report["verdict"] == verdict);
+  if (verdict == "fail") CHECK(!violations(r.report, "duplicate").empty());
+}
+
+} // namespace
+
+TEST_CASE("kafka: Python consumers on confluent-kafka are judged as their code is") {
+  judgedAsItsCode("py-kafka-dedup-table", "pass");
+  judgedAsItsCode("py-kafka-commit-first", "fail");
+}
+
+TEST_CASE("kafka: Node consumers on kafkajs are judged as their code is") {
+  judgedAsItsCode("node-kafka-dedup-table", "pass");
+  judgedAsItsCode("node-kafka-autocommit", "fail");
+}
+
+TEST_CASE("kafka: a kill sweep of dedup-table passes at every step", "[slow]") {
+  Result r = clean({"sweep", "--target", target("kafka-dedup-table"), "--faults", "kill", "--workers", "2"});
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  CHECK(r.report["verdict"] == "pass");
+}
