@@ -14,7 +14,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace idem::brokers {
@@ -89,6 +91,20 @@ public:
   virtual std::map<std::string, std::string> connectionEnv(int proxyPort) const = 0;
   /// What a consumer reads (besides CONSUMER): STREAM and GROUP, TOPIC and GROUP. Reserved names too.
   virtual std::map<std::string, std::string> consumerEnv() const = 0;
+  /// Whether the broker's error answers depend on the request (Kafka's carry its correlation id and
+  /// layout): then an `error` fault at its step is errorAnswer(), its code by default defaultError().
+  /// Otherwise they are fixed replies (Valkey's RESP errors, proxy/errors.h).
+  virtual bool answersErrorsByRequest() const { return false; }
+  /// The broker's answer to `request` (its whole bytes) failing with error `code`; nullopt when it has none.
+  virtual std::optional<std::string> errorAnswer(std::string_view request, const std::string& code) const {
+    (void)request, (void)code;
+    return std::nullopt;
+  }
+  /// The broker's transient error for a step of `verb` (an error fault without a code).
+  virtual std::string defaultError(const std::string& verb) const {
+    (void)verb;
+    return "";
+  }
   /// The broker's server restarted (the `restart` fault): the harness's own connection went with it.
   virtual void reconnect() {}
   /// The consumer process whose broker proxy listened on `listenPort` was killed: what its client would

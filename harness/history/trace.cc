@@ -121,12 +121,12 @@ std::vector<Fault> faultsAt(const TracePoint& p, const std::vector<std::string>&
   for (const auto& kind : kinds) {
     Fault f = p.fault;
     f.kind = kind;
-    // The servers the harness restarts in place, and whose error replies the proxy stands in for.
-    const bool ownErrors = p.server == "pg" || p.server == "valkey";
+    // The servers the harness restarts in place (not Kafka's yet).
+    const bool restarts = p.server == "pg" || p.server == "valkey";
     if (kind == "delay") f.args = {std::to_string(delayMs)};
-    else if (kind == "restart" && !ownErrors) continue;
+    else if (kind == "restart" && !restarts) continue;
     else if (kind == "restart") f.args = {p.server};
-    else if (kind == "error" && (!before || !ownErrors)) continue;
+    else if (kind == "error" && !before) continue;
     else if (kind == "forget" && (before || p.server == "pg")) continue;
     else if (kind != "kill" && kind != "drop" && kind != "error" && kind != "forget") continue;
     out.push_back(std::move(f));

@@ -79,6 +79,9 @@ std::chrono::microseconds timeKillDelay(const Fault& f);
 /// The error an `error` fault without a code answers at a step of `server` ("pg": 40001 serialization_failure,
 /// "valkey": LOADING).
 Effect defaultError(const std::string& server);
+/// The error effect of the code `code` of the error table (docs/faults.md); throws std::logic_error for a
+/// code the table does not have.
+Effect errorEffect(const std::string& code);
 
 /// The kind named `name`; throws UsageError naming `what` and listing the kinds when there is none.
 const FaultKind& faultKind(const std::string& name, const std::string& what);

@@ -234,15 +234,23 @@ struct Conn : std::enable_shared_from_this<Conn> {
       held.clear();
       arm(*hold, d.hold);
       return false;
-    case Decision::Kind::Answer:
+    case Decision::Kind::Answer: {
+      std::string answer = d.answer;
+      if (!d.brokerError.empty() && request && server == Server::Broker && hub.broker.errorAnswer) {
+        auto built = hub.broker.errorAnswer(held, d.brokerError);
+        // None (a request the tracker did not decode as a step): it goes on as if there were no fault.
+        if (!built) return decide(Decision::pass(), token, request);
+        answer = std::move(*built);
+      }
       held.clear();
       if (request) tracker->withdrawLast(); // the server owes no reply for it
-      sendClient(d.answer);
+      sendClient(std::move(answer));
       if (!d.close) return true;
       closeAfterAnswer = true; // maybeClose: once the client has it, close (FIN) both sides
       clientEof = true;
       maybeClose();
       return false;
+    }
     case Decision::Kind::Replace:
       held.clear();
       forward(request, token, d.answer);
@@ -549,6 +557,8 @@ Hub::Hub(Upstream pg, BrokerSide broker, StepListener& listener)
     : impl_(std::make_unique<Impl>(std::move(pg), std::move(broker), listener)) {
   impl_->thread = std::thread([this] { impl_->io.run(); });
 }
+
+const BrokerSide& Hub::broker() const { return impl_->broker; }
 
 const std::string& Hub::name(Server s) const {
   static const std::string pg = "pg";

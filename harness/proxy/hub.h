@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace idem::proxy {
@@ -49,6 +50,9 @@ struct Decision {
   std::chrono::milliseconds hold{0}; ///< Hold: release by itself after this long (0: only by release())
   std::string answer;                ///< Answer: the bytes of the reply the client gets; Replace: the request
   bool close = false;                ///< Answer: close the connection once the client has the answer
+  /// Answer, on the broker side: `answer` is empty and the client gets the broker's own error answer to
+  /// the request with this code (BrokerSide::errorAnswer).
+  std::string brokerError;
 
   static Decision pass() { return {}; }
 };
@@ -93,6 +97,12 @@ struct BrokerSide {
   std::string protocol; ///< for messages: "RESP", "Kafka"
   Upstream upstream;
   std::function<TrackerPtr(int listenPort)> tracker;
+  /// Set for a broker whose error answers depend on the request (Kafka's carry its correlation id and
+  /// layout): the answer to `request` (its whole bytes) with error `code`, nullopt when it has none.
+  /// Unset: the broker's errors are the fixed replies proxy/errors.h builds (RESP).
+  std::function<std::optional<std::string>(std::string_view request, const std::string& code)> errorAnswer;
+  /// With errorAnswer: the broker's transient error for a step of this verb (an error fault without code).
+  std::function<std::string(const std::string& verb)> defaultError;
 };
 
 class Hub {
@@ -106,6 +116,8 @@ public:
 
   /// "pg", or the broker's name.
   const std::string& name(Server s) const;
+  /// The broker side it was made with.
+  const BrokerSide& broker() const;
 
   struct Ports {
     int pg = 0;

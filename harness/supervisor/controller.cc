@@ -96,7 +96,11 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
   const bool before = fault.when == When::Before;
   if (!fault.isKill() && fault.kind != "forget" && states_[owner].faulted.empty()) states_[owner].faulted = fault.str();
   Effect effect = faultKind(fault.kind, "fault").effect(fault);
-  if (effect.action == Effect::Action::Error && effect.code.empty()) effect = defaultError(serverName(server));
+  if (effect.action == Effect::Action::Error && effect.code.empty()) {
+    // The step's server's transient error: a broker whose answers depend on the request says which.
+    const bool byRequest = server == proxy::Server::Broker && hub_ && hub_->broker().defaultError;
+    effect = byRequest ? errorEffect(hub_->broker().defaultError(step.verb)) : defaultError(serverName(server));
+  }
   const std::string& name = names_[owner];
   proxy::Decision d;
   switch (effect.action) {
@@ -130,7 +134,7 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
     std::string why;
     if (effect.server != here)
       why = fmt::format("{} is a {} error and {} is a {} step", effect.code,
-                        effect.server == "pg" ? "PostgreSQL" : "Valkey", step.verb, titleOf(here));
+                        titleOf(effect.server), step.verb, titleOf(here));
     else if (flushed)
       why = "the step is an extended-protocol group ended by Flush, whose error reply the proxy can't stand in for";
     if (!why.empty()) {
@@ -141,6 +145,14 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
     step.error = true;
     step.summary = effect.code + " " + effect.message;
     history_.append(name, ops::FaultOp{fault, 0});
+    if (server == proxy::Server::Broker && hub_ && hub_->broker().errorAnswer) {
+      // The broker's own answer to this request with the code (the hub builds it from the request's bytes).
+      d.kind = proxy::Decision::Kind::Answer;
+      d.brokerError = effect.code;
+      step.outcome = ops::StepOutcome::Answered;
+      history_.append(name, std::move(step));
+      return d;
+    }
     if (server == proxy::Server::Pg && !effect.fatal) {
       d.kind = proxy::Decision::Kind::Replace;
       if (step.verb == "COMMIT" || step.verb == "END") {

@@ -34,7 +34,12 @@ struct Workspace::Impl {
   /// The broker side of a hub of this workspace's proxies.
   proxy::BrokerSide brokerSide() const {
     brokers::Broker* b = broker.get();
-    return {b->name(), b->protocol(), b->upstream(), [b](int port) { return b->tracker(port); }};
+    proxy::BrokerSide side{b->name(), b->protocol(), b->upstream(), [b](int port) { return b->tracker(port); }, {}, {}};
+    if (b->answersErrorsByRequest()) {
+      side.errorAnswer = [b](std::string_view request, const std::string& code) { return b->errorAnswer(request, code); };
+      side.defaultError = [b](const std::string& verb) { return b->defaultError(verb); };
+    }
+    return side;
   }
   std::vector<std::string> tables; ///< every table of the namespace, emptied on reset
   int cleanupId = -1;

@@ -70,6 +70,28 @@ TEST_CASE("kafka: the broker forgets the group's offsets, and dedup-table still 
   CHECK(r.report["verdict"] == "pass");
 }
 
+TEST_CASE("kafka: an offset commit answered UNKNOWN_MEMBER_ID, as a revoked member's is, is redelivered work") {
+  // The member rejoins and reads its partition again from the last offset the group took.
+  Result ok = clean({"run", "--target", target("kafka-dedup-table"), "--crash",
+                     "error:before:COMMIT_OFFSET#2:UNKNOWN_MEMBER_ID"});
+  INFO(ok.out << ok.err);
+  CHECK(ok.status == 0);
+  Result bad = clean({"run", "--target", target("kafka-commit-after"), "--crash",
+                      "error:before:COMMIT_OFFSET#2:UNKNOWN_MEMBER_ID"});
+  INFO(bad.out << bad.err);
+  REQUIRE(bad.status == 1);
+  auto dup = onlyViolation(bad, "duplicate");
+  CHECK(dup["message"].get<std::string>().find("c1 answered an error at error:before:COMMIT_OFFSET#2") !=
+        std::string::npos);
+  // The step is recorded as the broker's answer, with the code.
+  bool answered = false;
+  for (const auto& op : bad.report["runs"][0]["history"])
+    if (op["type"] == "step" && op["value"]["verb"] == "COMMIT_OFFSET" && op["value"]["k"] == 2)
+      answered = op["value"]["outcome"] == "answered" &&
+                 op["value"]["summary"].get<std::string>().rfind("UNKNOWN_MEMBER_ID", 0) == 0;
+  CHECK(answered);
+}
+
 namespace {
 
 /// Runs test consumer `t` killed after its third COMMIT: a correct one passes, a buggy one applies twice.

@@ -129,8 +129,6 @@ TEST_CASE("malformed input: exit 2, one line naming the flag, file or field, bef
       {"program outside the folder",
        {"run", "--target", f.manifest("esc2", R"({"name": "a", "command": ["../../bin/true"], "scenarios": ["wallet"]})")},
        "field 'command[0]'"},
-      {"a Kafka consumer, which no run plays yet", {"run", "--target", target("kafka-dedup-table")},
-       "field 'broker': kafka consumers are not run yet"},
       {"manifest env overriding IDEMPROOF_RUN",
        {"run", "--target", f.manifest("run", R"({"name": "a", "env": {"IDEMPROOF_RUN": "x"}, )" + ok + "}")},
        "field 'env.IDEMPROOF_RUN': is set by idemproof"},

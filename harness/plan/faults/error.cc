@@ -8,11 +8,18 @@
 ///   PostgreSQL 53300 too_many_connections, at CONNECT#k (the k-th PostgreSQL connection of the run): FATAL
 ///     to the startup packet, the server never sees the connection;
 ///   Valkey LOADING, BUSY, OOM, READONLY, NOGROUP: the command is not executed (the group stays: a
-///     transient NOGROUP, as a replica that has not seen XGROUP CREATE yet answers).
+///     transient NOGROUP, as a replica that has not seen XGROUP CREATE yet answers);
+///   Kafka REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION (what an OffsetCommit of a revoked
+///     member gets), NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE,
+///     NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT: the broker's own answer to the request with that code, the
+///     request not executed.
 ///
 /// Only `before:` — an error after the request took effect would tell the client something that is not so.
 /// Without CODE (`error:before:COMMIT#1`) the error is the step's server's transient one: 40001 on
-/// PostgreSQL, LOADING on Valkey (what sweep and check use, since a verb alone does not name its server).
+/// PostgreSQL, LOADING on Valkey, on Kafka the broker's for that request (REBALANCE_IN_PROGRESS for a group
+/// request or an offset commit, COORDINATOR_LOAD_IN_PROGRESS for an offset fetch, NOT_LEADER_OR_FOLLOWER
+/// for a fetch, produce or offset list) — what sweep and check use, since a verb alone does not name its
+/// server.
 #include "plan/faults/kinds.h"
 
 #include "core/error.h"
@@ -23,6 +30,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <stdexcept>
 
 namespace idem::faults {
 
@@ -35,7 +43,7 @@ struct ServerError {
 
 namespace {
 
-constexpr std::array<ServerError, 9> kErrors{{
+constexpr std::array<ServerError, 17> kErrors{{
     {"40001", "pg", "could not serialize access due to concurrent update", false},
     {"40P01", "pg", "deadlock detected", false},
     {"57P01", "pg", "terminating connection due to administrator command", true},
@@ -45,6 +53,17 @@ constexpr std::array<ServerError, 9> kErrors{{
     {"OOM", "valkey", "command not allowed when used memory > 'maxmemory'", false},
     {"READONLY", "valkey", "You can't write against a read only replica.", false},
     {"NOGROUP", "valkey", "No such key or consumer group", false},
+    // Kafka: the code in the broker's own answer to the request (on each partition, the group, the
+    // transaction), the request not executed; what a broker answers in a rebalance, a coordinator move or
+    // a leader change.
+    {"REBALANCE_IN_PROGRESS", "kafka", "The group is rebalancing, so a rejoin is needed.", false},
+    {"UNKNOWN_MEMBER_ID", "kafka", "The coordinator is not aware of this member.", false},
+    {"ILLEGAL_GENERATION", "kafka", "Specified group generation id is not valid.", false},
+    {"NOT_COORDINATOR", "kafka", "This is not the correct coordinator.", false},
+    {"COORDINATOR_LOAD_IN_PROGRESS", "kafka", "The coordinator is loading and hence can't process requests.", false},
+    {"COORDINATOR_NOT_AVAILABLE", "kafka", "The coordinator is not available.", false},
+    {"NOT_LEADER_OR_FOLLOWER", "kafka", "This server is not the leader for that topic-partition.", false},
+    {"REQUEST_TIMED_OUT", "kafka", "The request timed out.", false},
 }};
 
 std::string upper(std::string s) {
@@ -69,7 +88,8 @@ public:
     std::vector<std::string> codes;
     for (const auto& e : kErrors) codes.push_back(e.code);
     return fmt::format("error:before:VERB#k[:CODE]   answer a server error instead of the result (CODE: {}; "
-                       "53300 at CONNECT#k; default 40001 on PostgreSQL, LOADING on Valkey)",
+                       "53300 at CONNECT#k; default 40001 on PostgreSQL, LOADING on Valkey, "
+                       "the request's transient one on Kafka)",
                        fmt::join(codes, ", "));
   }
   void check(const Fault& f, const std::string& what) const override {
@@ -97,6 +117,12 @@ std::unique_ptr<FaultKind> makeError() { return std::make_unique<ErrorReply>(); 
 } // namespace idem::faults
 
 namespace idem {
+
+Effect errorEffect(const std::string& code) {
+  const faults::ServerError* e = faults::findError(code);
+  if (!e) throw std::logic_error("no error " + code + " in the error table");
+  return Effect{Effect::Action::Error, {}, e->code, e->message, e->server, e->fatal};
+}
 
 Effect defaultError(const std::string& server) {
   const faults::ServerError* e = faults::findError(server == "pg" ? "40001" : "LOADING");

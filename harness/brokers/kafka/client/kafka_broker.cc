@@ -2,6 +2,8 @@
 #include "brokers/kafka/client/admin.h"
 #include "brokers/kafka/client/embedded.h"
 
+#include "brokers/kafka/answers.h"
+#include "brokers/kafka/errors.h"
 #include "brokers/kafka/tracker.h"
 
 #include <fmt/format.h>
@@ -229,6 +231,23 @@ void KafkaBroker::killed(int listenPort) {
       // The session timeout then does it.
     }
   }
+}
+
+std::optional<std::string> KafkaBroker::errorAnswer(std::string_view request, const std::string& code) const {
+  auto c = errorCode(code);
+  if (!c) return std::nullopt;
+  return errorResponse(request, *c);
+}
+
+std::string KafkaBroker::defaultError(const std::string& verb) const {
+  // What a broker answers while the group rebalances, its coordinator loads, or a partition's leader moves.
+  if (verb == "COMMIT_OFFSET" || verb == "JOIN_GROUP" || verb == "SYNC_GROUP" || verb == "HEARTBEAT" ||
+      verb == "TXN_OFFSET_COMMIT")
+    return "REBALANCE_IN_PROGRESS";
+  if (verb == "OFFSET_FETCH" || verb == "LEAVE_GROUP" || verb == "INIT_PRODUCER_ID" || verb == "ADD_OFFSETS_TO_TXN" ||
+      verb == "ADD_PARTITIONS_TO_TXN" || verb == "END_TXN")
+    return "COORDINATOR_LOAD_IN_PROGRESS";
+  return "NOT_LEADER_OR_FOLLOWER"; // FETCH, PRODUCE, LIST_OFFSETS
 }
 
 } // namespace idem::kafka::client

@@ -36,6 +36,9 @@ public:
   std::map<std::string, std::string> connectionEnv(int proxyPort) const override;
   std::map<std::string, std::string> consumerEnv() const override { return {{"TOPIC", topic_}, {"GROUP", group_}}; }
   void killed(int listenPort) override;
+  bool answersErrorsByRequest() const override { return true; }
+  std::optional<std::string> errorAnswer(std::string_view request, const std::string& code) const override;
+  std::string defaultError(const std::string& verb) const override;
 
 private:
   int partitions_;
