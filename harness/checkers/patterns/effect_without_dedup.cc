@@ -12,9 +12,11 @@ namespace idem::detail::patterns {
 
 namespace {
 
-const char* kDedupFix =
-    "record the event in the effect's transaction: BEGIN; INSERT INTO processed_events(event_id) VALUES ($1) ON "
-    "CONFLICT DO NOTHING; apply the effect only when that inserted a row; COMMIT; then XACK";
+std::string dedupFix(const HistoryView& h) {
+  return "record the event in the effect's transaction: BEGIN; INSERT INTO processed_events(event_id) VALUES ($1) "
+         "ON CONFLICT DO NOTHING; apply the effect only when that inserted a row; COMMIT; then " +
+         ackWords(ackVerbOf(h)).then;
+}
 
 /// The first write of `process` in (after, before) that committed: the write and its commit.
 std::optional<std::pair<StepAt, StepAt>> committedWrite(const HistoryView& h, const std::string& process,
@@ -39,7 +41,7 @@ Found effectWithoutDedup(const HistoryView& h, const Violation& v) {
       // The effect committed after the last acknowledgement before the kill (the work on this entry).
       int64_t from = d->op;
       for (const auto& st : stepsOf(h, d->process, d->op, kill->op))
-        if (st.step->verb == "XACK") from = st.op;
+        if (isAck(*st.step)) from = st.op;
       auto w = committedWrite(h, d->process, from, kill->op);
       if (!w) continue;
       auto again = std::find_if(ds.begin(), ds.end(), [&](const DeliveryRec* r) { return r->op > kill->op; });
@@ -50,7 +52,7 @@ Found effectWithoutDedup(const HistoryView& h, const Violation& v) {
                               "entry {}; the redelivery to {} ({}) applied it again: nothing recorded that the "
                               "event was processed",
                               d->process, n, step, kill->point, d->entry, (*again)->process, (*again)->label),
-                  kDedupFix);
+                  dedupFix(h));
     }
     // Below, no dedup step anywhere in the run.
     if (std::any_of(h.ops.begin(), h.ops.end(), [keyed = keyedTables(h)](const Op& op) {
@@ -77,7 +79,7 @@ Found effectWithoutDedup(const HistoryView& h, const Violation& v) {
                   fmt::format("entry {} of event {} was handed over {} times ({}) and applied after each: no step "
                               "of the run records that an event was processed",
                               ds.front()->entry, n, cited.size(), handed),
-                  kDedupFix);
+                  dedupFix(h));
     }
     std::vector<std::string> entries;
     std::vector<int64_t> cited;
@@ -107,7 +109,7 @@ Found effectWithoutDedup(const HistoryView& h, const Violation& v) {
                             "an event was processed",
                             n, entries.size(), joined(entries), applied.size() == 1 ? applied[0] : "the consumers",
                             writes.size() == entries.size() ? " (" + joined(writes) + ")" : ""),
-                kDedupFix);
+                dedupFix(h));
   }
   return std::nullopt;
 }
