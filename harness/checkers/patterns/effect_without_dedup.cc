@@ -28,16 +28,30 @@ std::optional<std::pair<StepAt, StepAt>> committedWrite(const HistoryView& h, co
   return std::nullopt;
 }
 
+/// The entry of d's read that its process was working on when killed: the first one it had not acknowledged
+/// before the kill (a batch is worked through in order); "" when the read is not found.
+std::string workedOn(const HistoryView& h, const DeliveryRec& d, int64_t kill) {
+  const ops::Step* read = stepAt(h, d.op);
+  if (!read) return "";
+  for (const auto& e : read->delivered)
+    if (!h.ackBy(d.process, e.entry, d.op, kill)) return e.entry;
+  return "";
+}
+
 } // namespace
 
 Found effectWithoutDedup(const HistoryView& h, const Violation& v) {
   if (v.kind != "duplicate") return std::nullopt;
   for (int n : v.events) {
     const auto ds = h.deliveriesOf(n);
-    // A kill between the effect's COMMIT and the acknowledgement, then a redelivery.
+    // A kill between the effect's COMMIT and the acknowledgement, then a redelivery: the most telling
+    // story, for whichever event of the violation has it.
     for (const DeliveryRec* d : ds) {
       const KillRec* kill = killOf(h, d->process, d->op);
       if (!kill || h.ackBy(d->process, d->entry, d->op, kill->op)) continue;
+      // The effect after the last acknowledgement is another entry's when one before it in the batch was
+      // still unacknowledged (the producer's retry of an event, later in the batch, not yet reached).
+      if (const std::string on = workedOn(h, *d, kill->op); !on.empty() && on != d->entry) continue;
       // The effect committed after the last acknowledgement before the kill (the work on this entry).
       int64_t from = d->op;
       for (const auto& st : stepsOf(h, d->process, d->op, kill->op))
@@ -54,7 +68,11 @@ Found effectWithoutDedup(const HistoryView& h, const Violation& v) {
                               d->process, n, step, kill->point, d->entry, (*again)->process, (*again)->label),
                   dedupFix(h));
     }
-    // Below, no dedup step anywhere in the run.
+  }
+  // Then, with no kill between an effect and its acknowledgement for any of the events: no dedup step
+  // anywhere in the run.
+  for (int n : v.events) {
+    const auto ds = h.deliveriesOf(n);
     if (std::any_of(h.ops.begin(), h.ops.end(), [keyed = keyedTables(h)](const Op& op) {
           const auto* s = op.as<ops::Step>();
           return s && isMark(*s, keyed);

@@ -507,6 +507,40 @@ TEST_CASE("effect-without-dedup on Kafka: COMMIT, a kill before COMMIT_OFFSET, a
   CHECK_THAT(v.pattern->fix, !Contains("XACK"));
 }
 
+TEST_CASE("effect-without-dedup names the entry the kill cut, not a retry later in its batch", "[patterns]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"after:COMMIT#3"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2, 3, 4, 5, 2});
+  b.spawn("c1");
+  b.brokerStep("c1", "kafka", "FETCH", e);
+  std::vector<std::string> passed;
+  for (int i : {0, 1}) {
+    credit(b, "c1", e[i], false);
+    passed.push_back(e[i]);
+    b.brokerStep("c1", "kafka", "COMMIT_OFFSET", {}, passed);
+  }
+  // Event 3's effect; event 2's retry (entry 1-5) waits later in the batch.
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE");
+  b.step("c1", "pg", "COMMIT", "COMMIT", "killed-after");
+  b.kill("c1", "after:COMMIT#3");
+  b.spawn("c2");
+  b.brokerStep("c2", "kafka", "FETCH", {e[2], e[3], e[4], e[5]});
+  for (int i : {2, 3, 4, 5}) {
+    credit(b, "c2", e[i], false);
+    passed.push_back(e[i]);
+    b.brokerStep("c2", "kafka", "COMMIT_OFFSET", {}, passed);
+  }
+  b.finalOp(balances(12100 + 900 + 300));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "duplicate");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "effect-without-dedup");
+  CHECK(v.pattern->explanation == "c1 committed the effect of event 3 (COMMIT#3) and was killed at after:COMMIT#3 "
+                                  "before acknowledging entry 1-2; the redelivery to c2 (FETCH#2) applied it "
+                                  "again: nothing recorded that the event was processed");
+}
+
 TEST_CASE("effect-without-dedup: the producer's retry applied again, no dedup step in the run", "[patterns]") {
   Scenario s = builtin("wallet");
   const Violation& v = ofKind(failing(s, simpleWalletRun(), "invariant:balance"), "duplicate");
