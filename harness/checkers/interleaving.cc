@@ -43,7 +43,8 @@ struct WorkStep {
 bool streamRead(const ops::Step& s) {
   static const std::set<std::string> reads{"XREADGROUP", "XREAD",  "XAUTOCLAIM", "XCLAIM", "XPENDING",
                                            "XINFO",      "XRANGE", "XREVRANGE",  "XLEN"};
-  return s.server == "valkey" && (reads.count(s.verb) || !s.delivered.empty() || s.empty || s.blocking);
+  // Any broker's read as the history records it (deliveries, an empty or blocking read); Valkey's by verb too.
+  return (s.server == "valkey" && reads.count(s.verb)) || !s.delivered.empty() || s.empty || s.blocking;
 }
 
 /// Not the event's work: reads of the stream, set-up the URL imposes, connections, pings.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace idem {
@@ -65,6 +66,7 @@ std::vector<EntryWork> entryWork(const std::vector<Op>& history, const std::stri
   for (const auto& [op, s] : recordsOf<ops::Send>(history)) sends[s->entry] = {s->n, s->retry};
   std::vector<EntryWork> out;
   std::vector<ProcessStep> current;
+  std::set<std::string> acked; // by the process's earlier acknowledgements
   bool started = false;
   for (const auto& p : processSteps(history, process)) {
     const auto& s = *p.step;
@@ -72,9 +74,12 @@ std::vector<EntryWork> entryWork(const std::vector<Op>& history, const std::stri
     started = started || !s.delivered.empty();
     if (!started) continue;
     current.push_back(p);
-    if (s.verb != "XACK" || s.acked.empty()) continue;
+    if (s.acked.empty()) continue;
     EntryWork w;
-    w.entry = s.acked.front();
+    // The entry it acknowledged first: an offset commit names again every record below its position.
+    auto fresh = std::find_if(s.acked.begin(), s.acked.end(), [&](const std::string& e) { return !acked.count(e); });
+    w.entry = fresh == s.acked.end() ? s.acked.front() : *fresh;
+    acked.insert(s.acked.begin(), s.acked.end());
     if (auto it = sends.find(w.entry); it != sends.end()) std::tie(w.event, w.retry) = it->second;
     w.steps = std::move(current);
     current.clear();

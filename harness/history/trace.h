@@ -64,7 +64,8 @@ std::vector<ProcessStep> processSteps(const std::vector<Op>& history, const std:
 
 /// The work of one entry by one process: its kept steps (traceOf's rule: no set-up step, no read that
 /// delivered nothing, no step in flight at the end) after the previous entry's acknowledgement (from the
-/// read that delivered it, for the first) up to and including the XACK of `entry`.
+/// read that delivered it, for the first) up to and including the step that acknowledged `entry` (an XACK,
+/// an offset commit: a step with `acked`).
 struct EntryWork {
   std::string entry;
   int event = 0;

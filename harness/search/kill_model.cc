@@ -98,7 +98,10 @@ std::set<std::string> KillModel::resourcesOf(const ops::Step& step) {
     if (step.verb == "COMMIT" || step.verb == "END") out.insert("pg:*");
     return out;
   }
-  if (streamVerb(step.verb)) return {"stream"};
+  // The broker's own steps: a read, an acknowledgement, any step of a broker that is not Valkey (a group's
+  // join, heartbeat, offset commit: all on the topic and its group).
+  if (streamVerb(step.verb) || !step.delivered.empty() || !step.acked.empty() || step.server != "valkey")
+    return {"stream"};
   if (step.verb == "EXEC") return {"valkey:*"};
   // The key: the command line's second word ("SET seen:abc NX" -> "seen:abc"), up to its last ':'.
   const auto from = step.detail.find(' ');

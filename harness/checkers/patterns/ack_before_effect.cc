@@ -24,15 +24,16 @@ Found ackBeforeEffect(const HistoryView& h, const Violation& v) {
           }))
         continue;
       const ops::Step* ack = stepAt(h, a.op);
+      const AckWords words = ackWords(ackVerbOf(h));
       std::vector<int64_t> cited{a.op, kill->op};
-      // The same order for an earlier entry: its XACK, then its effect.
+      // The same order for an earlier entry: its acknowledgement, then its effect.
       std::string before;
       const auto earlier = stepsOf(h, a.process, -1, a.op);
       for (size_t i = 0; i < earlier.size() && before.empty(); ++i) {
-        if (earlier[i].step->verb != "XACK" || earlier[i].step->acked.empty()) continue;
-        for (size_t j = i + 1; j < earlier.size() && earlier[j].step->verb != "XACK"; ++j) {
+        if (!isAck(*earlier[i].step)) continue;
+        for (size_t j = i + 1; j < earlier.size() && !isAck(*earlier[j].step); ++j) {
           if (!isWrite(*earlier[j].step) && !isCommit(*earlier[j].step)) continue;
-          before = fmt::format(" (as it did for entry {}: {}, then {})", earlier[i].step->acked.front(),
+          before = fmt::format(" (as it did for entry {}: {}, then {})", newlyAcked(h, earlier[i]).front(),
                                earlier[i].name(), earlier[j].name());
           cited.push_back(earlier[i].op);
           cited.push_back(earlier[j].op);
@@ -42,11 +43,12 @@ Found ackBeforeEffect(const HistoryView& h, const Violation& v) {
       return make("ack-before-effect", "acknowledge before the effect is durable", cited,
                   fmt::format("{} acknowledged entry {} ({}) before committing its effect{}; the kill at {} lost "
                               "event {}",
-                              a.process, a.entry, ack ? ack->name() : "XACK", before, kill->point, n),
-                  "apply the effect and COMMIT first, then XACK the entry; keep a processed-events row in the "
-                  "effect's transaction (INSERT INTO processed_events(event_id) VALUES ($1) ON CONFLICT DO "
-                  "NOTHING, skip when it inserted no row) so that the redelivery after a kill between COMMIT and "
-                  "XACK is harmless");
+                              a.process, a.entry, ack ? ack->name() : words.noun, before, kill->point, n),
+                  fmt::format("apply the effect and COMMIT first, then {}; keep a processed-events row in the "
+                              "effect's transaction (INSERT INTO processed_events(event_id) VALUES ($1) ON CONFLICT "
+                              "DO NOTHING, skip when it inserted no row) so that the redelivery after a kill between "
+                              "COMMIT and {} is harmless",
+                              words.thenEntry, words.noun));
     }
   }
   return std::nullopt;

@@ -94,6 +94,18 @@ std::string endText(const HistoryView& h, const std::string& process, int64_t ma
                            process, e.text());
 }
 
+/// The fix, with the acknowledgement the run uses; the word on SET NX where Valkey is the broker or holds
+/// the mark.
+std::string fixText(const HistoryView& h, const ops::Step& mark) {
+  const std::string verb = ackVerbOf(h);
+  std::string fix = "write the mark in the effect's transaction: BEGIN; INSERT INTO processed_events(event_id) VALUES "
+                    "($1) ON CONFLICT DO NOTHING (skip when it inserted no row); apply the effect; COMMIT; then " +
+                    ackWords(verb).then;
+  if (verb == "XACK" || mark.server == "valkey")
+    fix += ". A Valkey SET NX can't join a PostgreSQL transaction: keep the mark in PostgreSQL";
+  return fix;
+}
+
 } // namespace
 
 Found dedupOutsideTransaction(const HistoryView& h, const Violation& v) {
@@ -154,9 +166,7 @@ Found dedupOutsideTransaction(const HistoryView& h, const Violation& v) {
         return make("dedup-outside-transaction", "dedup mark outside the effect's transaction", cited,
                     fmt::format("{}; {}{}, and event {} was lost", how, endText(h, d->process, st.op, *end, cited),
                                 skipped, n),
-                    "write the mark in the effect's transaction: BEGIN; INSERT INTO processed_events(event_id) "
-                    "VALUES ($1) ON CONFLICT DO NOTHING (skip when it inserted no row); apply the effect; COMMIT; "
-                    "then XACK. A Valkey SET NX can't join a PostgreSQL transaction: keep the mark in PostgreSQL");
+                    fixText(h, *st.step));
       }
     }
   }

@@ -12,9 +12,11 @@ namespace idem::detail::patterns {
 
 namespace {
 
-const char* kDedupFix =
-    "record the event in the effect's transaction: BEGIN; INSERT INTO processed_events(event_id) VALUES ($1) ON "
-    "CONFLICT DO NOTHING; apply the effect only when that inserted a row; COMMIT; then XACK";
+std::string dedupFix(const HistoryView& h) {
+  return "record the event in the effect's transaction: BEGIN; INSERT INTO processed_events(event_id) VALUES ($1) "
+         "ON CONFLICT DO NOTHING; apply the effect only when that inserted a row; COMMIT; then " +
+         ackWords(ackVerbOf(h)).then;
+}
 
 /// The first write of `process` in (after, before) that committed: the write and its commit.
 std::optional<std::pair<StepAt, StepAt>> committedWrite(const HistoryView& h, const std::string& process,
@@ -26,20 +28,34 @@ std::optional<std::pair<StepAt, StepAt>> committedWrite(const HistoryView& h, co
   return std::nullopt;
 }
 
+/// The entry of d's read that its process was working on when killed: the first one it had not acknowledged
+/// before the kill (a batch is worked through in order); "" when the read is not found.
+std::string workedOn(const HistoryView& h, const DeliveryRec& d, int64_t kill) {
+  const ops::Step* read = stepAt(h, d.op);
+  if (!read) return "";
+  for (const auto& e : read->delivered)
+    if (!h.ackBy(d.process, e.entry, d.op, kill)) return e.entry;
+  return "";
+}
+
 } // namespace
 
 Found effectWithoutDedup(const HistoryView& h, const Violation& v) {
   if (v.kind != "duplicate") return std::nullopt;
   for (int n : v.events) {
     const auto ds = h.deliveriesOf(n);
-    // A kill between the effect's COMMIT and the acknowledgement, then a redelivery.
+    // A kill between the effect's COMMIT and the acknowledgement, then a redelivery: the most telling
+    // story, for whichever event of the violation has it.
     for (const DeliveryRec* d : ds) {
       const KillRec* kill = killOf(h, d->process, d->op);
       if (!kill || h.ackBy(d->process, d->entry, d->op, kill->op)) continue;
+      // The effect after the last acknowledgement is another entry's when one before it in the batch was
+      // still unacknowledged (the producer's retry of an event, later in the batch, not yet reached).
+      if (const std::string on = workedOn(h, *d, kill->op); !on.empty() && on != d->entry) continue;
       // The effect committed after the last acknowledgement before the kill (the work on this entry).
       int64_t from = d->op;
       for (const auto& st : stepsOf(h, d->process, d->op, kill->op))
-        if (st.step->verb == "XACK") from = st.op;
+        if (isAck(*st.step)) from = st.op;
       auto w = committedWrite(h, d->process, from, kill->op);
       if (!w) continue;
       auto again = std::find_if(ds.begin(), ds.end(), [&](const DeliveryRec* r) { return r->op > kill->op; });
@@ -50,9 +66,13 @@ Found effectWithoutDedup(const HistoryView& h, const Violation& v) {
                               "entry {}; the redelivery to {} ({}) applied it again: nothing recorded that the "
                               "event was processed",
                               d->process, n, step, kill->point, d->entry, (*again)->process, (*again)->label),
-                  kDedupFix);
+                  dedupFix(h));
     }
-    // Below, no dedup step anywhere in the run.
+  }
+  // Then, with no kill between an effect and its acknowledgement for any of the events: no dedup step
+  // anywhere in the run.
+  for (int n : v.events) {
+    const auto ds = h.deliveriesOf(n);
     if (std::any_of(h.ops.begin(), h.ops.end(), [keyed = keyedTables(h)](const Op& op) {
           const auto* s = op.as<ops::Step>();
           return s && isMark(*s, keyed);
@@ -77,7 +97,7 @@ Found effectWithoutDedup(const HistoryView& h, const Violation& v) {
                   fmt::format("entry {} of event {} was handed over {} times ({}) and applied after each: no step "
                               "of the run records that an event was processed",
                               ds.front()->entry, n, cited.size(), handed),
-                  kDedupFix);
+                  dedupFix(h));
     }
     std::vector<std::string> entries;
     std::vector<int64_t> cited;
@@ -107,7 +127,7 @@ Found effectWithoutDedup(const HistoryView& h, const Violation& v) {
                             "an event was processed",
                             n, entries.size(), joined(entries), applied.size() == 1 ? applied[0] : "the consumers",
                             writes.size() == entries.size() ? " (" + joined(writes) + ")" : ""),
-                kDedupFix);
+                dedupFix(h));
   }
   return std::nullopt;
 }

@@ -45,6 +45,24 @@ struct StepAt {
 /// The steps of `process` with index in (after, before), in order (connection set-up left out).
 std::vector<StepAt> stepsOf(const HistoryView& h, const std::string& process, int64_t after = -1,
                             int64_t before = kNoOp);
+/// A step that acknowledged entries, whatever the broker: its `acked` names them (an XACK names the ids in
+/// its request; an offset commit every record below the position it commits, so an entry is acknowledged
+/// again by each later commit).
+bool isAck(const ops::Step& s);
+/// The entries the ack step `at` acknowledged first: those no earlier step acknowledged (it took effect
+/// when it reached the server); all its entries when none is new. An offset commit's own records.
+std::vector<std::string> newlyAcked(const HistoryView& h, const StepAt& at);
+/// The verb of the run's acknowledging steps ("XACK", "COMMIT_OFFSET"): the first ack step's. With none
+/// in the run, "XACK" when every delivery came from Valkey, else "".
+std::string ackVerbOf(const HistoryView& h);
+/// The acknowledgement in the words of a fix text, from the verb that acknowledges (ackVerbOf): the fixes
+/// say "then XACK" to a Valkey consumer and "then commit its offset" to one that commits offsets.
+struct AckWords {
+  std::string then;      ///< after "COMMIT; then": "XACK", "commit its offset"
+  std::string thenEntry; ///< after "COMMIT first, then": "XACK the entry", "commit its offset"
+  std::string noun;      ///< after "between COMMIT and": "XACK", "the offset commit"
+};
+AckWords ackWords(const std::string& verb);
 /// The record of op `index` as a step, or nullptr.
 const ops::Step* stepAt(const HistoryView& h, int64_t index);
 /// A PostgreSQL statement that writes: INSERT, UPDATE, DELETE, MERGE.

@@ -8,14 +8,15 @@ namespace idem::detail::patterns {
 
 namespace {
 
-/// The event of the one entry that the next XACK of `process` after op `after` acknowledged (before its
-/// next read); 0 when there is none, or it acknowledged several.
+/// The event of the one entry that the next acknowledgement of `process` after op `after` acknowledged
+/// first (before its next read); 0 when there is none, or it acknowledged several.
 int ackedNext(const HistoryView& h, const std::string& process, int64_t after) {
   for (const auto& st : stepsOf(h, process, after)) {
     if (!st.step->delivered.empty()) return 0;
-    if (st.step->verb != "XACK") continue;
-    if (st.step->acked.size() != 1) return 0;
-    auto ev = h.entryEvent.find(st.step->acked.front());
+    if (!isAck(*st.step)) continue;
+    const auto acked = newlyAcked(h, st);
+    if (acked.size() != 1) return 0;
+    auto ev = h.entryEvent.find(acked.front());
     return ev == h.entryEvent.end() ? 0 : ev->second;
   }
   return 0;

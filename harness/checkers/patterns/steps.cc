@@ -32,6 +32,37 @@ const ops::Step* stepAt(const HistoryView& h, int64_t index) {
   return h.ops[static_cast<size_t>(index)].as<ops::Step>();
 }
 
+bool isAck(const ops::Step& s) { return !s.acked.empty(); }
+
+std::vector<std::string> newlyAcked(const HistoryView& h, const StepAt& at) {
+  std::vector<std::string> out;
+  for (const auto& e : at.step->acked) {
+    if (std::none_of(h.acks.begin(), h.acks.end(), [&](const AckRec& a) { return a.op < at.op && a.entry == e; }))
+      out.push_back(e);
+  }
+  return out.empty() ? at.step->acked : out;
+}
+
+std::string ackVerbOf(const HistoryView& h) {
+  bool elsewhere = false; // a delivery from a broker other than Valkey
+  for (const Op& op : h.ops) {
+    const auto* s = op.as<ops::Step>();
+    if (!s) continue;
+    if (isAck(*s)) return s->verb;
+    if (!s->delivered.empty() && s->server != "valkey") elsewhere = true;
+  }
+  return elsewhere ? "" : "XACK";
+}
+
+AckWords ackWords(const std::string& verb) {
+  if (verb == "XACK") return {"XACK", "XACK the entry", "XACK"};
+  // A commit of positions (COMMIT_OFFSET): what it acknowledges is the record's offset.
+  if (patternUpper(verb).find("OFFSET") != std::string::npos)
+    return {"commit its offset", "commit its offset", "the offset commit"};
+  if (verb.empty()) return {"acknowledge it", "acknowledge the entry", "the acknowledgement"};
+  return {"acknowledge it (" + verb + ")", "acknowledge the entry (" + verb + ")", verb};
+}
+
 bool isWrite(const ops::Step& s) {
   return onPg(s) && (s.verb == "INSERT" || s.verb == "UPDATE" || s.verb == "DELETE" || s.verb == "MERGE");
 }

@@ -105,6 +105,18 @@ public:
     return h.append(proc, std::move(s));
   }
 
+  /// A step of a broker other than Valkey (server "kafka": FETCH, COMMIT_OFFSET, …), with the entries it
+  /// delivered and those it acknowledged (an offset commit names every record below its position).
+  int64_t brokerStep(const std::string& proc, const std::string& server, const std::string& verb,
+                     const std::vector<std::string>& delivered, const std::vector<std::string>& acked = {},
+                     const std::string& outcome = "ok") {
+    ops::Step s = stepOf(server, verb, verb + " ...");
+    for (const auto& e : delivered) s.delivered.push_back({e, sent_.at(entryEvent_.at(e))});
+    s.acked = acked;
+    s.outcome = outcomeOf(outcome);
+    return h.append(proc, std::move(s));
+  }
+
   /// A kill at `point`, then the exit it causes.
   int64_t kill(const std::string& proc, const std::string& point) {
     int64_t i = h.append(proc, ops::FaultOp{Fault::parse(point, "test"), 9});

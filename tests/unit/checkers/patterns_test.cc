@@ -68,6 +68,40 @@ TEST_CASE("ack-before-effect: XACK, then a kill before the UPDATE loses the even
   CHECK_THAT(v.pattern->ops, Catch::Matchers::VectorContains(ack));
   CHECK_THAT(v.pattern->ops, Catch::Matchers::VectorContains(kill));
   CHECK_THAT(v.pattern->fix, StartsWith("apply the effect and COMMIT first, then XACK"));
+  // On Valkey the fix speaks of XACK, word for word as before any other broker.
+  CHECK(v.pattern->fix == "apply the effect and COMMIT first, then XACK the entry; keep a processed-events row in "
+                          "the effect's transaction (INSERT INTO processed_events(event_id) VALUES ($1) ON CONFLICT "
+                          "DO NOTHING, skip when it inserted no row) so that the redelivery after a kill between "
+                          "COMMIT and XACK is harmless");
+}
+
+TEST_CASE("ack-before-effect on Kafka: an offset commit passed the record before its COMMIT", "[patterns]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"before:COMMIT#1"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2});
+  b.spawn("c1");
+  b.brokerStep("c1", "kafka", "FETCH", e);
+  const int64_t commit = b.brokerStep("c1", "kafka", "COMMIT_OFFSET", {}, {e[0]});
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE", "UPDATE wallets SET balance_halala = balance_halala + $1 WHERE id = $2");
+  b.step("c1", "pg", "COMMIT", "COMMIT", "killed-before");
+  const int64_t kill = b.kill("c1", "before:COMMIT#1");
+  b.spawn("c2");
+  b.brokerStep("c2", "kafka", "FETCH", {e[1]});
+  credit(b, "c2", e[1], false);
+  b.brokerStep("c2", "kafka", "COMMIT_OFFSET", {}, {e[0], e[1]});
+  b.finalOp(balances(300));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "lost");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "ack-before-effect");
+  CHECK(v.pattern->explanation == "c1 acknowledged entry 1-0 (COMMIT_OFFSET#1) before committing its effect; the "
+                                  "kill at before:COMMIT#1 lost event 1");
+  CHECK_THAT(v.pattern->ops, Catch::Matchers::VectorContains(commit));
+  CHECK_THAT(v.pattern->ops, Catch::Matchers::VectorContains(kill));
+  CHECK_THAT(v.pattern->fix, StartsWith("apply the effect and COMMIT first, then commit its offset;"));
+  CHECK_THAT(v.pattern->fix, Contains("between COMMIT and the offset commit"));
+  CHECK_THAT(v.pattern->fix, !Contains("XACK"));
 }
 
 TEST_CASE("ack-before-effect: XACK, then a kill before the COMMIT of the effect's transaction", "[patterns]") {
@@ -429,6 +463,82 @@ TEST_CASE("effect-without-dedup: COMMIT, a kill before XACK, the redelivery appl
                                   "before acknowledging entry 1-2; the redelivery to c2 (XAUTOCLAIM#1) applied it "
                                   "again: nothing recorded that the event was processed");
   CHECK_THAT(v.pattern->fix, Contains("ON CONFLICT DO NOTHING"));
+  CHECK(v.pattern->fix == "record the event in the effect's transaction: BEGIN; INSERT INTO "
+                          "processed_events(event_id) VALUES ($1) ON CONFLICT DO NOTHING; apply the effect only when "
+                          "that inserted a row; COMMIT; then XACK");
+}
+
+TEST_CASE("effect-without-dedup on Kafka: COMMIT, a kill before COMMIT_OFFSET, applied again", "[patterns]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"after:COMMIT#3"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2, 3, 4, 5});
+  b.spawn("c1");
+  b.brokerStep("c1", "kafka", "FETCH", e);
+  // Each offset commit names every record below its position.
+  std::vector<std::string> passed;
+  for (int i : {0, 1}) {
+    credit(b, "c1", e[i], false);
+    passed.push_back(e[i]);
+    b.brokerStep("c1", "kafka", "COMMIT_OFFSET", {}, passed);
+  }
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE");
+  b.step("c1", "pg", "COMMIT", "COMMIT", "killed-after");
+  const int64_t kill = b.kill("c1", "after:COMMIT#3");
+  b.spawn("c2");
+  const int64_t again = b.brokerStep("c2", "kafka", "FETCH", {e[2], e[3], e[4]});
+  for (int i : {2, 3, 4}) {
+    credit(b, "c2", e[i], false);
+    passed.push_back(e[i]);
+    b.brokerStep("c2", "kafka", "COMMIT_OFFSET", {}, passed);
+  }
+  b.finalOp(balances(12100 + 900));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "duplicate");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "effect-without-dedup");
+  CHECK(v.pattern->explanation == "c1 committed the effect of event 3 (COMMIT#3) and was killed at after:COMMIT#3 "
+                                  "before acknowledging entry 1-2; the redelivery to c2 (FETCH#2) applied it "
+                                  "again: nothing recorded that the event was processed");
+  CHECK_THAT(v.pattern->ops, Catch::Matchers::VectorContains(kill));
+  CHECK_THAT(v.pattern->ops, Catch::Matchers::VectorContains(again));
+  CHECK_THAT(v.pattern->fix, Contains("COMMIT; then commit its offset"));
+  CHECK_THAT(v.pattern->fix, Contains("offset"));
+  CHECK_THAT(v.pattern->fix, !Contains("XACK"));
+}
+
+TEST_CASE("effect-without-dedup names the entry the kill cut, not a retry later in its batch", "[patterns]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"after:COMMIT#3"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2, 3, 4, 5, 2});
+  b.spawn("c1");
+  b.brokerStep("c1", "kafka", "FETCH", e);
+  std::vector<std::string> passed;
+  for (int i : {0, 1}) {
+    credit(b, "c1", e[i], false);
+    passed.push_back(e[i]);
+    b.brokerStep("c1", "kafka", "COMMIT_OFFSET", {}, passed);
+  }
+  // Event 3's effect; event 2's retry (entry 1-5) waits later in the batch.
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE");
+  b.step("c1", "pg", "COMMIT", "COMMIT", "killed-after");
+  b.kill("c1", "after:COMMIT#3");
+  b.spawn("c2");
+  b.brokerStep("c2", "kafka", "FETCH", {e[2], e[3], e[4], e[5]});
+  for (int i : {2, 3, 4, 5}) {
+    credit(b, "c2", e[i], false);
+    passed.push_back(e[i]);
+    b.brokerStep("c2", "kafka", "COMMIT_OFFSET", {}, passed);
+  }
+  b.finalOp(balances(12100 + 900 + 300));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "duplicate");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "effect-without-dedup");
+  CHECK(v.pattern->explanation == "c1 committed the effect of event 3 (COMMIT#3) and was killed at after:COMMIT#3 "
+                                  "before acknowledging entry 1-2; the redelivery to c2 (FETCH#2) applied it "
+                                  "again: nothing recorded that the event was processed");
 }
 
 TEST_CASE("effect-without-dedup: the producer's retry applied again, no dedup step in the run", "[patterns]") {
