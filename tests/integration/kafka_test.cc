@@ -71,11 +71,8 @@ TEST_CASE("kafka: the broker forgets the group's offsets, and dedup-table still 
 }
 
 TEST_CASE("kafka: an offset commit answered UNKNOWN_MEMBER_ID, as a revoked member's is, is redelivered work") {
-  // The member rejoins and reads its partition again from the last offset the group took.
-  Result ok = clean({"run", "--target", target("kafka-dedup-table"), "--crash",
-                     "error:before:COMMIT_OFFSET#2:UNKNOWN_MEMBER_ID"});
-  INFO(ok.out << ok.err);
-  CHECK(ok.status == 0);
+  // The member rejoins and reads its partition again from the last offset the group took: what it applied
+  // since is applied again (dedup-table skips it: its kill runs above show the same redelivery).
   Result bad = clean({"run", "--target", target("kafka-commit-after"), "--crash",
                       "error:before:COMMIT_OFFSET#2:UNKNOWN_MEMBER_ID"});
   INFO(bad.out << bad.err);
