@@ -66,7 +66,8 @@ public:
   void told(const std::vector<int64_t>& ops) { faultsTold_.insert(ops.begin(), ops.end()); }
 
 private:
-  /// "c1's connection dropped at drop:after:COMMIT#1", "the broker forgot its deliveries at forget:…".
+  /// "c1's connection dropped at drop:after:COMMIT#1", "the broker forgot what the group had acknowledged at
+  /// forget:…".
   static std::string faultClause(const HistoryView::FaultRec& f, const std::string& process) {
     const std::string& kind = f.fault.kind;
     const std::string point = f.fault.str();
@@ -75,7 +76,7 @@ private:
     if (kind == "delay") return fmt::format("{} delayed at {}", process, point);
     if (kind == "restart")
       return fmt::format("{} restarted at {}", f.fault.args.at(0) == "pg" ? "PostgreSQL" : "Valkey", point);
-    if (kind == "forget") return fmt::format("the broker forgot its deliveries at {}", point);
+    if (kind == "forget") return fmt::format("the broker forgot what the group had acknowledged at {}", point);
     if (kind == "hold") return fmt::format("{} held at {}", process, point);
     return fmt::format("{} at {}", point, process);
   }
