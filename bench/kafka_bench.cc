@@ -3,7 +3,7 @@
 ///
 ///   kafka_bench [KAFKA_SCHEDULES=12] [VALKEY_SCHEDULES=30] [EVENTS=0]
 ///
-/// One process, one session (embedded Postgres and Valkey), one worker, no fault. The schedule is the
+/// One process, one embedded Postgres and Valkey for both brokers, one worker, no fault. The schedule is the
 /// wallet scenario's default one as `run` runs it (EVENTS > 0: generatedSchedule of EVENTS events, seed 1).
 /// Per broker, after one untimed round of each (the first run of a workspace connects and warms up):
 ///  - harness: WorkerPool::judge of the schedule on worker 0 (Workspace::execute — reset, send, proxies,
@@ -15,7 +15,8 @@
 ///    the broker, poll until the group's committed offsets are the log end, SIGTERM;
 /// taken in turn (harness, direct, harness, direct, …) so that load from elsewhere falls on both alike.
 /// Prints per broker the median direct and harness ms, the harness share (harness − direct) / direct, the
-/// schedule count, and where the harness's milliseconds went (supervisor/workspace.h PhaseTimes).
+/// schedule count, the quartiles of both, and where the harness's milliseconds went (supervisor/workspace.h
+/// PhaseTimes).
 /// Asserts nothing.
 #include "direct.h"
 
@@ -36,10 +37,16 @@ using bench::msSince;
 
 namespace {
 
-double median(std::vector<double> v) {
+/// The q-quantile (0..1) by linear interpolation between the order statistics.
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0.0;
   std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  const double at = q * double(v.size() - 1);
+  const size_t lo = static_cast<size_t>(at);
+  return lo + 1 < v.size() ? v[lo] + (at - double(lo)) * (v[lo + 1] - v[lo]) : v[lo];
 }
+
+double median(const std::vector<double>& v) { return quantile(v, 0.5); }
 
 struct Figures {
   std::string broker, target;
@@ -76,6 +83,10 @@ void print(const Figures& f) {
   std::cout << fmt::format("  {:<7} {:<18} {:>3} events  direct {:>8.1f} ms  harness {:>8.1f} ms  harness share "
                            "{:>+6.1f}%  ({} schedules, {} passed)\n",
                            f.broker, f.target, f.events, d, h, 100.0 * (h - d) / d, n, f.passed);
+  // The spread says how much of a small share is noise.
+  std::cout << fmt::format("  {:<7} {:<28} quartiles  direct {:.1f}–{:.1f} ms  harness {:.1f}–{:.1f} ms\n", "", "",
+                           quantile(f.direct, 0.25), quantile(f.direct, 0.75), quantile(f.harness, 0.25),
+                           quantile(f.harness, 0.75));
 }
 
 void printPhases(const Figures& f) {
