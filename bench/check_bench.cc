@@ -7,8 +7,8 @@
 ///  1. runs them the way `check` searches: a worker pool of WORKERS workspaces, proxies, kill points,
 ///     checkers -> schedules per second;
 ///  2. the same on 1 worker -> wall time per schedule, interleaved schedule by schedule with
-///  3. a minimal direct driver: XADD the entries, run the consumer binary with DATABASE_URL and
-///     VALKEY_URL pointing straight at the servers, SIGKILL it once half the entries are acknowledged
+///  3. a minimal direct driver (bench/direct.h DirectValkey): XADD the entries, run the consumer binary
+///     with DATABASE_URL and VALKEY_URL pointing straight at the servers, SIGKILL it once half the entries are acknowledged
 ///     (the kill), start a second process after CLAIM_IDLE_MS (a plain driver can't hold its requests at a
 ///     proxy, so it sleeps), wait until every entry is acknowledged, SIGTERM -> the target's own work per
 ///     schedule (reset excluded);
@@ -18,6 +18,8 @@
 ///     call, a fork and an exec (under a hypervisor that shadows page tables these cost 10-100x bare metal).
 /// Then where each millisecond of a harness schedule goes: the phases of supervisor/workspace.h PhaseTimes.
 /// The harness's share of wall time is 1 - direct / harness (1 worker). Prints ratios, asserts nothing.
+#include "direct.h"
+
 #include "core/child.h"
 #include "core/cleanup.h"
 #include "core/workers.h"
@@ -32,11 +34,8 @@
 #include <atomic>
 #include <chrono>
 #include <numeric>
-#include <csignal>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <thread>
 
 #include <spawn.h>
 #include <sys/mman.h>
@@ -47,119 +46,10 @@
 extern char** environ;
 
 using namespace idem;
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
+using bench::msSince;
 
 namespace {
-
-double msSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-/// The direct driver: one database and Valkey db of its own, no proxies, no history, no checkers.
-class Direct {
-public:
-  Direct(Session& session, const Target& t, int slot)
-      : sv_(session.servers()), t_(t), sc_(session.scenario()), logs_("idemproof-bench"),
-        database_(fmt::format("idem_bench_direct{}", slot)), db_(63 - slot) {
-    PgAdmin root(pgUrl(sv_, sv_.pg_host, sv_.pg_port, sv_.pg_database, ""));
-    root.exec(fmt::format("DROP DATABASE IF EXISTS {}", database_));
-    root.exec(fmt::format("CREATE DATABASE {} TEMPLATE template0", database_));
-    pg_ = std::make_unique<PgAdmin>(pgUrl(sv_, sv_.pg_host, sv_.pg_port, database_, ""));
-    pg_->exec(sc_.create_sql);
-    if (t.schema) {
-      std::ifstream in(*t.schema);
-      pg_->exec(std::string(std::istreambuf_iterator<char>(in), {}));
-    }
-    for (const auto& r : pg_->query("SELECT quote_ident(tablename) FROM pg_tables WHERE schemaname = current_schema()"))
-      tables_.push_back(r[0].get<std::string>());
-    vk_ = std::make_unique<ValkeyAdmin>(sv_.valkey_host, sv_.valkey_port, sv_.valkey_password, db_);
-  }
-
-  void reset() {
-    std::string sql = "BEGIN;";
-    for (const auto& t : tables_) sql += "DELETE FROM " + t + ";";
-    pg_->exec(sql + sc_.initial_sql + ";COMMIT;");
-    vk_->pipeline({{"FLUSHDB"}, {"XGROUP", "CREATE", kStream, kGroup, "0", "MKSTREAM"}});
-  }
-
-  /// Milliseconds from the first XADD to the exit of the last consumer.
-  double run(const Schedule& s) {
-    auto t0 = Clock::now();
-    std::vector<std::vector<std::string>> cmds;
-    for (const auto& e : s.stream) {
-      std::vector<std::string> argv{"XADD", kStream, "*"};
-      for (const auto& [k, v] : s.events[e.event - 1].fields) argv.insert(argv.end(), {k, v});
-      argv.insert(argv.end(), {sc_.idField(), fmt::format("{}-{}", e.event, counter_)});
-      cmds.push_back(std::move(argv));
-    }
-    ++counter_;
-    std::string last = vk_->pipeline(cmds).back().get<std::string>();
-    Child c = spawn("c1");
-    if (!s.faults.empty()) {
-      waitUntil(last, static_cast<int64_t>(s.stream.size() / 2));
-      c.signalGroup(SIGKILL);
-      c.waitFor(std::chrono::milliseconds(5000));
-      std::this_thread::sleep_for(std::chrono::milliseconds(21));
-      c = spawn("c2");
-    }
-    waitUntil(last, 0);
-    c.stop(std::chrono::milliseconds(2000));
-    return msSince(t0);
-  }
-
-private:
-  static constexpr const char* kStream = "idemproof:stream";
-  static constexpr const char* kGroup = "idemproof";
-
-  Child spawn(const std::string& name) {
-    ChildSpec spec;
-    for (char** e = environ; e && *e; ++e) {
-      std::string kv(*e);
-      auto eq = kv.find('=');
-      if (eq != std::string::npos) spec.env[kv.substr(0, eq)] = kv.substr(eq + 1);
-    }
-    spec.env["DATABASE_URL"] = pgUrl(sv_, sv_.pg_host, sv_.pg_port, database_, "");
-    spec.env["VALKEY_URL"] = spec.env["REDIS_URL"] =
-        sv_.valkey_password.empty() ? fmt::format("redis://{}:{}/{}", sv_.valkey_host, sv_.valkey_port, db_)
-                                    : fmt::format("redis://:{}@{}:{}/{}", sv_.valkey_password, sv_.valkey_host,
-                                                  sv_.valkey_port, db_);
-    spec.env["STREAM"] = kStream;
-    spec.env["GROUP"] = kGroup;
-    spec.env["CONSUMER"] = name;
-    spec.env["CLAIM_IDLE_MS"] = "20";
-    auto vars = spec.env;
-    for (const auto& [k, v] : t_.env) spec.env[k] = expandVars(v, vars, "env." + k);
-    spec.argv = t_.command;
-    if (spec.argv[0].find('/') != std::string::npos && spec.argv[0][0] != '/') spec.argv[0] = (t_.dir / spec.argv[0]).string();
-    spec.cwd = t_.dir;
-    spec.log = logs_.path() / (name + ".log");
-    spec.what = "direct " + name;
-    return Child::spawn(spec);
-  }
-
-  /// Polls until every entry up to `last` is delivered and at most `pending` are unacknowledged.
-  void waitUntil(const std::string& last, int64_t pending) {
-    for (auto t0 = Clock::now(); msSince(t0) < 30000; std::this_thread::sleep_for(std::chrono::microseconds(500))) {
-      for (const auto& g : vk_->command({"XINFO", "GROUPS", kStream})) {
-        std::map<std::string, nlohmann::json> m;
-        for (size_t i = 0; i + 1 < g.size(); i += 2) m[g[i].get<std::string>()] = g[i + 1];
-        if (m["last-delivered-id"] == last && m["pending"].get<int64_t>() <= pending) return;
-      }
-    }
-    throw std::runtime_error("direct driver: the consumer did not acknowledge everything within 30 s");
-  }
-
-  ServerEndpoints sv_;
-  Target t_;
-  Scenario sc_;
-  TempDir logs_;
-  std::unique_ptr<PgAdmin> pg_;
-  std::unique_ptr<ValkeyAdmin> vk_;
-  std::string database_;
-  int db_; // of the session's Valkey (64 databases), whose database 0 the pool's first workspace uses
-  std::vector<std::string> tables_;
-  int counter_ = 0;
-};
 
 struct MachineCosts {
   double pageTouchUs = 0, syscallUs = 0, spawnTrueMs = 0;
@@ -250,7 +140,7 @@ int main(int argc, char** argv) {
     });
     double perW = msSince(t0) / n;
     // 2 and 3, interleaved schedule by schedule so that load from elsewhere falls on both alike.
-    Direct direct(session, t, 0);
+    bench::DirectValkey direct(session, t, 0);
     std::vector<double> harness1, plain;
     PhaseTimes phases; // summed over the 1-worker runs
     for (const auto& s : schedules) {
@@ -263,8 +153,8 @@ int main(int argc, char** argv) {
       plain.push_back(direct.run(s));
     }
     // 4. The direct driver on `workers` slots at once: this consumer's own ceiling on the host.
-    std::vector<std::unique_ptr<Direct>> slots;
-    for (int w = 1; w <= workers; ++w) slots.push_back(std::make_unique<Direct>(session, t, w));
+    std::vector<std::unique_ptr<bench::DirectValkey>> slots;
+    for (int w = 1; w <= workers; ++w) slots.push_back(std::make_unique<bench::DirectValkey>(session, t, w));
     auto t4 = Clock::now();
     parallelFor(schedules.size(), workers, [&](int worker, size_t i) {
       slots[worker]->reset();
