@@ -30,6 +30,10 @@ rd_kafka_t* newHandle(rd_kafka_type_t type, const std::map<std::string, std::str
     }
   }
   if (deliveryReport) rd_kafka_conf_set_dr_msg_cb(conf, deliveryReport);
+  // Not on idemproof's stderr: what fails reaches the caller as an error of its call (a broker stopped
+  // under a live handle, as at the end of a run interrupted by a signal, would otherwise print a line per
+  // thread and retry).
+  rd_kafka_conf_set_log_cb(conf, [](const rd_kafka_t*, int, const char*, const char*) {});
   rd_kafka_t* rk = rd_kafka_new(type, conf, err, sizeof err); // takes conf on success
   if (!rk) {
     rd_kafka_conf_destroy(conf);
@@ -125,6 +129,19 @@ std::vector<std::string> KafkaAdmin::produce(const std::string& topic, const std
     ids.push_back(fmt::format("{}-{}@{}", topic, d.partition, d.offset));
   }
   return ids;
+}
+
+void KafkaAdmin::forget(const std::string& topic, const std::string& group) {
+  rd_kafka_t* rk = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    partitions_.erase(topic);
+    auto it = consumers_.find(group);
+    if (it == consumers_.end()) return;
+    rk = it->second;
+    consumers_.erase(it);
+  }
+  rd_kafka_destroy_flags(rk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE); // never subscribed: nothing to leave
 }
 
 rd_kafka_t* KafkaAdmin::consumerOf(const std::string& group) {

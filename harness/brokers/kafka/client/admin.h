@@ -74,6 +74,10 @@ public:
   /// `timeout` runs out.
   static int16_t leaveGroup(const std::string& hostPort, const Membership& m, std::chrono::milliseconds timeout);
 
+  /// Drops what is kept for `topic` and `group` (the partition count, the group's consumer handle and its
+  /// threads): a run that is over, whose topic and group no call names again.
+  void forget(const std::string& topic, const std::string& group);
+
 private:
   /// Sends a request frame on a new connection and reads the whole response frame; its body after the
   /// correlation id (checked).

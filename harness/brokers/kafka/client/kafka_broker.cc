@@ -129,6 +129,7 @@ proxy::TrackerPtr KafkaBroker::tracker(int listenPort) {
 void KafkaBroker::reset() {
   // A new topic and group per run: nothing of the last run's records or offsets is seen again.
   // The broker is this workspace's alone: short names, which entry ids ("events.3-1@0") carry.
+  if (run_ > 0) admin_->forget(topic_, group_); // its handle per group would pile up run after run
   ++run_;
   topic_ = fmt::format("events.{}", run_);
   group_ = fmt::format("consumers.{}", run_);
