@@ -107,6 +107,9 @@ public:
   }
   /// The broker's server restarted (the `restart` fault): the harness's own connection went with it.
   virtual void reconnect() {}
+  /// Restarts the broker's server in place itself (the `restart` fault), keeping what it stored; false
+  /// when the workspace's servers do it (Valkey, one of the embedded servers).
+  virtual bool restart() { return false; }
   /// The consumer process whose broker proxy listened on `listenPort` was killed: what its client would
   /// have told the broker had it closed (a Kafka member's LeaveGroup, so that its group does not wait out
   /// its session). Default: nothing (Valkey: its pending entries stay, to be claimed).

@@ -1,4 +1,5 @@
 #include "checkers/detail.h"
+#include "history/trace.h"
 
 
 
@@ -34,7 +35,7 @@ CheckResult checkObservation(const HistoryView& h) {
   std::vector<std::string> unknown;
   for (const auto& [op, o] : h.opaque) {
     std::string what = fmt::format("{}'s {} connection {} could not be decoded ({} bytes from byte {}: {})", op->process,
-                                   o->server == "pg" ? "PostgreSQL" : "Valkey", o->conn, o->direction, o->offset,
+                                   serverTitle(o->server), o->conn, o->direction, o->offset,
                                    o->reason);
     if (o->server == "valkey")
       unknown.push_back(what + ": the deliveries and acknowledgements on it were not seen, so a pass can't be proven");

@@ -1,4 +1,5 @@
 #include "checkers/diagnosis.h"
+#include "history/trace.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -75,7 +76,7 @@ private:
     if (kind == "error") return fmt::format("{} answered an error at {}", process, point);
     if (kind == "delay") return fmt::format("{} delayed at {}", process, point);
     if (kind == "restart")
-      return fmt::format("{} restarted at {}", f.fault.args.at(0) == "pg" ? "PostgreSQL" : "Valkey", point);
+      return fmt::format("{} restarted at {}", serverTitle(f.fault.args.at(0)), point);
     if (kind == "forget") return fmt::format("the broker forgot what the group had acknowledged at {}", point);
     if (kind == "hold") return fmt::format("{} held at {}", process, point);
     return fmt::format("{} at {}", point, process);

@@ -152,6 +152,9 @@ void Cleanup::installSignalHandlers() {
         siginfo_t info;
         if (sigtimedwait(&set, &info, &tick) > 0) break;
       }
+      // What other threads made while the report was written (a worker between two schedules may have
+      // started a server or made a temp dir after the first pass): nothing outlives the exit.
+      Cleanup::instance().runAll();
       writeStderr("idemproof: interrupted (" + Cleanup::interruptedName() + "), cleaned up\n");
       _exit(128 + sig);
     }).detach();

@@ -120,16 +120,20 @@ bool setUpStep(const ops::Step& step) {
 
 std::string stepCounter(const std::string& verb, bool setUp) { return setUp ? "set-up " + verb : verb; }
 
+std::string serverTitle(const std::string& server) {
+  if (server == "pg") return "PostgreSQL";
+  std::string t = server;
+  if (!t.empty()) t[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(t[0])));
+  return t;
+}
+
 std::vector<Fault> faultsAt(const TracePoint& p, const std::vector<std::string>& kinds, int delayMs) {
   std::vector<Fault> out;
   const bool before = p.fault.when == When::Before;
   for (const auto& kind : kinds) {
     Fault f = p.fault;
     f.kind = kind;
-    // The servers the harness restarts in place (not Kafka's yet).
-    const bool restarts = p.server == "pg" || p.server == "valkey";
     if (kind == "delay") f.args = {std::to_string(delayMs)};
-    else if (kind == "restart" && !restarts) continue;
     else if (kind == "restart") f.args = {p.server};
     else if (kind == "error" && !before) continue;
     else if (kind == "forget" && (before || p.server == "pg")) continue;

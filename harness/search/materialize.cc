@@ -187,9 +187,6 @@ Schedule materialize(const Shape& s, const Scenario& sc, const KillModel& km, ui
       Fault p = Fault::kill(k.before ? When::Before : When::After, verb, 1 + (std::max(1, k.k) - 1) % bound);
       p.process = label(process);
       if (!params.faultKinds.empty()) p.kind = params.faultKinds[static_cast<size_t>(std::abs(k.kind)) % params.faultKinds.size()];
-      // Restarts only of a server the harness restarts in place (not Kafka's yet); elsewhere the draw is a kill.
-      const std::string server = km.server(verb);
-      if (p.kind == "restart" && server != "pg" && server != "valkey") p.kind = "kill";
       if (p.kind == "error") p.when = When::Before;
       if (p.kind == "forget") p.when = When::After;
       if (p.kind == "delay") p.args = {std::to_string(params.delayMs)};

@@ -14,18 +14,6 @@
 
 namespace idem {
 
-namespace {
-
-/// "PostgreSQL", "Valkey", "Kafka": a server's name for people.
-std::string titleOf(const std::string& server) {
-  if (server == "pg") return "PostgreSQL";
-  std::string t = server;
-  if (!t.empty()) t[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(t[0])));
-  return t;
-}
-
-} // namespace
-
 const std::string& Controller::serverName(proxy::Server s) const {
   static const std::string pg = "pg", valkey = "valkey";
   if (hub_) return hub_->name(s);
@@ -134,7 +122,7 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
     std::string why;
     if (effect.server != here)
       why = fmt::format("{} is a {} error and {} is a {} step", effect.code,
-                        titleOf(effect.server), step.verb, titleOf(here));
+                        serverTitle(effect.server), step.verb, serverTitle(here));
     else if (flushed)
       why = "the step is an extended-protocol group ended by Flush, whose error reply the proxy can't stand in for";
     if (!why.empty()) {

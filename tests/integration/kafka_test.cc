@@ -70,6 +70,19 @@ TEST_CASE("kafka: the broker forgets the group's offsets, and dedup-table still 
   CHECK(r.report["verdict"] == "pass");
 }
 
+TEST_CASE("kafka: the broker restarts under dedup-table, which reconnects and applies each event once") {
+  Result r = clean({"run", "--target", target("kafka-dedup-table"), "--crash", "restart:after:COMMIT_OFFSET#2:kafka"});
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  CHECK(r.report["verdict"] == "pass");
+  bool reconnected = false;
+  for (const auto& op : r.report["runs"][0]["history"])
+    if (op["type"] == "note")
+      reconnected = reconnected || op["value"]["message"] ==
+                                       "after the Kafka restart (restart:after:COMMIT_OFFSET#2:kafka): c1 reconnected";
+  CHECK(reconnected);
+}
+
 TEST_CASE("kafka: an offset commit answered UNKNOWN_MEMBER_ID, as a revoked member's is, is redelivered work") {
   // The member rejoins and reads its partition again from the last offset the group took: what it applied
   // since is applied again (dedup-table skips it: its kill runs above show the same redelivery).

@@ -1,8 +1,9 @@
 /// restart: restart a server at the step, while the step waits: `restart:after:COMMIT#2:pg` restarts
 /// PostgreSQL with a fast shutdown (open transactions roll back, every connection drops), `…:valkey`
-/// restarts Valkey with its data kept (saved right before the stop: streams, groups, pending lists). The
-/// consumers live on: each must reconnect, or exit and be restarted; either way the run goes on. Needs the
-/// embedded servers, one pair per worker (docs/faults.md).
+/// restarts Valkey with its data kept (saved right before the stop: streams, groups, pending lists), `…:kafka`
+/// the embedded Kafka broker (every connection closed, back with its topics, records and committed offsets).
+/// The consumers live on: each must reconnect, or exit and be restarted; either way the run goes on. Needs
+/// the embedded servers, one set per worker (docs/faults.md).
 #include "plan/faults/kinds.h"
 
 #include "core/error.h"
@@ -17,12 +18,13 @@ class Restart : public FaultKind {
 public:
   std::string name() const override { return "restart"; }
   std::string usage() const override {
-    return "restart:before|after:VERB#k:pg|valkey   restart the server (PostgreSQL: fast shutdown; Valkey: data kept)";
+    return "restart:before|after:VERB#k:pg|valkey|kafka   restart the server (PostgreSQL: fast shutdown; Valkey "
+           "and Kafka: data kept)";
   }
   void check(const Fault& f, const std::string& what) const override {
-    requireArgs(f, 1, what, "restart:before|after:VERB#k:pg|valkey");
-    if (f.args[0] != "pg" && f.args[0] != "valkey")
-      throw UsageError(fmt::format("{}: a restart names its server, pg or valkey (not '{}')", what, f.args[0]));
+    requireArgs(f, 1, what, "restart:before|after:VERB#k:pg|valkey|kafka");
+    if (f.args[0] != "pg" && f.args[0] != "valkey" && f.args[0] != "kafka")
+      throw UsageError(fmt::format("{}: a restart names its server, pg, valkey or kafka (not '{}')", what, f.args[0]));
   }
   Effect effect(const Fault& f) const override {
     return Effect{Effect::Action::Restart, {}, {}, {}, f.args[0], false};

@@ -234,6 +234,15 @@ void KafkaBroker::killed(int listenPort) {
   }
 }
 
+bool KafkaBroker::restart() {
+  // Every connection closes and new ones are refused, then it accepts again on the same port with its
+  // topics, records, groups and committed offsets: a broker that comes back with its log. (The proxies
+  // refuse connections meanwhile too, as a restarting server's port does.)
+  server_->command("down -1");
+  server_->command("up -1");
+  return true;
+}
+
 std::optional<std::string> KafkaBroker::errorAnswer(std::string_view request, const std::string& code) const {
   auto c = errorCode(code);
   if (!c) return std::nullopt;

@@ -37,6 +37,7 @@ public:
   std::map<std::string, std::string> consumerEnv() const override { return {{"TOPIC", topic_}, {"GROUP", group_}}; }
   void killed(int listenPort) override;
   bool answersErrorsByRequest() const override { return true; }
+  bool restart() override;
   std::optional<std::string> errorAnswer(std::string_view request, const std::string& code) const override;
   std::string defaultError(const std::string& verb) const override;
 
