@@ -27,14 +27,15 @@ std::pair<int64_t, std::string> groupOf(const nlohmann::json& groups, const std:
   return out;
 }
 
-} // namespace
-
+/// Compares stream ids "ms-seq" numerically.
 int compareIds(const std::string& a, const std::string& b) {
   auto x = idParts(a), y = idParts(b);
   if (x < y) return -1;
   if (y < x) return 1;
   return 0;
 }
+
+} // namespace
 
 ValkeyBroker::ValkeyBroker(ValkeyEndpoint endpoint, std::string stream, std::string group)
     : ep_(std::move(endpoint)), stream_(std::move(stream)), group_(std::move(group)) {

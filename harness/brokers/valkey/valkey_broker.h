@@ -52,7 +52,4 @@ private:
   int cleanupId_ = -1;
 };
 
-/// Compares stream ids "ms-seq" numerically.
-int compareIds(const std::string& a, const std::string& b);
-
 } // namespace idem::brokers

@@ -3,6 +3,7 @@
 #include "brokers/kafka/client/embedded.h"
 
 #include "brokers/kafka/answers.h"
+#include "brokers/kafka/delivery.h"
 #include "brokers/kafka/errors.h"
 #include "brokers/kafka/tracker.h"
 
@@ -159,15 +160,24 @@ std::vector<std::string> KafkaBroker::publish(const std::vector<brokers::Message
   return ids;
 }
 
+namespace {
+
+/// Where the group stands, for people: each partition's committed position ("events.1-0@0 events.1-1@6").
+/// A partition the group never committed is at 0: its records are all still to be read.
+std::string positions(const std::string& topic, const std::vector<PartitionProgress>& parts) {
+  std::string out;
+  for (const auto& p : parts)
+    out += (out.empty() ? "" : " ") + positionId(topic, p.partition, std::max<int64_t>(p.committed, 0));
+  return out;
+}
+
+} // namespace
+
 brokers::Progress KafkaBroker::progress() {
   brokers::Progress out;
-  std::string pos;
-  for (const auto& p : admin_->progress(topic_, group_, kAsk)) {
-    const int64_t committed = std::max<int64_t>(p.committed, 0);
-    out.pending += std::max<int64_t>(0, p.logEnd - committed);
-    pos += fmt::format("{}{}-{}@{}", pos.empty() ? "" : " ", topic_, p.partition, committed);
-  }
-  out.position = pos;
+  const auto parts = admin_->progress(topic_, group_, kAsk);
+  for (const auto& p : parts) out.pending += std::max<int64_t>(0, p.logEnd - std::max<int64_t>(p.committed, 0));
+  out.position = positions(topic_, parts);
   std::lock_guard<std::mutex> lock(ledger_->mu);
   out.delivered = ledger_->undelivered.empty();
   return out;
@@ -193,17 +203,15 @@ void KafkaBroker::forget() {
 
 brokers::Leftover KafkaBroker::leftover() {
   brokers::Leftover l;
-  std::string pos;
-  for (const auto& p : admin_->progress(topic_, group_, kAsk)) {
-    const int64_t committed = std::max<int64_t>(p.committed, 0);
+  const auto parts = admin_->progress(topic_, group_, kAsk);
+  for (const auto& p : parts) {
     for (int64_t o = 0; o < p.logEnd; ++o) {
-      std::string id = fmt::format("{}-{}@{}", topic_, p.partition, o);
+      std::string id = positionId(topic_, p.partition, o);
       l.stream.push_back(id);
-      if (o >= committed) l.undelivered.push_back(id); // the group will deliver it (again)
+      if (o >= p.committed) l.undelivered.push_back(id); // the group will deliver it (again)
     }
-    pos += fmt::format("{}{}-{}@{}", pos.empty() ? "" : " ", topic_, p.partition, committed);
   }
-  l.position = pos;
+  l.position = positions(topic_, parts);
   return l;
 }
 
