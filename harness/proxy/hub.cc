@@ -238,8 +238,9 @@ struct Conn : std::enable_shared_from_this<Conn> {
       std::string answer = d.answer;
       if (!d.brokerError.empty() && request && server == Server::Broker && hub.broker.errorAnswer) {
         auto built = hub.broker.errorAnswer(held, d.brokerError);
-        // None (a request the tracker did not decode as a step): it goes on as if there were no fault.
-        if (!built) return decide(Decision::pass(), token, request);
+        // None (a request its layouts do not fit, which the tracker decoded all the same): the listener
+        // already recorded it answered, so the server must never see it; the connection is reset instead.
+        if (!built) return decide(Decision{Decision::Kind::Drop}, token, request);
         answer = std::move(*built);
       }
       held.clear();

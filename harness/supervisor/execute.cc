@@ -464,6 +464,16 @@ private:
                     fmt::format("{}; raise --start-timeout (now {})", busyWhy(live_[i], now), span(opt_.start_timeout.count()))};
           continue;
         }
+        if (!killed) {
+          // It has exited. A kill point (on the proxies' thread) or a timekill may have killed it between the
+          // look above and poll(): look again, so that the harness's own SIGKILL is never read as a crash.
+          st = ctl_.state(live_[i].owner);
+          killed = st.killed && !st.killPoint.empty();
+          if (auto f = timeKills_.fired(live_[i].label)) {
+            h_.append(live_[i].label, ops::FaultOp{*f, SIGKILL});
+            killed = true;
+          }
+        }
         if (!ended(i, killed))
           return {ops::RunEnd::Limit, "restart-bound",
                   fmt::format("restart bound of {} processes reached; raise --max-processes", opt_.max_processes)};
