@@ -304,6 +304,17 @@ private:
     }
   }
 
+  /// Whether the harness killed `p` (its state `st`): at a kill point, or by a timekill that fired since the
+  /// last look (recorded here).
+  bool killedByHarness(const Proc& p, const Controller::ProcessState& st) {
+    bool killed = st.killed && !st.killPoint.empty();
+    if (auto f = timeKills_.fired(p.label)) {
+      h_.append(p.label, ops::FaultOp{*f, SIGKILL});
+      killed = true;
+    }
+    return killed;
+  }
+
   /// Every live process provably unable to act before a reply reaches it: only blocking reads in flight,
   /// and parked (supervisor/parked.h) — read between two looks at the controller that saw nothing move.
   bool allParked() const {
@@ -452,11 +463,7 @@ private:
       // Processes that ended: killed at a kill point, or exited by themselves.
       for (size_t i = 0; i < live_.size(); ++i) {
         auto st = ctl_.state(live_[i].owner);
-        bool killed = st.killed && !st.killPoint.empty();
-        if (auto f = timeKills_.fired(live_[i].label)) { // a timekill fired between two looks
-          h_.append(live_[i].label, ops::FaultOp{*f, SIGKILL});
-          killed = true;
-        }
+        bool killed = killedByHarness(live_[i], st);
         if (!killed && !live_[i].child.poll()) {
           if (st.killed) continue; // a kill point reached no process: it is exiting by itself
           if (st.steps == 0 && msBetween(st.spawned, now) > opt_.start_timeout.count())
@@ -464,15 +471,11 @@ private:
                     fmt::format("{}; raise --start-timeout (now {})", busyWhy(live_[i], now), span(opt_.start_timeout.count()))};
           continue;
         }
+        // It has exited. A kill point (on the proxies' thread) or a timekill may have killed it between the
+        // look above and poll(): look again, so that the harness's own SIGKILL is never read as a crash.
         if (!killed) {
-          // It has exited. A kill point (on the proxies' thread) or a timekill may have killed it between the
-          // look above and poll(): look again, so that the harness's own SIGKILL is never read as a crash.
           st = ctl_.state(live_[i].owner);
-          killed = st.killed && !st.killPoint.empty();
-          if (auto f = timeKills_.fired(live_[i].label)) {
-            h_.append(live_[i].label, ops::FaultOp{*f, SIGKILL});
-            killed = true;
-          }
+          killed = killedByHarness(live_[i], st);
         }
         if (!ended(i, killed))
           return {ops::RunEnd::Limit, "restart-bound",
