@@ -101,6 +101,7 @@ struct Conn : std::enable_shared_from_this<Conn> {
     uint64_t end = 0; // upstream byte offset just past its request
   };
   std::deque<Sent> inflight;       // requests sent upstream, awaiting replies (FIFO)
+  std::set<int64_t> oneWay;        // decided requests the server never answers (StepInfo::oneWay)
   // Bytes queued for the server, and handed to the socket: Asio sends at once when a write starts (its
   // handler runs later), so a request is counted as possibly sent from the moment its bytes are handed on.
   uint64_t upQueued = 0, upHanded = 0;
@@ -262,12 +263,30 @@ struct Conn : std::enable_shared_from_this<Conn> {
 
   /// Sends a decided request on to the server (awaiting its reply), or a decided reply to the client.
   void forward(bool request, const StepToken& token, std::string bytes) {
+    if (request && oneWay.erase(token.id)) {
+      sendUpstream(std::move(bytes));
+      return sent(token);
+    }
     if (request) {
       inflight.push_back({token, upQueued + bytes.size()});
       sendUpstream(std::move(bytes));
     } else {
       sendClient(std::move(bytes));
     }
+  }
+
+  /// A one-way request was handed on: its step ends here, with an empty reply that the listener may still
+  /// kill, drop or hold at (what the server sends next then waits). What is held of another step's reply
+  /// stays held.
+  void sent(const StepToken& token) {
+    std::string other = std::move(heldRep);
+    heldRep.clear();
+    ReplyInfo r;
+    r.summary = "sent";
+    Decision d = hub.listener.onReply(owner, token, r);
+    if (dead) return;
+    decide(d, token, false);
+    heldRep = std::move(other);
   }
 
   /// Registers a held step for Hub::release, and its timer when it releases itself.
@@ -387,6 +406,7 @@ struct Conn : std::enable_shared_from_this<Conn> {
     StepToken token;
     Decision dec = hub.listener.onRequest(owner, server, id, m.step, token);
     if (dead) return false;
+    if (m.step.oneWay) oneWay.insert(token.id);
     return decide(dec, token, true) || holdReq; // killed or dropped: nothing more of it moves
   }
 

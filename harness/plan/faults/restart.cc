@@ -18,13 +18,13 @@ class Restart : public FaultKind {
 public:
   std::string name() const override { return "restart"; }
   std::string usage() const override {
-    return "restart:before|after:VERB#k:pg|valkey|kafka   restart the server (PostgreSQL: fast shutdown; Valkey "
-           "and Kafka: data kept)";
+    return "restart:before|after:VERB#k:pg|valkey|kafka|nats   restart the server (PostgreSQL: fast shutdown; "
+           "Valkey, Kafka and NATS: data kept)";
   }
   void check(const Fault& f, const std::string& what) const override {
-    requireArgs(f, 1, what, "restart:before|after:VERB#k:pg|valkey|kafka");
-    if (f.args[0] != "pg" && f.args[0] != "valkey" && f.args[0] != "kafka")
-      throw UsageError(fmt::format("{}: a restart names its server, pg, valkey or kafka (not '{}')", what, f.args[0]));
+    requireArgs(f, 1, what, "restart:before|after:VERB#k:pg|valkey|kafka|nats");
+    if (f.args[0] != "pg" && f.args[0] != "valkey" && f.args[0] != "kafka" && f.args[0] != "nats")
+      throw UsageError(fmt::format("{}: a restart names its server, pg, valkey, kafka or nats (not '{}')", what, f.args[0]));
   }
   Effect effect(const Fault& f) const override {
     return Effect{Effect::Action::Restart, {}, {}, {}, f.args[0], false};
