@@ -76,7 +76,7 @@ std::vector<std::string_view> tokens(std::string_view subject) {
 
 /// A message with a payload (PUB, HPUB, MSG, HMSG): where its parts are.
 struct Framed {
-  std::string_view subject, reply, headers, payload;
+  std::string_view subject, sid, reply, headers, payload;
   size_t size = 0;
 };
 
@@ -92,6 +92,7 @@ proxy::Decode payloadOf(std::string_view buf, const Line& line, bool withHeaders
     return proxy::Decode::Invalid;
   const size_t named = line.args.size() - counts; // subject, [sid], [reply]
   out.subject = line.args[0];
+  out.sid = head > 1 ? line.args[1] : std::string_view{};
   out.reply = named > head ? line.args[named - 1] : std::string_view{};
   out.size = line.size + *total + 2;
   if (buf.size() < out.size)
@@ -165,9 +166,21 @@ std::string shorten(std::string_view s, size_t n = 200) {
   return out;
 }
 
-/// A pull request sent and not answered yet: the inbox its answer comes to.
+/// Whether `subject` matches the subscription `pattern` (`*`: one token, `>`: the rest).
+bool matches(std::string_view pattern, std::string_view subject) {
+  const auto p = tokens(pattern), t = tokens(subject);
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i] == ">") return t.size() > i;
+    if (i >= t.size() || (p[i] != "*" && p[i] != t[i])) return false;
+  }
+  return p.size() == t.size();
+}
+
+/// A pull request sent and not answered yet: the inbox its answer comes to, and the subscriptions
+/// (sids) that receive it — a delivery keeps its message's own subject and comes by the sid.
 struct Pull {
   std::string inbox;
+  std::vector<std::string> sids;
   uint64_t batch = 1;
 };
 
@@ -189,7 +202,15 @@ public:
       publish(f, out);
       return d;
     }
-    if (line.op == "CONNECT" || line.op == "SUB" || line.op == "UNSUB" || line.op == "PING" || line.op == "PONG")
+    if (line.op == "SUB" && (line.args.size() == 2 || line.args.size() == 3)) {
+      subs_[std::string(line.args.back())] = std::string(line.args[0]);
+      return d; // Pass
+    }
+    if (line.op == "UNSUB" && line.args.size() == 1) {
+      subs_.erase(std::string(line.args[0]));
+      return d;
+    }
+    if (line.op == "CONNECT" || line.op == "UNSUB" || line.op == "PING" || line.op == "PONG")
       return d; // Pass
     return proxy::Decode::Invalid;
   }
@@ -227,7 +248,9 @@ private:
     if (pullSubject(f.subject)) {
       if (f.reply.empty())
         return; // an answer no one could read: the server delivers nothing for it
-      Pull p{std::string(f.reply), 1};
+      Pull p{std::string(f.reply), {}, 1};
+      for (const auto& [sid, pattern] : subs_)
+        if (matches(pattern, f.reply)) p.sids.push_back(sid);
       bool noWait = false;
       uint64_t expires = 0;
       const auto j = nlohmann::json::parse(f.payload, nullptr, false);
@@ -279,7 +302,9 @@ private:
   /// A message the server sends; false when it is a delivery the steps cannot account for.
   bool message(const Framed& f, proxy::ServerMsg& out) {
     const auto ack = parseAckSubject(f.reply);
-    const bool answersPull = !pulls_.empty() && f.subject == pulls_.front().inbox;
+    const bool answersPull =
+        !pulls_.empty() && (f.subject == pulls_.front().inbox ||
+                            std::find(pulls_.front().sids.begin(), pulls_.front().sids.end(), f.sid) != pulls_.front().sids.end());
     if (!answersPull) {
       // A delivery outside the oldest pull request: a push consumer's, a second message of a batch, or an
       // answer out of order. Its entry would go unseen: the connection is unobserved from here on.
@@ -322,6 +347,7 @@ private:
   }
 
   std::deque<Pull> pulls_;
+  std::map<std::string, std::string> subs_; ///< sid -> subject (pattern)
   bool lastWasPull_ = false;
 };
 

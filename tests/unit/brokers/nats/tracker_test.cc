@@ -47,7 +47,7 @@ const std::string kAck = "$JS.ACK.events_1.consumers_1.1.3.1.1700000000000000000
 
 TEST_CASE("nats tracker: a pull request's message is its FETCH's reply, named by its stream sequence") {
   const std::string delivery =
-      hmsg("_INBOX.a.b", "1", kAck, "NATS/1.0\r\nNats-Msg-Id: m1\r\nevent_id: e-3\r\n\r\n",
+      hmsg("events.1", "1", kAck, "NATS/1.0\r\nNats-Msg-Id: m1\r\nevent_id: e-3\r\n\r\n",
            "{\"n\":\"3\",\"wallet\":\"w1\",\"amount\":\"5000\"}");
   const Events e = session({"CONNECT {\"verbose\":false,\"auth_token\":\"t\"}\r\nPING\r\n", "SUB _INBOX.a.* 1\r\n",
                             pub(kPull, "_INBOX.a.b", "{\"batch\":1,\"expires\":90000000}"), pub(kAck, "_INBOX.a.c", "+ACK")},
