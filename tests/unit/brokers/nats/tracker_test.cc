@@ -69,7 +69,7 @@ TEST_CASE("nats tracker: a pull request's message is its FETCH's reply, named by
                                          {"n", "3"}, {"wallet", "w1"}, {"amount", "5000"}, {"event_id", "e-3"}});
 }
 
-TEST_CASE("nats tracker: a pull answered 404 or 408 is an empty read, a heartbeat answers nothing") {
+TEST_CASE("nats tracker: a pull answered 404 or 408 is an empty read and a heartbeat answers nothing") {
   const Events e = session({pub(kPull, "_INBOX.p.1", "{\"batch\":1,\"no_wait\":true}"),
                             pub(kPull, "_INBOX.p.2", "{\"batch\":1,\"expires\":1000000000,\"idle_heartbeat\":500000000}")},
                            {hmsg("_INBOX.p.1", "2", "", "NATS/1.0 404 No Messages\r\n\r\n", ""),
@@ -83,7 +83,7 @@ TEST_CASE("nats tracker: a pull answered 404 or 408 is an empty read, a heartbea
   CHECK(summaries(e) == Strings{"empty: 404 No Messages", "empty: 408 Request Timeout"});
 }
 
-TEST_CASE("nats tracker: NAK, WPI and TERM are steps of their own; TERM acknowledges, NAK does not") {
+TEST_CASE("nats tracker: NAK and WPI and TERM are steps of their own and TERM acknowledges as ACK does") {
   const std::string ack11 = "$JS.ACK.dom.ABCDEF.events_1.consumers_1.2.11.5.1700000000000000000.0.tok";
   const Events e = session({pub(kAck, "", "-NAK"), pub(kAck, "", "+WPI"), pub(ack11, "", "+TERM"), pub(kAck, "", ""),
                             "HPUB " + kAck + " 12 16\r\nNATS/1.0\r\n\r\n+ACK\r\n"},
@@ -97,7 +97,7 @@ TEST_CASE("nats tracker: NAK, WPI and TERM are steps of their own; TERM acknowle
   CHECK(st[4].acked == Strings{"3"});
 }
 
-TEST_CASE("nats tracker: a consumer's own publish is PUB; the JetStream API is set-up, no step") {
+TEST_CASE("nats tracker: a consumer's own publish is PUB while the JetStream API is set-up and no step") {
   const Events e = session({pub("audit.credits", "", "w1 +5000"), pub("$JS.API.CONSUMER.INFO.events_1.consumers_1", "_INBOX.r.1", ""),
                             "UNSUB 1\r\n", "PONG\r\n"},
                            {"MSG _INBOX.r.1 3 5\r\n{...}\r\n", "PING\r\n", "+OK\r\n", "-ERR 'Unknown Protocol Operation'\r\n"});
