@@ -122,6 +122,7 @@ std::string stepCounter(const std::string& verb, bool setUp) { return setUp ? "s
 
 std::string serverTitle(const std::string& server) {
   if (server == "pg") return "PostgreSQL";
+  if (server == "nats") return "NATS";
   std::string t = server;
   if (!t.empty()) t[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(t[0])));
   return t;
