@@ -83,8 +83,13 @@ NatsConsumer::~NatsConsumer() {
 }
 
 std::string NatsConsumer::ack(const NatsMessage& m) {
+  // A server answers an ACK at once; one it refused (a permissions violation) is never answered: give up
+  // after 1 s rather than libnats's 5 s, and let AckWait deliver the message again.
+  jsOptions o;
+  jsOptions_Init(&o);
+  o.Wait = 1000;
   jsErrCode jerr = static_cast<jsErrCode>(0);
-  const natsStatus s = natsMsg_AckSync(m.msg, nullptr, &jerr);
+  const natsStatus s = natsMsg_AckSync(m.msg, &o, &jerr);
   return s == NATS_OK ? "" : natsStatus_GetText(s);
 }
 

@@ -77,3 +77,18 @@ TEST_CASE("nats: Node consumers on nats.js are judged as their code is") {
   CHECK(bad.report["verdict"] == "fail");
   CHECK(!violations(bad.report, "lost").empty());
 }
+
+TEST_CASE("nats: an ACK the server refuses is delivered again, which no-dedup applies twice") {
+  Result r = clean({"run", "--target", target("nats-no-dedup"), "--crash", "error:before:ACK#2"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 1);
+  auto dup = onlyViolation(r, "duplicate");
+  CHECK(dup["events"] == nlohmann::json::array({2}));
+  CHECK(dup["message"].get<std::string>().find("c1 answered an error at error:before:ACK#2") != std::string::npos);
+  bool answered = false;
+  for (const auto& op : r.report["runs"][0]["history"])
+    if (op["type"] == "step" && op["value"]["verb"] == "ACK" && op["value"]["k"] == 2)
+      answered = op["value"]["outcome"] == "answered" &&
+                 op["value"]["summary"].get<std::string>().rfind("PERMISSIONS_VIOLATION", 0) == 0;
+  CHECK(answered);
+}

@@ -375,4 +375,13 @@ std::optional<AckSubject> parseAckSubject(std::string_view subject) {
 
 proxy::TrackerPtr makeTracker() { return std::make_unique<NatsTracker>(); }
 
+std::optional<std::string> errorAnswer(std::string_view request, const std::string& code) {
+  if (code != kPermissionsViolation)
+    return std::nullopt;
+  Line line;
+  if (readLine(request, line) != proxy::Decode::Message || (line.op != "PUB" && line.op != "HPUB") || line.args.empty())
+    return std::nullopt;
+  return "-ERR 'Permissions Violation for Publish to \"" + std::string(line.args[0]) + "\"'\r\n";
+}
+
 } // namespace idem::nats

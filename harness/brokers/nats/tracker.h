@@ -26,6 +26,15 @@ inline constexpr size_t kMaxPayload = 64 << 20;
 
 proxy::TrackerPtr makeTracker();
 
+/// The error code of an `error` fault at a NATS step (plan/faults/error.cc): the server refuses the
+/// publish (a pull request, an acknowledgement, a publish of the consumer's) as it does one its
+/// permissions deny. The message is dropped and the connection stays open.
+inline constexpr const char* kPermissionsViolation = "PERMISSIONS_VIOLATION";
+
+/// The server's answer to `request` (a whole PUB or HPUB) failing with `code`:
+/// `-ERR 'Permissions Violation for Publish to "SUBJECT"'`. nullopt for another code or request.
+std::optional<std::string> errorAnswer(std::string_view request, const std::string& code);
+
 /// What a $JS.ACK subject says of a delivery: its stream, its durable and its stream sequence. nullopt for
 /// any other subject. Both layouts: $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>
 /// and $JS.ACK.<domain>.<account hash>.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>[.<token>].

@@ -206,6 +206,12 @@ std::map<std::string, std::string> NatsBroker::consumerEnv() const {
   return {{"STREAM", stream_}, {"SUBJECT", subject_}, {"DURABLE", durable_}, {"GROUP", durable_}};
 }
 
+std::optional<std::string> NatsBroker::errorAnswer(std::string_view request, const std::string& code) const {
+  return nats::errorAnswer(request, code);
+}
+
+std::string NatsBroker::defaultError(const std::string&) const { return kPermissionsViolation; }
+
 void NatsBroker::reconnect() { admin_ = std::make_unique<Admin>(server_->url()); }
 
 bool NatsBroker::restart() {

@@ -37,6 +37,10 @@ public:
   std::map<std::string, std::string> consumerEnv() const override;
   void reconnect() override;
   bool restart() override;
+  /// An `error` at a NATS step: the server refuses the publish (tracker.h: errorAnswer).
+  bool answersErrorsByRequest() const override { return true; }
+  std::optional<std::string> errorAnswer(std::string_view request, const std::string& code) const override;
+  std::string defaultError(const std::string& verb) const override;
 
 private:
   void createConsumer();

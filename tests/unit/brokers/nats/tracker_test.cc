@@ -138,3 +138,12 @@ TEST_CASE("nats tracker: $JS.ACK subjects of both layouts name the stream sequen
   CHECK(!idem::nats::parseAckSubject("$JS.ACK.s.c.1"));
   CHECK(!idem::nats::parseAckSubject("events.1"));
 }
+
+TEST_CASE("nats tracker: an error answer refuses the publish as the server's permissions would") {
+  CHECK(idem::nats::errorAnswer(pub(kAck, "", "+ACK"), "PERMISSIONS_VIOLATION") ==
+        "-ERR 'Permissions Violation for Publish to \"" + kAck + "\"'\r\n");
+  CHECK(idem::nats::errorAnswer("HPUB events.1 _INBOX.x 12 14\r\nNATS/1.0\r\n\r\nhi\r\n", "PERMISSIONS_VIOLATION") ==
+        std::optional<std::string>("-ERR 'Permissions Violation for Publish to \"events.1\"'\r\n"));
+  CHECK(!idem::nats::errorAnswer(pub(kAck, "", "+ACK"), "LOADING"));
+  CHECK(!idem::nats::errorAnswer("SUB a 1\r\n", "PERMISSIONS_VIOLATION"));
+}
