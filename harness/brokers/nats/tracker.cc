@@ -252,12 +252,10 @@ private:
       for (const auto& [sid, pattern] : subs_)
         if (matches(pattern, f.reply)) p.sids.push_back(sid);
       bool noWait = false;
-      uint64_t expires = 0;
       const auto j = nlohmann::json::parse(f.payload, nullptr, false);
       if (j.is_object()) {
         if (j.contains("batch") && j["batch"].is_number_unsigned()) p.batch = j["batch"].get<uint64_t>();
         if (j.contains("no_wait") && j["no_wait"].is_boolean()) noWait = j["no_wait"].get<bool>();
-        if (j.contains("expires") && j["expires"].is_number_unsigned()) expires = j["expires"].get<uint64_t>();
       } else if (j.is_number_unsigned()) {
         p.batch = j.get<uint64_t>();
       }
@@ -268,7 +266,6 @@ private:
       out.step.detail = shorten(std::string(f.subject) + " " + std::string(f.payload));
       out.step.read = true;
       out.step.blocking = !noWait; // it waits for a message until it expires (or for ever)
-      (void)expires;
       return;
     }
     if (auto ack = parseAckSubject(f.subject)) {
