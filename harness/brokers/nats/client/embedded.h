@@ -13,7 +13,7 @@ namespace idem::nats::client {
 
 class EmbeddedNats final : public servers::ServerProcess {
 public:
-  /// Starts it and waits until it answers with its token (0.2 s). Throws UsageError naming the program
+  /// Starts it and waits until it answers with its token (~10 ms). Throws UsageError naming the program
   /// and its log when it cannot be found, exits, or is not ready within 15 s.
   EmbeddedNats();
   ~EmbeddedNats() override;
