@@ -4,6 +4,7 @@
 #include "brokers/valkey/valkey_broker.h"
 
 #include "core/error.h"
+#include "plan/fault_kind.h"
 
 #include <fmt/format.h>
 
@@ -18,6 +19,18 @@ brokers::BrokerPtr makeBroker(const ServerEndpoints& s, const Target& target, co
   // Its own embedded broker per workspace (librdkafka's mock cluster: brokers/kafka/README.md).
   if (target.broker == "kafka") return std::make_unique<kafka::client::KafkaBroker>();
   throw UsageError(fmt::format("{}: field 'broker': no broker '{}'", target.manifest.string(), target.broker));
+}
+
+bool brokerHas(const std::string& broker, const std::string& feature) {
+  if (broker == "kafka") return kafka::client::KafkaBroker::has(feature);
+  return false;
+}
+
+void requireKindOnBroker(const std::string& kind, const Target& target, const std::string& what) {
+  const std::string feature = faultKind(kind, what).brokerFeature();
+  if (feature.empty() || target.kind != "consumer" || brokerHas(target.broker, feature)) return;
+  throw UsageError(fmt::format("{}: a {} fault needs a broker that has '{}' (kafka has); target '{}' runs on {}", what,
+                               kind, feature, target.name, target.broker));
 }
 
 } // namespace idem

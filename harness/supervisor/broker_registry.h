@@ -13,4 +13,10 @@ namespace idem {
 /// embedded broker of its own. Throws UsageError when it can't start.
 brokers::BrokerPtr makeBroker(const ServerEndpoints& servers, const Target& target, const std::string& stream);
 
+/// Whether broker `broker` has `feature` (FaultKind::brokerFeature: "rebalance").
+bool brokerHas(const std::string& broker, const std::string& feature);
+
+/// Throws UsageError "<what>: ..." when fault kind `kind` needs a feature the broker of `target` has not.
+void requireKindOnBroker(const std::string& kind, const Target& target, const std::string& what);
+
 } // namespace idem

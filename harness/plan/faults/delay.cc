@@ -36,6 +36,16 @@ public:
   }
   int weight() const override { return 2; } // past its own timeout, the consumer may redo the work
   bool atHttpServer() const override { return true; }
+  std::optional<Fault> sweptAt(const Fault& point, const std::string&, int delayMs) const override {
+    Fault f = point;
+    f.kind = "delay";
+    f.args = {std::to_string(delayMs)};
+    return f;
+  }
+  std::string phrase(const Fault& f, const std::string& process,
+                     const std::function<std::string(const std::string&)>&) const override {
+    return process + " delayed at " + f.str();
+  }
 };
 
 } // namespace

@@ -30,6 +30,17 @@ public:
     return Effect{Effect::Action::Restart, {}, {}, {}, f.args[0], false};
   }
   int weight() const override { return 2; } // every connection drops: as a drop, for every process
+  /// The server of the swept step restarts.
+  std::optional<Fault> sweptAt(const Fault& point, const std::string& server, int) const override {
+    Fault f = point;
+    f.kind = "restart";
+    f.args = {server};
+    return f;
+  }
+  std::string phrase(const Fault& f, const std::string&,
+                     const std::function<std::string(const std::string&)>& title) const override {
+    return title(f.args.at(0)) + " restarted at " + f.str();
+  }
 };
 
 } // namespace
