@@ -122,13 +122,6 @@ bool setUpStep(const ops::Step& step) {
 
 std::string stepCounter(const std::string& verb, bool setUp) { return setUp ? "set-up " + verb : verb; }
 
-std::string serverTitle(const std::string& server) {
-  if (server == "pg") return "PostgreSQL";
-  std::string t = server;
-  if (!t.empty()) t[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(t[0])));
-  return t;
-}
-
 std::vector<Fault> faultsAt(const TracePoint& p, const std::vector<std::string>& kinds, int delayMs) {
   std::vector<Fault> out;
   for (const auto& kind : kinds) // each kind says where a sweep applies it

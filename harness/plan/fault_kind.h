@@ -47,6 +47,13 @@ struct Effect {
   std::string until = {};
 };
 
+/// A kind's class in a comparison's matrix (compare, demo): one column per id.
+struct FaultClass {
+  std::string id;          ///< "drop:after"
+  std::string label;       ///< "drop after a step (ambiguous)"
+  std::string description; ///< what the class's faults do
+};
+
 class FaultKind {
 public:
   virtual ~FaultKind() = default;
@@ -89,6 +96,8 @@ public:
   /// What the broker must have for the kind ("rebalance": a consumer group whose members share the stream's
   /// partitions); empty when every broker can. Asking for it on a broker that has not is a usage error.
   virtual std::string brokerFeature() const { return {}; }
+  /// The class of fault `f` (of this kind, as sweptAt made it) in a comparison's matrix.
+  virtual FaultClass sweepClass(const Fault& f) const { return {f.kind, f.kind, f.kind + " faults"}; }
 };
 
 /// FaultKind::weight of `f`'s kind, for choosing decodable amounts (scenario/decodable.h); the checkers'

@@ -46,6 +46,12 @@ public:
                      const std::function<std::string(const std::string&)>&) const override {
     return process + " delayed at " + f.str();
   }
+  FaultClass sweepClass(const Fault& f) const override {
+    const bool before = f.when == When::Before;
+    const std::string ms = f.args.empty() ? "" : f.args[0];
+    return {before ? "delay:before" : "delay:after", before ? "request delayed" : "reply delayed",
+            fmt::format("delay:{}:VERB#k:{}: held {} ms, past CLAIM_IDLE_MS", before ? "before" : "after", ms, ms)};
+  }
 };
 
 } // namespace

@@ -19,6 +19,13 @@ public:
                      const std::function<std::string(const std::string&)>&) const override {
     return process + "'s connection dropped at " + f.str();
   }
+  FaultClass sweepClass(const Fault& f) const override {
+    if (f.when == When::Before)
+      return {"drop:before", "drop before a step",
+              "drop:before:VERB#k: the server never sees the request; the process lives"};
+    return {"drop:after", "drop after a step (ambiguous)",
+            "drop:after:VERB#k: the request takes effect, its reply is lost with the connection"};
+  }
 };
 
 } // namespace

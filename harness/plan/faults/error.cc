@@ -119,6 +119,9 @@ public:
                      const std::function<std::string(const std::string&)>&) const override {
     return process + " answered an error at " + f.str();
   }
+  FaultClass sweepClass(const Fault&) const override {
+    return {"error", "error reply", "error:before:VERB#k: 40001 serialization_failure on PostgreSQL, LOADING on Valkey"};
+  }
 };
 
 } // namespace

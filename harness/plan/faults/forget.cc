@@ -26,6 +26,10 @@ public:
     return "the broker forgot what the group had acknowledged at " + f.str();
   }
   bool leavesAftermath() const override { return false; } // the broker forgot; the process was told nothing
+  FaultClass sweepClass(const Fault&) const override {
+    return {"forget", "broker forgets acks",
+            "forget:after:VERB#k after each Valkey step: every entry is delivered again (a lagging replica)"};
+  }
 };
 
 } // namespace

@@ -29,6 +29,10 @@ public:
   }
   bool leavesAftermath() const override { return false; } // the waiting process is told nothing
   std::string brokerFeature() const override { return "rebalance"; }
+  FaultClass sweepClass(const Fault&) const override {
+    return {"rebalance", "group rebalanced mid-batch",
+            "rebalance:before|after:VERB#k: the group drops the consumer, a new member takes its partitions"};
+  }
 };
 
 } // namespace

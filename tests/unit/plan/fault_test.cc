@@ -222,4 +222,14 @@ TEST_CASE("fault: each kind says where a sweep applies it, before and after a st
   CHECK(at("hold", before, "pg") == "-");     // drawn as an interleaving, never swept at a step
   CHECK(at("timekill", before, "pg") == "-"); // at a time, not a step
   CHECK(at("rebalance", before, "pg") == "rebalance:before:COMMIT#2");
+  // And its class in a comparison's matrix: one per server for restarts, on whichever broker.
+  auto cls = [](const char* text) {
+    const Fault f = Fault::parse(text);
+    return faultKind(f.kind, "test").sweepClass(f);
+  };
+  CHECK(cls("drop:after:COMMIT#1").label == "drop after a step (ambiguous)");
+  CHECK(cls("restart:after:XACK#1:valkey").id == "restart:valkey");
+  CHECK(cls("restart:after:FETCH#1:kafka").label == "Kafka restarted");
+  CHECK(cls("restart:before:COMMIT#1:pg").label == "PostgreSQL restarted");
+  CHECK(cls("rebalance:after:SELECT#1").id == "rebalance");
 }
