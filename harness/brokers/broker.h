@@ -114,6 +114,10 @@ public:
   /// have told the broker had it closed (a Kafka member's LeaveGroup, so that its group does not wait out
   /// its session). Default: nothing (Valkey: its pending entries stay, to be claimed).
   virtual void killed(int listenPort) { (void)listenPort; }
+  /// The group drops the member of the live process whose broker proxy listens on `listenPort`, as when its
+  /// session or poll interval runs out (the `rebalance` fault): its partitions go to the others. Only a
+  /// broker that has "rebalance" (FaultKind::brokerFeature) is asked.
+  virtual void evict(int listenPort) { (void)listenPort; }
 };
 
 using BrokerPtr = std::unique_ptr<Broker>;

@@ -1,4 +1,5 @@
 #include "checkers/detail.h"
+#include "plan/fault_kind.h"
 
 #include <fmt/format.h>
 
@@ -36,7 +37,7 @@ CheckResult checkProcesses(const HistoryView& h) {
     if (op.as<ops::Spawn>()) alive.insert(op.process);
     else if (op.as<ops::Exit>()) alive.erase(op.process);
     else if (const auto* f = op.as<ops::FaultOp>(); f && f->fault.kind == "restart") faulted.insert(alive.begin(), alive.end());
-    else if (f && !f->fault.isKill() && f->fault.kind != "forget") faulted.insert(op.process);
+    else if (f && !f->fault.isKill() && faultKind(f->fault.kind, "fault").leavesAftermath()) faulted.insert(op.process);
     // A serialization failure or a deadlock the server itself reported (several consumers at once, no fault
     // needed): the transient errors a consumer is told to retry, or exit on and be restarted.
     else if (const auto* s = op.as<ops::Step>(); s && s->error && s->server == "pg" &&

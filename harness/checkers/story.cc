@@ -1,5 +1,6 @@
 #include "checkers/diagnosis.h"
 #include "history/trace.h"
+#include "plan/fault_kind.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -52,7 +53,7 @@ public:
   std::string faultsBetween(const std::string& process, int64_t from, int64_t forgetsUntil, int64_t until) {
     std::string out;
     for (const auto& f : h_.otherFaults) {
-      const bool forget = f.fault.kind == "forget";
+      const bool forget = f.fault.kind == "forget"; // the broker's: told to every process
       if (f.op <= from || f.op > (forget ? forgetsUntil : until) || (!forget && f.process != process) ||
           faultsTold_.count(f.op))
         continue;
@@ -70,16 +71,7 @@ private:
   /// "c1's connection dropped at drop:after:COMMIT#1", "the broker forgot what the group had acknowledged at
   /// forget:…".
   static std::string faultClause(const HistoryView::FaultRec& f, const std::string& process) {
-    const std::string& kind = f.fault.kind;
-    const std::string point = f.fault.str();
-    if (kind == "drop") return fmt::format("{}'s connection dropped at {}", process, point);
-    if (kind == "error") return fmt::format("{} answered an error at {}", process, point);
-    if (kind == "delay") return fmt::format("{} delayed at {}", process, point);
-    if (kind == "restart")
-      return fmt::format("{} restarted at {}", serverTitle(f.fault.args.at(0)), point);
-    if (kind == "forget") return fmt::format("the broker forgot what the group had acknowledged at {}", point);
-    if (kind == "hold") return fmt::format("{} held at {}", process, point);
-    return fmt::format("{} at {}", point, process);
+    return faultKind(f.fault.kind, "fault").phrase(f.fault, process, serverTitle);
   }
 
   bool stepBetween(const std::string& proc, int64_t from, int64_t to) const {

@@ -4,6 +4,7 @@
 /// (search/search.h); the first failure is confirmed by replays, shrunk with RapidCheck's shrink tree,
 /// replayed again and saved as a schedule file with the command that replays it.
 #include "driver/check.h"
+#include "supervisor/broker_registry.h"
 
 #include "core/cleanup.h"
 #include "core/error.h"
@@ -304,10 +305,14 @@ Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Mate
 
 std::vector<std::string> defaultCheckFaults(const CommonArgs& common, const CheckArgs& args) {
   // Every kind that acts at a step and applies: restarts only on servers idemproof owns, holds only with
-  // several consumers.
+  // several consumers, a kind that needs a broker's feature only on a broker that has it.
+  const std::string broker = common.targets.empty() ? "" : loadTarget(common.targets.front()).broker;
   std::vector<std::string> out;
-  for (const auto& k : stepFaultKinds())
+  for (const auto& k : stepFaultKinds()) {
+    const std::string feature = faultKind(k, "--faults").brokerFeature();
+    if (!feature.empty() && !brokerHas(broker, feature)) continue;
     if ((k != "restart" || common.databaseUrl.empty()) && (k != "hold" || args.maxConsumers >= 2)) out.push_back(k);
+  }
   return out;
 }
 

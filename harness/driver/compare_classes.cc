@@ -32,40 +32,14 @@ Class gapClass(const std::string& prev, const std::string& next) {
   return c;
 }
 
-/// The class of a fault other than a kill: its kind and moment.
+/// The class of a fault other than a kill: its kind's (FaultKind::sweepClass).
 Class faultClass(const Fault& f) {
-  const bool before = f.when == When::Before;
+  const FaultClass k = faultKind(f.kind, "--faults").sweepClass(f);
   Class c;
   c.kind = "fault";
-  if (f.kind == "drop") {
-    c.id = before ? "drop:before" : "drop:after";
-    c.label = before ? "drop before a step" : "drop after a step (ambiguous)";
-    c.description = before ? "drop:before:VERB#k: the server never sees the request; the process lives"
-                           : "drop:after:VERB#k: the request takes effect, its reply is lost with the connection";
-  } else if (f.kind == "delay") {
-    c.id = before ? "delay:before" : "delay:after";
-    c.label = before ? "request delayed" : "reply delayed";
-    c.description = fmt::format("delay:{}:VERB#k:{}: held {} ms, past CLAIM_IDLE_MS", before ? "before" : "after",
-                                f.args.empty() ? "" : f.args[0], f.args.empty() ? "" : f.args[0]);
-  } else if (f.kind == "error") {
-    c.id = "error";
-    c.label = "error reply";
-    c.description = "error:before:VERB#k: 40001 serialization_failure on PostgreSQL, LOADING on Valkey";
-  } else if (f.kind == "forget") {
-    c.id = "forget";
-    c.label = "broker forgets acks";
-    c.description = "forget:after:VERB#k after each Valkey step: every entry is delivered again (a lagging replica)";
-  } else if (f.kind == "restart") {
-    const bool pg = !f.args.empty() && f.args[0] == "pg";
-    c.id = pg ? "restart:pg" : "restart:valkey";
-    c.label = pg ? "PostgreSQL restarted" : "Valkey restarted";
-    c.description = pg ? "restart:before|after:VERB#k:pg at PostgreSQL steps: fast shutdown, every connection drops"
-                       : "restart:before|after:VERB#k:valkey at Valkey steps: restarted with its data, connections drop";
-  } else {
-    c.id = f.kind;
-    c.label = f.kind;
-    c.description = f.kind + " faults";
-  }
+  c.id = k.id;
+  c.label = k.label;
+  c.description = k.description;
   return c;
 }
 

@@ -1,4 +1,5 @@
 #include "driver/session.h"
+#include "supervisor/broker_registry.h"
 
 #include "core/error.h"
 #include "core/owner.h"
@@ -107,6 +108,8 @@ Session::Session(const CommonArgs& args, const BeforeServers& check) : args_(arg
       throw UsageError(fmt::format("--scenario: scenario '{}' is of kind {} and target '{}' ({}) of kind {}",
                                    scenario_.name, scenario_.kind, t.name, t.manifest.string(), t.kind));
   }
+  for (const auto& t : targets_)
+    for (const auto& k : args_.faults) requireKindOnBroker(k, t, "--faults");
   if (check) check(scenario_, targets_);
   if (args_.databaseUrl.empty() != args_.valkeyUrl.empty())
     throw UsageError(args_.databaseUrl.empty() ? "--database-url: required with --valkey-url"

@@ -1,5 +1,7 @@
 #include "history/trace.h"
 
+#include "plan/fault_kind.h"
+
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -120,27 +122,10 @@ bool setUpStep(const ops::Step& step) {
 
 std::string stepCounter(const std::string& verb, bool setUp) { return setUp ? "set-up " + verb : verb; }
 
-std::string serverTitle(const std::string& server) {
-  if (server == "pg") return "PostgreSQL";
-  if (server == "nats") return "NATS";
-  std::string t = server;
-  if (!t.empty()) t[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(t[0])));
-  return t;
-}
-
 std::vector<Fault> faultsAt(const TracePoint& p, const std::vector<std::string>& kinds, int delayMs) {
   std::vector<Fault> out;
-  const bool before = p.fault.when == When::Before;
-  for (const auto& kind : kinds) {
-    Fault f = p.fault;
-    f.kind = kind;
-    if (kind == "delay") f.args = {std::to_string(delayMs)};
-    else if (kind == "restart") f.args = {p.server};
-    else if (kind == "error" && !before) continue;
-    else if (kind == "forget" && (before || p.server == "pg")) continue;
-    else if (kind != "kill" && kind != "drop" && kind != "error" && kind != "forget") continue;
-    out.push_back(std::move(f));
-  }
+  for (const auto& kind : kinds) // each kind says where a sweep applies it
+    if (auto f = faultKind(kind, "--faults").sweptAt(p.fault, p.server, delayMs)) out.push_back(std::move(*f));
   return out;
 }
 

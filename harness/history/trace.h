@@ -96,7 +96,4 @@ bool setUpStep(const ops::Step& step);
 /// The counter a step's k is taken from: set-up steps are counted apart from the target's own.
 std::string stepCounter(const std::string& verb, bool setUp);
 
-/// A server's name for people: "pg" -> "PostgreSQL", "valkey" -> "Valkey", "kafka" -> "Kafka".
-std::string serverTitle(const std::string& server);
-
 } // namespace idem

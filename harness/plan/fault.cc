@@ -111,4 +111,12 @@ bool Fault::operator<(const Fault& o) const {
 void to_json(nlohmann::json& j, const Fault& f) { j = f.str(); }
 void from_json(const nlohmann::json& j, Fault& f) { f = Fault::parse(j.get<std::string>(), "fault"); }
 
+std::string serverTitle(const std::string& server) {
+  if (server == "pg") return "PostgreSQL";
+  if (server == "nats") return "NATS";
+  std::string t = server;
+  if (!t.empty()) t[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(t[0])));
+  return t;
+}
+
 } // namespace idem

@@ -51,4 +51,7 @@ struct Fault {
 void to_json(nlohmann::json& j, const Fault& f);
 void from_json(const nlohmann::json& j, Fault& f);
 
+/// A server's name for people: "pg" -> "PostgreSQL", "valkey" -> "Valkey", "kafka" -> "Kafka".
+std::string serverTitle(const std::string& server);
+
 } // namespace idem

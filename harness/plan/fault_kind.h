@@ -6,7 +6,9 @@
 #include "plan/fault.h"
 
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,9 @@ struct Effect {
              ///< connections to it drop; the processes live on)
     Hold,    ///< hold the request (before) or reply (after) until `until` (another process reaches a point),
              ///< or for `time`, or until every other process is idle; never longer than the run allows
+    Join,    ///< a new consumer process joins the group while the step waits, until the newcomer has read
+             ///< from the broker and is idle (so the group has rebalanced around the waiting process), or a
+             ///< hold's bounds release it
   };
   Action action = Action::Kill;
   std::chrono::milliseconds time{0};
@@ -40,6 +45,13 @@ struct Effect {
   bool fatal = false;
   /// Hold: the point of another process that releases it ("c2:after:XACK#1"), empty when none.
   std::string until = {};
+};
+
+/// A kind's class in a comparison's matrix (compare, demo): one column per id.
+struct FaultClass {
+  std::string id;          ///< "drop:after"
+  std::string label;       ///< "drop after a step (ambiguous)"
+  std::string description; ///< what the class's faults do
 };
 
 class FaultKind {
@@ -64,6 +76,28 @@ public:
   /// process to wait for): kill, drop, delay and error do; a kind that needs a stream, servers of the
   /// run's own or a second process does not, and is refused for HTTP scenarios before any server starts.
   virtual bool atHttpServer() const { return false; }
+  /// Where a sweep applies the kind: the fault it makes at a swept point (`point`, a kill point at a step of
+  /// server `server`), or nullopt where it does not act. `delayMs`: the sweep's delay.
+  virtual std::optional<Fault> sweptAt(const Fault& point, const std::string& server, int delayMs) const {
+    (void)point, (void)server, (void)delayMs;
+    return std::nullopt;
+  }
+  /// Its clause in a story, for a fault that reached `process`: "c1's connection dropped at
+  /// drop:after:COMMIT#1". `title` names a server for people ("pg" -> "PostgreSQL").
+  virtual std::string phrase(const Fault& f, const std::string& process,
+                             const std::function<std::string(const std::string&)>& title) const {
+    (void)title;
+    return f.str() + " at " + process;
+  }
+  /// Whether the process it reaches lives on with an aftermath (a connection cut, an error it was told, a
+  /// wait past its own timeout): exiting then is handling it, not a crash. Not so for a fault that acts on
+  /// the broker or the group (forget, rebalance): the process itself was told nothing.
+  virtual bool leavesAftermath() const { return true; }
+  /// What the broker must have for the kind ("rebalance": a consumer group whose members share the stream's
+  /// partitions); empty when every broker can. Asking for it on a broker that has not is a usage error.
+  virtual std::string brokerFeature() const { return {}; }
+  /// The class of fault `f` (of this kind, as sweptAt made it) in a comparison's matrix.
+  virtual FaultClass sweepClass(const Fault& f) const { return {f.kind, f.kind, f.kind + " faults"}; }
 };
 
 /// FaultKind::weight of `f`'s kind, for choosing decodable amounts (scenario/decodable.h); the checkers'

@@ -5,6 +5,7 @@
 #include "brokers/valkey/valkey_broker.h"
 
 #include "core/error.h"
+#include "plan/fault_kind.h"
 
 #include <fmt/format.h>
 
@@ -23,6 +24,18 @@ brokers::BrokerPtr makeBroker(const ServerEndpoints& s, const Target& target, co
   // long (AckWait), as a Valkey consumer claims it.
   if (target.broker == "nats") return std::make_unique<nats::client::NatsBroker>(claimIdleMs);
   throw UsageError(fmt::format("{}: field 'broker': no broker '{}'", target.manifest.string(), target.broker));
+}
+
+bool brokerHas(const std::string& broker, const std::string& feature) {
+  if (broker == "kafka") return kafka::client::KafkaBroker::has(feature);
+  return false;
+}
+
+void requireKindOnBroker(const std::string& kind, const Target& target, const std::string& what) {
+  const std::string feature = faultKind(kind, what).brokerFeature();
+  if (feature.empty() || target.kind != "consumer" || brokerHas(target.broker, feature)) return;
+  throw UsageError(fmt::format("{}: a {} fault needs a broker that has '{}' (kafka has); target '{}' runs on {}", what,
+                               kind, feature, target.name, target.broker));
 }
 
 } // namespace idem

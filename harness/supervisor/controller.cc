@@ -82,8 +82,9 @@ std::optional<Fault> Controller::takeFault(When when, const std::string& verb, i
 proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, const Fault& fault, ops::Step step,
                                  proxy::Server server, const proxy::StepToken& token, bool flushed) {
   const bool before = fault.when == When::Before;
-  if (!fault.isKill() && fault.kind != "forget" && states_[owner].faulted.empty()) states_[owner].faulted = fault.str();
-  Effect effect = faultKind(fault.kind, "fault").effect(fault);
+  const FaultKind& kind = faultKind(fault.kind, "fault");
+  if (!fault.isKill() && kind.leavesAftermath() && states_[owner].faulted.empty()) states_[owner].faulted = fault.str();
+  Effect effect = kind.effect(fault);
   if (effect.action == Effect::Action::Error && effect.code.empty()) {
     // The step's server's transient error: a broker whose answers depend on the request says which.
     const bool byRequest = server == proxy::Server::Broker && hub_ && hub_->broker().defaultError;
@@ -184,6 +185,13 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
     history_.append(name, ops::FaultOp{fault, 0});
     return d;
   }
+  case Effect::Action::Join:
+    // The supervisor starts the newcomer (it looks at the active holds) and releases the step.
+    d.kind = proxy::Decision::Kind::Hold;
+    holds_.push_back(ActiveHold{token, fault, name, std::nullopt, Clock::now(), true, owner});
+    outOfGroup_[owner]; // from now on its requests to the broker wait too (onRequest)
+    history_.append(name, ops::FaultOp{fault, 0});
+    return d;
   case Effect::Action::Forget:
   case Effect::Action::Restart:
     // The harness acts on a server while the step waits (takeServerActions); recorded when done. A restart
@@ -308,6 +316,17 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
     gateHeld_.push_back(token.id);
     history_.append(names_[owner], ops::Note{fmt::format("{}#{} held before the server sees it: {}", step.verb, f.k, gateWhy_)});
   }
+  if (auto out = outOfGroup_.find(owner);
+      d.kind == proxy::Decision::Kind::Pass && server == proxy::Server::Broker && out != outOfGroup_.end()) {
+    // Out of its group at a rebalance's step: silent to the broker (its heartbeats too) until the step goes
+    // on, as a process whose batch outlasts the group's patience.
+    d.kind = proxy::Decision::Kind::Hold;
+    if (out->second.empty())
+      history_.append(names_[owner], ops::Note{fmt::format("{}#{} held before the broker sees it: the process is out of "
+                                                           "its group until its step goes on",
+                                                           step.verb, f.k)});
+    out->second.push_back(token);
+  }
   if (d.kind == proxy::Decision::Kind::Pass && st.holdUntil && now < *st.holdUntil) {
     d.kind = proxy::Decision::Kind::Hold; // released by the proxy's timer
     d.hold = std::chrono::ceil<std::chrono::milliseconds>(*st.holdUntil - now);
@@ -411,8 +430,13 @@ void Controller::releaseHold(int64_t token, const std::string& why) {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto it = holds_.begin(); it != holds_.end(); ++it) {
       if (it->token.id != token) continue;
-      history_.append(it->process, ops::Note{fmt::format("hold {} released: {}", it->fault.str(), why)});
+      history_.append(it->process, ops::Note{fmt::format("{} {} released: {}", it->join ? "step of" : "hold",
+                                                         it->fault.str(), why)});
       out.push_back(it->token);
+      if (auto g = outOfGroup_.find(it->owner); it->join && g != outOfGroup_.end()) {
+        out.insert(out.end(), g->second.begin(), g->second.end());
+        outOfGroup_.erase(g);
+      }
       holds_.erase(it);
       break;
     }

@@ -102,6 +102,11 @@ public:
     std::string process; ///< the held process ("c1")
     std::optional<Fault> until; ///< the releasing point (c2:after:XACK#1, a kill's text form), if any
     Clock::time_point since;
+    /// A rebalance: the held process is out of the group (its requests to the broker wait with its step),
+    /// the supervisor starts a consumer that joins the group, and releases the step, and with it the
+    /// process's broker requests, once the newcomer has read from the broker and is idle.
+    bool join = false;
+    int owner = 0; ///< the held process's
   };
   std::vector<ActiveHold> activeHolds() const;
   /// Releases a hold now (the supervisor found it can't be met, or waited long enough), noting `why`.
@@ -182,6 +187,8 @@ private:
   std::vector<ServerAction> serverActions_;
   std::string replyStandIn_; ///< set by fire() for the step onRequest is deciding (a failed COMMIT's reply)
   std::vector<ActiveHold> holds_;
+  /// Processes out of their group at a rebalance's step -> their requests to the broker held meanwhile.
+  std::map<int, std::vector<proxy::StepToken>> outOfGroup_;
   std::map<std::pair<std::string, std::string>, int> processReplies_; ///< (process, verb) -> steps ended
   /// Holds whose releasing point `process` has now reached (`when` Before: its request of verb#k was seen;
   /// After: it ended); removes them, notes the release, and returns their tokens (release after unlocking).

@@ -61,6 +61,10 @@ struct End {
   std::string reason;
 };
 
+/// How long a rebalance's newcomer may wait beyond the stall time for the group to deal it partitions: a
+/// group's join waits for its members (librdkafka's mock: 3 s for an empty group's first member).
+constexpr int64_t kGroupWaitMs = 10000;
+
 /// The consumer processes of one execution.
 class ConsumerLoop {
 public:
@@ -219,6 +223,10 @@ private:
     const auto quiet = std::max<int64_t>(200, 3 * int64_t(claimIdle()));
     for (const auto& h : holds) {
       std::string why;
+      if (h.join) {
+        if (joined(h, now, quiet, why)) ctl_.releaseHold(h.token.id, why);
+        continue;
+      }
       bool othersIdle = std::all_of(live_.begin(), live_.end(), [&](const Proc& p) { return p.label == h.process || idle(p); });
       // Idle is not enough while a process has not looked for claimable entries since the held ones became
       // claimable (CLAIM_IDLE_MS after the hold began): it may be between a blocking read and its next
@@ -238,6 +246,50 @@ private:
         why = fmt::format("held for {}, the longest a hold lasts (--stall-timeout)", span(msBetween(h.since, now)));
       if (!why.empty()) ctl_.releaseHold(h.token.id, why);
     }
+  }
+
+  /// A rebalance's step: starts the newcomer once (the next cN, a new member of the group), and tells
+  /// whether the step may go on, and why: the newcomer has read from the broker (so the group has dealt it
+  /// partitions), handled what it read and is idle, quiet for `quiet` ms; or it can't be waited for (it
+  /// exited, a process waits on a PostgreSQL lock the waiting one may hold, the stall time passed).
+  bool joined(const Controller::ActiveHold& h, Clock::time_point now, int64_t quiet, std::string& why) {
+    auto it = joiners_.find(h.token.id);
+    if (it == joiners_.end()) {
+      // Out of the group (its broker requests wait with its step: Controller), then a newcomer joins.
+      for (const auto& p : live_)
+        if (p.owner == h.owner) ws_.broker->evict(p.brokerPort);
+      spawn("", "rebalance");
+      joiners_[h.token.id] = Joiner{live_.back().label, std::nullopt};
+      return false;
+    }
+    const auto p = std::find_if(live_.begin(), live_.end(), [&](const Proc& q) { return q.label == it->second.label; });
+    if (p == live_.end()) {
+      why = it->second.label + " exited";
+      return true;
+    }
+    const auto st = ctl_.state(p->owner);
+    const auto quietFor = msBetween(std::max(h.since, ctl_.lastWork()), now);
+    if ((st.gotEntries || st.lastWasEmptyRead) && idle(*p) && quietFor >= quiet) {
+      why = fmt::format("{} joined the group, read and is idle ({} without work)", p->label, span(quietFor));
+      return true;
+    }
+    if (lockWaits() > 0) {
+      why = "another process waits on a PostgreSQL lock (pg_stat_activity), which the waiting process's open "
+            "transaction may hold";
+      return true;
+    }
+    // The stall time runs from the newcomer's first read: until the group deals it partitions, it waits
+    // on the group's own timers (a join waits for the members, seconds), bounded by the stall time again.
+    auto& j = it->second;
+    if (!j.firstRead && (st.gotEntries || st.lastWasEmptyRead || st.lastPoll)) j.firstRead = now;
+    const bool read = j.firstRead.has_value();
+    const auto bound = read ? opt_.stall.count() : opt_.stall.count() + kGroupWaitMs;
+    if (msBetween(read ? *j.firstRead : h.since, now) >= bound) {
+      why = read ? fmt::format("waited {}, the longest a hold lasts (--stall-timeout)", span(msBetween(h.since, now)))
+                 : fmt::format("{} got nothing to read in {}", p->label, span(msBetween(h.since, now)));
+      return true;
+    }
+    return false;
   }
 
   /// Since when a hold's stall time runs: from the hold, or from the latest first request of the other live
@@ -554,6 +606,11 @@ private:
   };
   std::vector<Restarted> restarted_;
   int nproc_ = 0;
+  struct Joiner {
+    std::string label;                           ///< the process that joined
+    std::optional<Clock::time_point> firstRead;  ///< when it was first seen to have read (it has partitions)
+  };
+  std::map<int64_t, Joiner> joiners_; ///< a rebalance's held step (its token) -> its newcomer
   TimeKills timeKills_{s_.faults};
   size_t next_ = 0;  ///< the first stream entry not sent yet
   int toStart_ = 0;  ///< first processes still to start (startNext)

@@ -341,6 +341,7 @@ History Workspace::execute(const Schedule& schedule) {
   im.phases.clear();
   const auto t0 = std::chrono::steady_clock::now();
   im.runStarted = t0;
+  for (const auto& f : schedule.faults) requireKindOnBroker(f.kind, im.target, "schedule: fault " + f.str());
   // The broker first: the plan records the stream (topic) and group the run reads, which a reset may name.
   std::string brokerError;
   try {

@@ -102,6 +102,48 @@ TEST_CASE("kafka: an offset commit answered UNKNOWN_MEMBER_ID, as a revoked memb
   CHECK(answered);
 }
 
+TEST_CASE("kafka: rebalance mid-batch: revoke-unsafe applies event 3 twice, dedup-table passes") {
+  // At c1's check of its third record the group drops c1 (its requests to the broker wait with the step)
+  // and c2 joins: c2 reads the partition from the last committed offset and applies event 3, then c1,
+  // whose check had found no row, credits it too.
+  Result bad = clean({"run", "--target", target("kafka-revoke-unsafe"), "--crash", "rebalance:after:SELECT#3"});
+  INFO(bad.out << bad.err);
+  REQUIRE(bad.status == 1);
+  auto dup = onlyViolation(bad, "duplicate");
+  CHECK(dup["events"] == nlohmann::json::array({3}));
+  const std::string told = dup["message"].get<std::string>();
+  CHECK(told.find("a consumer joined the group at rebalance:after:SELECT#3 while c1 waited") != std::string::npos);
+  CHECK(told.find("c1 and c2 both worked on event 3 at once") != std::string::npos);
+  CHECK(dup["pattern"]["id"] == "revoked-member-works");
+  bool joined = false, silent = false, released = false;
+  for (const auto& op : bad.report["runs"][0]["history"]) {
+    const auto& v = op["value"];
+    if (op["type"] == "spawn" && op["process"] == "c2") joined = v.value("restart", "") == "rebalance";
+    if (op["type"] != "note" || op["process"] != "c1") continue;
+    const std::string note = v.value("message", "");
+    silent = silent || note.find("held before the broker sees it: the process is out of its group") != std::string::npos;
+    released = released || note.find("released: c2 joined the group, read and is idle") != std::string::npos;
+  }
+  CHECK(joined);
+  CHECK(silent); // its heartbeats and fetches wait with its step
+  CHECK(released);
+
+  Result good = clean({"run", "--target", target("kafka-dedup-table"), "--crash", "rebalance:before:COMMIT#2"});
+  INFO(good.out << good.err);
+  CHECK(good.status == 0);
+  CHECK(good.report["verdict"] == "pass");
+}
+
+TEST_CASE("kafka: a rebalance fault on a Valkey target is a usage error naming the fault, exit 2") {
+  Result r = clean({"run", "--target", target("dedup-table"), "--crash", "rebalance:before:COMMIT#2"});
+  CHECK(r.status == 2);
+  CHECK(r.err == "idemproof: schedule: fault rebalance:before:COMMIT#2: a rebalance fault needs a broker that has "
+                 "'rebalance' (kafka has); target 'dedup-table' runs on valkey\n");
+  Result s = clean({"sweep", "--target", target("dedup-table"), "--faults", "rebalance"});
+  CHECK(s.status == 2);
+  CHECK(s.err.find("--faults: a rebalance fault needs a broker that has 'rebalance'") != std::string::npos);
+}
+
 namespace {
 
 /// Runs test consumer `t` killed after its third COMMIT: a correct one passes, a buggy one applies twice.

@@ -36,6 +36,22 @@ public:
   }
   int weight() const override { return 2; } // past its own timeout, the consumer may redo the work
   bool atHttpServer() const override { return true; }
+  std::optional<Fault> sweptAt(const Fault& point, const std::string&, int delayMs) const override {
+    Fault f = point;
+    f.kind = "delay";
+    f.args = {std::to_string(delayMs)};
+    return f;
+  }
+  std::string phrase(const Fault& f, const std::string& process,
+                     const std::function<std::string(const std::string&)>&) const override {
+    return process + " delayed at " + f.str();
+  }
+  FaultClass sweepClass(const Fault& f) const override {
+    const bool before = f.when == When::Before;
+    const std::string ms = f.args.empty() ? "" : f.args[0];
+    return {before ? "delay:before" : "delay:after", before ? "request delayed" : "reply delayed",
+            fmt::format("delay:{}:VERB#k:{}: held {} ms, past CLAIM_IDLE_MS", before ? "before" : "after", ms, ms)};
+  }
 };
 
 } // namespace

@@ -111,6 +111,20 @@ public:
     return Effect{Effect::Action::Error, {}, e->code, e->message, e->server, e->fatal};
   }
   bool atHttpServer() const override { return true; }
+  /// Before a step only: an error after the request took effect would not be what the server did.
+  std::optional<Fault> sweptAt(const Fault& point, const std::string&, int) const override {
+    if (point.when != When::Before) return std::nullopt;
+    Fault f = point;
+    f.kind = "error";
+    return f;
+  }
+  std::string phrase(const Fault& f, const std::string& process,
+                     const std::function<std::string(const std::string&)>&) const override {
+    return process + " answered an error at " + f.str();
+  }
+  FaultClass sweepClass(const Fault&) const override {
+    return {"error", "error reply", "error:before:VERB#k: 40001 serialization_failure on PostgreSQL, LOADING on Valkey"};
+  }
 };
 
 } // namespace

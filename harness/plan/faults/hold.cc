@@ -62,6 +62,10 @@ public:
     if (f.args.size() == 3) e.until = f.args[0] + ":" + f.args[1] + ":" + f.args[2];
     return e;
   }
+  std::string phrase(const Fault& f, const std::string& process,
+                     const std::function<std::string(const std::string&)>&) const override {
+    return process + " held at " + f.str();
+  }
 };
 
 } // namespace

@@ -6,7 +6,7 @@
 namespace idem::faults {
 
 std::unique_ptr<FaultKind> makeKill() {
-  return makePlainKind("kill",
+  return std::make_unique<PlainKind>("kill",
                        "[kill:]before|after:VERB#k   SIGKILL the consumer's process group; before: the server never "
                        "sees the request, after: it takes effect and its reply is withheld",
                        Effect::Action::Kill, 1, true);

@@ -26,6 +26,7 @@ struct Registry {
     kinds.push_back(faults::makeRestart());
     kinds.push_back(faults::makeHold());
     kinds.push_back(faults::makeTimeKill());
+    kinds.push_back(faults::makeRebalance());
   }
 };
 
@@ -38,33 +39,14 @@ Registry& registry() {
 
 namespace faults {
 
-namespace {
+void PlainKind::check(const Fault& f, const std::string& what) const {
+  requireArgs(f, 0, what, (name_ + ":before|after:VERB#k").c_str());
+}
 
-class Plain : public FaultKind {
-public:
-  Plain(std::string name, std::string usage, Effect::Action action, int weight, bool httpServer)
-      : name_(std::move(name)), usage_(std::move(usage)), action_(action), weight_(weight), httpServer_(httpServer) {}
-  std::string name() const override { return name_; }
-  std::string usage() const override { return usage_; }
-  void check(const Fault& f, const std::string& what) const override {
-    requireArgs(f, 0, what, (name_ + ":before|after:VERB#k").c_str());
-  }
-  Effect effect(const Fault&) const override { return Effect{action_, {}, {}, {}, {}, false}; }
-  int weight() const override { return weight_; }
-  bool atHttpServer() const override { return httpServer_; }
-
-private:
-  std::string name_, usage_;
-  Effect::Action action_;
-  int weight_;
-  bool httpServer_;
-};
-
-} // namespace
-
-std::unique_ptr<FaultKind> makePlainKind(std::string name, std::string usage, Effect::Action action, int weight,
-                                         bool httpServer) {
-  return std::make_unique<Plain>(std::move(name), std::move(usage), action, weight, httpServer);
+std::optional<Fault> PlainKind::sweptAt(const Fault& point, const std::string&, int) const {
+  Fault f = point;
+  f.kind = name_;
+  return f;
 }
 
 void requireArgs(const Fault& f, size_t n, const std::string& what, const char* form) {

@@ -30,6 +30,28 @@ public:
     return Effect{Effect::Action::Restart, {}, {}, {}, f.args[0], false};
   }
   int weight() const override { return 2; } // every connection drops: as a drop, for every process
+  /// The server of the swept step restarts.
+  std::optional<Fault> sweptAt(const Fault& point, const std::string& server, int) const override {
+    Fault f = point;
+    f.kind = "restart";
+    f.args = {server};
+    return f;
+  }
+  std::string phrase(const Fault& f, const std::string&,
+                     const std::function<std::string(const std::string&)>& title) const override {
+    return title(f.args.at(0)) + " restarted at " + f.str();
+  }
+  /// One class per server: PostgreSQL's restart drops every transaction, a broker's keeps its data.
+  FaultClass sweepClass(const Fault& f) const override {
+    const std::string server = f.args.empty() ? "valkey" : f.args[0];
+    if (server == "pg")
+      return {"restart:pg", "PostgreSQL restarted",
+              "restart:before|after:VERB#k:pg at PostgreSQL steps: fast shutdown, every connection drops"};
+    const std::string title = serverTitle(server);
+    return {"restart:" + server, title + " restarted",
+            fmt::format("restart:before|after:VERB#k:{} at {} steps: restarted with its data, connections drop", server,
+                        title)};
+  }
 };
 
 } // namespace

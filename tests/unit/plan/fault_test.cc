@@ -41,7 +41,7 @@ TEST_CASE("fault: bad text names the flag and says the form") {
   CHECK(usageError([] { Fault::parse("after:COMMIT", "--crash"); }) ==
         "--crash: 'after:COMMIT': missing '#k' (expected [KIND:][cN:]before|after:VERB#k[:ARG...], e.g. after:COMMIT#3 "
         "or "
-        "drop:after:XACK#2 or c2:after:COMMIT#1; kinds: kill, drop, delay, error, forget, restart, hold, timekill)");
+        "drop:after:XACK#2 or c2:after:COMMIT#1; kinds: kill, drop, delay, error, forget, restart, hold, timekill, rebalance)");
   CHECK(usageError([] { Fault::parse("sideways:COMMIT#1"); }).find("'sideways' is no fault kind, nor before or after") !=
         std::string::npos);
   CHECK(usageError([] { Fault::parse("after:COMMIT#0"); }).find("k counts from 1") != std::string::npos);
@@ -89,9 +89,11 @@ TEST_CASE("fault: the built-in kinds beyond kill, their arguments and their effe
   Fault forget = Fault::parse("forget:after:XACK#3");
   CHECK(faultKind("forget", "test").effect(forget).action == Effect::Action::Forget);
   CHECK(forget.str() == "forget:after:XACK#3");
-  CHECK(faultKinds() == std::vector<std::string>{"kill", "drop", "delay", "error", "forget", "restart", "hold", "timekill"});
+  CHECK(faultKinds() ==
+        std::vector<std::string>{"kill", "drop", "delay", "error", "forget", "restart", "hold", "timekill", "rebalance"});
   // timekill acts at a time, not at a step: --faults (check, sweep) can't name it.
-  CHECK(stepFaultKinds() == std::vector<std::string>{"kill", "drop", "delay", "error", "forget", "restart", "hold"});
+  CHECK(stepFaultKinds() ==
+        std::vector<std::string>{"kill", "drop", "delay", "error", "forget", "restart", "hold", "rebalance"});
   Effect until = faultKind("hold", "test").effect(Fault::parse("hold:c1:before:COMMIT#1:c2:after:XACK#2"));
   CHECK(until.action == Effect::Action::Hold);
   CHECK(until.until == "c2:after:XACK#2");
@@ -180,4 +182,55 @@ TEST_CASE("schedule: a fault naming a process the run never starts is refused, n
   CHECK(refusal().empty());
   j["faults"] = {"delay:c1:after:COMMIT#1:500", "c3:after:XACK#1"}; // a delay ends no process
   CHECK(refusal().find("names process c3") != std::string::npos);
+}
+
+TEST_CASE("fault: rebalance is a group's fault on a broker that has one, told to no process") {
+  Fault r = Fault::parse("rebalance:after:SELECT#3");
+  CHECK(r.str() == "rebalance:after:SELECT#3");
+  const FaultKind& kind = faultKind("rebalance", "test");
+  CHECK(kind.effect(r).action == Effect::Action::Join);
+  CHECK(kind.brokerFeature() == "rebalance");
+  CHECK(!kind.leavesAftermath()); // the waiting process is told nothing: exiting later is not its handling
+  CHECK(!kind.atHttpServer());
+  for (const char* k : {"kill", "drop", "delay", "error", "forget", "restart", "hold", "timekill"})
+    CHECK(faultKind(k, "test").brokerFeature().empty());
+  CHECK(usageError([] { Fault::parse("rebalance:after:SELECT#3:2", "--crash"); })
+            .find("a rebalance fault takes no arguments") != std::string::npos);
+  // Its phrase in a story, as each kind's.
+  auto title = [](const std::string& s) { return s == "pg" ? std::string("PostgreSQL") : s; };
+  CHECK(kind.phrase(r, "c1", title) == "a consumer joined the group at rebalance:after:SELECT#3 while c1 waited");
+  CHECK(faultKind("drop", "test").phrase(Fault::parse("drop:after:COMMIT#1"), "c1", title) ==
+        "c1's connection dropped at drop:after:COMMIT#1");
+  CHECK(faultKind("restart", "test").phrase(Fault::parse("restart:after:COMMIT#1:pg"), "c1", title) ==
+        "PostgreSQL restarted at restart:after:COMMIT#1:pg");
+}
+
+TEST_CASE("fault: each kind says where a sweep applies it, before and after a step of each server") {
+  const Fault before = Fault::parse("before:COMMIT#2"), after = Fault::parse("after:XACK#1");
+  auto at = [](const char* kind, const Fault& point, const std::string& server) {
+    auto f = faultKind(kind, "test").sweptAt(point, server, 60);
+    return f ? f->str() : std::string("-");
+  };
+  CHECK(at("kill", before, "pg") == "before:COMMIT#2");
+  CHECK(at("drop", after, "valkey") == "drop:after:XACK#1");
+  CHECK(at("delay", before, "pg") == "delay:before:COMMIT#2:60");
+  CHECK(at("error", before, "pg") == "error:before:COMMIT#2");
+  CHECK(at("error", after, "valkey") == "-"); // an error after the step took effect is not what a server does
+  CHECK(at("forget", after, "valkey") == "forget:after:XACK#1");
+  CHECK(at("forget", after, "pg") == "-");
+  CHECK(at("forget", before, "valkey") == "-");
+  CHECK(at("restart", after, "valkey") == "restart:after:XACK#1:valkey");
+  CHECK(at("hold", before, "pg") == "-");     // drawn as an interleaving, never swept at a step
+  CHECK(at("timekill", before, "pg") == "-"); // at a time, not a step
+  CHECK(at("rebalance", before, "pg") == "rebalance:before:COMMIT#2");
+  // And its class in a comparison's matrix: one per server for restarts, on whichever broker.
+  auto cls = [](const char* text) {
+    const Fault f = Fault::parse(text);
+    return faultKind(f.kind, "test").sweepClass(f);
+  };
+  CHECK(cls("drop:after:COMMIT#1").label == "drop after a step (ambiguous)");
+  CHECK(cls("restart:after:XACK#1:valkey").id == "restart:valkey");
+  CHECK(cls("restart:after:FETCH#1:kafka").label == "Kafka restarted");
+  CHECK(cls("restart:before:COMMIT#1:pg").label == "PostgreSQL restarted");
+  CHECK(cls("rebalance:after:SELECT#1").id == "rebalance");
 }

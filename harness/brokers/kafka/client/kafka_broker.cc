@@ -41,6 +41,9 @@ struct Ledger {
   std::set<std::string> undelivered;
   /// By the listener that accepted them; kept past their connections, for what a killed process's showed.
   std::multimap<int, std::shared_ptr<proxy::Tracker>> trackers;
+  /// Held while a tracker decodes, and while the harness reads a live tracker's group membership (the
+  /// proxies' thread feeds them). Taken before `mu` when both are.
+  std::mutex feed;
 
   /// The published records an offset commit passes: on each committed partition, every one below the
   /// committed position (the next offset to read). All of them, not only those no earlier commit passed:
@@ -77,7 +80,11 @@ public:
       : inner_(std::move(inner)), ledger_(std::move(ledger)) {}
 
   proxy::Decode onClient(std::string_view buf, proxy::ClientMsg& out) override {
-    auto d = inner_->onClient(buf, out);
+    proxy::Decode d;
+    {
+      std::lock_guard<std::mutex> lock(ledger_->feed);
+      d = inner_->onClient(buf, out);
+    }
     if (d == proxy::Decode::Message && out.kind == proxy::ClientMsg::Kind::RequestEnd) {
       if (!out.step.acked.empty()) out.step.acked = ledger_->passed(out.step.acked);
       if (!out.step.read) out.step.blocking = false;
@@ -86,12 +93,19 @@ public:
   }
 
   proxy::Decode onServer(std::string_view buf, proxy::ServerMsg& out) override {
-    auto d = inner_->onServer(buf, out);
+    proxy::Decode d;
+    {
+      std::lock_guard<std::mutex> lock(ledger_->feed);
+      d = inner_->onServer(buf, out);
+    }
     if (d == proxy::Decode::Message && out.kind == proxy::ServerMsg::Kind::ReplyEnd) ledger_->delivered(out.reply.delivered);
     return d;
   }
 
-  void withdrawLast() override { inner_->withdrawLast(); }
+  void withdrawLast() override {
+    std::lock_guard<std::mutex> lock(ledger_->feed);
+    inner_->withdrawLast();
+  }
 
 private:
   std::shared_ptr<proxy::Tracker> inner_;
@@ -191,6 +205,7 @@ void KafkaBroker::forget() {
   for (int p = 0; p < partitions_; ++p) zero[p] = 0;
   std::optional<Membership> newest;
   {
+    std::lock_guard<std::mutex> feed(ledger_->feed);
     std::lock_guard<std::mutex> lock(ledger_->mu);
     for (const auto& [port, t] : ledger_->trackers)
       if (auto m = membershipOf(*t); m && !m->member.empty() && m->group == group_ &&
@@ -221,15 +236,26 @@ std::map<std::string, std::string> KafkaBroker::connectionEnv(int proxyPort) con
 
 void KafkaBroker::killed(int listenPort) {
   // What its client would have sent had it closed: without it the group waits out the member's session
-  // before it gives its partitions to another.
+  // before it gives its partitions to another. Its connections are closed (Hub::close returned): nothing
+  // feeds its trackers any more.
+  leave(listenPort, true);
+}
+
+void KafkaBroker::evict(int listenPort) {
+  // As the coordinator does when a member's session or poll interval runs out; its client learns of it at
+  // its next heartbeat or commit (UNKNOWN_MEMBER_ID).
+  leave(listenPort, false);
+}
+
+void KafkaBroker::leave(int listenPort, bool forget) {
   std::vector<Membership> members;
   {
+    std::lock_guard<std::mutex> feed(ledger_->feed);
     std::lock_guard<std::mutex> lock(ledger_->mu);
     auto [a, b] = ledger_->trackers.equal_range(listenPort);
-    // Its connections are closed (Hub::close returned): nothing feeds these trackers any more.
     for (auto it = a; it != b; ++it)
       if (auto m = membershipOf(*it->second); m && !m->member.empty()) members.push_back(*m);
-    ledger_->trackers.erase(listenPort);
+    if (forget) ledger_->trackers.erase(listenPort);
   }
   std::set<std::string> sent;
   for (const auto& m : members) {

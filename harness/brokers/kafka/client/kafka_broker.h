@@ -21,6 +21,9 @@ public:
   explicit KafkaBroker(int partitions = 3);
   ~KafkaBroker() override;
 
+  /// What Kafka has that not every broker has (FaultKind::brokerFeature): a group's members share the
+  /// topic's partitions, dealt again when one joins (the rebalance fault).
+  static bool has(const std::string& feature) { return feature == "rebalance"; }
   const char* name() const override { return "kafka"; }
   const char* title() const override { return "Kafka"; }
   const char* protocol() const override { return "Kafka"; }
@@ -36,12 +39,17 @@ public:
   std::map<std::string, std::string> connectionEnv(int proxyPort) const override;
   std::map<std::string, std::string> consumerEnv() const override { return {{"TOPIC", topic_}, {"GROUP", group_}}; }
   void killed(int listenPort) override;
+  void evict(int listenPort) override;
   bool answersErrorsByRequest() const override { return true; }
   bool restart() override;
   std::optional<std::string> errorAnswer(std::string_view request, const std::string& code) const override;
   std::string defaultError(const std::string& verb) const override;
 
 private:
+  /// Sends the LeaveGroup of each member the connections accepted on `listenPort` joined; `forget`: those
+  /// connections are closed, their trackers go.
+  void leave(int listenPort, bool forget);
+
   int partitions_;
   int run_ = 0;
   std::string topic_, group_;

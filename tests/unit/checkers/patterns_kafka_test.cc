@@ -1,0 +1,88 @@
+// The anti-pattern that only a consumer group shows (checkers/patterns/revoked_member_works.cc): a member
+// the group dropped in the middle of its batch keeps applying what it held, while the member that took its
+// partition applies the same records again. Histories written by hand, as in patterns_test.cc.
+#include "check_util.h"
+
+#include "checkers/patterns/patterns.h"
+
+using namespace idem;
+using namespace idem::testing;
+
+namespace {
+
+const std::vector<int> kRebalanceAmounts{100, 300, 900, 2700, 8100};
+
+/// The run's one duplicate, classified.
+Violation onlyDuplicateOf(const Scenario& s, const std::vector<Op>& ops) {
+  auto rs = checkAll(s, ops);
+  REQUIRE(merge(rs) == Verdict::Fail);
+  for (const auto& v : result(rs, "invariant:balance").violations)
+    if (v.kind == "duplicate") return v;
+  FAIL("no duplicate");
+  return {};
+}
+
+/// A check, then the mark and the credit in one transaction (the credit whatever the mark did).
+void checkThenCredit(HistoryBuilder& b, const std::string& proc) {
+  b.step(proc, "pg", "SELECT", "SELECT 1 FROM processed_messages WHERE event_id = $1");
+  b.step(proc, "pg", "BEGIN");
+  b.step(proc, "pg", "INSERT", "INSERT INTO processed_messages(event_id) VALUES ($1) ON CONFLICT DO NOTHING");
+  b.step(proc, "pg", "UPDATE", "UPDATE wallets SET balance_halala = balance_halala + $1 WHERE id = $2");
+  b.step(proc, "pg", "COMMIT");
+}
+
+} // namespace
+
+TEST_CASE("revoked-member-works: dropped mid-batch, the old and the new member both apply", "[patterns]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"rebalance:after:SELECT#2"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kRebalanceAmounts, {1, 2});
+  b.spawn("c1");
+  const int64_t fetch = b.brokerStep("c1", "kafka", "FETCH", e);
+  checkThenCredit(b, "c1");
+  b.step("c1", "pg", "SELECT", "SELECT 1 FROM processed_messages WHERE event_id = $1");
+  const int64_t fault = b.fault("c1", "rebalance:after:SELECT#2");
+  b.spawn("c2");
+  const int64_t again = b.brokerStep("c2", "kafka", "FETCH", {e[1]});
+  checkThenCredit(b, "c2");
+  b.brokerStep("c2", "kafka", "COMMIT_OFFSET", {}, {e[0], e[1]});
+  // c1's step goes on: it credits event 2 as its check told it.
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "INSERT", "INSERT INTO processed_messages(event_id) VALUES ($1) ON CONFLICT DO NOTHING");
+  b.step("c1", "pg", "UPDATE", "UPDATE wallets SET balance_halala = balance_halala + $1 WHERE id = $2");
+  b.step("c1", "pg", "COMMIT");
+  b.finalOp(balances(100 + 300 + 300));
+  const Violation v = onlyDuplicateOf(s, b.ops());
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "revoked-member-works");
+  CHECK(v.pattern->name == "a revoked member keeps working");
+  CHECK(v.pattern->explanation == "the group dropped c1 at rebalance:after:SELECT#2 while it held event 2 (FETCH#1) "
+                                  "and gave its partition to c2, which read it again from the last committed offset "
+                                  "(FETCH#2) and applied it (c2 COMMIT#2); c1 went on with its batch and applied it "
+                                  "too (c1 COMMIT#3)");
+  CHECK_THAT(v.pattern->ops, Catch::Matchers::VectorContains(fault));
+  CHECK_THAT(v.pattern->ops, Catch::Matchers::VectorContains(fetch));
+  CHECK_THAT(v.pattern->ops, Catch::Matchers::VectorContains(again));
+  CHECK_THAT(v.pattern->fix, Catch::Matchers::Contains("commit in the revocation callback"));
+}
+
+TEST_CASE("revoked-member-works: without a rebalance the same duplicate is no revoked member", "[patterns]") {
+  // The same steps, but c1 was killed, not dropped: what it had applied before is the other patterns' case.
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"after:COMMIT#2"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kRebalanceAmounts, {1, 2});
+  b.spawn("c1");
+  b.brokerStep("c1", "kafka", "FETCH", e);
+  checkThenCredit(b, "c1");
+  checkThenCredit(b, "c1");
+  b.kill("c1", "after:COMMIT#2");
+  b.spawn("c2");
+  b.brokerStep("c2", "kafka", "FETCH", {e[1]});
+  checkThenCredit(b, "c2");
+  b.brokerStep("c2", "kafka", "COMMIT_OFFSET", {}, {e[0], e[1]});
+  b.finalOp(balances(100 + 300 + 300));
+  const Violation v = onlyDuplicateOf(s, b.ops());
+  CHECK((!v.pattern || v.pattern->id != "revoked-member-works"));
+}
