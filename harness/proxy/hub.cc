@@ -245,7 +245,10 @@ struct Conn : std::enable_shared_from_this<Conn> {
         answer = std::move(*built);
       }
       held.clear();
-      if (request) tracker->withdrawLast(); // the server owes no reply for it
+      if (request) {
+        tracker->withdrawLast(); // the server owes no reply for it
+        oneWay.erase(token.id);
+      }
       sendClient(std::move(answer));
       if (!d.close) return true;
       closeAfterAnswer = true; // maybeClose: once the client has it, close (FIN) both sides

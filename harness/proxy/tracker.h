@@ -41,8 +41,8 @@ struct StepInfo {
   /// A read of the broker's entries (XREADGROUP, XREAD, XAUTOCLAIM, XCLAIM; a Kafka Fetch): it may deliver
   /// entries, and does no work by itself.
   bool read = false;
-  /// The server sends no reply to it (a NATS publish: an acknowledgement, a pull request whose messages
-  /// come on their own): the step ends as soon as the proxy hands its request on, with an empty reply.
+  /// The server sends no reply to it (a NATS publish: an acknowledgement, a consumer's own publish): the
+  /// step ends as soon as the proxy hands its request on, with an empty reply.
   bool oneWay = false;
 };
 
