@@ -8,7 +8,8 @@
 //                wait for the server's answer (ackAck) (correct)
 //   ACK_FIRST=1  +ACK (ackAck) first, then the credit, no dedup (wrong: a kill between the two loses the
 //                event, and a producer retry is applied twice)
-// SIGTERM closes both connections and exits 0; any other error is printed and exits 1.
+// A refused ack or pull is printed and the loop goes on. SIGTERM closes both connections and exits 0; any
+// other error (PostgreSQL, a lost connection) is printed and exits 1.
 'use strict';
 const { Client } = require('pg');
 const { connect } = require('nats');
@@ -58,16 +59,29 @@ async function main() {
   });
   nc.closed().then((e) => { if (!closing) { console.error(`${NAME}: connection closed ${e || ''}`); process.exit(1); } });
   const consumer = await nc.jetstream().consumers.get(env.STREAM, env.DURABLE);
+  // An ack or a pull the server refuses (a permissions violation, the durable deleted and made anew: 409,
+  // no responders: 503) is printed and the loop goes on: the message comes again after AckWait.
+  const ack = async (m) => {
+    try { await m.ackAck(); } catch (e) { console.error(`${NAME}: ack of ${m.seq}: ${e.message}`); }
+  };
   while (!closing) {
-    const m = await consumer.next({ expires: 1000 });
+    let m = null;
+    try {
+      m = await consumer.next({ expires: 1000 });
+    } catch (e) {
+      if (closing) break;
+      console.error(`${NAME}: next: ${e.message}`);
+      await new Promise((r) => setTimeout(r, 10));
+      continue;
+    }
     if (!m || closing) continue;
     const f = fieldsOf(m);
     if (ACK_FIRST) {
-      await m.ackAck();
+      await ack(m);
       await credit(db, f, false);
     } else {
       await credit(db, f, true);
-      await m.ackAck();
+      await ack(m);
     }
   }
 }
