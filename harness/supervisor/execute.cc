@@ -231,17 +231,21 @@ private:
   bool joined(const Controller::ActiveHold& h, Clock::time_point now, int64_t quiet, std::string& why) {
     auto it = joiners_.find(h.token.id);
     if (it == joiners_.end()) {
-      // Out of the group (its broker requests wait with its step: Controller), then a newcomer joins.
-      for (const auto& p : live_)
-        if (p.owner == h.owner) ws_.broker->evict(p.brokerPort);
+      // A newcomer joins; the waiting process (its broker requests wait with its step: Controller) is
+      // evicted once the newcomer has asked to join, so that the group never stands empty in between.
       spawn("", "rebalance");
-      joiners_[h.token.id] = Joiner{live_.back().label, std::nullopt};
+      joiners_[h.token.id] = Joiner{live_.back().label, std::nullopt, false};
       return false;
     }
     const auto p = std::find_if(live_.begin(), live_.end(), [&](const Proc& q) { return q.label == it->second.label; });
     if (p == live_.end()) {
       why = it->second.label + " exited";
       return true;
+    }
+    if (!it->second.evicted && ws_.broker->joining(p->brokerPort)) {
+      for (const auto& q : live_)
+        if (q.owner == h.owner) ws_.broker->evict(q.brokerPort);
+      it->second.evicted = true;
     }
     const auto st = ctl_.state(p->owner);
     const auto quietFor = msBetween(std::max(h.since, ctl_.lastWork()), now);
@@ -583,6 +587,7 @@ private:
   struct Joiner {
     std::string label;                           ///< the process that joined
     std::optional<Clock::time_point> firstRead;  ///< when it was first seen to have read (it has partitions)
+    bool evicted = false;                        ///< the waiting process's member was evicted
   };
   std::map<int64_t, Joiner> joiners_; ///< a rebalance's held step (its token) -> its newcomer
   TimeKills timeKills_{s_.faults};
