@@ -50,6 +50,9 @@ struct ReplyInfo {
   bool error = false;      ///< ErrorResponse / RESP error
   bool empty_read = false; ///< a read (XREADGROUP, XREAD, XAUTOCLAIM, XCLAIM) that delivered no entry
   std::vector<EntryView> delivered; ///< entries a read delivered (XAUTOCLAIM: the claimed ones)
+  /// They went to a process its group no longer counts as a member (evicted at a rebalance, not rejoined):
+  /// recorded as its deliveries, but not its to settle (its client drops them once it learns it left).
+  bool stale = false;
   std::string summary;     ///< e.g. "UPDATE 1", "+OK", "(nil)", "2 entries", abbreviated
 };
 

@@ -507,6 +507,7 @@ std::vector<proxy::StepToken> Controller::replied(int owner, ops::Step s, const 
   if (!reply.error) {
     bool fresh = false; // entries new to it: work; the ones it already holds handed back are none
     for (const auto& e : reply.delivered) {
+      if (reply.stale) break; // delivered to a member its group no longer has: the group settles them
       st.gotEntries = true;
       if (st.held.insert(e.id).second) fresh = true;
       else if (st.handedAgain[e.id]++ == 0) st.handedAgainSince[e.id] = now;

@@ -41,6 +41,9 @@ struct Ledger {
   std::set<std::string> undelivered;
   /// By the listener that accepted them; kept past their connections, for what a killed process's showed.
   std::multimap<int, std::shared_ptr<proxy::Tracker>> trackers;
+  /// Listen port -> the generation in which the harness evicted the process behind it (a rebalance), until
+  /// that process's connections show a later generation (it rejoined; the mock may give it its old id).
+  std::map<int, int32_t> evicted;
   /// Held while a tracker decodes, and while the harness reads a live tracker's group membership (the
   /// proxies' thread feeds them). Taken before `mu` when both are.
   std::mutex feed;
@@ -76,8 +79,8 @@ namespace {
 /// coordinator holds through a rebalance is a request its client waits on, not a consumer at rest.
 class RunTracker final : public proxy::Tracker {
 public:
-  RunTracker(std::shared_ptr<proxy::Tracker> inner, std::shared_ptr<Ledger> ledger)
-      : inner_(std::move(inner)), ledger_(std::move(ledger)) {}
+  RunTracker(std::shared_ptr<proxy::Tracker> inner, std::shared_ptr<Ledger> ledger, int listenPort)
+      : inner_(std::move(inner)), ledger_(std::move(ledger)), listenPort_(listenPort) {}
 
   proxy::Decode onClient(std::string_view buf, proxy::ClientMsg& out) override {
     proxy::Decode d;
@@ -98,7 +101,10 @@ public:
       std::lock_guard<std::mutex> lock(ledger_->feed);
       d = inner_->onServer(buf, out);
     }
-    if (d == proxy::Decode::Message && out.kind == proxy::ServerMsg::Kind::ReplyEnd) ledger_->delivered(out.reply.delivered);
+    if (d == proxy::Decode::Message && out.kind == proxy::ServerMsg::Kind::ReplyEnd) {
+      ledger_->delivered(out.reply.delivered);
+      if (!out.reply.delivered.empty()) out.reply.stale = evicted();
+    }
     return d;
   }
 
@@ -108,8 +114,25 @@ public:
   }
 
 private:
+  /// Whether the process behind this listener is a member its group evicted and it has not rejoined: no
+  /// connection of it shows a member other than the evicted one.
+  bool evicted() {
+    std::lock_guard<std::mutex> feed(ledger_->feed);
+    std::lock_guard<std::mutex> lock(ledger_->mu);
+    auto it = ledger_->evicted.find(listenPort_);
+    if (it == ledger_->evicted.end()) return false;
+    auto [a, b] = ledger_->trackers.equal_range(listenPort_);
+    for (auto t = a; t != b; ++t)
+      if (auto m = membershipOf(*t->second); m && m->generation > it->second) {
+        ledger_->evicted.erase(it); // it rejoined
+        return false;
+      }
+    return true;
+  }
+
   std::shared_ptr<proxy::Tracker> inner_;
   std::shared_ptr<Ledger> ledger_;
+  int listenPort_;
 };
 
 } // namespace
@@ -138,7 +161,7 @@ proxy::TrackerPtr KafkaBroker::tracker(int listenPort) {
     std::lock_guard<std::mutex> lock(ledger_->mu);
     ledger_->trackers.emplace(listenPort, inner);
   }
-  return std::make_unique<RunTracker>(inner, ledger_);
+  return std::make_unique<RunTracker>(inner, ledger_, listenPort);
 }
 
 void KafkaBroker::reset() {
@@ -161,6 +184,7 @@ void KafkaBroker::reset() {
   ledger_->published.clear();
   ledger_->undelivered.clear();
   ledger_->trackers.clear();
+  ledger_->evicted.clear();
 }
 
 std::vector<std::string> KafkaBroker::publish(const std::vector<brokers::Message>& messages) {
@@ -273,6 +297,7 @@ void KafkaBroker::leave(int listenPort, bool forget) {
     for (auto it = a; it != b; ++it)
       if (auto m = membershipOf(*it->second); m && !m->member.empty()) members.push_back(*m);
     if (forget) ledger_->trackers.erase(listenPort);
+    else if (!members.empty()) ledger_->evicted[listenPort] = members.front().generation;
   }
   std::set<std::string> sent;
   for (const auto& m : members) {
