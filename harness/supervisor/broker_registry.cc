@@ -1,6 +1,7 @@
 #include "supervisor/broker_registry.h"
 
 #include "brokers/kafka/client/kafka_broker.h"
+#include "brokers/rabbitmq/client/rabbitmq_broker.h"
 #include "brokers/valkey/valkey_broker.h"
 
 #include "core/error.h"
@@ -18,6 +19,8 @@ brokers::BrokerPtr makeBroker(const ServerEndpoints& s, const Target& target, co
   }
   // Its own embedded broker per workspace (librdkafka's mock cluster: brokers/kafka/README.md).
   if (target.broker == "kafka") return std::make_unique<kafka::client::KafkaBroker>();
+  // One RabbitMQ node per idemproof command, shared by the workspaces, a vhost each (brokers/rabbitmq/README.md).
+  if (target.broker == "rabbitmq") return std::make_unique<rabbitmq::client::RabbitMqBroker>();
   throw UsageError(fmt::format("{}: field 'broker': no broker '{}'", target.manifest.string(), target.broker));
 }
 

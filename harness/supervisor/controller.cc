@@ -512,7 +512,7 @@ std::vector<proxy::StepToken> Controller::replied(int owner, ops::Step s, const 
       else if (st.handedAgain[e.id]++ == 0) st.handedAgainSince[e.id] = now;
     }
     if (fresh) lastWork_ = now;
-    st.lastWasEmptyRead = reply.empty_read && st.inflight == 0;
+    st.lastWasEmptyRead = (reply.empty_read || reply.waiting) && st.inflight == 0;
   }
   if (s.outcome != ops::StepOutcome::Answered) s.outcome = ops::StepOutcome::Ok;
   const std::string verb = s.verb;

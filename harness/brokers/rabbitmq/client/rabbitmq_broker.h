@@ -1,0 +1,55 @@
+#pragma once
+/// RabbitMQ behind the broker seam (brokers/broker.h): a vhost per workspace on the command's one embedded
+/// node, a durable queue per run. The producer publishes each event as a persistent message whose body is
+/// the event's fields as a JSON object of strings, with a fresh message_id (the entry id) and an `event_id`
+/// header; delivered means a basic.deliver (or basic.get-ok) reached a consumer; acknowledged means a
+/// basic.ack (or a basic.reject / basic.nack without requeue) settled it; settled means nothing ready in
+/// the queue and nothing delivered and unacknowledged.
+#include "brokers/broker.h"
+
+#include <memory>
+#include <string>
+
+namespace idem::rabbitmq::client {
+
+class AmqpAdmin;
+class EmbeddedRabbit;
+struct Ledger;
+
+class RabbitMqBroker final : public brokers::Broker {
+public:
+  /// Joins (or starts) the command's node and makes this workspace's vhost.
+  RabbitMqBroker();
+  ~RabbitMqBroker() override;
+
+  const char* name() const override { return "rabbitmq"; }
+  const char* title() const override { return "RabbitMQ"; }
+  const char* protocol() const override { return "AMQP 0-9-1"; }
+  proxy::Upstream upstream() const override;
+  proxy::TrackerPtr tracker(int listenPort) override;
+  std::string stream() const override { return queue_; }
+  /// The consumers of a queue compete for its messages: the queue is their group.
+  std::string group() const override { return queue_; }
+  void reset() override;
+  std::vector<std::string> publish(const std::vector<brokers::Message>& messages) override;
+  brokers::Progress progress() override;
+  void forget() override;
+  brokers::Leftover leftover() override;
+  std::map<std::string, std::string> connectionEnv(int proxyPort) const override;
+  std::map<std::string, std::string> consumerEnv() const override { return {{"QUEUE", queue_}}; }
+  /// An error fault resets the connection: AMQP's errors close a channel or the connection, which the
+  /// proxy cannot do for the server.
+  bool answersErrorsByRequest() const override { return true; }
+  bool restart() override;
+  void reconnect() override;
+
+private:
+  std::shared_ptr<EmbeddedRabbit> node_;
+  std::string vhost_;
+  int run_ = 0;
+  std::string queue_;
+  std::unique_ptr<AmqpAdmin> admin_;
+  std::shared_ptr<Ledger> ledger_;
+};
+
+} // namespace idem::rabbitmq::client
