@@ -102,7 +102,7 @@ TEST_CASE("fault: the built-in kinds beyond kill, their arguments and their effe
   CHECK(usageError([] { Fault::parse("hold:c1:before:COMMIT#1:c1:after:XACK#1", "--crash"); })
             .find("can't wait for the process it holds") != std::string::npos);
   CHECK(faultKind("restart", "test").effect(Fault::parse("restart:after:COMMIT#1:pg")).server == "pg");
-  CHECK(usageError([] { Fault::parse("restart:after:COMMIT#1:mysql", "--crash"); }).find("names its server, pg, valkey or kafka") !=
+  CHECK(usageError([] { Fault::parse("restart:after:COMMIT#1:mysql", "--crash"); }).find("names its server, pg, valkey, kafka or rabbitmq") !=
         std::string::npos);
 }
 

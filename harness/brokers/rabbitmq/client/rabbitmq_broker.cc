@@ -75,6 +75,18 @@ std::atomic<int> workspaces{0};
 
 } // namespace
 
+template <class F>
+auto RabbitMqBroker::admin(F&& f) {
+  // The node is shared: another workspace's restart fault drops this connection too. One new connection
+  // then, and once more the request.
+  try {
+    return f(*admin_);
+  } catch (const std::runtime_error&) {
+    reconnect();
+    return f(*admin_);
+  }
+}
+
 RabbitMqBroker::RabbitMqBroker() : node_(EmbeddedRabbit::shared()), ledger_(std::make_shared<Ledger>()) {
   vhost_ = fmt::format("workspace-{}", ++workspaces);
   node_->addVhost(vhost_);
@@ -92,10 +104,10 @@ proxy::TrackerPtr RabbitMqBroker::tracker(int) { return std::make_unique<RunTrac
 void RabbitMqBroker::reset() {
   // A new queue per run: nothing of the last run's messages is seen again (a consumer of the old queue that
   // still lives would get a channel error when it goes).
-  if (run_ > 0) admin_->deleteQueue(queue_);
+  if (run_ > 0) admin([&](AmqpAdmin& a) { a.deleteQueue(queue_); });
   ++run_;
   queue_ = fmt::format("events.{}", run_);
-  admin_->declareQueue(queue_);
+  admin([&](AmqpAdmin& a) { a.declareQueue(queue_); });
   std::lock_guard<std::mutex> lock(ledger_->mu);
   ledger_->order.clear();
   ledger_->published.clear();
@@ -116,7 +128,7 @@ std::vector<std::string> RabbitMqBroker::publish(const std::vector<brokers::Mess
       ledger_->published[id] = {value.dump(), m.eventId};
       ledger_->undelivered.insert(id);
     }
-    admin_->publish(queue_, value.dump(), id, m.eventId);
+    admin([&](AmqpAdmin& a) { a.publish(queue_, value.dump(), id, m.eventId); });
     ids.push_back(id);
   }
   return ids;
@@ -124,7 +136,7 @@ std::vector<std::string> RabbitMqBroker::publish(const std::vector<brokers::Mess
 
 brokers::Progress RabbitMqBroker::progress() {
   brokers::Progress out;
-  const int64_t ready = admin_->ready(queue_);
+  const int64_t ready = admin([&](AmqpAdmin& a) { return a.ready(queue_); });
   std::lock_guard<std::mutex> lock(ledger_->mu);
   const int64_t unacked = static_cast<int64_t>(ledger_->allUnacked().size());
   out.pending = ready + unacked;
@@ -146,7 +158,7 @@ void RabbitMqBroker::forget() {
         ledger_->undelivered.insert(id);
       }
   }
-  for (const auto& [id, p] : again) admin_->publish(queue_, p.body, id, p.eventId);
+  for (const auto& [id, p] : again) admin([&](AmqpAdmin& a) { a.publish(queue_, p.body, id, p.eventId); });
 }
 
 brokers::Leftover RabbitMqBroker::leftover() {
@@ -171,6 +183,7 @@ bool RabbitMqBroker::restart() {
   // The node is the command's, shared by every workspace: all of them see their connections drop. Its
   // durable queues and persistent messages come back; what was delivered and not acknowledged is ready again.
   node_->restart();
+  reconnect();
   return true;
 }
 

@@ -44,6 +44,10 @@ public:
   void reconnect() override;
 
 private:
+  /// f(admin connection), again on a new connection when it throws.
+  template <class F>
+  auto admin(F&& f);
+
   std::shared_ptr<EmbeddedRabbit> node_;
   std::string vhost_;
   int run_ = 0;
