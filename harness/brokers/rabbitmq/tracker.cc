@@ -49,9 +49,10 @@ class Tracker final : public AmqpTracker {
 public:
   Decode onClient(std::string_view buf, ClientMsg& out) override {
     if (!started_) {
-      if (buf.size() < kProtocolHeader.size())
-        return kProtocolHeader.substr(0, buf.size()) == buf ? Decode::NeedMoreData : Decode::Invalid;
-      if (buf.substr(0, 4) != "AMQP") return Decode::Invalid;
+      // "AMQP" then the version, which the server judges (it answers its own header to one it refuses).
+      const size_t n = std::min<size_t>(buf.size(), 4);
+      if (buf.substr(0, n) != std::string_view("AMQP").substr(0, n)) return Decode::Invalid;
+      if (buf.size() < kProtocolHeader.size()) return Decode::NeedMoreData;
       started_ = true;
       out.size = kProtocolHeader.size();
       out.kind = ClientMsg::Kind::Pass;
