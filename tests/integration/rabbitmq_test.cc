@@ -66,3 +66,14 @@ TEST_CASE("rabbitmq: Python consumers on pika are judged as their code is") {
   CHECK(bad.report["verdict"] == "fail");
   CHECK(!violations(bad.report, "lost").empty());
 }
+
+// [slow]: two more node starts, past what the default suite's budget leaves the RabbitMQ cases.
+TEST_CASE("rabbitmq: Node consumers on amqplib are judged as their code is", "[slow]") {
+  Result good = clean({"run", "--target", testTarget("node-amqp-dedup-table"), "--crash", "after:COMMIT#3"});
+  INFO(good.out << good.err);
+  CHECK(good.report["verdict"] == "pass");
+  Result bad = clean({"run", "--target", testTarget("node-amqp-ack-first"), "--crash", "after:ACK#3"});
+  INFO(bad.out << bad.err);
+  CHECK(bad.report["verdict"] == "fail");
+  CHECK(!violations(bad.report, "lost").empty());
+}
