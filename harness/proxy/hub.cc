@@ -299,6 +299,21 @@ struct Conn : std::enable_shared_from_this<Conn> {
       drop();
       return false;
     }
+    if (d.kind == Decision::Kind::Answer) { // an error in the server's name instead of the push
+      std::string answer = d.answer;
+      if (!d.brokerError.empty() && hub.broker.errorAnswer) {
+        auto built = hub.broker.errorAnswer(heldRep, d.brokerError);
+        if (!built) {
+          heldRep.clear();
+          drop();
+          return false;
+        }
+        answer = std::move(*built);
+      }
+      heldRep.clear();
+      sendClient(std::move(answer));
+      return true;
+    }
     if (d.kind == Decision::Kind::Hold) { // before the listener sees what it delivered: on release
       holdRep = Held{token, std::move(heldRep), nullptr, m.reply};
       heldRep.clear();

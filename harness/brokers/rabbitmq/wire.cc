@@ -254,4 +254,26 @@ std::optional<ContentHeader> readContentHeader(std::string_view payload) {
   return h;
 }
 
+std::string connectionClose(uint16_t code, const std::string& text, uint32_t failing) {
+  auto be16 = [](std::string& out, uint32_t v) {
+    out += static_cast<char>((v >> 8) & 0xFF);
+    out += static_cast<char>(v & 0xFF);
+  };
+  std::string payload;
+  be16(payload, 10);
+  be16(payload, 50);
+  be16(payload, code);
+  const std::string t = text.substr(0, 255);
+  payload += static_cast<char>(t.size());
+  payload += t;
+  be16(payload, failing >> 16);
+  be16(payload, failing & 0xFFFF);
+  std::string frame{char(1), char(0), char(0)};
+  const auto n = static_cast<uint32_t>(payload.size());
+  for (int shift = 24; shift >= 0; shift -= 8) frame += static_cast<char>((n >> shift) & 0xFF);
+  frame += payload;
+  frame += static_cast<char>(0xCE);
+  return frame;
+}
+
 } // namespace idem::rabbitmq

@@ -83,4 +83,8 @@ struct ContentHeader {
 };
 std::optional<ContentHeader> readContentHeader(std::string_view payload);
 
+/// A connection.close frame (channel 0) with `code` and `text`, naming `failing` (class << 16 | method) as
+/// the method that caused it: what a broker sends when it ends a connection.
+std::string connectionClose(uint16_t code, const std::string& text, uint32_t failing);
+
 } // namespace idem::rabbitmq

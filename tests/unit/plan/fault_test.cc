@@ -82,7 +82,8 @@ TEST_CASE("fault: the built-in kinds beyond kill, their arguments and their effe
   CHECK(usageError([] { Fault::parse("error:before:COMMIT#1:12345", "--crash"); })
             .find("no error '12345' (errors: 40001, 40P01, 57P01, 53300, LOADING, BUSY, OOM, READONLY, NOGROUP, "
                    "REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, NOT_COORDINATOR, "
-                   "COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT)") !=
+                   "COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, "
+                   "CONNECTION_FORCED, INTERNAL_ERROR)") !=
         std::string::npos);
 
   Fault forget = Fault::parse("forget:after:XACK#3");

@@ -3,6 +3,7 @@
 #include "brokers/rabbitmq/client/embedded.h"
 
 #include "brokers/rabbitmq/tracker.h"
+#include "brokers/rabbitmq/wire.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -177,6 +178,21 @@ brokers::Leftover RabbitMqBroker::leftover() {
 
 std::map<std::string, std::string> RabbitMqBroker::connectionEnv(int proxyPort) const {
   return {{"AMQP_URL", fmt::format("amqp://{}:{}@127.0.0.1:{}/{}", node_->user(), node_->password(), proxyPort, vhost_)}};
+}
+
+std::optional<std::string> RabbitMqBroker::errorAnswer(std::string_view request, const std::string& code) const {
+  uint16_t reply = 0;
+  std::string text;
+  if (code == "CONNECTION_FORCED") reply = 320, text = "CONNECTION_FORCED - broker forced connection closure with reason 'shutdown'";
+  else if (code == "INTERNAL_ERROR") reply = 541, text = "INTERNAL_ERROR";
+  else return std::nullopt;
+  uint32_t failing = 0;
+  Frame f;
+  if (readFrame(request, f) == Framed::Whole && f.type == 1)
+    if (auto m = readMethod(f.payload)) failing = m->id;
+  // The client answers connection.close-ok, which the broker, whose connection is still open, takes for a
+  // protocol error: it closes the connection too.
+  return connectionClose(reply, text, failing);
 }
 
 bool RabbitMqBroker::restart() {

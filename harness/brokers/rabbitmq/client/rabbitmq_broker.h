@@ -37,9 +37,11 @@ public:
   brokers::Leftover leftover() override;
   std::map<std::string, std::string> connectionEnv(int proxyPort) const override;
   std::map<std::string, std::string> consumerEnv() const override { return {{"QUEUE", queue_}}; }
-  /// An error fault resets the connection: AMQP's errors close a channel or the connection, which the
-  /// proxy cannot do for the server.
+  /// An error fault answers the request with a connection.close in the broker's name (CONNECTION_FORCED,
+  /// 320, by default; INTERNAL_ERROR, 541): AMQP's errors end a channel or the connection.
   bool answersErrorsByRequest() const override { return true; }
+  std::optional<std::string> errorAnswer(std::string_view request, const std::string& code) const override;
+  std::string defaultError(const std::string&) const override { return "CONNECTION_FORCED"; }
   bool restart() override;
   void reconnect() override;
 

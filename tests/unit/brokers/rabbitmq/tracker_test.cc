@@ -4,6 +4,7 @@
 #include "replay.h"
 
 #include "brokers/rabbitmq/tracker.h"
+#include "brokers/rabbitmq/wire.h"
 
 #include <catch2/catch.hpp>
 
@@ -165,4 +166,17 @@ TEST_CASE("rabbitmq tracker: bytes that are no AMQP are refused", "[rabbitmq]") 
   CHECK(u->onClient(std::string_view("AMQP\0\0\x09\x01", 8), m) == idem::proxy::Decode::Message);
   CHECK(u->onClient(std::string_view("\x01\x00\x00\x00\x00\x00\x04\x00\x0a\x00\x33\x00", 12), m) ==
         idem::proxy::Decode::Invalid); // no frame-end octet
+}
+
+TEST_CASE("rabbitmq tracker: the connection.close of an error fault is a broker's error answer", "[rabbitmq]") {
+  const std::string frame = idem::rabbitmq::connectionClose(320, "CONNECTION_FORCED - shutdown", idem::rabbitmq::methodId(60, 80));
+  idem::rabbitmq::Frame f;
+  REQUIRE(idem::rabbitmq::readFrame(frame, f) == idem::rabbitmq::Framed::Whole);
+  CHECK(f.size == frame.size());
+  CHECK(f.channel == 0);
+  auto m = idem::rabbitmq::readMethod(f.payload);
+  REQUIRE(m);
+  CHECK(m->id == idem::rabbitmq::methods::ConnectionClose);
+  CHECK(m->replyCode == 320);
+  CHECK(m->replyText == "CONNECTION_FORCED - shutdown");
 }
