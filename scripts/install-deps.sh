@@ -5,10 +5,11 @@ set -euo pipefail
 pkgs=(
   build-essential cmake ninja-build pkg-config git
   libboost1.81-dev libboost-filesystem1.81-dev
-  libpqxx-dev libpq-dev libhiredis-dev librdkafka-dev librabbitmq-dev
+  libpqxx-dev libpq-dev libhiredis-dev librdkafka-dev libnats-dev
   librapidcheck-dev nlohmann-json3-dev catch2 libcli11-dev libfmt-dev
-  postgresql-15 redis-server kcat rabbitmq-server
+  postgresql-15 redis-server kcat nats-server
   python3 python3-psycopg python3-redis python3-flask python3-confluent-kafka python3-pika
+  librabbitmq-dev rabbitmq-server
   nodejs
   clang-14 libclang-rt-14-dev
   chromium python3-lxml
@@ -43,7 +44,7 @@ if ! command -v npm >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get install -y -qq --no-install-recommends npm >/dev/null
 fi
-# The Node test consumers' clients (node-postgres, ioredis, kafkajs, amqplib), pinned by their package-lock.json, from the npm
+# The Node test consumers' clients (node-postgres, ioredis, kafkajs, nats, amqplib), pinned by their package-lock.json, from the npm
 # registry; again only when the lock changed since the last install.
 node_dir="$(dirname "$0")/../tests/targets/node-common"
 if ! cmp -s "$node_dir/package-lock.json" "$node_dir/node_modules/.idem-installed-lock" 2>/dev/null; then

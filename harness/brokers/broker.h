@@ -118,6 +118,14 @@ public:
   /// session or poll interval runs out (the `rebalance` fault): its partitions go to the others. Only a
   /// broker that has "rebalance" (FaultKind::brokerFeature) is asked.
   virtual void evict(int listenPort) { (void)listenPort; }
+  /// Whether a process whose broker proxy listens on `listenPort` has asked to join the group. A
+  /// rebalance evicts the old member only then: the group is never left without a member in between (a
+  /// broker may then wait out an empty group's join delay, or, as librdkafka's mock does, give the newcomer
+  /// the evicted member's id).
+  virtual bool joining(int listenPort) {
+    (void)listenPort;
+    return true;
+  }
 };
 
 using BrokerPtr = std::unique_ptr<Broker>;

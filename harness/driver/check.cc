@@ -309,8 +309,8 @@ std::vector<std::string> defaultCheckFaults(const CommonArgs& common, const Chec
   const std::string broker = common.targets.empty() ? "" : loadTarget(common.targets.front()).broker;
   std::vector<std::string> out;
   for (const auto& k : stepFaultKinds()) {
-    const std::string feature = faultKind(k, "--faults").brokerFeature();
-    if (!feature.empty() && !brokerHas(broker, feature)) continue;
+    const FaultKind& kind = faultKind(k, "--faults");
+    if (!kind.drawnByDefault() || (!kind.brokerFeature().empty() && !brokerHas(broker, kind.brokerFeature()))) continue;
     if ((k != "restart" || common.databaseUrl.empty()) && (k != "hold" || args.maxConsumers >= 2)) out.push_back(k);
   }
   return out;

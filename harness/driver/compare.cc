@@ -229,9 +229,7 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
     c.point = fmt::format("{}", fmt::join(fs, " + "));
     c.planned = static_cast<int>(j.schedule.faults.size());
     c.fired = static_cast<int>(recordsOf<ops::FaultOp>(j.result.history.ops()).size());
-    for (const auto& r : j.result.results)
-      for (const auto& v : r.violations)
-        if (v.pattern && c.pattern.empty()) c.pattern = v.pattern->name;
+    c.pattern = j.result.pattern();
     judged.push_back(std::move(c));
   }
   Matrix m = matrixOf(classes, names, judged);

@@ -27,6 +27,13 @@ std::set<std::string> Judged::kinds() const {
   return out;
 }
 
+std::string Judged::pattern() const {
+  for (const auto& c : results)
+    for (const auto& v : c.violations)
+      if (v.pattern) return v.pattern->name;
+  return "";
+}
+
 std::string logForReport(const fs::path& log, uintmax_t maxBytes) {
   std::error_code ec;
   uintmax_t size = fs::file_size(log, ec);

@@ -62,6 +62,9 @@ struct Judged {
   PhaseTimes phases; ///< where its wall time went (Workspace::phases), and "judge": the checkers
   /// The violation kinds of its failing checks.
   std::set<std::string> kinds() const;
+  /// The name of the anti-pattern of its first violation that has one ("effect without dedup"), "" when
+  /// none is named.
+  std::string pattern() const;
 };
 
 /// --report names a folder that exists or can be made, writable; --junit a writable file in one. Checked

@@ -159,8 +159,9 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
     const TracePoint& p = points[pointOf[i]];
     section.points.push_back({fault.str(), fault.kind, p.server, p.detail, classes[pointOf[i]].key, j.verdict, f, kinds,
                               common.shard ? std::optional<size_t>(indexOf[i]) : std::nullopt});
-    std::cout << fmt::format("  {:<30} {:<7} {:<10} {}\n", fault.str(), p.server, f ? toString(j.verdict) : "not fired",
-                             kindsText(kinds));
+    const std::string pattern = j.pattern();
+    std::cout << fmt::format("  {:<30} {:<7} {:<10} {}{}\n", fault.str(), p.server, f ? toString(j.verdict) : "not fired",
+                             kindsText(kinds), pattern.empty() ? "" : " — " + pattern);
     if (j.verdict != Verdict::Pass) report.addRun(session.record(j, fault.str(), target.name));
   }
   // A sweep that ran no fault proves nothing about faults: unknown, naming why, never a pass.

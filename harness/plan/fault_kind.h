@@ -96,6 +96,9 @@ public:
   /// What the broker must have for the kind ("rebalance": a consumer group whose members share the stream's
   /// partitions); empty when every broker can. Asking for it on a broker that has not is a usage error.
   virtual std::string brokerFeature() const { return {}; }
+  /// Whether check draws it when --faults does not name the kinds. A kind that costs seconds a schedule or
+  /// whose every point is not yet judged in time says no: it runs when asked for.
+  virtual bool drawnByDefault() const { return true; }
   /// The class of fault `f` (of this kind, as sweptAt made it) in a comparison's matrix.
   virtual FaultClass sweepClass(const Fault& f) const { return {f.kind, f.kind, f.kind + " faults"}; }
 };

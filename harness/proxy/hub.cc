@@ -101,6 +101,7 @@ struct Conn : std::enable_shared_from_this<Conn> {
     uint64_t end = 0; // upstream byte offset just past its request
   };
   std::deque<Sent> inflight;       // requests sent upstream, awaiting replies (FIFO)
+  std::set<int64_t> oneWay;        // decided requests the server never answers (StepInfo::oneWay)
   // Bytes queued for the server, and handed to the socket: Asio sends at once when a write starts (its
   // handler runs later), so a request is counted as possibly sent from the moment its bytes are handed on.
   uint64_t upQueued = 0, upHanded = 0;
@@ -121,7 +122,6 @@ struct Conn : std::enable_shared_from_this<Conn> {
     /// A server push held before the listener saw it as a reply: that reply, asked for on release.
     std::optional<ReplyInfo> push;
   };
-  std::set<int64_t> unanswered; // steps whose request the server never answers (StepInfo::unanswered)
   std::optional<Held> holdReq, holdRep;
   std::array<char, 65536> bufC{}, bufU{};
 
@@ -247,7 +247,10 @@ struct Conn : std::enable_shared_from_this<Conn> {
         answer = std::move(*built);
       }
       held.clear();
-      if (request) tracker->withdrawLast(); // the server owes no reply for it
+      if (request) {
+        tracker->withdrawLast(); // the server owes no reply for it
+        oneWay.erase(token.id);
+      }
       sendClient(std::move(answer));
       if (!d.close) return true;
       closeAfterAnswer = true; // maybeClose: once the client has it, close (FIN) both sides
@@ -265,10 +268,11 @@ struct Conn : std::enable_shared_from_this<Conn> {
 
   /// Sends a decided request on to the server (awaiting its reply), or a decided reply to the client.
   void forward(bool request, const StepToken& token, std::string bytes) {
-    if (request && unanswered.erase(token.id)) {
+    if (request && oneWay.erase(token.id)) {
       sendUpstream(std::move(bytes));
-      endUnanswered(token);
-    } else if (request) {
+      return sent(token);
+    }
+    if (request) {
       inflight.push_back({token, upQueued + bytes.size()});
       sendUpstream(std::move(bytes));
     } else {
@@ -276,16 +280,18 @@ struct Conn : std::enable_shared_from_this<Conn> {
     }
   }
 
-  /// A request the server never answers has been handed to it: its step ends here, with no reply. What
-  /// the listener decides for after it: a kill or a drop is carried out; a hold has nothing to hold.
-  void endUnanswered(const StepToken& token) {
-    ReplyInfo none;
-    none.summary = "(no reply)";
-    none.waiting = true; // it asked for nothing: the client waits for what the broker sends next
-    Decision d = hub.listener.onReply(owner, token, none);
+  /// A one-way request was handed on: its step ends here, with an empty reply that the listener may still
+  /// kill, drop or hold at (what the server sends next then waits). What is held of another step's reply
+  /// stays held.
+  void sent(const StepToken& token) {
+    std::string other = std::move(heldRep);
+    heldRep.clear();
+    ReplyInfo r;
+    r.summary = "sent";
+    Decision d = hub.listener.onReply(owner, token, r);
     if (dead) return;
-    if (d.kind == Decision::Kind::Drop) return drop();
-    if (d.kind == Decision::Kind::Hold) hub.listener.onReleased(owner, token);
+    decide(d, token, false);
+    heldRep = std::move(other);
   }
 
   /// A server push (ServerMsg::Push), its bytes in heldRep: the listener sees it as a step's request, then
@@ -453,7 +459,7 @@ struct Conn : std::enable_shared_from_this<Conn> {
     StepToken token;
     Decision dec = hub.listener.onRequest(owner, server, id, m.step, token);
     if (dead) return false;
-    if (m.step.unanswered) unanswered.insert(token.id);
+    if (m.step.oneWay) oneWay.insert(token.id);
     return decide(dec, token, true) || holdReq; // killed or dropped: nothing more of it moves
   }
 

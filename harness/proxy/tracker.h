@@ -41,9 +41,9 @@ struct StepInfo {
   /// A read of the broker's entries (XREADGROUP, XREAD, XAUTOCLAIM, XCLAIM; a Kafka Fetch): it may deliver
   /// entries, and does no work by itself.
   bool read = false;
-  /// The server never answers it (AMQP's basic.ack, basic.nack, basic.reject, basic.publish outside
-  /// confirm mode): the step ends as soon as its request is handed to the server.
-  bool unanswered = false;
+  /// The server sends no reply to it (a NATS publish: an acknowledgement, a consumer's own publish): the
+  /// step ends as soon as the proxy hands its request on, with an empty reply.
+  bool oneWay = false;
 };
 
 struct ReplyInfo {

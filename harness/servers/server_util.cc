@@ -39,7 +39,8 @@ bool portTakenIn(const std::filesystem::path& log, uintmax_t offset) {
   std::ifstream in(log);
   in.seekg(static_cast<std::streamoff>(offset));
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return text.find("Address already in use") != std::string::npos;
+  // strerror's words (PostgreSQL, Valkey), or Go's (nats-server: "bind: address already in use").
+  return text.find("Address already in use") != std::string::npos || text.find("address already in use") != std::string::npos;
 }
 
 uintmax_t fileSize(const std::filesystem::path& path) {

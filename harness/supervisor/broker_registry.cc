@@ -1,6 +1,7 @@
 #include "supervisor/broker_registry.h"
 
 #include "brokers/kafka/client/kafka_broker.h"
+#include "brokers/nats/client/nats_broker.h"
 #include "brokers/rabbitmq/client/rabbitmq_broker.h"
 #include "brokers/valkey/valkey_broker.h"
 
@@ -11,7 +12,8 @@
 
 namespace idem {
 
-brokers::BrokerPtr makeBroker(const ServerEndpoints& s, const Target& target, const std::string& stream) {
+brokers::BrokerPtr makeBroker(const ServerEndpoints& s, const Target& target, const std::string& stream,
+                              int claimIdleMs) {
   if (target.broker == "valkey") {
     // Embedded: each workspace has a Valkey of its own (Session::workspace); external: the URL's database.
     brokers::ValkeyEndpoint ep{s.valkey_host, s.valkey_port, s.valkey_password, s.valkey_db, s.embedded};
@@ -19,6 +21,9 @@ brokers::BrokerPtr makeBroker(const ServerEndpoints& s, const Target& target, co
   }
   // Its own embedded broker per workspace (librdkafka's mock cluster: brokers/kafka/README.md).
   if (target.broker == "kafka") return std::make_unique<kafka::client::KafkaBroker>();
+  // Its own embedded nats-server per workspace; the durable redelivers what waits for an ack CLAIM_IDLE_MS
+  // long (AckWait), as a Valkey consumer claims it.
+  if (target.broker == "nats") return std::make_unique<nats::client::NatsBroker>(claimIdleMs);
   // One RabbitMQ node per idemproof command, shared by the workspaces, a vhost each (brokers/rabbitmq/README.md).
   if (target.broker == "rabbitmq") return std::make_unique<rabbitmq::client::RabbitMqBroker>();
   throw UsageError(fmt::format("{}: field 'broker': no broker '{}'", target.manifest.string(), target.broker));

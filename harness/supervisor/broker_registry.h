@@ -10,8 +10,10 @@
 namespace idem {
 
 /// The broker of `target` for one workspace: on Valkey, the stream `stream` of `servers`; on Kafka, an
-/// embedded broker of its own. Throws UsageError when it can't start.
-brokers::BrokerPtr makeBroker(const ServerEndpoints& servers, const Target& target, const std::string& stream);
+/// embedded broker of its own; on NATS, an embedded nats-server of its own. Throws UsageError when it can't
+/// start. `claimIdleMs`: --claim-idle-ms (NATS: the durable's AckWait).
+brokers::BrokerPtr makeBroker(const ServerEndpoints& servers, const Target& target, const std::string& stream,
+                              int claimIdleMs);
 
 /// Whether broker `broker` has `feature` (FaultKind::brokerFeature: "rebalance").
 bool brokerHas(const std::string& broker, const std::string& feature);

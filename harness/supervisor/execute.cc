@@ -14,9 +14,9 @@
 /// Idle and busy, and when a run with live processes is over, are supervisor/liveness.h's rule: a consumer
 /// that holds delivered entries no one has acknowledged is busy, whatever its latest step was.
 #include "supervisor/controller.h"
-#include "supervisor/escapes.h"
 #include "supervisor/liveness.h"
 #include "supervisor/parked.h"
+#include "supervisor/processes.h"
 #include "supervisor/timekill.h"
 #include "supervisor/workspace_impl.h"
 
@@ -71,8 +71,8 @@ public:
   ConsumerLoop(Workspace::Impl& ws, History& h, const Schedule& s,
                const std::map<int, std::map<std::string, std::string>>& fields)
       : ws_(ws), h_(h), s_(s), fields_(fields), opt_(ws.options), ctl_(h, s.faults),
-        hub_({ws.servers.pg_host, ws.servers.pg_port}, ws.brokerSide(), ctl_),
-        baseEnv_(currentEnvironment()), started_(Clock::now()) {
+        hub_({ws.servers.pg_host, ws.servers.pg_port}, ws.brokerSide(), ctl_), procs_(ws, h, ctl_, hub_),
+        started_(Clock::now()) {
     ctl_.setHub(&hub_);
   }
 
@@ -92,15 +92,12 @@ public:
       ctl_.releaseHold(h.token.id, fmt::format("the run ended ({})", toString(end.end)));
     for (auto& p : live_) {
       timeKills_.cancel(p.child.pid());
-      auto es = p.child.stop(std::min(opt_.grace, remaining()));
-      auto e = exitOf(es, "harness");
-      e.ignoredSigterm = es.signal == SIGKILL;
-      h_.append(p.label, e);
+      procs_.stop(p, std::min(opt_.grace, remaining()));
       restartOutcome(p, "");
       hub_.close(p.owner);
     }
     live_.clear();
-    reapEscaped(h_, runTag_, groups_);
+    procs_.reapEscaped();
     t = ws_.phase("stop", t);
     for (int owner = 1; owner <= nproc_; ++owner) { // each process's start-up, and a replacement's wait beyond it
       auto st = ctl_.state(owner);
@@ -117,11 +114,9 @@ public:
   }
 
 private:
-  struct Proc {
-    int owner = 0;
-    std::string label;    ///< unique per process: c1, c2, ...
+  /// A consumer process (its label unique per process: c1, c2, ...).
+  struct Proc : TargetProcess {
     std::string consumer; ///< CONSUMER given to it (same as an earlier label on a same-name restart)
-    Child child;
     std::set<int> ports;  ///< its proxies' ports (parked())
     int brokerPort = 0;   ///< its broker proxy's
   };
@@ -134,13 +129,6 @@ private:
     return std::max(milliseconds(0), left);
   }
 
-  static ops::Exit exitOf(const ExitStatus& es, const char* by) {
-    ops::Exit e;
-    if (es.signal) e.signal = es.signal;
-    else e.status = es.code;
-    e.by = by;
-    return e;
-  }
 
   /// What the producer waits for before it sends the stream's entries from `i` on: nothing (the first),
   /// everything before acknowledged and the consumers settled (the first of a later phase), or everything
@@ -189,26 +177,14 @@ private:
     p.consumer = consumer.empty() ? p.label : consumer;
     ctl_.addProcess(p.owner, p.label);
     if (wait) ctl_.holdRequestsUntil(p.owner, wait->until, std::move(wait->why));
-    auto t = Clock::now();
-    auto ports = hub_.open(p.owner);
-    p.ports = {ports.pg, ports.broker};
-    p.brokerPort = ports.broker;
-    t = ws_.phase("proxies", t);
     auto vars = ws_.broker->consumerEnv();
     vars["CONSUMER"] = p.consumer;
     vars["CLAIM_IDLE_MS"] = std::to_string(claimIdle());
-    ChildSpec spec = ws_.targetSpec(ports, p.label, runTag_, baseEnv_, std::move(vars), kConsumerLogCap, "consumer");
-    try {
-      p.child = Child::spawn(spec);
-    } catch (const SpawnError& e) {
-      hub_.close(p.owner);
-      throw UsageError(e.what());
-    }
-    ctl_.setPid(p.owner, p.child.pid());
-    execed_[p.owner] = ws_.phase("spawn", t);
+    const auto started = procs_.start(p, p.consumer, std::move(vars), kConsumerLogCap, "consumer", why);
+    p.ports = {started.ports.pg, started.ports.broker};
+    p.brokerPort = started.ports.broker;
+    execed_[p.owner] = started.execed;
     timeKills_.arm(p.label, p.child.pid(), execed_[p.owner]);
-    h_.append(p.label, ops::Spawn{p.child.pid(), p.consumer, spec.log.string(), why});
-    groups_.insert(p.child.pid()); // its process group (pgid == pid)
     live_.push_back(std::move(p));
   }
 
@@ -255,17 +231,21 @@ private:
   bool joined(const Controller::ActiveHold& h, Clock::time_point now, int64_t quiet, std::string& why) {
     auto it = joiners_.find(h.token.id);
     if (it == joiners_.end()) {
-      // Out of the group (its broker requests wait with its step: Controller), then a newcomer joins.
-      for (const auto& p : live_)
-        if (p.owner == h.owner) ws_.broker->evict(p.brokerPort);
+      // A newcomer joins; the waiting process (its broker requests wait with its step: Controller) is
+      // evicted once the newcomer has asked to join, so that the group never stands empty in between.
       spawn("", "rebalance");
-      joiners_[h.token.id] = Joiner{live_.back().label, std::nullopt};
+      joiners_[h.token.id] = Joiner{live_.back().label, std::nullopt, false};
       return false;
     }
     const auto p = std::find_if(live_.begin(), live_.end(), [&](const Proc& q) { return q.label == it->second.label; });
     if (p == live_.end()) {
       why = it->second.label + " exited";
       return true;
+    }
+    if (!it->second.evicted && ws_.broker->joining(p->brokerPort)) {
+      for (const auto& q : live_)
+        if (q.owner == h.owner) ws_.broker->evict(q.brokerPort);
+      it->second.evicted = true;
     }
     const auto st = ctl_.state(p->owner);
     const auto quietFor = msBetween(std::max(h.since, ctl_.lastWork()), now);
@@ -441,7 +421,7 @@ private:
     std::optional<ExitStatus> es = byKill ? p.child.waitFor(std::min(milliseconds(5000), remaining())) : p.child.poll();
     if (!es) es = p.child.stop(milliseconds(0));
     ws_.phase("kill", t);
-    h_.append(p.label, exitOf(*es, byKill ? "harness" : "self"));
+    procs_.ended(p, *es, byKill ? "harness" : "self");
     // A server restarted under it (while it was still connecting) is a fault it met, like a refused connection.
     const bool metRestart = std::any_of(restarted_.begin(), restarted_.end(),
                                         [&](const Restarted& r) { return r.connections.count(p.owner) > 0; });
@@ -475,8 +455,7 @@ private:
   void restartAll() {
     for (auto& p : live_) {
       timeKills_.cancel(p.child.pid());
-      auto es = p.child.stop(std::min(opt_.grace, remaining()));
-      h_.append(p.label, exitOf(es, "harness"));
+      procs_.stop(p, std::min(opt_.grace, remaining()));
       restartOutcome(p, "");
       hub_.close(p.owner);
     }
@@ -498,7 +477,7 @@ private:
       // deadline and the stall clocks.
       seen = ctl_.waitForActivity(seen, milliseconds(2));
       for (const auto& a : ctl_.takeServerActions()) { // its step waits until this is done
-        if (a.fault.kind == "forget") ws_.broker->forget();
+        if (faultKind(a.fault.kind, "fault").effect(a.fault).action == Effect::Action::Forget) ws_.broker->forget();
         else restartServer(a.fault);
         ctl_.serverActionDone(a);
         lastEvent_ = Clock::now();
@@ -596,10 +575,9 @@ private:
   const RunOptions& opt_;
   Controller ctl_;
   proxy::Hub hub_;
-  const std::map<std::string, std::string> baseEnv_;
+  TargetProcesses procs_;
   const Clock::time_point started_;
   std::vector<Proc> live_;
-  std::set<pid_t> groups_; ///< the process groups of every consumer process of the run
   struct Restarted {
     std::string fault, server;
     std::map<int, int> connections; ///< owner -> connections made before the restart (processes not told yet)
@@ -609,12 +587,12 @@ private:
   struct Joiner {
     std::string label;                           ///< the process that joined
     std::optional<Clock::time_point> firstRead;  ///< when it was first seen to have read (it has partitions)
+    bool evicted = false;                        ///< the waiting process's member was evicted
   };
   std::map<int64_t, Joiner> joiners_; ///< a rebalance's held step (its token) -> its newcomer
   TimeKills timeKills_{s_.faults};
   size_t next_ = 0;  ///< the first stream entry not sent yet
   int toStart_ = 0;  ///< first processes still to start (startNext)
-  const std::string runTag_ = nextRunTag();
   Clock::time_point lastEvent_ = Clock::now(); ///< the latest spawn, exit or phase
   /// Since when everything sent is acknowledged and every process idle (the settle phase), if it is.
   std::optional<Clock::time_point> settleSince_;

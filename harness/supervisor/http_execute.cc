@@ -12,7 +12,7 @@
 /// A hold that would hang (the server blocks the waiting request on the held one: a lock, a "wait" policy)
 /// is released after kGateQuiet without any step; that release is noted.
 #include "supervisor/controller.h"
-#include "supervisor/escapes.h"
+#include "supervisor/processes.h"
 #include "supervisor/http_client.h"
 #include "supervisor/workspace_impl.h"
 
@@ -77,8 +77,8 @@ class HttpLoop {
 public:
   HttpLoop(Workspace::Impl& ws, History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields)
       : ws_(ws), h_(h), s_(s), fields_(fields), spec_(*ws.scenario.http), opt_(ws.options), ctl_(h, s.faults),
-        hub_({ws.servers.pg_host, ws.servers.pg_port}, ws.brokerSide(), ctl_),
-        baseEnv_(currentEnvironment()), started_(Clock::now()) {
+        hub_({ws.servers.pg_host, ws.servers.pg_port}, ws.brokerSide(), ctl_), procs_(ws, h, ctl_, hub_),
+        started_(Clock::now()) {
     ctl_.setHub(&hub_);
     for (const auto& e : s.events) keys_[e.n] = freshUuid();
   }
@@ -117,14 +117,12 @@ private:
     ctl_.openGate("the run ended");
     late_ = nullptr;
     stopServer();
-    reapEscaped(h_, runTag_, groups_);
+    procs_.reapEscaped();
   }
 
-  struct Server {
-    int owner = 0;
-    std::string label;
+  /// The server process (s1, s2, ...) and the port it is told to listen on.
+  struct Server : TargetProcess {
     int port = 0;
-    Child child;
   };
 
   milliseconds remaining() const {
@@ -143,20 +141,9 @@ private:
     p.label = fmt::format("s{}", nserver_);
     p.port = freeListenPort();
     ctl_.addProcess(p.owner, p.label);
-    auto ports = hub_.open(p.owner);
-    ChildSpec spec = ws_.targetSpec(ports, p.label, runTag_, baseEnv_,
-                                    {{"PORT", std::to_string(p.port)},
-                                     {"IDEMPOTENCY_LEASE_MS", std::to_string(spec_.policy.leaseMs)}},
-                                    kHttpServerLogCap, "server");
-    try {
-      p.child = Child::spawn(spec);
-    } catch (const SpawnError& e) {
-      hub_.close(p.owner);
-      throw UsageError(e.what());
-    }
-    ctl_.setPid(p.owner, p.child.pid());
-    h_.append(p.label, ops::Spawn{p.child.pid(), p.label, spec.log.string(), why});
-    groups_.insert(p.child.pid());
+    procs_.start(p, p.label,
+                 {{"PORT", std::to_string(p.port)}, {"IDEMPOTENCY_LEASE_MS", std::to_string(spec_.policy.leaseMs)}},
+                 kHttpServerLogCap, "server", why);
     server_ = std::move(p);
     waitReady();
   }
@@ -166,7 +153,7 @@ private:
     const auto since = Clock::now();
     while (true) {
       if (auto es = server_->child.poll()) {
-        h_.append(server_->label, exitOf(*es, "self"));
+        procs_.ended(*server_, *es, "self");
         throw std::runtime_error(fmt::format("server {} exited before it was ready ({}); see its log", server_->label, es->str()));
       }
       if (ready()) return;
@@ -197,13 +184,6 @@ private:
     return answered.get();
   }
 
-  static ops::Exit exitOf(const ExitStatus& es, const char* by) {
-    ops::Exit e;
-    if (es.signal) e.signal = es.signal;
-    else e.status = es.code;
-    e.by = by;
-    return e;
-  }
 
   /// The server ended (killed at a kill point, or by itself): record it and start the next one.
   void checkServer() {
@@ -212,7 +192,7 @@ private:
     bool killed = st.killed && !st.killPoint.empty();
     std::optional<ExitStatus> es = killed ? server_->child.waitFor(std::min(milliseconds(5000), remaining())) : server_->child.poll();
     if (!es) return;
-    h_.append(server_->label, exitOf(*es, killed ? "harness" : "self"));
+    procs_.ended(*server_, *es, killed ? "harness" : "self");
     hub_.close(server_->owner);
     server_.reset();
     startServer(killed ? "after-kill" : "after-exit");
@@ -220,10 +200,7 @@ private:
 
   void stopServer() {
     if (!server_) return;
-    auto es = server_->child.stop(std::min(opt_.grace, std::max(remaining(), milliseconds(100))));
-    auto e = exitOf(es, "harness");
-    e.ignoredSigterm = es.signal == SIGKILL;
-    h_.append(server_->label, e);
+    procs_.stop(*server_, std::min(opt_.grace, std::max(remaining(), milliseconds(100))));
     hub_.close(server_->owner);
     server_.reset();
   }
@@ -530,10 +507,8 @@ private:
   RunOptions opt_;
   Controller ctl_;
   proxy::Hub hub_;
-  std::map<std::string, std::string> baseEnv_;
+  TargetProcesses procs_;
   Clock::time_point started_;
-  std::string runTag_ = nextRunTag();
-  std::set<pid_t> groups_;
   std::optional<Server> server_;
   int nserver_ = 0;
   int nrequest_ = 0;

@@ -6,6 +6,8 @@
 # The Kafka clients (Debian's python3-confluent-kafka on librdkafka, npm kafkajs 2.2.4) each get a fresh
 # idemproof-kafka-server (built here with g++ from harness/brokers/kafka/server) with the topics
 # payments:3 and outbox:1; every connection a client opens is a capture of its own.
+# The NATS clients (libnats 3.4.1 with gcc, npm nats 2.28.2) each get a fresh nats-server 2.9 with JetStream
+# (token s3cret); their sessions open one connection each.
 # Usage: tests/captures/record.sh [client…]   (default: all; run as root, PostgreSQL runs as postgres)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -13,11 +15,12 @@ PGBIN=/usr/lib/postgresql/15/bin
 PY=/usr/bin/python3
 WORK=$(mktemp -d /dev/shm/idem-captures.XXXXXX)
 chmod 755 "$WORK"
-PG_PID="" REDIS_PID="" PROXY_PID="" KAFKA_PID=""
+PG_PID="" REDIS_PID="" PROXY_PID="" KAFKA_PID="" NATS_PID=""
 
 cleanup() {
   [ -n "$PROXY_PID" ] && kill "$PROXY_PID" 2>/dev/null && wait "$PROXY_PID" 2>/dev/null || true
   [ -n "$KAFKA_PID" ] && kill "$KAFKA_PID" 2>/dev/null && wait "$KAFKA_PID" 2>/dev/null || true
+  [ -n "$NATS_PID" ] && kill "$NATS_PID" 2>/dev/null && wait "$NATS_PID" 2>/dev/null || true
   [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null && wait "$REDIS_PID" 2>/dev/null || true
   if [ -f "$WORK/pgdata/postmaster.pid" ]; then
     kill -INT "$(head -1 "$WORK/pgdata/postmaster.pid")" 2>/dev/null || true
@@ -59,14 +62,25 @@ start_kafka() {
   KAFKA_PORT=$(cut -d: -f2 "$WORK/kafka.ready")
 }
 
-# record NAME pg|redis|kafka COMMAND…: runs COMMAND PORT with PORT a tee proxy in front of the server.
+# A fresh nats-server with JetStream (token s3cret, store in the temp dir) for each NATS client.
+start_nats() {
+  [ -n "$NATS_PID" ] && kill "$NATS_PID" && wait "$NATS_PID" 2>/dev/null || true
+  NATS_PORT=$(free_port)
+  rm -rf "$WORK/nats-store"
+  /usr/sbin/nats-server -js -a 127.0.0.1 -p "$NATS_PORT" -sd "$WORK/nats-store" --auth s3cret >"$WORK/nats.log" 2>&1 &
+  NATS_PID=$!
+  until grep -q "Server is ready" "$WORK/nats.log"; do sleep 0.05; done
+}
+
+# record NAME pg|redis|kafka|nats COMMAND…: runs COMMAND PORT with PORT a tee proxy in front of the server.
 record() {
   local name=$1 kind=$2 out=$HERE/$1 port upstream flag=""
   shift 2
   rm -rf "$out" && mkdir -p "$out"
   port=$(free_port)
   if [ "$kind" = pg ]; then upstream=$PGPORT flag=--pg; elif [ "$kind" = kafka ]; then
-    start_kafka; upstream=$KAFKA_PORT flag=--kafka; else
+    start_kafka; upstream=$KAFKA_PORT flag=--kafka; elif [ "$kind" = nats ]; then
+    start_nats; upstream=$NATS_PORT; else
     upstream=$REDIS_PORT; redis-cli -p "$REDIS_PORT" FLUSHALL >/dev/null; fi
   $PY "$HERE/tee_proxy.py" "$port" "$upstream" "$out" $flag >"$WORK/proxy.log" 2>&1 &
   PROXY_PID=$!
@@ -85,6 +99,13 @@ gcc -O1 -o "$WORK/hiredis_session" "$HERE/clients/hiredis_session.c" -lhiredis
 if [ -z "$SELECTED" ] || [[ "$SELECTED" == *node-pg* || "$SELECTED" == *ioredis* || "$SELECTED" == *kafkajs* ]]; then
   npm install --prefix "$WORK/node" --no-save --no-audit --no-fund --silent pg ioredis kafkajs@2.2.4 >/dev/null
 fi
+if [ -z "$SELECTED" ] || [[ "$SELECTED" == *natsjs* ]]; then
+  npm install --prefix "$WORK/node" --no-save --no-audit --no-fund --silent nats@2.28.2 >/dev/null
+fi
+if [ -z "$SELECTED" ] || [[ "$SELECTED" == *libnats* ]]; then
+  gcc -O1 -o "$WORK/libnats_session" "$HERE/clients/libnats_session.c" -lnats
+fi
+[ -n "$SELECTED" ] && [[ "$SELECTED" != *kafka* ]] ||
 g++ -std=c++20 -O1 -o "$WORK/idemproof-kafka-server" -I"$HERE/../../harness" \
   "$HERE/../../harness/brokers/kafka/server/main.cc" "$HERE/../../harness/brokers/kafka/errors.cc" -lrdkafka
 if [ -z "$SELECTED" ] || [[ "$SELECTED" == *pgx* ]]; then
@@ -92,7 +113,7 @@ if [ -z "$SELECTED" ] || [[ "$SELECTED" == *pgx* ]]; then
   GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$WORK/go" go build -o "$WORK/pgx_session" "$HERE/clients/pgx_session.go"
 fi
 export NODE_PATH=$WORK/node/node_modules
-for c in libpq psycopg node-pg asyncpg pgx hiredis redis-py ioredis resp3 librdkafka kafkajs; do
+for c in libpq psycopg node-pg asyncpg pgx hiredis redis-py ioredis resp3 librdkafka kafkajs libnats natsjs; do
   [ -z "$SELECTED" ] || [[ " $SELECTED " == *" $c "* ]] || continue
   case $c in
     libpq) record libpq pg "$WORK/libpq_session" ;;
@@ -106,5 +127,7 @@ for c in libpq psycopg node-pg asyncpg pgx hiredis redis-py ioredis resp3 librdk
     resp3) record resp3 redis $PY "$HERE/clients/resp3_session.py" ;;
     librdkafka) record librdkafka kafka $PY "$HERE/clients/confluent_kafka_session.py" ;;
     kafkajs) record kafkajs kafka node "$HERE/clients/kafkajs_session.js" ;;
+    libnats) record libnats nats "$WORK/libnats_session" ;;
+    natsjs) record natsjs nats node "$HERE/clients/natsjs_session.js" ;;
   esac
 done

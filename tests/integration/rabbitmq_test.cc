@@ -13,7 +13,7 @@ using namespace itest;
 namespace {
 
 /// The run's only violation of `kind`.
-nlohmann::json onlyViolation(const Result& r, const std::string& kind) {
+nlohmann::json onlyRabbitViolation(const Result& r, const std::string& kind) {
   auto v = violations(r.report, kind);
   REQUIRE(v.size() == 1);
   return v[0];
@@ -42,7 +42,7 @@ TEST_CASE("rabbitmq: the reference targets' verdicts at a kill next to their COM
     Result r = clean({"run", "--target", target("amqp-no-dedup"), "--crash", "after:COMMIT#3"});
     INFO(r.out << r.err);
     REQUIRE(r.status == 1);
-    auto dup = onlyViolation(r, "duplicate");
+    auto dup = onlyRabbitViolation(r, "duplicate");
     CHECK(dup["events"] == nlohmann::json::array({2, 3})); // 2: the producer's retry; 3: the kill
     CHECK(dup["kill_point"] == "after:COMMIT#3");
     CHECK(dup["message"].get<std::string>().find("redelivered to c2 (DELIVER#") != std::string::npos);
@@ -51,7 +51,7 @@ TEST_CASE("rabbitmq: the reference targets' verdicts at a kill next to their COM
     Result r = clean({"run", "--target", target("amqp-ack-first"), "--crash", "after:ACK#3"});
     INFO(r.out << r.err);
     REQUIRE(r.status == 1);
-    auto lost = onlyViolation(r, "lost");
+    auto lost = onlyRabbitViolation(r, "lost");
     CHECK(lost["events"] == nlohmann::json::array({3}));
     CHECK(lost["pattern"]["id"] == "ack-before-effect");
   }

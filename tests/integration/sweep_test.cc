@@ -32,6 +32,8 @@ TEST_CASE("sweep: simple fails with duplicates") {
   INFO(r.out << r.err);
   REQUIRE(r.status == 1);
   CHECK(!violations(r.report, "duplicate").empty());
+  // Each failing fault's line names the anti-pattern behind it, as run and check do.
+  CHECK(r.out.find("fail       duplicate — effect without dedup\n") != std::string::npos);
 }
 
 TEST_CASE("sweep: a sweep that ran no fault point is unknown, naming why, never a pass") {

@@ -76,6 +76,7 @@ public:
     if (facts.noResponse) // acks=0: nothing will end it, so it is no step
       return d;
     learn(facts.group, facts.member, facts.generation);
+    joinAsked_ = joinAsked_ || p.key == api::kJoinGroup;
     if (p.key == api::kFetch)
       p.positions = sessionPositions(facts);
     p.step = true;
@@ -126,6 +127,8 @@ public:
     if (!outstanding_.empty())
       outstanding_.pop_back();
   }
+
+  bool joinAsked() const { return joinAsked_; }
 
   std::optional<Membership> membership() const {
     if (!membership_.group.empty() && !membership_.member.empty())
@@ -179,6 +182,7 @@ private:
   TopicNames names_;
   std::string clientId_;
   Membership membership_;
+  bool joinAsked_ = false;
 };
 
 } // namespace
@@ -188,6 +192,11 @@ proxy::TrackerPtr makeTracker(TrackerOptions options) { return std::make_unique<
 std::optional<Membership> membershipOf(const proxy::Tracker& tracker) {
   const auto* k = dynamic_cast<const KafkaTracker*>(&tracker);
   return k ? k->membership() : std::nullopt;
+}
+
+bool askedToJoin(const proxy::Tracker& tracker) {
+  const auto* k = dynamic_cast<const KafkaTracker*>(&tracker);
+  return k && k->joinAsked();
 }
 
 } // namespace idem::kafka

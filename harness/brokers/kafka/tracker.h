@@ -33,4 +33,8 @@ proxy::TrackerPtr makeTracker(TrackerOptions options = {});
 /// connection named a group and a member, or for a tracker that makeTracker() did not make.
 std::optional<Membership> membershipOf(const proxy::Tracker& tracker);
 
+/// Whether the tracker's connection sent a JoinGroup request (forwarded to the coordinator: its member
+/// exists there once the coordinator read it).
+bool askedToJoin(const proxy::Tracker& tracker);
+
 } // namespace idem::kafka

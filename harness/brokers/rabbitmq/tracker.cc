@@ -107,7 +107,7 @@ private:
     switch (m->id) {
     case BasicPublish: // its content follows: the step ends with its last frame
       step.detail = "PUBLISH " + m->exchange + " " + m->routingKey;
-      step.unanswered = true;
+      step.oneWay = true;
       clientContent_[f.channel] = ClientContent{step};
       out.kind = ClientMsg::Kind::Part;
       return Decode::Message;
@@ -125,12 +125,12 @@ private:
         if (settles) step.acked.push_back(it->second);
         it = tags.erase(it);
       }
-      step.unanswered = true;
+      step.oneWay = true;
       return end(step, out, false);
     }
     case BasicRecoverAsync:
       if (m->requeue) unacked_.erase(f.channel);
-      step.unanswered = true;
+      step.oneWay = true;
       return end(step, out, false);
     case BasicRecover:
       if (m->requeue) unacked_.erase(f.channel);
@@ -154,7 +154,7 @@ private:
     if ((m->id >> 16) == 10) return Decode::Message; // connection set-up
     if (!answered(*m)) {
       if ((m->id >> 16) == 20) return Decode::Message; // channel.flow-ok
-      step.unanswered = true;
+      step.oneWay = true;
       return end(step, out, false);
     }
     return end(step, out, true, f.channel);

@@ -3,7 +3,7 @@
 ///
 /// Steps: each synchronous method the client sends (QUEUE_DECLARE, QOS, CONSUME, GET, RECOVER, TX_COMMIT,
 /// ...) is a step its -ok (or the server's channel.close) answers; basic.ack, basic.nack, basic.reject and
-/// basic.publish with its content are steps the server never answers (StepInfo::unanswered). A basic.deliver
+/// basic.publish with its content are steps the server never answers (StepInfo::oneWay). A basic.deliver
 /// and its content, which the server pushes to a consumer, is a step of its own, DELIVER (ServerMsg::Push).
 /// Connection and channel set-up and teardown, heartbeats, basic.return and publisher confirms pass outside
 /// any step.

@@ -29,6 +29,10 @@ public:
   }
   bool leavesAftermath() const override { return false; } // the waiting process is told nothing
   std::string brokerFeature() const override { return "rebalance"; }
+  /// Seconds of the group's own waits per schedule; and at a step of the client's background thread before
+  /// the application has its records, the records it fetched as a member no longer in the group are never
+  /// settled by it, so such a run ends at the deadline, unknown. Asked for, not drawn.
+  bool drawnByDefault() const override { return false; }
   FaultClass sweepClass(const Fault&) const override {
     return {"rebalance", "group rebalanced mid-batch",
             "rebalance:before|after:VERB#k: the group drops the consumer, a new member takes its partitions"};

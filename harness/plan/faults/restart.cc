@@ -20,14 +20,15 @@ class Restart : public FaultKind {
 public:
   std::string name() const override { return "restart"; }
   std::string usage() const override {
-    return "restart:before|after:VERB#k:pg|valkey|kafka|rabbitmq   restart the server (PostgreSQL: fast shutdown; "
-           "the others: data kept)";
+    return "restart:before|after:VERB#k:pg|valkey|kafka|nats|rabbitmq   restart the server (PostgreSQL: fast "
+           "shutdown; the others: data kept)";
   }
   void check(const Fault& f, const std::string& what) const override {
-    requireArgs(f, 1, what, "restart:before|after:VERB#k:pg|valkey|kafka|rabbitmq");
-    if (f.args[0] != "pg" && f.args[0] != "valkey" && f.args[0] != "kafka" && f.args[0] != "rabbitmq")
-      throw UsageError(fmt::format("{}: a restart names its server, pg, valkey, kafka or rabbitmq (not '{}')", what,
-                                   f.args[0]));
+    requireArgs(f, 1, what, "restart:before|after:VERB#k:pg|valkey|kafka|nats|rabbitmq");
+    if (f.args[0] != "pg" && f.args[0] != "valkey" && f.args[0] != "kafka" && f.args[0] != "nats" &&
+        f.args[0] != "rabbitmq")
+      throw UsageError(fmt::format("{}: a restart names its server, pg, valkey, kafka, nats or rabbitmq (not '{}')",
+                                   what, f.args[0]));
   }
   Effect effect(const Fault& f) const override {
     return Effect{Effect::Action::Restart, {}, {}, {}, f.args[0], false};

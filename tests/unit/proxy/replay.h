@@ -103,7 +103,8 @@ Events wholeOf(const Factory& make, const std::vector<Chunk>& chunks);
 std::vector<std::string> summaries(const Events& e);
 /// The entry ids a reply delivered.
 std::vector<std::string> deliveredIds(const ReplyInfo& r);
-/// Every step ends exactly once (by a reply, or skipped before one), and every byte was decoded.
+/// Every step ends exactly once (by a reply, or skipped before one; a one-way step by being sent), and every
+/// byte was decoded.
 void requireBalanced(const Events& e);
 
 } // namespace idem::proxy::test

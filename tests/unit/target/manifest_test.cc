@@ -87,7 +87,7 @@ TEST_CASE("manifest: a consumer's broker is valkey unless it says kafka", "[mani
   CHECK(idem::loadTarget(d.path / "v").broker == "valkey");
   CHECK(idem::loadTarget(d.path / "k").broker == "kafka");
   CHECK_THAT(manifestError(R"({"name": "x", "broker": "mqtt", "command": ["./x"], "scenarios": ["wallet"]})"),
-             Contains("field 'broker': 'mqtt' is not one of valkey, kafka, rabbitmq"));
+             Contains("field 'broker': 'mqtt' is not one of valkey, kafka, nats, rabbitmq"));
   CHECK_THAT(manifestError(R"({"name": "x", "kind": "http", "broker": "kafka", "command": ["./x"], "scenarios": ["orders"]})"),
              Contains("field 'broker': only a consumer reads from a broker; an HTTP target has none"));
 }

@@ -146,6 +146,11 @@ EmbeddedKafka::~EmbeddedKafka() {
   if (out_ >= 0) ::close(out_);
 }
 
+bool EmbeddedKafka::alive() {
+  std::lock_guard<std::mutex> lock(stopMu_);
+  return child_.valid() && !child_.poll();
+}
+
 void EmbeddedKafka::stop() {
   std::lock_guard<std::mutex> lock(stopMu_);
   if (child_.valid()) child_.stop(std::chrono::milliseconds(2000));

@@ -38,6 +38,8 @@ public:
   std::string command(const std::string& line);
   /// SIGTERM, wait up to 2 s, then SIGKILL; reaped. Idempotent; safe from the signal thread.
   void stop();
+  /// Whether its process still runs (false once it exited, whatever ended it).
+  bool alive();
 
   pid_t pid() const { return pid_; }
   const std::filesystem::path& log() const { return log_; }

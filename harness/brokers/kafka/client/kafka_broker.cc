@@ -144,7 +144,15 @@ proxy::TrackerPtr KafkaBroker::tracker(int listenPort) {
 void KafkaBroker::reset() {
   // A new topic and group per run: nothing of the last run's records or offsets is seen again.
   // The broker is this workspace's alone: short names, which entry ids ("events.3-1@0") carry.
-  if (run_ > 0) admin_->forget(topic_, group_); // its handle per group would pile up run after run
+  if (!server_->alive()) {
+    // It died under the last run (which then could not be judged): the next one gets a broker again, so
+    // that one broken run does not make every later run of the workspace an error.
+    admin_.reset();
+    server_ = std::make_unique<EmbeddedKafka>();
+    admin_ = std::make_unique<KafkaAdmin>(server_->bootstrap());
+  } else if (run_ > 0) {
+    admin_->forget(topic_, group_); // its handle per group would pile up run after run
+  }
   ++run_;
   topic_ = fmt::format("events.{}", run_);
   group_ = fmt::format("consumers.{}", run_);
@@ -245,6 +253,15 @@ void KafkaBroker::evict(int listenPort) {
   // As the coordinator does when a member's session or poll interval runs out; its client learns of it at
   // its next heartbeat or commit (UNKNOWN_MEMBER_ID).
   leave(listenPort, false);
+}
+
+bool KafkaBroker::joining(int listenPort) {
+  std::lock_guard<std::mutex> feed(ledger_->feed);
+  std::lock_guard<std::mutex> lock(ledger_->mu);
+  auto [a, b] = ledger_->trackers.equal_range(listenPort);
+  for (auto it = a; it != b; ++it)
+    if (askedToJoin(*it->second)) return true;
+  return false;
 }
 
 void KafkaBroker::leave(int listenPort, bool forget) {

@@ -40,6 +40,7 @@ public:
   std::map<std::string, std::string> consumerEnv() const override { return {{"TOPIC", topic_}, {"GROUP", group_}}; }
   void killed(int listenPort) override;
   void evict(int listenPort) override;
+  bool joining(int listenPort) override;
   bool answersErrorsByRequest() const override { return true; }
   bool restart() override;
   std::optional<std::string> errorAnswer(std::string_view request, const std::string& code) const override;

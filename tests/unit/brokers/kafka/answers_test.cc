@@ -132,4 +132,8 @@ TEST_CASE("kafka answers: the membership a consumer's group connection shows") {
   CHECK(m->leaveVersion == 1); // the embedded broker takes LeaveGroup up to v1
   CHECK(!membershipOf(*makeTracker()));
   CHECK(!membershipOf(*makeRespTracker()));
+  // It asked to join (a rebalance evicts the member it replaces only then); a fresh one has not.
+  CHECK(askedToJoin(*t));
+  CHECK(!askedToJoin(*makeTracker()));
+  CHECK(!askedToJoin(*makeRespTracker()));
 }

@@ -54,7 +54,7 @@ void requireSplitInvariance(const std::string& capture) {
   const Events whole = feedSession(fresh, chunks);
   // Every answered step ends by exactly one reply; every byte was decoded.
   const auto st = steps(whole);
-  const auto answered = std::count_if(st.begin(), st.end(), [](const StepInfo& x) { return !x.unanswered; });
+  const auto answered = std::count_if(st.begin(), st.end(), [](const StepInfo& x) { return !x.oneWay; });
   CHECK(static_cast<size_t>(answered) == replies(whole).size());
   CHECK(!whole.client_invalid);
   CHECK(!whole.server_invalid);
@@ -110,7 +110,7 @@ TEST_CASE("rabbitmq tracker: pika's steps, pushes and a multiple ack", "[rabbitm
       CHECK(m.reply.waiting);
       CHECK(m.step.read);
     }
-  for (const auto& s : steps(e)) CHECK(s.unanswered == (s.verb == "ACK" || s.verb == "REJECT" || s.verb == "PUBLISH"));
+  for (const auto& s : steps(e)) CHECK(s.oneWay == (s.verb == "ACK" || s.verb == "REJECT" || s.verb == "PUBLISH"));
 }
 
 TEST_CASE("rabbitmq tracker: amqplib's nack with requeue, then its redelivery acked", "[rabbitmq]") {

@@ -1,0 +1,56 @@
+#pragma once
+/// NATS JetStream behind the broker seam (brokers/broker.h): on the workspace's embedded nats-server, a
+/// stream `events_N` on subject `events.N` and a durable pull consumer `consumers_N` (explicit acks) per
+/// run. The producer publishes each event as a JSON object of its fields (strings) with the headers
+/// `event_id` and a fresh `Nats-Msg-Id` (so that JetStream's duplicate window never hides a publish);
+/// delivered means a pull request's answer carried it; acknowledged means +ACK or +TERM; settled means
+/// that the durable has nothing pending nor awaiting an ack, and delivered every message at least once.
+#include "brokers/broker.h"
+
+#include <memory>
+#include <string>
+
+namespace idem::nats::client {
+
+class EmbeddedNats;
+class Admin;
+
+class NatsBroker final : public brokers::Broker {
+public:
+  /// Starts the workspace's server. `ackWaitMs`: the durable's AckWait, the consumers' CLAIM_IDLE_MS.
+  explicit NatsBroker(int ackWaitMs);
+  ~NatsBroker() override;
+
+  const char* name() const override { return "nats"; }
+  const char* title() const override { return "NATS"; }
+  const char* protocol() const override { return "NATS"; }
+  proxy::Upstream upstream() const override;
+  proxy::TrackerPtr tracker(int listenPort) override;
+  std::string stream() const override { return stream_; }
+  std::string group() const override { return durable_; }
+  void reset() override;
+  std::vector<std::string> publish(const std::vector<brokers::Message>& messages) override;
+  brokers::Progress progress() override;
+  void forget() override;
+  brokers::Leftover leftover() override;
+  std::map<std::string, std::string> connectionEnv(int proxyPort) const override;
+  std::map<std::string, std::string> consumerEnv() const override;
+  void reconnect() override;
+  bool restart() override;
+  /// An `error` at a NATS step: the server refuses the publish (tracker.h: errorAnswer).
+  bool answersErrorsByRequest() const override { return true; }
+  std::optional<std::string> errorAnswer(std::string_view request, const std::string& code) const override;
+  std::string defaultError(const std::string& verb) const override;
+
+private:
+  void createConsumer();
+
+  int ackWaitMs_;
+  int run_ = 0;
+  std::string stream_, subject_, durable_;
+  uint64_t lastSeq_ = 0;
+  std::unique_ptr<EmbeddedNats> server_;
+  std::unique_ptr<Admin> admin_;
+};
+
+} // namespace idem::nats::client

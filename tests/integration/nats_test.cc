@@ -1,0 +1,94 @@
+/// NATS JetStream consumers (harness/brokers/nats): the reference targets on libnats and the Node test
+/// consumers on nats.js, each behind the NATS proxy on an embedded nats-server of its workspace, judged by
+/// the same checkers as on Valkey and Kafka. A NATS schedule takes well under a second (the durable's
+/// AckWait is CLAIM_IDLE_MS, 20 ms), so each case runs one schedule chosen to show a verdict.
+#include "support.h"
+
+#include <catch2/catch.hpp>
+
+#include <set>
+
+using namespace itest;
+
+namespace {
+
+/// The run's only violation of `kind`.
+nlohmann::json onlyViolation(const Result& r, const std::string& kind) {
+  auto v = violations(r.report, kind);
+  REQUIRE(v.size() == 1);
+  return v[0];
+}
+
+} // namespace
+
+TEST_CASE("nats: a processed-events row in the effect's transaction passes a kill after its COMMIT") {
+  Result r = clean({"run", "--target", target("nats-dedup-table"), "--crash", "after:COMMIT#3"});
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  CHECK(r.report["verdict"] == "pass");
+  // The run read the stream the harness made, on the durable it named, through the proxy: the steps are NATS's.
+  const auto& history = r.report["runs"][0]["history"];
+  std::set<std::string> verbs;
+  for (const auto& op : history)
+    if (op["type"] == "step" && op["value"]["server"] == "nats") verbs.insert(op["value"]["verb"].get<std::string>());
+  CHECK(verbs == std::set<std::string>{"FETCH", "ACK"});
+  CHECK(history[0]["value"]["stream"] == "events_1");
+  CHECK(history[0]["value"]["group"] == "consumers_1");
+}
+
+TEST_CASE("nats: no-dedup, killed between its COMMIT and its ACK, applies events 2 and 3 twice") {
+  Result r = clean({"run", "--target", target("nats-no-dedup"), "--crash", "after:COMMIT#3"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 1);
+  auto dup = onlyViolation(r, "duplicate");
+  CHECK(dup["events"] == nlohmann::json::array({2, 3})); // 2: the producer's retry; 3: the kill
+  CHECK(dup["kill_point"] == "after:COMMIT#3");
+  CHECK(dup["message"].get<std::string>().find("redelivered to c2 (FETCH#") != std::string::npos);
+  CHECK(dup["pattern"]["id"] == "effect-without-dedup");
+}
+
+TEST_CASE("nats: ack-first, killed between its ACK and its COMMIT, loses event 3") {
+  Result r = clean({"run", "--target", target("nats-ack-first"), "--crash", "after:ACK#3"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 1);
+  auto lost = onlyViolation(r, "lost");
+  CHECK(lost["events"] == nlohmann::json::array({3}));
+  CHECK(lost["pattern"]["id"] == "ack-before-effect");
+}
+
+TEST_CASE("nats: the durable forgets its acks and the server restarts, and dedup-table applies each event once") {
+  Result forgot = clean({"run", "--target", target("nats-dedup-table"), "--crash", "forget:after:ACK#3", "--crash",
+                         "after:COMMIT#5"});
+  INFO(forgot.out << forgot.err);
+  CHECK(forgot.status == 0);
+  CHECK(forgot.report["verdict"] == "pass");
+  Result restarted = clean({"run", "--target", target("nats-dedup-table"), "--crash", "restart:after:ACK#2:nats"});
+  INFO(restarted.out << restarted.err);
+  CHECK(restarted.status == 0);
+  CHECK(restarted.report["verdict"] == "pass");
+}
+
+TEST_CASE("nats: Node consumers on nats.js are judged as their code is") {
+  Result good = clean({"run", "--target", testTarget("node-nats-dedup-table"), "--crash", "after:COMMIT#3"});
+  INFO(good.out << good.err);
+  CHECK(good.report["verdict"] == "pass");
+  Result bad = clean({"run", "--target", testTarget("node-nats-ack-first"), "--crash", "after:ACK#3"});
+  INFO(bad.out << bad.err);
+  CHECK(bad.report["verdict"] == "fail");
+  CHECK(!violations(bad.report, "lost").empty());
+}
+
+TEST_CASE("nats: an ACK the server refuses is delivered again, which no-dedup applies twice") {
+  Result r = clean({"run", "--target", target("nats-no-dedup"), "--crash", "error:before:ACK#2"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 1);
+  auto dup = onlyViolation(r, "duplicate");
+  CHECK(dup["events"] == nlohmann::json::array({2}));
+  CHECK(dup["message"].get<std::string>().find("c1 answered an error at error:before:ACK#2") != std::string::npos);
+  bool answered = false;
+  for (const auto& op : r.report["runs"][0]["history"])
+    if (op["type"] == "step" && op["value"]["verb"] == "ACK" && op["value"]["k"] == 2)
+      answered = op["value"]["outcome"] == "answered" &&
+                 op["value"]["summary"].get<std::string>().rfind("PERMISSIONS_VIOLATION", 0) == 0;
+  CHECK(answered);
+}

@@ -1,0 +1,149 @@
+// The NATS tracker on sessions written byte for byte: pull requests and their answers (a message, a
+// 404 or 408 status, a heartbeat that answers nothing), the acknowledgements, a consumer's own publish,
+// and the deliveries it refuses to account for. Every session is also fed at every split offset.
+#include "replay.h"
+
+#include "brokers/nats/tracker.h"
+
+#include <catch2/catch.hpp>
+
+using namespace idem::proxy;
+using namespace idem::proxy::test;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+TrackerPtr fresh() { return idem::nats::makeTracker(); }
+
+std::vector<Chunk> chunksOf(const std::vector<std::string>& client, const std::vector<std::string>& server) {
+  std::vector<Chunk> out;
+  for (const auto& c : client) out.push_back({true, c});
+  for (const auto& s : server) out.push_back({false, s});
+  return out;
+}
+
+Events session(const std::vector<std::string>& client, const std::vector<std::string>& server) {
+  const auto c = chunksOf(client, server);
+  checkSplitInvariance(fresh, c);
+  return wholeOf(fresh, c);
+}
+
+std::string pub(const std::string& subject, const std::string& reply, const std::string& payload) {
+  return "PUB " + subject + (reply.empty() ? "" : " " + reply) + " " + std::to_string(payload.size()) + "\r\n" +
+         payload + "\r\n";
+}
+
+std::string hmsg(const std::string& subject, const std::string& sid, const std::string& reply,
+                 const std::string& headers, const std::string& payload) {
+  return "HMSG " + subject + " " + sid + (reply.empty() ? "" : " " + reply) + " " + std::to_string(headers.size()) +
+         " " + std::to_string(headers.size() + payload.size()) + "\r\n" + headers + payload + "\r\n";
+}
+
+const std::string kInfo = "INFO {\"server_id\":\"X\",\"version\":\"2.9.10\",\"headers\":true,\"max_payload\":1048576}\r\n";
+const std::string kPull = "$JS.API.CONSUMER.MSG.NEXT.events_1.consumers_1";
+const std::string kAck = "$JS.ACK.events_1.consumers_1.1.3.1.1700000000000000000.0";
+
+} // namespace
+
+TEST_CASE("nats tracker: a pull request's message is its FETCH's reply, named by its stream sequence") {
+  const std::string delivery =
+      hmsg("events.1", "1", kAck, "NATS/1.0\r\nNats-Msg-Id: m1\r\nevent_id: e-3\r\n\r\n",
+           "{\"n\":\"3\",\"wallet\":\"w1\",\"amount\":\"5000\"}");
+  const Events e = session({"CONNECT {\"verbose\":false,\"auth_token\":\"t\"}\r\nPING\r\n", "SUB _INBOX.a.* 1\r\n",
+                            pub(kPull, "_INBOX.a.b", "{\"batch\":1,\"expires\":90000000}"), pub(kAck, "_INBOX.a.c", "+ACK")},
+                           {kInfo, "PONG\r\n", delivery, "MSG _INBOX.a.c 1 0\r\n\r\n"});
+  requireBalanced(e);
+  const auto st = steps(e);
+  REQUIRE(st.size() == 2);
+  CHECK(st[0].verb == "FETCH");
+  CHECK(st[0].read);
+  CHECK(st[0].blocking);
+  CHECK(!st[0].oneWay);
+  CHECK(st[1].verb == "ACK");
+  CHECK(st[1].oneWay);
+  CHECK(st[1].acked == Strings{"3"});
+  const auto re = replies(e);
+  REQUIRE(re.size() == 1);
+  CHECK(deliveredIds(re[0]) == Strings{"3"});
+  CHECK(re[0].delivered[0].fields == std::vector<std::pair<std::string, std::string>>{
+                                         {"n", "3"}, {"wallet", "w1"}, {"amount", "5000"}, {"event_id", "e-3"}});
+}
+
+TEST_CASE("nats tracker: a pull answered 404 or 408 is an empty read and a heartbeat answers nothing") {
+  const Events e = session({pub(kPull, "_INBOX.p.1", "{\"batch\":1,\"no_wait\":true}"),
+                            pub(kPull, "_INBOX.p.2", "{\"batch\":1,\"expires\":1000000000,\"idle_heartbeat\":500000000}")},
+                           {hmsg("_INBOX.p.1", "2", "", "NATS/1.0 404 No Messages\r\n\r\n", ""),
+                            hmsg("_INBOX.p.2", "2", "", "NATS/1.0 100 Idle Heartbeat\r\n\r\n", ""),
+                            hmsg("_INBOX.p.2", "2", "", "NATS/1.0 408 Request Timeout\r\nNats-Pending-Messages: 1\r\n\r\n", "")});
+  requireBalanced(e);
+  const auto st = steps(e);
+  REQUIRE(st.size() == 2);
+  CHECK(!st[0].blocking);
+  CHECK(st[1].blocking);
+  CHECK(summaries(e) == Strings{"empty: 404 No Messages", "empty: 408 Request Timeout"});
+}
+
+TEST_CASE("nats tracker: NAK and WPI and TERM are steps of their own and TERM acknowledges as ACK does") {
+  const std::string ack11 = "$JS.ACK.dom.ABCDEF.events_1.consumers_1.2.11.5.1700000000000000000.0.tok";
+  const Events e = session({pub(kAck, "", "-NAK"), pub(kAck, "", "+WPI"), pub(ack11, "", "+TERM"), pub(kAck, "", ""),
+                            "HPUB " + kAck + " 12 16\r\nNATS/1.0\r\n\r\n+ACK\r\n"},
+                           {});
+  requireBalanced(e);
+  CHECK(verbs(e) == Strings{"NAK", "WPI", "TERM", "ACK", "ACK"});
+  const auto st = steps(e);
+  CHECK(st[0].acked.empty());
+  CHECK(st[2].acked == Strings{"11"});
+  CHECK(st[3].acked == Strings{"3"});
+  CHECK(st[4].acked == Strings{"3"});
+}
+
+TEST_CASE("nats tracker: a consumer's own publish is PUB while the JetStream API is set-up and no step") {
+  const Events e = session({pub("audit.credits", "", "w1 +5000"), pub("$JS.API.CONSUMER.INFO.events_1.consumers_1", "_INBOX.r.1", ""),
+                            "UNSUB 1\r\n", "PONG\r\n"},
+                           {"MSG _INBOX.r.1 3 5\r\n{...}\r\n", "PING\r\n", "+OK\r\n", "-ERR 'Unknown Protocol Operation'\r\n"});
+  requireBalanced(e);
+  CHECK(verbs(e) == Strings{"PUB"});
+  CHECK(steps(e)[0].oneWay);
+  CHECK(steps(e)[0].detail == "audit.credits w1 +5000");
+}
+
+TEST_CASE("nats tracker: a delivery outside the oldest pull request leaves the connection unobserved") {
+  const std::string d = hmsg("_INBOX.push", "4", kAck, "NATS/1.0\r\n\r\n", "{}");
+  SECTION("a push consumer's") {
+    const Events e = wholeOf(fresh, chunksOf({"SUB events.1 4\r\n"}, {d}));
+    CHECK(e.server_invalid);
+  }
+  SECTION("the second message of a batch of two") {
+    const Events e = wholeOf(fresh, chunksOf({pub(kPull, "_INBOX.push", "{\"batch\":2}")}, {d}));
+    CHECK(e.server_invalid);
+  }
+}
+
+TEST_CASE("nats tracker: what is not the NATS protocol is refused") {
+  CHECK(wholeOf(fresh, chunksOf({"GET / HTTP/1.1\r\n"}, {})).client_invalid);
+  CHECK(wholeOf(fresh, chunksOf({"PUB a 5\r\nabcdefg\r\n"}, {})).client_invalid); // the payload is not 5 bytes
+  CHECK(wholeOf(fresh, chunksOf({"PUB a b c 5\r\nabcde\r\n"}, {})).client_invalid);
+  CHECK(wholeOf(fresh, chunksOf({}, {"MSG a 1 x\r\n"})).server_invalid);
+}
+
+TEST_CASE("nats tracker: $JS.ACK subjects of both layouts name the stream sequence") {
+  auto a = idem::nats::parseAckSubject(kAck);
+  REQUIRE(a);
+  CHECK(a->stream == "events_1");
+  CHECK(a->consumer == "consumers_1");
+  CHECK(a->streamSeq == 3);
+  auto b = idem::nats::parseAckSubject("$JS.ACK._.HASH.s.c.1.42.7.1700000000000000000.3");
+  REQUIRE(b);
+  CHECK(b->streamSeq == 42);
+  CHECK(!idem::nats::parseAckSubject("$JS.ACK.s.c.1"));
+  CHECK(!idem::nats::parseAckSubject("events.1"));
+}
+
+TEST_CASE("nats tracker: an error answer refuses the publish as the server's permissions would") {
+  CHECK(idem::nats::errorAnswer(pub(kAck, "", "+ACK"), "PERMISSIONS_VIOLATION") ==
+        "-ERR 'Permissions Violation for Publish to \"" + kAck + "\"'\r\n");
+  CHECK(idem::nats::errorAnswer("HPUB events.1 _INBOX.x 12 14\r\nNATS/1.0\r\n\r\nhi\r\n", "PERMISSIONS_VIOLATION") ==
+        std::optional<std::string>("-ERR 'Permissions Violation for Publish to \"events.1\"'\r\n"));
+  CHECK(!idem::nats::errorAnswer(pub(kAck, "", "+ACK"), "LOADING"));
+  CHECK(!idem::nats::errorAnswer("SUB a 1\r\n", "PERMISSIONS_VIOLATION"));
+}
