@@ -22,7 +22,7 @@ public:
       : PlainKind("rebalance",
                   "rebalance:before|after:VERB#k   a consumer joins the group while the step waits: the partitions "
                   "are dealt again in the middle of a batch (Kafka)",
-                  Effect::Action::Join, 2) {} // the newcomer reapplies what the waiting one applies
+                  Effect::Action::Join) {} // one more delivery: the newcomer reads what the waiting one holds
   std::string phrase(const Fault& f, const std::string& process,
                      const std::function<std::string(const std::string&)>&) const override {
     return "a consumer joined the group at " + f.str() + " while " + process + " waited";
