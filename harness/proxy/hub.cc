@@ -119,6 +119,8 @@ struct Conn : std::enable_shared_from_this<Conn> {
     StepToken token;
     std::string bytes;
     std::unique_ptr<asio::steady_timer> timer;
+    /// A server push held before the listener saw it as a reply: that reply, asked for on release.
+    std::optional<ReplyInfo> push;
   };
   std::optional<Held> holdReq, holdRep;
   std::array<char, 65536> bufC{}, bufU{};
@@ -223,7 +225,7 @@ struct Conn : std::enable_shared_from_this<Conn> {
     case Decision::Kind::Pass:
       forward(request, token, std::move(held));
       held.clear();
-      return true;
+      return !dead;
     case Decision::Kind::Kill: // the listener killed the process and cut the owner already
       return false;
     case Decision::Kind::Drop:
@@ -231,7 +233,7 @@ struct Conn : std::enable_shared_from_this<Conn> {
       drop();
       return false;
     case Decision::Kind::Hold:
-      hold = Held{token, std::move(held), nullptr};
+      hold = Held{token, std::move(held), nullptr, std::nullopt};
       held.clear();
       arm(*hold, d.hold);
       return false;
@@ -292,6 +294,48 @@ struct Conn : std::enable_shared_from_this<Conn> {
     heldRep = std::move(other);
   }
 
+  /// A server push (ServerMsg::Push), its bytes in heldRep: the listener sees it as a step's request, then
+  /// as its reply; false when the connection stopped moving.
+  bool onPush(const ServerMsg& m) {
+    StepToken token;
+    Decision d = hub.listener.onRequest(owner, server, id, m.step, token);
+    if (dead || d.kind == Decision::Kind::Kill) return false;
+    if (d.kind == Decision::Kind::Drop) {
+      heldRep.clear();
+      drop();
+      return false;
+    }
+    if (d.kind == Decision::Kind::Answer) { // an error in the server's name instead of the push
+      std::string answer = d.answer;
+      if (!d.brokerError.empty() && hub.broker.errorAnswer) {
+        auto built = hub.broker.errorAnswer(heldRep, d.brokerError);
+        if (!built) {
+          heldRep.clear();
+          drop();
+          return false;
+        }
+        answer = std::move(*built);
+      }
+      heldRep.clear();
+      sendClient(std::move(answer));
+      return true;
+    }
+    if (d.kind == Decision::Kind::Hold) { // before the listener sees what it delivered: on release
+      holdRep = Held{token, std::move(heldRep), nullptr, m.reply};
+      heldRep.clear();
+      arm(*holdRep, d.hold);
+      return true;
+    }
+    return pushed(token, m.reply);
+  }
+
+  /// The reply half of a server push.
+  bool pushed(const StepToken& token, const ReplyInfo& reply) {
+    Decision d = hub.listener.onReply(owner, token, reply);
+    if (dead) return false;
+    return decide(d, token, false) || holdRep;
+  }
+
   /// Registers a held step for Hub::release, and its timer when it releases itself.
   void arm(Held& h, std::chrono::milliseconds after) {
     hub.held[h.token.id] = weak_from_this();
@@ -314,6 +358,12 @@ struct Conn : std::enable_shared_from_this<Conn> {
       hub.held.erase(token);
       forward(true, h.token, std::move(h.bytes));
       processClient();
+    } else if (holdRep && holdRep->token.id == token && holdRep->push) {
+      Held h = std::move(*holdRep);
+      holdRep.reset();
+      hub.held.erase(token);
+      heldRep = std::move(h.bytes);
+      if (pushed(h.token, *h.push) && !holdRep) processServer();
     } else if (holdRep && holdRep->token.id == token) {
       Held h = std::move(*holdRep);
       holdRep.reset();
@@ -419,6 +469,7 @@ struct Conn : std::enable_shared_from_this<Conn> {
     // Pass, e.g. CopyInResponse: the client waits for it, so release what is held. Stream: a piece of a
     // reply too large to hold, which the client can't act on before its last byte.
     if (m.kind == ServerMsg::Kind::Pass || m.kind == ServerMsg::Kind::Stream) passHeld(false);
+    if (m.kind == ServerMsg::Kind::Push) return onPush(m);
     if (m.kind != ServerMsg::Kind::ReplyEnd) return true;
     // Steps the server skipped (an error in a Flush pipeline skips to the next Sync) get no reply.
     for (size_t i = 0; i < m.skipped && !inflight.empty(); ++i) {

@@ -54,6 +54,9 @@ struct ReplyInfo {
   /// recorded as its deliveries, but not its to settle (its client drops them once it learns it left).
   bool stale = false;
   std::string summary;     ///< e.g. "UPDATE 1", "+OK", "(nil)", "2 entries", abbreviated
+  /// From here on the client waits for the broker to push it entries (an AMQP consumer after its
+  /// basic.consume): it is at rest once it holds no entry, as after a read that delivered nothing.
+  bool waiting = false;
 };
 
 /// What one client->server message means.
@@ -80,10 +83,15 @@ struct ServerMsg {
     Stream,   ///< part of a reply too large to hold (a 100 MB GET), which the client can't act on before
               ///< its last byte (the ReplyEnd): forward it at once
     ReplyEnd, ///< completes the reply of the oldest outstanding step; `reply` describes it
+    /// A message the server sends of itself that is a step of its own (an AMQP basic.deliver and its
+    /// content, after the Part messages before it): `step` names it and `reply` says what it delivered. The
+    /// proxy asks the listener about it as a request and then as its reply, before the client has any of it.
+    Push,
   };
   size_t size = 0;
   Kind kind = Kind::Pass;
-  ReplyInfo reply; ///< when kind == ReplyEnd
+  ReplyInfo reply; ///< when kind == ReplyEnd or Push
+  StepInfo step;   ///< when kind == Push
   /// When kind == ReplyEnd (PostgreSQL only): this many outstanding steps, older than the one this
   /// message completes, got no reply at all — the server skipped them (extended protocol after an
   /// error, up to the next Sync). They end here, unanswered; then the next one ends with `reply`.

@@ -2,6 +2,7 @@
 
 #include "brokers/kafka/client/kafka_broker.h"
 #include "brokers/nats/client/nats_broker.h"
+#include "brokers/rabbitmq/client/rabbitmq_broker.h"
 #include "brokers/valkey/valkey_broker.h"
 
 #include "core/error.h"
@@ -23,6 +24,8 @@ brokers::BrokerPtr makeBroker(const ServerEndpoints& s, const Target& target, co
   // Its own embedded nats-server per workspace; the durable redelivers what waits for an ack CLAIM_IDLE_MS
   // long (AckWait), as a Valkey consumer claims it.
   if (target.broker == "nats") return std::make_unique<nats::client::NatsBroker>(claimIdleMs);
+  // One RabbitMQ node per idemproof command, shared by the workspaces, a vhost each (brokers/rabbitmq/README.md).
+  if (target.broker == "rabbitmq") return std::make_unique<rabbitmq::client::RabbitMqBroker>();
   throw UsageError(fmt::format("{}: field 'broker': no broker '{}'", target.manifest.string(), target.broker));
 }
 

@@ -514,6 +514,7 @@ std::vector<proxy::StepToken> Controller::replied(int owner, ops::Step s, const 
     }
     if (fresh) lastWork_ = now;
     st.lastWasEmptyRead = reply.empty_read && st.inflight == 0;
+    if (reply.waiting) st.waiting = true;
   }
   if (s.outcome != ops::StepOutcome::Answered) s.outcome = ops::StepOutcome::Ok;
   const std::string verb = s.verb;
@@ -603,6 +604,7 @@ liveness::Process Controller::livenessOf(int owner) const {
   v.inflight = st.inflight;
   v.inflightBlocking = st.inflightBlocking;
   v.lastWasEmptyRead = st.lastWasEmptyRead;
+  v.waiting = st.waiting;
   v.cutAt = st.cutAt;
   v.held = st.held.size();
   for (const auto& [id, n] : st.handedAgain) {

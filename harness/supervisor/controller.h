@@ -59,6 +59,8 @@ public:
     std::string waitingFor;        ///< the oldest non-blocking request in flight: "COMMIT#3 (pg)"
     Clock::time_point waitingSince;
     bool lastWasEmptyRead = false; ///< its latest step is a read that delivered nothing, and none is in flight
+    /// Its broker pushes it entries (ReplyInfo::waiting, an AMQP consumer): at rest whenever it holds none.
+    bool waiting = false;
     /// Its latest step ended with its connection cut under it (a drop, a server restart, a server that
     /// closed it) and it has made no request since: "XREADGROUP#2 (valkey)", else "".
     std::string cutAt;

@@ -23,7 +23,8 @@ bool idle(const Process& p) {
   if (p.inflight > p.inflightBlocking) return false; // waiting for a reply it will act on
   if (p.held > 0) return false;                      // delivered work it has not settled
   if (p.inflight > 0) return true;                   // only blocking reads: acts when one returns
-  return p.lastWasEmptyRead || !p.cutAt.empty();     // between polls, or reconnecting on its own timer
+  // Between polls, waiting for the broker's pushes, or reconnecting on its own timer.
+  return p.lastWasEmptyRead || p.waiting || !p.cutAt.empty();
 }
 
 std::string busyWhy(const Process& p) {

@@ -29,6 +29,7 @@ struct Process {
   int inflight = 0;                 ///< requests without a reply yet
   int inflightBlocking = 0;         ///< of which blocking reads (XREADGROUP … BLOCK, BLPOP, …)
   bool lastWasEmptyRead = false;    ///< its latest step is a read that delivered nothing
+  bool waiting = false;             ///< its broker pushes it entries (an AMQP consumer)
   /// Its latest step ended with its connection cut under it (a dropped connection, a server restart, a
   /// server that closed it) and it has made no request since: "XREADGROUP#2 (valkey)", else "".
   std::string cutAt;

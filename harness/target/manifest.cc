@@ -69,7 +69,7 @@ Target targetFromJson(const nlohmann::json& j, const fs::path& manifest) {
   if (t.name.size() > kMaxNameBytes) r.fail("name", fmt::format("{} bytes, more than {}", t.name.size(), kMaxNameBytes));
   if (r.has("kind")) t.kind = r.oneOf("kind", {"consumer", "http"});
   if (r.has("broker")) {
-    t.broker = r.oneOf("broker", {"valkey", "kafka", "nats"});
+    t.broker = r.oneOf("broker", {"valkey", "kafka", "nats", "rabbitmq"});
     if (t.kind != "consumer") r.fail("broker", "only a consumer reads from a broker; an HTTP target has none");
   }
   if (auto health = r.str("health", false)) {

@@ -24,6 +24,7 @@ inline const std::vector<std::string>& reservedEnv() {
       "DATABASE_URL", "VALKEY_URL", "REDIS_URL", "PGGSSENCMODE",     // the servers, through the proxies
       "KAFKA_BOOTSTRAP",                                             // a Kafka broker, through its proxy
       "NATS_URL", "NATS_TOKEN", "SUBJECT", "DURABLE",                // a NATS server, through its proxy
+      "AMQP_URL", "QUEUE",                                           // RabbitMQ, through its proxy; its queue
       "STREAM", "TOPIC", "GROUP", "CONSUMER", "CLAIM_IDLE_MS",       // a consumer (docs/target-contract.md)
       "PORT", "IDEMPOTENCY_LEASE_MS"};                               // an HTTP target (docs/http-contract.md)
   return names;

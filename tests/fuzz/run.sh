@@ -47,7 +47,7 @@ finish() { # name
   fi
 }
 
-mkdir "$WORK/pg" "$WORK/resp" "$WORK/framers" "$WORK/parsers" "$WORK/kafka" "$WORK/nats"
+mkdir "$WORK/pg" "$WORK/resp" "$WORK/framers" "$WORK/parsers" "$WORK/kafka" "$WORK/nats" "$WORK/amqp"
 # The protocol trackers, seeded with the recorded captures; then the RESP framers of values too large to
 # hold, seeded with the RESP captures, beside the file parsers, seeded with every target.json, scenario
 # and schedule-shaped file of the repository. Two at a time (the machine has two cores).
@@ -56,6 +56,7 @@ seed_captures "$WORK/resp" hiredis redis-py ioredis resp3
 seed_captures "$WORK/framers" hiredis redis-py ioredis resp3
 seed_captures "$WORK/kafka" librdkafka kafkajs
 seed_captures "$WORK/nats" libnats natsjs
+seed_captures "$WORK/amqp" pika amqplib librabbitmq
 i=0
 for f in "$ROOT"/scenarios/*.json "$ROOT"/tests/scenarios/*.json "$ROOT"/targets/*/target.json \
          "$ROOT"/tests/targets/*/target.json; do
@@ -72,8 +73,10 @@ start framers resp_framers_fuzz 16384
 start kafka kafka_tracker_fuzz 16384
 finish framers
 finish kafka
-start parsers parsers_fuzz 65536
 start nats nats_tracker_fuzz 16384
-finish parsers
+start amqp amqp_tracker_fuzz 16384
 finish nats
+finish amqp
+start parsers parsers_fuzz 65536
+finish parsers
 exit $status

@@ -43,7 +43,7 @@ struct ServerError {
 
 namespace {
 
-constexpr std::array<ServerError, 18> kErrors{{
+constexpr std::array<ServerError, 20> kErrors{{
     {"40001", "pg", "could not serialize access due to concurrent update", false},
     {"40P01", "pg", "deadlock detected", false},
     {"57P01", "pg", "terminating connection due to administrator command", true},
@@ -67,6 +67,9 @@ constexpr std::array<ServerError, 18> kErrors{{
     // NATS: the server refuses a publish (a pull request, an acknowledgement) as its permissions would;
     // the message is dropped, the connection stays.
     {"PERMISSIONS_VIOLATION", "nats", "Permissions Violation for Publish", false},
+    // RabbitMQ: a connection.close in the broker's name (AMQP's errors end the channel or the connection).
+    {"CONNECTION_FORCED", "rabbitmq", "broker forced connection closure with reason 'shutdown'", true},
+    {"INTERNAL_ERROR", "rabbitmq", "internal error", true},
 }};
 
 std::string upper(std::string s) {

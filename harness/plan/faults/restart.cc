@@ -1,7 +1,9 @@
 /// restart: restart a server at the step, while the step waits: `restart:after:COMMIT#2:pg` restarts
 /// PostgreSQL with a fast shutdown (open transactions roll back, every connection drops), `…:valkey`
 /// restarts Valkey with its data kept (saved right before the stop: streams, groups, pending lists), `…:kafka`
-/// the embedded Kafka broker (every connection closed, back with its topics, records and committed offsets).
+/// the embedded Kafka broker (every connection closed, back with its topics, records and committed offsets),
+/// `…:rabbitmq` the command's RabbitMQ node (stopped and started again with its durable queues and persistent
+/// messages).
 /// The consumers live on: each must reconnect, or exit and be restarted; either way the run goes on. Needs
 /// the embedded servers, one set per worker (docs/faults.md).
 #include "plan/faults/kinds.h"
@@ -18,13 +20,15 @@ class Restart : public FaultKind {
 public:
   std::string name() const override { return "restart"; }
   std::string usage() const override {
-    return "restart:before|after:VERB#k:pg|valkey|kafka|nats   restart the server (PostgreSQL: fast shutdown; "
-           "Valkey, Kafka and NATS: data kept)";
+    return "restart:before|after:VERB#k:pg|valkey|kafka|nats|rabbitmq   restart the server (PostgreSQL: fast "
+           "shutdown; the others: data kept)";
   }
   void check(const Fault& f, const std::string& what) const override {
-    requireArgs(f, 1, what, "restart:before|after:VERB#k:pg|valkey|kafka|nats");
-    if (f.args[0] != "pg" && f.args[0] != "valkey" && f.args[0] != "kafka" && f.args[0] != "nats")
-      throw UsageError(fmt::format("{}: a restart names its server, pg, valkey, kafka or nats (not '{}')", what, f.args[0]));
+    requireArgs(f, 1, what, "restart:before|after:VERB#k:pg|valkey|kafka|nats|rabbitmq");
+    if (f.args[0] != "pg" && f.args[0] != "valkey" && f.args[0] != "kafka" && f.args[0] != "nats" &&
+        f.args[0] != "rabbitmq")
+      throw UsageError(fmt::format("{}: a restart names its server, pg, valkey, kafka, nats or rabbitmq (not '{}')",
+                                   what, f.args[0]));
   }
   Effect effect(const Fault& f) const override {
     return Effect{Effect::Action::Restart, {}, {}, {}, f.args[0], false};

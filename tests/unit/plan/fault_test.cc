@@ -83,7 +83,7 @@ TEST_CASE("fault: the built-in kinds beyond kill, their arguments and their effe
             .find("no error '12345' (errors: 40001, 40P01, 57P01, 53300, LOADING, BUSY, OOM, READONLY, NOGROUP, "
                    "REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, NOT_COORDINATOR, "
                    "COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, "
-                   "PERMISSIONS_VIOLATION)") !=
+                   "PERMISSIONS_VIOLATION, CONNECTION_FORCED, INTERNAL_ERROR)") !=
         std::string::npos);
 
   Fault forget = Fault::parse("forget:after:XACK#3");
@@ -103,7 +103,7 @@ TEST_CASE("fault: the built-in kinds beyond kill, their arguments and their effe
   CHECK(usageError([] { Fault::parse("hold:c1:before:COMMIT#1:c1:after:XACK#1", "--crash"); })
             .find("can't wait for the process it holds") != std::string::npos);
   CHECK(faultKind("restart", "test").effect(Fault::parse("restart:after:COMMIT#1:pg")).server == "pg");
-  CHECK(usageError([] { Fault::parse("restart:after:COMMIT#1:mysql", "--crash"); }).find("names its server, pg, valkey, kafka or nats") !=
+  CHECK(usageError([] { Fault::parse("restart:after:COMMIT#1:mysql", "--crash"); }).find("names its server, pg, valkey, kafka, nats or rabbitmq") !=
         std::string::npos);
 }
 

@@ -275,3 +275,32 @@ TEST_CASE("liveness: a blocking read whose reply a fault held is counted out onc
   s.send(1, "XREADGROUP", true);
   CHECK(s.idle(1));
 }
+
+TEST_CASE("liveness: a consumer the broker pushes entries to is idle whenever it holds none") {
+  // An AMQP consumer: its CONSUME's reply says it waits for pushes; each DELIVER (a push: request and reply
+  // at once) hands it an entry; its ACK is a request the server never answers (ended with no reply).
+  Steps s;
+  proxy::ReplyInfo waiting;
+  waiting.waiting = true;
+  auto consume = s.send(1, "CONSUME");
+  s.ctl.onReply(1, consume, waiting);
+  CHECK(s.idle(1)); // subscribed, nothing delivered yet
+  proxy::StepInfo deliver;
+  deliver.verb = "DELIVER";
+  deliver.read = true;
+  proxy::StepToken d;
+  s.ctl.onRequest(1, proxy::Server::Broker, 1, deliver, d);
+  proxy::ReplyInfo one = waiting;
+  one.delivered.push_back({"events.1-1", {{"n", "1"}}});
+  s.ctl.onReply(1, d, one);
+  CHECK_FALSE(s.idle(1)); // holds events.1-1
+  s.step(1, "BEGIN");
+  s.step(1, "COMMIT");
+  CHECK_FALSE(s.idle(1));
+  auto ack = s.send(1, "ACK", false, {"events.1-1"});
+  s.ctl.onReply(1, ack, waiting);
+  CHECK(s.idle(1));
+  // Work after the ack (an ack-first consumer's transaction) leaves it waiting all the same.
+  s.step(1, "COMMIT");
+  CHECK(s.idle(1));
+}

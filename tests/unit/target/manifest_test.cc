@@ -86,8 +86,8 @@ TEST_CASE("manifest: a consumer's broker is valkey unless it says kafka", "[mani
   d.write("k/target.json", R"({"name": "k", "broker": "kafka", "command": ["./k"], "scenarios": ["wallet"]})");
   CHECK(idem::loadTarget(d.path / "v").broker == "valkey");
   CHECK(idem::loadTarget(d.path / "k").broker == "kafka");
-  CHECK_THAT(manifestError(R"({"name": "x", "broker": "rabbitmq", "command": ["./x"], "scenarios": ["wallet"]})"),
-             Contains("field 'broker': 'rabbitmq' is not one of valkey, kafka"));
+  CHECK_THAT(manifestError(R"({"name": "x", "broker": "mqtt", "command": ["./x"], "scenarios": ["wallet"]})"),
+             Contains("field 'broker': 'mqtt' is not one of valkey, kafka, nats, rabbitmq"));
   CHECK_THAT(manifestError(R"({"name": "x", "kind": "http", "broker": "kafka", "command": ["./x"], "scenarios": ["orders"]})"),
              Contains("field 'broker': only a consumer reads from a broker; an HTTP target has none"));
 }

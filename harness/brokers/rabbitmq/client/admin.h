@@ -1,0 +1,36 @@
+#pragma once
+/// The harness's own AMQP connection to the embedded node (never through the proxies), over librabbitmq:
+/// the run's queue, the producer, and the queue's ready count.
+#include <cstdint>
+#include <string>
+
+struct amqp_connection_state_t_;
+
+namespace idem::rabbitmq::client {
+
+class AmqpAdmin {
+public:
+  /// Connects and logs in to `vhost`, opens channel 1. Throws std::runtime_error naming what failed.
+  AmqpAdmin(int port, const std::string& user, const std::string& password, const std::string& vhost);
+  ~AmqpAdmin();
+  AmqpAdmin(const AmqpAdmin&) = delete;
+  AmqpAdmin& operator=(const AmqpAdmin&) = delete;
+
+  /// A durable queue `name` (nothing when it exists).
+  void declareQueue(const std::string& name);
+  void deleteQueue(const std::string& name);
+  /// Messages ready in the queue (a passive queue.declare's message count: not the unacknowledged ones).
+  int64_t ready(const std::string& name);
+  /// Publishes a persistent message to `queue` through the default exchange, with its message_id and an
+  /// `event_id` header when not empty.
+  void publish(const std::string& queue, const std::string& body, const std::string& messageId,
+               const std::string& eventId);
+
+private:
+  /// Throws when the last RPC failed.
+  void check(const char* what);
+  amqp_connection_state_t_* conn_ = nullptr;
+  std::string where_;
+};
+
+} // namespace idem::rabbitmq::client

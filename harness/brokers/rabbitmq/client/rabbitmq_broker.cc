@@ -1,0 +1,206 @@
+#include "brokers/rabbitmq/client/rabbitmq_broker.h"
+#include "brokers/rabbitmq/client/admin.h"
+#include "brokers/rabbitmq/client/embedded.h"
+
+#include "brokers/rabbitmq/tracker.h"
+#include "brokers/rabbitmq/wire.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <mutex>
+#include <set>
+
+namespace idem::rabbitmq::client {
+
+/// What the run's trackers and its producer share across the hub's I/O thread and the supervisor's: the
+/// messages published (to publish again on `forget`), those no consumer has been delivered yet, those
+/// acknowledged, and what each live connection holds unacknowledged (RabbitMQ counts these only in its
+/// management API, which the embedded node does not run).
+struct Ledger {
+  struct Published {
+    std::string body, eventId;
+  };
+  std::mutex mu;
+  std::vector<std::string> order;               ///< entry ids as published
+  std::map<std::string, Published> published;
+  std::set<std::string> undelivered, acked;
+  std::map<const void*, std::set<std::string>> unacked; ///< by live connection (its tracker)
+
+  std::set<std::string> allUnacked() {
+    std::set<std::string> out;
+    for (const auto& [c, s] : unacked) out.insert(s.begin(), s.end());
+    return out;
+  }
+};
+
+namespace {
+
+/// The AMQP tracker of one connection, reporting to the ledger. When the connection ends (the tracker goes
+/// with it), what it held unacknowledged is the broker's again: it leaves the ledger's count of unacked.
+class RunTracker final : public proxy::Tracker {
+public:
+  explicit RunTracker(std::shared_ptr<Ledger> ledger) : inner_(makeTracker()), ledger_(std::move(ledger)) {}
+  ~RunTracker() override {
+    std::lock_guard<std::mutex> lock(ledger_->mu);
+    ledger_->unacked.erase(this);
+  }
+
+  proxy::Decode onClient(std::string_view buf, proxy::ClientMsg& out) override {
+    auto d = inner_->onClient(buf, out);
+    if (d == proxy::Decode::Message) note(out.kind == proxy::ClientMsg::Kind::RequestEnd ? &out.step.acked : nullptr, nullptr);
+    return d;
+  }
+  proxy::Decode onServer(std::string_view buf, proxy::ServerMsg& out) override {
+    auto d = inner_->onServer(buf, out);
+    if (d == proxy::Decode::Message) note(nullptr, &out.reply.delivered);
+    return d;
+  }
+  void withdrawLast() override { inner_->withdrawLast(); }
+
+private:
+  void note(const std::vector<std::string>* acked, const std::vector<proxy::EntryView>* delivered) {
+    std::lock_guard<std::mutex> lock(ledger_->mu);
+    if (acked) ledger_->acked.insert(acked->begin(), acked->end());
+    if (delivered)
+      for (const auto& e : *delivered) ledger_->undelivered.erase(e.id);
+    ledger_->unacked[this] = inner_->unacked();
+  }
+
+  std::unique_ptr<AmqpTracker> inner_;
+  std::shared_ptr<Ledger> ledger_;
+};
+
+std::atomic<int> workspaces{0};
+
+} // namespace
+
+template <class F>
+auto RabbitMqBroker::admin(F&& f) {
+  // The node is shared: another workspace's restart fault drops this connection too. One new connection
+  // then, and once more the request.
+  try {
+    return f(*admin_);
+  } catch (const std::runtime_error&) {
+    reconnect();
+    return f(*admin_);
+  }
+}
+
+RabbitMqBroker::RabbitMqBroker() : node_(EmbeddedRabbit::shared()), ledger_(std::make_shared<Ledger>()) {
+  vhost_ = fmt::format("workspace-{}", ++workspaces);
+  node_->addVhost(vhost_);
+  reconnect();
+}
+
+RabbitMqBroker::~RabbitMqBroker() = default;
+
+void RabbitMqBroker::reconnect() { admin_ = std::make_unique<AmqpAdmin>(node_->port(), node_->user(), node_->password(), vhost_); }
+
+proxy::Upstream RabbitMqBroker::upstream() const { return {"127.0.0.1", node_->port()}; }
+
+proxy::TrackerPtr RabbitMqBroker::tracker(int) { return std::make_unique<RunTracker>(ledger_); }
+
+void RabbitMqBroker::reset() {
+  // A new queue per run: nothing of the last run's messages is seen again (a consumer of the old queue that
+  // still lives would get a channel error when it goes).
+  if (run_ > 0) admin([&](AmqpAdmin& a) { a.deleteQueue(queue_); });
+  ++run_;
+  queue_ = fmt::format("events.{}", run_);
+  admin([&](AmqpAdmin& a) { a.declareQueue(queue_); });
+  std::lock_guard<std::mutex> lock(ledger_->mu);
+  ledger_->order.clear();
+  ledger_->published.clear();
+  ledger_->undelivered.clear();
+  ledger_->acked.clear();
+}
+
+std::vector<std::string> RabbitMqBroker::publish(const std::vector<brokers::Message>& messages) {
+  std::vector<std::string> ids;
+  for (const auto& m : messages) {
+    nlohmann::json value = nlohmann::json::object();
+    for (const auto& [k, v] : m.fields) value[k] = v;
+    std::string id;
+    {
+      std::lock_guard<std::mutex> lock(ledger_->mu);
+      id = fmt::format("{}-{}", queue_, ledger_->order.size() + 1); // fresh per publish: a retry gets its own
+      ledger_->order.push_back(id);
+      ledger_->published[id] = {value.dump(), m.eventId};
+      ledger_->undelivered.insert(id);
+    }
+    admin([&](AmqpAdmin& a) { a.publish(queue_, value.dump(), id, m.eventId); });
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+brokers::Progress RabbitMqBroker::progress() {
+  brokers::Progress out;
+  const int64_t ready = admin([&](AmqpAdmin& a) { return a.ready(queue_); });
+  std::lock_guard<std::mutex> lock(ledger_->mu);
+  const int64_t unacked = static_cast<int64_t>(ledger_->allUnacked().size());
+  out.pending = ready + unacked;
+  out.delivered = ledger_->undelivered.empty();
+  out.position = fmt::format("{} ready, {} unacknowledged", ready, unacked);
+  return out;
+}
+
+void RabbitMqBroker::forget() {
+  // What a node that lost its acknowledgements would do (a failover to a mirror that never saw them): the
+  // acknowledged messages are in the queue again. Published again, in their first order, with their own
+  // message_id and body, so that deliveries name the same entries.
+  std::vector<std::pair<std::string, Ledger::Published>> again;
+  {
+    std::lock_guard<std::mutex> lock(ledger_->mu);
+    for (const auto& id : ledger_->order)
+      if (ledger_->acked.erase(id)) {
+        again.emplace_back(id, ledger_->published[id]);
+        ledger_->undelivered.insert(id);
+      }
+  }
+  for (const auto& [id, p] : again) admin([&](AmqpAdmin& a) { a.publish(queue_, p.body, id, p.eventId); });
+}
+
+brokers::Leftover RabbitMqBroker::leftover() {
+  brokers::Leftover l;
+  const auto p = progress();
+  std::lock_guard<std::mutex> lock(ledger_->mu);
+  const auto unacked = ledger_->allUnacked();
+  for (const auto& id : ledger_->order) {
+    l.stream.push_back(id);
+    if (unacked.count(id)) l.pending.push_back({id, "", 0, 1});
+    else if (!ledger_->acked.count(id)) l.undelivered.push_back(id); // in the queue: delivered (again) later
+  }
+  l.position = p.position;
+  return l;
+}
+
+std::map<std::string, std::string> RabbitMqBroker::connectionEnv(int proxyPort) const {
+  return {{"AMQP_URL", fmt::format("amqp://{}:{}@127.0.0.1:{}/{}", node_->user(), node_->password(), proxyPort, vhost_)}};
+}
+
+std::optional<std::string> RabbitMqBroker::errorAnswer(std::string_view request, const std::string& code) const {
+  uint16_t reply = 0;
+  std::string text;
+  if (code == "CONNECTION_FORCED") reply = 320, text = "CONNECTION_FORCED - broker forced connection closure with reason 'shutdown'";
+  else if (code == "INTERNAL_ERROR") reply = 541, text = "INTERNAL_ERROR";
+  else return std::nullopt;
+  uint32_t failing = 0;
+  Frame f;
+  if (readFrame(request, f) == Framed::Whole && f.type == 1)
+    if (auto m = readMethod(f.payload)) failing = m->id;
+  // The client answers connection.close-ok, which the broker, whose connection is still open, takes for a
+  // protocol error: it closes the connection too.
+  return connectionClose(reply, text, failing);
+}
+
+bool RabbitMqBroker::restart() {
+  // The node is the command's, shared by every workspace: all of them see their connections drop. Its
+  // durable queues and persistent messages come back; what was delivered and not acknowledged is ready again.
+  node_->restart();
+  reconnect();
+  return true;
+}
+
+} // namespace idem::rabbitmq::client

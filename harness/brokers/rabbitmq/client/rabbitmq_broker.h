@@ -1,0 +1,61 @@
+#pragma once
+/// RabbitMQ behind the broker seam (brokers/broker.h): a vhost per workspace on the command's one embedded
+/// node, a durable queue per run. The producer publishes each event as a persistent message whose body is
+/// the event's fields as a JSON object of strings, with a fresh message_id (the entry id) and an `event_id`
+/// header; delivered means a basic.deliver (or basic.get-ok) reached a consumer; acknowledged means a
+/// basic.ack (or a basic.reject / basic.nack without requeue) settled it; settled means nothing ready in
+/// the queue and nothing delivered and unacknowledged.
+#include "brokers/broker.h"
+
+#include <memory>
+#include <string>
+
+namespace idem::rabbitmq::client {
+
+class AmqpAdmin;
+class EmbeddedRabbit;
+struct Ledger;
+
+class RabbitMqBroker final : public brokers::Broker {
+public:
+  /// Joins (or starts) the command's node and makes this workspace's vhost.
+  RabbitMqBroker();
+  ~RabbitMqBroker() override;
+
+  const char* name() const override { return "rabbitmq"; }
+  const char* title() const override { return "RabbitMQ"; }
+  const char* protocol() const override { return "AMQP 0-9-1"; }
+  proxy::Upstream upstream() const override;
+  proxy::TrackerPtr tracker(int listenPort) override;
+  std::string stream() const override { return queue_; }
+  /// The consumers of a queue compete for its messages: the queue is their group.
+  std::string group() const override { return queue_; }
+  void reset() override;
+  std::vector<std::string> publish(const std::vector<brokers::Message>& messages) override;
+  brokers::Progress progress() override;
+  void forget() override;
+  brokers::Leftover leftover() override;
+  std::map<std::string, std::string> connectionEnv(int proxyPort) const override;
+  std::map<std::string, std::string> consumerEnv() const override { return {{"QUEUE", queue_}}; }
+  /// An error fault answers the request with a connection.close in the broker's name (CONNECTION_FORCED,
+  /// 320, by default; INTERNAL_ERROR, 541): AMQP's errors end a channel or the connection.
+  bool answersErrorsByRequest() const override { return true; }
+  std::optional<std::string> errorAnswer(std::string_view request, const std::string& code) const override;
+  std::string defaultError(const std::string&) const override { return "CONNECTION_FORCED"; }
+  bool restart() override;
+  void reconnect() override;
+
+private:
+  /// f(admin connection), again on a new connection when it throws.
+  template <class F>
+  auto admin(F&& f);
+
+  std::shared_ptr<EmbeddedRabbit> node_;
+  std::string vhost_;
+  int run_ = 0;
+  std::string queue_;
+  std::unique_ptr<AmqpAdmin> admin_;
+  std::shared_ptr<Ledger> ledger_;
+};
+
+} // namespace idem::rabbitmq::client

@@ -1,0 +1,306 @@
+#include "brokers/rabbitmq/tracker.h"
+#include "brokers/rabbitmq/wire.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <optional>
+
+namespace idem::rabbitmq {
+
+namespace {
+
+using proxy::ClientMsg;
+using proxy::Decode;
+using proxy::ServerMsg;
+
+/// The body bytes kept to name a delivery's fields (a JSON object of strings); a larger body is passed
+/// on all the same, its fields unread.
+constexpr size_t kMaxBodyKept = 1 << 20;
+
+/// A content (header and body frames) that follows a method on one channel.
+struct Content {
+  Method method;
+  std::optional<ContentHeader> header;
+  uint64_t got = 0;
+  std::string body;
+};
+
+proxy::EntryView entryOf(const Content& c, uint16_t channel) {
+  proxy::EntryView e;
+  e.id = c.header && !c.header->messageId.empty()
+             ? c.header->messageId
+             : "channel-" + std::to_string(channel) + "-tag-" + std::to_string(c.method.deliveryTag);
+  bool hasEventId = false;
+  const auto j = nlohmann::ordered_json::parse(c.body, nullptr, false);
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) {
+      e.fields.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump());
+      hasEventId = hasEventId || k == "event_id";
+    }
+  }
+  if (!hasEventId && c.header && !c.header->eventId.empty()) e.fields.emplace_back("event_id", c.header->eventId);
+  return e;
+}
+
+class Tracker final : public AmqpTracker {
+public:
+  Decode onClient(std::string_view buf, ClientMsg& out) override {
+    if (!started_) {
+      // "AMQP" then the version, which the server judges (it answers its own header to one it refuses).
+      const size_t n = std::min<size_t>(buf.size(), 4);
+      if (buf.substr(0, n) != std::string_view("AMQP").substr(0, n)) return Decode::Invalid;
+      if (buf.size() < kProtocolHeader.size()) return Decode::NeedMoreData;
+      started_ = true;
+      out.size = kProtocolHeader.size();
+      out.kind = ClientMsg::Kind::Pass;
+      return Decode::Message;
+    }
+    Frame f;
+    if (auto r = readFrame(buf, f); r != Framed::Whole) return r == Framed::NeedMore ? Decode::NeedMoreData : Decode::Invalid;
+    out.size = f.size;
+    out.kind = ClientMsg::Kind::Pass;
+    if (f.type == 1) return clientMethod(f, out);
+    if (f.type == 2 || f.type == 3) return clientContent(f, out);
+    return Decode::Message; // heartbeat
+  }
+
+  Decode onServer(std::string_view buf, ServerMsg& out) override {
+    if (buf.size() >= 4 && buf.substr(0, 4) == "AMQP") { // the server refused our protocol version
+      if (buf.size() < 8) return Decode::NeedMoreData;
+      out.size = 8;
+      return Decode::Message;
+    }
+    if (buf.size() < 4 && std::string_view("AMQP").substr(0, buf.size()) == buf) return Decode::NeedMoreData;
+    Frame f;
+    if (auto r = readFrame(buf, f); r != Framed::Whole) return r == Framed::NeedMore ? Decode::NeedMoreData : Decode::Invalid;
+    out.size = f.size;
+    out.kind = ServerMsg::Kind::Pass;
+    if (f.type == 1) return serverMethod(f, out);
+    if (f.type == 2 || f.type == 3) return serverContent(f, out);
+    return Decode::Message;
+  }
+
+  void withdrawLast() override {
+    if (lastAnswered_ && !outstanding_.empty()) outstanding_.pop_back();
+    lastAnswered_ = false;
+  }
+
+  std::set<std::string> unacked() const override {
+    std::set<std::string> out;
+    for (const auto& [ch, tags] : unacked_)
+      for (const auto& [tag, entry] : tags) out.insert(entry);
+    return out;
+  }
+
+private:
+  Decode clientMethod(const Frame& f, ClientMsg& out) {
+    using namespace methods;
+    auto m = readMethod(f.payload);
+    if (!m) return Decode::Invalid;
+    const std::string verb = verbOf(m->id);
+    proxy::StepInfo step;
+    step.verb = verb;
+    step.detail = verb;
+    switch (m->id) {
+    case BasicPublish: // its content follows: the step ends with its last frame
+      step.detail = "PUBLISH " + m->exchange + " " + m->routingKey;
+      step.oneWay = true;
+      clientContent_[f.channel] = ClientContent{step};
+      out.kind = ClientMsg::Kind::Part;
+      return Decode::Message;
+    case BasicAck: case BasicNack: case BasicReject: {
+      step.detail = verb + " " + std::to_string(m->deliveryTag) + (m->multiple ? " multiple" : "") +
+                    (m->id != BasicAck && m->requeue ? " requeue" : "");
+      const bool settles = m->id == BasicAck || !m->requeue; // a rejected entry not requeued is dropped for good
+      auto& tags = unacked_[f.channel];
+      for (auto it = tags.begin(); it != tags.end();) {
+        const bool hit = it->first == m->deliveryTag || (m->multiple && (m->deliveryTag == 0 || it->first <= m->deliveryTag));
+        if (!hit) {
+          ++it;
+          continue;
+        }
+        if (settles) step.acked.push_back(it->second);
+        it = tags.erase(it);
+      }
+      step.oneWay = true;
+      return end(step, out, false);
+    }
+    case BasicRecoverAsync:
+      if (m->requeue) unacked_.erase(f.channel);
+      step.oneWay = true;
+      return end(step, out, false);
+    case BasicRecover:
+      if (m->requeue) unacked_.erase(f.channel);
+      break;
+    case BasicConsume:
+      step.detail = "CONSUME " + m->queue + (m->noAck ? " no-ack" : "");
+      consumeNoAck_[f.channel] = m->noAck;
+      if (m->noWait && !m->consumerTag.empty()) consumers_[key(f.channel, m->consumerTag)] = m->noAck;
+      break;
+    case BasicGet:
+      step.detail = "GET " + m->queue + (m->noAck ? " no-ack" : "");
+      step.read = true;
+      getNoAck_[f.channel] = m->noAck;
+      break;
+    case BasicCancel: consumers_.erase(key(f.channel, m->consumerTag)); break;
+    case QueueDeclare: step.detail = "QUEUE_DECLARE " + m->queue; break;
+    case ChannelClose: unacked_.erase(f.channel); return Decode::Message; // the broker requeues them
+    case ChannelOpen: case ChannelCloseOk: case ConnectionClose: case ConnectionCloseOk: return Decode::Message;
+    default: break;
+    }
+    if ((m->id >> 16) == 10) return Decode::Message; // connection set-up
+    if (!answered(*m)) {
+      if ((m->id >> 16) == 20) return Decode::Message; // channel.flow-ok
+      step.oneWay = true;
+      return end(step, out, false);
+    }
+    return end(step, out, true, f.channel);
+  }
+
+  Decode clientContent(const Frame& f, ClientMsg& out) {
+    auto it = clientContent_.find(f.channel);
+    if (it == clientContent_.end()) return Decode::Invalid;
+    auto& c = it->second;
+    if (f.type == 2) {
+      auto h = readContentHeader(f.payload);
+      if (!h) return Decode::Invalid;
+      c.size = h->bodySize;
+      c.header = true;
+    } else {
+      if (!c.header) return Decode::Invalid;
+      c.got += f.payload.size();
+    }
+    if (c.header && c.got >= c.size) {
+      proxy::StepInfo step = std::move(c.step);
+      clientContent_.erase(it);
+      return end(step, out, false);
+    }
+    out.kind = ClientMsg::Kind::Part;
+    return Decode::Message;
+  }
+
+  Decode end(proxy::StepInfo& step, ClientMsg& out, bool answered, uint16_t channel = 0) {
+    out.kind = ClientMsg::Kind::RequestEnd;
+    out.step = std::move(step);
+    lastAnswered_ = answered;
+    if (answered) outstanding_.push_back({channel, out.step.verb});
+    return Decode::Message;
+  }
+
+  Decode serverMethod(const Frame& f, ServerMsg& out) {
+    using namespace methods;
+    auto m = readMethod(f.payload);
+    if (!m) return Decode::Invalid;
+    const uint16_t cls = m->id >> 16, mid = m->id & 0xFFFF;
+    switch (m->id) {
+    case BasicDeliver: case BasicGetOk: case BasicReturn:
+      serverContent_[f.channel] = Content{*m, std::nullopt, 0, {}};
+      out.kind = m->id == BasicReturn ? ServerMsg::Kind::Pass : ServerMsg::Kind::Part;
+      return Decode::Message;
+    case BasicGetEmpty:
+      out.reply.empty_read = true;
+      out.reply.summary = "empty";
+      return reply(out);
+    case ChannelClose: case ConnectionClose: {
+      // The server ends the channel (or the connection) after an error: the answer of a request waiting on it.
+      if (m->id == ChannelClose) unacked_.erase(f.channel);
+      else unacked_.clear();
+      const bool waits = std::any_of(outstanding_.begin(), outstanding_.end(), [&](const Outstanding& o) {
+        return m->id == ConnectionClose || o.channel == f.channel;
+      });
+      if (!waits) return Decode::Message;
+      out.reply.error = true;
+      out.reply.summary = std::to_string(m->replyCode) + " " + m->replyText;
+      return reply(out);
+    }
+    case ChannelOpenOk: case ChannelCloseOk: case ConnectionCloseOk: return Decode::Message;
+    case BasicConsumeOk:
+      consumers_[key(f.channel, m->consumerTag)] = consumeNoAck_[f.channel];
+      break;
+    case BasicCancelOk: consumers_.erase(key(f.channel, m->consumerTag)); break;
+    default: break;
+    }
+    const bool isOk = (cls == 20 && mid == 21) || ((cls == 40 || cls == 50) && mid % 10 == 1) ||
+                      (cls == 60 && (mid == 11 || mid == 21 || mid == 31 || mid == 111)) || (cls == 85 && mid == 11) ||
+                      (cls == 90 && (mid == 11 || mid == 21 || mid == 31));
+    if (!isOk || cls == 10) return Decode::Message; // pushes (confirms, cancel, flow, blocked) and set-up
+    out.reply.summary = verbOf(m->id);
+    return reply(out);
+  }
+
+  Decode serverContent(const Frame& f, ServerMsg& out) {
+    auto it = serverContent_.find(f.channel);
+    if (it == serverContent_.end()) return Decode::Invalid;
+    auto& c = it->second;
+    const bool returned = c.method.id == methods::BasicReturn;
+    if (f.type == 2) {
+      c.header = readContentHeader(f.payload);
+      if (!c.header) return Decode::Invalid;
+    } else {
+      if (!c.header) return Decode::Invalid;
+      c.got += f.payload.size();
+      if (c.body.size() + f.payload.size() <= kMaxBodyKept) c.body.append(f.payload);
+    }
+    if (c.got < c.header->bodySize) {
+      out.kind = returned ? ServerMsg::Kind::Pass : ServerMsg::Kind::Part;
+      return Decode::Message;
+    }
+    Content done = std::move(c);
+    serverContent_.erase(it);
+    if (returned) return Decode::Message;
+    auto entry = entryOf(done, f.channel);
+    const auto& m = done.method;
+    bool noAck = m.id == methods::BasicGetOk ? getNoAck_[f.channel] : consumers_[key(f.channel, m.consumerTag)];
+    if (!noAck) unacked_[f.channel][m.deliveryTag] = entry.id;
+    out.reply.summary = std::string("1 entry") + (m.redelivered ? " (redelivered)" : "");
+    out.reply.delivered.push_back(std::move(entry));
+    if (m.id == methods::BasicGetOk) return reply(out);
+    out.kind = ServerMsg::Kind::Push;
+    out.step.verb = "DELIVER";
+    out.step.read = true;
+    out.step.detail = "DELIVER " + m.consumerTag + " " + std::to_string(m.deliveryTag) + " " +
+                      out.reply.delivered.front().id + (m.redelivered ? " redelivered" : "");
+    out.reply.waiting = !consumers_.empty();
+    return Decode::Message;
+  }
+
+  Decode reply(ServerMsg& out) {
+    if (outstanding_.empty()) return Decode::Message; // nothing asked for it: pass it
+    outstanding_.pop_front();
+    out.kind = ServerMsg::Kind::ReplyEnd;
+    out.reply.waiting = !consumers_.empty();
+    return Decode::Message;
+  }
+
+  static std::string key(uint16_t channel, const std::string& tag) { return std::to_string(channel) + "/" + tag; }
+
+  struct Outstanding {
+    uint16_t channel = 0;
+    std::string verb;
+  };
+  /// A publish on one channel whose content is still coming.
+  struct ClientContent {
+    proxy::StepInfo step;
+    uint64_t got = 0;
+    uint64_t size = 0;
+    bool header = false;
+  };
+
+  bool started_ = false;
+  bool lastAnswered_ = false;
+  std::deque<Outstanding> outstanding_;
+  std::map<uint16_t, std::map<uint64_t, std::string>> unacked_; ///< channel -> delivery tag -> entry
+  std::map<std::string, bool> consumers_;                       ///< "channel/tag" -> no-ack
+  std::map<uint16_t, bool> consumeNoAck_, getNoAck_;            ///< of the latest consume / get per channel
+  std::map<uint16_t, ClientContent> clientContent_;
+  std::map<uint16_t, Content> serverContent_;
+};
+
+} // namespace
+
+std::unique_ptr<AmqpTracker> makeTracker() { return std::make_unique<Tracker>(); }
+
+} // namespace idem::rabbitmq

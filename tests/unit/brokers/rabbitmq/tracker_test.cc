@@ -1,0 +1,182 @@
+// The AMQP 0-9-1 tracker on sessions recorded from real clients against RabbitMQ 3.10 (tests/captures/
+// README.md: pika, amqplib, librabbitmq): the steps, the deliveries as pushes, acks by delivery tag (one
+// with `multiple`), every split offset.
+#include "replay.h"
+
+#include "brokers/rabbitmq/tracker.h"
+#include "brokers/rabbitmq/wire.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+
+using namespace idem::proxy;
+using namespace idem::proxy::test;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+TrackerPtr fresh() { return idem::rabbitmq::makeTracker(); }
+
+/// The server pushes, as "DELIVER <entry>".
+Strings pushes(const Events& e) {
+  Strings out;
+  for (const auto& m : e.server)
+    if (m.kind == ServerMsg::Kind::Push)
+      for (const auto& d : m.reply.delivered) out.push_back(m.step.verb + " " + d.id);
+  return out;
+}
+
+/// The client steps with what they acknowledge: "ACK m1", "ACK m2 m3".
+Strings acks(const Events& e) {
+  Strings out;
+  for (const auto& s : steps(e)) {
+    if (s.acked.empty() && s.verb != "ACK" && s.verb != "NACK" && s.verb != "REJECT") continue;
+    std::string line = s.verb;
+    for (const auto& a : s.acked) line += " " + a;
+    out.push_back(line);
+  }
+  return out;
+}
+
+std::string field(const EntryView& e, const std::string& k) {
+  for (const auto& [key, v] : e.fields)
+    if (key == k) return v;
+  return "";
+}
+
+/// The recorded interleaving, whole and byte by byte, and split at every offset of every chunk, all decode
+/// alike. (Not replay.h's checkSplitInvariance, which feeds one direction whole before the other: an AMQP
+/// ack names delivery tags, so what it acknowledges depends on the deliveries before it.)
+void requireSplitInvariance(const std::string& capture) {
+  const auto chunks = loadCapture(capture);
+  const Events whole = feedSession(fresh, chunks);
+  // Every answered step ends by exactly one reply; every byte was decoded.
+  const auto st = steps(whole);
+  const auto answered = std::count_if(st.begin(), st.end(), [](const StepInfo& x) { return !x.oneWay; });
+  CHECK(static_cast<size_t>(answered) == replies(whole).size());
+  CHECK(!whole.client_invalid);
+  CHECK(!whole.server_invalid);
+  CHECK(whole.client_left == 0);
+  CHECK(whole.server_left == 0);
+  const auto wc = whole.lines(true), ws = whole.lines(false);
+  const auto same = [&](const Events& e, const std::string& how) {
+    INFO(how);
+    REQUIRE(e.lines(true) == wc);
+    REQUIRE(e.lines(false) == ws);
+  };
+  same(feedSession(fresh, chunks, 1), "byte by byte");
+  same(feedSession(fresh, chunks, 7), "pieces of 7");
+  for (size_t i = 0; i < chunks.size(); ++i)
+    for (size_t at = 1; at < chunks[i].bytes.size(); ++at) {
+      auto split = chunks;
+      Chunk tail{chunks[i].client, chunks[i].bytes.substr(at)};
+      split[i].bytes.resize(at);
+      split.insert(split.begin() + static_cast<std::ptrdiff_t>(i) + 1, tail);
+      same(feedSession(fresh, split), "chunk " + std::to_string(i) + " split at " + std::to_string(at));
+    }
+}
+
+} // namespace
+
+TEST_CASE("rabbitmq tracker: pika's session decodes alike at every split offset", "[rabbitmq]") {
+  requireSplitInvariance("pika/session.cap");
+}
+
+TEST_CASE("rabbitmq tracker: amqplib's session decodes alike at every split offset", "[rabbitmq]") {
+  requireSplitInvariance("amqplib/session.cap");
+}
+
+TEST_CASE("rabbitmq tracker: librabbitmq's session decodes alike at every split offset", "[rabbitmq]") {
+  requireSplitInvariance("librabbitmq/session.cap");
+}
+
+TEST_CASE("rabbitmq tracker: pika's steps, pushes and a multiple ack", "[rabbitmq]") {
+  Events e = feedSession(fresh, loadCapture("pika/session.cap"));
+  CHECK(verbs(e) == Strings{"QUEUE_DECLARE", "PUBLISH", "PUBLISH", "PUBLISH", "QOS", "CONSUME", "ACK", "ACK", "CANCEL",
+                            "PUBLISH", "GET", "REJECT", "GET", "ACK", "GET"});
+  CHECK(pushes(e) == Strings{"DELIVER m1", "DELIVER m2", "DELIVER m3"});
+  // The second ack names tag 3 with multiple: it settles m2 and m3. The reject requeues: it settles nothing.
+  CHECK(acks(e) == Strings{"ACK m1", "ACK m2 m3", "REJECT", "ACK m4"});
+  const auto r = replies(e);
+  REQUIRE(r.size() == 7); // declare, qos, consume, cancel, three gets
+  CHECK(r.back().empty_read);
+  for (const auto& m : e.server)
+    if (m.kind == ServerMsg::Kind::Push) {
+      REQUIRE(m.reply.delivered.size() == 1);
+      CHECK(field(m.reply.delivered[0], "wallet") == "w1");
+      CHECK(field(m.reply.delivered[0], "event_id").size() == 2);
+      CHECK(m.reply.waiting);
+      CHECK(m.step.read);
+    }
+  for (const auto& s : steps(e)) CHECK(s.oneWay == (s.verb == "ACK" || s.verb == "REJECT" || s.verb == "PUBLISH"));
+}
+
+TEST_CASE("rabbitmq tracker: amqplib's nack with requeue, then its redelivery acked", "[rabbitmq]") {
+  Events e = feedSession(fresh, loadCapture("amqplib/session.cap"));
+  // The requeued message goes back to its place at the head of the queue: delivered again first.
+  CHECK(pushes(e) == Strings{"DELIVER m1", "DELIVER m1", "DELIVER m2", "DELIVER m3"});
+  CHECK(acks(e) == Strings{"NACK", "ACK m1", "ACK m2", "ACK m3"});
+}
+
+TEST_CASE("rabbitmq tracker: librabbitmq's consume, acks and an empty get", "[rabbitmq]") {
+  Events e = feedSession(fresh, loadCapture("librabbitmq/session.cap"));
+  CHECK(pushes(e) == Strings{"DELIVER m1", "DELIVER m2"});
+  CHECK(acks(e) == Strings{"ACK m1", "ACK m2"});
+  const auto s = summaries(e);
+  REQUIRE(!s.empty());
+  CHECK(s.back().rfind("empty: ", 0) == 0);
+}
+
+TEST_CASE("rabbitmq tracker: what a connection holds unacknowledged", "[rabbitmq]") {
+  // The amqplib session cut right after its first delivery: m1 is held, until the nack gives it back.
+  auto chunks = loadCapture("amqplib/session.cap");
+  auto tracker = idem::rabbitmq::makeTracker();
+  std::string cin, sin;
+  bool held = false;
+  for (const auto& c : chunks) {
+    std::string& in = c.client ? cin : sin;
+    in += c.bytes;
+    while (true) {
+      if (c.client) {
+        ClientMsg m;
+        if (tracker->onClient(in, m) != idem::proxy::Decode::Message) break;
+        in.erase(0, m.size);
+      } else {
+        ServerMsg m;
+        if (tracker->onServer(in, m) != idem::proxy::Decode::Message) break;
+        in.erase(0, m.size);
+        if (m.kind == ServerMsg::Kind::Push && !held) {
+          CHECK(tracker->unacked() == std::set<std::string>{"m1"});
+          held = true;
+        }
+      }
+    }
+  }
+  CHECK(held);
+  CHECK(tracker->unacked().empty());
+}
+
+TEST_CASE("rabbitmq tracker: bytes that are no AMQP are refused", "[rabbitmq]") {
+  auto t = fresh();
+  ClientMsg m;
+  CHECK(t->onClient("GET / HTTP/1.1\r\n", m) == idem::proxy::Decode::Invalid);
+  auto u = fresh();
+  CHECK(u->onClient(std::string_view("AMQP\0\0\x09\x01", 8), m) == idem::proxy::Decode::Message);
+  CHECK(u->onClient(std::string_view("\x01\x00\x00\x00\x00\x00\x04\x00\x0a\x00\x33\x00", 12), m) ==
+        idem::proxy::Decode::Invalid); // no frame-end octet
+}
+
+TEST_CASE("rabbitmq tracker: the connection.close of an error fault is a broker's error answer", "[rabbitmq]") {
+  const std::string frame = idem::rabbitmq::connectionClose(320, "CONNECTION_FORCED - shutdown", idem::rabbitmq::methodId(60, 80));
+  idem::rabbitmq::Frame f;
+  REQUIRE(idem::rabbitmq::readFrame(frame, f) == idem::rabbitmq::Framed::Whole);
+  CHECK(f.size == frame.size());
+  CHECK(f.channel == 0);
+  auto m = idem::rabbitmq::readMethod(f.payload);
+  REQUIRE(m);
+  CHECK(m->id == idem::rabbitmq::methods::ConnectionClose);
+  CHECK(m->replyCode == 320);
+  CHECK(m->replyText == "CONNECTION_FORCED - shutdown");
+}
