@@ -243,7 +243,11 @@ struct Conn : std::enable_shared_from_this<Conn> {
         auto built = hub.broker.errorAnswer(held, d.brokerError);
         // None (a request its layouts do not fit, which the tracker decoded all the same): the listener
         // already recorded it answered, so the server must never see it; the connection is reset instead.
-        if (!built) return decide(Decision{Decision::Kind::Drop}, token, request);
+        if (!built) {
+          Decision drop;
+          drop.kind = Decision::Kind::Drop;
+          return decide(drop, token, request);
+        }
         answer = std::move(*built);
       }
       held.clear();
@@ -626,7 +630,7 @@ void Hub::Impl::release(int64_t token) {
 }
 
 Hub::Hub(Upstream pg, Upstream valkey, StepListener& listener)
-    : Hub(std::move(pg), BrokerSide{"valkey", "RESP", std::move(valkey), [](int) { return makeRespTracker(); }}, listener) {}
+    : Hub(std::move(pg), BrokerSide{"valkey", "RESP", std::move(valkey), [](int) { return makeRespTracker(); }, {}, {}}, listener) {}
 
 Hub::Hub(Upstream pg, BrokerSide broker, StepListener& listener)
     : impl_(std::make_unique<Impl>(std::move(pg), std::move(broker), listener)) {
