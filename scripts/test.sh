@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 rm -rf build
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+# Everything the tests use; the benchmarks (no test runs them) are a separate build: cmake without -DIDEM_BENCH=OFF.
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DIDEM_BENCH=OFF >/dev/null
 cmake --build build
 cd build
 # The complete matrices (label slow: demo --full, the live exhaustive sweeps) run with `ctest -L slow`.

@@ -135,7 +135,7 @@ TEST_CASE("http: every client behaviour against the Python server (compare on it
 }
 
 TEST_CASE("http: no-hash fails check on every seed from 1 to 5, a race found first reduced to requests one after "
-          "another before replays could call it flaky", "[http]") {
+          "another before replays could call it flaky", "[http][slow]") {
   for (const char* seed : {"1", "2", "3", "4", "5"}) {
     Result r = clean({"check", "--target", target("http-no-hash"), "--scenario", "orders", "--seed", seed, "--runs", "40"});
     INFO("seed " << seed << ": " << r.out << r.err);

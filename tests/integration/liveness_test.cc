@@ -48,7 +48,7 @@ TEST_CASE("liveness: a one-shot consumer working 3.5 s per entry after XAUTOCLAI
   CHECK(stalls(r.report).empty());
 }
 
-TEST_CASE("liveness: slowed correct consumers in Python, Node and C++ pass a sweep with kills") {
+TEST_CASE("liveness: slowed correct consumers in Python, Node and C++ pass a sweep with kills", "[slow]") {
   // 750 ms of work per entry before its transaction, 1.5 times a --stall-timeout of 500 ms (the consumers poll
   // every 100 ms); a generated schedule of two events keeps the sweep short (docs/benchmarks.md has the full
   // sweeps of the default schedule at 1.5 s against 1 s). The consumers mostly sleep: four workers per sweep

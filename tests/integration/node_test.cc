@@ -51,7 +51,7 @@ TEST_CASE("node: acknowledge-first in Node, killed after its fourth XACK, names 
 }
 
 TEST_CASE("node: check-then-act in Node fails check with a counterexample that fails in 5 replays of 5, its order "
-          "fixed by a hold released at a conflicting step, never by ioredis's connection set-up") {
+          "fixed by a hold released at a conflicting step, never by ioredis's connection set-up", "[slow]") {
   // ioredis names its connection (CLIENT SETNAME) and sends its INFO ready check as each process connects:
   // neither is a fault point nor a hold's release point, so no hold releases when c2 merely connects.
   // One event per schedule (the race needs no more; every counterexample shrinks to one) and no class sweep
