@@ -22,8 +22,13 @@ nlohmann::json onlyRabbitViolation(const Result& r, const std::string& kind) {
 } // namespace
 
 TEST_CASE("rabbitmq: the reference targets' verdicts at a kill next to their COMMIT and their ACK") {
-  SECTION("dedup-table passes a kill after its COMMIT") {
-    Result r = clean({"run", "--target", target("amqp-dedup-table"), "--crash", "after:COMMIT#3"});
+  // The three at once, each with its own node: a node's start mostly waits on its Erlang boot.
+  auto rs = cleanAll({{"run", "--target", target("amqp-dedup-table"), "--crash", "after:COMMIT#3"},
+                      {"run", "--target", target("amqp-no-dedup"), "--crash", "after:COMMIT#3"},
+                      {"run", "--target", target("amqp-ack-first"), "--crash", "after:ACK#3"}});
+  {
+    INFO("dedup-table passes a kill after its COMMIT");
+    const Result& r = rs[0];
     INFO(r.out << r.err);
     CHECK(r.status == 0);
     CHECK(r.report["verdict"] == "pass");
@@ -38,8 +43,9 @@ TEST_CASE("rabbitmq: the reference targets' verdicts at a kill next to their COM
     }
     CHECK(history[0]["value"]["stream"] == "events.1");
   }
-  SECTION("no-dedup, killed between its COMMIT and its ACK, applies events 2 and 3 twice") {
-    Result r = clean({"run", "--target", target("amqp-no-dedup"), "--crash", "after:COMMIT#3"});
+  {
+    INFO("no-dedup, killed between its COMMIT and its ACK, applies events 2 and 3 twice");
+    const Result& r = rs[1];
     INFO(r.out << r.err);
     REQUIRE(r.status == 1);
     auto dup = onlyRabbitViolation(r, "duplicate");
@@ -47,8 +53,9 @@ TEST_CASE("rabbitmq: the reference targets' verdicts at a kill next to their COM
     CHECK(dup["kill_point"] == "after:COMMIT#3");
     CHECK(dup["message"].get<std::string>().find("redelivered to c2 (DELIVER#") != std::string::npos);
   }
-  SECTION("ack-first, killed between its ACK and its COMMIT, loses event 3") {
-    Result r = clean({"run", "--target", target("amqp-ack-first"), "--crash", "after:ACK#3"});
+  {
+    INFO("ack-first, killed between its ACK and its COMMIT, loses event 3");
+    const Result& r = rs[2];
     INFO(r.out << r.err);
     REQUIRE(r.status == 1);
     auto lost = onlyRabbitViolation(r, "lost");
@@ -58,10 +65,12 @@ TEST_CASE("rabbitmq: the reference targets' verdicts at a kill next to their COM
 }
 
 TEST_CASE("rabbitmq: Python consumers on pika are judged as their code is") {
-  Result good = clean({"run", "--target", testTarget("py-amqp-dedup-table"), "--crash", "after:COMMIT#3"});
+  auto rs = cleanAll({{"run", "--target", testTarget("py-amqp-dedup-table"), "--crash", "after:COMMIT#3"},
+                      {"run", "--target", testTarget("py-amqp-ack-first"), "--crash", "after:ACK#3"}});
+  const Result& good = rs[0];
+  const Result& bad = rs[1];
   INFO(good.out << good.err);
   CHECK(good.report["verdict"] == "pass");
-  Result bad = clean({"run", "--target", testTarget("py-amqp-ack-first"), "--crash", "after:ACK#3"});
   INFO(bad.out << bad.err);
   CHECK(bad.report["verdict"] == "fail");
   CHECK(!violations(bad.report, "lost").empty());

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <set>
+#include <future>
 #include <mutex>
 #include <csignal>
 #include <fstream>
@@ -141,6 +142,22 @@ Result clean(const std::vector<std::string>& args, int sigintAfterMs) {
   for (const auto& d : left) UNSCOPED_INFO("left behind: " << d);
   CHECK(left.empty());
   return r;
+}
+
+std::vector<Result> cleanAll(const std::vector<std::vector<std::string>>& commands) {
+  std::vector<std::future<Result>> running;
+  for (const auto& args : commands) // idemproof() makes no Catch2 assertion: safe off the test's thread
+    running.push_back(std::async(std::launch::async, [args] { return idemproof(args); }));
+  std::vector<Result> out;
+  for (auto& f : running) out.push_back(f.get());
+  for (const Result& r : out) {
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    CHECK(leftovers(r.tag).empty());
+    auto left = tempDirsIn(r.tmpRoot);
+    for (const auto& d : left) UNSCOPED_INFO("left behind: " << d);
+    CHECK(left.empty());
+  }
+  return out;
 }
 
 std::vector<nlohmann::json> violations(const nlohmann::json& report, const std::string& kind) {

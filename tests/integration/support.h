@@ -57,6 +57,10 @@ std::string testTarget(const std::string& name);
 /// its private temp root.
 Result clean(const std::vector<std::string>& args, int sigintAfterMs = 0);
 
+/// clean() of each command, the commands run at once (each idemproof with its own servers and temp root):
+/// for runs that mostly wait, such as a Kafka group's joins. The checks are made here, after all ended.
+std::vector<Result> cleanAll(const std::vector<std::vector<std::string>>& commands);
+
 /// The arguments of the "  replay: idemproof replay ..." line of a check's output (paths hold no spaces);
 /// a Catch2 REQUIRE fails when there is none.
 std::vector<std::string> replayArgs(const std::string& out);
