@@ -11,17 +11,6 @@
 
 using namespace itest;
 
-namespace {
-
-/// The run's only violation of `kind`.
-nlohmann::json onlyViolation(const Result& r, const std::string& kind) {
-  auto v = violations(r.report, kind);
-  REQUIRE(v.size() == 1);
-  return v[0];
-}
-
-} // namespace
-
 TEST_CASE("kafka: a processed-events row in the effect's transaction passes a kill after its COMMIT") {
   Result r = clean({"run", "--target", target("kafka-dedup-table"), "--crash", "after:COMMIT#3"});
   INFO(r.out << r.err);

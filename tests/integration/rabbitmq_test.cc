@@ -10,17 +10,6 @@
 
 using namespace itest;
 
-namespace {
-
-/// The run's only violation of `kind`.
-nlohmann::json onlyRabbitViolation(const Result& r, const std::string& kind) {
-  auto v = violations(r.report, kind);
-  REQUIRE(v.size() == 1);
-  return v[0];
-}
-
-} // namespace
-
 TEST_CASE("rabbitmq: the reference targets' verdicts at a kill next to their COMMIT and their ACK") {
   // The three at once, each with its own node: a node's start mostly waits on its Erlang boot.
   auto rs = cleanAll({{"run", "--target", target("amqp-dedup-table"), "--crash", "after:COMMIT#3"},
@@ -48,7 +37,7 @@ TEST_CASE("rabbitmq: the reference targets' verdicts at a kill next to their COM
     const Result& r = rs[1];
     INFO(r.out << r.err);
     REQUIRE(r.status == 1);
-    auto dup = onlyRabbitViolation(r, "duplicate");
+    auto dup = onlyViolation(r, "duplicate");
     CHECK(dup["events"] == nlohmann::json::array({2, 3})); // 2: the producer's retry; 3: the kill
     CHECK(dup["kill_point"] == "after:COMMIT#3");
     CHECK(dup["message"].get<std::string>().find("redelivered to c2 (DELIVER#") != std::string::npos);
@@ -58,7 +47,7 @@ TEST_CASE("rabbitmq: the reference targets' verdicts at a kill next to their COM
     const Result& r = rs[2];
     INFO(r.out << r.err);
     REQUIRE(r.status == 1);
-    auto lost = onlyRabbitViolation(r, "lost");
+    auto lost = onlyViolation(r, "lost");
     CHECK(lost["events"] == nlohmann::json::array({3}));
     CHECK(lost["pattern"]["id"] == "ack-before-effect");
   }

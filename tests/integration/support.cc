@@ -160,6 +160,12 @@ std::vector<Result> cleanAll(const std::vector<std::vector<std::string>>& comman
   return out;
 }
 
+nlohmann::json onlyViolation(const Result& r, const std::string& kind) {
+  auto v = violations(r.report, kind);
+  REQUIRE(v.size() == 1);
+  return v[0];
+}
+
 std::vector<nlohmann::json> violations(const nlohmann::json& report, const std::string& kind) {
   std::vector<nlohmann::json> out;
   if (!report.is_object() || !report.contains("violations")) return out;

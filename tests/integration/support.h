@@ -71,6 +71,9 @@ long peakRssKiB(int pid, const std::function<bool()>& running);
 
 /// Every violation of the report with this kind.
 std::vector<nlohmann::json> violations(const nlohmann::json& report, const std::string& kind);
+
+/// The run's only violation of `kind` (a REQUIRE that there is exactly one).
+nlohmann::json onlyViolation(const Result& r, const std::string& kind);
 /// The violations of `report` with this kind in run `run` ("" for any).
 std::vector<nlohmann::json> violationsOfRun(const nlohmann::json& report, const std::string& kind, const std::string& run);
 /// An acknowledge-first consumer (py-ack-first, node-ack-first) killed at after:XACK#4 on the default wallet
