@@ -216,8 +216,7 @@ private:
       if (h.fault.args.size() != 1 && othersIdle && quietFor >= quiet && (othersPolled || quietFor >= 5 * quiet))
         why = fmt::format("every other process is idle ({} without work)", span(msBetween(std::max(h.since, ctl_.lastWork()), now)));
       else if (!othersIdle && lockWaits() > 0)
-        why = "another process waits on a PostgreSQL lock (pg_stat_activity), which the held process's open "
-              "transaction may hold";
+        why = lockWaitWhy("held");
       else if (auto from = stallClockOf(h); from && msBetween(*from, now) >= opt_.stall.count())
         why = fmt::format("held for {}, the longest a hold lasts (--stall-timeout)", span(msBetween(h.since, now)));
       if (!why.empty()) ctl_.releaseHold(h.token.id, why);
@@ -254,8 +253,7 @@ private:
       return true;
     }
     if (lockWaits() > 0) {
-      why = "another process waits on a PostgreSQL lock (pg_stat_activity), which the waiting process's open "
-            "transaction may hold";
+      why = lockWaitWhy("waiting");
       return true;
     }
     // The stall time runs from the newcomer's first read: until the group deals it partitions, it waits
@@ -285,6 +283,13 @@ private:
       from = std::max(from, *st.firstRequest);
     }
     return from;
+  }
+
+  /// Why a held step goes on when another process waits on a PostgreSQL lock (lockWaits): `whose` ("held",
+  /// "waiting") names the process whose open transaction may hold it.
+  static std::string lockWaitWhy(const char* whose) {
+    return fmt::format("another process waits on a PostgreSQL lock (pg_stat_activity), which the {} process's "
+                       "open transaction may hold", whose);
   }
 
   /// Backends of this workspace's database waiting on a lock.
