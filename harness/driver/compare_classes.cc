@@ -47,7 +47,7 @@ Class faultClass(const Fault& f) {
 
 std::vector<std::string> defaultFaultKinds(const CommonArgs& args) {
   std::vector<std::string> out{"drop", "delay", "error", "forget"};
-  if (args.databaseUrl.empty()) out.push_back("restart");
+  if (!args.userServers()) out.push_back("restart");
   return out;
 }
 

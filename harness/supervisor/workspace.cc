@@ -139,7 +139,7 @@ void Workspace::Impl::create() {
       }
     });
   }
-  broker = makeBroker(s, target, stream, options.claim_idle_ms);
+  broker = makeBroker(s, target, stream, tag, options.claim_idle_ms);
   try {
     pg->exec(scenario.create_sql);
   } catch (const std::exception& e) {

@@ -53,6 +53,9 @@ std::filesystem::path scratchPath(const std::string& name);
 std::string target(const std::string& name);
 std::string testTarget(const std::string& name);
 
+/// Checks that the idemproof call of `r` left no process and no temp dir behind (what clean() checks).
+void checkLeftNothing(const Result& r);
+
 /// idemproof(args) that also checks (Catch2 CHECKs) that the run left no process and no temp folder in
 /// its private temp root.
 Result clean(const std::vector<std::string>& args, int sigintAfterMs = 0);
