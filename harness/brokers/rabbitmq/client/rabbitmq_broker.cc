@@ -93,7 +93,8 @@ auto RabbitMqBroker::admin(F&& f) {
   }
 }
 
-RabbitMqBroker::RabbitMqBroker() : node_(EmbeddedRabbit::shared()), ledger_(std::make_shared<Ledger>()) {
+RabbitMqBroker::RabbitMqBroker(bool ownNode)
+    : node_(ownNode ? EmbeddedRabbit::own() : EmbeddedRabbit::shared()), ledger_(std::make_shared<Ledger>()) {
   at_ = {"127.0.0.1", node_->port(), node_->user(), node_->password(), fmt::format("workspace-{}", ++workspaces)};
   node_->addVhost(at_.vhost);
   reconnect();

@@ -20,8 +20,9 @@ struct Ledger;
 
 class RabbitMqBroker final : public brokers::Broker {
 public:
-  /// Joins (or starts) the command's node and makes this workspace's vhost.
-  RabbitMqBroker();
+  /// Joins (or starts) the command's node and makes this workspace's vhost; with `ownNode`, starts a node
+  /// of this workspace's own (its schedules restart it).
+  explicit RabbitMqBroker(bool ownNode = false);
   /// The user's broker at `at`; `tag` is a word unique to this workspace among every idemproof that
   /// shares the broker (its queues' names carry it). Throws UsageError when it can't log in.
   RabbitMqBroker(const AmqpEndpoint& at, const std::string& tag);
