@@ -28,9 +28,7 @@ TEST_CASE("kafka: reference targets under kills, a forget, a restart and a revok
     CHECK(r.report["verdict"] == "pass");
     // The run read the topic the harness made, in the group it named, through the proxy: the steps are Kafka's.
     const auto& history = r.report["runs"][0]["history"];
-    std::set<std::string> verbs;
-    for (const auto& op : history)
-      if (op["type"] == "step" && op["value"]["server"] == "kafka") verbs.insert(op["value"]["verb"].get<std::string>());
+    const auto verbs = verbsOn(r, "kafka");
     for (const char* v : {"JOIN_GROUP", "SYNC_GROUP", "FETCH", "COMMIT_OFFSET"}) {
       INFO(v);
       CHECK(verbs.count(v) == 1);

@@ -20,10 +20,7 @@ TEST_CASE("nats: a processed-events row in the effect's transaction passes a kil
   CHECK(r.report["verdict"] == "pass");
   // The run read the stream the harness made, on the durable it named, through the proxy: the steps are NATS's.
   const auto& history = r.report["runs"][0]["history"];
-  std::set<std::string> verbs;
-  for (const auto& op : history)
-    if (op["type"] == "step" && op["value"]["server"] == "nats") verbs.insert(op["value"]["verb"].get<std::string>());
-  CHECK(verbs == std::set<std::string>{"FETCH", "ACK"});
+  CHECK(verbsOn(r, "nats") == std::set<std::string>{"FETCH", "ACK"});
   CHECK(history[0]["value"]["stream"] == "events_1");
   CHECK(history[0]["value"]["group"] == "consumers_1");
 }

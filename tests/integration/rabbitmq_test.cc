@@ -59,9 +59,7 @@ TEST_CASE("rabbitmq: the reference targets' verdicts at a kill next to their COM
     CHECK(r.report["verdict"] == "pass");
     // Deliveries are steps of their own (the broker pushes them), acks steps the broker never answers.
     const auto& history = r.report["runs"][0]["history"];
-    std::set<std::string> verbs;
-    for (const auto& op : history)
-      if (op["type"] == "step" && op["value"]["server"] == "rabbitmq") verbs.insert(op["value"]["verb"].get<std::string>());
+    const auto verbs = verbsOn(r, "rabbitmq");
     for (const char* v : {"QOS", "CONSUME", "DELIVER", "ACK"}) {
       INFO(v);
       CHECK(verbs.count(v) == 1);

@@ -134,6 +134,13 @@ fs::path scratchPath(const std::string& name) {
 std::string target(const std::string& name) { return (repo() / "targets" / name).string(); }
 std::string testTarget(const std::string& name) { return (repo() / "tests" / "targets" / name).string(); }
 
+std::set<std::string> verbsOn(const Result& r, const std::string& server) {
+  std::set<std::string> verbs;
+  for (const auto& op : r.report["runs"][0]["history"])
+    if (op["type"] == "step" && op["value"]["server"] == server) verbs.insert(op["value"]["verb"].get<std::string>());
+  return verbs;
+}
+
 void checkLeftNothing(const Result& r) {
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(leftovers(r.tag).empty());
