@@ -110,6 +110,10 @@ public:
   /// Restarts the broker's server in place itself (the `restart` fault), keeping what it stored; false
   /// when the workspace's servers do it (Valkey, one of the embedded servers).
   virtual bool restart() { return false; }
+  /// Before reset(), when the schedule restarts this broker's server: a server shared with other
+  /// workspaces (RabbitMQ's node, one per command) must become this workspace's own first, or the restart
+  /// would drop connections in their runs, whose schedules hold no such fault. Nothing for the others.
+  virtual void ownForRestart() {}
   /// The consumer process whose broker proxy listened on `listenPort` was killed: what its client would
   /// have told the broker had it closed (a Kafka member's LeaveGroup, so that its group does not wait out
   /// its session). Default: nothing (Valkey: its pending entries stay, to be claimed).

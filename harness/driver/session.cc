@@ -182,9 +182,7 @@ std::unique_ptr<Workspace> Session::workspace(const Target& t, int /*w*/) {
   // Servers of its own, so that restarting them touches no other worker's run (docs/faults.md).
   own_.push_back(EmbeddedServers::start());
   EmbeddedServers* servers = own_.back().get();
-  ServerEndpoints own = with(servers->endpoints());
-  own.own_brokers = true;
-  auto ws = std::make_unique<Workspace>(own, scenario_, t, id, args_.run, logs);
+  auto ws = std::make_unique<Workspace>(with(servers->endpoints()), scenario_, t, id, args_.run, logs);
   const auto timeout = args_.run.start_timeout;
   ws->setRestarter([servers, timeout](const std::string& which) { servers->restart(which, timeout); });
   return ws;

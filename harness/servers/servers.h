@@ -26,9 +26,6 @@ struct ServerEndpoints {
   /// The user's brokers, by the name a target's manifest gives them (--amqp-url: "rabbitmq", --nats-url:
   /// "nats"); a broker not named here is embedded.
   std::map<std::string, std::string> broker_urls;
-  /// The workspace's embedded brokers must be its own, none shared with another workspace: its schedules
-  /// restart them (a broker started once per command, RabbitMQ's node, then starts once per workspace).
-  bool own_brokers = false;
 };
 
 class EmbeddedServers;

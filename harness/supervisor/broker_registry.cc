@@ -33,7 +33,7 @@ brokers::BrokerPtr makeBroker(const ServerEndpoints& s, const Target& target, co
   if (target.broker == "rabbitmq") {
     if (url != s.broker_urls.end())
       return std::make_unique<rabbitmq::client::RabbitMqBroker>(rabbitmq::client::parseAmqpUrl(url->second), tag);
-    return std::make_unique<rabbitmq::client::RabbitMqBroker>(s.own_brokers);
+    return std::make_unique<rabbitmq::client::RabbitMqBroker>();
   }
   throw UsageError(fmt::format("{}: field 'broker': no broker '{}'", target.manifest.string(), target.broker));
 }

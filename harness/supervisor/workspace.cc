@@ -345,6 +345,10 @@ History Workspace::execute(const Schedule& schedule) {
   // The broker first: the plan records the stream (topic) and group the run reads, which a reset may name.
   std::string brokerError;
   try {
+    for (const auto& f : schedule.faults) {
+      const Effect e = faultKind(f.kind, "schedule").effect(f);
+      if (e.action == Effect::Action::Restart && e.server == im.broker->name()) im.broker->ownForRestart();
+    }
     im.broker->reset();
   } catch (const std::exception& e) {
     brokerError = e.what();

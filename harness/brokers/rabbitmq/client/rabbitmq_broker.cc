@@ -93,11 +93,25 @@ auto RabbitMqBroker::admin(F&& f) {
   }
 }
 
-RabbitMqBroker::RabbitMqBroker(bool ownNode)
-    : node_(ownNode ? EmbeddedRabbit::own() : EmbeddedRabbit::shared()), ledger_(std::make_shared<Ledger>()) {
+RabbitMqBroker::RabbitMqBroker() : node_(EmbeddedRabbit::shared()), ledger_(std::make_shared<Ledger>()) {
   at_ = {"127.0.0.1", node_->port(), node_->user(), node_->password(), fmt::format("workspace-{}", ++workspaces)};
   node_->addVhost(at_.vhost);
   reconnect();
+}
+
+void RabbitMqBroker::ownForRestart() {
+  if (ownNode_ || !node_) return; // already its own, or the user's broker (Session refuses its restarts)
+  // The last run's queue goes with the shared node's vhost; the next reset() declares a fresh one here.
+  try {
+    if (run_ > 0) admin([&](AmqpAdmin& a) { a.deleteQueue(queue_); });
+  } catch (const std::exception&) {
+  }
+  node_ = EmbeddedRabbit::own();
+  ownNode_ = true;
+  at_ = {"127.0.0.1", node_->port(), node_->user(), node_->password(), at_.vhost};
+  node_->addVhost(at_.vhost);
+  reconnect();
+  run_ = 0; // nothing of this node's to delete at the next reset
 }
 
 RabbitMqBroker::RabbitMqBroker(const AmqpEndpoint& at, const std::string& tag)

@@ -20,9 +20,8 @@ struct Ledger;
 
 class RabbitMqBroker final : public brokers::Broker {
 public:
-  /// Joins (or starts) the command's node and makes this workspace's vhost; with `ownNode`, starts a node
-  /// of this workspace's own (its schedules restart it).
-  explicit RabbitMqBroker(bool ownNode = false);
+  /// Joins (or starts) the command's node and makes this workspace's vhost.
+  RabbitMqBroker();
   /// The user's broker at `at`; `tag` is a word unique to this workspace among every idemproof that
   /// shares the broker (its queues' names carry it). Throws UsageError when it can't log in.
   RabbitMqBroker(const AmqpEndpoint& at, const std::string& tag);
@@ -49,6 +48,8 @@ public:
   std::optional<std::string> errorAnswer(std::string_view request, const std::string& code) const override;
   std::string defaultError(const std::string&) const override { return "CONNECTION_FORCED"; }
   bool restart() override;
+  /// A node of this workspace's own from now on (started once, seconds): the command's node is shared.
+  void ownForRestart() override;
   void reconnect() override;
 
 private:
@@ -62,6 +63,7 @@ private:
   std::shared_ptr<EmbeddedRabbit> node_; ///< null on the user's broker
   AmqpEndpoint at_;
   std::string tag_;                      ///< empty on the embedded node (the vhost is the workspace's)
+  bool ownNode_ = false;                 ///< node_ is this workspace's alone
   int cleanupId_ = -1;
   std::shared_ptr<std::string> current_; ///< the queue of the run, for the signal's cleanup (user's broker)
   int run_ = 0;
