@@ -93,25 +93,29 @@ auto RabbitMqBroker::admin(F&& f) {
   }
 }
 
-RabbitMqBroker::RabbitMqBroker() : node_(EmbeddedRabbit::shared()), ledger_(std::make_shared<Ledger>()) {
-  at_ = {"127.0.0.1", node_->port(), node_->user(), node_->password(), fmt::format("workspace-{}", ++workspaces)};
-  node_->addVhost(at_.vhost);
-  reconnect();
+RabbitMqBroker::RabbitMqBroker() : ledger_(std::make_shared<Ledger>()) {
+  // The node is joined (or started) by the first reset(): a workspace whose first schedule restarts
+  // RabbitMQ starts a node of its own instead, and never waits for the shared one.
+  at_.vhost = fmt::format("workspace-{}", ++workspaces);
 }
 
-void RabbitMqBroker::ownForRestart() {
-  if (ownNode_ || !node_) return; // already its own, or the user's broker (Session refuses its restarts)
-  // The last run's queue goes with the shared node's vhost; the next reset() declares a fresh one here.
-  try {
-    if (run_ > 0) admin([&](AmqpAdmin& a) { a.deleteQueue(queue_); });
-  } catch (const std::exception&) {
-  }
-  node_ = EmbeddedRabbit::own();
-  ownNode_ = true;
+void RabbitMqBroker::attach(std::shared_ptr<EmbeddedRabbit> node) {
+  node_ = std::move(node);
   at_ = {"127.0.0.1", node_->port(), node_->user(), node_->password(), at_.vhost};
   node_->addVhost(at_.vhost);
   reconnect();
   run_ = 0; // nothing of this node's to delete at the next reset
+}
+
+void RabbitMqBroker::ownForRestart() {
+  if (ownNode_ || !tag_.empty()) return; // already its own, or the user's broker (Session refuses its restarts)
+  // The last run's queue on the shared node goes; the next reset() declares a fresh one on this one.
+  try {
+    if (node_ && run_ > 0) admin([&](AmqpAdmin& a) { a.deleteQueue(queue_); });
+  } catch (const std::exception&) {
+  }
+  attach(EmbeddedRabbit::own());
+  ownNode_ = true;
 }
 
 RabbitMqBroker::RabbitMqBroker(const AmqpEndpoint& at, const std::string& tag)
@@ -145,13 +149,17 @@ std::string RabbitMqBroker::queueName(int n) const {
   return tag_.empty() ? fmt::format("events.{}", n) : fmt::format("idemproof.{}.events.{}", tag_, n);
 }
 
-void RabbitMqBroker::reconnect() { admin_ = std::make_unique<AmqpAdmin>(at_.host, at_.port, at_.user, at_.password, at_.vhost); }
+void RabbitMqBroker::reconnect() {
+  if (!node_ && tag_.empty()) return; // no node yet: the first reset() connects
+  admin_ = std::make_unique<AmqpAdmin>(at_.host, at_.port, at_.user, at_.password, at_.vhost);
+}
 
 proxy::Upstream RabbitMqBroker::upstream() const { return {at_.host, at_.port}; }
 
 proxy::TrackerPtr RabbitMqBroker::tracker(int) { return std::make_unique<RunTracker>(ledger_); }
 
 void RabbitMqBroker::reset() {
+  if (!node_ && tag_.empty()) attach(EmbeddedRabbit::shared());
   // A new queue per run: nothing of the last run's messages is seen again (a consumer of the old queue that
   // still lives would get a channel error when it goes).
   if (run_ > 0) admin([&](AmqpAdmin& a) { a.deleteQueue(queue_); });
@@ -249,7 +257,7 @@ std::optional<std::string> RabbitMqBroker::errorAnswer(std::string_view request,
 
 bool RabbitMqBroker::restart() {
   // The user's broker is not idemproof's to restart (Session refuses restart faults with --amqp-url).
-  if (!node_) throw UsageError("--amqp-url: a restart fault needs the embedded RabbitMQ node");
+  if (!tag_.empty()) throw UsageError("--amqp-url: a restart fault needs the embedded RabbitMQ node");
   // The node is the command's, shared by every workspace: all of them see their connections drop. Its
   // durable queues and persistent messages come back; what was delivered and not acknowledged is ready again.
   node_->restart();

@@ -20,7 +20,7 @@ struct Ledger;
 
 class RabbitMqBroker final : public brokers::Broker {
 public:
-  /// Joins (or starts) the command's node and makes this workspace's vhost.
+  /// On the command's node, joined (or started) by the first reset(), a vhost of this workspace's.
   RabbitMqBroker();
   /// The user's broker at `at`; `tag` is a word unique to this workspace among every idemproof that
   /// shares the broker (its queues' names carry it). Throws UsageError when it can't log in.
@@ -57,6 +57,8 @@ private:
   template <class F>
   auto admin(F&& f);
 
+  /// Uses `node` from now on: this workspace's vhost on it, a new admin connection.
+  void attach(std::shared_ptr<EmbeddedRabbit> node);
   /// The queue of run `n`.
   std::string queueName(int n) const;
 
