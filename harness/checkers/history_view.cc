@@ -67,6 +67,7 @@ HistoryView::HistoryView(const Scenario& s, const std::vector<Op>& o) : scenario
       kills.push_back({op.index, op.process, fault->fault.str(), fault->signal ? fault->signal : 9});
     else if (fault) {
       otherFaults.push_back({op.index, op.process, fault->fault});
+      if (fault->aged) ages.push_back({op.index, fault->fault.str(), *fault->aged});
       // The consumer may redo what it holds: a lost reply (drop after), its own timeout (delay), a restart.
       if (applicationWeight(fault->fault) > 1) retryFaults++;
     }
@@ -82,6 +83,34 @@ HistoryView::HistoryView(const Scenario& s, const std::vector<Op>& o) : scenario
 RunEnd HistoryView::end() const { return requireFinal().end; }
 
 std::string HistoryView::endReason() const { return requireFinal().reason; }
+
+HistoryView::LateRetries HistoryView::lateRetries(int n) const {
+  LateRetries out;
+  const auto sent = sendsOf(n);
+  if (sent.size() < 2 || ages.empty()) return out;
+  const auto got = deliveriesOf(n);
+  // Time passes for the event's dedup state from when a consumer could first have marked it.
+  const int64_t from = !got.empty() && got.front()->op < sent[1]->op ? got.front()->op : sent.front()->op;
+  for (size_t i = 1; i < sent.size(); ++i) {
+    int64_t ms = 0;
+    bool removed = false;
+    std::vector<int64_t> cited;
+    for (const auto& a : ages) {
+      if (a.op <= from || a.op >= sent[i]->op) continue;
+      ms += a.aged.ms;
+      removed = removed || a.aged.expired > 0 || a.aged.pruned > 0;
+      cited.push_back(a.op);
+    }
+    if (ms == 0) continue; // no time passed for it: an ordinary retry
+    const bool inWindow = !scenario.retryWindowMs || ms <= *scenario.retryWindowMs;
+    (inWindow ? out.within : out.after)++;
+    out.ageMs = std::max(out.ageMs, ms);
+    out.removed = out.removed || removed;
+    out.ops.insert(out.ops.end(), cited.begin(), cited.end());
+    out.ops.push_back(sent[i]->op);
+  }
+  return out;
+}
 
 int HistoryView::cap(int n) const { return opportunities(n) + retryFaults; }
 

@@ -124,6 +124,26 @@ struct HistoryView {
     Fault fault;
   };
   std::vector<FaultRec> otherFaults;
+  /// The `age` faults that fired, in history order, with what each did (docs/faults.md, "Dedup state that
+  /// ages").
+  struct AgeRec {
+    int64_t op = 0;
+    std::string fault; ///< its text form
+    ops::Aged aged;
+  };
+  std::vector<AgeRec> ages;
+  /// The producer retries of event n sent after simulated time passed for it: from its first delivery (else
+  /// its first send) to the retry's send, the `age` faults in between. `within`: retries whose simulated
+  /// age is within the scenario's retry_window_ms (every one when it declares none): each must be
+  /// deduplicated; `after`: those past it, which may be applied again. `ageMs`: the most simulated time any
+  /// of them saw; `removed`: whether those ages removed dedup state (a key expired, a row pruned).
+  struct LateRetries {
+    int within = 0, after = 0;
+    int64_t ageMs = 0;
+    bool removed = false;
+    std::vector<int64_t> ops; ///< the retries' sends and the ages before them
+  };
+  LateRetries lateRetries(int n) const;
   /// True when every entry of event n is listed as never delivered by the final op.
   bool neverDelivered(int n) const;
   /// Events that a killed or crashed process was working on when it died: the unacknowledged entries
