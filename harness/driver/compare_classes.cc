@@ -46,7 +46,7 @@ Class faultClass(const Fault& f) {
 } // namespace
 
 std::vector<std::string> defaultFaultKinds(const CommonArgs& args) {
-  std::vector<std::string> out{"drop", "delay", "error", "forget"};
+  std::vector<std::string> out{"drop", "delay", "error", "forget", "age"};
   if (args.databaseUrl.empty()) out.push_back("restart");
   return out;
 }
