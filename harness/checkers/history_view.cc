@@ -89,24 +89,23 @@ HistoryView::LateRetries HistoryView::lateRetries(int n) const {
   const auto sent = sendsOf(n);
   if (sent.size() < 2 || ages.empty()) return out;
   const auto got = deliveriesOf(n);
-  // Time passes for the event's dedup state from when a consumer could first have marked it.
-  const int64_t from = !got.empty() && got.front()->op < sent[1]->op ? got.front()->op : sent.front()->op;
+  // The state ages from when a consumer could first have marked the event: its first delivery.
+  const int64_t marked = got.empty() ? sent.front()->op : got.front()->op;
+  for (const auto& a : ages) {
+    if (a.op <= marked) continue;
+    out.ageMs += a.aged.ms;
+    out.removed = out.removed || a.aged.expired > 0 || a.aged.pruned > 0;
+    out.ops.push_back(a.op);
+  }
+  if (out.ageMs == 0) return out; // no time passed for its state: its retries are ordinary ones
+  // A retry's own age counts from the producer's first send of the event: the window is the producer's.
   for (size_t i = 1; i < sent.size(); ++i) {
     int64_t ms = 0;
-    bool removed = false;
-    std::vector<int64_t> cited;
-    for (const auto& a : ages) {
-      if (a.op <= from || a.op >= sent[i]->op) continue;
-      ms += a.aged.ms;
-      removed = removed || a.aged.expired > 0 || a.aged.pruned > 0;
-      cited.push_back(a.op);
-    }
-    if (ms == 0) continue; // no time passed for it: an ordinary retry
+    for (const auto& a : ages)
+      if (a.op > sent.front()->op && a.op < sent[i]->op) ms += a.aged.ms;
     const bool inWindow = !scenario.retryWindowMs || ms <= *scenario.retryWindowMs;
     (inWindow ? out.within : out.after)++;
-    out.ageMs = std::max(out.ageMs, ms);
-    out.removed = out.removed || removed;
-    out.ops.insert(out.ops.end(), cited.begin(), cited.end());
+    out.sentAtMs = std::max(out.sentAtMs, ms);
     out.ops.push_back(sent[i]->op);
   }
   return out;

@@ -155,15 +155,16 @@ private:
     });
   }
 
-  /// "; its retry came after 60000 ms of simulated time, within the producer's retry window of 60000 ms,
-  /// once the ageing had removed its dedup state (2 keys expired, 0 rows pruned)"
+  /// "; its retry was sent after 0 ms of simulated time, within the producer's retry window of 60000 ms, and
+  /// applied again once its dedup state had aged 60000 ms (2 keys expired, 0 rows pruned): …"
   std::string windowClause(const std::vector<const Group*>& gs, Violation& v) const {
-    int64_t ms = 0, expired = 0, pruned = 0;
+    int64_t aged = 0, sentAt = 0, expired = 0, pruned = 0;
     std::set<int64_t> seen;
     for (const Group* g : gs)
       for (int n : g->events) {
         const auto late = h_.lateRetries(n);
-        ms = std::max(ms, late.ageMs);
+        aged = std::max(aged, late.ageMs);
+        sentAt = std::max(sentAt, late.sentAtMs);
         for (int64_t op : late.ops) {
           v.ops.push_back(op);
           seen.insert(op);
@@ -172,12 +173,12 @@ private:
     for (const auto& a : h_.ages)
       if (seen.count(a.op)) expired += a.aged.expired, pruned += a.aged.pruned;
     const auto& window = h_.scenario.retryWindowMs;
-    return fmt::format("; the retry came after {} ms of simulated time (the age its dedup state saw), {}, once the "
-                       "ageing had removed dedup state ({} keys expired, {} rows pruned): the consumer's retention is "
-                       "shorter than the retry window",
-                       ms, window ? fmt::format("within the producer's retry window of {} ms", *window)
-                                  : std::string("and the scenario declares no retry window (every retry counts)"),
-                       expired, pruned);
+    return fmt::format("; the retry was sent {} ms of simulated time after it, {}, and applied again once its dedup "
+                       "state had aged {} ms ({} key{} expired, {} row{} pruned): the consumer's retention is shorter "
+                       "than the retry window",
+                       sentAt, window ? fmt::format("within the producer's retry window of {} ms", *window)
+                                      : std::string("and the scenario declares no retry window (every retry counts)"),
+                       aged, expired, expired == 1 ? "" : "s", pruned, pruned == 1 ? "" : "s");
   }
 
   const char* tell() const { return sum_ ? "the amounts cannot tell" : "a count cannot tell"; }

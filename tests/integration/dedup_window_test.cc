@@ -37,7 +37,7 @@ TEST_CASE("dedup window: marks that expire before the producer stops retrying fa
     auto v = onlyViolation(r, "dedup-window");
     CHECK(v["events"] == nlohmann::json::array({1}));
     const std::string msg = v["message"];
-    CHECK(msg.find("after 60000 ms of simulated time") != std::string::npos);
+    CHECK(msg.find("the retry was sent 60000 ms of simulated time after it") != std::string::npos);
     CHECK(msg.find("within the producer's retry window of 60000 ms") != std::string::npos);
     CHECK(agedOf(r)["ms"] == 60000);
     CHECK(agedOf(r)["expired"] == 2);
