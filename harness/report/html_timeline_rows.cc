@@ -199,8 +199,9 @@ std::string releasedText(const HoldSpan& h) {
 /// An `age` fault's row: the simulated time that passed there, and what it did to the dedup state.
 std::string agedText(const std::string& proc, const ops::FaultOp& f) {
   const ops::Aged& a = *f.aged;
-  std::string keys = a.keys ? fmt::format(": {} keys expired, {} moved", a.expired, a.moved) : ": no keys";
-  std::string rows = !a.prune.empty()   ? fmt::format(", {} rows pruned", a.pruned)
+  std::string keys = a.keys ? fmt::format(": {} key{} expired, {} moved", a.expired, a.expired == 1 ? "" : "s", a.moved)
+                            : ": no keys";
+  std::string rows = !a.prune.empty()   ? fmt::format(", {} row{} pruned", a.pruned, a.pruned == 1 ? "" : "s")
                      : !a.skipped.empty() ? ", no prune (" + a.skipped + ")"
                                           : "";
   return fmt::format("⏩ {}: {} — simulated time +{} ms for the dedup state{}{}", proc, f.fault.str(), a.ms, keys, rows);
