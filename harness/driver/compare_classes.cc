@@ -46,7 +46,9 @@ Class faultClass(const Fault& f) {
 } // namespace
 
 std::vector<std::string> defaultFaultKinds(const CommonArgs& args) {
-  std::vector<std::string> out{"drop", "delay", "error", "forget", "age"};
+  std::vector<std::string> out{"drop", "delay", "error", "forget"};
+  // Ageing moves every key's TTL in the Valkey database: only in the embedded servers, one per worker.
+  if (args.databaseUrl.empty()) out.push_back("age");
   if (args.databaseUrl.empty()) out.push_back("restart");
   return out;
 }

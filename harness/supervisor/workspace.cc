@@ -100,6 +100,11 @@ void Workspace::Impl::restartServer(const std::string& which) {
 }
 
 ops::Aged Workspace::Impl::age(int64_t ms) {
+  // Every key of the database is aged, whoever wrote it: on servers of the user's own (shared by the workers,
+  // maybe holding other data) that would reach what is not the run's.
+  if (!servers.embedded)
+    throw std::runtime_error("an age fault moves the TTL of every key of the Valkey database: it needs the embedded "
+                             "servers (drop --database-url and --valkey-url)");
   ops::Aged a;
   a.ms = ms > 0 ? ms : scenario.retryWindowMs.value_or(kDefaultAgeMs);
   if (auto keys = broker->ageKeys(a.ms)) {
