@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace idem::brokers {
@@ -85,6 +86,14 @@ public:
   /// replica, a lost offset commit), so the group's entries are delivered again.
   virtual void forget() = 0;
   virtual Leftover leftover() = 0;
+  /// The `age` fault: `ms` of simulated time pass for the keys of the consumer's namespace that have a TTL
+  /// (a `SET seen:<id> NX PX …` mark): each is given what is left of its TTL after `ms`, or deleted when
+  /// nothing is. Returns {keys moved, keys expired}; nullopt on a broker that holds no keys of the
+  /// consumer's (its marks, if any, live elsewhere).
+  virtual std::optional<std::pair<int64_t, int64_t>> ageKeys(int64_t ms) {
+    (void)ms;
+    return std::nullopt;
+  }
 
   /// How a target process whose broker proxy listens on `proxyPort` reaches the broker: VALKEY_URL and
   /// REDIS_URL, KAFKA_BOOTSTRAP. Every name must be reserved (target/target_env.h).

@@ -27,6 +27,7 @@ inline const std::vector<std::string>& reservedEnv() {
       "SUBJECT", "DURABLE",                                          // its stream's subject and durable
       "AMQP_URL", "QUEUE",                                           // RabbitMQ, through its proxy; its queue
       "STREAM", "TOPIC", "GROUP", "CONSUMER", "CLAIM_IDLE_MS",       // a consumer (docs/target-contract.md)
+      "DEDUP_TTL_MS",                                                // its declared dedup retention
       "PORT", "IDEMPOTENCY_LEASE_MS"};                               // an HTTP target (docs/http-contract.md)
   return names;
 }
