@@ -88,7 +88,7 @@ struct DemoArgs {
   /// a delayed reply (a delayed request shows delays), a broker's restart (a PostgreSQL one shows restarts),
   /// late retries (retries), and the race classes with a kill added (races, and kills, each alone).
   inline static const std::set<std::string> kFamilyRepeats{"drop:before",    "delay:after",     "restart:valkey",
-                                                           "restart:kafka",  "late-retry",      "race:claim+kill",
+                                                           "restart:kafka",  "restart:nats",    "restart:rabbitmq",  "late-retry",      "race:claim+kill",
                                                            "race:dup+kill"};
 };
 

@@ -237,10 +237,19 @@ std::vector<RaceSchedule> raceSchedules(const Scenario& sc, const Schedule& base
   std::vector<RaceSchedule> out;
   auto points = raceHoldPoints(history, perClass);
   if (points.empty()) return out;
-  const Fault killC2 = Fault::parse("c2:before:XACK#1", "race class");
+  // c2's first acknowledgement, in its broker's verb as the baseline shows it (a step that acknowledged
+  // entries): XACK on Valkey, ACK on NATS and RabbitMQ, COMMIT_OFFSET on Kafka.
+  std::string ackVerb = "XACK";
+  for (const auto& [op, s] : recordsOf<ops::Step>(history))
+    if (!s->acked.empty()) {
+      ackVerb = s->verb;
+      break;
+    }
+  const Fault killC2 = Fault::parse("c2:before:" + ackVerb + "#1", "race class");
   const Class claim{"race:claim", "race", "claim while busy",
                     "two consumers; c1 held before a step of its first entry until c2 is idle or waits on a lock: c2 "
-                    "claims c1's entries (XAUTOCLAIM) and works on them first"};
+                    "claims c1's entries (XAUTOCLAIM on Valkey; elsewhere the broker hands them over) and works on "
+                    "them first"};
   const Class dup{"race:dup", "race", "duplicate at once",
                   "two consumers; an event's retry sent in flight reaches c2 while c1, held before a step of the "
                   "first copy, waits until c2 has acknowledged its copy (or waits on a lock); no claims while it lasts (CLAIM_IDLE_MS 1 s)"};
@@ -248,9 +257,11 @@ std::vector<RaceSchedule> raceSchedules(const Scenario& sc, const Schedule& base
                        "two versions of one record, in both orders, one to each consumer, worked on at once as in "
                        "duplicate at once"};
   const Class claimKill{"race:claim+kill", "race", "claim while busy + kill",
-                        "claim while busy, and c2 killed before its first XACK (c2:before:XACK#1)"};
+                        "claim while busy, and c2 killed before its first acknowledgement (c2:before:XACK#1 on "
+                        "Valkey, ACK#1 on NATS and RabbitMQ, COMMIT_OFFSET#1 on Kafka)"};
   const Class dupKill{"race:dup+kill", "race", "duplicate at once + kill",
-                      "duplicate at once, and c2 killed before its first XACK (c2:before:XACK#1)"};
+                      "duplicate at once, and c2 killed before its first acknowledgement (as in claim while busy "
+                      "+ kill)"};
   auto atOnce = [&](const std::vector<Event>& events, int first, int second) {
     Schedule s = base;
     s.events = events;
@@ -273,7 +284,7 @@ std::vector<RaceSchedule> raceSchedules(const Scenario& sc, const Schedule& base
   one.n = 1;
   for (const auto& p : points) {
     Fault hold = p;
-    hold.args = {"c2", "after", "XACK#1"};
+    hold.args = {"c2", "after", ackVerb + "#1"};
     Schedule s = atOnce({one}, 1, 1);
     s.faults = {hold};
     out.push_back({dup, s});
@@ -286,7 +297,7 @@ std::vector<RaceSchedule> raceSchedules(const Scenario& sc, const Schedule& base
     newer.n = 2;
     for (const auto& p : points) {
       Fault hold = p;
-      hold.args = {"c2", "after", "XACK#1"};
+      hold.args = {"c2", "after", ackVerb + "#1"};
       for (auto [first, second] : {std::pair{1, 2}, std::pair{2, 1}}) {
         Schedule s = atOnce({older, newer}, first, second);
         s.faults = {hold};

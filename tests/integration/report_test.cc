@@ -228,6 +228,16 @@ void requireDemoAsDocumented(const Result& r) {
   CHECK(targets["no-reconnect"]["verdict"] == "fail");
   CHECK(targets["no-reconnect"]["kinds"].dump().find("stuck") != std::string::npos);
   CHECK(targets["check-then-act"]["verdict"] == "fail");
+  // The wallet section's matrix spans the brokers: the same strategies on NATS and RabbitMQ.
+  for (const char* broker : {"nats", "amqp"}) {
+    INFO(broker);
+    const std::string b = broker;
+    CHECK(targets[b + "-dedup-table"]["verdict"] == "pass");
+    CHECK(targets[b + "-no-dedup"]["kinds"] == nlohmann::json::array({"duplicate"}));
+    CHECK(targets[b + "-ack-first"]["verdict"] == "fail");
+    CHECK(targets[b + "-ack-first"]["patterns"].dump().find("acknowledge before the effect is durable") !=
+          std::string::npos);
+  }
   // The dedup window class: marks that expire before the producer's retry window ends.
   CHECK(targets["dedup-valkey-short-ttl"]["kinds"].dump().find("dedup-window") != std::string::npos);
   auto classes = classesOf(demo["sections"][0]);
