@@ -87,9 +87,9 @@ struct DemoArgs {
   /// The classes only --full runs: drop before a step (drop after it, the ambiguous commit, shows drops),
   /// a delayed reply (a delayed request shows delays), a broker's restart (a PostgreSQL one shows restarts),
   /// late retries (retries), and the race classes with a kill added (races, and kills, each alone).
-  inline static const std::set<std::string> kFamilyRepeats{"drop:before",    "delay:after",     "restart:valkey",
-                                                           "restart:kafka",  "restart:nats",    "restart:rabbitmq",  "late-retry",      "race:claim+kill",
-                                                           "race:dup+kill"};
+  inline static const std::set<std::string> kFamilyRepeats{
+      "drop:before",  "delay:after", "restart:valkey",  "restart:kafka", "restart:nats",
+      "restart:rabbitmq", "late-retry", "race:claim+kill", "race:dup+kill"};
 };
 
 /// idemproof demo: compares the reference targets on the built-in scenarios and writes one report; exit
