@@ -510,6 +510,11 @@ std::vector<proxy::StepToken> Controller::replied(int owner, ops::Step s, const 
     for (const auto& e : reply.delivered) {
       if (reply.stale) break; // delivered to a member its group no longer has: the group settles them
       st.gotEntries = true;
+      // Settled by its own delivery (RabbitMQ's no-ack): work, which no one holds.
+      if (std::find(s.acked.begin(), s.acked.end(), e.id) != s.acked.end()) {
+        fresh = true;
+        continue;
+      }
       if (st.held.insert(e.id).second) fresh = true;
       else if (st.handedAgain[e.id]++ == 0) st.handedAgainSince[e.id] = now;
     }

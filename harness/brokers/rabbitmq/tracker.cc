@@ -262,7 +262,10 @@ private:
     out.step.verb = "DELIVER";
     out.step.read = true;
     out.step.detail = "DELIVER " + m.consumerTag + " " + std::to_string(m.deliveryTag) + " " +
-                      out.reply.delivered.front().id + (m.redelivered ? " redelivered" : "");
+                      out.reply.delivered.front().id + (m.redelivered ? " redelivered" : "") + (noAck ? " no-ack" : "");
+    // A consumer with no-ack (pika's auto_ack, amqplib's noAck) has the broker settle each message as it
+    // delivers it: the delivery is its own acknowledgement, and a kill before the effect loses the message.
+    if (noAck) out.step.acked.push_back(out.reply.delivered.front().id);
     out.reply.waiting = !consumers_.empty();
     return Decode::Message;
   }

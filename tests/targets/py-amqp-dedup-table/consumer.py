@@ -9,6 +9,10 @@ ACK_FIRST=1 (py-amqp-ack-first): it acknowledges the delivery first, then credit
 dedup. It is NOT correct: killed between the two it loses the message, and a producer retry is applied
 twice.
 
+AUTO_ACK=1 (py-amqp-auto-ack): it consumes with auto_ack=True (the broker settles each message as it
+delivers it, and ignores the prefetch: every ready message is pushed at once), then credits with the
+dedup table. It is NOT correct: killed before its COMMIT, it loses what it was handed and had not applied.
+
 SIGTERM sets a flag checked between deliveries (a wait lasts at most 100 ms); the connection closes and the
 process exits 0. Any other error is printed and exits 1.
 """
@@ -32,7 +36,8 @@ import pika  # noqa: E402
 import psycopg  # noqa: E402
 
 ACK_FIRST = os.environ.get("ACK_FIRST") == "1"
-NAME = "py-amqp-ack-first" if ACK_FIRST else "py-amqp-dedup-table"
+AUTO_ACK = os.environ.get("AUTO_ACK") == "1"
+NAME = "py-amqp-ack-first" if ACK_FIRST else "py-amqp-auto-ack" if AUTO_ACK else "py-amqp-dedup-table"
 
 
 def fields_of(props, body):
@@ -69,7 +74,7 @@ def run():
     try:
         ch = conn.channel()
         ch.basic_qos(prefetch_count=1)
-        for method, props, body in ch.consume(env["QUEUE"], inactivity_timeout=0.1):
+        for method, props, body in ch.consume(env["QUEUE"], auto_ack=AUTO_ACK, inactivity_timeout=0.1):
             if stop:
                 break
             if method is None:
@@ -78,6 +83,8 @@ def run():
             if ACK_FIRST:
                 ch.basic_ack(method.delivery_tag)
                 credit(db, fields, dedup=False)
+            elif AUTO_ACK:
+                credit(db, fields, dedup=True)
             else:
                 credit(db, fields, dedup=True)
                 ch.basic_ack(method.delivery_tag)

@@ -59,7 +59,8 @@ public:
   }
   proxy::Decode onServer(std::string_view buf, proxy::ServerMsg& out) override {
     auto d = inner_->onServer(buf, out);
-    if (d == proxy::Decode::Message) note(nullptr, &out.reply.delivered);
+    // A push (a delivery) may settle what it delivers itself (no-ack).
+    if (d == proxy::Decode::Message) note(out.kind == proxy::ServerMsg::Kind::Push ? &out.step.acked : nullptr, &out.reply.delivered);
     return d;
   }
   void withdrawLast() override { inner_->withdrawLast(); }
