@@ -41,7 +41,7 @@ TEST_CASE("fault: bad text names the flag and says the form") {
   CHECK(usageError([] { Fault::parse("after:COMMIT", "--crash"); }) ==
         "--crash: 'after:COMMIT': missing '#k' (expected [KIND:][cN:]before|after:VERB#k[:ARG...], e.g. after:COMMIT#3 "
         "or "
-        "drop:after:XACK#2 or c2:after:COMMIT#1; kinds: kill, drop, delay, error, forget, restart, hold, timekill, rebalance)");
+        "drop:after:XACK#2 or c2:after:COMMIT#1; kinds: kill, drop, delay, error, forget, restart, hold, timekill, rebalance, pause)");
   CHECK(usageError([] { Fault::parse("sideways:COMMIT#1"); }).find("'sideways' is no fault kind, nor before or after") !=
         std::string::npos);
   CHECK(usageError([] { Fault::parse("after:COMMIT#0"); }).find("k counts from 1") != std::string::npos);
@@ -90,10 +90,11 @@ TEST_CASE("fault: the built-in kinds beyond kill, their arguments and their effe
   CHECK(faultKind("forget", "test").effect(forget).action == Effect::Action::Forget);
   CHECK(forget.str() == "forget:after:XACK#3");
   CHECK(faultKinds() ==
-        std::vector<std::string>{"kill", "drop", "delay", "error", "forget", "restart", "hold", "timekill", "rebalance"});
+        std::vector<std::string>{"kill", "drop", "delay", "error", "forget", "restart", "hold", "timekill", "rebalance",
+                                 "pause"});
   // timekill acts at a time, not at a step: --faults (check, sweep) can't name it.
   CHECK(stepFaultKinds() ==
-        std::vector<std::string>{"kill", "drop", "delay", "error", "forget", "restart", "hold", "rebalance"});
+        std::vector<std::string>{"kill", "drop", "delay", "error", "forget", "restart", "hold", "rebalance", "pause"});
   Effect until = faultKind("hold", "test").effect(Fault::parse("hold:c1:before:COMMIT#1:c2:after:XACK#2"));
   CHECK(until.action == Effect::Action::Hold);
   CHECK(until.until == "c2:after:XACK#2");
@@ -203,6 +204,47 @@ TEST_CASE("fault: rebalance is a group's fault on a broker that has one, told to
         "c1's connection dropped at drop:after:COMMIT#1");
   CHECK(faultKind("restart", "test").phrase(Fault::parse("restart:after:COMMIT#1:pg"), "c1", title) ==
         "PostgreSQL restarted at restart:after:COMMIT#1:pg");
+}
+
+TEST_CASE("fault: pause stops the process at its step, for a time or until another process's point") {
+  const FaultKind& kind = faultKind("pause", "test");
+  // Printed back as written, with and without a process, a time or a releasing point.
+  for (const char* text : {"pause:before:COMMIT#1", "pause:c1:after:SELECT#2:1500", "pause:before:COMMIT#1:c2:after:XACK#1",
+                           "pause:c2:before:XACK#1:c1:before:COMMIT#2"})
+    CHECK(Fault::parse(text).str() == text);
+  Fault plain = Fault::parse("pause:before:COMMIT#1");
+  CHECK(plain.kind == "pause");
+  CHECK(plain.process.empty());
+  CHECK(plain.when == When::Before);
+  Effect e = kind.effect(plain);
+  CHECK(e.action == Effect::Action::Pause);
+  CHECK(e.time == std::chrono::milliseconds(0)); // the broker's hand-over time (Broker::pauseMs)
+  CHECK(e.until.empty());
+  CHECK(kind.effect(Fault::parse("pause:c1:after:SELECT#2:1500")).time == std::chrono::milliseconds(1500));
+  CHECK(kind.effect(Fault::parse("pause:before:COMMIT#1:c2:after:XACK#1")).until == "c2:after:XACK#1");
+  // Its JSON is its text, as every fault's.
+  CHECK(nlohmann::json(plain).get<Fault>() == plain);
+  CHECK(usageError([] { Fault::parse("pause:before:COMMIT#1:0", "--crash"); }).find("from 1 to 600000") !=
+        std::string::npos);
+  CHECK(usageError([] { Fault::parse("pause:before:COMMIT#1:600001", "--crash"); }).find("from 1 to 600000") !=
+        std::string::npos);
+  CHECK(usageError([] { Fault::parse("pause:before:COMMIT#1:c2:soon", "--crash"); })
+            .find("a pause ends at another process's point") != std::string::npos);
+  CHECK(usageError([] { Fault::parse("pause:c1:before:COMMIT#1:c1:after:XACK#1", "--crash"); })
+            .find("can't wait for the process it stops") != std::string::npos);
+  // Asked for, never drawn by default (existing seeds keep their schedules); every broker has it.
+  CHECK(!kind.drawnByDefault());
+  CHECK(kind.brokerFeature().empty());
+  CHECK(kind.leavesAftermath()); // it lives on, and must cope with what it finds when it wakes
+  CHECK(!kind.atHttpServer());
+  CHECK(kind.weight() == 1);
+  auto title = [](const std::string& s) { return s; };
+  CHECK(kind.phrase(plain, "c1", title) == "c1 paused (SIGSTOP) at pause:before:COMMIT#1");
+  CHECK(kind.sweepClass(plain).id == "pause");
+  CHECK(kind.sweepClass(plain).label == "paused past the claim time, another consumer claimed");
+  // A sweep pauses at every point, for the broker's time.
+  CHECK(kind.sweptAt(Fault::parse("before:COMMIT#2"), "pg", 60)->str() == "pause:before:COMMIT#2");
+  CHECK(kind.sweptAt(Fault::parse("c2:after:XACK#1"), "valkey", 60)->str() == "pause:c2:after:XACK#1");
 }
 
 TEST_CASE("fault: each kind says where a sweep applies it, before and after a step of each server") {
