@@ -181,6 +181,10 @@ TEST_CASE("schedule: a fault naming a process the run never starts is refused, n
   CHECK(refusal().empty());
   j["faults"] = {"restart:after:COMMIT#1:pg", "c4:after:XACK#1"};
   CHECK(refusal().empty());
+  j["faults"] = {"pause:before:COMMIT#1:c7:after:XACK#1"}; // the process a pause waits for
+  CHECK(refusal().find("names process c7") != std::string::npos);
+  j["faults"] = {"pause:c1:after:COMMIT#1", "c3:after:XACK#1"}; // a pause ends no process
+  CHECK(refusal().find("names process c3") != std::string::npos);
   j["faults"] = {"delay:c1:after:COMMIT#1:500", "c3:after:XACK#1"}; // a delay ends no process
   CHECK(refusal().find("names process c3") != std::string::npos);
 }
@@ -245,6 +249,15 @@ TEST_CASE("fault: pause stops the process at its step, for a time or until anoth
   // A sweep pauses at every point, for the broker's time.
   CHECK(kind.sweptAt(Fault::parse("before:COMMIT#2"), "pg", 60)->str() == "pause:before:COMMIT#2");
   CHECK(kind.sweptAt(Fault::parse("c2:after:XACK#1"), "valkey", 60)->str() == "pause:c2:after:XACK#1");
+  // A schedule file carries it in its text form, and reads back the same.
+  nlohmann::json j = {{"version", 2}, {"scenario", "wallet"}, {"events", {{{"n", 1}}}}, {"stream", {1}}, {"consumers", 2},
+                      {"faults", {"pause:c1:before:COMMIT#1:c2:after:XACK#1", "pause:c2:after:SELECT#1:1500"}}};
+  Schedule sched = scheduleFromJson(j, "s.json");
+  REQUIRE(sched.faults.size() == 2);
+  CHECK(sched.faults[0].process == "c1");
+  CHECK(sched.faults[0].args == std::vector<std::string>{"c2", "after", "XACK#1"});
+  CHECK(nlohmann::json(sched)["faults"] == j["faults"]);
+  CHECK(nlohmann::json(scheduleFromJson(nlohmann::json(sched), "again.json")) == nlohmann::json(sched));
 }
 
 TEST_CASE("fault: each kind says where a sweep applies it, before and after a step of each server") {
