@@ -78,3 +78,18 @@ TEST_CASE("pause: woken after c2 claimed its entry, zombie-no-fence applies it t
     CHECK(ops.released == "500 ms passed");
   }
 }
+
+TEST_CASE("pause: on NATS the paused consumer's AckWait runs out while it sleeps, and dedup-table passes") {
+  // AckWait is CLAIM_IDLE_MS (20 ms): the message c1 committed and has not acknowledged is the durable's to
+  // deliver again while c1 is stopped; c1 wakes after the broker's hand-over time and acknowledges late.
+  const std::string fault = "pause:after:COMMIT#1";
+  Result r = clean({"run", "--target", target("nats-dedup-table"), "--consumers", "2", "--crash", fault});
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  auto ops = pauseOps(r, fault);
+  CHECK(ops.stopped);
+  CHECK(ops.released == "500 ms passed");
+  // Woken before the end: each process exits on its SIGTERM, none needed the SIGKILL.
+  for (const auto& op : r.report["runs"][0]["history"])
+    if (op["type"] == "exit") CHECK(op["value"].value("ignored_sigterm", false) == false);
+}
