@@ -46,7 +46,10 @@ TEST_CASE("pause: woken after c2 claimed its entry, zombie-no-fence applies it t
     INFO(zombie.out << zombie.err);
     REQUIRE(zombie.status == 1);
     auto dup = onlyViolation(zombie, "duplicate");
-    CHECK(dup["events"] == nlohmann::json::array({1}));
+    // Event 1, which c1 was paused on; awake, c1 also works on the rest of its batch, which c2 claimed too:
+    // some of those may be applied twice as well, as the two interleave.
+    REQUIRE(!dup["events"].empty());
+    CHECK(dup["events"][0] == 1);
     const std::string message = dup["message"];
     CHECK(message.find("c1 paused at pause:before:COMMIT#1") != std::string::npos);
     // c2's credit waits on c1's row lock: that wakes c1, which commits first.
