@@ -164,10 +164,19 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
       for (const auto& c : mine) {
         auto picked = which == 0 ? sample(byClass[c.id], o.perClass) : sampleCentered(byClass[c.id], o.perClass);
         for (const auto& p : picked) {
-          Schedule s = defaultScheduleFor(session, targets[t].name, applicationWeight(p.fault));
-          s.faults = {p.fault};
-          jobs.push_back({t, c.id, o.runPrefix + targets[t].name + "/" + p.fault.str(),
-                          fmt::format("{} ({})", c.label, p.fault.str()), s, {}});
+          const std::vector<int> counts = which == 0 ? std::vector<int>{1}
+                                                     : faultKind(p.fault.kind, "--faults").comparedConsumers();
+          for (int n : counts) {
+            Schedule s = defaultScheduleFor(session, targets[t].name, applicationWeight(p.fault));
+            s.faults = {p.fault};
+            if (n > 1) { // c1 takes the first batch, so its steps are the single consumer's
+              s.consumers = n;
+              s.faults[0].process = "c1";
+            }
+            const std::string f = s.faults[0].str();
+            jobs.push_back({t, c.id, o.runPrefix + targets[t].name + "/" + f,
+                            fmt::format("{} ({}{})", c.label, f, n > 1 ? fmt::format(", {} consumers", n) : ""), s, {}});
+          }
         }
       }
     }

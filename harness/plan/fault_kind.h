@@ -104,6 +104,9 @@ public:
   virtual bool drawnByDefault() const { return true; }
   /// The class of fault `f` (of this kind, as sweptAt made it) in a comparison's matrix.
   virtual FaultClass sweepClass(const Fault& f) const { return {f.kind, f.kind, f.kind + " faults"}; }
+  /// How many consumers run the schedules of its class in a comparison: one; a kind whose harm needs another
+  /// consumer to take over (pause) also two, the fault then on c1 (which does the single consumer's work).
+  virtual std::vector<int> comparedConsumers() const { return {1}; }
 };
 
 /// FaultKind::weight of `f`'s kind, for choosing decodable amounts (scenario/decodable.h); the checkers'

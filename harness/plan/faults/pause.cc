@@ -83,6 +83,8 @@ public:
   /// Seconds a schedule on Kafka (its session timeout), and existing seeds keep their counterexamples:
   /// asked for with --faults pause.
   bool drawnByDefault() const override { return false; }
+  /// Alone it shows how the consumer copes with waking; with two, what the zombie does to the other's work.
+  std::vector<int> comparedConsumers() const override { return {1, 2}; }
   FaultClass sweepClass(const Fault&) const override {
     return {"pause", "paused past the claim time, another consumer claimed",
             "pause:before|after:VERB#k: the consumer's process group stopped (SIGSTOP) while the broker hands its "

@@ -246,6 +246,8 @@ TEST_CASE("fault: pause stops the process at its step, for a time or until anoth
   CHECK(kind.phrase(plain, "c1", title) == "c1 paused (SIGSTOP) at pause:before:COMMIT#1");
   CHECK(kind.sweepClass(plain).id == "pause");
   CHECK(kind.sweepClass(plain).label == "paused past the claim time, another consumer claimed");
+  CHECK(kind.comparedConsumers() == std::vector<int>{1, 2}); // compare runs its class alone and with c2
+  CHECK(faultKind("drop", "test").comparedConsumers() == std::vector<int>{1});
   // A sweep pauses at every point, for the broker's time.
   CHECK(kind.sweptAt(Fault::parse("before:COMMIT#2"), "pg", 60)->str() == "pause:before:COMMIT#2");
   CHECK(kind.sweptAt(Fault::parse("c2:after:XACK#1"), "valkey", 60)->str() == "pause:c2:after:XACK#1");
