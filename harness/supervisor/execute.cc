@@ -389,6 +389,9 @@ private:
 
   /// Why a live process is not idle, for a limit's reason: "c2 silent for 58 s holding 3 entries".
   std::string busyWhy(const Proc& p, Clock::time_point now) const {
+    for (const auto& h : ctl_.activeHolds())
+      if (h.pause && h.process == p.label)
+        return fmt::format("{} paused (SIGSTOP) at {} for {}", p.label, h.fault.str(), span(msBetween(h.since, now)));
     auto st = ctl_.state(p.owner);
     if (st.steps == 0)
       return fmt::format("{} made no request to PostgreSQL or {} in the {} since it started", p.label,
