@@ -52,6 +52,7 @@ TEST_CASE("pause: woken after c2 claimed its entry, zombie-no-fence applies it t
     CHECK(dup["events"][0] == 1);
     const std::string message = dup["message"];
     CHECK(message.find("c1 paused at pause:before:COMMIT#1") != std::string::npos);
+    CHECK(dup["pattern"]["id"] == "paused-member-works");
     // c2's credit waits on c1's row lock: that wakes c1, which commits first.
     auto ops = pauseOps(zombie, fault);
     CHECK(ops.stopped);

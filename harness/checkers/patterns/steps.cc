@@ -217,7 +217,7 @@ Pattern make(std::string id, std::string name, std::vector<int64_t> ops, std::st
 
 Found classify(const HistoryView& h, const Violation& v) {
   // From the most specific: a race or a broken connection explains a duplicate before a plain missing dedup.
-  for (auto* fn : {httpNoRequestHash, httpKeyOutsideTransaction, revokedMemberWorks, ackBeforeEffect, dedupOutsideTransaction,
+  for (auto* fn : {httpNoRequestHash, httpKeyOutsideTransaction, revokedMemberWorks, pausedMemberWorks, ackBeforeEffect, dedupOutsideTransaction,
                    checkThenAct, retryAfterAmbiguousCommit, dedupOnBrokerId, effectWithoutDedup, unguardedVersion}) {
     if (auto p = fn(h, v)) return p;
   }
@@ -240,6 +240,7 @@ std::string patternName(const std::string& id) {
       {"http-key-outside-transaction", "the key's state outside the effect's transaction"},
       {"http-no-request-hash", "no request hash"},
       {"revoked-member-works", "a revoked member keeps working"},
+      {"paused-member-works", "a paused consumer wakes as a zombie"},
   };
   auto it = names.find(id);
   return it == names.end() ? "" : it->second;
