@@ -10,34 +10,46 @@
 
 namespace idem::detail::patterns {
 
+namespace {
+
+/// The first write of `process` after op `after` whose transaction committed after op `since`, and its
+/// COMMIT: a batch's writes are not one per entry (a mark and a credit), so the write is found by when it
+/// took effect, not by its rank.
+std::optional<std::pair<StepAt, StepAt>> committedAfter(const HistoryView& h, const std::string& process, int64_t after,
+                                                        int64_t since) {
+  for (const auto& st : stepsOf(h, process, after)) {
+    if (!isWrite(*st.step)) continue;
+    if (auto c = commitOf(h, process, st.op); c && c->op > since) return std::make_pair(st, *c);
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
 Found pausedMemberWorks(const HistoryView& h, const Violation& v) {
   if (v.kind != "duplicate") return std::nullopt;
   for (const auto& f : h.otherFaults) {
     if (f.fault.kind != "pause") continue;
     for (int n : v.events) {
-      // The paused process held the event when it was stopped, and its write of it took effect after that;
+      // The paused process held the event when it was stopped, and a write of its took effect after that;
       const DeliveryRec* held = nullptr;
       for (const DeliveryRec* d : h.deliveriesOf(n))
         if (d->process == f.process && d->op < f.op) held = d;
       if (!held) continue;
-      auto old = writeFor(h, *held);
+      auto old = committedAfter(h, f.process, held->op, f.op);
       if (!old) continue;
-      auto oldCommit = commitOf(h, f.process, old->op);
-      if (!oldCommit || oldCommit->op < f.op) continue;
       // another process was handed the event while it slept, and applied it.
       for (const DeliveryRec* d : h.deliveriesOf(n)) {
         if (d->process == f.process || d->op < f.op) continue;
-        auto next = writeFor(h, *d);
+        auto next = committedAfter(h, d->process, d->op, d->op);
         if (!next) continue;
-        auto nextCommit = commitOf(h, d->process, next->op);
-        if (!nextCommit) continue;
         return make("paused-member-works", "a paused consumer wakes as a zombie",
-                    {f.op, held->op, d->op, old->op, oldCommit->op, next->op, nextCommit->op},
+                    {f.op, held->op, d->op, old->first.op, old->second.op, next->first.op, next->second.op},
                     fmt::format("{} was paused at {} while it held event {} ({}); the broker handed the event to {} "
                                 "({}), which applied it ({} {}); {} woke and applied it too ({} {}), without "
                                 "checking that it still owned it",
-                                f.process, f.fault.str(), n, held->label, d->process, d->label, d->process, nextCommit->name(),
-                                f.process, f.process, oldCommit->name()),
+                                f.process, f.fault.str(), n, held->label, d->process, d->label, d->process,
+                                next->second.name(), f.process, f.process, old->second.name()),
                     "apply and mark in one transaction on a unique key (INSERT INTO processed_events(event_id) VALUES "
                     "($1) ON CONFLICT DO NOTHING, the effect only when it inserted a row): the second consumer's insert "
                     "waits for the first transaction and then inserts nothing, however long either slept");
