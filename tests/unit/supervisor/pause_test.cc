@@ -17,7 +17,7 @@ struct SignalRecorder : GroupSignals {
   explicit SignalRecorder(const FakeServer& server) : server_(server) {}
   int stopGroup(int owner) override {
     std::lock_guard<std::mutex> lock(mu);
-    calls.push_back("stop " + std::to_string(owner));
+    calls.push_back("SIGSTOP to " + std::to_string(owner));
     stopped = true;
     return 0;
   }
@@ -25,7 +25,7 @@ struct SignalRecorder : GroupSignals {
     std::lock_guard<std::mutex> lock(mu);
     if (!stopped) return false;
     stopped = false;
-    calls.push_back("continue " + std::to_string(owner));
+    calls.push_back("SIGCONT to " + std::to_string(owner));
     seenAtWake = server_.count();
     return true;
   }
@@ -53,12 +53,12 @@ TEST_CASE("pause c1 before SET#1 until c2 after SET#1: stopped at its step, woke
   c1.send(resp({"SET", "a", "1"}));
   REQUIRE(waitUntil([&] { return rig.ctl.activeHolds().size() == 1; }));
   CHECK(rig.ctl.activeHolds()[0].pause);
-  CHECK(signals.log() == std::vector<std::string>{"stop 1"});
+  CHECK(signals.log() == std::vector<std::string>{"SIGSTOP to 1"});
   CHECK(rig.valkey.count() == 0);
   c2.send(resp({"SET", "b", "2"}));
   REQUIRE(c2.readN(5) == "+OK\r\n");
   CHECK(c1.readN(5) == "+OK\r\n");
-  CHECK(signals.log() == std::vector<std::string>{"stop 1", "continue 1"});
+  CHECK(signals.log() == std::vector<std::string>{"SIGSTOP to 1", "SIGCONT to 1"});
   CHECK(signals.seenAtWake == 1); // c2's SET only: c1's waited for its wake
   const auto faults = opsOf(rig.history, "fault");
   REQUIRE(faults.size() == 1);
@@ -79,7 +79,7 @@ TEST_CASE("a pause the supervisor releases (its time, a lock wait, the run's end
   REQUIRE(rig.valkey.waitCount(1)); // after: it took effect, its reply waits with the stopped process
   rig.ctl.releaseHold(rig.ctl.activeHolds()[0].token.id, "500 ms passed");
   CHECK(client.readN(5) == "+OK\r\n");
-  CHECK(signals.log() == std::vector<std::string>{"stop 1", "continue 1"});
+  CHECK(signals.log() == std::vector<std::string>{"SIGSTOP to 1", "SIGCONT to 1"});
   REQUIRE(rig.waitOps("note", 1));
   CHECK(opsOf(rig.history, "note")[0].value["message"] == "pause pause:after:SET#1:500 released: 500 ms passed");
   CHECK(rig.ctl.activeHolds().empty());
