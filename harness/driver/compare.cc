@@ -6,6 +6,7 @@
 #include "driver/pool.h"
 #include "plan/fault_kind.h"
 #include "report/check_verdict.h"
+#include "scenario/decodable.h"
 #include "search/case_result.h"
 
 #include <fmt/format.h>
@@ -162,7 +163,13 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
       }
       mergeClassOrder(*list, mine);
       for (const auto& c : mine) {
-        auto picked = which == 0 ? sample(byClass[c.id], o.perClass) : sampleCentered(byClass[c.id], o.perClass);
+        const auto& points = byClass[c.id];
+        // A kind judged by a later retry (age): at the end of the trace, once every event was handled, and
+        // the producer then retries event 1 in a phase of its own.
+        const bool late = which == 1 && faultKind(points.front().fault.kind, "--faults").judgedByLateRetry();
+        auto picked = which == 0 ? sample(points, o.perClass)
+                      : late     ? std::vector<ClassedPoint>{points.back()}
+                                 : sampleCentered(points, o.perClass);
         for (const auto& p : picked) {
           const std::vector<int> counts = which == 0 ? std::vector<int>{1}
                                                      : faultKind(p.fault.kind, "--faults").comparedConsumers();
@@ -172,6 +179,16 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
             if (n > 1) { // c1 takes the first batch, so its steps are the single consumer's
               s.consumers = n;
               s.faults[0].process = "c1";
+            }
+            if (late) {
+              int phase = 1;
+              for (const auto& e : s.stream) phase = std::max(phase, e.phase);
+              StreamEntry retry;
+              retry.event = 1;
+              retry.phase = phase + 1;
+              s.stream.push_back(retry);
+              // The retry is one more delivery of event 1: the amounts must tell its application apart too.
+              if (!session.args().scenarioValues) s.values = makeDecodable(sc, s, applicationWeight(p.fault));
             }
             const std::string f = s.faults[0].str();
             jobs.push_back({t, c.id, o.runPrefix + targets[t].name + "/" + f,

@@ -217,8 +217,9 @@ Pattern make(std::string id, std::string name, std::vector<int64_t> ops, std::st
 
 Found classify(const HistoryView& h, const Violation& v) {
   // From the most specific: a race or a broken connection explains a duplicate before a plain missing dedup.
-  for (auto* fn : {httpNoRequestHash, httpKeyOutsideTransaction, revokedMemberWorks, pausedMemberWorks, ackBeforeEffect, dedupOutsideTransaction,
-                   checkThenAct, retryAfterAmbiguousCommit, dedupOnBrokerId, effectWithoutDedup, unguardedVersion}) {
+  for (auto* fn : {retentionShorterThanWindow, httpNoRequestHash, httpKeyOutsideTransaction, revokedMemberWorks,
+                   pausedMemberWorks, ackBeforeEffect, dedupOutsideTransaction, checkThenAct, retryAfterAmbiguousCommit,
+                   dedupOnBrokerId, effectWithoutDedup, unguardedVersion}) {
     if (auto p = fn(h, v)) return p;
   }
   return std::nullopt;
@@ -241,6 +242,7 @@ std::string patternName(const std::string& id) {
       {"http-no-request-hash", "no request hash"},
       {"revoked-member-works", "a revoked member keeps working"},
       {"paused-member-works", "a paused consumer wakes as a zombie"},
+      {"retention-shorter-than-window", "dedup retention shorter than the retry window"},
   };
   auto it = names.find(id);
   return it == names.end() ? "" : it->second;
