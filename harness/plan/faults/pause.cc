@@ -29,7 +29,7 @@ namespace {
 
 constexpr const char* kForm = "pause:[cN:]before|after:VERB#k[:MS | :cM:before|after:VERB#j]";
 
-bool digits(const std::string& s) {
+bool wholeNumber(const std::string& s) {
   return !s.empty() && s.size() <= 6 && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
@@ -44,7 +44,7 @@ public:
   void check(const Fault& f, const std::string& what) const override {
     if (f.args.empty()) return;
     if (f.args.size() == 1) {
-      if (!digits(f.args[0]) || std::stoi(f.args[0]) < 1 || std::stoi(f.args[0]) > 600000)
+      if (!wholeNumber(f.args[0]) || std::stoi(f.args[0]) < 1 || std::stoi(f.args[0]) > 600000)
         throw UsageError(fmt::format("{}: a pause's time must be a whole number of milliseconds from 1 to 600000 ({})",
                                      what, kForm));
       return;
