@@ -261,6 +261,7 @@ TEST_CASE("fault: pause stops the process at its step, for a time or until anoth
   CHECK(sched.faults[0].args == std::vector<std::string>{"c2", "after", "XACK#1"});
   CHECK(nlohmann::json(sched)["faults"] == j["faults"]);
   CHECK(nlohmann::json(scheduleFromJson(nlohmann::json(sched), "again.json")) == nlohmann::json(sched));
+}
 
 TEST_CASE("fault: age makes simulated time pass for the dedup state, by MS or the retry window") {
   const FaultKind& kind = faultKind("age", "test");
