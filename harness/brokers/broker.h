@@ -10,6 +10,7 @@
 #include "proxy/hub.h"
 #include "proxy/tracker.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -131,6 +132,11 @@ public:
   /// session or poll interval runs out (the `rebalance` fault): its partitions go to the others. Only a
   /// broker that has "rebalance" (FaultKind::brokerFeature) is asked.
   virtual void evict(int listenPort) { (void)listenPort; }
+  /// How long a pause (plan/faults/pause.cc) lasts without a time of its own: long enough for the broker to
+  /// hand what a silent consumer holds to another one. Default: max(500, 3 × CLAIM_IDLE_MS) — Valkey's
+  /// XAUTOCLAIM min idle time and NATS's AckWait are CLAIM_IDLE_MS; RabbitMQ hands a live connection's
+  /// deliveries to no one, and the pause only delays it.
+  virtual int64_t pauseMs(int claimIdleMs) const { return std::max<int64_t>(500, 3 * int64_t(claimIdleMs)); }
   /// Whether a process whose broker proxy listens on `listenPort` has asked to join the group. A
   /// rebalance evicts the old member only then: the group is never left without a member in between (a
   /// broker may then wait out an empty group's join delay, or, as librdkafka's mock does, give the newcomer

@@ -18,12 +18,13 @@ std::vector<HoldSpan> holdsOf(const std::vector<Op>& history) {
   std::vector<HoldSpan> out;
   for (size_t i = 0; i < history.size(); ++i) {
     const auto* f = history[i].as<ops::FaultOp>();
-    if (!f || f->fault.kind != "hold") continue;
+    if (!f || (f->fault.kind != "hold" && f->fault.kind != "pause")) continue;
     HoldSpan h;
     h.process = history[i].process;
     h.fault = f->fault;
+    h.pause = f->fault.kind == "pause";
     h.fired = history[i].index;
-    const std::string prefix = "hold " + f->fault.str() + " released";
+    const std::string prefix = f->fault.kind + " " + f->fault.str() + " released";
     for (size_t j = i + 1; j < history.size() && h.released < 0; ++j) {
       const Op& op = history[j];
       if (op.process != h.process) continue;

@@ -139,7 +139,8 @@ public:
       if (hs.process != a.process && hs.process != b.process) continue;
       const int64_t end = hs.released < 0 ? std::numeric_limits<int64_t>::max() : hs.released;
       if (hs.fired > last || end < first) continue;
-      held.push_back(fmt::format("{} held at {}, {}", hs.process, hs.fault.str(), hs.releaseText(true)));
+      held.push_back(fmt::format("{} {} at {}, {}", hs.process, hs.pause ? "paused" : "held", hs.fault.str(),
+                                 hs.releaseText(true)));
       st.ops.push_back(hs.fired);
       if (hs.released >= 0 && hs.noted) st.ops.push_back(hs.released);
     }

@@ -171,20 +171,29 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
                       : late     ? std::vector<ClassedPoint>{points.back()}
                                  : sampleCentered(points, o.perClass);
         for (const auto& p : picked) {
-          Schedule s = defaultScheduleFor(session, targets[t].name, applicationWeight(p.fault));
-          s.faults = {p.fault};
-          if (late) {
-            int phase = 1;
-            for (const auto& e : s.stream) phase = std::max(phase, e.phase);
-            StreamEntry retry;
-            retry.event = 1;
-            retry.phase = phase + 1;
-            s.stream.push_back(retry);
-            // The retry is one more delivery of event 1: the amounts must tell its application apart too.
-            if (!session.args().scenarioValues) s.values = makeDecodable(sc, s, applicationWeight(p.fault));
+          const std::vector<int> counts = which == 0 ? std::vector<int>{1}
+                                                     : faultKind(p.fault.kind, "--faults").comparedConsumers();
+          for (int n : counts) {
+            Schedule s = defaultScheduleFor(session, targets[t].name, applicationWeight(p.fault));
+            s.faults = {p.fault};
+            if (n > 1) { // c1 takes the first batch, so its steps are the single consumer's
+              s.consumers = n;
+              s.faults[0].process = "c1";
+            }
+            if (late) {
+              int phase = 1;
+              for (const auto& e : s.stream) phase = std::max(phase, e.phase);
+              StreamEntry retry;
+              retry.event = 1;
+              retry.phase = phase + 1;
+              s.stream.push_back(retry);
+              // The retry is one more delivery of event 1: the amounts must tell its application apart too.
+              if (!session.args().scenarioValues) s.values = makeDecodable(sc, s, applicationWeight(p.fault));
+            }
+            const std::string f = s.faults[0].str();
+            jobs.push_back({t, c.id, o.runPrefix + targets[t].name + "/" + f,
+                            fmt::format("{} ({}{})", c.label, f, n > 1 ? fmt::format(", {} consumers", n) : ""), s, {}});
           }
-          jobs.push_back({t, c.id, o.runPrefix + targets[t].name + "/" + p.fault.str(),
-                          fmt::format("{} ({})", c.label, p.fault.str()), s, {}});
         }
       }
     }

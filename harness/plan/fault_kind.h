@@ -35,6 +35,9 @@ struct Effect {
     Join,    ///< a new consumer process joins the group while the step waits, until the newcomer has read
              ///< from the broker and is idle (so the group has rebalanced around the waiting process), or a
              ///< hold's bounds release it
+    Pause,   ///< SIGSTOP the process's group and withhold the request (before) or reply (after); after `time`
+             ///< (0: the broker's hand-over time, Broker::pauseMs), when another process reaches `until`, or
+             ///< by a hold's bounds, SIGCONT the group and let the step go on
   };
   Action action = Action::Kill;
   std::chrono::milliseconds time{0};
@@ -46,7 +49,7 @@ struct Effect {
   /// Error: the server ends the session with it (PostgreSQL FATAL, e.g. 57P01 admin_shutdown): the
   /// connection closes after the reply.
   bool fatal = false;
-  /// Hold: the point of another process that releases it ("c2:after:XACK#1"), empty when none.
+  /// Hold, Pause: the point of another process that releases it ("c2:after:XACK#1"), empty when none.
   std::string until = {};
 };
 
@@ -107,6 +110,9 @@ public:
   virtual bool judgedByLateRetry() const { return false; }
   /// The class of fault `f` (of this kind, as sweptAt made it) in a comparison's matrix.
   virtual FaultClass sweepClass(const Fault& f) const { return {f.kind, f.kind, f.kind + " faults"}; }
+  /// How many consumers run the schedules of its class in a comparison: one; a kind whose harm needs another
+  /// consumer to take over (pause) also two, the fault then on c1 (which does the single consumer's work).
+  virtual std::vector<int> comparedConsumers() const { return {1}; }
 };
 
 /// The longest time an `age` fault simulates, and the longest retry window a scenario declares: a year.

@@ -197,7 +197,10 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
 int reachableProcesses(const Schedule& s, const Fault* except) {
   int n = s.consumers;
   for (const auto& f : s.faults) {
-    if (&f == except || f.kind == "hold" || f.kind == "delay") continue;
+    if (&f == except) continue;
+    // A process held, delayed or paused lives on: no replacement.
+    const auto action = faultKind(f.kind, "fault").effect(f).action;
+    if (action == Effect::Action::Hold || action == Effect::Action::Delay || action == Effect::Action::Pause) continue;
     n += f.kind == "restart" ? s.consumers : 1;
   }
   return n;
@@ -209,7 +212,8 @@ void checkFaultProcesses(const Schedule& s, const std::function<std::string(size
     const Fault& f = s.faults[i];
     std::vector<std::string> named;
     if (!f.process.empty()) named.push_back(f.process);
-    if (f.kind == "hold" && f.args.size() == 3) named.push_back(f.args[0]); // hold:cN:...:cM:when:VERB#j
+    // The process a hold or a pause waits for: hold:cN:...:cM:when:VERB#j
+    if (!faultKind(f.kind, "fault").effect(f).until.empty()) named.push_back(f.args[0]);
     const int reach = reachableProcesses(s, &f);
     for (const auto& p : named) {
       if (number(p) <= reach) continue;

@@ -71,6 +71,7 @@ svg.timeline path.kill{stroke:var(--fail);stroke-width:3.5;stroke-linecap:round}
 svg.timeline line.exit{stroke:var(--ink);stroke-width:3}
 svg.timeline rect.holdrow{fill:#fff1e5} svg.timeline text.t.hold{fill:var(--hold);font-weight:700}
 svg.timeline g.hold rect{fill:var(--hold)} svg.timeline rect.held{fill:var(--held);opacity:.45}
+svg.timeline rect.held.paused{fill:var(--hold);opacity:.3;stroke:var(--hold);stroke-dasharray:2 2}
 svg.timeline path.release{fill:var(--pass)}
 )css";
 }

@@ -4,7 +4,8 @@
 /// vertical axis is the order of ops, not a time scale: the time of each op is written beside it). A
 /// step is a mark on its process's lane joined to the lane of the server it went to; the kill is a red
 /// cross on a red row; a hold is a pause sign where it fired, an orange bar down its process's lane while
-/// it held, and a play sign where it was released; the ops the violations cite (and every send, delivery
+/// it held, and a play sign where it was released (a pause, its process stopped meanwhile, the same with a
+/// dashed bar); the ops the violations cite (and every send, delivery
 /// and ack of their entries) are highlighted; a text column says what each op was.
 #include "report/html_timeline.h"
 
@@ -97,8 +98,8 @@ void drawHolds(std::string& out, const Context& c, const std::vector<Row>& rows,
       if (from && h.released < 0 && rows[i].op->process == h.process) to = i;
     }
     if (px < 0 || !from || !to || *to <= *from) continue;
-    out += fmt::format("<rect class=\"held\" x=\"{}\" y=\"{}\" width=\"10\" height=\"{}\" rx=\"3\"/>", px - 5,
-                       rowY(*from), rowY(*to) - rowY(*from));
+    out += fmt::format("<rect class=\"held{}\" x=\"{}\" y=\"{}\" width=\"10\" height=\"{}\" rx=\"3\"/>",
+                       h.pause ? " paused" : "", px - 5, rowY(*from), rowY(*to) - rowY(*from));
   }
 }
 

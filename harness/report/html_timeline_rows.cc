@@ -90,10 +90,10 @@ bool touchesHot(const Context& c, const Op& op) {
   return false;
 }
 
-/// A fault that acted on a step (a kill, a drop, an error, …): a red row. A hold has rows of its own.
+/// A fault that acted on a step (a kill, a drop, an error, …): a red row. A hold or a pause has rows of its own.
 bool isKill(const Op& op) {
   const auto* f = op.as<ops::FaultOp>();
-  return f != nullptr && f->fault.kind != "hold";
+  return f != nullptr && f->fault.kind != "hold" && f->fault.kind != "pause";
 }
 
 } // namespace
@@ -186,11 +186,18 @@ std::string heldText(const HoldSpan& h) {
   std::string until = "until every other process is idle";
   if (f.args.size() == 3) until = fmt::format("until {} reaches {}:{}:{}", f.args[0], f.args[0], f.args[1], f.args[2]);
   if (f.args.size() == 1) until = fmt::format("for {} ms", f.args[0]);
+  if (h.pause) {
+    if (f.args.empty()) until = "for the broker's hand-over time";
+    return fmt::format("‖ {} paused (SIGSTOP) at {}: {} withheld {}", h.process, f.str(), what, until);
+  }
   return fmt::format("‖ {} held at {}: {} withheld {}", h.process, f.str(), what, until);
 }
 
 /// "▶ c1 released from hold:c1:before:COMMIT#1 after 12.5 ms: another process waits on a PostgreSQL lock …".
 std::string releasedText(const HoldSpan& h) {
+  if (h.pause && !h.atOnce)
+    return fmt::format("▶ {} woken (SIGCONT) from {} after {:.1f} ms: {}", h.process, h.fault.str(),
+                       static_cast<double>(h.heldUs) / 1000.0, h.why);
   if (h.atOnce) return fmt::format("▶ {} released at once from {}: {}", h.process, h.fault.str(), h.why);
   return fmt::format("▶ {} released from {} after {:.1f} ms: {}", h.process, h.fault.str(),
                      static_cast<double>(h.heldUs) / 1000.0, h.why);

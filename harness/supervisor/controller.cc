@@ -185,6 +185,34 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
     history_.append(name, ops::FaultOp{fault, 0});
     return d;
   }
+  case Effect::Action::Pause: {
+    // Stopped now, woken (SIGCONT) by the release: another process's point (reached), its time or a hold's
+    // bounds (the supervisor's releaseHold), or the step's end (holdEnded).
+    std::optional<Fault> until;
+    if (!effect.until.empty()) until = Fault::parse(effect.until, fault.str());
+    if (until) {
+      const auto& counts = until->when == When::After ? processReplies_ : processCounts_;
+      auto it = counts.find({until->process, until->verb});
+      if (it != counts.end() && it->second >= until->k) {
+        history_.append(name, ops::FaultOp{fault, 0});
+        history_.append(name, ops::Note{fmt::format("pause {} released at once: {} had passed {}", fault.str(),
+                                                    until->process, until->point())});
+        return d;
+      }
+    }
+    pidCv_.wait_for(lock, std::chrono::seconds(5), [&] { return pids_.count(owner) > 0; });
+    const int err = signals_ ? signals_->stopGroup(owner) : ESRCH;
+    if (err != 0) {
+      // No process stopped: the fault did not fire, and the step goes on.
+      history_.append(name, ops::Note{fmt::format("pause point {} was reached but no signal was delivered: {}",
+                                                  fault.str(), std::strerror(err))});
+      return d;
+    }
+    d.kind = proxy::Decision::Kind::Hold; // no timer of the proxy's: the group must be woken first
+    holds_.push_back(ActiveHold{token, fault, name, until, Clock::now(), false, owner, true});
+    history_.append(name, ops::FaultOp{fault, SIGSTOP});
+    return d;
+  }
   case Effect::Action::Join:
     // The supervisor starts the newcomer (it looks at the active holds) and releases the step.
     d.kind = proxy::Decision::Kind::Hold;
@@ -407,8 +435,9 @@ std::vector<proxy::StepToken> Controller::reached(const std::string& process, Wh
       ++it;
       continue;
     }
-    history_.append(it->process, ops::Note{fmt::format("hold {} released: {} reached {}", it->fault.str(), process,
-                                                       u->point())});
+    wake(*it);
+    history_.append(it->process, ops::Note{fmt::format("{} {} released: {} reached {}", it->fault.kind, it->fault.str(),
+                                                       process, u->point())});
     out.push_back(it->token);
     it = holds_.erase(it);
   }
@@ -431,7 +460,8 @@ void Controller::releaseHold(int64_t token, const std::string& why) {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto it = holds_.begin(); it != holds_.end(); ++it) {
       if (it->token.id != token) continue;
-      history_.append(it->process, ops::Note{fmt::format("{} {} released: {}", it->join ? "step of" : "hold",
+      wake(*it);
+      history_.append(it->process, ops::Note{fmt::format("{} {} released: {}", it->join ? "step of" : it->fault.kind,
                                                          it->fault.str(), why)});
       out.push_back(it->token);
       if (auto g = outOfGroup_.find(it->owner); it->join && g != outOfGroup_.end()) {
@@ -529,7 +559,13 @@ std::vector<proxy::StepToken> Controller::replied(int owner, ops::Step s, const 
   return reached(names_[owner], When::After, verb, pk);
 }
 
+void Controller::wake(const ActiveHold& h) {
+  if (h.pause && signals_) signals_->continueGroup(h.owner);
+}
+
 void Controller::holdEnded(int64_t token) {
+  for (const auto& h : holds_)
+    if (h.token.id == token) wake(h); // its step ended under it (a cut): awake before anything else
   holds_.erase(std::remove_if(holds_.begin(), holds_.end(), [&](const ActiveHold& h) { return h.token.id == token; }),
                holds_.end());
 }

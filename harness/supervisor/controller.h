@@ -23,12 +23,25 @@
 
 namespace idem {
 
+/// Stops and wakes the process group of a consumer process (a pause: SIGSTOP, then SIGCONT); the
+/// supervisor's TargetProcesses keeps the groups. Called from the proxies' thread and the supervisor's.
+class GroupSignals {
+public:
+  virtual ~GroupSignals() = default;
+  /// SIGSTOPs `owner`'s group: 0, or the errno of killpg (ESRCH when it has no process group).
+  virtual int stopGroup(int owner) = 0;
+  /// SIGCONTs `owner`'s group if it is stopped; nothing otherwise. Returns whether it was stopped.
+  virtual bool continueGroup(int owner) = 0;
+};
+
 class Controller : public proxy::StepListener {
 public:
   using Clock = std::chrono::steady_clock;
 
   Controller(History& history, std::vector<Fault> faults);
   void setHub(proxy::Hub* hub) { hub_ = hub; }
+  /// Who stops and wakes the process groups for a pause; without one a pause reaches no process.
+  void setSignals(GroupSignals* signals) { signals_ = signals; }
 
   /// Registers a consumer process: its owner id in the hub, its name and its process group.
   void addProcess(int owner, std::string name);
@@ -109,6 +122,9 @@ public:
     /// process's broker requests, once the newcomer has read from the broker and is idle.
     bool join = false;
     int owner = 0; ///< the held process's
+    /// A pause: the held process's group is stopped (SIGSTOP) until the release, which wakes it (SIGCONT)
+    /// before the step goes on; released at `Effect::time` (the supervisor's clock) or as a hold.
+    bool pause = false;
   };
   std::vector<ActiveHold> activeHolds() const;
   /// Releases a hold now (the supervisor found it can't be met, or waited long enough), noting `why`.
@@ -166,6 +182,9 @@ private:
   std::vector<proxy::StepToken> replied(int owner, ops::Step step, const proxy::ReplyInfo& reply, int pk);
   /// The held step `token` ended (replied, cut): its hold is over.
   void holdEnded(int64_t token);
+  /// A pause's release: SIGCONT to the paused group before its step goes on (nothing for a hold).
+  void wake(const ActiveHold& h);
+  GroupSignals* signals_ = nullptr;
 
   History& history_;
   proxy::Hub* hub_ = nullptr;

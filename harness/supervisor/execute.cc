@@ -74,6 +74,7 @@ public:
         hub_({ws.servers.pg_host, ws.servers.pg_port}, ws.brokerSide(), ctl_), procs_(ws, h, ctl_, hub_),
         started_(Clock::now()) {
     ctl_.setHub(&hub_);
+    ctl_.setSignals(&procs_);
   }
 
   void run() {
@@ -193,7 +194,8 @@ private:
   /// other live process idle (no work by any for max(3 × CLAIM_IDLE_MS, 200 ms): a read blocked with
   /// nothing to deliver, a poller between polls), one of them waiting on a PostgreSQL lock (the held
   /// process's open transaction may hold it), or the hold lasting longer than the stall time once the others
-  /// have started (stallClockOf).
+  /// have started (stallClockOf). A pause (pause.cc) is a hold whose release wakes its process (SIGCONT); a
+  /// timed one ends at its time or on a lock wait, since being alone is what it is for.
   void releaseInfeasibleHolds(Clock::time_point now) {
     auto holds = ctl_.activeHolds();
     if (holds.empty()) return;
@@ -203,6 +205,13 @@ private:
       if (h.join) {
         if (joined(h, now, quiet, why)) ctl_.releaseHold(h.token.id, why);
         continue;
+      }
+      // A timed pause (its MS, else the broker's hand-over time) ends at its time: being alone, or the others
+      // idle, is what it is for. One that waits for another process's point ends as a hold does.
+      const bool timed = h.pause && h.fault.args.size() != 3;
+      if (timed) {
+        const int64_t ms = h.fault.args.size() == 1 ? std::stoll(h.fault.args[0]) : ws_.broker->pauseMs(claimIdle());
+        if (msBetween(h.since, now) >= ms) why = fmt::format("{} ms passed", ms);
       }
       bool othersIdle = std::all_of(live_.begin(), live_.end(), [&](const Proc& p) { return p.label == h.process || idle(p); });
       // Idle is not enough while a process has not looked for claimable entries since the held ones became
@@ -214,12 +223,17 @@ private:
         return p.label == h.process || (st.lastPoll && *st.lastPoll >= claimable);
       });
       const auto quietFor = msBetween(std::max(h.since, ctl_.lastWork()), now);
-      if (h.fault.args.size() != 1 && othersIdle && quietFor >= quiet && (othersPolled || quietFor >= 5 * quiet))
+      if (!why.empty()) {
+        // its time passed
+      } else if (h.fault.args.size() != 1 && !timed && othersIdle && quietFor >= quiet &&
+                 (othersPolled || quietFor >= 5 * quiet)) {
         why = fmt::format("every other process is idle ({} without work)", span(msBetween(std::max(h.since, ctl_.lastWork()), now)));
-      else if (!othersIdle && lockWaits() > 0)
-        why = lockWaitWhy("held");
-      else if (auto from = stallClockOf(h); from && msBetween(*from, now) >= opt_.stall.count())
-        why = fmt::format("held for {}, the longest a hold lasts (--stall-timeout)", span(msBetween(h.since, now)));
+      } else if (!othersIdle && lockWaits() > 0) {
+        why = lockWaitWhy(h.pause ? "paused" : "held");
+      } else if (auto from = stallClockOf(h); !timed && from && msBetween(*from, now) >= opt_.stall.count()) {
+        why = fmt::format("{} for {}, the longest a hold lasts (--stall-timeout)", h.pause ? "paused" : "held",
+                          span(msBetween(h.since, now)));
+      }
       if (!why.empty()) ctl_.releaseHold(h.token.id, why);
     }
   }
@@ -376,6 +390,9 @@ private:
 
   /// Why a live process is not idle, for a limit's reason: "c2 silent for 58 s holding 3 entries".
   std::string busyWhy(const Proc& p, Clock::time_point now) const {
+    for (const auto& h : ctl_.activeHolds())
+      if (h.pause && h.process == p.label)
+        return fmt::format("{} paused (SIGSTOP) at {} for {}", p.label, h.fault.str(), span(msBetween(h.since, now)));
     auto st = ctl_.state(p.owner);
     if (st.steps == 0)
       return fmt::format("{} made no request to PostgreSQL or {} in the {} since it started", p.label,

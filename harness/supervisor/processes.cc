@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 
+#include <cerrno>
 #include <csignal>
 
 namespace idem {
@@ -25,6 +26,10 @@ TargetProcesses::Started TargetProcesses::start(TargetProcess& p, const std::str
     hub_.close(p.owner);
     throw UsageError(e.what());
   }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    owners_[p.owner] = p.child.pid();
+  }
   ctl_.setPid(p.owner, p.child.pid());
   out.execed = ws_.phase("spawn", t);
   h_.append(p.label, ops::Spawn{p.child.pid(), consumer, spec.log.string(), why});
@@ -33,15 +38,42 @@ TargetProcesses::Started TargetProcesses::start(TargetProcess& p, const std::str
 }
 
 void TargetProcesses::ended(const TargetProcess& p, const ExitStatus& es, const char* by) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopped_.erase(p.owner);
+  }
   h_.append(p.label, exitOf(es, by));
 }
 
 ExitStatus TargetProcesses::stop(TargetProcess& p, std::chrono::milliseconds grace) {
+  // A stopped group would hold its SIGTERM until the grace ran out and be SIGKILLed for it.
+  if (continueGroup(p.owner)) h_.append(p.label, ops::Note{"woken (SIGCONT) from its pause before it is stopped"});
   auto es = p.child.stop(grace);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopped_.erase(p.owner);
+  }
   auto e = exitOf(es, "harness");
   e.ignoredSigterm = es.signal == SIGKILL;
   h_.append(p.label, e);
   return es;
+}
+
+int TargetProcesses::stopGroup(int owner) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = owners_.find(owner);
+  if (it == owners_.end() || it->second <= 0) return ESRCH;
+  if (::killpg(it->second, SIGSTOP) != 0) return errno;
+  stopped_.insert(owner);
+  return 0;
+}
+
+bool TargetProcesses::continueGroup(int owner) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!stopped_.erase(owner)) return false;
+  auto it = owners_.find(owner);
+  if (it != owners_.end()) ::killpg(it->second, SIGCONT);
+  return true;
 }
 
 void TargetProcesses::reapEscaped() { idem::reapEscaped(h_, runTag_, groups_); }

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
 
@@ -27,7 +28,7 @@ struct TargetProcess {
   Child child;
 };
 
-class TargetProcesses {
+class TargetProcesses : public GroupSignals {
 public:
   using Clock = std::chrono::steady_clock;
   TargetProcesses(Workspace::Impl& ws, History& h, Controller& ctl, proxy::Hub& hub);
@@ -50,6 +51,11 @@ public:
   /// Stops `p` (SIGTERM, then SIGKILL after `grace`) and records it, a SIGKILL noted as SIGTERM ignored.
   ExitStatus stop(TargetProcess& p, std::chrono::milliseconds grace);
 
+  /// A pause (plan/faults/pause.cc): SIGSTOP of the group of the process with owner `owner`, and its SIGCONT.
+  /// A stopped process acts on no signal but SIGKILL and SIGCONT: stop() wakes it before its SIGTERM.
+  int stopGroup(int owner) override;
+  bool continueGroup(int owner) override;
+
   /// Once every process of the run has stopped: kills and records what left their process groups.
   void reapEscaped();
 
@@ -63,6 +69,9 @@ private:
   const std::map<std::string, std::string> baseEnv_;
   const std::string runTag_;
   std::set<pid_t> groups_; ///< the process groups of every process of the run (pgid == pid)
+  std::mutex mu_;           ///< guards the two below (the proxies' thread pauses, the supervisor's wakes)
+  std::map<int, pid_t> owners_; ///< owner -> its process group
+  std::set<int> stopped_;       ///< owners whose group is stopped by a pause
 };
 
 } // namespace idem

@@ -29,6 +29,7 @@ Found httpKeyOutsideTransaction(const HistoryView& h, const Violation& v); ///< 
 Found httpNoRequestHash(const HistoryView& h, const Violation& v);     ///< http_no_request_hash.cc
 Found revokedMemberWorks(const HistoryView& h, const Violation& v);    ///< revoked_member_works.cc
 Found retentionShorterThanWindow(const HistoryView& h, const Violation& v); ///< retention_shorter_than_window.cc
+Found pausedMemberWorks(const HistoryView& h, const Violation& v);     ///< paused_member_works.cc
 
 /// The first classifier, in the order above from the most specific, that recognises the violation.
 Found classify(const HistoryView& h, const Violation& v);

@@ -28,6 +28,7 @@ struct Registry {
     kinds.push_back(faults::makeTimeKill());
     kinds.push_back(faults::makeRebalance());
     kinds.push_back(faults::makeAge());
+    kinds.push_back(faults::makePause());
   }
 };
 

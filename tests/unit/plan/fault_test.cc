@@ -41,7 +41,8 @@ TEST_CASE("fault: bad text names the flag and says the form") {
   CHECK(usageError([] { Fault::parse("after:COMMIT", "--crash"); }) ==
         "--crash: 'after:COMMIT': missing '#k' (expected [KIND:][cN:]before|after:VERB#k[:ARG...], e.g. after:COMMIT#3 "
         "or "
-        "drop:after:XACK#2 or c2:after:COMMIT#1; kinds: kill, drop, delay, error, forget, restart, hold, timekill, rebalance, age)");
+        "drop:after:XACK#2 or c2:after:COMMIT#1; kinds: kill, drop, delay, error, forget, restart, hold, timekill, rebalance, age, "
+        "pause)");
   CHECK(usageError([] { Fault::parse("sideways:COMMIT#1"); }).find("'sideways' is no fault kind, nor before or after") !=
         std::string::npos);
   CHECK(usageError([] { Fault::parse("after:COMMIT#0"); }).find("k counts from 1") != std::string::npos);
@@ -91,10 +92,10 @@ TEST_CASE("fault: the built-in kinds beyond kill, their arguments and their effe
   CHECK(forget.str() == "forget:after:XACK#3");
   CHECK(faultKinds() ==
         std::vector<std::string>{"kill", "drop", "delay", "error", "forget", "restart", "hold", "timekill", "rebalance",
-                                 "age"});
+                                 "age", "pause"});
   // timekill acts at a time, not at a step: --faults (check, sweep) can't name it.
-  CHECK(stepFaultKinds() ==
-        std::vector<std::string>{"kill", "drop", "delay", "error", "forget", "restart", "hold", "rebalance", "age"});
+  CHECK(stepFaultKinds() == std::vector<std::string>{"kill", "drop", "delay", "error", "forget", "restart", "hold",
+                                                     "rebalance", "age", "pause"});
   Effect until = faultKind("hold", "test").effect(Fault::parse("hold:c1:before:COMMIT#1:c2:after:XACK#2"));
   CHECK(until.action == Effect::Action::Hold);
   CHECK(until.until == "c2:after:XACK#2");
@@ -181,6 +182,10 @@ TEST_CASE("schedule: a fault naming a process the run never starts is refused, n
   CHECK(refusal().empty());
   j["faults"] = {"restart:after:COMMIT#1:pg", "c4:after:XACK#1"};
   CHECK(refusal().empty());
+  j["faults"] = {"pause:before:COMMIT#1:c7:after:XACK#1"}; // the process a pause waits for
+  CHECK(refusal().find("names process c7") != std::string::npos);
+  j["faults"] = {"pause:c1:after:COMMIT#1", "c3:after:XACK#1"}; // a pause ends no process
+  CHECK(refusal().find("names process c3") != std::string::npos);
   j["faults"] = {"delay:c1:after:COMMIT#1:500", "c3:after:XACK#1"}; // a delay ends no process
   CHECK(refusal().find("names process c3") != std::string::npos);
 }
@@ -204,6 +209,58 @@ TEST_CASE("fault: rebalance is a group's fault on a broker that has one, told to
         "c1's connection dropped at drop:after:COMMIT#1");
   CHECK(faultKind("restart", "test").phrase(Fault::parse("restart:after:COMMIT#1:pg"), "c1", title) ==
         "PostgreSQL restarted at restart:after:COMMIT#1:pg");
+}
+
+TEST_CASE("fault: pause stops the process at its step, for a time or until another process's point") {
+  const FaultKind& kind = faultKind("pause", "test");
+  // Printed back as written, with and without a process, a time or a releasing point.
+  for (const char* text : {"pause:before:COMMIT#1", "pause:c1:after:SELECT#2:1500", "pause:before:COMMIT#1:c2:after:XACK#1",
+                           "pause:c2:before:XACK#1:c1:before:COMMIT#2"})
+    CHECK(Fault::parse(text).str() == text);
+  Fault plain = Fault::parse("pause:before:COMMIT#1");
+  CHECK(plain.kind == "pause");
+  CHECK(plain.process.empty());
+  CHECK(plain.when == When::Before);
+  Effect e = kind.effect(plain);
+  CHECK(e.action == Effect::Action::Pause);
+  CHECK(e.time == std::chrono::milliseconds(0)); // the broker's hand-over time (Broker::pauseMs)
+  CHECK(e.until.empty());
+  CHECK(kind.effect(Fault::parse("pause:c1:after:SELECT#2:1500")).time == std::chrono::milliseconds(1500));
+  CHECK(kind.effect(Fault::parse("pause:before:COMMIT#1:c2:after:XACK#1")).until == "c2:after:XACK#1");
+  // Its JSON is its text, as every fault's.
+  CHECK(nlohmann::json(plain).get<Fault>() == plain);
+  CHECK(usageError([] { Fault::parse("pause:before:COMMIT#1:0", "--crash"); }).find("from 1 to 600000") !=
+        std::string::npos);
+  CHECK(usageError([] { Fault::parse("pause:before:COMMIT#1:600001", "--crash"); }).find("from 1 to 600000") !=
+        std::string::npos);
+  CHECK(usageError([] { Fault::parse("pause:before:COMMIT#1:c2:soon", "--crash"); })
+            .find("a pause ends at another process's point") != std::string::npos);
+  CHECK(usageError([] { Fault::parse("pause:c1:before:COMMIT#1:c1:after:XACK#1", "--crash"); })
+            .find("can't wait for the process it stops") != std::string::npos);
+  // Asked for, never drawn by default (existing seeds keep their schedules); every broker has it.
+  CHECK(!kind.drawnByDefault());
+  CHECK(kind.brokerFeature().empty());
+  CHECK(kind.leavesAftermath()); // it lives on, and must cope with what it finds when it wakes
+  CHECK(!kind.atHttpServer());
+  CHECK(kind.weight() == 1);
+  auto title = [](const std::string& s) { return s; };
+  CHECK(kind.phrase(plain, "c1", title) == "c1 paused (SIGSTOP) at pause:before:COMMIT#1");
+  CHECK(kind.sweepClass(plain).id == "pause");
+  CHECK(kind.sweepClass(plain).label == "paused past the claim time, another consumer claimed");
+  CHECK(kind.comparedConsumers() == std::vector<int>{1, 2}); // compare runs its class alone and with c2
+  CHECK(faultKind("drop", "test").comparedConsumers() == std::vector<int>{1});
+  // A sweep pauses at every point, for the broker's time.
+  CHECK(kind.sweptAt(Fault::parse("before:COMMIT#2"), "pg", 60)->str() == "pause:before:COMMIT#2");
+  CHECK(kind.sweptAt(Fault::parse("c2:after:XACK#1"), "valkey", 60)->str() == "pause:c2:after:XACK#1");
+  // A schedule file carries it in its text form, and reads back the same.
+  nlohmann::json j = {{"version", 2}, {"scenario", "wallet"}, {"events", {{{"n", 1}}}}, {"stream", {1}}, {"consumers", 2},
+                      {"faults", {"pause:c1:before:COMMIT#1:c2:after:XACK#1", "pause:c2:after:SELECT#1:1500"}}};
+  Schedule sched = scheduleFromJson(j, "s.json");
+  REQUIRE(sched.faults.size() == 2);
+  CHECK(sched.faults[0].process == "c1");
+  CHECK(sched.faults[0].args == std::vector<std::string>{"c2", "after", "XACK#1"});
+  CHECK(nlohmann::json(sched)["faults"] == j["faults"]);
+  CHECK(nlohmann::json(scheduleFromJson(nlohmann::json(sched), "again.json")) == nlohmann::json(sched));
 }
 
 TEST_CASE("fault: age makes simulated time pass for the dedup state, by MS or the retry window") {

@@ -275,6 +275,21 @@ TEST_CASE("html: a hold shows where it fired, the held stretch of its lane, and 
     CHECK(rowYOf(p, "▶ COMMIT#2") > 0); // c1's own first, the run's second
     CHECK(p.find("(hold released after 1000 ms)</text>") != std::string::npos);
   }
+
+  SECTION("a pause is drawn as a hold whose process was stopped, from its SIGSTOP to its SIGCONT") {
+    const std::string pause = "pause:before:COMMIT#1";
+    std::string p = renderHtml(runReportOfOps(heldRun(pause, "pause " + pause + " released: 500 ms passed"), "wallet"));
+    requireInert(p);
+    CHECK(occurrences(p, "<g class=\"hold\">") == 1);
+    CHECK(occurrences(p, "<path class=\"release\"") == 1);
+    CHECK(occurrences(p, "<rect class=\"held paused\"") == 1);
+    CHECK(occurrences(p, "class=\"killrow\"") == 0); // a pause is not a kill
+    int stopped = rowYOf(p, "‖ c1 paused (SIGSTOP) at " + pause + ": request withheld for the broker&#39;s hand-over time"); // escaped
+    int woken = rowYOf(p, "▶ c1 woken (SIGCONT) from " + pause + " after ");
+    CHECK(stopped > 0);
+    CHECK(woken > stopped);
+    CHECK(p.find(" ms: 500 ms passed</text>") != std::string::npos);
+  }
 }
 
 TEST_CASE("html: log tails are the last lines of the file") {

@@ -41,6 +41,11 @@ public:
   void killed(int listenPort) override;
   void evict(int listenPort) override;
   bool joining(int listenPort) override;
+  /// The session timeout of the consumers of docs/target-contract.md (session.timeout.ms 6000), the group's
+  /// rebalance after it (the embedded broker waits the session timeout less 1 s for the members to rejoin)
+  /// and a few seconds for the member that takes the partitions to read and apply: 16 s. A consumer with a
+  /// longer session needs a pause's own MS.
+  int64_t pauseMs(int) const override { return 16000; }
   bool answersErrorsByRequest() const override { return true; }
   bool restart() override;
   std::optional<std::string> errorAnswer(std::string_view request, const std::string& code) const override;
