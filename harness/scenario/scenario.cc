@@ -55,7 +55,7 @@ std::string Scenario::idField() const {
 
 Scenario scenarioFromJson(const nlohmann::json& j, const std::string& what) {
   detail::FieldReader r(j, what, "");
-  r.onlyKnown({"name", "description", "kind", "http", "tables", "keys", "fields", "default_schedule", "invariants"});
+  r.onlyKnown({"name", "description", "kind", "http", "tables", "keys", "fields", "default_schedule", "invariants", "poison"});
   Scenario s;
   s.name = *r.str("name", true);
   if (!plainName(s.name)) r.fail("name", fmt::format("'{}' must be letters, digits, '.', '_' or '-'", s.name));
@@ -95,8 +95,10 @@ Scenario scenarioFromJson(const nlohmann::json& j, const std::string& what) {
                          "and http.ledger");
   if (!r.has("invariants") && s.kind != "http") r.fail("invariants", "is required");
   if (s.kind != "http") s.invariants = detail::parseInvariants(r.raw("invariants"), what, s);
+  if (r.has("poison")) s.poison = detail::parsePoison(r.raw("poison"), what, s);
   if (!r.has("default_schedule")) r.fail("default_schedule", "is required");
   s.default_schedule = detail::parseDefaultSchedule(r.raw("default_schedule"), what, s);
+  if (s.poison) detail::checkPoisonEvents(*s.poison, what, s.default_schedule.events.size());
   try {
     completeEvents(s, s.default_schedule.events);
   } catch (const UsageError& e) {

@@ -99,6 +99,27 @@ struct HttpSpec {
   HttpPolicy policy;
 };
 
+/// Poison events (docs/scenarios.md, "Poison events"): events a consumer can never apply, their field values,
+/// and the handling the scenario declares for them: a dead-letter destination and a bound on deliveries.
+struct PoisonSpec {
+  /// The default schedule's poison events, by number: their `fields` take the values below.
+  std::vector<int> events;
+  /// The values that make an event poison: an event is poison when it carries every one of them. At least
+  /// one is a value its generator never draws, so no generated event is poison by chance.
+  std::map<std::string, std::string> fields;
+  /// Where a poison event goes: a stream of the broker (its name, under the run's STREAM) or a table.
+  std::string deadLetterStream;
+  std::string deadLetterTable;
+  /// The stream field, or the table column, that holds the event's id (the uuid field by default).
+  std::string deadLetterId;
+  /// The most times a poison event may be delivered before it is dead-lettered.
+  int maxDeliveries = 1;
+};
+
+/// How far past max_deliveries a poison event may go on being delivered before the run ends: the consumer
+/// redelivers it without end, and waiting for the deadline would prove nothing more.
+inline constexpr int kPoisonMargin = 3;
+
 struct Scenario {
   std::filesystem::path file;  ///< where it was read from
   std::string name;
@@ -112,10 +133,13 @@ struct Scenario {
   std::vector<FieldGen> fields;
   std::vector<Invariant> invariants;
   DefaultSchedule default_schedule;
+  std::optional<PoisonSpec> poison; ///< poison events and their declared handling, if the scenario has any
 
   const FieldGen* fieldGen(const std::string& name) const;
   /// The name of the field generated with `uuid` that identifies an event ("event_id").
   std::string idField() const;
+  /// Whether an event with these fields is poison: it carries every value of poison.fields.
+  bool isPoison(const std::map<std::string, std::string>& fields) const;
 };
 
 /// Reads a scenario from a file path, or a bare NAME resolved as <scenarios dir>/NAME.json.
