@@ -56,6 +56,12 @@ struct Leftover {
   std::string position;                 ///< Progress::position at the end
 };
 
+/// A message found in a dead-letter stream (poison events): its id, and its event id when it has one.
+struct DeadLetter {
+  std::string id;
+  std::optional<std::string> eventId;
+};
+
 class Broker {
 public:
   virtual ~Broker() = default;
@@ -85,6 +91,19 @@ public:
   /// replica, a lost offset commit), so the group's entries are delivered again.
   virtual void forget() = 0;
   virtual Leftover leftover() = 0;
+
+  /// Poison events (docs/scenarios.md): the broker's name, in this workspace's namespace, of the scenario's
+  /// dead-letter stream `declared`, which reset() then empties too; "" when the broker has no dead-letter
+  /// stream of its own yet (the scenario's dead letter must then be a table).
+  virtual std::string deadLetter(const std::string& declared) {
+    (void)declared;
+    return "";
+  }
+  /// The messages of the dead-letter stream (deadLetter), in order, each with its field `idField`.
+  virtual std::vector<DeadLetter> deadLetters(const std::string& idField) {
+    (void)idField;
+    return {};
+  }
 
   /// How a target process whose broker proxy listens on `proxyPort` reaches the broker: VALKEY_URL and
   /// REDIS_URL, KAFKA_BOOTSTRAP. Every name must be reserved (target/target_env.h).

@@ -180,6 +180,7 @@ private:
     auto vars = ws_.broker->consumerEnv();
     vars["CONSUMER"] = p.consumer;
     vars["CLAIM_IDLE_MS"] = std::to_string(claimIdle());
+    for (auto& [k, v] : ws_.poisonEnv()) vars[k] = v;
     const auto started = procs_.start(p, p.consumer, std::move(vars), kConsumerLogCap, "consumer", why);
     p.ports = {started.ports.pg, started.ports.broker};
     p.brokerPort = started.ports.broker;
@@ -469,6 +470,35 @@ private:
     toStart_ = std::max(1, s_.consumers) - 1; // the others as at the start (startNext)
   }
 
+  /// Poison events: a consumer that redelivers a poison event without end is judged once the event was
+  /// delivered max_deliveries + kPoisonMargin times and every other entry is acknowledged, rather than
+  /// when the deadline ends the run: more deliveries would prove nothing more. The reason, when it is so.
+  std::optional<std::string> poisonUnbounded(const brokers::Progress& broker) {
+    const auto& poison = ws_.scenario.poison;
+    if (!poison || next_ < s_.stream.size() || !broker.delivered) return std::nullopt;
+    const auto now = Clock::now();
+    if (now - lastPoisonLook_ < milliseconds(50)) return std::nullopt;
+    lastPoisonLook_ = now;
+    const int bound = poison->maxDeliveries + kPoisonMargin;
+    std::map<std::string, int> poisonEntries; // entry -> event
+    std::map<std::string, int> deliveries;
+    for (const auto& op : h_.ops()) {
+      if (const auto* send = op.as<ops::Send>()) {
+        if (ws_.scenario.isPoison(send->fields)) poisonEntries[send->entry] = send->n;
+      } else if (const auto* step = op.as<ops::Step>()) {
+        for (const auto& d : step->delivered)
+          if (poisonEntries.count(d.entry) && step->replied()) ++deliveries[d.entry];
+      }
+    }
+    std::vector<std::string> over;
+    for (const auto& [entry, count] : deliveries)
+      if (count > bound) over.push_back(fmt::format("event {} (entry {}) {} times", poisonEntries[entry], entry, count));
+    if (over.empty() || broker.pending > static_cast<int64_t>(over.size())) return std::nullopt;
+    return fmt::format("poison {} delivered, past max_deliveries ({}) + {}: redelivered without end, every other "
+                       "entry acknowledged",
+                       fmt::join(over, ", "), poison->maxDeliveries, kPoisonMargin);
+  }
+
   End loop() {
     brokers::Progress broker = ws_.broker->progress();
     liveness::RunEnding ending(opt_.settle, milliseconds(claimIdle()) + opt_.stall);
@@ -530,6 +560,7 @@ private:
         lastEvent_ = Clock::now();
         continue;
       }
+      if (auto why = poisonUnbounded(broker)) return {ops::RunEnd::Stuck, "", *why};
       liveness::Moment m{views(), broker.pending, delivered, toStart_ > 0, std::max(ctl_.lastWork(), lastEvent_)};
       const liveness::Decision d = ending.observe(now, m, [&] { return allParked(); });
       if (d.kind == liveness::Decision::Kind::Settling || d.kind == liveness::Decision::Kind::Settled) {
@@ -602,6 +633,7 @@ private:
   /// Since when everything sent is acknowledged and every process idle (the settle phase), if it is.
   std::optional<Clock::time_point> settleSince_;
   std::map<int, Clock::time_point> execed_; ///< owner -> when its spawn returned (its start-up begins)
+  Clock::time_point lastPoisonLook_{};      ///< poisonUnbounded's latest look at the history
 };
 
 } // namespace

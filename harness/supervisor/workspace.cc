@@ -293,7 +293,35 @@ ops::Final Workspace::Impl::finalState() {
   f.undelivered = std::move(left.undelivered);
   f.stream = std::move(left.stream);
   f.lastDelivered = std::move(left.position);
+  readDeadLetters(f);
   return f;
+}
+
+std::map<std::string, std::string> Workspace::Impl::poisonEnv() const {
+  if (!scenario.poison) return {};
+  std::map<std::string, std::string> vars{{"MAX_DELIVERIES", std::to_string(scenario.poison->maxDeliveries)}};
+  if (!deadLetterStream.empty()) vars["DEAD_LETTER_STREAM"] = deadLetterStream;
+  else vars["DEAD_LETTER_TABLE"] = scenario.poison->deadLetterTable;
+  return vars;
+}
+
+void Workspace::Impl::readDeadLetters(ops::Final& f) {
+  if (!scenario.poison) return;
+  const auto& p = *scenario.poison;
+  if (!deadLetterStream.empty()) {
+    f.deadLetterWhere = "stream " + deadLetterStream;
+    for (auto& d : broker->deadLetters(p.deadLetterId)) f.deadLetters.push_back({d.id, d.eventId});
+    return;
+  }
+  f.deadLetterWhere = "table " + p.deadLetterTable;
+  Rows rows;
+  try {
+    rows = pg->rows(fmt::format("SELECT {}::text FROM {}", p.deadLetterId, p.deadLetterTable));
+  } catch (const std::exception& e) {
+    throw UsageError(fmt::format("{}: field 'poison.dead_letter': {}", scenario.file.string(), e.what()));
+  }
+  for (size_t i = 0; i < rows.size(); ++i)
+    f.deadLetters.push_back({std::to_string(i + 1), rows[i].empty() ? std::nullopt : rows[i][0]});
 }
 
 ChildSpec Workspace::Impl::targetSpec(const proxy::Hub::Ports& ports, const std::string& label,
@@ -345,6 +373,13 @@ History Workspace::execute(const Schedule& schedule) {
   // The broker first: the plan records the stream (topic) and group the run reads, which a reset may name.
   std::string brokerError;
   try {
+    if (im.scenario.poison && !im.scenario.poison->deadLetterStream.empty()) {
+      im.deadLetterStream = im.broker->deadLetter(im.scenario.poison->deadLetterStream);
+      if (im.deadLetterStream.empty())
+        throw UsageError(fmt::format("{}: field 'poison.dead_letter.stream': the {} broker of target '{}' has no "
+                                     "dead-letter stream; declare a table",
+                                     im.scenario.file.string(), im.broker->title(), im.target.name));
+    }
     im.broker->reset();
   } catch (const std::exception& e) {
     brokerError = e.what();

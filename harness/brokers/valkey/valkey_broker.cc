@@ -58,6 +58,7 @@ ValkeyBroker::~ValkeyBroker() {
   Cleanup::instance().remove(cleanupId_);
   try {
     admin_->command({"DEL", stream_});
+    if (!deadLetter_.empty()) admin_->command({"DEL", deadLetter_});
   } catch (const std::exception&) {
   }
 }
@@ -70,6 +71,7 @@ void ValkeyBroker::reset() {
   std::vector<std::vector<std::string>> cmds;
   if (ep_.owned) cmds.push_back({"FLUSHDB"});
   else cmds.push_back({"DEL", stream_});
+  if (!ep_.owned && !deadLetter_.empty()) cmds.push_back({"DEL", deadLetter_});
   cmds.push_back({"XGROUP", "CREATE", stream_, group_, "0", "MKSTREAM"});
   admin_->pipeline(cmds);
   lastPublished_ = "0-0";
@@ -116,6 +118,25 @@ Leftover ValkeyBroker::leftover() {
     if (compareIds(id, l.position) > 0) l.undelivered.push_back(id);
   }
   return l;
+}
+
+std::string ValkeyBroker::deadLetter(const std::string& declared) {
+  deadLetter_ = stream_ + "." + declared;
+  return deadLetter_;
+}
+
+std::vector<DeadLetter> ValkeyBroker::deadLetters(const std::string& idField) {
+  std::vector<DeadLetter> out;
+  if (deadLetter_.empty()) return out;
+  for (const auto& e : admin_->command({"XRANGE", deadLetter_, "-", "+"})) {
+    DeadLetter d{e[0].get<std::string>(), std::nullopt};
+    const auto& fields = e[1];
+    for (size_t i = 0; i + 1 < fields.size(); i += 2)
+      if (fields[i].is_string() && fields[i].get<std::string>() == idField && fields[i + 1].is_string())
+        d.eventId = fields[i + 1].get<std::string>();
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
 std::map<std::string, std::string> ValkeyBroker::connectionEnv(int proxyPort) const {
