@@ -19,6 +19,13 @@ bool Scenario::isPoison(const std::map<std::string, std::string>& fields) const 
   return true;
 }
 
+void poisonGenerated(const Scenario& s, std::vector<Event>& events) {
+  if (!s.poison || s.poison->every < 1) return;
+  for (auto& e : events)
+    if (e.n % s.poison->every == 0)
+      for (const auto& [name, value] : s.poison->fields) e.fields[name] = value;
+}
+
 namespace detail {
 
 namespace {
@@ -41,7 +48,7 @@ bool tableName(const std::string& s) {
 PoisonSpec parsePoison(const nlohmann::json& j, const std::string& what, const Scenario& s) {
   FieldReader r(j, what, "poison");
   if (!j.is_object()) fieldError(what, "poison", "must be an object (events, fields, dead_letter, max_deliveries)");
-  r.onlyKnown({"events", "fields", "dead_letter", "max_deliveries"});
+  r.onlyKnown({"events", "fields", "dead_letter", "max_deliveries", "every"});
   if (s.kind == "http") r.fail("events", "an HTTP scenario has no stream to poison");
   PoisonSpec p;
   if (!r.has("events") || !r.raw("events").is_array() || r.raw("events").empty())
@@ -97,6 +104,11 @@ PoisonSpec parsePoison(const nlohmann::json& j, const std::string& what, const S
   auto max = r.integer("max_deliveries", true);
   if (*max < 1 || *max > 1000) r.fail("max_deliveries", fmt::format("{} is not an integer in [1, 1000]", *max));
   p.maxDeliveries = static_cast<int>(*max);
+  if (r.has("every")) {
+    auto every = r.integer("every", true);
+    if (*every < 1 || *every > 1000) r.fail("every", fmt::format("{} is not an integer in [1, 1000]", *every));
+    p.every = static_cast<int>(*every);
+  }
   return p;
 }
 

@@ -114,6 +114,8 @@ struct PoisonSpec {
   std::string deadLetterId;
   /// The most times a poison event may be delivered before it is dead-lettered.
   int maxDeliveries = 1;
+  /// check's generated schedules: every `every`-th event (by number) is poison; 0: none is.
+  int every = 0;
 };
 
 /// How far past max_deliveries a poison event may go on being delivered before the run ends: the consumer
@@ -161,6 +163,10 @@ void completeEvents(const Scenario& s, std::vector<Event>& events);
 /// client waits (kMaxRetentionWaitMs).
 void checkClientOps(const Scenario& s, const std::vector<ClientOp>& client, const std::string& what,
                     const std::string& field);
+
+/// check's generated schedules: makes every poison.every-th event of `events` poison (its poison values);
+/// nothing without poison or without `every`.
+void poisonGenerated(const Scenario& s, std::vector<Event>& events);
 
 /// A fresh UUID v4 text for uuid fields at execution time.
 std::string freshUuid();

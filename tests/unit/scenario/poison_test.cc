@@ -76,11 +76,18 @@ TEST_CASE("poison: a stream dead letter, and scenarios without poison", "[scenar
   auto poison = idem::loadScenario("wallet-poison", std::filesystem::path(IDEM_SOURCE_DIR) / "scenarios");
   REQUIRE(poison.poison);
   CHECK(poison.poison->events == std::vector<int>{3});
+  // check's generated schedules: every third event is poison.
+  std::vector<idem::Event> events;
+  for (int n = 1; n <= 7; ++n) events.push_back({n, {{"wallet", "w1"}, {"amount", "100"}}});
+  idem::poisonGenerated(poison, events);
+  for (const auto& e : events) CHECK(poison.isPoison(e.fields) == (e.n == 3 || e.n == 6));
+  idem::poisonGenerated(wallet, events); // no poison: nothing changes
+  CHECK(events[0].fields.at("amount") == "100");
 }
 
 TEST_CASE("poison: each mistake is one line naming the field", "[scenario][poison]") {
   CHECK(poison_scenario::err({{"/poison/color", 1}}) ==
-        poison_scenario::field("poison.color", "unknown field (known: events, fields, dead_letter, max_deliveries)"));
+        poison_scenario::field("poison.color", "unknown field (known: events, fields, dead_letter, max_deliveries, every)"));
   CHECK(poison_scenario::err({{"/poison/events", json::array()}}) ==
         poison_scenario::field("poison.events", "must be a non-empty array of event numbers of the default schedule"));
   CHECK(poison_scenario::err({{"/poison/events", {0}}}) == poison_scenario::field("poison.events[0]", "must be an event number (1, 2, ...)"));
@@ -103,6 +110,7 @@ TEST_CASE("poison: each mistake is one line naming the field", "[scenario][poiso
   CHECK(poison_scenario::err({{"/poison/dead_letter", {{"stream", "a b"}}}}) ==
         poison_scenario::field("poison.dead_letter.stream", "'a b' must be letters, digits, '_', '.', '-' or ':'"));
   CHECK(poison_scenario::err({{"/poison/max_deliveries", nullptr}}) == poison_scenario::field("poison.max_deliveries", "is required"));
+  CHECK(poison_scenario::err({{"/poison/every", 0}}) == poison_scenario::field("poison.every", "0 is not an integer in [1, 1000]"));
   CHECK(poison_scenario::err({{"/poison/max_deliveries", 0}}) == poison_scenario::field("poison.max_deliveries", "0 is not an integer in [1, 1000]"));
 }
 
