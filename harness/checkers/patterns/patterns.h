@@ -28,6 +28,8 @@ Found retryAfterAmbiguousCommit(const HistoryView& h, const Violation& v); ///< 
 Found httpKeyOutsideTransaction(const HistoryView& h, const Violation& v); ///< http_key_outside_transaction.cc
 Found httpNoRequestHash(const HistoryView& h, const Violation& v);     ///< http_no_request_hash.cc
 Found revokedMemberWorks(const HistoryView& h, const Violation& v);    ///< revoked_member_works.cc
+Found poisonRetriedForever(const HistoryView& h, const Violation& v);  ///< poison_retried_forever.cc
+Found poisonDropped(const HistoryView& h, const Violation& v);         ///< poison_dropped.cc
 
 /// The first classifier, in the order above from the most specific, that recognises the violation.
 Found classify(const HistoryView& h, const Violation& v);

@@ -86,6 +86,8 @@ TEST_CASE("poison:dead-lettered: dropped without a trace, twice, at a limit", "[
   CHECK(dropped.violations.at(0).events == std::vector<int>{3});
   CHECK(dropped.violations.at(0).message ==
         "poison event 3 is not in the table dead_letters: acknowledged without a dead letter (dropped without a trace)");
+  REQUIRE(dropped.violations.at(0).pattern);
+  CHECK(dropped.violations.at(0).pattern->id == "poison-dropped");
   auto twice = poison_checks::check({.deadLetters = 2}, "poison:dead-lettered");
   REQUIRE(twice.verdict == Verdict::Fail);
   CHECK(twice.violations.at(0).kind == "dead-lettered-twice");
@@ -103,6 +105,8 @@ TEST_CASE("poison:bounded: deliveries beyond max_deliveries fail, up to it pass"
   CHECK(forever.violations.at(0).message ==
         "poison event 3 (entry 1-2) delivered 7 times, more than max_deliveries (3), never acknowledged: "
         "redelivered without end");
+  REQUIRE(forever.violations.at(0).pattern);
+  CHECK(forever.violations.at(0).pattern->id == "poison-retried-forever");
 }
 
 TEST_CASE("poison:no-block: an event left behind the poison one fails", "[checkers][poison]") {
