@@ -92,14 +92,18 @@ public:
   virtual void forget() = 0;
   virtual Leftover leftover() = 0;
 
-  /// Poison events (docs/scenarios.md): the broker's name, in this workspace's namespace, of the scenario's
-  /// dead-letter stream `declared`, which reset() then empties too; "" when the broker has no dead-letter
-  /// stream of its own yet (the scenario's dead letter must then be a table).
-  virtual std::string deadLetter(const std::string& declared) {
-    (void)declared;
+  /// Poison events (docs/scenarios.md): the broker's name, in this run's namespace, of the scenario's
+  /// dead-letter destination `declared` of kind `kind` ("stream", "queue"), made empty for the run (asked after
+  /// reset()); "" when the broker has no destination of that kind (a table is the workspace's, not the
+  /// broker's).
+  virtual std::string deadLetter(const std::string& kind, const std::string& declared) {
+    (void)kind, (void)declared;
     return "";
   }
-  /// The messages of the dead-letter stream (deadLetter), in order, each with its field `idField`.
+  /// The variable that gives a consumer that name: DEAD_LETTER_STREAM, DEAD_LETTER_QUEUE.
+  virtual const char* deadLetterEnv() const { return "DEAD_LETTER_STREAM"; }
+  /// The messages of the dead-letter destination (deadLetter), in order, each with its event id: the
+  /// field (a stream's) or the JSON body's member (a queue's) `idField`.
   virtual std::vector<DeadLetter> deadLetters(const std::string& idField) {
     (void)idField;
     return {};

@@ -83,17 +83,20 @@ PoisonSpec parsePoison(const nlohmann::json& j, const std::string& what, const S
     r.fail("fields", "every value is one its generator draws: name at least one it never draws (an amount out of "
                      "range, a key not in keys), so that no ordinary event is poison by chance");
   if (!r.has("dead_letter") || !r.raw("dead_letter").is_object())
-    r.fail("dead_letter", "is required: {\"stream\": NAME} or {\"table\": NAME}, and optionally \"id\"");
+    r.fail("dead_letter", "is required: {\"stream\": NAME}, {\"queue\": NAME} or {\"table\": NAME}, and optionally \"id\"");
   FieldReader d(r.raw("dead_letter"), what, "poison.dead_letter");
-  d.onlyKnown({"stream", "table", "id"});
-  if (d.has("stream") == d.has("table")) d.fail("stream", "give exactly one of stream and table");
-  if (d.has("stream")) {
-    p.deadLetterStream = *d.str("stream", true);
-    if (!std::all_of(p.deadLetterStream.begin(), p.deadLetterStream.end(), [](char c) {
+  d.onlyKnown({"stream", "queue", "table", "id"});
+  if (d.has("stream") + d.has("queue") + d.has("table") != 1) d.fail("stream", "give exactly one of stream, queue and table");
+  for (const char* member : {"stream", "queue"}) {
+    if (!d.has(member)) continue;
+    std::string name = *d.str(member, true);
+    if (!std::all_of(name.begin(), name.end(), [](char c) {
           return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-' || c == ':';
         }))
-      d.fail("stream", fmt::format("'{}' must be letters, digits, '_', '.', '-' or ':'", p.deadLetterStream));
-  } else {
+      d.fail(member, fmt::format("'{}' must be letters, digits, '_', '.', '-' or ':'", name));
+    (std::string(member) == "stream" ? p.deadLetterStream : p.deadLetterQueue) = name;
+  }
+  if (d.has("table")) {
     p.deadLetterTable = *d.str("table", true);
     if (!tableName(p.deadLetterTable)) d.fail("table", fmt::format("'{}' is not a table name", p.deadLetterTable));
     if (std::find(s.tables.begin(), s.tables.end(), p.deadLetterTable) == s.tables.end())

@@ -300,7 +300,7 @@ ops::Final Workspace::Impl::finalState() {
 std::map<std::string, std::string> Workspace::Impl::poisonEnv() const {
   if (!scenario.poison) return {};
   std::map<std::string, std::string> vars{{"MAX_DELIVERIES", std::to_string(scenario.poison->maxDeliveries)}};
-  if (!deadLetterStream.empty()) vars["DEAD_LETTER_STREAM"] = deadLetterStream;
+  if (!deadLetterStream.empty()) vars[broker->deadLetterEnv()] = deadLetterStream;
   else vars["DEAD_LETTER_TABLE"] = scenario.poison->deadLetterTable;
   return vars;
 }
@@ -309,7 +309,7 @@ void Workspace::Impl::readDeadLetters(ops::Final& f) {
   if (!scenario.poison) return;
   const auto& p = *scenario.poison;
   if (!deadLetterStream.empty()) {
-    f.deadLetterWhere = "stream " + deadLetterStream;
+    f.deadLetterWhere = p.brokerDeadLetter().first + " " + deadLetterStream;
     for (auto& d : broker->deadLetters(p.deadLetterId)) f.deadLetters.push_back({d.id, d.eventId});
     return;
   }
@@ -373,14 +373,17 @@ History Workspace::execute(const Schedule& schedule) {
   // The broker first: the plan records the stream (topic) and group the run reads, which a reset may name.
   std::string brokerError;
   try {
-    if (im.scenario.poison && !im.scenario.poison->deadLetterStream.empty()) {
-      im.deadLetterStream = im.broker->deadLetter(im.scenario.poison->deadLetterStream);
-      if (im.deadLetterStream.empty())
-        throw UsageError(fmt::format("{}: field 'poison.dead_letter.stream': the {} broker of target '{}' has no "
-                                     "dead-letter stream; declare a table",
-                                     im.scenario.file.string(), im.broker->title(), im.target.name));
-    }
     im.broker->reset();
+    if (const auto [kind, declared] = im.scenario.poison ? im.scenario.poison->brokerDeadLetter()
+                                                          : std::pair<std::string, std::string>{};
+        !kind.empty()) {
+      im.deadLetterStream = im.broker->deadLetter(kind, declared);
+      if (im.deadLetterStream.empty())
+        throw UsageError(fmt::format("{}: field 'poison.dead_letter.{}': the {} broker of target '{}' has no "
+                                     "dead-letter {}; declare {}",
+                                     im.scenario.file.string(), kind, im.broker->title(), im.target.name, kind,
+                                     kind == "stream" ? "a queue on RabbitMQ, or a table" : "a stream on Valkey, or a table"));
+    }
   } catch (const std::exception& e) {
     brokerError = e.what();
   }

@@ -42,7 +42,7 @@ struct Workspace::Impl {
     return side;
   }
   std::vector<std::string> tables; ///< every table of the namespace, emptied on reset
-  /// Poison events: the broker's name of the scenario's dead-letter stream ("" without one).
+  /// Poison events: the broker's name of the scenario's dead-letter stream or queue ("" without one).
   std::string deadLetterStream;
   /// What a consumer reads of the scenario's poison handling: DEAD_LETTER_STREAM or DEAD_LETTER_TABLE, and
   /// MAX_DELIVERIES (none without poison).

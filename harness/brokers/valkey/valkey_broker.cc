@@ -71,7 +71,6 @@ void ValkeyBroker::reset() {
   std::vector<std::vector<std::string>> cmds;
   if (ep_.owned) cmds.push_back({"FLUSHDB"});
   else cmds.push_back({"DEL", stream_});
-  if (!ep_.owned && !deadLetter_.empty()) cmds.push_back({"DEL", deadLetter_});
   cmds.push_back({"XGROUP", "CREATE", stream_, group_, "0", "MKSTREAM"});
   admin_->pipeline(cmds);
   lastPublished_ = "0-0";
@@ -120,8 +119,10 @@ Leftover ValkeyBroker::leftover() {
   return l;
 }
 
-std::string ValkeyBroker::deadLetter(const std::string& declared) {
+std::string ValkeyBroker::deadLetter(const std::string& kind, const std::string& declared) {
+  if (kind != "stream") return "";
   deadLetter_ = stream_ + "." + declared;
+  if (!ep_.owned) admin_->command({"DEL", deadLetter_}); // an owned server's FLUSHDB (reset) emptied it
   return deadLetter_;
 }
 

@@ -44,7 +44,7 @@ public:
   std::map<std::string, std::string> consumerEnv() const override { return {{"STREAM", stream_}, {"GROUP", group_}}; }
   void reconnect() override;
   /// "<stream>.<declared>": a stream beside the run's own.
-  std::string deadLetter(const std::string& declared) override;
+  std::string deadLetter(const std::string& kind, const std::string& declared) override;
   std::vector<DeadLetter> deadLetters(const std::string& idField) override;
 
 private:

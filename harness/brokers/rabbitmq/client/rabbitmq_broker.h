@@ -44,6 +44,10 @@ public:
   std::string defaultError(const std::string&) const override { return "CONNECTION_FORCED"; }
   bool restart() override;
   void reconnect() override;
+  /// "<queue>.<declared>", a durable queue of the run beside its own, declared empty.
+  std::string deadLetter(const std::string& kind, const std::string& declared) override;
+  const char* deadLetterEnv() const override { return "DEAD_LETTER_QUEUE"; }
+  std::vector<brokers::DeadLetter> deadLetters(const std::string& idField) override;
 
 private:
   /// f(admin connection), again on a new connection when it throws.
@@ -54,6 +58,7 @@ private:
   std::string vhost_;
   int run_ = 0;
   std::string queue_;
+  std::string deadLetter_; ///< the run's dead-letter queue, "" when the scenario has none
   std::unique_ptr<AmqpAdmin> admin_;
   std::shared_ptr<Ledger> ledger_;
 };
