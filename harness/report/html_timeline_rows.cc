@@ -65,8 +65,8 @@ Context contextOf(const json& run, const std::vector<Op>& history) {
     const bool table = st->server == "pg" && st->verb == "INSERT" &&
                        (std::find(st->tables.begin(), st->tables.end(), c.deadLetter) != st->tables.end() ||
                         st->detail.find(c.deadLetter) != std::string::npos);
-    // A broker's write to it: an XADD to the stream, a PUBLISH to the queue.
-    const bool stream = (st->verb == "XADD" || st->verb == "PUBLISH") && st->detail.find(c.deadLetter) != std::string::npos;
+    // A broker's write to it: an XADD to the stream, a PUBLISH to the queue, a PRODUCE to the topic.
+    const bool stream = (st->verb == "XADD" || st->verb == "PUBLISH" || st->verb == "PRODUCE") && st->detail.find(c.deadLetter) != std::string::npos;
     if (table || stream) c.deadLetterOps.insert(op.index);
   }
   for (const auto& viol : arr(run, "violations")) {

@@ -83,18 +83,21 @@ PoisonSpec parsePoison(const nlohmann::json& j, const std::string& what, const S
     r.fail("fields", "every value is one its generator draws: name at least one it never draws (an amount out of "
                      "range, a key not in keys), so that no ordinary event is poison by chance");
   if (!r.has("dead_letter") || !r.raw("dead_letter").is_object())
-    r.fail("dead_letter", "is required: {\"stream\": NAME}, {\"queue\": NAME} or {\"table\": NAME}, and optionally \"id\"");
+    r.fail("dead_letter", "is required: {\"stream\": NAME}, {\"queue\": NAME}, {\"topic\": NAME} or {\"table\": NAME}, "
+                          "and optionally \"id\"");
   FieldReader d(r.raw("dead_letter"), what, "poison.dead_letter");
-  d.onlyKnown({"stream", "queue", "table", "id"});
-  if (d.has("stream") + d.has("queue") + d.has("table") != 1) d.fail("stream", "give exactly one of stream, queue and table");
-  for (const char* member : {"stream", "queue"}) {
+  d.onlyKnown({"stream", "queue", "topic", "table", "id"});
+  if (d.has("stream") + d.has("queue") + d.has("topic") + d.has("table") != 1)
+    d.fail("stream", "give exactly one of stream, queue, topic and table");
+  for (const char* member : {"stream", "queue", "topic"}) {
     if (!d.has(member)) continue;
     std::string name = *d.str(member, true);
     if (!std::all_of(name.begin(), name.end(), [](char c) {
           return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-' || c == ':';
         }))
       d.fail(member, fmt::format("'{}' must be letters, digits, '_', '.', '-' or ':'", name));
-    (std::string(member) == "stream" ? p.deadLetterStream : p.deadLetterQueue) = name;
+    const std::string m = member;
+    (m == "stream" ? p.deadLetterStream : m == "queue" ? p.deadLetterQueue : p.deadLetterTopic) = name;
   }
   if (d.has("table")) {
     p.deadLetterTable = *d.str("table", true);

@@ -107,15 +107,18 @@ struct PoisonSpec {
   /// The values that make an event poison: an event is poison when it carries every one of them. At least
   /// one is a value its generator never draws, so no generated event is poison by chance.
   std::map<std::string, std::string> fields;
-  /// Where a poison event goes: a stream (Valkey) or a queue (RabbitMQ) of the broker, named in the run's
+  /// Where a poison event goes: a stream (Valkey), a queue (RabbitMQ) or a topic (Kafka) of the broker, named in the run's
   /// namespace, or a table. At most one is set.
   std::string deadLetterStream;
   std::string deadLetterQueue;
+  std::string deadLetterTopic;
   std::string deadLetterTable;
-  /// The broker destination declared: {"stream", name}, {"queue", name}, or {"", ""} for a table.
+  /// The broker destination declared: {"stream", name}, {"queue", name}, {"topic", name}, or {"", ""} for
+  /// a table.
   std::pair<std::string, std::string> brokerDeadLetter() const {
     if (!deadLetterStream.empty()) return {"stream", deadLetterStream};
     if (!deadLetterQueue.empty()) return {"queue", deadLetterQueue};
+    if (!deadLetterTopic.empty()) return {"topic", deadLetterTopic};
     return {"", ""};
   }
   /// The stream field, or the table column, that holds the event's id (the uuid field by default).

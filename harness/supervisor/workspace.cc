@@ -382,7 +382,7 @@ History Workspace::execute(const Schedule& schedule) {
         throw UsageError(fmt::format("{}: field 'poison.dead_letter.{}': the {} broker of target '{}' has no "
                                      "dead-letter {}; declare {}",
                                      im.scenario.file.string(), kind, im.broker->title(), im.target.name, kind,
-                                     kind == "stream" ? "a queue on RabbitMQ, or a table" : "a stream on Valkey, or a table"));
+                                     "a stream on Valkey, a queue on RabbitMQ, a topic on Kafka, or a table"));
     }
   } catch (const std::exception& e) {
     brokerError = e.what();

@@ -106,13 +106,13 @@ TEST_CASE("poison: each mistake is one line naming the field", "[scenario][poiso
         poison_scenario::field("poison.fields", "every value is one its generator draws: name at least one it never draws (an amount "
                                "out of range, a key not in keys), so that no ordinary event is poison by chance"));
   CHECK(poison_scenario::err({{"/poison/dead_letter", nullptr}}) ==
-        poison_scenario::field("poison.dead_letter", "is required: {\"stream\": NAME}, {\"queue\": NAME} or {\"table\": NAME}, and optionally \"id\""));
+        poison_scenario::field("poison.dead_letter", "is required: {\"stream\": NAME}, {\"queue\": NAME}, {\"topic\": NAME} or {\"table\": NAME}, and optionally \"id\""));
   CHECK(poison_scenario::err({{"/poison/dead_letter", {{"stream", "a"}, {"table", "dlq"}}}}) ==
-        poison_scenario::field("poison.dead_letter.stream", "give exactly one of stream, queue and table"));
+        poison_scenario::field("poison.dead_letter.stream", "give exactly one of stream, queue, topic and table"));
   CHECK(poison_scenario::err({{"/poison/dead_letter", {{"table", "other"}}}}) ==
         poison_scenario::field("poison.dead_letter.table", "'other' is not in tables.names: idemproof empties it between runs"));
   CHECK(poison_scenario::err({{"/poison/dead_letter", {{"queue", "q"}, {"table", "dlq"}}}}) ==
-        poison_scenario::field("poison.dead_letter.stream", "give exactly one of stream, queue and table"));
+        poison_scenario::field("poison.dead_letter.stream", "give exactly one of stream, queue, topic and table"));
   CHECK(poison_scenario::err({{"/poison/dead_letter", {{"stream", "a b"}}}}) ==
         poison_scenario::field("poison.dead_letter.stream", "'a b' must be letters, digits, '_', '.', '-' or ':'"));
   CHECK(poison_scenario::err({{"/poison/max_deliveries", nullptr}}) == poison_scenario::field("poison.max_deliveries", "is required"));
