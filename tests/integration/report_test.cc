@@ -208,7 +208,7 @@ void requireDemoAsDocumented(const Result& r) {
   CHECK(leftovers(r.tag).empty());
   const auto& demo = r.report["demo"];
   CHECK(demo["as_expected"] == true);
-  REQUIRE(demo["sections"].size() == 4); // wallet, customer-city, order-shipping, orders (HTTP)
+  REQUIRE(demo["sections"].size() == 5); // wallet, customer-city, order-shipping, orders (HTTP), wallet-poison
   std::map<std::string, nlohmann::json> targets;
   for (const auto& s : demo["sections"])
     for (const auto& t : s["targets"]) targets[t["name"]] = t;
@@ -228,6 +228,10 @@ void requireDemoAsDocumented(const Result& r) {
   CHECK(targets["no-reconnect"]["verdict"] == "fail");
   CHECK(targets["no-reconnect"]["kinds"].dump().find("stuck") != std::string::npos);
   CHECK(targets["check-then-act"]["verdict"] == "fail");
+  // Poison events: dead-lettered passes, dropped and retried forever fail the check each breaks.
+  CHECK(targets["poison-dlq"]["verdict"] == "pass");
+  CHECK(targets["poison-drop"]["kinds"] == nlohmann::json::array({"not-dead-lettered"}));
+  CHECK(targets["poison-retry-forever"]["kinds"].dump().find("unbounded") != std::string::npos);
   auto classes = classesOf(demo["sections"][0]);
   for (const char* c : {"drop:after", "delay:before", "error", "forget", "restart:pg", "race:claim", "race:dup", "retry",
                         "reorder", "kill:COMMIT>XACK", "kill:SET>BEGIN"}) {
