@@ -37,9 +37,8 @@ int64_t integerOf(const std::optional<std::string>& v, const std::string& what) 
   return *x;
 }
 
-const char* times(int64_t k) { return k == 1 ? "once" : k == 2 ? "twice" : "times"; }
-
-std::string timesText(int64_t k) { return k <= 2 ? times(k) : fmt::format("{} times", k); }
+/// "once", "twice", "3 times"
+std::string timesText(int64_t k) { return k == 1 ? "once" : k == 2 ? "twice" : fmt::format("{} times", k); }
 
 } // namespace
 
