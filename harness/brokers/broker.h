@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace idem::brokers {
@@ -91,6 +92,14 @@ public:
   /// replica, a lost offset commit), so the group's entries are delivered again.
   virtual void forget() = 0;
   virtual Leftover leftover() = 0;
+  /// The `age` fault: `ms` of simulated time pass for the keys of the consumer's namespace that have a TTL
+  /// (a `SET seen:<id> NX PX …` mark): each is given what is left of its TTL after `ms`, or deleted when
+  /// nothing is. Returns {keys moved, keys expired}; nullopt on a broker that holds no keys of the
+  /// consumer's (its marks, if any, live elsewhere).
+  virtual std::optional<std::pair<int64_t, int64_t>> ageKeys(int64_t ms) {
+    (void)ms;
+    return std::nullopt;
+  }
 
   /// Poison events (docs/scenarios.md): the broker's name, in this run's namespace, of the scenario's
   /// dead-letter destination `declared` of kind `kind` ("stream", "queue"), made empty for the run (asked after
@@ -133,6 +142,10 @@ public:
   /// Restarts the broker's server in place itself (the `restart` fault), keeping what it stored; false
   /// when the workspace's servers do it (Valkey, one of the embedded servers).
   virtual bool restart() { return false; }
+  /// Before reset(), when the schedule restarts this broker's server: a server shared with other
+  /// workspaces (RabbitMQ's node, one per command) must become this workspace's own first, or the restart
+  /// would drop connections in their runs, whose schedules hold no such fault. Nothing for the others.
+  virtual void ownForRestart() {}
   /// The consumer process whose broker proxy listened on `listenPort` was killed: what its client would
   /// have told the broker had it closed (a Kafka member's LeaveGroup, so that its group does not wait out
   /// its session). Default: nothing (Valkey: its pending entries stay, to be claimed).

@@ -67,6 +67,7 @@ HistoryView::HistoryView(const Scenario& s, const std::vector<Op>& o) : scenario
       kills.push_back({op.index, op.process, fault->fault.str(), fault->signal ? fault->signal : 9});
     else if (fault) {
       otherFaults.push_back({op.index, op.process, fault->fault});
+      if (fault->aged) ages.push_back({op.index, fault->fault.str(), *fault->aged});
       // The consumer may redo what it holds: a lost reply (drop after), its own timeout (delay), a restart.
       if (applicationWeight(fault->fault) > 1) retryFaults++;
     }
@@ -82,6 +83,33 @@ HistoryView::HistoryView(const Scenario& s, const std::vector<Op>& o) : scenario
 RunEnd HistoryView::end() const { return requireFinal().end; }
 
 std::string HistoryView::endReason() const { return requireFinal().reason; }
+
+HistoryView::LateRetries HistoryView::lateRetries(int n) const {
+  LateRetries out;
+  const auto sent = sendsOf(n);
+  if (sent.size() < 2 || ages.empty()) return out;
+  const auto got = deliveriesOf(n);
+  // The state ages from when a consumer could first have marked the event: its first delivery.
+  const int64_t marked = got.empty() ? sent.front()->op : got.front()->op;
+  for (const auto& a : ages) {
+    if (a.op <= marked) continue;
+    out.ageMs += a.aged.ms;
+    out.removed = out.removed || a.aged.expired > 0 || a.aged.pruned > 0;
+    out.ops.push_back(a.op);
+  }
+  if (out.ageMs == 0) return out; // no time passed for its state: its retries are ordinary ones
+  // A retry's own age counts from the producer's first send of the event: the window is the producer's.
+  for (size_t i = 1; i < sent.size(); ++i) {
+    int64_t ms = 0;
+    for (const auto& a : ages)
+      if (a.op > sent.front()->op && a.op < sent[i]->op) ms += a.aged.ms;
+    const bool inWindow = !scenario.retryWindowMs || ms <= *scenario.retryWindowMs;
+    (inWindow ? out.within : out.after)++;
+    out.sentAtMs = std::max(out.sentAtMs, ms);
+    out.ops.push_back(sent[i]->op);
+  }
+  return out;
+}
 
 int HistoryView::cap(int n) const { return opportunities(n) + retryFaults; }
 

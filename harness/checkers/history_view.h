@@ -124,6 +124,27 @@ struct HistoryView {
     Fault fault;
   };
   std::vector<FaultRec> otherFaults;
+  /// The `age` faults that fired, in history order, with what each did (docs/faults.md, "Dedup state that
+  /// ages").
+  struct AgeRec {
+    int64_t op = 0;
+    std::string fault; ///< its text form
+    ops::Aged aged;
+  };
+  std::vector<AgeRec> ages;
+  /// The producer retries of event n once simulated time passed for its dedup state (the `age` faults after
+  /// its first delivery, else its first send). A retry's own age is the time simulated between the
+  /// producer's first send of the event and the retry's send: `within` counts retries whose age is within the scenario's retry_window_ms (every one when it
+  /// declares none), which must be deduplicated however late they are handled; `after` those past it, which
+  /// may be applied again. `ageMs`: the time simulated for the state in all; `sentAtMs`: the oldest
+  /// retry's age; `removed`: whether those ages removed dedup state (a key expired, a row pruned).
+  struct LateRetries {
+    int within = 0, after = 0;
+    int64_t ageMs = 0, sentAtMs = 0;
+    bool removed = false;
+    std::vector<int64_t> ops; ///< the ages and the retries' sends
+  };
+  LateRetries lateRetries(int n) const;
   /// True when every entry of event n is listed as never delivered by the final op.
   bool neverDelivered(int n) const;
   /// Events that a killed or crashed process was working on when it died: the unacknowledged entries

@@ -45,9 +45,13 @@ public:
   KeyCheck(const Invariant& inv, const HistoryView& h, std::string key, std::vector<const Group*> groups)
       : inv_(inv), h_(h), key_(std::move(key)), groups_(std::move(groups)), sum_(inv.kind == "sum-of-distinct") {
     for (const Group* g : groups_) {
-      int cap = 0;
-      for (int n : g->events) cap += h_.cap(n);
+      int cap = 0, late = 0;
+      for (int n : g->events) {
+        cap += h_.cap(n);
+        late += h_.lateRetries(n).after;
+      }
       units_.push_back(Unit{inv_.sign * amount(*g), 0, cap});
+      lateAllowed_.push_back(late);
     }
   }
 
@@ -75,7 +79,9 @@ public:
                                     inv_.name, key_, observed, phrase(other), tell()));
       return;
     }
-    // The value is not "every group once".
+    // The value is not "every group once". A retry past the producer's retry window may be applied again:
+    // when the one explanation applies only such events more than once, the value is right.
+    if (ex.complete && ex.solutions.size() == 1 && onesFit && excusedByWindow(ex.solutions[0])) return;
     if (h_.end() == RunEnd::Limit && !excessProven(ex)) {
       unknown.push_back(fmt::format("{}, but the run did not finish ({}): what is missing may still have come",
                                     numbers_, h_.endReason()));
@@ -127,6 +133,52 @@ private:
     auto v = parseInteger(it->second);
     if (!v) throw std::runtime_error(fmt::format("event {}: '{}' is not an integer", g.events[0], it->second));
     return *v;
+  }
+
+  /// Every group once, except groups applied again only by retries past the retry window.
+  bool excusedByWindow(const std::vector<int>& m) const {
+    bool any = false;
+    for (size_t i = 0; i < m.size(); ++i) {
+      if (m[i] == 1) continue;
+      if (m[i] < 1 || m[i] > 1 + lateAllowed_[i]) return false;
+      any = true;
+    }
+    return any;
+  }
+
+  /// The groups applied again although every retry of theirs after an `age` came within the retry window,
+  /// and that ageing removed dedup state: the retention is shorter than the window.
+  bool inWindow(const Group& g) const {
+    return std::all_of(g.events.begin(), g.events.end(), [&](int n) {
+      const auto late = h_.lateRetries(n);
+      return late.within > 0 && late.after == 0 && late.removed;
+    });
+  }
+
+  /// "; its retry was sent after 0 ms of simulated time, within the producer's retry window of 60000 ms, and
+  /// applied again once its dedup state had aged 60000 ms (2 keys expired, 0 rows pruned): …"
+  std::string windowClause(const std::vector<const Group*>& gs, Violation& v) const {
+    int64_t aged = 0, sentAt = 0, expired = 0, pruned = 0;
+    std::set<int64_t> seen;
+    for (const Group* g : gs)
+      for (int n : g->events) {
+        const auto late = h_.lateRetries(n);
+        aged = std::max(aged, late.ageMs);
+        sentAt = std::max(sentAt, late.sentAtMs);
+        for (int64_t op : late.ops) {
+          v.ops.push_back(op);
+          seen.insert(op);
+        }
+      }
+    for (const auto& a : h_.ages)
+      if (seen.count(a.op)) expired += a.aged.expired, pruned += a.aged.pruned;
+    const auto& window = h_.scenario.retryWindowMs;
+    return fmt::format("; the retry was sent {} ms of simulated time after it, {}, and applied again once its dedup "
+                       "state had aged {} ms ({} key{} expired, {} row{} pruned): the consumer's retention is shorter "
+                       "than the retry window",
+                       sentAt, window ? fmt::format("within the producer's retry window of {} ms", *window)
+                                      : std::string("and the scenario declares no retry window (every retry counts)"),
+                       aged, expired, expired == 1 ? "" : "s", pruned, pruned == 1 ? "" : "s");
   }
 
   const char* tell() const { return sum_ ? "the amounts cannot tell" : "a count cannot tell"; }
@@ -208,18 +260,20 @@ private:
     std::map<std::string, std::pair<std::vector<const Group*>, std::vector<int>>> byKind;
     for (size_t i = 0; i < m.size(); ++i) {
       if (m[i] == 1) continue;
-      std::string kind = m[i] > 1 ? "duplicate" : acked(*groups_[i]) ? "lost" : "stuck";
+      std::string kind = m[i] > 1 ? (inWindow(*groups_[i]) ? "dedup-window" : "duplicate")
+                                  : acked(*groups_[i]) ? "lost" : "stuck";
       byKind[kind].first.push_back(groups_[i]);
       byKind[kind].second.push_back(m[i]);
     }
     std::string numbers = numbers_;
     if (byKind.size() > 1) numbers += fmt::format(", explained only by {}", phrase(m));
-    for (const char* kind : {"duplicate", "lost", "stuck"}) {
+    for (const char* kind : {"dedup-window", "duplicate", "lost", "stuck"}) {
       auto it = byKind.find(kind);
       if (it == byKind.end()) continue;
       Violation v = base(0);
       v.kind = kind;
       nameGroups(v, inv_, h_, it->second.first, it->second.second, numbers);
+      if (v.kind == "dedup-window") v.message += windowClause(it->second.first, v);
       out.push_back(std::move(v));
     }
   }
@@ -229,6 +283,7 @@ private:
   std::string key_;
   std::vector<const Group*> groups_;
   std::vector<Unit> units_;
+  std::vector<int> lateAllowed_; ///< per group: applications more than once a late retry (past the window) allows
   bool sum_;
   mutable std::string numbers_;
 };

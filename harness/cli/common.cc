@@ -73,6 +73,13 @@ void addCommon(CLI::App& cmd, CommonArgs& a, bool manyTargets) {
   addOutputs(cmd, a);
   cmd.add_option("--database-url", a.databaseUrl, "use this PostgreSQL (libpq URI) instead of an embedded one");
   cmd.add_option("--valkey-url", a.valkeyUrl, "use this Valkey/Redis (redis://host:port/db) instead of an embedded one");
+  // The user's brokers: each workspace's queues or streams are named apart there, and go when it goes.
+  cmd.add_option_function<std::string>(
+      "--amqp-url", [&a](const std::string& url) { a.brokerUrls["rabbitmq"] = url; },
+      "use this RabbitMQ (amqp://user:password@host:port/vhost) instead of an embedded one");
+  cmd.add_option_function<std::string>(
+      "--nats-url", [&a](const std::string& url) { a.brokerUrls["nats"] = url; },
+      "use this NATS server with JetStream (nats://[token@]host:port) instead of an embedded one");
   addSeed(cmd, a);
   cmd.add_option("--workers", a.workers, "schedules run in parallel (default: the cores, at most 16; 1 with external servers)")
       ->check(CLI::Range(1, 16));

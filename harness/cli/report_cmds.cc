@@ -15,8 +15,8 @@ void addReportCommands(CLI::App& app, Handler& handler) {
   addShard(*cmp, compareCommon, "cells (class x target, targets outer; the fault-free baselines run in every shard)");
   cmp->add_option("--runs", compareArgs.runs, "generated schedules per class (retries, late retries, reordered)")
       ->check(CLI::Range(0, 1000))->capture_default_str();
-  addFaults(*cmp, compareCommon, "fault kinds whose classes run besides kill (default: drop,delay,error,forget; "
-                                  "--faults kill: kills only)");
+  addFaults(*cmp, compareCommon, "fault kinds whose classes run besides kill (default: drop,delay,error,forget and, "
+                                  "on the embedded servers, age,restart; --faults kill: kills only)");
   cmp->add_option("--per-class", compareArgs.perClass, "faults run per kill or fault class and target (0: every one)")
       ->check(CLI::Range(0, 10000))->capture_default_str();
   cmp->add_option("--events", compareArgs.events, "events of a generated schedule")->check(CLI::Range(2, 10000))

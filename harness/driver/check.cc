@@ -311,7 +311,7 @@ std::vector<std::string> defaultCheckFaults(const CommonArgs& common, const Chec
   for (const auto& k : stepFaultKinds()) {
     const FaultKind& kind = faultKind(k, "--faults");
     if (!kind.drawnByDefault() || (!kind.brokerFeature().empty() && !brokerHas(broker, kind.brokerFeature()))) continue;
-    if ((k != "restart" || common.databaseUrl.empty()) && (k != "hold" || args.maxConsumers >= 2)) out.push_back(k);
+    if ((k != "restart" || !common.userServers()) && (k != "hold" || args.maxConsumers >= 2)) out.push_back(k);
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include "driver/pool.h"
 #include "plan/fault_kind.h"
 #include "report/check_verdict.h"
+#include "scenario/decodable.h"
 #include "search/case_result.h"
 
 #include <fmt/format.h>
@@ -162,10 +163,26 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
       }
       mergeClassOrder(*list, mine);
       for (const auto& c : mine) {
-        auto picked = which == 0 ? sample(byClass[c.id], o.perClass) : sampleCentered(byClass[c.id], o.perClass);
+        const auto& points = byClass[c.id];
+        // A kind judged by a later retry (age): at the end of the trace, once every event was handled, and
+        // the producer then retries event 1 in a phase of its own.
+        const bool late = which == 1 && faultKind(points.front().fault.kind, "--faults").judgedByLateRetry();
+        auto picked = which == 0 ? sample(points, o.perClass)
+                      : late     ? std::vector<ClassedPoint>{points.back()}
+                                 : sampleCentered(points, o.perClass);
         for (const auto& p : picked) {
           Schedule s = defaultScheduleFor(session, targets[t].name, applicationWeight(p.fault));
           s.faults = {p.fault};
+          if (late) {
+            int phase = 1;
+            for (const auto& e : s.stream) phase = std::max(phase, e.phase);
+            StreamEntry retry;
+            retry.event = 1;
+            retry.phase = phase + 1;
+            s.stream.push_back(retry);
+            // The retry is one more delivery of event 1: the amounts must tell its application apart too.
+            if (!session.args().scenarioValues) s.values = makeDecodable(sc, s, applicationWeight(p.fault));
+          }
           jobs.push_back({t, c.id, o.runPrefix + targets[t].name + "/" + p.fault.str(),
                           fmt::format("{} ({})", c.label, p.fault.str()), s, {}});
         }

@@ -47,7 +47,9 @@ Class faultClass(const Fault& f) {
 
 std::vector<std::string> defaultFaultKinds(const CommonArgs& args) {
   std::vector<std::string> out{"drop", "delay", "error", "forget"};
-  if (args.databaseUrl.empty()) out.push_back("restart");
+  // Ageing moves every key's TTL in the Valkey database: only in the embedded servers, one per worker.
+  if (args.databaseUrl.empty()) out.push_back("age");
+  if (!args.userServers()) out.push_back("restart");
   return out;
 }
 

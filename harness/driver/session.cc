@@ -125,6 +125,15 @@ Session::Session(const CommonArgs& args, const BeforeServers& check) : args_(arg
   if (ownServers_ && !args_.databaseUrl.empty())
     throw UsageError("--database-url: restart faults restart the servers, so they need the embedded ones (drop "
                      "--database-url and --valkey-url, or the restart faults)");
+  for (const auto& [broker, url] : args_.brokerUrls) {
+    const std::string flag = brokerUrlFlag(broker);
+    checkBrokerUrl(broker, url);
+    if (ownServers_)
+      throw UsageError(fmt::format("{}: restart faults restart the servers, so they need the embedded ones (drop {} "
+                                   "or the restart faults)", flag, flag));
+    if (std::none_of(targets_.begin(), targets_.end(), [&](const Target& t) { return t.broker == broker; }))
+      throw UsageError(fmt::format("{}: no target runs on {}", flag, broker));
+  }
   if (args_.databaseUrl.empty()) embedded_ = EmbeddedServers::start();
   else external_ = externalEndpoints(args_.databaseUrl, args_.valkeyUrl);
   temp_ = std::make_unique<TempDir>("idemproof-logs");
@@ -158,17 +167,22 @@ std::unique_ptr<Workspace> Session::workspace(const Target& t, int /*w*/) {
   int id = nextWorkspace_++;
   fs::path logs = temp_->path() / fmt::format("w{}", id);
   fs::create_directories(logs);
+  // The servers, and the brokers of the user's that take part.
+  auto with = [this](ServerEndpoints ep) {
+    ep.broker_urls = args_.brokerUrls;
+    return ep;
+  };
   if (!servers().embedded || (!ownServers_ && id == 0))
-    return std::make_unique<Workspace>(servers(), scenario_, t, id, args_.run, logs);
+    return std::make_unique<Workspace>(with(servers()), scenario_, t, id, args_.run, logs);
   if (!ownServers_) {
     // A Valkey of its own, database 0 like the first workspace's (see session.h).
     own_.push_back(EmbeddedServers::startValkeyBeside(servers()));
-    return std::make_unique<Workspace>(own_.back()->endpoints(), scenario_, t, id, args_.run, logs);
+    return std::make_unique<Workspace>(with(own_.back()->endpoints()), scenario_, t, id, args_.run, logs);
   }
   // Servers of its own, so that restarting them touches no other worker's run (docs/faults.md).
   own_.push_back(EmbeddedServers::start());
   EmbeddedServers* servers = own_.back().get();
-  auto ws = std::make_unique<Workspace>(servers->endpoints(), scenario_, t, id, args_.run, logs);
+  auto ws = std::make_unique<Workspace>(with(servers->endpoints()), scenario_, t, id, args_.run, logs);
   const auto timeout = args_.run.start_timeout;
   ws->setRestarter([servers, timeout](const std::string& which) { servers->restart(which, timeout); });
   return ws;

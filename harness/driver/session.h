@@ -29,6 +29,8 @@ struct CommonArgs {
   std::string reportDir;      ///< default reports/latest
   std::string databaseUrl;
   std::string valkeyUrl;
+  /// The user's brokers by broker name (--amqp-url: rabbitmq, --nats-url: nats); the others are embedded.
+  std::map<std::string, std::string> brokerUrls;
   uint64_t seed = 0;
   bool seedGiven = false;
   int workers = 0;            ///< 0: the cores (at most 16); 1 with external servers
@@ -46,6 +48,9 @@ struct CommonArgs {
   bool ownServers = false;
   /// --shard I/N (check, sweep, compare): run only this shard's slice (search/shard.h); unset: all.
   std::optional<Shard> shard;
+
+  /// Servers idemproof does not own take part (--database-url, or a broker's URL): nothing may restart.
+  bool userServers() const { return !databaseUrl.empty() || !brokerUrls.empty(); }
 };
 
 /// True when a schedule's faults restart a server.

@@ -213,6 +213,13 @@ ops::Step stepOf(const In& in, const json& v) {
 json valueOf(const ops::FaultOp& f) {
   json j{{"fault", f.fault.str()}};
   if (f.signal) j["signal"] = f.signal;
+  if (const auto& a = f.aged) {
+    json aged{{"ms", a->ms}, {"pruned", a->pruned}};
+    if (a->keys) aged["moved"] = a->moved, aged["expired"] = a->expired;
+    if (!a->prune.empty()) aged["prune"] = a->prune;
+    if (!a->skipped.empty()) aged["skipped"] = a->skipped;
+    j["aged"] = std::move(aged);
+  }
   return j;
 }
 
@@ -368,6 +375,18 @@ Record recordOf(const std::string& type, const json& v, const std::string& where
     ops::FaultOp f;
     f.fault = Fault::parse(in.str(type == "kill" ? "point" : "fault"), where);
     f.signal = static_cast<int>(in.integer("signal", 0));
+    if (in.has("aged")) {
+      In a(v["aged"], "aged");
+      ops::Aged aged;
+      aged.ms = a.integer("ms");
+      aged.keys = a.has("moved");
+      aged.moved = a.integer("moved", 0);
+      aged.expired = a.integer("expired", 0);
+      aged.prune = a.str("prune", "");
+      aged.pruned = a.integer("pruned", 0);
+      aged.skipped = a.str("skipped", "");
+      f.aged = std::move(aged);
+    }
     return f;
   }
   if (type == "exit") return exitOf(in);

@@ -13,7 +13,7 @@
 /// | `send`    | producer         | entry, n, event_id, fields, phase, retry                                  |
 /// | `spawn`   | c1, c2, …        | pid, consumer, log, restart (first, new-name, same-name, after-exit, …)  |
 /// | `step`    | c1, …            | server, conn, verb, k, detail, t_req_us, outcome, and what the reply said|
-/// | `fault`   | c1, …            | a fault that fired (its text form) and the signal a kill delivered        |
+/// | `fault`   | c1, …            | a fault that fired (its text form), the signal a kill delivered, `aged`  |
 /// | `exit`    | c1, …            | status or signal, by harness or self, ignored_sigterm                     |
 /// | `note`    | any              | message: something a person should know (a kill that reached no process) |
 /// | `opaque`  | c1, …            | server, conn, direction, offset, reason: bytes the proxy could not decode|
@@ -114,10 +114,22 @@ struct Step {
   bool reachedServer() const;
 };
 
+/// What an `age` fault did to the consumer's dedup state (docs/faults.md, "Dedup state that ages").
+struct Aged {
+  int64_t ms = 0;        ///< the simulated time that passed
+  int64_t moved = 0;     ///< Valkey keys whose TTL was moved forward by `ms`
+  int64_t expired = 0;   ///< Valkey keys whose TTL ran out: deleted
+  bool keys = false;     ///< the broker holds the consumer's keys (Valkey), so moved/expired were counted
+  std::string prune;     ///< the prune statement as run ($1 in place), "" when the scenario names none
+  int64_t pruned = 0;    ///< the rows it deleted
+  std::string skipped;   ///< why the prune did not run (no retention declared), "" when it ran or none
+};
+
 /// A fault that fired.
 struct FaultOp {
   Fault fault;
   int signal = 0; ///< the signal a kill delivered
+  std::optional<Aged> aged = {}; ///< an `age` fault: what it did
 };
 
 struct Exit {

@@ -114,6 +114,7 @@ void from_json(const nlohmann::json& j, Fault& f) { f = Fault::parse(j.get<std::
 std::string serverTitle(const std::string& server) {
   if (server == "pg") return "PostgreSQL";
   if (server == "nats") return "NATS";
+  if (server == "rabbitmq") return "RabbitMQ";
   std::string t = server;
   if (!t.empty()) t[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(t[0])));
   return t;

@@ -6,6 +6,7 @@
 #include "plan/fault.h"
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -29,6 +30,8 @@ struct Effect {
              ///< connections to it drop; the processes live on)
     Hold,    ///< hold the request (before) or reply (after) until `until` (another process reaches a point),
              ///< or for `time`, or until every other process is idle; never longer than the run allows
+    Age,     ///< simulated time (`time`; 0: the scenario's retry window) passes for the dedup state: the
+             ///< harness runs Valkey TTLs down and the scenario's prune while the step waits
     Join,    ///< a new consumer process joins the group while the step waits, until the newcomer has read
              ///< from the broker and is idle (so the group has rebalanced around the waiting process), or a
              ///< hold's bounds release it
@@ -99,9 +102,15 @@ public:
   /// Whether check draws it when --faults does not name the kinds. A kind that costs seconds a schedule or
   /// whose every point is not yet judged in time says no: it runs when asked for.
   virtual bool drawnByDefault() const { return true; }
+  /// Whether what it does shows only in a producer retry sent after it (age: the retry of an event whose
+  /// dedup state aged): a comparison places it at the last point of the trace and adds such a retry.
+  virtual bool judgedByLateRetry() const { return false; }
   /// The class of fault `f` (of this kind, as sweptAt made it) in a comparison's matrix.
   virtual FaultClass sweepClass(const Fault& f) const { return {f.kind, f.kind, f.kind + " faults"}; }
 };
+
+/// The longest time an `age` fault simulates, and the longest retry window a scenario declares: a year.
+inline constexpr int64_t kMaxAgeMs = 366LL * 24 * 3600 * 1000;
 
 /// FaultKind::weight of `f`'s kind, for choosing decodable amounts (scenario/decodable.h); the checkers'
 /// bound (HistoryView::cap) counts the same way.

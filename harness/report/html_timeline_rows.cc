@@ -213,6 +213,17 @@ std::string releasedText(const HoldSpan& h) {
                      static_cast<double>(h.heldUs) / 1000.0, h.why);
 }
 
+/// An `age` fault's row: the simulated time that passed there, and what it did to the dedup state.
+std::string agedText(const std::string& proc, const ops::FaultOp& f) {
+  const ops::Aged& a = *f.aged;
+  std::string keys = a.keys ? fmt::format(": {} key{} expired, {} moved", a.expired, a.expired == 1 ? "" : "s", a.moved)
+                            : ": no keys";
+  std::string rows = !a.prune.empty()   ? fmt::format(", {} row{} pruned", a.pruned, a.pruned == 1 ? "" : "s")
+                     : !a.skipped.empty() ? ", no prune (" + a.skipped + ")"
+                                          : "";
+  return fmt::format("⏩ {}: {} — simulated time +{} ms for the dedup state{}{}", proc, f.fault.str(), a.ms, keys, rows);
+}
+
 } // namespace
 
 std::string describe(const Context& c, const Op& op) {
@@ -226,6 +237,7 @@ std::string describe(const Context& c, const Op& op) {
   if (const auto* s = op.as<ops::Spawn>()) return fmt::format("{} starts (pid {}, {})", proc, s->pid, s->restart);
   if (const HoldSpan* h = c.firedAt(op.index)) return heldText(*h);
   if (const HoldSpan* h = c.releasedAt(op.index); h && h->noted) return releasedText(*h);
+  if (const auto* f = op.as<ops::FaultOp>(); f && f->aged) return agedText(proc, *f);
   if (const auto* f = op.as<ops::FaultOp>())
     return f->fault.isKill() ? fmt::format("✕ {} SIGKILLed at {}", proc, f->fault.str())
                              : fmt::format("⚡ {}: fault {}", proc, f->fault.str());

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/json_file.h"
+#include "plan/fault_kind.h"
 #include "scenario/json_fields.h"
 #include "scenario/scenario_parse.h"
 
@@ -55,7 +56,8 @@ std::string Scenario::idField() const {
 
 Scenario scenarioFromJson(const nlohmann::json& j, const std::string& what) {
   detail::FieldReader r(j, what, "");
-  r.onlyKnown({"name", "description", "kind", "http", "tables", "keys", "fields", "default_schedule", "invariants", "poison"});
+  r.onlyKnown({"name", "description", "kind", "http", "tables", "keys", "fields", "default_schedule", "invariants",
+               "retry_window_ms", "prune", "poison"});
   Scenario s;
   s.name = *r.str("name", true);
   if (!plainName(s.name)) r.fail("name", fmt::format("'{}' must be letters, digits, '.', '_' or '-'", s.name));
@@ -95,6 +97,17 @@ Scenario scenarioFromJson(const nlohmann::json& j, const std::string& what) {
                          "and http.ledger");
   if (!r.has("invariants") && s.kind != "http") r.fail("invariants", "is required");
   if (s.kind != "http") s.invariants = detail::parseInvariants(r.raw("invariants"), what, s);
+  if (r.has("retry_window_ms")) {
+    s.retryWindowMs = *r.integer("retry_window_ms", true);
+    if (*s.retryWindowMs < 1 || *s.retryWindowMs > kMaxAgeMs)
+      r.fail("retry_window_ms", fmt::format("{} is not from 1 to {} (ms)", *s.retryWindowMs, kMaxAgeMs));
+  }
+  if (r.has("prune")) {
+    s.prune = *r.text("prune", true);
+    // One parameter, the retention left: the statement is run as it stands with $1 in place.
+    if (s.prune.find("$1") == std::string::npos || s.prune.find("$2") != std::string::npos)
+      r.fail("prune", "must use $1 (the retention, an interval) and no other parameter");
+  }
   if (r.has("poison")) s.poison = detail::parsePoison(r.raw("poison"), what, s);
   if (!r.has("default_schedule")) r.fail("default_schedule", "is required");
   s.default_schedule = detail::parseDefaultSchedule(r.raw("default_schedule"), what, s);

@@ -146,6 +146,13 @@ struct Scenario {
   std::vector<FieldGen> fields;
   std::vector<Invariant> invariants;
   DefaultSchedule default_schedule;
+  /// How late the producer may send a retry of an event (`retry_window_ms`): a retry within it must still be
+  /// deduplicated, one after it may be applied again. nullopt: the producer may retry at any time, so every
+  /// retry must be deduplicated however much time an `age` fault simulated.
+  std::optional<int64_t> retryWindowMs;
+  /// `prune`: the statement a retention job of the consumer runs on its dedup rows, run by an `age` fault;
+  /// `$1` is an interval (docs/scenarios.md, "Dedup retention"). Empty: nothing is pruned.
+  std::string prune;
   std::optional<PoisonSpec> poison; ///< poison events and their declared handling, if the scenario has any
 
   const FieldGen* fieldGen(const std::string& name) const;

@@ -2,6 +2,7 @@
 /// The PostgreSQL and Valkey/Redis servers a run uses: embedded (started by idemproof, the default) or
 /// external (--database-url / --valkey-url).
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -22,6 +23,9 @@ struct ServerEndpoints {
   std::string valkey_password; ///< may be empty
   bool embedded = true;     ///< idemproof owns the servers: it may create databases and FLUSHDB
   std::string valkey_binary; ///< "valkey-server" or "redis-server" (embedded), for the report
+  /// The user's brokers, by the name a target's manifest gives them (--amqp-url: "rabbitmq", --nats-url:
+  /// "nats"); a broker not named here is embedded.
+  std::map<std::string, std::string> broker_urls;
 };
 
 class EmbeddedServers;

@@ -66,6 +66,8 @@ pqxx::result run(pqxx::connection& conn, const std::string& sql) {
 
 void PgAdmin::exec(const std::string& sql) { run(impl_->conn, sql); }
 
+int64_t PgAdmin::execCount(const std::string& sql) { return run(impl_->conn, sql).affected_rows(); }
+
 nlohmann::json PgAdmin::query(const std::string& sql) {
   pqxx::result r = run(impl_->conn, sql);
   auto rows = nlohmann::json::array();

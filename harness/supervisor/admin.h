@@ -32,6 +32,8 @@ public:
   void setTimeout(std::chrono::milliseconds timeout);
   /// Runs one or more statements (simple protocol), no result.
   void exec(const std::string& sql);
+  /// Runs one statement (simple protocol) and returns the rows it affected (a DELETE's count).
+  int64_t execCount(const std::string& sql);
   /// SQL errors of exec, query and rows are one line: "message (SQLSTATE x) in: statement".
   /// Runs a query; rows as arrays of text/null.
   nlohmann::json query(const std::string& sql);

@@ -13,7 +13,8 @@
 namespace idem {
 
 brokers::BrokerPtr makeBroker(const ServerEndpoints& s, const Target& target, const std::string& stream,
-                              int claimIdleMs) {
+                              const std::string& tag, int claimIdleMs) {
+  const auto url = s.broker_urls.find(target.broker);
   if (target.broker == "valkey") {
     // Embedded: each workspace has a Valkey of its own (Session::workspace); external: the URL's database.
     brokers::ValkeyEndpoint ep{s.valkey_host, s.valkey_port, s.valkey_password, s.valkey_db, s.embedded};
@@ -23,10 +24,29 @@ brokers::BrokerPtr makeBroker(const ServerEndpoints& s, const Target& target, co
   if (target.broker == "kafka") return std::make_unique<kafka::client::KafkaBroker>();
   // Its own embedded nats-server per workspace; the durable redelivers what waits for an ack CLAIM_IDLE_MS
   // long (AckWait), as a Valkey consumer claims it.
-  if (target.broker == "nats") return std::make_unique<nats::client::NatsBroker>(claimIdleMs);
+  if (target.broker == "nats") {
+    if (url != s.broker_urls.end())
+      return std::make_unique<nats::client::NatsBroker>(nats::client::parseNatsUrl(url->second), tag, claimIdleMs);
+    return std::make_unique<nats::client::NatsBroker>(claimIdleMs);
+  }
   // One RabbitMQ node per idemproof command, shared by the workspaces, a vhost each (brokers/rabbitmq/README.md).
-  if (target.broker == "rabbitmq") return std::make_unique<rabbitmq::client::RabbitMqBroker>();
+  if (target.broker == "rabbitmq") {
+    if (url != s.broker_urls.end())
+      return std::make_unique<rabbitmq::client::RabbitMqBroker>(rabbitmq::client::parseAmqpUrl(url->second), tag);
+    return std::make_unique<rabbitmq::client::RabbitMqBroker>();
+  }
   throw UsageError(fmt::format("{}: field 'broker': no broker '{}'", target.manifest.string(), target.broker));
+}
+
+std::string brokerUrlFlag(const std::string& broker) {
+  if (broker == "rabbitmq") return "--amqp-url";
+  if (broker == "nats") return "--nats-url";
+  return "";
+}
+
+void checkBrokerUrl(const std::string& broker, const std::string& url) {
+  if (broker == "rabbitmq") rabbitmq::client::parseAmqpUrl(url);
+  else if (broker == "nats") nats::client::parseNatsUrl(url);
 }
 
 bool brokerHas(const std::string& broker, const std::string& feature) {

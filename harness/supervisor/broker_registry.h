@@ -10,10 +10,19 @@
 namespace idem {
 
 /// The broker of `target` for one workspace: on Valkey, the stream `stream` of `servers`; on Kafka, an
-/// embedded broker of its own; on NATS, an embedded nats-server of its own. Throws UsageError when it can't
-/// start. `claimIdleMs`: --claim-idle-ms (NATS: the durable's AckWait).
+/// embedded broker of its own; on NATS, an embedded nats-server of its own; on RabbitMQ, a vhost of the
+/// command's node; on a broker `servers.broker_urls` names, the user's, with names carrying `tag` (a word
+/// unique to the workspace among every idemproof sharing it). Throws UsageError when it can't start.
+/// `claimIdleMs`: --claim-idle-ms (NATS: the durable's AckWait).
 brokers::BrokerPtr makeBroker(const ServerEndpoints& servers, const Target& target, const std::string& stream,
-                              int claimIdleMs);
+                              const std::string& tag, int claimIdleMs);
+
+/// The flag that names the user's broker `broker` instead of an embedded one ("--amqp-url"), or "" when
+/// there is none.
+std::string brokerUrlFlag(const std::string& broker);
+
+/// Throws UsageError "<flag>: ..." when `url` is no URL of broker `broker`.
+void checkBrokerUrl(const std::string& broker, const std::string& url);
 
 /// Whether broker `broker` has `feature` (FaultKind::brokerFeature: "rebalance").
 bool brokerHas(const std::string& broker, const std::string& feature);

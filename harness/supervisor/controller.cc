@@ -193,6 +193,7 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
     history_.append(name, ops::FaultOp{fault, 0});
     return d;
   case Effect::Action::Forget:
+  case Effect::Action::Age:
   case Effect::Action::Restart:
     // The harness acts on a server while the step waits (takeServerActions); recorded when done. A restart
     // reaches every live process: each lives on with its connections gone.
@@ -621,10 +622,10 @@ std::vector<Controller::ServerAction> Controller::takeServerActions() {
   return std::exchange(serverActions_, {});
 }
 
-void Controller::serverActionDone(const ServerAction& a) {
+void Controller::serverActionDone(const ServerAction& a, std::optional<ops::Aged> aged) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    history_.append(a.process, ops::FaultOp{a.fault, 0});
+    history_.append(a.process, ops::FaultOp{a.fault, 0, std::move(aged)});
     ++activity_;
   }
   cv_.notify_all();

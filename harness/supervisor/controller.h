@@ -95,8 +95,8 @@ public:
   };
   /// The server actions due, oldest first; each must end with serverActionDone.
   std::vector<ServerAction> takeServerActions();
-  /// Records the action's fault and lets its step go on.
-  void serverActionDone(const ServerAction& a);
+  /// Records the action's fault (with what an `age` did) and lets its step go on.
+  void serverActionDone(const ServerAction& a, std::optional<ops::Aged> aged = std::nullopt);
   /// A hold fault that is holding a step now.
   struct ActiveHold {
     proxy::StepToken token;

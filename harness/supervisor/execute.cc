@@ -180,6 +180,7 @@ private:
     auto vars = ws_.broker->consumerEnv();
     vars["CONSUMER"] = p.consumer;
     vars["CLAIM_IDLE_MS"] = std::to_string(claimIdle());
+    if (ws_.target.dedupTtlMs) vars["DEDUP_TTL_MS"] = std::to_string(*ws_.target.dedupTtlMs);
     for (auto& [k, v] : ws_.poisonEnv()) vars[k] = v;
     const auto started = procs_.start(p, p.consumer, std::move(vars), kConsumerLogCap, "consumer", why);
     p.ports = {started.ports.pg, started.ports.broker};
@@ -521,9 +522,12 @@ private:
       // deadline and the stall clocks.
       seen = ctl_.waitForActivity(seen, milliseconds(2));
       for (const auto& a : ctl_.takeServerActions()) { // its step waits until this is done
-        if (faultKind(a.fault.kind, "fault").effect(a.fault).action == Effect::Action::Forget) ws_.broker->forget();
+        const Effect effect = faultKind(a.fault.kind, "fault").effect(a.fault);
+        std::optional<ops::Aged> aged;
+        if (effect.action == Effect::Action::Forget) ws_.broker->forget();
+        else if (effect.action == Effect::Action::Age) aged = ws_.age(effect.time.count());
         else restartServer(a.fault);
-        ctl_.serverActionDone(a);
+        ctl_.serverActionDone(a, std::move(aged));
         lastEvent_ = Clock::now();
       }
       const auto now = Clock::now();

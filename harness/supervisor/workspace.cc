@@ -99,6 +99,36 @@ void Workspace::Impl::restartServer(const std::string& which) {
   else broker->reconnect();
 }
 
+ops::Aged Workspace::Impl::age(int64_t ms) {
+  // Every key of the database is aged, whoever wrote it: on servers of the user's own (shared by the workers,
+  // maybe holding other data) that would reach what is not the run's.
+  if (!servers.embedded)
+    throw std::runtime_error("an age fault moves the TTL of every key of the Valkey database: it needs the embedded "
+                             "servers (drop --database-url and --valkey-url)");
+  ops::Aged a;
+  a.ms = ms > 0 ? ms : scenario.retryWindowMs.value_or(kDefaultAgeMs);
+  if (auto keys = broker->ageKeys(a.ms)) {
+    a.keys = true;
+    a.moved = keys->first;
+    a.expired = keys->second;
+  }
+  if (scenario.prune.empty()) return a;
+  if (!target.dedupTtlMs) {
+    a.skipped = "the target declares no dedup_ttl_ms: its retention job prunes nothing";
+    return a;
+  }
+  // The rows age by `ms` without touching their timestamps: the statement gets the retention less the
+  // simulated time, so that a row older than that now is older than the retention once `ms` have passed.
+  // Negative when `ms` exceeds the retention: every row up to now is pruned.
+  const std::string left = fmt::format("'{} milliseconds'", *target.dedupTtlMs - a.ms);
+  std::string sql = scenario.prune;
+  for (size_t at = sql.find("$1"); at != std::string::npos; at = sql.find("$1", at + left.size()))
+    sql.replace(at, 2, left);
+  a.prune = sql;
+  a.pruned = pg->execCount(sql);
+  return a;
+}
+
 namespace {
 
 /// A random word drawn once per process: with servers shared by several machines or pods (a Kubernetes
@@ -139,7 +169,7 @@ void Workspace::Impl::create() {
       }
     });
   }
-  broker = makeBroker(s, target, stream, options.claim_idle_ms);
+  broker = makeBroker(s, target, stream, tag, options.claim_idle_ms);
   try {
     pg->exec(scenario.create_sql);
   } catch (const std::exception& e) {
@@ -373,6 +403,10 @@ History Workspace::execute(const Schedule& schedule) {
   // The broker first: the plan records the stream (topic) and group the run reads, which a reset may name.
   std::string brokerError;
   try {
+    for (const auto& f : schedule.faults) {
+      const Effect e = faultKind(f.kind, "schedule").effect(f);
+      if (e.action == Effect::Action::Restart && e.server == im.broker->name()) im.broker->ownForRestart();
+    }
     im.broker->reset();
     if (const auto [kind, declared] = im.scenario.poison ? im.scenario.poison->brokerDeadLetter()
                                                           : std::pair<std::string, std::string>{};

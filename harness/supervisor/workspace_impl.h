@@ -15,6 +15,9 @@
 
 namespace idem {
 
+/// What an `age` fault simulates when neither it nor the scenario says: a day, a retention job's usual period.
+inline constexpr int64_t kDefaultAgeMs = 86400000;
+
 /// The least time the final read of a run gets, even past --deadline: the state a limit proves things by.
 inline constexpr std::chrono::milliseconds kObserveFloor{1000};
 
@@ -69,6 +72,9 @@ struct Workspace::Impl {
   /// Publishes the stream entries [from, to) of the schedule's stream at once.
   void send(History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields,
             size_t from, size_t to);
+  /// An `age` fault: `ms` of simulated time (0: the scenario's retry_window_ms, else a day) pass for the
+  /// consumer's dedup state: the broker's keys with a TTL, the scenario's prune statement (workspace.cc).
+  ops::Aged age(int64_t ms);
   Workspace::Restarter restarter;
   /// Restarts a server (restart faults) and reconnects the harness's own connection to it.
   void restartServer(const std::string& which);

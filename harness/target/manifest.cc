@@ -60,7 +60,8 @@ Target targetFromJson(const nlohmann::json& j, const fs::path& manifest) {
   std::error_code ec;
   const std::string what = manifest.string();
   detail::FieldReader r(j, what, "");
-  r.onlyKnown({"name", "kind", "broker", "health", "command", "env", "schema", "scenarios", "expect", "files_outside"});
+  r.onlyKnown({"name", "kind", "broker", "health", "command", "env", "schema", "scenarios", "expect", "files_outside",
+               "dedup_ttl_ms"});
 
   Target t;
   t.manifest = fs::absolute(manifest).lexically_normal();
@@ -101,6 +102,11 @@ Target targetFromJson(const nlohmann::json& j, const fs::path& manifest) {
     inside("command[0]", t.command[0]);
   }
   t.env = readEnv(r);
+  if (r.has("dedup_ttl_ms")) {
+    t.dedupTtlMs = *r.integer("dedup_ttl_ms", true);
+    if (*t.dedupTtlMs < 1) r.fail("dedup_ttl_ms", fmt::format("{} is not a retention of at least 1 ms", *t.dedupTtlMs));
+    if (t.kind != "consumer") r.fail("dedup_ttl_ms", "only a consumer is told its dedup retention");
+  }
   if (auto schema = r.str("schema", false)) {
     fs::path p = (t.dir / *schema).lexically_normal();
     inside("schema", p);

@@ -34,6 +34,10 @@ struct Target {
   std::optional<std::filesystem::path> schema; ///< absolute path of the target's own SQL, if any
   std::vector<std::string> scenarios;
   std::map<std::string, Expectation> expect; ///< scenario -> documented behaviour (reference targets)
+  /// How long the consumer keeps what it deduplicates by (`dedup_ttl_ms`: a mark's TTL, the age a retention
+  /// job prunes at), passed to it as DEDUP_TTL_MS and to the scenario's prune statement; nullopt: it keeps it
+  /// for good (docs/target-contract.md, "Dedup retention").
+  std::optional<int64_t> dedupTtlMs;
 
   bool implements(const std::string& scenario) const;
 };

@@ -23,9 +23,11 @@ inline const std::vector<std::string>& reservedEnv() {
       kOwnerEnv, kTempRootEnv, kRunEnv, kProcessEnv,                 // marks
       "DATABASE_URL", "VALKEY_URL", "REDIS_URL", "PGGSSENCMODE",     // the servers, through the proxies
       "KAFKA_BOOTSTRAP",                                             // a Kafka broker, through its proxy
-      "NATS_URL", "NATS_TOKEN", "SUBJECT", "DURABLE",                // a NATS server, through its proxy
+      "NATS_URL", "NATS_TOKEN", "NATS_USER", "NATS_PASSWORD",        // a NATS server, through its proxy
+      "SUBJECT", "DURABLE",                                          // its stream's subject and durable
       "AMQP_URL", "QUEUE",                                           // RabbitMQ, through its proxy; its queue
       "STREAM", "TOPIC", "GROUP", "CONSUMER", "CLAIM_IDLE_MS",       // a consumer (docs/target-contract.md)
+      "DEDUP_TTL_MS",                                                // its declared dedup retention
       "PORT", "IDEMPOTENCY_LEASE_MS",                                // an HTTP target (docs/http-contract.md)
       "DEAD_LETTER_STREAM", "DEAD_LETTER_QUEUE", "DEAD_LETTER_TOPIC", "DEAD_LETTER_TABLE", // poison events
       "MAX_DELIVERIES"};                                             // (docs/scenarios.md)

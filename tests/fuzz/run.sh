@@ -5,7 +5,8 @@
 # the parsers of target.json, scenarios and schedule files, seeded with the repository's own.
 # Exits non-zero when a fuzzer finds a crash, a hang or a split-dependent result; the reproducer is
 # kept under the build dir's artifacts/ folder and its path printed.
-# Usage: tests/fuzz/run.sh [SECONDS]    (IDEM_FUZZ_BUILD_DIR overrides the build dir)
+# Usage: tests/fuzz/run.sh [SECONDS]    (IDEM_FUZZ_BUILD_DIR overrides the build dir; IDEM_FUZZ_OPT the
+# optimisation flags, -O1 -gline-tables-only by default)
 set -euo pipefail
 SECS=${1:-60}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -14,7 +15,8 @@ BUILD=${IDEM_FUZZ_BUILD_DIR:-${TMPDIR:-/tmp}/idemproof-fuzz-$(printf %s "$ROOT" 
 CAPS=$ROOT/tests/captures
 
 command -v clang++-14 >/dev/null || { echo "run.sh: clang++-14 not found (apt-get install clang-14 libclang-rt-14-dev)" >&2; exit 2; }
-cmake -S "$HERE" -B "$BUILD" -DIDEM_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE= >/dev/null
+cmake -S "$HERE" -B "$BUILD" -DIDEM_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE= \
+  -DIDEM_FUZZ_OPT="${IDEM_FUZZ_OPT:--O1 -gline-tables-only}" >/dev/null
 cmake --build "$BUILD" -j2 >"$BUILD/build.log" 2>&1 || { tail -40 "$BUILD/build.log"; exit 2; }
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/idemproof-fuzz-run.XXXXXX")

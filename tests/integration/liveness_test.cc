@@ -35,17 +35,61 @@ std::vector<std::string> stalls(const nlohmann::json& report) {
 
 } // namespace
 
-TEST_CASE("liveness: a one-shot consumer working 3.5 s per entry after XAUTOCLAIM and an empty read passes a kill") {
-  // The consumer's latest step is an empty XREADGROUP BLOCK 1000 while it works through what XAUTOCLAIM
-  // handed it, 3.5 s each (above --stall-timeout): busy, never restarted as idle, never stuck. Two generated
-  // events and a producer retry (3 entries), the kill after the first COMMIT: the replacement claims all
-  // three (one committed, one new, one retry) and works 3.5 s on each.
-  Result r = clean({"run", "--target", testTarget("py-one-shot"), "--events", "2", "--seed", "1", "--crash",
-                    "after:COMMIT#1"});
-  INFO(r.out << r.err);
-  REQUIRE(r.status == 0);
-  CHECK(r.report["verdict"] == "pass");
-  CHECK(stalls(r.report).empty());
+TEST_CASE("liveness: slow, silent and disconnected consumers told apart: pass, unknown, stuck") {
+  // Four commands at once: each consumer mostly sleeps or waits for a deadline.
+  auto rs = cleanAll({// The consumer's latest step is an empty XREADGROUP BLOCK 1000 while it works through what
+                      // XAUTOCLAIM handed it, 3.5 s each (above --stall-timeout): busy, never restarted as idle,
+                      // never stuck. Two generated events and a producer retry (3 entries), the kill after the
+                      // first COMMIT: the replacement claims all three (one committed, one new, one retry).
+                      {"run", "--target", testTarget("py-one-shot"), "--events", "2", "--seed", "1", "--crash",
+                       "after:COMMIT#1"},
+                      {"run", "--target", testTarget("py-holds-forever"), "--deadline", "8s"},
+                      // It holds nothing when the restart cuts its blocking read, and never makes another
+                      // request: stuck once idle for CLAIM_IDLE_MS + --stall-timeout (1 s), long before the deadline.
+                      {"run", "--target", testTarget("py-valkey-gone"), "--crash", "restart:before:XREADGROUP#2:valkey",
+                       "--stall-timeout", "1s"},
+                      // Holding entries when its connection is cut, it may still be calling out.
+                      {"run", "--target", testTarget("py-valkey-gone"), "--crash", "restart:before:XACK#2:valkey",
+                       "--deadline", "10s"}});
+  {
+    INFO("a one-shot consumer working 3.5 s per entry after XAUTOCLAIM and an empty read passes a kill");
+    const Result& r = rs[0];
+    INFO(r.out << r.err);
+    REQUIRE(r.status == 0);
+    CHECK(r.report["verdict"] == "pass");
+    CHECK(stalls(r.report).empty());
+  }
+  {
+    INFO("a consumer that blocks forever holding entries is unknown at the deadline, named, never stuck");
+    const Result& r = rs[1];
+    INFO(r.out << r.err);
+    REQUIRE(r.status == 2);
+    CHECK(r.report["verdict"] == "unknown");
+    CHECK(violations(r.report, "stuck").empty());
+    CHECK(violations(r.report, "lost").empty());
+    CHECK(stalls(r.report).empty());
+    CHECK(finalReason(r.report).find("c1 silent for") != std::string::npos);
+    CHECK(finalReason(r.report).find("holding 6 entries") != std::string::npos);
+  }
+  {
+    INFO("a consumer whose client does not reconnect after a Valkey restart is stuck, named at once");
+    const Result& r = rs[2];
+    INFO(r.out << r.err);
+    REQUIRE(r.status == 1);
+    CHECK(!violations(r.report, "stuck").empty());
+    const std::string why = finalReason(r.report);
+    CHECK(why.find("c1 made no request for") != std::string::npos);
+    CHECK(why.find("after the Valkey restart (restart:before:XREADGROUP#2:valkey): its client did not reconnect") !=
+          std::string::npos);
+  }
+  {
+    INFO("the same, cut while it holds entries: unknown at the deadline, named");
+    const Result& held = rs[3];
+    INFO(held.out << held.err);
+    REQUIRE(held.status == 2);
+    CHECK(violations(held.report, "stuck").empty());
+    CHECK(finalReason(held.report).find("its connection was cut under XACK#2 (valkey)") != std::string::npos);
+  }
 }
 
 TEST_CASE("liveness: slowed correct consumers in Python, Node and C++ pass a sweep with kills", "[slow]") {
@@ -68,40 +112,6 @@ TEST_CASE("liveness: slowed correct consumers in Python, Node and C++ pass a swe
     CHECK(r.out.find("0 unknown") != std::string::npos);
     CHECK(leftovers(r.tag).empty());
   }
-}
-
-TEST_CASE("liveness: a consumer that blocks forever holding entries is unknown at the deadline, named, never stuck") {
-  Result r = clean({"run", "--target", testTarget("py-holds-forever"), "--deadline", "8s"});
-  INFO(r.out << r.err);
-  REQUIRE(r.status == 2);
-  CHECK(r.report["verdict"] == "unknown");
-  CHECK(violations(r.report, "stuck").empty());
-  CHECK(violations(r.report, "lost").empty());
-  CHECK(stalls(r.report).empty());
-  CHECK(finalReason(r.report).find("c1 silent for") != std::string::npos);
-  CHECK(finalReason(r.report).find("holding 6 entries") != std::string::npos);
-}
-
-TEST_CASE("liveness: a consumer whose client does not reconnect after a Valkey restart is stuck, named at once") {
-  // It holds nothing when the restart cuts its blocking read, and never makes another request: stuck once it
-  // has been idle for CLAIM_IDLE_MS + --stall-timeout (1 s here), long before the deadline.
-  Result r = clean({"run", "--target", testTarget("py-valkey-gone"), "--crash", "restart:before:XREADGROUP#2:valkey",
-                    "--stall-timeout", "1s"});
-  INFO(r.out << r.err);
-  REQUIRE(r.status == 1);
-  CHECK(!violations(r.report, "stuck").empty());
-  const std::string why = finalReason(r.report);
-  CHECK(why.find("c1 made no request for") != std::string::npos);
-  CHECK(why.find("after the Valkey restart (restart:before:XREADGROUP#2:valkey): its client did not reconnect") !=
-        std::string::npos);
-
-  // Holding entries when its connection is cut, it may still be calling out: unknown at the deadline, named.
-  Result held = clean({"run", "--target", testTarget("py-valkey-gone"), "--crash", "restart:before:XACK#2:valkey",
-                       "--deadline", "10s"});
-  INFO(held.out << held.err);
-  REQUIRE(held.status == 2);
-  CHECK(violations(held.report, "stuck").empty());
-  CHECK(finalReason(held.report).find("its connection was cut under XACK#2 (valkey)") != std::string::npos);
 }
 
 TEST_CASE("liveness: a Node consumer on ioredis's own reconnect passes a check with every fault kind, restarts included") {

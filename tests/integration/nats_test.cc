@@ -4,7 +4,10 @@
 /// AckWait is CLAIM_IDLE_MS, 20 ms), so each case runs one schedule chosen to show a verdict.
 #include "support.h"
 
+#include "brokers/nats/client/embedded.h"
+
 #include <catch2/catch.hpp>
+#include <nats/nats.h>
 
 #include <set>
 
@@ -17,10 +20,7 @@ TEST_CASE("nats: a processed-events row in the effect's transaction passes a kil
   CHECK(r.report["verdict"] == "pass");
   // The run read the stream the harness made, on the durable it named, through the proxy: the steps are NATS's.
   const auto& history = r.report["runs"][0]["history"];
-  std::set<std::string> verbs;
-  for (const auto& op : history)
-    if (op["type"] == "step" && op["value"]["server"] == "nats") verbs.insert(op["value"]["verb"].get<std::string>());
-  CHECK(verbs == std::set<std::string>{"FETCH", "ACK"});
+  CHECK(verbsOn(r, "nats") == std::set<std::string>{"FETCH", "ACK"});
   CHECK(history[0]["value"]["stream"] == "events_1");
   CHECK(history[0]["value"]["group"] == "consumers_1");
 }
@@ -80,4 +80,48 @@ TEST_CASE("nats: an ACK the server refuses is delivered again, which no-dedup ap
       answered = op["value"]["outcome"] == "answered" &&
                  op["value"]["summary"].get<std::string>().rfind("PERMISSIONS_VIOLATION", 0) == 0;
   CHECK(answered);
+}
+
+namespace {
+
+/// The names of the streams on the server at `url` (libnats, the harness's client library).
+std::vector<std::string> streamNames(const std::string& url) {
+  natsConnection* nc = nullptr;
+  jsCtx* js = nullptr;
+  std::vector<std::string> out;
+  REQUIRE(natsConnection_ConnectTo(&nc, url.c_str()) == NATS_OK);
+  REQUIRE(natsConnection_JetStream(&js, nc, nullptr) == NATS_OK);
+  jsStreamNamesList* names = nullptr;
+  natsStatus s = js_StreamNames(&names, js, nullptr, nullptr);
+  if (s == NATS_OK)
+    for (int i = 0; i < names->Count; ++i) out.emplace_back(names->List[i]);
+  else REQUIRE(s == NATS_NOT_FOUND); // no stream at all
+  if (names) jsStreamNamesList_Destroy(names);
+  jsCtx_Destroy(js);
+  natsConnection_Destroy(nc);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("nats: --nats-url runs on the user's server, streams named apart and gone after the command") {
+  // A server the case starts (as idemproof starts its own: a token every connection presents).
+  idem::nats::client::EmbeddedNats server;
+  const std::string url = server.url();
+  auto rs = cleanAll({{"run", "--target", target("nats-dedup-table"), "--crash", "after:COMMIT#3", "--nats-url", url},
+                      {"run", "--target", target("nats-no-dedup"), "--crash", "after:COMMIT#3", "--nats-url", url},
+                      {"run", "--target", testTarget("node-nats-dedup-table"), "--crash", "after:COMMIT#3", "--nats-url", url}});
+  for (int i : {0, 2}) {
+    INFO(rs[i].out << rs[i].err);
+    CHECK(rs[i].report["verdict"] == "pass");
+    const std::string stream = rs[i].report["runs"][0]["history"][0]["value"]["stream"];
+    CHECK(stream.rfind("idemproof_", 0) == 0);
+  }
+  INFO(rs[1].out << rs[1].err);
+  CHECK(onlyViolation(rs[1], "duplicate")["events"] == nlohmann::json::array({2, 3}));
+  CHECK(streamNames(url).empty());
+  // A restart fault needs the embedded server: one line, exit 2.
+  Result r = clean({"run", "--target", target("nats-dedup-table"), "--crash", "restart:after:ACK#1:nats", "--nats-url", url});
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--nats-url: restart faults restart the servers") != std::string::npos);
 }

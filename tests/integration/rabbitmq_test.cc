@@ -1,20 +1,56 @@
 /// RabbitMQ consumers (harness/brokers/rabbitmq): the reference targets on librabbitmq and the test consumers
-/// on pika, each behind the AMQP proxy, on the embedded node idemproof starts once per command, judged by the
-/// same checkers as on Valkey and Kafka. Each idemproof command starts its node (5–13 s): the cases run few
-/// commands, one schedule each, chosen to show a verdict.
+/// on pika and amqplib, each behind the AMQP proxy, judged by the same checkers as on Valkey and Kafka. A
+/// node takes 5–13 s to start: one command starts its embedded node, the others use a node each case
+/// starts once (with the embedded node's own code) and hand it to idemproof as the user's broker,
+/// --amqp-url. The cases run one schedule per target, chosen to show a verdict.
 #include "support.h"
 
-#include <catch2/catch.hpp>
+#include "brokers/rabbitmq/client/admin.h"
+#include "brokers/rabbitmq/client/embedded.h"
 
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <future>
 #include <set>
 
 using namespace itest;
 
+namespace {
+
+using idem::rabbitmq::client::EmbeddedRabbit;
+
+/// The node of this test process, started on the first call; it stops when the process exits.
+std::shared_ptr<EmbeddedRabbit> node() {
+  static auto n = EmbeddedRabbit::shared();
+  return n;
+}
+
+/// The node's URL as a user writes it: the default vhost "/", spelt %2F.
+std::string nodeUrl() { return fmt::format("amqp://{}:{}@127.0.0.1:{}/%2F", node()->user(), node()->password(), node()->port()); }
+
+/// Whether queue `name` exists on the node's default vhost (a passive declare fails when not).
+bool queueExists(const std::string& name) {
+  try {
+    idem::rabbitmq::client::AmqpAdmin("127.0.0.1", node()->port(), node()->user(), node()->password(), "/").ready(name);
+    return true;
+  } catch (const std::runtime_error&) {
+    return false;
+  }
+}
+
+} // namespace
+
 TEST_CASE("rabbitmq: the reference targets' verdicts at a kill next to their COMMIT and their ACK") {
-  // The three at once, each with its own node: a node's start mostly waits on its Erlang boot.
-  auto rs = cleanAll({{"run", "--target", target("amqp-dedup-table"), "--crash", "after:COMMIT#3"},
-                      {"run", "--target", target("amqp-no-dedup"), "--crash", "after:COMMIT#3"},
-                      {"run", "--target", target("amqp-ack-first"), "--crash", "after:ACK#3"}});
+  // dedup-table on the node its command starts, meanwhile the others on the case's node (--amqp-url).
+  auto embedded = std::async(std::launch::async, [] {
+    return idemproof({"run", "--target", target("amqp-dedup-table"), "--crash", "after:COMMIT#3"});
+  });
+  const std::string url = nodeUrl();
+  auto rs = cleanAll({{"run", "--target", target("amqp-no-dedup"), "--crash", "after:COMMIT#3", "--amqp-url", url},
+                      {"run", "--target", target("amqp-ack-first"), "--crash", "after:ACK#3", "--amqp-url", url}});
+  rs.insert(rs.begin(), embedded.get());
+  checkLeftNothing(rs[0]);
   {
     INFO("dedup-table passes a kill after its COMMIT");
     const Result& r = rs[0];
@@ -23,9 +59,7 @@ TEST_CASE("rabbitmq: the reference targets' verdicts at a kill next to their COM
     CHECK(r.report["verdict"] == "pass");
     // Deliveries are steps of their own (the broker pushes them), acks steps the broker never answers.
     const auto& history = r.report["runs"][0]["history"];
-    std::set<std::string> verbs;
-    for (const auto& op : history)
-      if (op["type"] == "step" && op["value"]["server"] == "rabbitmq") verbs.insert(op["value"]["verb"].get<std::string>());
+    const auto verbs = verbsOn(r, "rabbitmq");
     for (const char* v : {"QOS", "CONSUME", "DELIVER", "ACK"}) {
       INFO(v);
       CHECK(verbs.count(v) == 1);
@@ -41,6 +75,10 @@ TEST_CASE("rabbitmq: the reference targets' verdicts at a kill next to their COM
     CHECK(dup["events"] == nlohmann::json::array({2, 3})); // 2: the producer's retry; 3: the kill
     CHECK(dup["kill_point"] == "after:COMMIT#3");
     CHECK(dup["message"].get<std::string>().find("redelivered to c2 (DELIVER#") != std::string::npos);
+    // On the user's broker the run's queue is named after its workspace, and gone once idemproof is.
+    const std::string queue = r.report["runs"][0]["history"][0]["value"]["stream"];
+    CHECK(queue.rfind("idemproof.", 0) == 0);
+    CHECK(!queueExists(queue));
   }
   {
     INFO("ack-first, killed between its ACK and its COMMIT, loses event 3");
@@ -53,25 +91,35 @@ TEST_CASE("rabbitmq: the reference targets' verdicts at a kill next to their COM
   }
 }
 
-TEST_CASE("rabbitmq: Python consumers on pika are judged as their code is") {
-  auto rs = cleanAll({{"run", "--target", testTarget("py-amqp-dedup-table"), "--crash", "after:COMMIT#3"},
-                      {"run", "--target", testTarget("py-amqp-ack-first"), "--crash", "after:ACK#3"}});
-  const Result& good = rs[0];
-  const Result& bad = rs[1];
-  INFO(good.out << good.err);
-  CHECK(good.report["verdict"] == "pass");
-  INFO(bad.out << bad.err);
-  CHECK(bad.report["verdict"] == "fail");
-  CHECK(!violations(bad.report, "lost").empty());
+TEST_CASE("rabbitmq: Python consumers on pika and Node ones on amqplib are judged as their code is") {
+  const std::string url = nodeUrl();
+  auto rs = cleanAll({{"run", "--target", testTarget("py-amqp-dedup-table"), "--crash", "after:COMMIT#3", "--amqp-url", url},
+                      {"run", "--target", testTarget("py-amqp-ack-first"), "--crash", "after:ACK#3", "--amqp-url", url},
+                      {"run", "--target", testTarget("node-amqp-dedup-table"), "--crash", "after:COMMIT#3", "--amqp-url", url},
+                      {"run", "--target", testTarget("node-amqp-ack-first"), "--crash", "after:ACK#3", "--amqp-url", url}});
+  for (int i : {0, 2}) {
+    INFO(rs[i].out << rs[i].err);
+    CHECK(rs[i].report["verdict"] == "pass");
+  }
+  for (int i : {1, 3}) {
+    INFO(rs[i].out << rs[i].err);
+    CHECK(rs[i].report["verdict"] == "fail");
+    CHECK(!violations(rs[i].report, "lost").empty());
+  }
 }
 
-// [slow]: two more node starts, past what the default suite's budget leaves the RabbitMQ cases.
-TEST_CASE("rabbitmq: Node consumers on amqplib are judged as their code is", "[slow]") {
-  Result good = clean({"run", "--target", testTarget("node-amqp-dedup-table"), "--crash", "after:COMMIT#3"});
-  INFO(good.out << good.err);
-  CHECK(good.report["verdict"] == "pass");
-  Result bad = clean({"run", "--target", testTarget("node-amqp-ack-first"), "--crash", "after:ACK#3"});
-  INFO(bad.out << bad.err);
-  CHECK(bad.report["verdict"] == "fail");
-  CHECK(!violations(bad.report, "lost").empty());
+TEST_CASE("rabbitmq: --amqp-url that is no AMQP URL, or with a restart fault, is one line and exit 2") {
+  for (const auto& [args, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--amqp-url", "http://127.0.0.1:5672/"}, "--amqp-url: scheme must be amqp://"},
+           {{"--amqp-url", "amqp://127.0.0.1:5672/a/b"}, "--amqp-url: the path must be one vhost"},
+           {{"--amqp-url", "amqp://127.0.0.1:5672/", "--crash", "restart:after:ACK#1:rabbitmq"},
+            "--amqp-url: restart faults restart the servers"}}) {
+    std::vector<std::string> cmd{"run", "--target", target("amqp-dedup-table")};
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    Result r = clean(cmd);
+    INFO(r.out << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.err.find(says) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
 }

@@ -232,8 +232,10 @@ void requireDemoAsDocumented(const Result& r) {
   CHECK(targets["poison-dlq"]["verdict"] == "pass");
   CHECK(targets["poison-drop"]["kinds"] == nlohmann::json::array({"not-dead-lettered"}));
   CHECK(targets["poison-retry-forever"]["kinds"].dump().find("unbounded") != std::string::npos);
+  // The dedup window class: marks that expire before the producer's retry window ends.
+  CHECK(targets["dedup-valkey-short-ttl"]["kinds"].dump().find("dedup-window") != std::string::npos);
   auto classes = classesOf(demo["sections"][0]);
-  for (const char* c : {"drop:after", "delay:before", "error", "forget", "restart:pg", "race:claim", "race:dup", "retry",
+  for (const char* c : {"drop:after", "delay:before", "error", "forget", "age", "restart:pg", "race:claim", "race:dup", "retry",
                         "reorder", "kill:COMMIT>XACK", "kill:SET>BEGIN"}) {
     INFO(c);
     CHECK(classes.count(c) == 1);

@@ -134,13 +134,24 @@ fs::path scratchPath(const std::string& name) {
 std::string target(const std::string& name) { return (repo() / "targets" / name).string(); }
 std::string testTarget(const std::string& name) { return (repo() / "tests" / "targets" / name).string(); }
 
-Result clean(const std::vector<std::string>& args, int sigintAfterMs) {
-  Result r = idemproof(args, sigintAfterMs);
+std::set<std::string> verbsOn(const Result& r, const std::string& server) {
+  std::set<std::string> verbs;
+  for (const auto& op : r.report["runs"][0]["history"])
+    if (op["type"] == "step" && op["value"]["server"] == server) verbs.insert(op["value"]["verb"].get<std::string>());
+  return verbs;
+}
+
+void checkLeftNothing(const Result& r) {
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(leftovers(r.tag).empty());
   auto left = tempDirsIn(r.tmpRoot);
   for (const auto& d : left) UNSCOPED_INFO("left behind: " << d);
   CHECK(left.empty());
+}
+
+Result clean(const std::vector<std::string>& args, int sigintAfterMs) {
+  Result r = idemproof(args, sigintAfterMs);
+  checkLeftNothing(r);
   return r;
 }
 
@@ -150,13 +161,7 @@ std::vector<Result> cleanAll(const std::vector<std::vector<std::string>>& comman
     running.push_back(std::async(std::launch::async, [args] { return idemproof(args); }));
   std::vector<Result> out;
   for (auto& f : running) out.push_back(f.get());
-  for (const Result& r : out) {
-    INFO("stdout: " << r.out << "\nstderr: " << r.err);
-    CHECK(leftovers(r.tag).empty());
-    auto left = tempDirsIn(r.tmpRoot);
-    for (const auto& d : left) UNSCOPED_INFO("left behind: " << d);
-    CHECK(left.empty());
-  }
+  for (const Result& r : out) checkLeftNothing(r);
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,12 @@ std::filesystem::path scratchPath(const std::string& name);
 /// targets/NAME and tests/targets/NAME of the repository.
 std::string target(const std::string& name);
 std::string testTarget(const std::string& name);
+
+/// The verbs of the steps on server `server` in the first run's history of `r`'s report.
+std::set<std::string> verbsOn(const Result& r, const std::string& server);
+
+/// Checks that the idemproof call of `r` left no process and no temp dir behind (what clean() checks).
+void checkLeftNothing(const Result& r);
 
 /// idemproof(args) that also checks (Catch2 CHECKs) that the run left no process and no temp folder in
 /// its private temp root.

@@ -74,6 +74,21 @@ std::vector<std::string_view> tokens(std::string_view subject) {
   }
 }
 
+/// A server of a cluster names its peers in INFO (`connect_urls`, `ws_connect_urls`), and a client reconnects
+/// to any of them, around the proxy (after a drop fault, say). `replacement` becomes the INFO line without
+/// them when it has any; it stays empty otherwise (and for an INFO whose JSON does not parse).
+void infoWithoutPeers(std::string_view line, std::string& replacement) {
+  const size_t brace = line.find('{');
+  if (brace == std::string_view::npos) return;
+  std::string_view body = line.substr(brace);
+  while (!body.empty() && (body.back() == '\n' || body.back() == '\r')) body.remove_suffix(1);
+  auto j = nlohmann::json::parse(body, nullptr, false);
+  if (!j.is_object() || (!j.contains("connect_urls") && !j.contains("ws_connect_urls"))) return;
+  j.erase("connect_urls");
+  j.erase("ws_connect_urls");
+  replacement = "INFO " + j.dump() + "\r\n";
+}
+
 /// A message with a payload (PUB, HPUB, MSG, HMSG): where its parts are.
 struct Framed {
   std::string_view subject, sid, reply, headers, payload;
@@ -230,7 +245,11 @@ public:
       out.size = f.size;
       return message(f, out) ? d : proxy::Decode::Invalid;
     }
-    if (line.op == "INFO" || line.op == "PING" || line.op == "PONG" || line.op == "+OK" || line.op == "-ERR")
+    if (line.op == "INFO") {
+      infoWithoutPeers(buf.substr(0, line.size), out.replacement);
+      return d; // Pass, rewritten when the server named its cluster's peers
+    }
+    if (line.op == "PING" || line.op == "PONG" || line.op == "+OK" || line.op == "-ERR")
       return d; // Pass
     return proxy::Decode::Invalid;
   }

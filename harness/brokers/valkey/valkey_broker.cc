@@ -103,6 +103,38 @@ void ValkeyBroker::forget() {
   admin_->command({"XGROUP", "SETID", stream_, group_, "0"});
 }
 
+std::optional<std::pair<int64_t, int64_t>> ValkeyBroker::ageKeys(int64_t ms) {
+  // SCAN the workspace's db (the consumers' own marks share it with the stream), PTTL each batch in one
+  // round trip, then move what has a TTL. A key that expires on its own meanwhile answers PEXPIRE 0: as if
+  // it had been deleted here.
+  int64_t moved = 0, expired = 0;
+  std::string cursor = "0";
+  do {
+    auto page = admin_->command({"SCAN", cursor, "COUNT", "1000"});
+    cursor = page.at(0).get<std::string>();
+    std::vector<std::string> keys;
+    for (const auto& k : page.at(1)) keys.push_back(k.get<std::string>());
+    if (keys.empty()) continue;
+    std::vector<std::vector<std::string>> ttls;
+    for (const auto& k : keys) ttls.push_back({"PTTL", k});
+    auto left = admin_->pipeline(ttls);
+    std::vector<std::vector<std::string>> moves;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const int64_t ttl = left.at(i).get<int64_t>();
+      if (ttl < 0) continue; // -1: no TTL (the stream, a mark kept for good); -2: gone already
+      if (ttl - ms <= 0) {
+        moves.push_back({"DEL", keys[i]});
+        ++expired;
+      } else {
+        moves.push_back({"PEXPIRE", keys[i], std::to_string(ttl - ms)});
+        ++moved;
+      }
+    }
+    if (!moves.empty()) admin_->pipeline(moves);
+  } while (cursor != "0");
+  return std::make_pair(moved, expired);
+}
+
 Leftover ValkeyBroker::leftover() {
   Leftover l;
   // One round trip: the pending entries, the group, the stream.

@@ -39,6 +39,7 @@ public:
   std::vector<std::string> publish(const std::vector<Message>& messages) override;
   Progress progress() override;
   void forget() override;
+  std::optional<std::pair<int64_t, int64_t>> ageKeys(int64_t ms) override;
   Leftover leftover() override;
   std::map<std::string, std::string> connectionEnv(int proxyPort) const override;
   std::map<std::string, std::string> consumerEnv() const override { return {{"STREAM", stream_}, {"GROUP", group_}}; }

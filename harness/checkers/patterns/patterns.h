@@ -28,6 +28,7 @@ Found retryAfterAmbiguousCommit(const HistoryView& h, const Violation& v); ///< 
 Found httpKeyOutsideTransaction(const HistoryView& h, const Violation& v); ///< http_key_outside_transaction.cc
 Found httpNoRequestHash(const HistoryView& h, const Violation& v);     ///< http_no_request_hash.cc
 Found revokedMemberWorks(const HistoryView& h, const Violation& v);    ///< revoked_member_works.cc
+Found retentionShorterThanWindow(const HistoryView& h, const Violation& v); ///< retention_shorter_than_window.cc
 Found poisonRetriedForever(const HistoryView& h, const Violation& v);  ///< poison_retried_forever.cc
 Found poisonDropped(const HistoryView& h, const Violation& v);         ///< poison_dropped.cc
 

@@ -217,9 +217,9 @@ Pattern make(std::string id, std::string name, std::vector<int64_t> ops, std::st
 
 Found classify(const HistoryView& h, const Violation& v) {
   // From the most specific: a race or a broken connection explains a duplicate before a plain missing dedup.
-  for (auto* fn : {httpNoRequestHash, httpKeyOutsideTransaction, revokedMemberWorks, ackBeforeEffect, dedupOutsideTransaction,
-                   checkThenAct, retryAfterAmbiguousCommit, dedupOnBrokerId, effectWithoutDedup, unguardedVersion,
-                   poisonRetriedForever, poisonDropped}) {
+  for (auto* fn : {retentionShorterThanWindow, httpNoRequestHash, httpKeyOutsideTransaction, revokedMemberWorks,
+                   ackBeforeEffect, dedupOutsideTransaction, checkThenAct, retryAfterAmbiguousCommit, dedupOnBrokerId,
+                   effectWithoutDedup, unguardedVersion, poisonRetriedForever, poisonDropped}) {
     if (auto p = fn(h, v)) return p;
   }
   return std::nullopt;
@@ -241,6 +241,7 @@ std::string patternName(const std::string& id) {
       {"http-key-outside-transaction", "the key's state outside the effect's transaction"},
       {"http-no-request-hash", "no request hash"},
       {"revoked-member-works", "a revoked member keeps working"},
+      {"retention-shorter-than-window", "dedup retention shorter than the retry window"},
       {"poison-retried-forever", "poison event retried forever"},
       {"poison-dropped", "poison event dropped"},
   };

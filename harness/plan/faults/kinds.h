@@ -15,6 +15,7 @@ std::unique_ptr<FaultKind> makeRestart();
 std::unique_ptr<FaultKind> makeHold();
 std::unique_ptr<FaultKind> makeTimeKill();
 std::unique_ptr<FaultKind> makeRebalance();
+std::unique_ptr<FaultKind> makeAge();
 
 /// A kind that takes no arguments and acts at either moment with one action (kill, drop, forget,
 /// rebalance); each says where a sweep applies it and its phrase in a story.

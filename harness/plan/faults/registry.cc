@@ -27,6 +27,7 @@ struct Registry {
     kinds.push_back(faults::makeHold());
     kinds.push_back(faults::makeTimeKill());
     kinds.push_back(faults::makeRebalance());
+    kinds.push_back(faults::makeAge());
   }
 };
 

@@ -1,8 +1,8 @@
 // The wallet consumer on NATS JetStream in Node: nats 2.28.2 and node-postgres 8 (pinned in
-// package-lock.json). It connects through $NATS_URL (host and port; the token from $NATS_TOKEN: nats.js
-// does not read it from the URL) as $CONSUMER, binds the durable $DURABLE of stream $STREAM and takes one
-// message at a time with consumer.next() (a pull request of batch 1 that waits up to 1 s). Flags from the
-// manifest's `env`:
+// package-lock.json). It connects through $NATS_URL (host and port; the token from $NATS_TOKEN, or the user
+// from $NATS_USER and $NATS_PASSWORD: nats.js does not read them from the URL) as $CONSUMER, binds the
+// durable $DURABLE of stream $STREAM and takes one message at a time with consumer.next() (a pull request
+// of batch 1 that waits up to 1 s). Flags from the manifest's `env`:
 //   default      dedup-table: in one transaction INSERT the event_id into processed_messages (ON CONFLICT
 //                DO NOTHING) and credit the wallet only if the row was inserted; after COMMIT, +ACK and
 //                wait for the server's answer (ackAck) (correct)
@@ -50,7 +50,8 @@ async function main() {
   const db = new Client({ connectionString: env.DATABASE_URL });
   await db.connect();
   const url = new URL(env.NATS_URL);
-  const nc = await connect({ servers: url.host, token: env.NATS_TOKEN, name: env.CONSUMER, reconnect: false });
+  const nc = await connect({ servers: url.host, token: env.NATS_TOKEN, user: env.NATS_USER, pass: env.NATS_PASSWORD,
+                            name: env.CONSUMER, reconnect: false });
   let closing = false;
   process.on('SIGTERM', () => {
     if (closing) return;

@@ -103,6 +103,33 @@ TEST_CASE("history: every record maps to JSON and back unchanged") {
   CHECK(ops[15].as<ops::Response>()->size == 2);
 }
 
+TEST_CASE("history: an age fault records what it did, and reads back the same") {
+  History h;
+  ops::Aged a;
+  a.ms = 60000;
+  a.keys = true;
+  a.moved = 1;
+  a.expired = 4;
+  a.prune = "DELETE FROM processed_messages WHERE processed_at < now() - '-40000 milliseconds'::interval";
+  a.pruned = 3;
+  h.append("c1", ops::FaultOp{Fault::parse("age:after:XACK#5"), 0, a});
+  ops::Aged onKafka; // no keys of the consumer's on the broker, no prune: only the time
+  onKafka.ms = 90000;
+  onKafka.skipped = "the target declares no dedup_ttl_ms: its retention job prunes nothing";
+  h.append("c1", ops::FaultOp{Fault::parse("age:after:COMMIT#2:90000"), 0, onKafka});
+  json j = h.toJson();
+  CHECK(j[0]["value"]["aged"] == json{{"ms", 60000}, {"moved", 1}, {"expired", 4}, {"prune", a.prune}, {"pruned", 3}});
+  CHECK(!j[1]["value"]["aged"].contains("expired"));
+  History back = History::fromJson(j);
+  CHECK(back.toJson() == j);
+  const auto read = back.ops();
+  const auto* f = read[0].as<ops::FaultOp>();
+  REQUIRE(f->aged);
+  CHECK(f->aged->expired == 4);
+  CHECK(f->aged->keys);
+  CHECK(!read[1].as<ops::FaultOp>()->aged->keys);
+}
+
 TEST_CASE("history: reading is strict and names the op and the member") {
   json j = everyKind().toJson();
   auto message = [](const json& ops) {

@@ -41,7 +41,7 @@ TEST_CASE("fault: bad text names the flag and says the form") {
   CHECK(usageError([] { Fault::parse("after:COMMIT", "--crash"); }) ==
         "--crash: 'after:COMMIT': missing '#k' (expected [KIND:][cN:]before|after:VERB#k[:ARG...], e.g. after:COMMIT#3 "
         "or "
-        "drop:after:XACK#2 or c2:after:COMMIT#1; kinds: kill, drop, delay, error, forget, restart, hold, timekill, rebalance)");
+        "drop:after:XACK#2 or c2:after:COMMIT#1; kinds: kill, drop, delay, error, forget, restart, hold, timekill, rebalance, age)");
   CHECK(usageError([] { Fault::parse("sideways:COMMIT#1"); }).find("'sideways' is no fault kind, nor before or after") !=
         std::string::npos);
   CHECK(usageError([] { Fault::parse("after:COMMIT#0"); }).find("k counts from 1") != std::string::npos);
@@ -90,10 +90,11 @@ TEST_CASE("fault: the built-in kinds beyond kill, their arguments and their effe
   CHECK(faultKind("forget", "test").effect(forget).action == Effect::Action::Forget);
   CHECK(forget.str() == "forget:after:XACK#3");
   CHECK(faultKinds() ==
-        std::vector<std::string>{"kill", "drop", "delay", "error", "forget", "restart", "hold", "timekill", "rebalance"});
+        std::vector<std::string>{"kill", "drop", "delay", "error", "forget", "restart", "hold", "timekill", "rebalance",
+                                 "age"});
   // timekill acts at a time, not at a step: --faults (check, sweep) can't name it.
   CHECK(stepFaultKinds() ==
-        std::vector<std::string>{"kill", "drop", "delay", "error", "forget", "restart", "hold", "rebalance"});
+        std::vector<std::string>{"kill", "drop", "delay", "error", "forget", "restart", "hold", "rebalance", "age"});
   Effect until = faultKind("hold", "test").effect(Fault::parse("hold:c1:before:COMMIT#1:c2:after:XACK#2"));
   CHECK(until.action == Effect::Action::Hold);
   CHECK(until.until == "c2:after:XACK#2");
@@ -203,6 +204,27 @@ TEST_CASE("fault: rebalance is a group's fault on a broker that has one, told to
         "c1's connection dropped at drop:after:COMMIT#1");
   CHECK(faultKind("restart", "test").phrase(Fault::parse("restart:after:COMMIT#1:pg"), "c1", title) ==
         "PostgreSQL restarted at restart:after:COMMIT#1:pg");
+}
+
+TEST_CASE("fault: age makes simulated time pass for the dedup state, by MS or the retry window") {
+  const FaultKind& kind = faultKind("age", "test");
+  CHECK(Fault::parse("age:after:XACK#5").str() == "age:after:XACK#5");
+  CHECK(kind.effect(Fault::parse("age:after:XACK#5")).action == Effect::Action::Age);
+  CHECK(kind.effect(Fault::parse("age:after:XACK#5")).time.count() == 0); // the scenario's retry window
+  CHECK(kind.effect(Fault::parse("age:before:COMMIT#1:86400000")).time.count() == 86400000);
+  CHECK(kind.weight() == 0);         // time passing delivers nothing
+  CHECK(!kind.drawnByDefault());     // asked for: --faults age
+  CHECK(!kind.leavesAftermath());
+  CHECK(kind.judgedByLateRetry());
+  CHECK(kind.sweepClass(Fault::parse("age:after:XACK#5")).label == "dedup window");
+  CHECK(usageError([] { Fault::parse("age:after:XACK#5:0", "--crash"); })
+            .find("the age MS must be a whole number of milliseconds from 1 to 31622400000 (a year)") != std::string::npos);
+  CHECK(usageError([] { Fault::parse("age:after:XACK#5:1:2", "--crash"); }).find("an age fault takes at most one argument, MS") != std::string::npos);
+  auto title = [](const std::string& s) { return s; };
+  CHECK(kind.phrase(Fault::parse("age:after:XACK#5"), "c1", title) == "the dedup state aged at age:after:XACK#5");
+  // Swept after each step, of any server, with the scenario's window.
+  CHECK(kind.sweptAt(Fault::parse("after:COMMIT#2"), "pg", 60)->str() == "age:after:COMMIT#2");
+  CHECK(!kind.sweptAt(Fault::parse("before:COMMIT#2"), "pg", 60));
 }
 
 TEST_CASE("fault: each kind says where a sweep applies it, before and after a step of each server") {

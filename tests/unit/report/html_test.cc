@@ -93,6 +93,28 @@ TEST_CASE("html: a failing run shows the verdict first, then the diagnosis and t
   CHECK(page.find("processing 3") != std::string::npos);
 }
 
+TEST_CASE("html: an age fault's row shows the simulated time and what it did to the dedup state") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s);
+  b.initial(json{{"balance", json::array({json::array({"w1", "0"}), json::array({"w2", "0"}), json::array({"w3", "0"})})}});
+  const std::string e1 = b.send(1, {{"wallet", "w1"}, {"amount", "100"}});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", {e1});
+  b.ack("c1", {e1});
+  ops::Aged aged;
+  aged.ms = 60000;
+  aged.keys = true;
+  aged.expired = 1;
+  aged.prune = "DELETE FROM processed_messages WHERE processed_at < now() - '-40000 milliseconds'::interval";
+  aged.pruned = 2;
+  b.h.append("c1", ops::FaultOp{Fault::parse("age:after:XACK#1", "test"), 0, aged});
+  b.finalOp(json{{"balance", json::array({json::array({"w1", "100"}), json::array({"w2", "0"}), json::array({"w3", "0"})})}});
+  const std::string page = renderHtml(runReportOfOps(b.ops(), "wallet"), {});
+  requireInert(page);
+  CHECK(page.find("⏩ c1: age:after:XACK#1 — simulated time +60000 ms for the dedup state: 1 key expired, 0 moved, 2 rows "
+                  "pruned") != std::string::npos);
+}
+
 TEST_CASE("html: every string from a target or a history is escaped, wherever it appears") {
   for (const char* input : {"run", "sweep-dedup-valkey.report.json", "compare-customer-city.report.json"}) {
     INFO(input);

@@ -71,11 +71,28 @@ TEST_CASE("SQL may be written as an array of lines", "[scenario][errors]") {
 TEST_CASE("scenario: top level", "[scenario][errors]") {
   CHECK(usageError([] { idem::scenarioFromJson(json::array(), kWhat); }) == "scenarios/x.json: must be a JSON object");
   CHECK(err({{"/nmae", "x"}}) ==
-        field("nmae", "unknown field (known: name, description, kind, http, tables, keys, fields, default_schedule, invariants, poison)"));
+        field("nmae", "unknown field (known: name, description, kind, http, tables, keys, fields, default_schedule, invariants, "
+                     "retry_window_ms, prune, poison)"));
   CHECK(err({{"/name", nullptr}}) == field("name", "is required"));
   CHECK(err({{"/name", 3}}) == field("name", "must be a non-empty string"));
   CHECK(err({{"/name", "a b"}}) == field("name", "'a b' must be letters, digits, '.', '_' or '-'"));
   CHECK(err({{"/description", 1}}) == field("description", "must be a string"));
+}
+
+TEST_CASE("scenario: the producer's retry window and the retention job's prune", "[scenario][errors]") {
+  CHECK(err({{"/retry_window_ms", "60s"}}) == field("retry_window_ms", "must be an integer"));
+  CHECK(err({{"/retry_window_ms", 0}}) == field("retry_window_ms", "0 is not from 1 to 31622400000 (ms)"));
+  CHECK(err({{"/prune", "DELETE FROM processed_messages"}}) ==
+        field("prune", "must use $1 (the retention, an interval) and no other parameter"));
+  CHECK(err({{"/prune", "DELETE FROM t WHERE a < $1 AND b < $2"}}) ==
+        field("prune", "must use $1 (the retention, an interval) and no other parameter"));
+  json j = base();
+  j["retry_window_ms"] = 60000;
+  j["prune"] = json::array({"DELETE FROM processed_messages", "WHERE processed_at < now() - $1::interval"});
+  const idem::Scenario s = idem::scenarioFromJson(j, kWhat);
+  CHECK(s.retryWindowMs == 60000);
+  CHECK(s.prune == "DELETE FROM processed_messages\nWHERE processed_at < now() - $1::interval\n");
+  CHECK(!idem::scenarioFromJson(base(), kWhat).retryWindowMs); // absent: the producer may retry at any time
 }
 
 TEST_CASE("scenario: tables", "[scenario][errors]") {

@@ -77,7 +77,22 @@ TEST_CASE("manifest: the top level must be an object", "[manifest]") {
 
 TEST_CASE("manifest: unknown top-level field", "[manifest]") {
   CHECK_THAT(manifestError(R"({"name": "x", "comand": ["./x"], "command": ["./x"], "scenarios": ["wallet"]})"),
-             Contains("targets/t/target.json: field 'comand': unknown field (known: name, kind, broker, health, command, env, schema, scenarios, expect, files_outside)"));
+             Contains("targets/t/target.json: field 'comand': unknown field (known: name, kind, broker, health, command, env, schema, scenarios, expect, files_outside, "
+                      "dedup_ttl_ms)"));
+}
+
+TEST_CASE("manifest: a consumer declares its dedup retention, handed to it as DEDUP_TTL_MS", "[manifest]") {
+  ScratchDir d;
+  d.write("t/target.json", R"({"name": "ttl", "command": ["./x"], "scenarios": ["wallet"], "dedup_ttl_ms": 20000})");
+  CHECK(idem::loadTarget(d.path / "t").dedupTtlMs == 20000);
+  CHECK_FALSE(idem::loadTarget(d.path / "t").env.count("DEDUP_TTL_MS"));
+  CHECK_THAT(manifestError(R"({"name": "x", "command": ["./x"], "scenarios": ["wallet"], "dedup_ttl_ms": 0})"),
+             Contains("field 'dedup_ttl_ms': 0 is not a retention of at least 1 ms"));
+  CHECK_THAT(manifestError(R"({"name": "x", "command": ["./x"], "scenarios": ["wallet"], "dedup_ttl_ms": "1d"})"),
+             Contains("field 'dedup_ttl_ms': must be an integer"));
+  CHECK_THAT(manifestError(R"({"name": "x", "command": ["./x"], "scenarios": ["wallet"],
+                               "env": {"DEDUP_TTL_MS": "5"}})"),
+             Contains("DEDUP_TTL_MS"));
 }
 
 TEST_CASE("manifest: a consumer's broker is valkey unless it says kafka", "[manifest]") {

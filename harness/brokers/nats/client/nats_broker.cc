@@ -3,6 +3,9 @@
 
 #include "brokers/nats/tracker.h"
 
+#include "core/cleanup.h"
+#include "core/error.h"
+
 #include <nats/nats.h>
 
 #include <fmt/format.h>
@@ -32,10 +35,14 @@ std::atomic<uint64_t> publishes{0};
 /// The harness's own connection to the server (never through the proxies) and its JetStream context.
 class Admin {
 public:
-  explicit Admin(const std::string& url) {
+  /// The credentials go as options, decoded: libnats takes a URL's user part as it is written.
+  explicit Admin(const NatsEndpoint& at) {
     natsOptions* o = nullptr;
     natsStatus s = natsOptions_Create(&o);
+    const std::string url = fmt::format("nats://{}:{}", at.host, at.port);
     if (s == NATS_OK) s = natsOptions_SetURL(o, url.c_str());
+    if (s == NATS_OK && !at.token.empty()) s = natsOptions_SetToken(o, at.token.c_str());
+    if (s == NATS_OK && !at.user.empty()) s = natsOptions_SetUserInfo(o, at.user.c_str(), at.password.c_str());
     if (s == NATS_OK) s = natsOptions_SetAllowReconnect(o, false);
     if (s == NATS_OK) s = natsOptions_SetTimeout(o, 5000);
     if (s == NATS_OK) s = natsConnection_Connect(&nc_, o);
@@ -72,15 +79,44 @@ private:
 
 NatsBroker::NatsBroker(int ackWaitMs) : ackWaitMs_(std::max(1, ackWaitMs)) {
   server_ = std::make_unique<EmbeddedNats>();
-  admin_ = std::make_unique<Admin>(server_->url());
+  at_.port = server_->port();
+  at_.token = server_->secret();
+  admin_ = std::make_unique<Admin>(at_);
+}
+
+NatsBroker::NatsBroker(const NatsEndpoint& at, const std::string& tag, int ackWaitMs)
+    : at_(at), tag_(tag), ackWaitMs_(std::max(1, ackWaitMs)) {
+  try {
+    admin_ = std::make_unique<Admin>(at_);
+  } catch (const std::runtime_error& e) {
+    throw UsageError(fmt::format("--nats-url: {}:{}: {}", at_.host, at_.port, e.what()));
+  }
+  // On a signal the destructor does not run: the run's stream (and its durable with it) goes all the same.
+  auto current = current_ = std::make_shared<std::string>();
+  cleanupId_ = Cleanup::instance().add("NATS stream of " + tag, [at, current] {
+    try {
+      if (current->empty()) return;
+      Admin admin(at);
+      jsErrCode jerr = static_cast<jsErrCode>(0);
+      js_DeleteStream(admin.js(), current->c_str(), nullptr, &jerr);
+    } catch (const std::exception&) {
+    }
+  });
 }
 
 NatsBroker::~NatsBroker() {
+  if (!tag_.empty()) {
+    Cleanup::instance().remove(cleanupId_);
+    if (admin_ && run_ > 0) {
+      jsErrCode jerr = static_cast<jsErrCode>(0);
+      js_DeleteStream(admin_->js(), stream_.c_str(), nullptr, &jerr);
+    }
+  }
   admin_.reset();
   server_.reset();
 }
 
-proxy::Upstream NatsBroker::upstream() const { return {"127.0.0.1", server_->port()}; }
+proxy::Upstream NatsBroker::upstream() const { return {at_.host, at_.port}; }
 
 proxy::TrackerPtr NatsBroker::tracker(int) { return makeTracker(); }
 
@@ -99,16 +135,19 @@ void NatsBroker::createConsumer() {
 }
 
 void NatsBroker::reset() {
-  // A new stream and durable per run: nothing of the last run is delivered again. The server is this
-  // workspace's alone: short names, which entry ids (stream sequences) need not carry.
+  // A new stream and durable per run: nothing of the last run is delivered again. An embedded server is
+  // this workspace's alone: short names, which entry ids (stream sequences) need not carry; on the user's,
+  // the workspace's tag keeps them apart from every other's.
   if (run_ > 0) {
     jsErrCode jerr = static_cast<jsErrCode>(0);
     js_DeleteStream(admin_->js(), stream_.c_str(), nullptr, &jerr); // its store would pile up run after run
   }
   ++run_;
-  stream_ = fmt::format("events_{}", run_);
-  subject_ = fmt::format("events.{}", run_);
-  durable_ = fmt::format("consumers_{}", run_);
+  const std::string prefix = tag_.empty() ? "" : fmt::format("idemproof_{}_", tag_);
+  stream_ = fmt::format("{}events_{}", prefix, run_);
+  subject_ = tag_.empty() ? fmt::format("events.{}", run_) : fmt::format("idemproof.{}.events.{}", tag_, run_);
+  durable_ = fmt::format("{}consumers_{}", prefix, run_);
+  if (current_) *current_ = stream_;
   lastSeq_ = 0;
   jsStreamConfig sc;
   jsStreamConfig_Init(&sc);
@@ -196,10 +235,12 @@ brokers::Leftover NatsBroker::leftover() {
 }
 
 std::map<std::string, std::string> NatsBroker::connectionEnv(int proxyPort) const {
-  // The token in the URL's user part (libnats reads it there); NATS_TOKEN for clients that take it apart
-  // (nats.js: connect({servers, token})).
-  return {{"NATS_URL", fmt::format("nats://{}@127.0.0.1:{}", server_->secret(), proxyPort)},
-          {"NATS_TOKEN", server_->secret()}};
+  // The credentials in the URL's user part (libnats reads them there); apart as well for clients that take
+  // them apart (nats.js: connect({servers, token}) or connect({servers, user, pass})).
+  std::map<std::string, std::string> env{{"NATS_URL", at_.url("127.0.0.1", proxyPort)}};
+  if (!at_.token.empty()) env["NATS_TOKEN"] = at_.token;
+  if (!at_.user.empty()) env["NATS_USER"] = at_.user, env["NATS_PASSWORD"] = at_.password;
+  return env;
 }
 
 std::map<std::string, std::string> NatsBroker::consumerEnv() const {
@@ -212,14 +253,16 @@ std::optional<std::string> NatsBroker::errorAnswer(std::string_view request, con
 
 std::string NatsBroker::defaultError(const std::string&) const { return kPermissionsViolation; }
 
-void NatsBroker::reconnect() { admin_ = std::make_unique<Admin>(server_->url()); }
+void NatsBroker::reconnect() { admin_ = std::make_unique<Admin>(at_); }
 
 bool NatsBroker::restart() {
+  // The user's server is not idemproof's to restart (Session refuses restart faults with --nats-url).
+  if (!server_) throw UsageError("--nats-url: a restart fault needs the embedded nats-server");
   // Every connection closes; it comes back on the same port with its store: the stream, its messages,
   // the durable and its ack floor. The proxies refuse connections meanwhile, as its port does.
   admin_.reset();
   server_->restartInPlace();
-  admin_ = std::make_unique<Admin>(server_->url());
+  admin_ = std::make_unique<Admin>(at_);
   return true;
 }
 

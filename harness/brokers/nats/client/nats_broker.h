@@ -5,7 +5,10 @@
 /// `event_id` and a fresh `Nats-Msg-Id` (so that JetStream's duplicate window never hides a publish);
 /// delivered means a pull request's answer carried it; acknowledged means +ACK or +TERM; settled means
 /// that the durable has nothing pending nor awaiting an ack, and delivered every message at least once.
+/// On the user's server (--nats-url) the names carry the workspace's tag (`idemproof_<tag>_events_N` on
+/// `idemproof.<tag>.events.N`, durable `idemproof_<tag>_consumers_N`) and the stream goes with the workspace.
 #include "brokers/broker.h"
+#include "brokers/nats/client/endpoint.h"
 
 #include <memory>
 #include <string>
@@ -19,6 +22,9 @@ class NatsBroker final : public brokers::Broker {
 public:
   /// Starts the workspace's server. `ackWaitMs`: the durable's AckWait, the consumers' CLAIM_IDLE_MS.
   explicit NatsBroker(int ackWaitMs);
+  /// The user's server at `at`; `tag`: a word unique to this workspace among every idemproof sharing the
+  /// server. Throws UsageError when it can't connect.
+  NatsBroker(const NatsEndpoint& at, const std::string& tag, int ackWaitMs);
   ~NatsBroker() override;
 
   const char* name() const override { return "nats"; }
@@ -45,6 +51,10 @@ public:
 private:
   void createConsumer();
 
+  NatsEndpoint at_;  ///< the server: the embedded one's port and token, or the user's
+  std::string tag_;  ///< empty on the embedded server (it is the workspace's alone)
+  int cleanupId_ = -1;
+  std::shared_ptr<std::string> current_; ///< the run's stream, for the signal's cleanup (user's server)
   int ackWaitMs_;
   int run_ = 0;
   std::string stream_, subject_, durable_;

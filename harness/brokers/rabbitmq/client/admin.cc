@@ -29,12 +29,13 @@ std::string describe(const amqp_rpc_reply_t& r) {
 
 } // namespace
 
-AmqpAdmin::AmqpAdmin(int port, const std::string& user, const std::string& password, const std::string& vhost)
-    : where_(fmt::format("RabbitMQ at 127.0.0.1:{} vhost {}", port, vhost)) {
+AmqpAdmin::AmqpAdmin(const std::string& host, int port, const std::string& user, const std::string& password,
+                     const std::string& vhost)
+    : where_(fmt::format("RabbitMQ at {}:{} vhost {}", host, port, vhost)) {
   conn_ = amqp_new_connection();
   amqp_socket_t* s = amqp_tcp_socket_new(conn_);
   timeval tv{10, 0};
-  if (!s || amqp_socket_open_noblock(s, "127.0.0.1", port, &tv) != AMQP_STATUS_OK) {
+  if (!s || amqp_socket_open_noblock(s, host.c_str(), port, &tv) != AMQP_STATUS_OK) {
     amqp_destroy_connection(conn_);
     conn_ = nullptr;
     throw std::runtime_error(where_ + ": cannot connect");

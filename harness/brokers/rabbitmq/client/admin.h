@@ -1,5 +1,5 @@
 #pragma once
-/// The harness's own AMQP connection to the embedded node (never through the proxies), over librabbitmq:
+/// The harness's own AMQP connection to the node (never through the proxies), over librabbitmq:
 /// the run's queue, the producer, and the queue's ready count.
 #include <cstdint>
 #include <string>
@@ -13,7 +13,8 @@ namespace idem::rabbitmq::client {
 class AmqpAdmin {
 public:
   /// Connects and logs in to `vhost`, opens channel 1. Throws std::runtime_error naming what failed.
-  AmqpAdmin(int port, const std::string& user, const std::string& password, const std::string& vhost);
+  AmqpAdmin(const std::string& host, int port, const std::string& user, const std::string& password,
+            const std::string& vhost);
   ~AmqpAdmin();
   AmqpAdmin(const AmqpAdmin&) = delete;
   AmqpAdmin& operator=(const AmqpAdmin&) = delete;

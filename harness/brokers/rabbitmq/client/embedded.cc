@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <fstream>
 #include <thread>
@@ -62,6 +63,8 @@ std::shared_ptr<EmbeddedRabbit> EmbeddedRabbit::shared() {
   return node;
 }
 
+std::shared_ptr<EmbeddedRabbit> EmbeddedRabbit::own() { return std::shared_ptr<EmbeddedRabbit>(new EmbeddedRabbit()); }
+
 EmbeddedRabbit::EmbeddedRabbit()
     : dir_("idemproof-rabbitmq-"), account_(servers::serverAccount()), home_(dir_.path() / "node"),
       log_(dir_.path() / "node" / "rabbitmq.log") {
@@ -74,7 +77,10 @@ EmbeddedRabbit::EmbeddedRabbit()
   fs::permissions(home_, fs::perms::owner_all, fs::perm_options::replace);
   if (account_.drop && ::chown(home_.c_str(), account_.uid, account_.gid) != 0)
     throw UsageError(fmt::format("embedded RabbitMQ: cannot chown {}", home_.string()));
-  node_ = fmt::format("idemproof-{}@localhost", ::getpid());
+  // idemproof-<pid> for the command's first node, then idemproof-<pid>-<n> (workspaces with nodes of their own).
+  static std::atomic<int> nodes{0};
+  const int n = nodes++;
+  node_ = n == 0 ? fmt::format("idemproof-{}@localhost", ::getpid()) : fmt::format("idemproof-{}-{}@localhost", ::getpid(), n);
   user_ = "idemproof";
   password_ = servers::newSecret();
   port_ = freePort();

@@ -21,6 +21,9 @@ class EmbeddedRabbit {
 public:
   /// The node of this command, started on the first call (UsageError naming the log when it cannot be).
   static std::shared_ptr<EmbeddedRabbit> shared();
+  /// A node of its own, for a workspace whose schedules restart it: a restart of the shared node would drop
+  /// every other workspace's connections, faults that no schedule of theirs holds.
+  static std::shared_ptr<EmbeddedRabbit> own();
   ~EmbeddedRabbit();
   EmbeddedRabbit(const EmbeddedRabbit&) = delete;
   EmbeddedRabbit& operator=(const EmbeddedRabbit&) = delete;

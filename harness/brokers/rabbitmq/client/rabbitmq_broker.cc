@@ -5,6 +5,11 @@
 #include "brokers/rabbitmq/tracker.h"
 #include "brokers/rabbitmq/wire.h"
 
+#include "core/cleanup.h"
+#include "core/error.h"
+
+#include <boost/url/encode.hpp>
+#include <boost/url/rfc/unreserved_chars.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -88,26 +93,79 @@ auto RabbitMqBroker::admin(F&& f) {
   }
 }
 
-RabbitMqBroker::RabbitMqBroker() : node_(EmbeddedRabbit::shared()), ledger_(std::make_shared<Ledger>()) {
-  vhost_ = fmt::format("workspace-{}", ++workspaces);
-  node_->addVhost(vhost_);
-  reconnect();
+RabbitMqBroker::RabbitMqBroker() : ledger_(std::make_shared<Ledger>()) {
+  // The node is joined (or started) by the first reset(): a workspace whose first schedule restarts
+  // RabbitMQ starts a node of its own instead, and never waits for the shared one.
+  at_.vhost = fmt::format("workspace-{}", ++workspaces);
 }
 
-RabbitMqBroker::~RabbitMqBroker() = default;
+void RabbitMqBroker::attach(std::shared_ptr<EmbeddedRabbit> node) {
+  node_ = std::move(node);
+  at_ = {"127.0.0.1", node_->port(), node_->user(), node_->password(), at_.vhost};
+  node_->addVhost(at_.vhost);
+  reconnect();
+  run_ = 0; // nothing of this node's to delete at the next reset
+}
 
-void RabbitMqBroker::reconnect() { admin_ = std::make_unique<AmqpAdmin>(node_->port(), node_->user(), node_->password(), vhost_); }
+void RabbitMqBroker::ownForRestart() {
+  if (ownNode_ || !tag_.empty()) return; // already its own, or the user's broker (Session refuses its restarts)
+  // The last run's queue on the shared node goes; the next reset() declares a fresh one on this one.
+  try {
+    if (node_ && run_ > 0) admin([&](AmqpAdmin& a) { a.deleteQueue(queue_); });
+  } catch (const std::exception&) {
+  }
+  attach(EmbeddedRabbit::own());
+  ownNode_ = true;
+}
 
-proxy::Upstream RabbitMqBroker::upstream() const { return {"127.0.0.1", node_->port()}; }
+RabbitMqBroker::RabbitMqBroker(const AmqpEndpoint& at, const std::string& tag)
+    : at_(at), tag_(tag), ledger_(std::make_shared<Ledger>()) {
+  try {
+    reconnect();
+  } catch (const std::runtime_error& e) {
+    throw UsageError(fmt::format("--amqp-url: {}", e.what()));
+  }
+  // On a signal the destructor does not run: the queue of the run in progress goes all the same (the
+  // broker is the user's). A queue name is all it needs; reset() keeps it current.
+  auto current = current_ = std::make_shared<std::string>();
+  cleanupId_ = Cleanup::instance().add("RabbitMQ queue of " + tag, [at, current] {
+    try {
+      if (!current->empty()) AmqpAdmin(at.host, at.port, at.user, at.password, at.vhost).deleteQueue(*current);
+    } catch (const std::exception&) {
+    }
+  });
+}
+
+RabbitMqBroker::~RabbitMqBroker() {
+  if (tag_.empty()) return;
+  Cleanup::instance().remove(cleanupId_);
+  try {
+    if (run_ > 0) admin([&](AmqpAdmin& a) { a.deleteQueue(queue_); });
+  } catch (const std::exception&) {
+  }
+}
+
+std::string RabbitMqBroker::queueName(int n) const {
+  return tag_.empty() ? fmt::format("events.{}", n) : fmt::format("idemproof.{}.events.{}", tag_, n);
+}
+
+void RabbitMqBroker::reconnect() {
+  if (!node_ && tag_.empty()) return; // no node yet: the first reset() connects
+  admin_ = std::make_unique<AmqpAdmin>(at_.host, at_.port, at_.user, at_.password, at_.vhost);
+}
+
+proxy::Upstream RabbitMqBroker::upstream() const { return {at_.host, at_.port}; }
 
 proxy::TrackerPtr RabbitMqBroker::tracker(int) { return std::make_unique<RunTracker>(ledger_); }
 
 void RabbitMqBroker::reset() {
+  if (!node_ && tag_.empty()) attach(EmbeddedRabbit::shared());
   // A new queue per run: nothing of the last run's messages is seen again (a consumer of the old queue that
   // still lives would get a channel error when it goes).
   if (run_ > 0) admin([&](AmqpAdmin& a) { a.deleteQueue(queue_); });
   ++run_;
-  queue_ = fmt::format("events.{}", run_);
+  queue_ = queueName(run_);
+  if (current_) *current_ = queue_;
   admin([&](AmqpAdmin& a) { a.declareQueue(queue_); });
   std::lock_guard<std::mutex> lock(ledger_->mu);
   ledger_->order.clear();
@@ -200,7 +258,9 @@ std::vector<brokers::DeadLetter> RabbitMqBroker::deadLetters(const std::string& 
 }
 
 std::map<std::string, std::string> RabbitMqBroker::connectionEnv(int proxyPort) const {
-  return {{"AMQP_URL", fmt::format("amqp://{}:{}@127.0.0.1:{}/{}", node_->user(), node_->password(), proxyPort, vhost_)}};
+  auto enc = [](const std::string& s) { return boost::urls::encode(s, boost::urls::unreserved_chars); };
+  return {{"AMQP_URL", fmt::format("amqp://{}:{}@127.0.0.1:{}/{}", enc(at_.user), enc(at_.password), proxyPort,
+                                   enc(at_.vhost))}};
 }
 
 std::optional<std::string> RabbitMqBroker::errorAnswer(std::string_view request, const std::string& code) const {
@@ -219,6 +279,8 @@ std::optional<std::string> RabbitMqBroker::errorAnswer(std::string_view request,
 }
 
 bool RabbitMqBroker::restart() {
+  // The user's broker is not idemproof's to restart (Session refuses restart faults with --amqp-url).
+  if (!tag_.empty()) throw UsageError("--amqp-url: a restart fault needs the embedded RabbitMQ node");
   // The node is the command's, shared by every workspace: all of them see their connections drop. Its
   // durable queues and persistent messages come back; what was delivered and not acknowledged is ready again.
   node_->restart();

@@ -1,11 +1,13 @@
 #pragma once
 /// RabbitMQ behind the broker seam (brokers/broker.h): a vhost per workspace on the command's one embedded
-/// node, a durable queue per run. The producer publishes each event as a persistent message whose body is
+/// node, a durable queue per run; or, on the user's broker (--amqp-url), a durable queue per run in the
+/// URL's vhost, named after the workspace (`idemproof.<tag>.events.N`), deleted when the workspace goes. The producer publishes each event as a persistent message whose body is
 /// the event's fields as a JSON object of strings, with a fresh message_id (the entry id) and an `event_id`
 /// header; delivered means a basic.deliver (or basic.get-ok) reached a consumer; acknowledged means a
 /// basic.ack (or a basic.reject / basic.nack without requeue) settled it; settled means nothing ready in
 /// the queue and nothing delivered and unacknowledged.
 #include "brokers/broker.h"
+#include "brokers/rabbitmq/client/endpoint.h"
 
 #include <memory>
 #include <string>
@@ -18,8 +20,11 @@ struct Ledger;
 
 class RabbitMqBroker final : public brokers::Broker {
 public:
-  /// Joins (or starts) the command's node and makes this workspace's vhost.
+  /// On the command's node, joined (or started) by the first reset(), a vhost of this workspace's.
   RabbitMqBroker();
+  /// The user's broker at `at`; `tag` is a word unique to this workspace among every idemproof that
+  /// shares the broker (its queues' names carry it). Throws UsageError when it can't log in.
+  RabbitMqBroker(const AmqpEndpoint& at, const std::string& tag);
   ~RabbitMqBroker() override;
 
   const char* name() const override { return "rabbitmq"; }
@@ -43,6 +48,8 @@ public:
   std::optional<std::string> errorAnswer(std::string_view request, const std::string& code) const override;
   std::string defaultError(const std::string&) const override { return "CONNECTION_FORCED"; }
   bool restart() override;
+  /// A node of this workspace's own from now on (started once, seconds): the command's node is shared.
+  void ownForRestart() override;
   void reconnect() override;
   /// "<queue>.<declared>", a durable queue of the run beside its own, declared empty.
   std::string deadLetter(const std::string& kind, const std::string& declared) override;
@@ -54,8 +61,17 @@ private:
   template <class F>
   auto admin(F&& f);
 
-  std::shared_ptr<EmbeddedRabbit> node_;
-  std::string vhost_;
+  /// Uses `node` from now on: this workspace's vhost on it, a new admin connection.
+  void attach(std::shared_ptr<EmbeddedRabbit> node);
+  /// The queue of run `n`.
+  std::string queueName(int n) const;
+
+  std::shared_ptr<EmbeddedRabbit> node_; ///< null on the user's broker
+  AmqpEndpoint at_;
+  std::string tag_;                      ///< empty on the embedded node (the vhost is the workspace's)
+  bool ownNode_ = false;                 ///< node_ is this workspace's alone
+  int cleanupId_ = -1;
+  std::shared_ptr<std::string> current_; ///< the queue of the run, for the signal's cleanup (user's broker)
   int run_ = 0;
   std::string queue_;
   std::string deadLetter_; ///< the run's dead-letter queue, "" when the scenario has none

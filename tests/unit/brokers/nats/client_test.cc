@@ -3,6 +3,7 @@
 // libnats pull consumer of the durable.
 #include "brokers/nats/client/embedded.h"
 #include "brokers/nats/client/nats_broker.h"
+#include "core/error.h"
 
 #include <catch2/catch.hpp>
 #include <nats/nats.h>
@@ -155,4 +156,35 @@ TEST_CASE("nats client: the embedded server refuses a client without its token a
   }
   CHECK(::kill(pid, 0) == -1); // killed and reaped
   CHECK(errno == ESRCH);
+}
+
+TEST_CASE("nats url: a token or a user, the host and port, and one-line errors naming --nats-url") {
+  using idem::nats::client::parseNatsUrl;
+  auto token = parseNatsUrl("nats://s3cret@nats.internal:4223");
+  CHECK(token.host == "nats.internal");
+  CHECK(token.port == 4223);
+  CHECK(token.token == "s3cret");
+  CHECK(token.url("127.0.0.1", 9) == "nats://s3cret@127.0.0.1:9");
+  auto user = parseNatsUrl("nats://app:p%40ss@h");
+  CHECK(user.port == 4222);
+  CHECK(user.user == "app");
+  CHECK(user.password == "p@ss");
+  CHECK(user.url("127.0.0.1", 9) == "nats://app:p%40ss@127.0.0.1:9");
+  CHECK(parseNatsUrl("nats://h:4222/").credentials().empty());
+  for (const auto& [url, says] : std::vector<std::pair<std::string, std::string>>{
+           {"tls://h:4222", "TLS"},
+           {"http://h", "scheme must be nats://"},
+           {"nats://a:4222,nats://b:4222", "one server"},
+           {"nats://h/x", "no path"},
+           {"nats://h:99999", "port must be 1..65535"}}) {
+    INFO(url);
+    try {
+      parseNatsUrl(url);
+      FAIL("accepted");
+    } catch (const idem::UsageError& e) {
+      const std::string what = e.what();
+      CHECK(what.rfind("--nats-url: ", 0) == 0);
+      CHECK(what.find(says) != std::string::npos);
+    }
+  }
 }

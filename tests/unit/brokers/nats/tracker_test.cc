@@ -147,3 +147,24 @@ TEST_CASE("nats tracker: an error answer refuses the publish as the server's per
   CHECK(!idem::nats::errorAnswer(pub(kAck, "", "+ACK"), "LOADING"));
   CHECK(!idem::nats::errorAnswer("SUB a 1\r\n", "PERMISSIONS_VIOLATION"));
 }
+
+TEST_CASE("nats tracker: a cluster's peers in INFO are left out, so clients reconnect through the proxy") {
+  const std::string withPeers =
+      "INFO {\"server_id\":\"N1\",\"port\":4222,\"connect_urls\":[\"10.0.0.2:4222\",\"10.0.0.3:4222\"],"
+      "\"ws_connect_urls\":[\"10.0.0.2:8080\"],\"jetstream\":true}\r\n";
+  auto t = fresh();
+  ServerMsg out;
+  REQUIRE(t->onServer(withPeers, out) == Decode::Message);
+  CHECK(out.size == withPeers.size());
+  CHECK(out.kind == ServerMsg::Kind::Pass);
+  REQUIRE(out.replacement.rfind("INFO {", 0) == 0);
+  CHECK(out.replacement.substr(out.replacement.size() - 2) == "\r\n");
+  const auto j = nlohmann::json::parse(out.replacement.substr(5));
+  CHECK(j == nlohmann::json{{"server_id", "N1"}, {"port", 4222}, {"jetstream", true}});
+  // A lone server's INFO passes as it is, as does one whose JSON does not parse.
+  for (const std::string info : {"INFO {\"server_id\":\"N1\",\"port\":4222}\r\n", "INFO {\"connect_urls\":[\r\n"}) {
+    ServerMsg plain;
+    REQUIRE(t->onServer(info, plain) == Decode::Message);
+    CHECK(plain.replacement.empty());
+  }
+}
