@@ -58,6 +58,12 @@ struct Leftover {
   std::string position;                 ///< Progress::position at the end
 };
 
+/// A message found in a dead-letter stream (poison events): its id, and its event id when it has one.
+struct DeadLetter {
+  std::string id;
+  std::optional<std::string> eventId;
+};
+
 class Broker {
 public:
   virtual ~Broker() = default;
@@ -94,6 +100,23 @@ public:
   virtual std::optional<std::pair<int64_t, int64_t>> ageKeys(int64_t ms) {
     (void)ms;
     return std::nullopt;
+  }
+
+  /// Poison events (docs/scenarios.md): the broker's name, in this run's namespace, of the scenario's
+  /// dead-letter destination `declared` of kind `kind` ("stream", "queue"), made empty for the run (asked after
+  /// reset()); "" when the broker has no destination of that kind (a table is the workspace's, not the
+  /// broker's).
+  virtual std::string deadLetter(const std::string& kind, const std::string& declared) {
+    (void)kind, (void)declared;
+    return "";
+  }
+  /// The variable that gives a consumer that name: DEAD_LETTER_STREAM, DEAD_LETTER_QUEUE.
+  virtual const char* deadLetterEnv() const { return "DEAD_LETTER_STREAM"; }
+  /// The messages of the dead-letter destination (deadLetter), in order, each with its event id: the
+  /// field (a stream's) or the JSON body's member (a queue's) `idField`.
+  virtual std::vector<DeadLetter> deadLetters(const std::string& idField) {
+    (void)idField;
+    return {};
   }
 
   /// How a target process whose broker proxy listens on `proxyPort` reaches the broker: VALKEY_URL and

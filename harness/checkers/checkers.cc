@@ -93,6 +93,18 @@ std::vector<CheckResult> checkAll(const Scenario& s, const std::vector<Op>& hist
     out.push_back(guarded("invariant:" + inv.name,
                           withView([&](const detail::HistoryView& h) { return detail::checkInvariant(s, inv, h); })));
   }
+  if (s.poison) {
+    const std::vector<CheckResult> invariants = out;
+    out.push_back(guarded("poison:dead-lettered",
+                          withView([](const detail::HistoryView& h) { return detail::checkPoisonDeadLettered(h); })));
+    out.push_back(guarded("poison:bounded",
+                          withView([](const detail::HistoryView& h) { return detail::checkPoisonBounded(h); })));
+    out.push_back(guarded("poison:no-block", withView([invariants](const detail::HistoryView& h) {
+                            return detail::checkPoisonNoBlock(h, invariants);
+                          })));
+    out.push_back(guarded("poison:not-applied",
+                          withView([](const detail::HistoryView& h) { return detail::checkPoisonNotApplied(h); })));
+  }
   if (!s.http) out.push_back(guarded("broker", withView([](const detail::HistoryView& h) { return detail::checkBroker(h); })));
   out.push_back(guarded("process", withView([](const detail::HistoryView& h) { return detail::checkProcesses(h); })));
   out.push_back(guarded("faults", withView([](const detail::HistoryView& h) { return detail::checkFaults(h); })));

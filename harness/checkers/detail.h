@@ -25,6 +25,13 @@ CheckResult checkFaults(const HistoryView& h);
 /// Connections the proxies could not decode: Unknown when they could hide deliveries or acknowledgements
 /// (Valkey), or the step a planned kill point names (PostgreSQL, with kill points).
 CheckResult checkObservation(const HistoryView& h);
+/// Poison events (poison.cc): each in the dead letter exactly once with its id; delivered at most
+/// max_deliveries times per entry; every other event acknowledged and the invariants (poison left out)
+/// holding; no effect of a poison event on the invariants' rows.
+CheckResult checkPoisonDeadLettered(const HistoryView& h);
+CheckResult checkPoisonBounded(const HistoryView& h);
+CheckResult checkPoisonNoBlock(const HistoryView& h, const std::vector<CheckResult>& invariants);
+CheckResult checkPoisonNotApplied(const HistoryView& h);
 /// "error" ops: the run could not be judged.
 CheckResult checkRun(const std::vector<Op>& ops);
 

@@ -53,7 +53,8 @@ struct Generated {
 };
 /// retry (event 2 sent twice), late-retry (the second copy in a later phase, after the first is
 /// acknowledged), reorder (the stream shuffled): `runs` schedules of `events` events each, seeds seed,
-/// seed+1, ...
+/// seed+1, ...; and for a scenario with poison events, poison (the retry schedules with their last
+/// event made poison).
 std::vector<Generated> generatedClasses(const Scenario& sc, int runs, int events, uint64_t seed);
 
 /// HTTP scenarios: the client behaviours, each a class of `runs` schedules whose payloads are drawn with

@@ -124,6 +124,22 @@ std::vector<Generated> generatedClasses(const Scenario& sc, int runs, int events
     if (same) std::reverse(shuffled.stream.begin(), shuffled.stream.end());
     out[2].schedules.push_back(shuffled);
   }
+  if (sc.poison && events > 0) {
+    // Poison events: the retry class's schedules with their last event made poison (the scenario's values),
+    // sent among the others as the default schedule sends its own.
+    Generated poison;
+    poison.cls = {"poison", "poison", "poison event",
+                  fmt::format("the retry class's schedules with event {} made poison ({}): dead-lettered once, "
+                              "delivered at most {} times, the others applied",
+                              events, "the scenario's poison values", sc.poison->maxDeliveries)};
+    for (Schedule s : out[0].schedules) {
+      for (auto& e : s.events)
+        if (e.n == events)
+          for (const auto& [name, value] : sc.poison->fields) e.fields[name] = value;
+      poison.schedules.push_back(std::move(s));
+    }
+    out.push_back(std::move(poison));
+  }
   return out;
 }
 

@@ -312,6 +312,12 @@ json valueOf(const ops::Final& f) {
          {"deadline", f.end == ops::RunEnd::Limit && f.limit == "deadline"}};
   if (!f.limit.empty()) j["limit"] = f.limit;
   if (!f.reason.empty()) j["reason"] = f.reason;
+  if (!f.deadLetterWhere.empty()) {
+    json letters = json::array();
+    for (const auto& d : f.deadLetters)
+      letters.push_back({{"id", d.id}, {"event_id", d.eventId ? json(*d.eventId) : json(nullptr)}});
+    j["dead_letter"] = {{"where", f.deadLetterWhere}, {"entries", letters}};
+  }
   return j;
 }
 ops::Final finalOf(const In& in, const json& v) {
@@ -329,6 +335,18 @@ ops::Final finalOf(const In& in, const json& v) {
   f.lastDelivered = in.str("last_delivered", "");
   f.limit = in.str("limit", "");
   f.reason = in.str("reason", "");
+  if (in.has("dead_letter")) {
+    In d(v["dead_letter"], "dead_letter");
+    f.deadLetterWhere = d.str("where");
+    if (!v["dead_letter"].contains("entries") || !v["dead_letter"]["entries"].is_array())
+      d.fail("entries", "is missing or not an array");
+    for (const auto& e : v["dead_letter"]["entries"]) {
+      In x(e, "dead letter");
+      ops::DeadLetter l{x.str("id"), std::nullopt};
+      if (x.has("event_id")) l.eventId = x.str("event_id");
+      f.deadLetters.push_back(std::move(l));
+    }
+  }
   std::string end = in.str("end", "");
   if (end.empty()) { // histories before "end": a deadline is a limit; entries left otherwise mean stuck
     if (in.flag("deadline")) {

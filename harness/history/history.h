@@ -19,7 +19,7 @@
 /// | `opaque`  | c1, …            | server, conn, direction, offset, reason: bytes the proxy could not decode|
 /// | `stall`   | harness          | pending, last_delivered, restart, reason: work left with nothing moving  |
 /// | `escape`  | c1, …            | pid, command: a process the consumer started that outlived it (killed)   |
-/// | `final`   | harness          | observed rows, pending and undelivered entries, how the run ended        |
+/// | `final`   | harness          | observed rows, pending and undelivered entries, how the run ended, dead letters |
 /// | `error`   | harness          | message: the run could not be judged                                     |
 /// | `request` | client           | HTTP: id, op, role, key, body, key_value, ref, wait, server              |
 /// | `response`| client           | HTTP: id, outcome, status, location, digest, body, json_digest, size     |
@@ -175,6 +175,12 @@ struct PendingEntry {
   int deliveries = 0;
 };
 
+/// One message found in a scenario's dead-letter destination at the end of the run (poison events).
+struct DeadLetter {
+  std::string id;      ///< the stream entry's id; for a table, the row's position (1, 2, …)
+  std::optional<std::string> eventId; ///< the declared id field or column (nullopt: absent or NULL)
+};
+
 /// How the run ended (docs/verdicts.md): settled, stuck (proven), or at a limit of the harness.
 enum class RunEnd { Settled, Stuck, Limit };
 const char* toString(RunEnd e); ///< "settled" | "stuck" | "limit"
@@ -188,6 +194,10 @@ struct Final {
   RunEnd end = RunEnd::Settled;
   std::string limit;  ///< deadline | restart-bound | start-timeout (end == Limit)
   std::string reason; ///< why it ended so, for people
+  /// A scenario with poison events: where its dead letters go ("stream wallet-1.dlq", "table dead_letters")
+  /// and what that held at the end; "" without poison.
+  std::string deadLetterWhere = {};
+  std::vector<DeadLetter> deadLetters = {};
 };
 
 struct Error {

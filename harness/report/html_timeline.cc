@@ -52,8 +52,9 @@ void drawMarks(std::string& out, const Context& c, const Op& op, int y) {
   if (px < 0) return;
   if (send || step) {
     std::string server = send ? "valkey" : step->server;
-    int sx = c.x(server == "pg" ? "pg" : "valkey");
-    std::string cls = send ? "send" : (server == "pg" ? "pg" : "valkey");
+    const bool dead = step && c.deadLetterOps.count(op.index) > 0; // a write to the dead letter
+    int sx = c.x(dead ? "dead-letter" : server == "pg" ? "pg" : "valkey");
+    std::string cls = send ? "send" : dead ? "dead" : (server == "pg" ? "pg" : "valkey");
     bool withheld = step && (step->outcome == ops::StepOutcome::KilledBefore ||
                              step->outcome == ops::StepOutcome::DroppedBefore ||
                              step->outcome == ops::StepOutcome::Withheld || step->outcome == ops::StepOutcome::Answered);
@@ -128,8 +129,8 @@ std::string timeline(const json& run) {
   // Lanes: names, server lines over the whole height, process lines from start to exit.
   for (const auto& lane : c.lanes) {
     int x = c.x(lane);
-    std::string label = lane == "pg" ? "PostgreSQL" : lane == "valkey" ? "Valkey" : cut(lane, 9);
-    bool server = lane == "pg" || lane == "valkey";
+    std::string label = lane == "pg" ? "PostgreSQL" : lane == "valkey" ? "Valkey" : lane == "dead-letter" ? "Dead letter" : cut(lane, 9);
+    bool server = lane == "pg" || lane == "valkey" || lane == "dead-letter";
     out += fmt::format("<text class=\"lane{}\" x=\"{}\" y=\"20\">{}</text>", server ? " server" : "", x, esc(label));
     int y0 = kHeadH, y1 = height - 6;
     if (!server) {

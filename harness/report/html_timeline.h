@@ -27,13 +27,17 @@ struct Row {
 
 /// What the rows need to know about the run as a whole.
 struct Context {
-  std::vector<std::string> lanes;          ///< producer, c1, c2, ..., valkey, pg (HTTP: client, s1, s2, ..., pg)
+  std::vector<std::string> lanes;          ///< producer, c1, c2, ..., valkey, pg, dead-letter (HTTP: client, s1, s2, ..., pg)
   std::map<int, std::string> requestServer; ///< HTTP: request id -> the server process it went to
   std::map<std::string, std::string> tags; ///< stream entry -> "e3" / "e2 (retry)"
   std::set<int64_t> hotOps;
   std::set<std::string> hotEntries;
   std::set<int64_t> hotEvents;
   std::set<std::string> hotIds; ///< event ids of the hot events (a step naming one, e.g. SET seen:<id>, is hot)
+  /// Poison events: the dead-letter destination's name (a table or a stream, from the final op), its lane
+  /// ("dead-letter"), and the steps that wrote to it (drawn to that lane instead of their server's).
+  std::string deadLetter;
+  std::set<int64_t> deadLetterOps;
   std::vector<HoldSpan> holds;  ///< the holds that fired (checkers/holds.h)
   std::map<int64_t, size_t> holdFired, holdReleased; ///< op index -> its hold in `holds`
   const HoldSpan* firedAt(int64_t op) const {

@@ -52,6 +52,23 @@ Context contextOf(const json& run, const std::vector<Op>& history) {
   }
   if (valkey) c.lanes.push_back("valkey");
   c.lanes.push_back("pg");
+  // Poison events: a lane for the dead letter, which the steps that write to it reach.
+  for (const auto& [op, fin] : recordsOf<ops::Final>(history)) {
+    auto space = fin->deadLetterWhere.find(' ');
+    if (space == std::string::npos) continue;
+    c.deadLetter = fin->deadLetterWhere.substr(space + 1);
+    c.lanes.push_back("dead-letter");
+  }
+  for (const auto& op : history) {
+    const auto* st = op.as<ops::Step>();
+    if (c.deadLetter.empty() || !st) continue;
+    const bool table = st->server == "pg" && st->verb == "INSERT" &&
+                       (std::find(st->tables.begin(), st->tables.end(), c.deadLetter) != st->tables.end() ||
+                        st->detail.find(c.deadLetter) != std::string::npos);
+    // A broker's write to it: an XADD to the stream, a PUBLISH to the queue, a PRODUCE to the topic.
+    const bool stream = (st->verb == "XADD" || st->verb == "PUBLISH" || st->verb == "PRODUCE") && st->detail.find(c.deadLetter) != std::string::npos;
+    if (table || stream) c.deadLetterOps.insert(op.index);
+  }
   for (const auto& viol : arr(run, "violations")) {
     for (const auto& i : arr(viol, "ops"))
       if (i.is_number()) c.hotOps.insert(i.get<int64_t>());
@@ -238,7 +255,11 @@ std::string describe(const Context& c, const Op& op) {
   if (const auto* i = op.as<ops::Initial>()) return "initial state: " + observedText(i->observed);
   if (const auto* f = op.as<ops::Final>()) {
     std::string pending = f->pending.empty() ? "" : fmt::format(", {} pending", f->pending.size());
-    return fmt::format("final state ({}): {}{}", ops::toString(f->end), observedText(f->observed), pending);
+    std::string dead = f->deadLetterWhere.empty()
+                           ? ""
+                           : fmt::format("; {}: {} dead letter{}", f->deadLetterWhere, f->deadLetters.size(),
+                                         f->deadLetters.size() == 1 ? "" : "s");
+    return fmt::format("final state ({}): {}{}{}", ops::toString(f->end), observedText(f->observed), pending, dead);
   }
   if (const auto* s = op.as<ops::Stall>())
     return "stall: " + (s->reason.empty() ? std::string("no progress") : s->reason) + (s->restart ? ", restarting" : "");

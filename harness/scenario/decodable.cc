@@ -45,12 +45,13 @@ int64_t fallback(const FieldGen& f, uint64_t key, uint64_t i, const std::set<int
 }
 
 /// Groups of `s`'s events by the value of `distinct`, then by the value of `key`, both in event order.
-std::map<std::string, std::vector<std::vector<Event*>>> groupsByKey(Schedule& s, const std::string& distinct,
-                                                                    const std::string& key) {
+std::map<std::string, std::vector<std::vector<Event*>>> groupsByKey(const Scenario& sc, Schedule& s,
+                                                                    const std::string& distinct, const std::string& key) {
   std::map<std::string, std::vector<std::vector<Event*>>> out;
   std::map<std::string, std::pair<std::string, size_t>> where; // distinct value -> (key, index)
   std::vector<Event*> events;
-  for (auto& e : s.events) events.push_back(&e);
+  for (auto& e : s.events)
+    if (!sc.isPoison(e.fields)) events.push_back(&e); // a poison event keeps its values and counts in no sum
   std::sort(events.begin(), events.end(), [](const Event* a, const Event* b) { return a->n < b->n; });
   for (Event* e : events) {
     std::string d = e->fields.count(distinct) ? e->fields.at(distinct) : fmt::format("#{}", e->n);
@@ -93,7 +94,7 @@ std::string makeDecodable(const Scenario& sc, Schedule& s, int kills) {
       std::string distinct = inv.distinct.empty() || inv.distinct == sc.idField() ? "" : inv.distinct;
       int placed = 0, fell = 0, most = 0;
       uint64_t keyNo = 0;
-      for (auto& [key, groups] : groupsByKey(s, distinct.empty() ? "\x01" : distinct, inv.key)) {
+      for (auto& [key, groups] : groupsByKey(sc, s, distinct.empty() ? "\x01" : distinct, inv.key)) {
         // Each group's most applications: its entries times perEntry. The groups that may be applied most
         // take the highest places, where any count decodes; every other place has the radix its group needs.
         std::vector<std::pair<int, size_t>> order; // (cap, group index)
@@ -127,7 +128,8 @@ std::string makeDecodable(const Scenario& sc, Schedule& s, int kills) {
       if (std::find(inv.columns.begin(), inv.columns.end(), inv.version) != inv.columns.end()) continue;
       // The versions of one key carry distinct values of the drawn column fields.
       std::map<std::string, std::vector<Event*>> byKey;
-      for (auto& e : s.events) byKey[e.fields.count(inv.key) ? e.fields.at(inv.key) : ""].push_back(&e);
+      for (auto& e : s.events)
+        if (!sc.isPoison(e.fields)) byKey[e.fields.count(inv.key) ? e.fields.at(inv.key) : ""].push_back(&e);
       for (const auto& col : inv.columns) {
         const FieldGen* f = sc.fieldGen(col);
         if (!f || (f->gen != "pick" && f->gen != "int") || !done.insert(col).second) continue;

@@ -44,7 +44,11 @@ DefaultSchedule parseDefaultSchedule(const nlohmann::json& j, const std::string&
     FieldReader r(events[i], what, path);
     Event ev;
     ev.n = static_cast<int>(i) + 1;
+    // A poison event of the scenario takes its poison values; they are exempt from the generators' ranges.
+    const bool poison = s.poison && std::count(s.poison->events.begin(), s.poison->events.end(), ev.n) > 0;
+    if (poison) ev.fields = s.poison->fields;
     for (auto it = events[i].begin(); it != events[i].end(); ++it) {
+      if (poison && s.poison->fields.count(it.key())) continue;
       const FieldGen* f = s.fieldGen(it.key());
       if (!f) r.fail(it.key(), fmt::format("is not a field (fields: {})", fieldNames(s.fields)));
       if (f->gen == "uuid") r.fail(it.key(), "is a uuid, generated fresh for every execution; leave it out");
@@ -127,13 +131,14 @@ void completeEvents(const Scenario& s, std::vector<Event>& events) {
     for (const auto& [name, value] : ev.fields) {
       if (!s.fieldGen(name)) throw bad(name, fmt::format("is not a field (fields: {})", detail::fieldNames(s.fields)));
     }
+    const bool poison = s.isPoison(ev.fields); // its poison values are out of range on purpose
     for (const auto& f : s.fields) {
       if (f.gen == "uuid") continue;
       if (detail::drawn(f)) {
         auto it = ev.fields.find(f.name);
         if (it == ev.fields.end()) throw bad(f.name, fmt::format("is missing (gen {})", f.gen));
         std::string why = detail::badDrawnValue(f, it->second, s.keys);
-        if (!why.empty()) throw bad(f.name, why);
+        if (!why.empty() && !(poison && s.poison->fields.count(f.name))) throw bad(f.name, why);
       } else if (f.gen == "seq") {
         ev.fields[f.name] = std::to_string(ev.n);
       } else if (f.gen == "const") {
@@ -145,6 +150,10 @@ void completeEvents(const Scenario& s, std::vector<Event>& events) {
           ev.fields[f.name] = std::to_string(++versions[f.name][of->second]);
         } else {
           auto it = f.map.find(of->second);
+          if (it == f.map.end() && poison && s.poison->fields.count(f.of)) { // a poison key maps to nothing
+            ev.fields[f.name] = "";
+            continue;
+          }
           if (it == f.map.end()) throw bad(f.name, fmt::format("no map entry for '{}'", of->second));
           ev.fields[f.name] = it->second;
         }

@@ -99,6 +99,40 @@ struct HttpSpec {
   HttpPolicy policy;
 };
 
+/// Poison events (docs/scenarios.md, "Poison events"): events a consumer can never apply, their field values,
+/// and the handling the scenario declares for them: a dead-letter destination and a bound on deliveries.
+struct PoisonSpec {
+  /// The default schedule's poison events, by number: their `fields` take the values below.
+  std::vector<int> events;
+  /// The values that make an event poison: an event is poison when it carries every one of them. At least
+  /// one is a value its generator never draws, so no generated event is poison by chance.
+  std::map<std::string, std::string> fields;
+  /// Where a poison event goes: a stream (Valkey), a queue (RabbitMQ) or a topic (Kafka) of the broker, named in the run's
+  /// namespace, or a table. At most one is set.
+  std::string deadLetterStream;
+  std::string deadLetterQueue;
+  std::string deadLetterTopic;
+  std::string deadLetterTable;
+  /// The broker destination declared: {"stream", name}, {"queue", name}, {"topic", name}, or {"", ""} for
+  /// a table.
+  std::pair<std::string, std::string> brokerDeadLetter() const {
+    if (!deadLetterStream.empty()) return {"stream", deadLetterStream};
+    if (!deadLetterQueue.empty()) return {"queue", deadLetterQueue};
+    if (!deadLetterTopic.empty()) return {"topic", deadLetterTopic};
+    return {"", ""};
+  }
+  /// The stream field, or the table column, that holds the event's id (the uuid field by default).
+  std::string deadLetterId;
+  /// The most times a poison event may be delivered before it is dead-lettered.
+  int maxDeliveries = 1;
+  /// check's generated schedules: every `every`-th event (by number) is poison; 0: none is.
+  int every = 0;
+};
+
+/// How far past max_deliveries a poison event may go on being delivered before the run ends: the consumer
+/// redelivers it without end, and waiting for the deadline would prove nothing more.
+inline constexpr int kPoisonMargin = 3;
+
 struct Scenario {
   std::filesystem::path file;  ///< where it was read from
   std::string name;
@@ -119,10 +153,13 @@ struct Scenario {
   /// `prune`: the statement a retention job of the consumer runs on its dedup rows, run by an `age` fault;
   /// `$1` is an interval (docs/scenarios.md, "Dedup retention"). Empty: nothing is pruned.
   std::string prune;
+  std::optional<PoisonSpec> poison; ///< poison events and their declared handling, if the scenario has any
 
   const FieldGen* fieldGen(const std::string& name) const;
   /// The name of the field generated with `uuid` that identifies an event ("event_id").
   std::string idField() const;
+  /// Whether an event with these fields is poison: it carries every value of poison.fields.
+  bool isPoison(const std::map<std::string, std::string>& fields) const;
 };
 
 /// Reads a scenario from a file path, or a bare NAME resolved as <scenarios dir>/NAME.json.
@@ -144,6 +181,10 @@ void completeEvents(const Scenario& s, std::vector<Event>& events);
 /// client waits (kMaxRetentionWaitMs).
 void checkClientOps(const Scenario& s, const std::vector<ClientOp>& client, const std::string& what,
                     const std::string& field);
+
+/// check's generated schedules: makes every poison.every-th event of `events` poison (its poison values);
+/// nothing without poison or without `every`.
+void poisonGenerated(const Scenario& s, std::vector<Event>& events);
 
 /// A fresh UUID v4 text for uuid fields at execution time.
 std::string freshUuid();

@@ -22,6 +22,11 @@ std::vector<Invariant> parseInvariants(const nlohmann::json& j, const std::strin
 /// Parses "default_schedule" against the scenario's fields and keys (events numbered 1..N in order).
 DefaultSchedule parseDefaultSchedule(const nlohmann::json& j, const std::string& what, const Scenario& s);
 
+/// Parses "poison" (the values, the dead letter, max_deliveries); its `events` are checked against the
+/// default schedule's by checkPoisonEvents once that is read.
+PoisonSpec parsePoison(const nlohmann::json& j, const std::string& what, const Scenario& s);
+void checkPoisonEvents(const PoisonSpec& p, const std::string& what, size_t events);
+
 /// Parses "http" (kind http): the endpoint, the effects query, the ledger and the declared policy.
 HttpSpec parseHttpSpec(const nlohmann::json& j, const std::string& what, const Scenario& s);
 

@@ -134,6 +134,7 @@ Schedule materialize(const Shape& s, const Scenario& sc, const KillModel& km, ui
   out.scenario = sc.name;
   out.seed = seed;
   out.events = eventsOf(s, sc);
+  poisonGenerated(sc, out.events); // the scenario's poison events among the others (poison.every)
   std::vector<int> phase1 = originals(s, sc, out.events);
   std::map<int, std::vector<std::tuple<int, int, int, bool>>> later; // phase -> (offset, serial, event, inflight)
   std::vector<StreamEntry> first;

@@ -182,6 +182,7 @@ private:
     vars["CONSUMER"] = p.consumer;
     vars["CLAIM_IDLE_MS"] = std::to_string(claimIdle());
     if (ws_.target.dedupTtlMs) vars["DEDUP_TTL_MS"] = std::to_string(*ws_.target.dedupTtlMs);
+    for (auto& [k, v] : ws_.poisonEnv()) vars[k] = v;
     const auto started = procs_.start(p, p.consumer, std::move(vars), kConsumerLogCap, "consumer", why);
     p.ports = {started.ports.pg, started.ports.broker};
     p.brokerPort = started.ports.broker;
@@ -487,6 +488,44 @@ private:
     toStart_ = std::max(1, s_.consumers) - 1; // the others as at the start (startNext)
   }
 
+  /// Poison events: a consumer that redelivers a poison event without end is judged once the event was
+  /// delivered max_deliveries + kPoisonMargin times and every other entry is acknowledged (or twice that
+  /// many times, whatever is left), rather than when the deadline ends the run: more deliveries would prove
+  /// nothing more. The reason, when it is so.
+  std::optional<std::string> poisonUnbounded(const brokers::Progress& broker) {
+    const auto& poison = ws_.scenario.poison;
+    if (!poison || next_ < s_.stream.size() || !broker.delivered) return std::nullopt;
+    const auto now = Clock::now();
+    if (now - lastPoisonLook_ < milliseconds(50)) return std::nullopt;
+    lastPoisonLook_ = now;
+    const int bound = poison->maxDeliveries + kPoisonMargin;
+    std::map<std::string, int> poisonEntries; // entry -> event
+    std::map<std::string, int> deliveries;
+    for (const auto& op : h_.ops()) {
+      if (const auto* send = op.as<ops::Send>()) {
+        if (ws_.scenario.isPoison(send->fields)) poisonEntries[send->entry] = send->n;
+      } else if (const auto* step = op.as<ops::Step>()) {
+        for (const auto& d : step->delivered)
+          if (poisonEntries.count(d.entry) && step->replied()) ++deliveries[d.entry];
+      }
+    }
+    std::vector<std::string> over;
+    int most = 0;
+    for (const auto& [entry, count] : deliveries) {
+      most = std::max(most, count);
+      if (count > bound) over.push_back(fmt::format("event {} (entry {}) delivered {} times", poisonEntries[entry], entry, count));
+    }
+    // Entries left besides it may still be in work; unless the poison event went on twice as long: then it
+    // holds them up (a partition's records wait behind an uncommitted one), and that is judged too.
+    const bool othersDone = broker.pending <= static_cast<int64_t>(over.size());
+    if (over.empty() || (!othersDone && most <= 2 * bound)) return std::nullopt;
+    return fmt::format("poison {}, past max_deliveries ({}) + {}: redelivered without end, {}",
+                       fmt::join(over, ", "), poison->maxDeliveries, kPoisonMargin,
+                       othersDone ? "every other entry acknowledged"
+                                  : fmt::format("{} other entr{} left", broker.pending - static_cast<int64_t>(over.size()),
+                                                broker.pending - static_cast<int64_t>(over.size()) == 1 ? "y" : "ies"));
+  }
+
   End loop() {
     brokers::Progress broker = ws_.broker->progress();
     liveness::RunEnding ending(opt_.settle, milliseconds(claimIdle()) + opt_.stall);
@@ -551,6 +590,7 @@ private:
         lastEvent_ = Clock::now();
         continue;
       }
+      if (auto why = poisonUnbounded(broker)) return {ops::RunEnd::Stuck, "", *why};
       liveness::Moment m{views(), broker.pending, delivered, toStart_ > 0, std::max(ctl_.lastWork(), lastEvent_)};
       const liveness::Decision d = ending.observe(now, m, [&] { return allParked(); });
       if (d.kind == liveness::Decision::Kind::Settling || d.kind == liveness::Decision::Kind::Settled) {
@@ -623,6 +663,7 @@ private:
   /// Since when everything sent is acknowledged and every process idle (the settle phase), if it is.
   std::optional<Clock::time_point> settleSince_;
   std::map<int, Clock::time_point> execed_; ///< owner -> when its spawn returned (its start-up begins)
+  Clock::time_point lastPoisonLook_{};      ///< poisonUnbounded's latest look at the history
 };
 
 } // namespace

@@ -323,7 +323,35 @@ ops::Final Workspace::Impl::finalState() {
   f.undelivered = std::move(left.undelivered);
   f.stream = std::move(left.stream);
   f.lastDelivered = std::move(left.position);
+  readDeadLetters(f);
   return f;
+}
+
+std::map<std::string, std::string> Workspace::Impl::poisonEnv() const {
+  if (!scenario.poison) return {};
+  std::map<std::string, std::string> vars{{"MAX_DELIVERIES", std::to_string(scenario.poison->maxDeliveries)}};
+  if (!deadLetterStream.empty()) vars[broker->deadLetterEnv()] = deadLetterStream;
+  else vars["DEAD_LETTER_TABLE"] = scenario.poison->deadLetterTable;
+  return vars;
+}
+
+void Workspace::Impl::readDeadLetters(ops::Final& f) {
+  if (!scenario.poison) return;
+  const auto& p = *scenario.poison;
+  if (!deadLetterStream.empty()) {
+    f.deadLetterWhere = p.brokerDeadLetter().first + " " + deadLetterStream;
+    for (auto& d : broker->deadLetters(p.deadLetterId)) f.deadLetters.push_back({d.id, d.eventId});
+    return;
+  }
+  f.deadLetterWhere = "table " + p.deadLetterTable;
+  Rows rows;
+  try {
+    rows = pg->rows(fmt::format("SELECT {}::text FROM {}", p.deadLetterId, p.deadLetterTable));
+  } catch (const std::exception& e) {
+    throw UsageError(fmt::format("{}: field 'poison.dead_letter': {}", scenario.file.string(), e.what()));
+  }
+  for (size_t i = 0; i < rows.size(); ++i)
+    f.deadLetters.push_back({std::to_string(i + 1), rows[i].empty() ? std::nullopt : rows[i][0]});
 }
 
 ChildSpec Workspace::Impl::targetSpec(const proxy::Hub::Ports& ports, const std::string& label,
@@ -380,6 +408,16 @@ History Workspace::execute(const Schedule& schedule) {
       if (e.action == Effect::Action::Restart && e.server == im.broker->name()) im.broker->ownForRestart();
     }
     im.broker->reset();
+    if (const auto [kind, declared] = im.scenario.poison ? im.scenario.poison->brokerDeadLetter()
+                                                          : std::pair<std::string, std::string>{};
+        !kind.empty()) {
+      im.deadLetterStream = im.broker->deadLetter(kind, declared);
+      if (im.deadLetterStream.empty())
+        throw UsageError(fmt::format("{}: field 'poison.dead_letter.{}': the {} broker of target '{}' has no "
+                                     "dead-letter {}; declare {}",
+                                     im.scenario.file.string(), kind, im.broker->title(), im.target.name, kind,
+                                     "a stream on Valkey, a queue on RabbitMQ, a topic on Kafka, or a table"));
+    }
   } catch (const std::exception& e) {
     brokerError = e.what();
   }

@@ -45,6 +45,13 @@ struct Workspace::Impl {
     return side;
   }
   std::vector<std::string> tables; ///< every table of the namespace, emptied on reset
+  /// Poison events: the broker's name of the scenario's dead-letter stream or queue ("" without one).
+  std::string deadLetterStream;
+  /// What a consumer reads of the scenario's poison handling: DEAD_LETTER_STREAM or DEAD_LETTER_TABLE, and
+  /// MAX_DELIVERIES (none without poison).
+  std::map<std::string, std::string> poisonEnv() const;
+  /// The dead-letter destination's messages at the end (Final::deadLetters).
+  void readDeadLetters(ops::Final& f);
   int cleanupId = -1;
   PhaseTimes phases; ///< of the execution under way (Workspace::phases)
   /// When the execution under way began: the harness's own queries of it end by this plus --deadline.

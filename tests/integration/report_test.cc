@@ -208,7 +208,7 @@ void requireDemoAsDocumented(const Result& r) {
   CHECK(leftovers(r.tag).empty());
   const auto& demo = r.report["demo"];
   CHECK(demo["as_expected"] == true);
-  REQUIRE(demo["sections"].size() == 4); // wallet, customer-city, order-shipping, orders (HTTP)
+  REQUIRE(demo["sections"].size() == 5); // wallet, customer-city, order-shipping, orders (HTTP), wallet-poison
   std::map<std::string, nlohmann::json> targets;
   for (const auto& s : demo["sections"])
     for (const auto& t : s["targets"]) targets[t["name"]] = t;
@@ -238,6 +238,10 @@ void requireDemoAsDocumented(const Result& r) {
     CHECK(targets[b + "-ack-first"]["patterns"].dump().find("acknowledge before the effect is durable") !=
           std::string::npos);
   }
+  // Poison events: dead-lettered passes, dropped and retried forever fail the check each breaks.
+  CHECK(targets["poison-dlq"]["verdict"] == "pass");
+  CHECK(targets["poison-drop"]["kinds"] == nlohmann::json::array({"not-dead-lettered"}));
+  CHECK(targets["poison-retry-forever"]["kinds"].dump().find("unbounded") != std::string::npos);
   // The dedup window class: marks that expire before the producer's retry window ends.
   CHECK(targets["dedup-valkey-short-ttl"]["kinds"].dump().find("dedup-window") != std::string::npos);
   auto classes = classesOf(demo["sections"][0]);

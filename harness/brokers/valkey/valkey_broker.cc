@@ -58,6 +58,7 @@ ValkeyBroker::~ValkeyBroker() {
   Cleanup::instance().remove(cleanupId_);
   try {
     admin_->command({"DEL", stream_});
+    if (!deadLetter_.empty()) admin_->command({"DEL", deadLetter_});
   } catch (const std::exception&) {
   }
 }
@@ -148,6 +149,27 @@ Leftover ValkeyBroker::leftover() {
     if (compareIds(id, l.position) > 0) l.undelivered.push_back(id);
   }
   return l;
+}
+
+std::string ValkeyBroker::deadLetter(const std::string& kind, const std::string& declared) {
+  if (kind != "stream") return "";
+  deadLetter_ = stream_ + "." + declared;
+  if (!ep_.owned) admin_->command({"DEL", deadLetter_}); // an owned server's FLUSHDB (reset) emptied it
+  return deadLetter_;
+}
+
+std::vector<DeadLetter> ValkeyBroker::deadLetters(const std::string& idField) {
+  std::vector<DeadLetter> out;
+  if (deadLetter_.empty()) return out;
+  for (const auto& e : admin_->command({"XRANGE", deadLetter_, "-", "+"})) {
+    DeadLetter d{e[0].get<std::string>(), std::nullopt};
+    const auto& fields = e[1];
+    for (size_t i = 0; i + 1 < fields.size(); i += 2)
+      if (fields[i].is_string() && fields[i].get<std::string>() == idField && fields[i + 1].is_string())
+        d.eventId = fields[i + 1].get<std::string>();
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
 std::map<std::string, std::string> ValkeyBroker::connectionEnv(int proxyPort) const {

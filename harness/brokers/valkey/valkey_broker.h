@@ -44,10 +44,14 @@ public:
   std::map<std::string, std::string> connectionEnv(int proxyPort) const override;
   std::map<std::string, std::string> consumerEnv() const override { return {{"STREAM", stream_}, {"GROUP", group_}}; }
   void reconnect() override;
+  /// "<stream>.<declared>": a stream beside the run's own.
+  std::string deadLetter(const std::string& kind, const std::string& declared) override;
+  std::vector<DeadLetter> deadLetters(const std::string& idField) override;
 
 private:
   ValkeyEndpoint ep_;
   std::string stream_, group_;
+  std::string deadLetter_; ///< the dead-letter stream, "" when the scenario has none
   std::unique_ptr<ValkeyAdmin> admin_;
   std::string lastPublished_ = "0-0";
   int cleanupId_ = -1;

@@ -30,6 +30,8 @@ Found httpNoRequestHash(const HistoryView& h, const Violation& v);     ///< http
 Found revokedMemberWorks(const HistoryView& h, const Violation& v);    ///< revoked_member_works.cc
 Found retentionShorterThanWindow(const HistoryView& h, const Violation& v); ///< retention_shorter_than_window.cc
 Found pausedMemberWorks(const HistoryView& h, const Violation& v);     ///< paused_member_works.cc
+Found poisonRetriedForever(const HistoryView& h, const Violation& v);  ///< poison_retried_forever.cc
+Found poisonDropped(const HistoryView& h, const Violation& v);         ///< poison_dropped.cc
 
 /// The first classifier, in the order above from the most specific, that recognises the violation.
 Found classify(const HistoryView& h, const Violation& v);

@@ -219,7 +219,7 @@ Found classify(const HistoryView& h, const Violation& v) {
   // From the most specific: a race or a broken connection explains a duplicate before a plain missing dedup.
   for (auto* fn : {retentionShorterThanWindow, httpNoRequestHash, httpKeyOutsideTransaction, revokedMemberWorks,
                    pausedMemberWorks, ackBeforeEffect, dedupOutsideTransaction, checkThenAct, retryAfterAmbiguousCommit,
-                   dedupOnBrokerId, effectWithoutDedup, unguardedVersion}) {
+                   dedupOnBrokerId, effectWithoutDedup, unguardedVersion, poisonRetriedForever, poisonDropped}) {
     if (auto p = fn(h, v)) return p;
   }
   return std::nullopt;
@@ -243,6 +243,8 @@ std::string patternName(const std::string& id) {
       {"revoked-member-works", "a revoked member keeps working"},
       {"paused-member-works", "a paused consumer wakes as a zombie"},
       {"retention-shorter-than-window", "dedup retention shorter than the retry window"},
+      {"poison-retried-forever", "poison event retried forever"},
+      {"poison-dropped", "poison event dropped"},
   };
   auto it = names.find(id);
   return it == names.end() ? "" : it->second;

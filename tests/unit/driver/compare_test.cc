@@ -104,6 +104,21 @@ TEST_CASE("compare: generated classes are the same schedules with a retry, a lat
   CHECK(nlohmann::json(again[2].schedules[1]) == nlohmann::json(gen[2].schedules[1]));
 }
 
+TEST_CASE("compare: a scenario with poison events gets a poison class, its last event poison") {
+  Scenario sc = loadScenario("wallet-poison", std::string(IDEM_SOURCE_DIR) + "/scenarios");
+  auto gen = generatedClasses(sc, 2, 5, 42);
+  REQUIRE(gen.size() == 4);
+  CHECK(gen[3].cls.id == "poison");
+  REQUIRE(gen[3].schedules.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& s = gen[3].schedules[i];
+    CHECK(s.stream.size() == gen[0].schedules[i].stream.size());
+    for (const auto& e : s.events) CHECK(sc.isPoison(e.fields) == (e.n == 5));
+    for (const auto& e : gen[0].schedules[i].events) CHECK_FALSE(sc.isPoison(e.fields));
+  }
+  CHECK(generatedClasses(wallet(), 2, 5, 42).size() == 3);
+}
+
 TEST_CASE("progress: time left, and silence off a terminal") {
   CHECK(Progress::timeLeft(10, 0, 10).empty());
   CHECK(Progress::timeLeft(10, 5, 10) == "~10 s left");

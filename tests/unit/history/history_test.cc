@@ -279,3 +279,24 @@ TEST_CASE("trace: set-up steps have no points, are numbered apart and keep their
   CHECK(back[5].as<ops::Step>()->tables == std::vector<std::string>{"seen_events"});
   CHECK(h.toJson()[4]["value"].contains("set_up") == false); // written only when set
 }
+
+TEST_CASE("history: a final op's dead letters map to JSON and back, and are absent without poison") {
+  History h;
+  ops::Final f;
+  f.deadLetterWhere = "table dead_letters";
+  f.deadLetters = {{"1", std::string("uuid-3")}, {"2", std::nullopt}};
+  h.append("harness", f);
+  h.append("harness", ops::Final{});
+  json j = h.toJson();
+  CHECK(j[0]["value"]["dead_letter"] ==
+        json::parse(R"({"where": "table dead_letters", "entries": [{"id": "1", "event_id": "uuid-3"},
+                                                                   {"id": "2", "event_id": null}]})"));
+  CHECK_FALSE(j[1]["value"].contains("dead_letter"));
+  auto back = History::fromJson(j).ops();
+  const auto* fin = back[0].as<ops::Final>();
+  REQUIRE(fin->deadLetters.size() == 2);
+  CHECK(fin->deadLetters[0].eventId == std::optional<std::string>("uuid-3"));
+  CHECK_FALSE(fin->deadLetters[1].eventId);
+  CHECK(back[1].as<ops::Final>()->deadLetterWhere.empty());
+  CHECK(History::fromJson(j).toJson() == j);
+}

@@ -320,3 +320,24 @@ TEST_CASE("html: a failing run names its anti-pattern and fix above the timeline
   page = renderHtml(report);
   CHECK(page.find("<div class=\"pattern none\">no known pattern</div>") != std::string::npos);
 }
+
+TEST_CASE("html: a scenario with poison events gets a dead-letter lane, which its writes reach") {
+  const Scenario s = builtin("wallet-poison");
+  HistoryBuilder b(s);
+  b.initial(json{{"balance", json::array({json::array({"w1", "0"})})}});
+  const std::string entry = b.send(3, {{"wallet", "w1"}, {"amount", "-500"}});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", {entry});
+  b.step("c1", "pg", "BEGIN");
+  b.sql("c1", "INSERT", "INSERT INTO dead_letters(event_id, reason) VALUES ($1, $2)", {"dead_letters"}, "INSERT 0 1");
+  b.step("c1", "pg", "COMMIT");
+  b.ack("c1", {entry});
+  b.finalOp(json{{"balance", json::array({json::array({"w1", "0"})})}});
+  auto ops = b.ops();
+  finalOf(ops).deadLetterWhere = "table dead_letters";
+  finalOf(ops).deadLetters = {{"1", b.eventId(3)}};
+  const std::string svg = html::timeline(json{{"history", ops}, {"violations", json::array()}});
+  CHECK(svg.find(">Dead letter<") != std::string::npos);
+  CHECK(occurrences(svg, "<line class=\"call dead\"") == 1); // the INSERT, not BEGIN or COMMIT
+  CHECK(svg.find("table dead_letters: 1 dead letter") != std::string::npos);
+}

@@ -214,6 +214,55 @@ std::vector<PartitionProgress> KafkaAdmin::progress(const std::string& topic, co
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> KafkaAdmin::records(const std::string& topic,
+                                                                   std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto left = [&] {
+    return timeoutMs(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()));
+  };
+  const int count = partitionsOf(topic, timeout);
+  Partitions ends = partitionList(topic, count);
+  for (int i = 0; i < count; ++i) ends->elems[i].offset = RD_KAFKA_OFFSET_END;
+  rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(producer_, ends.get(), left());
+  if (err) throw std::runtime_error(fmt::format("Kafka topic {}: log end offsets: {}", topic, rd_kafka_err2str(err)));
+  std::vector<std::vector<std::pair<std::string, std::string>>> byPartition(static_cast<size_t>(count));
+  std::map<int, int64_t> next, end; // partition -> the next offset to read, its log end
+  for (int i = 0; i < count; ++i)
+    if (ends->elems[i].offset > 0) next[i] = 0, end[i] = ends->elems[i].offset;
+  if (!next.empty()) {
+    std::unique_ptr<rd_kafka_t, decltype(&rd_kafka_destroy)> c(
+        newHandle(RD_KAFKA_CONSUMER, {{"bootstrap.servers", bootstrap_},
+                                      {"client.id", "idemproof"},
+                                      {"group.id", "idemproof-dead-letters"},
+                                      {"enable.auto.commit", "false"},
+                                      {"enable.auto.offset.store", "false"},
+                                      {"log_level", "3"}}),
+        &rd_kafka_destroy);
+    Partitions from = partitionList(topic, count);
+    for (int i = 0; i < count; ++i) from->elems[i].offset = RD_KAFKA_OFFSET_BEGINNING;
+    if ((err = rd_kafka_assign(c.get(), from.get())))
+      throw std::runtime_error(fmt::format("Kafka topic {}: assign: {}", topic, rd_kafka_err2str(err)));
+    while (!next.empty()) {
+      if (left() <= 0) throw std::runtime_error(fmt::format("Kafka topic {}: its records not read in time", topic));
+      rd_kafka_message_t* m = rd_kafka_consumer_poll(c.get(), std::min(left(), 100));
+      if (!m) continue;
+      std::unique_ptr<rd_kafka_message_t, decltype(&rd_kafka_message_destroy)> hold(m, &rd_kafka_message_destroy);
+      if (m->err) continue; // a partition's EOF, a transient error: the offsets decide
+      auto it = next.find(m->partition);
+      if (it == next.end() || m->offset < it->second) continue;
+      byPartition[static_cast<size_t>(m->partition)].emplace_back(
+          fmt::format("{}-{}@{}", topic, m->partition, m->offset),
+          std::string(static_cast<const char*>(m->payload), m->len));
+      it->second = m->offset + 1;
+      if (it->second >= end[m->partition]) next.erase(it);
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto& p : byPartition)
+    for (auto& r : p) out.push_back(std::move(r));
+  return out;
+}
+
 void KafkaAdmin::commit(const std::string& topic, const std::string& group, const std::map<int, int64_t>& offsets) {
   rd_kafka_t* consumer = consumerOf(group);
   Partitions list(rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size())),

@@ -53,6 +53,11 @@ public:
   std::vector<PartitionProgress> progress(const std::string& topic, const std::string& group,
                                           std::chrono::milliseconds timeout);
 
+  /// Every record of `topic`, partition by partition in offset order, up to the log ends when asked: (id
+  /// "TOPIC-PARTITION@OFFSET", value) each. Read by a consumer of its own that no group knows (assigned
+  /// partitions, no commit). Throws std::runtime_error when `timeout` runs out first.
+  std::vector<std::pair<std::string, std::string>> records(const std::string& topic, std::chrono::milliseconds timeout);
+
   /// Sets `group`'s committed offsets on `topic` (partition -> offset of the next record to read), as a
   /// client that is no member of the group (generation -1, no member id). Throws std::runtime_error with
   /// the broker's error. Kafka takes such a commit while the group is empty; librdkafka's mock only for a

@@ -248,6 +248,25 @@ void KafkaBroker::forget() {
   else admin_->commit(topic_, group_, zero);
 }
 
+std::string KafkaBroker::deadLetter(const std::string& kind, const std::string& declared) {
+  if (kind != "topic") return "";
+  deadLetter_ = topic_ + "." + declared; // the run's topic is new each run: so is this one
+  server_->command(fmt::format("topic {} 1", deadLetter_));
+  return deadLetter_;
+}
+
+std::vector<brokers::DeadLetter> KafkaBroker::deadLetters(const std::string& idField) {
+  std::vector<brokers::DeadLetter> out;
+  if (deadLetter_.empty()) return out;
+  for (const auto& [id, value] : admin_->records(deadLetter_, std::chrono::seconds(10))) {
+    brokers::DeadLetter d{id, std::nullopt};
+    const auto v = nlohmann::json::parse(value, nullptr, false);
+    if (v.is_object() && v.contains(idField) && v[idField].is_string()) d.eventId = v[idField].get<std::string>();
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
 brokers::Leftover KafkaBroker::leftover() {
   brokers::Leftover l;
   const auto parts = admin_->progress(topic_, group_, kAsk);

@@ -50,6 +50,10 @@ public:
   bool restart() override;
   std::optional<std::string> errorAnswer(std::string_view request, const std::string& code) const override;
   std::string defaultError(const std::string& verb) const override;
+  /// "<topic>.<declared>", a topic of one partition made for the run.
+  std::string deadLetter(const std::string& kind, const std::string& declared) override;
+  const char* deadLetterEnv() const override { return "DEAD_LETTER_TOPIC"; }
+  std::vector<brokers::DeadLetter> deadLetters(const std::string& idField) override;
 
 private:
   /// Sends the LeaveGroup of each member the connections accepted on `listenPort` joined; `forget`: those
@@ -59,6 +63,7 @@ private:
   int partitions_;
   int run_ = 0;
   std::string topic_, group_;
+  std::string deadLetter_; ///< the run's dead-letter topic, "" when the scenario has none
   std::unique_ptr<EmbeddedKafka> server_;
   std::unique_ptr<KafkaAdmin> admin_;
   std::shared_ptr<Ledger> ledger_;

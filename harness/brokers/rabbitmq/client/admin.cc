@@ -98,4 +98,23 @@ void AmqpAdmin::publish(const std::string& queue, const std::string& body, const
   if (rc != AMQP_STATUS_OK) throw std::runtime_error(fmt::format("{}: basic.publish: {}", where_, amqp_error_string2(rc)));
 }
 
+std::vector<std::pair<std::string, std::string>> AmqpAdmin::drain(const std::string& queue) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (;;) {
+    auto r = amqp_basic_get(conn_, 1, amqp_cstring_bytes(queue.c_str()), 1);
+    if (r.reply_type != AMQP_RESPONSE_NORMAL)
+      throw std::runtime_error(fmt::format("{}: basic.get {}: {}", where_, queue, describe(r)));
+    if (r.reply.id != AMQP_BASIC_GET_OK_METHOD) return out; // get-empty
+    amqp_message_t m;
+    auto read = amqp_read_message(conn_, 1, &m, 0);
+    if (read.reply_type != AMQP_RESPONSE_NORMAL)
+      throw std::runtime_error(fmt::format("{}: reading a message of {}: {}", where_, queue, describe(read)));
+    std::string id;
+    if (m.properties._flags & AMQP_BASIC_MESSAGE_ID_FLAG)
+      id.assign(static_cast<const char*>(m.properties.message_id.bytes), m.properties.message_id.len);
+    out.emplace_back(std::move(id), std::string(static_cast<const char*>(m.body.bytes), m.body.len));
+    amqp_destroy_message(&m);
+  }
+}
+
 } // namespace idem::rabbitmq::client

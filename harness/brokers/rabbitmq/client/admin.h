@@ -3,6 +3,8 @@
 /// the run's queue, the producer, and the queue's ready count.
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 struct amqp_connection_state_t_;
 
@@ -26,6 +28,9 @@ public:
   /// `event_id` header when not empty.
   void publish(const std::string& queue, const std::string& body, const std::string& messageId,
                const std::string& eventId);
+
+  /// Takes every message of `queue` (basic.get, acknowledged on delivery): (message_id, body) each, in order.
+  std::vector<std::pair<std::string, std::string>> drain(const std::string& queue);
 
 private:
   /// Throws when the last RPC failed.

@@ -235,6 +235,29 @@ brokers::Leftover RabbitMqBroker::leftover() {
   return l;
 }
 
+std::string RabbitMqBroker::deadLetter(const std::string& kind, const std::string& declared) {
+  if (kind != "queue") return "";
+  if (!deadLetter_.empty()) admin([&](AmqpAdmin& a) { a.deleteQueue(deadLetter_); });
+  deadLetter_ = queue_ + "." + declared;
+  admin([&](AmqpAdmin& a) { a.declareQueue(deadLetter_); });
+  return deadLetter_;
+}
+
+std::vector<brokers::DeadLetter> RabbitMqBroker::deadLetters(const std::string& idField) {
+  std::vector<brokers::DeadLetter> out;
+  if (deadLetter_.empty()) return out;
+  auto messages = admin([&](AmqpAdmin& a) { return a.drain(deadLetter_); });
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const auto& [messageId, body] = messages[i];
+    brokers::DeadLetter d{messageId.empty() ? std::to_string(i + 1) : messageId, std::nullopt};
+    const auto value = nlohmann::json::parse(body, nullptr, false);
+    if (value.is_object() && value.contains(idField) && value[idField].is_string())
+      d.eventId = value[idField].get<std::string>();
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
 std::map<std::string, std::string> RabbitMqBroker::connectionEnv(int proxyPort) const {
   auto enc = [](const std::string& s) { return boost::urls::encode(s, boost::urls::unreserved_chars); };
   return {{"AMQP_URL", fmt::format("amqp://{}:{}@127.0.0.1:{}/{}", enc(at_.user), enc(at_.password), proxyPort,

@@ -51,6 +51,10 @@ public:
   /// A node of this workspace's own from now on (started once, seconds): the command's node is shared.
   void ownForRestart() override;
   void reconnect() override;
+  /// "<queue>.<declared>", a durable queue of the run beside its own, declared empty.
+  std::string deadLetter(const std::string& kind, const std::string& declared) override;
+  const char* deadLetterEnv() const override { return "DEAD_LETTER_QUEUE"; }
+  std::vector<brokers::DeadLetter> deadLetters(const std::string& idField) override;
 
 private:
   /// f(admin connection), again on a new connection when it throws.
@@ -70,6 +74,7 @@ private:
   std::shared_ptr<std::string> current_; ///< the queue of the run, for the signal's cleanup (user's broker)
   int run_ = 0;
   std::string queue_;
+  std::string deadLetter_; ///< the run's dead-letter queue, "" when the scenario has none
   std::unique_ptr<AmqpAdmin> admin_;
   std::shared_ptr<Ledger> ledger_;
 };
