@@ -83,21 +83,29 @@ EmbeddedRabbit::EmbeddedRabbit()
   node_ = n == 0 ? fmt::format("idemproof-{}@localhost", ::getpid()) : fmt::format("idemproof-{}-{}@localhost", ::getpid(), n);
   user_ = "idemproof";
   password_ = servers::newSecret();
-  port_ = freePort();
-  distPort_ = freePort();
-  epmdPort_ = freePort();
-  // The guest account is gone (no default user but ours); no plugin; loopback only.
-  writeFile(home_ / "rabbit.conf",
-            fmt::format("listeners.tcp.default = 127.0.0.1:{}\n"
-                        "loopback_users = none\n"
-                        "default_user = {}\n"
-                        "default_pass = {}\n"
-                        "default_vhost = /\n"
-                        "log.file.level = warning\n",
-                        port_, user_, password_),
-            account_);
   writeFile(home_ / "enabled_plugins", "[].\n", account_);
-  start();
+  // Free ports are free when asked for, not when the node binds them seconds later: another process may
+  // take one meanwhile (nodes started side by side). Then new ports, twice more.
+  for (int attempt = 1;; ++attempt) {
+    port_ = freePort();
+    distPort_ = freePort();
+    epmdPort_ = freePort();
+    // The guest account is gone (no default user but ours); no plugin; loopback only.
+    writeFile(home_ / "rabbit.conf",
+              fmt::format("listeners.tcp.default = 127.0.0.1:{}\n"
+                          "loopback_users = none\n"
+                          "default_user = {}\n"
+                          "default_pass = {}\n"
+                          "default_vhost = /\n"
+                          "log.file.level = warning\n",
+                          port_, user_, password_),
+                account_);
+    try {
+      start(attempt < 3);
+      break;
+    } catch (const PortTaken&) {
+    }
+  }
   // Newer than the kill-the-group actions Child::spawn registered, so it runs first: a graceful stop.
   cleanupId_ = Cleanup::instance().add(fmt::format("stop embedded RabbitMQ node {}", node_), [this] { stop(); });
 }
@@ -126,7 +134,7 @@ std::map<std::string, std::string> EmbeddedRabbit::env() const {
   return e;
 }
 
-void EmbeddedRabbit::start() {
+void EmbeddedRabbit::start(bool portTakenIsRetried) {
   const auto t0 = std::chrono::steady_clock::now();
   auto spec = [&](std::vector<std::string> argv, const std::string& what) {
     ChildSpec s;
@@ -149,6 +157,10 @@ void EmbeddedRabbit::start() {
   const auto deadline = t0 + kStartTimeout;
   while (!loginWorks(port_, user_, password_)) {
     if (auto st = server_.poll()) {
+      if (portTakenIsRetried && servers::serverLogTail(log_).find("eaddrinuse") != std::string::npos) {
+        halt();
+        throw PortTaken();
+      }
       const auto kept = servers::keepLog(log_, "rabbitmq");
       halt();
       throw UsageError(fmt::format("embedded RabbitMQ exited while starting ({}): {}; its log: {}", st->str(),

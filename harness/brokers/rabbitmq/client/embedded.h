@@ -43,8 +43,11 @@ public:
 
 private:
   EmbeddedRabbit();
-  /// Starts the node (and its epmd when it has none) and waits for a login; halt()s and throws on failure.
-  void start();
+  /// A port the node was to listen on was taken before it bound it.
+  struct PortTaken {};
+  /// Starts the node (and its epmd when it has none) and waits for a login; halt()s and throws on failure:
+  /// PortTaken when `portTakenIsRetried` and a port was taken, else UsageError naming its log.
+  void start(bool portTakenIsRetried = false);
   /// stop() with mu_ held.
   void halt();
   std::map<std::string, std::string> env() const;
