@@ -1,7 +1,7 @@
 # Run after a test executable is linked (cmake -P): writes CTEST_FILE, which sets the ctest properties its
 # Catch2 tags ask for on the entries catch_discover_tests made (included after them, so these win):
 #   [slow]       label slow instead of the executable's label, and TIMEOUT SLOW_TIMEOUT
-#   [two-cores]  PROCESSORS 2: ctest -j2 runs it alone, so it never shares the two cores with another test
+#   [two-cores]  RUN_SERIAL: ctest runs it alone, so it never shares the cores with another test
 # A test case declares what it needs; nothing here lists test names, so a new test case gets its
 # executable's label and one processor until its tags say otherwise.
 # Inputs: TEST_EXECUTABLE, TEST_PREFIX, SLOW_TIMEOUT, CTEST_FILE.
@@ -24,5 +24,5 @@ function(tagged spec properties)
 endfunction()
 
 tagged("[slow]" "LABELS slow TIMEOUT ${SLOW_TIMEOUT}")
-tagged("[two-cores]" "PROCESSORS 2")
+tagged("[two-cores]" "RUN_SERIAL TRUE")
 file(WRITE "${CTEST_FILE}" "${script}")
