@@ -22,9 +22,7 @@ namespace idem::faults {
 
 namespace {
 
-bool digits(const std::string& s) {
-  return !s.empty() && s.size() <= 6 && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
-}
+constexpr Release kHoldRelease{"hold", "releases at", "holds", 0, "hold:cN:before|after:VERB#k[:MS | :cM:before|after:VERB#j]"};
 
 class Hold : public FaultKind {
 public:
@@ -34,33 +32,13 @@ public:
            "reaches its point, MS ms pass, or every other process is idle";
   }
   void check(const Fault& f, const std::string& what) const override {
-    const char* form = "hold:cN:before|after:VERB#k[:MS | :cM:before|after:VERB#j]";
     if (f.process.empty())
-      throw UsageError(fmt::format("{}: a hold names the process it holds, e.g. hold:c1:before:COMMIT#1 ({})", what, form));
-    if (f.args.empty()) return;
-    if (f.args.size() == 1) {
-      if (!digits(f.args[0]) || std::stoi(f.args[0]) < 1)
-        throw UsageError(fmt::format("{}: a hold's time must be a whole number of milliseconds from 1 ({})", what, form));
-      return;
-    }
-    // The releasing point has the fault text form of a process's step: cM:before|after:VERB#j.
-    std::optional<Fault> until;
-    if (f.args.size() == 3) {
-      try {
-        until = Fault::parse(f.args[0] + ":" + f.args[1] + ":" + f.args[2], what);
-      } catch (const UsageError&) {
-      }
-    }
-    if (!until || until->process.empty() || !until->isKill())
-      throw UsageError(fmt::format("{}: a hold releases at another process's point, e.g. c2:after:XACK#1 ({})", what, form));
-    if (until->process == f.process)
-      throw UsageError(fmt::format("{}: a hold can't wait for the process it holds ({})", what, f.process));
+      throw UsageError(fmt::format("{}: a hold names the process it holds, e.g. hold:c1:before:COMMIT#1 ({})", what,
+                                   kHoldRelease.form));
+    kHoldRelease.check(f, what);
   }
   Effect effect(const Fault& f) const override {
-    Effect e{Effect::Action::Hold, {}, {}, {}, {}, false};
-    if (f.args.size() == 1) e.time = std::chrono::milliseconds(std::stoi(f.args[0]));
-    if (f.args.size() == 3) e.until = f.args[0] + ":" + f.args[1] + ":" + f.args[2];
-    return e;
+    return kHoldRelease.effect(f, Effect{Effect::Action::Hold, {}, {}, {}, {}, false});
   }
   std::string phrase(const Fault& f, const std::string& process,
                      const std::function<std::string(const std::string&)>&) const override {

@@ -45,4 +45,19 @@ void requireArgs(const Fault& f, size_t n, const std::string& what, const char* 
 /// Throws UsageError naming `what` unless `f.when` is `when`.
 void requireWhen(const Fault& f, When when, const std::string& what, const char* why);
 
+/// How a fault that withholds its step ends (hold, pause): its arguments are none, MS, or another
+/// process's point cM:before|after:VERB#j. `noun` ("hold"), `ends` ("releases at"), `stops` ("holds") and
+/// `maxMs` (0: none) word its errors; `form` is the kind's text form.
+struct Release {
+  const char* noun;
+  const char* ends;
+  const char* stops;
+  int maxMs;
+  const char* form;
+  /// Throws UsageError naming `what` when the arguments are none of the three.
+  void check(const Fault& f, const std::string& what) const;
+  /// `e` with its time or releasing point from the arguments.
+  Effect effect(const Fault& f, Effect e) const;
+};
+
 } // namespace idem::faults

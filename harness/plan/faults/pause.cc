@@ -29,9 +29,7 @@ namespace {
 
 constexpr const char* kForm = "pause:[cN:]before|after:VERB#k[:MS | :cM:before|after:VERB#j]";
 
-bool wholeNumber(const std::string& s) {
-  return !s.empty() && s.size() <= 6 && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
-}
+constexpr Release kPauseRelease{"pause", "ends at", "stops", 600000, kForm};
 
 class Pause : public FaultKind {
 public:
@@ -42,30 +40,10 @@ public:
            "point, then SIGCONT";
   }
   void check(const Fault& f, const std::string& what) const override {
-    if (f.args.empty()) return;
-    if (f.args.size() == 1) {
-      if (!wholeNumber(f.args[0]) || std::stoi(f.args[0]) < 1 || std::stoi(f.args[0]) > 600000)
-        throw UsageError(fmt::format("{}: a pause's time must be a whole number of milliseconds from 1 to 600000 ({})",
-                                     what, kForm));
-      return;
-    }
-    std::optional<Fault> until;
-    if (f.args.size() == 3) {
-      try {
-        until = Fault::parse(f.args[0] + ":" + f.args[1] + ":" + f.args[2], what);
-      } catch (const UsageError&) {
-      }
-    }
-    if (!until || until->process.empty() || !until->isKill())
-      throw UsageError(fmt::format("{}: a pause ends at another process's point, e.g. c2:after:XACK#1 ({})", what, kForm));
-    if (until->process == f.process)
-      throw UsageError(fmt::format("{}: a pause can't wait for the process it stops ({})", what, f.process));
+    kPauseRelease.check(f, what);
   }
   Effect effect(const Fault& f) const override {
-    Effect e{Effect::Action::Pause, {}, {}, {}, {}, false};
-    if (f.args.size() == 1) e.time = std::chrono::milliseconds(std::stoi(f.args[0]));
-    if (f.args.size() == 3) e.until = f.args[0] + ":" + f.args[1] + ":" + f.args[2];
-    return e;
+    return kPauseRelease.effect(f, Effect{Effect::Action::Pause, {}, {}, {}, {}, false});
   }
   /// One more delivery: another consumer takes what the paused one holds, and the paused one finishes it.
   int weight() const override { return 1; }

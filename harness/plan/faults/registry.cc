@@ -7,7 +7,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cctype>
 #include <mutex>
+#include <optional>
 
 namespace idem {
 
@@ -55,6 +58,37 @@ void requireArgs(const Fault& f, size_t n, const std::string& what, const char* 
   if (f.args.size() == n) return;
   throw UsageError(n == 0 ? fmt::format("{}: a {} fault takes no arguments ({})", what, f.kind, form)
                           : fmt::format("{}: a {} fault takes {} argument{} ({})", what, f.kind, n, n == 1 ? "" : "s", form));
+}
+
+void Release::check(const Fault& f, const std::string& what) const {
+  if (f.args.empty()) return;
+  if (f.args.size() == 1) {
+    const std::string& ms = f.args[0];
+    const bool number = !ms.empty() && ms.size() <= 6 &&
+                        std::all_of(ms.begin(), ms.end(), [](unsigned char c) { return std::isdigit(c); });
+    if (!number || std::stoi(ms) < 1 || (maxMs > 0 && std::stoi(ms) > maxMs))
+      throw UsageError(fmt::format("{}: a {}'s time must be a whole number of milliseconds from 1{} ({})", what, noun,
+                                   maxMs > 0 ? fmt::format(" to {}", maxMs) : "", form));
+    return;
+  }
+  // The releasing point has the fault text form of a process's step: cM:before|after:VERB#j.
+  std::optional<Fault> until;
+  if (f.args.size() == 3) {
+    try {
+      until = Fault::parse(f.args[0] + ":" + f.args[1] + ":" + f.args[2], what);
+    } catch (const UsageError&) {
+    }
+  }
+  if (!until || until->process.empty() || !until->isKill())
+    throw UsageError(fmt::format("{}: a {} {} another process's point, e.g. c2:after:XACK#1 ({})", what, noun, ends, form));
+  if (until->process == f.process)
+    throw UsageError(fmt::format("{}: a {} can't wait for the process it {} ({})", what, noun, stops, f.process));
+}
+
+Effect Release::effect(const Fault& f, Effect e) const {
+  if (f.args.size() == 1) e.time = std::chrono::milliseconds(std::stoi(f.args[0]));
+  if (f.args.size() == 3) e.until = f.args[0] + ":" + f.args[1] + ":" + f.args[2];
+  return e;
 }
 
 void requireWhen(const Fault& f, When when, const std::string& what, const char* why) {
