@@ -38,7 +38,10 @@ TEST_CASE("pause: woken after c2 claimed its entry, zombie-no-fence applies it t
   const std::string fault = "pause:before:COMMIT#1";
   auto rs = cleanAll({{"run", "--target", target("zombie-no-fence"), "--consumers", "2", "--crash", fault},
                       {"run", "--target", target("dedup-table"), "--consumers", "2", "--crash", fault},
-                      {"run", "--target", target("zombie-no-fence"), "--crash", fault}});
+                      {"run", "--target", target("zombie-no-fence"), "--crash", fault},
+                      // The same in Python: a look-first consumer (psycopg, redis-py) and the dedup table.
+                      {"run", "--target", testTarget("py-check-then-act"), "--consumers", "2", "--crash", fault},
+                      {"run", "--target", testTarget("py-dedup-table"), "--consumers", "2", "--crash", fault}});
   const Result& zombie = rs[0];
   const Result& fenced = rs[1];
   const Result& alone = rs[2];
@@ -64,6 +67,12 @@ TEST_CASE("pause: woken after c2 claimed its entry, zombie-no-fence applies it t
     CHECK(text.str().find("c1 paused (SIGSTOP) at pause:before:COMMIT#1") != std::string::npos);
     CHECK(text.str().find("c1 woken (SIGCONT) from pause:before:COMMIT#1") != std::string::npos);
     CHECK(text.str().find("class=\"held paused\"") != std::string::npos);
+  }
+  {
+    INFO("Python: " << rs[3].out << rs[3].err << rs[4].out << rs[4].err);
+    CHECK(rs[3].status == 1);
+    CHECK(onlyViolation(rs[3], "duplicate")["pattern"]["id"] == "paused-member-works");
+    CHECK(rs[4].status == 0);
   }
   {
     INFO(fenced.out << fenced.err);

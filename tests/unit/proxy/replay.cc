@@ -26,6 +26,7 @@ const char* kindName(ServerMsg::Kind k) {
   case ServerMsg::Kind::Part: return "Part";
   case ServerMsg::Kind::Stream: return "Stream";
   case ServerMsg::Kind::ReplyEnd: return "ReplyEnd";
+  case ServerMsg::Kind::Push: return "Push";
   }
   return "?";
 }
