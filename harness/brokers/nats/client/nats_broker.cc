@@ -3,7 +3,6 @@
 
 #include "brokers/nats/tracker.h"
 
-#include "core/cleanup.h"
 #include "core/error.h"
 
 #include <nats/nats.h>
@@ -91,22 +90,17 @@ NatsBroker::NatsBroker(const NatsEndpoint& at, const std::string& tag, int ackWa
   } catch (const std::runtime_error& e) {
     throw UsageError(fmt::format("--nats-url: {}:{}: {}", at_.host, at_.port, e.what()));
   }
-  // On a signal the destructor does not run: the run's stream (and its durable with it) goes all the same.
-  auto current = current_ = std::make_shared<std::string>();
-  cleanupId_ = Cleanup::instance().add("NATS stream of " + tag, [at, current] {
-    try {
-      if (current->empty()) return;
-      Admin admin(at);
-      jsErrCode jerr = static_cast<jsErrCode>(0);
-      js_DeleteStream(admin.js(), current->c_str(), nullptr, &jerr);
-    } catch (const std::exception&) {
-    }
+  // A stream goes with its durable.
+  onSignal_ = std::make_unique<brokers::OnUserBroker>("NATS stream of " + tag, [at](const std::string& stream) {
+    Admin admin(at);
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    js_DeleteStream(admin.js(), stream.c_str(), nullptr, &jerr);
   });
 }
 
 NatsBroker::~NatsBroker() {
   if (!tag_.empty()) {
-    Cleanup::instance().remove(cleanupId_);
+    onSignal_.reset();
     if (admin_ && run_ > 0) {
       jsErrCode jerr = static_cast<jsErrCode>(0);
       js_DeleteStream(admin_->js(), stream_.c_str(), nullptr, &jerr);
@@ -147,7 +141,7 @@ void NatsBroker::reset() {
   stream_ = fmt::format("{}events_{}", prefix, run_);
   subject_ = tag_.empty() ? fmt::format("events.{}", run_) : fmt::format("idemproof.{}.events.{}", tag_, run_);
   durable_ = fmt::format("{}consumers_{}", prefix, run_);
-  if (current_) *current_ = stream_;
+  if (onSignal_) onSignal_->set(stream_);
   lastSeq_ = 0;
   jsStreamConfig sc;
   jsStreamConfig_Init(&sc);

@@ -8,6 +8,7 @@
 /// On the user's server (--nats-url) the names carry the workspace's tag (`idemproof_<tag>_events_N` on
 /// `idemproof.<tag>.events.N`, durable `idemproof_<tag>_consumers_N`) and the stream goes with the workspace.
 #include "brokers/broker.h"
+#include "brokers/on_user_broker.h"
 #include "brokers/nats/client/endpoint.h"
 
 #include <memory>
@@ -53,8 +54,7 @@ private:
 
   NatsEndpoint at_;  ///< the server: the embedded one's port and token, or the user's
   std::string tag_;  ///< empty on the embedded server (it is the workspace's alone)
-  int cleanupId_ = -1;
-  std::shared_ptr<std::string> current_; ///< the run's stream, for the signal's cleanup (user's server)
+  std::unique_ptr<brokers::OnUserBroker> onSignal_; ///< the user's server: the run's stream, for a signal
   int ackWaitMs_;
   int run_ = 0;
   std::string stream_, subject_, durable_;

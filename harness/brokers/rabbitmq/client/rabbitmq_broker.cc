@@ -5,7 +5,6 @@
 #include "brokers/rabbitmq/tracker.h"
 #include "brokers/rabbitmq/wire.h"
 
-#include "core/cleanup.h"
 #include "core/error.h"
 
 #include <boost/url/encode.hpp>
@@ -126,20 +125,14 @@ RabbitMqBroker::RabbitMqBroker(const AmqpEndpoint& at, const std::string& tag)
   } catch (const std::runtime_error& e) {
     throw UsageError(fmt::format("--amqp-url: {}", e.what()));
   }
-  // On a signal the destructor does not run: the queue of the run in progress goes all the same (the
-  // broker is the user's). A queue name is all it needs; reset() keeps it current.
-  auto current = current_ = std::make_shared<std::string>();
-  cleanupId_ = Cleanup::instance().add("RabbitMQ queue of " + tag, [at, current] {
-    try {
-      if (!current->empty()) AmqpAdmin(at.host, at.port, at.user, at.password, at.vhost).deleteQueue(*current);
-    } catch (const std::exception&) {
-    }
+  onSignal_ = std::make_unique<brokers::OnUserBroker>("RabbitMQ queue of " + tag, [at](const std::string& queue) {
+    AmqpAdmin(at.host, at.port, at.user, at.password, at.vhost).deleteQueue(queue);
   });
 }
 
 RabbitMqBroker::~RabbitMqBroker() {
   if (tag_.empty()) return;
-  Cleanup::instance().remove(cleanupId_);
+  onSignal_.reset();
   try {
     if (run_ > 0) admin([&](AmqpAdmin& a) { a.deleteQueue(queue_); });
   } catch (const std::exception&) {
@@ -166,7 +159,7 @@ void RabbitMqBroker::reset() {
   if (run_ > 0) admin([&](AmqpAdmin& a) { a.deleteQueue(queue_); });
   ++run_;
   queue_ = queueName(run_);
-  if (current_) *current_ = queue_;
+  if (onSignal_) onSignal_->set(queue_);
   admin([&](AmqpAdmin& a) { a.declareQueue(queue_); });
   std::lock_guard<std::mutex> lock(ledger_->mu);
   ledger_->order.clear();

@@ -7,6 +7,7 @@
 /// basic.ack (or a basic.reject / basic.nack without requeue) settled it; settled means nothing ready in
 /// the queue and nothing delivered and unacknowledged.
 #include "brokers/broker.h"
+#include "brokers/on_user_broker.h"
 #include "brokers/rabbitmq/client/endpoint.h"
 
 #include <memory>
@@ -70,8 +71,7 @@ private:
   AmqpEndpoint at_;
   std::string tag_;                      ///< empty on the embedded node (the vhost is the workspace's)
   bool ownNode_ = false;                 ///< node_ is this workspace's alone
-  int cleanupId_ = -1;
-  std::shared_ptr<std::string> current_; ///< the queue of the run, for the signal's cleanup (user's broker)
+  std::unique_ptr<brokers::OnUserBroker> onSignal_; ///< the user's broker: the run's queue, for a signal
   int run_ = 0;
   std::string queue_;
   std::string deadLetter_; ///< the run's dead-letter queue, "" when the scenario has none
