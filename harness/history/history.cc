@@ -278,6 +278,28 @@ ops::Request requestOf(const In& in) {
   return r;
 }
 
+json valueOf(const ops::Call& c) {
+  json j{{"id", c.id}, {"method", c.method}, {"path", c.path}, {"key_header", c.keyHeader}, {"ref", c.ref},
+         {"digest", c.digest}, {"outcome", c.outcome}, {"status", c.status}};
+  if (c.keyHeader) j["key"] = c.key;
+  if (c.execution) j["execution"] = c.execution;
+  return j;
+}
+ops::Call callOf(const In& in) {
+  ops::Call c;
+  c.id = static_cast<int>(in.integer("id"));
+  c.method = in.str("method");
+  c.path = in.str("path");
+  c.keyHeader = in.flag("key_header");
+  c.key = in.str("key", "");
+  c.ref = in.str("ref", "");
+  c.digest = in.str("digest", "");
+  c.outcome = in.str("outcome");
+  c.status = static_cast<int>(in.integer("status", 0));
+  c.execution = static_cast<int>(in.integer("execution", 0));
+  return c;
+}
+
 json valueOf(const ops::Response& r) {
   json j{{"id", r.id}, {"outcome", r.outcome}};
   if (r.status) j["status"] = r.status;
@@ -407,6 +429,7 @@ Record recordOf(const std::string& type, const json& v, const std::string& where
   if (type == "error") return ops::Error{in.str("message")};
   if (type == "request") return requestOf(in);
   if (type == "response") return responseOf(in);
+  if (type == "call") return callOf(in);
   throw std::runtime_error(fmt::format("{}: unknown op type '{}'", where, type));
 }
 
@@ -438,7 +461,7 @@ std::string Exit::text() const { return signal ? fmt::format("signal {}", *signa
 const char* typeOf(const Record& r) {
   static const char* names[] = {"plan", "initial", "send", "spawn", "step", "fault",
                                 "exit", "note",    "opaque", "stall", "escape", "final", "error",
-                                "request", "response"};
+                                "request", "response", "call"};
   static_assert(std::variant_size_v<Record> == sizeof(names) / sizeof(names[0]));
   return names[r.index()];
 }

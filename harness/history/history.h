@@ -23,6 +23,7 @@
 /// | `error`   | harness          | message: the run could not be judged                                     |
 /// | `request` | client           | HTTP: id, op, role, key, body, key_value, ref, wait, server              |
 /// | `response`| client           | HTTP: id, outcome, status, location, digest, body, json_digest, size     |
+/// | `call`    | sink             | a call the sink received: id, method, path, key, ref, digest, outcome, …  |
 ///
 /// A step is recorded once, when it ends; its outcome is one of docs/steps.md ("How a step ends").
 #include "plan/fault.h"
@@ -246,11 +247,32 @@ struct Response {
   bool final() const { return outcome == "answered" || outcome == "late"; }
 };
 
+/// A call the sink received (docs/sink.md): idemproof answers a consumer's external call (a payment provider's
+/// charge) in the provider's place, under the scenario's policy. Recorded by the sink when it decides, before
+/// its answer leaves: a call it executed is recorded even when the answer never reaches the consumer.
+struct Call {
+  int id = 0;              ///< 1, 2, … in the order the sink received them
+  std::string method, path;
+  bool keyHeader = false;  ///< the key header was sent
+  std::string key;         ///< its value
+  std::string ref;         ///< the body's reference member (the event's id); "" when absent or not JSON
+  std::string digest;      ///< FNV-1a 64 of the body, 16 hex digits
+  /// executed   the provider's effect happened (a charge was made)
+  /// replayed   a key's first answer sent again: no effect (the provider honours keys)
+  /// mismatch   a used key with another payload: refused, no effect
+  /// rejected   not the declared call (another method or path), or a body without the reference: no effect
+  std::string outcome;
+  int status = 0;          ///< the answer's status
+  /// executed: its number among the run's executions (1, 2, …); replayed: the execution it replays; else 0
+  int execution = 0;
+  bool executed() const { return outcome == "executed"; }
+};
+
 } // namespace ops
 
 using Record = std::variant<ops::Plan, ops::Initial, ops::Send, ops::Spawn, ops::Step, ops::FaultOp, ops::Exit,
                             ops::Note, ops::Opaque, ops::Stall, ops::Escape, ops::Final, ops::Error, ops::Request,
-                            ops::Response>;
+                            ops::Response, ops::Call>;
 
 /// The op type of a record: "plan", "step", ... (the table above).
 const char* typeOf(const Record& r);

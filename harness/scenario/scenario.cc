@@ -57,7 +57,7 @@ std::string Scenario::idField() const {
 Scenario scenarioFromJson(const nlohmann::json& j, const std::string& what) {
   detail::FieldReader r(j, what, "");
   r.onlyKnown({"name", "description", "kind", "http", "tables", "keys", "fields", "default_schedule", "invariants",
-               "retry_window_ms", "prune", "poison"});
+               "retry_window_ms", "prune", "poison", "sink"});
   Scenario s;
   s.name = *r.str("name", true);
   if (!plainName(s.name)) r.fail("name", fmt::format("'{}' must be letters, digits, '.', '_' or '-'", s.name));
@@ -109,6 +109,7 @@ Scenario scenarioFromJson(const nlohmann::json& j, const std::string& what) {
       r.fail("prune", "must use $1 (the retention, an interval) and no other parameter");
   }
   if (r.has("poison")) s.poison = detail::parsePoison(r.raw("poison"), what, s);
+  if (r.has("sink")) s.sink = detail::parseSink(r.raw("sink"), what, s);
   if (!r.has("default_schedule")) r.fail("default_schedule", "is required");
   s.default_schedule = detail::parseDefaultSchedule(r.raw("default_schedule"), what, s);
   if (s.poison) detail::checkPoisonEvents(*s.poison, what, s.default_schedule.events.size());

@@ -129,6 +129,29 @@ struct PoisonSpec {
   int every = 0;
 };
 
+/// The sink of a consumer scenario (docs/sink.md): the external call a consumer makes for each event it
+/// applies — a payment provider's charge, a webhook — which idemproof answers in the provider's place, so
+/// that every call is recorded and judged (sink:exactly-once, sink:agreement, sink:key-stable).
+struct SinkSpec {
+  std::string method = "POST";
+  std::string path = "/charges";
+  /// The member of the call's JSON body that carries the event's id (the value of the scenario's uuid field):
+  /// it attributes each call to its event.
+  std::string ref = "event_id";
+  std::string keyHeader = "Idempotency-Key";
+  /// The provider's policy. Honouring keys: a key's first answer is replayed to every later call with the
+  /// key and the same payload (no execution), and another payload under a used key gets `mismatch`.
+  /// Ignoring them: every call executes. The scenario's default; a command's --sink-policy overrides it.
+  bool honoursKeys = true;
+  int mismatch = 422;
+  int status = 200;          ///< an executed call's answer status
+  /// Its body (JSON); in its strings "{execution}" becomes the execution's number and "{ref}" the event's id.
+  nlohmann::json answer = nlohmann::json::object();
+  /// SQL returning one row per event the database booked, its first column the event's id: the database
+  /// side of sink:agreement.
+  std::string booked;
+};
+
 /// How far past max_deliveries a poison event may go on being delivered before the run ends: the consumer
 /// redelivers it without end, and waiting for the deadline would prove nothing more.
 inline constexpr int kPoisonMargin = 3;
@@ -154,6 +177,7 @@ struct Scenario {
   /// `$1` is an interval (docs/scenarios.md, "Dedup retention"). Empty: nothing is pruned.
   std::string prune;
   std::optional<PoisonSpec> poison; ///< poison events and their declared handling, if the scenario has any
+  std::optional<SinkSpec> sink;     ///< the external call its consumers make per event, if the scenario has one
 
   const FieldGen* fieldGen(const std::string& name) const;
   /// The name of the field generated with `uuid` that identifies an event ("event_id").

@@ -27,6 +27,10 @@ DefaultSchedule parseDefaultSchedule(const nlohmann::json& j, const std::string&
 PoisonSpec parsePoison(const nlohmann::json& j, const std::string& what, const Scenario& s);
 void checkPoisonEvents(const PoisonSpec& p, const std::string& what, size_t events);
 
+/// Parses "sink" (consumer scenarios): the call, the reference member, the provider's policy, the answer and
+/// the booked query.
+SinkSpec parseSink(const nlohmann::json& j, const std::string& what, const Scenario& s);
+
 /// Parses "http" (kind http): the endpoint, the effects query, the ledger and the declared policy.
 HttpSpec parseHttpSpec(const nlohmann::json& j, const std::string& what, const Scenario& s);
 
