@@ -127,8 +127,10 @@ const std::pair<ops::RunEnd, const char*> kEnds[] = {
 // ---- each record: to JSON, from JSON ----
 
 json valueOf(const ops::Plan& p) {
-  return {{"schedule", p.schedule}, {"target", p.target}, {"claim_idle_ms", p.claimIdleMs}, {"stream", p.stream},
-          {"group", p.group}};
+  json j{{"schedule", p.schedule}, {"target", p.target}, {"claim_idle_ms", p.claimIdleMs}, {"stream", p.stream},
+         {"group", p.group}};
+  if (!p.sinkPolicy.empty()) j["sink_policy"] = p.sinkPolicy;
+  return j;
 }
 ops::Plan planOf(const In& in, const json& v, const std::string& where) {
   ops::Plan p;
@@ -137,6 +139,7 @@ ops::Plan planOf(const In& in, const json& v, const std::string& where) {
   p.claimIdleMs = static_cast<int>(in.integer("claim_idle_ms", 0));
   p.stream = in.str("stream", "");
   p.group = in.str("group", "");
+  p.sinkPolicy = in.str("sink_policy", "");
   (void)v;
   return p;
 }

@@ -8,7 +8,7 @@
 ///
 /// | type      | process          | value (the record below)                                                |
 /// |-----------|------------------|--------------------------------------------------------------------------|
-/// | `plan`    | harness          | the schedule, target, claim_idle_ms, stream, group (always op 0)          |
+/// | `plan`    | harness          | the schedule, target, claim_idle_ms, stream, group, sink_policy (op 0)    |
 /// | `initial` | harness          | observed: the rows of every invariant after reset, before any send       |
 /// | `send`    | producer         | entry, n, event_id, fields, phase, retry                                  |
 /// | `spawn`   | c1, c2, …        | pid, consumer, log, restart (first, new-name, same-name, after-exit, …)  |
@@ -55,6 +55,9 @@ struct Plan {
   std::string target;
   int claimIdleMs = 0;
   std::string stream, group;
+  /// A scenario with a sink: the provider's policy the run's sink follows, "honour" or "ignore" (keys); the
+  /// scenario's own unless a command's --sink-policy overrode it. "" without a sink.
+  std::string sinkPolicy = {};
 };
 
 struct Initial {
