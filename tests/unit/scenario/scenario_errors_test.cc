@@ -72,7 +72,7 @@ TEST_CASE("scenario: top level", "[scenario][errors]") {
   CHECK(usageError([] { idem::scenarioFromJson(json::array(), kWhat); }) == "scenarios/x.json: must be a JSON object");
   CHECK(err({{"/nmae", "x"}}) ==
         field("nmae", "unknown field (known: name, description, kind, http, tables, keys, fields, default_schedule, invariants, "
-                     "retry_window_ms, prune, poison)"));
+                     "retry_window_ms, prune, poison, sink)"));
   CHECK(err({{"/name", nullptr}}) == field("name", "is required"));
   CHECK(err({{"/name", 3}}) == field("name", "must be a non-empty string"));
   CHECK(err({{"/name", "a b"}}) == field("name", "'a b' must be letters, digits, '.', '_' or '-'"));
@@ -241,4 +241,29 @@ TEST_CASE("scenario: default_schedule stream", "[scenario][errors]") {
   CHECK(err({{"/default_schedule/stream", json::array({json{{"event", 1}, {"phase", 2}}, 2})}}) ==
         field("default_schedule.stream[1]", "phases must not decrease along the stream"));
   CHECK(err({{"/default_schedule/stream", json::array({1, 1})}}) == field("default_schedule.stream", "event 2 is never sent"));
+}
+
+TEST_CASE("scenario: the sink's fields", "[scenario][errors]") {
+  json j = base();
+  j["sink"] = {{"path", "/charges"}, {"booked", "SELECT event_id FROM ledger"},
+               {"policy", {{"keys", "ignore"}, {"mismatch", 409}}},
+               {"answer", {{"status", 201}, {"body", {{"id", "ch_{execution}"}}}}}};
+  idem::Scenario s = idem::scenarioFromJson(j, kWhat);
+  REQUIRE(s.sink);
+  CHECK(s.sink->method == "POST");
+  CHECK(s.sink->ref == "event_id"); // the scenario's uuid field by default
+  CHECK(s.sink->keyHeader == "Idempotency-Key");
+  CHECK_FALSE(s.sink->honoursKeys);
+  CHECK(s.sink->mismatch == 409);
+  CHECK(s.sink->status == 201);
+  CHECK(s.sink->answer == json{{"id", "ch_{execution}"}});
+  CHECK(err({{"/sink", {{"path", "/charges"}}}}) == field("sink.booked", "is required"));
+  CHECK(err({{"/sink", {{"path", "charges"}, {"booked", "SELECT 1"}}}}) ==
+        field("sink.path", "'charges' is not an absolute request path without a query (\"/charges\")"));
+  CHECK(err({{"/sink", {{"booked", "SELECT 1"}, {"policy", {{"keys", "maybe"}}}}}}) ==
+        field("sink.policy.keys", "'maybe' is not one of honour, ignore"));
+  CHECK(err({{"/sink", {{"booked", "SELECT 1"}, {"answer", {{"status", 500}}}}}}) ==
+        field("sink.answer.status", "500 is not a success (200 to 299)"));
+  CHECK(err({{"/sink", {{"booked", "SELECT 1"}, {"refs", "x"}}}}) ==
+        field("sink.refs", "unknown field (known: method, path, ref, key_header, policy, answer, booked)"));
 }
