@@ -87,6 +87,7 @@ TEST_CASE("report schema: the op types and their values are the history's (histo
     case 12: r = idem::ops::Error{}; break;
     case 13: r = idem::ops::Request{}; break;
     case 14: r = idem::ops::Response{}; break;
+    case 15: r = idem::ops::Call{}; break;
     }
     REQUIRE(r.index() == i);
     inHistory.insert(idem::typeOf(r));
