@@ -165,9 +165,10 @@ Story sinkStory(const SinkView& s, const std::string& ref) {
   Story st;
   std::vector<std::pair<int64_t, std::string>> items; // history order
   std::set<int64_t> told;
-  auto tell = [&](int64_t op, std::string text) {
+  // `at`: where it goes in the story (a call told where the sink decided it, before the fault at its reply).
+  auto tell = [&](int64_t op, std::string text, int64_t at = -1) {
     if (!told.insert(op).second) return;
-    items.emplace_back(op, std::move(text));
+    items.emplace_back(at < 0 ? op : at, std::move(text));
     st.ops.push_back(op);
   };
   const auto it = s.eventOf.find(ref);
@@ -223,7 +224,8 @@ Story sinkStory(const SinkView& s, const std::string& ref) {
                            ? fmt::format("answered {} in the sink's place", c->step->summary)
                        : carried(*c->step) ? "no call recorded by the sink"
                                            : fmt::format("never reached the sink: {}", ops::toString(c->step->outcome));
-    tell(c->op, fmt::format("{} called{} at {} ({})", c->process, called ? " again" : "", c->step->name(), what));
+    tell(c->op, fmt::format("{} called{} at {} ({})", c->process, called ? " again" : "", c->step->name(), what),
+         rec ? std::min(rec->op, c->op) : c->op);
     if (rec) st.ops.push_back(rec->op);
     called = true;
   }

@@ -288,3 +288,27 @@ TEST_CASE("sink: without the booked rows agreement is unknown, and calls link to
   CHECK(result(rs, "sink:exactly-once").verdict == Verdict::Pass);
   CHECK(result(rs, "sink:agreement").verdict == Verdict::Pass);
 }
+
+TEST_CASE("sink:exactly-once: an ambiguous call retried without a key names its drop", "[checkers][sink]") {
+  // c1's connection to the sink is reset after the sink executed event 2's call; c1 calls again at once.
+  Payments p;
+  first(p);
+  p.effect("c1");
+  // The sink records the call, the fault fires at its answer, then the step ends (as the proxy records them).
+  p.record(kId2, "executed");
+  p.b.fault("c1", "drop:after:CALL#2");
+  p.b.step("c1", "sink", "CALL", "POST /charges key= ref=" + kId2, "dropped-after");
+  p.call("c1", 2, "executed");
+  p.commit("c1");
+  p.b.ack("c1", {p.e2});
+  auto r = check(p.finish({1, 2}), "sink:exactly-once");
+  REQUIRE(r.verdict == Verdict::Fail);
+  const auto& v = r.violations.at(0);
+  CHECK(v.kind == "charged-twice");
+  CHECK(v.kill_point == "drop:after:CALL#2");
+  CHECK(v.message == "event 2 (event_id '" + kId2 + "') charged twice (executions 2 and 3, calls 2 and 3): delivered to "
+                     "c1 (XREADGROUP#1), c1 called at CALL#2 (call 2: executed, execution 2), c1's connection dropped "
+                     "at drop:after:CALL#2, c1 called again at CALL#3 (call 3: executed, execution 3), acknowledged by "
+                     "c1 (XACK#2)");
+  CHECK_FALSE(v.pattern); // no kill between the call and the commit
+}
