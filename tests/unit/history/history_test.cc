@@ -20,7 +20,7 @@ History everyKind() {
   s.events = {{1, {{"wallet", "w1"}, {"amount", "100"}}}};
   s.stream = {{1, 1}};
   s.faults = {Fault::parse("after:COMMIT#1")};
-  h.append("harness", ops::Plan{s, "t", 20, "stream", "group"});
+  h.append("harness", ops::Plan{s, "t", 20, "stream", "group", "honour"});
   h.append("harness", ops::Initial{{{"balance", {{"w1", "0"}, {"w2", std::nullopt}}}}});
   h.append("producer", ops::Send{"1-0", 1, "uuid-1", {{"wallet", "w1"}, {"amount", "100"}}, 1, false});
   h.append("c1", ops::Spawn{42, "c1", "/tmp/c1.log", "first"});
@@ -76,6 +76,18 @@ History everyKind() {
   rs.contentType = "application/json";
   rs.size = 2;
   h.append("client", rs);
+  ops::Call call;
+  call.id = 2;
+  call.method = "POST";
+  call.path = "/charges";
+  call.keyHeader = true;
+  call.key = "charge-uuid-1";
+  call.ref = "uuid-1";
+  call.digest = "00000000000000ab";
+  call.outcome = "replayed";
+  call.status = 200;
+  call.execution = 1;
+  h.append("sink", call);
   return h;
 }
 
@@ -88,7 +100,7 @@ TEST_CASE("history: every record maps to JSON and back unchanged") {
   for (const auto& op : j) types.insert(op["type"]);
   CHECK(types.size() == std::variant_size_v<Record>); // every kind of record
   CHECK(types == std::set<std::string>{"plan", "initial", "send", "spawn", "step", "fault", "exit", "note", "opaque",
-                                       "stall", "escape", "final", "error", "request", "response"});
+                                       "stall", "escape", "final", "error", "request", "response", "call"});
   History back = History::fromJson(j);
   CHECK(back.toJson() == j);
   auto ops = back.ops();

@@ -87,7 +87,7 @@ TEST_CASE("order-shipping: ship 1, 2, 3 and retry 2, sku mapped from the order",
 
 TEST_CASE("an unknown scenario name lists the known ones", "[scenario]") {
   CHECK(usageError([] { idem::loadScenario("nope", kDir); }) ==
-        "unknown scenario 'nope' (known: customer-city, order-shipping, orders, wallet, wallet-poison)");
+        "unknown scenario 'nope' (known: customer-city, order-shipping, orders, payments, wallet, wallet-poison)");
 }
 
 TEST_CASE("a scenario given by path is read from that file", "[scenario]") {

@@ -72,7 +72,7 @@ TEST_CASE("scenario: top level", "[scenario][errors]") {
   CHECK(usageError([] { idem::scenarioFromJson(json::array(), kWhat); }) == "scenarios/x.json: must be a JSON object");
   CHECK(err({{"/nmae", "x"}}) ==
         field("nmae", "unknown field (known: name, description, kind, http, tables, keys, fields, default_schedule, invariants, "
-                     "retry_window_ms, prune, poison)"));
+                     "retry_window_ms, prune, poison, sink)"));
   CHECK(err({{"/name", nullptr}}) == field("name", "is required"));
   CHECK(err({{"/name", 3}}) == field("name", "must be a non-empty string"));
   CHECK(err({{"/name", "a b"}}) == field("name", "'a b' must be letters, digits, '.', '_' or '-'"));
