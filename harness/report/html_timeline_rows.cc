@@ -112,6 +112,7 @@ namespace {
 bool touchesHot(const Context& c, const Op& op) {
   if (c.hotOps.count(op.index)) return true;
   if (const auto* s = op.as<ops::Send>()) return c.hotEvents.count(s->n) || c.hotEntries.count(s->entry);
+  if (const auto* k = op.as<ops::Call>()) return c.hotIds.count(k->ref) > 0; // a call of a hot event
   const auto* step = op.as<ops::Step>();
   if (!step) return false;
   for (const auto& d : step->delivered)

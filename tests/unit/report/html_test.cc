@@ -372,6 +372,10 @@ TEST_CASE("html: a scenario with a sink gets a sink lane, each call a mark linke
   b.finalOp(json{{"booked", json::array({json::array({b.eventId(1)})})}});
   const std::string svg = html::timeline(json{{"history", b.ops()}, {"violations", json::array()}});
   CHECK(svg.find(">Sink<") != std::string::npos);
+  // A violation of event 1 makes its calls' rows hot, as its steps' (their detail names its id).
+  const std::string hot = html::timeline(json{{"history", b.ops()}, {"violations", json::array({json{{"events", {1}}}})}});
+  const std::regex hotCall("class=\"t hot\" x=\"[0-9]+\" y=\"[0-9]+\">sink: call");
+  CHECK(std::distance(std::sregex_iterator(hot.begin(), hot.end(), hotCall), std::sregex_iterator()) == 2);
   CHECK(occurrences(svg, "<line class=\"call sink") == 2); // both CALL steps reach the sink's lane
   CHECK(occurrences(svg, "<circle class=\"sinkcall executed\"") == 1);
   CHECK(occurrences(svg, "<circle class=\"sinkcall replayed\"") == 1);
