@@ -105,6 +105,16 @@ std::vector<CheckResult> checkAll(const Scenario& s, const std::vector<Op>& hist
     out.push_back(guarded("poison:not-applied",
                           withView([](const detail::HistoryView& h) { return detail::checkPoisonNotApplied(h); })));
   }
+  if (s.sink) {
+    out.push_back(guarded("sink:exactly-once",
+                          withView([](const detail::HistoryView& h) { return detail::checkSinkExactlyOnce(h); })));
+    out.push_back(guarded("sink:agreement",
+                          withView([](const detail::HistoryView& h) { return detail::checkSinkAgreement(h); })));
+    // Keys are the consumer's promise only to a provider that honours them: not judged under "ignore".
+    if (detail::sinkPolicyOf(s, history) == "honour")
+      out.push_back(guarded("sink:key-stable",
+                            withView([](const detail::HistoryView& h) { return detail::checkSinkKeyStable(h); })));
+  }
   if (!s.http) out.push_back(guarded("broker", withView([](const detail::HistoryView& h) { return detail::checkBroker(h); })));
   out.push_back(guarded("process", withView([](const detail::HistoryView& h) { return detail::checkProcesses(h); })));
   out.push_back(guarded("faults", withView([](const detail::HistoryView& h) { return detail::checkFaults(h); })));

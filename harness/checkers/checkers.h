@@ -57,7 +57,9 @@ void to_json(nlohmann::json& j, const Violation& v);
 void to_json(nlohmann::json& j, const CheckResult& r);
 
 /// Every checker of a scenario over one history, in this order: one per invariant ("invariant:NAME"), the
-/// broker checker (zero pending, every entry delivered and acked), the process checker (crashes), the
+/// four poison checkers and the three of the sink ("sink:exactly-once", "sink:agreement", "sink:key-stable"
+/// when the run's sink honoured keys) for a scenario with them, the broker checker (zero pending, every
+/// entry delivered and acked), the process checker (crashes), the
 /// faults checker (every kill point of the plan fired, else Unknown), the run checker ("error" ops make
 /// it Unknown) and the observation checker (connections the proxies could not decode), each wrapped so
 /// that an exception gives Unknown. Violations carry a diagnosis (events,

@@ -32,6 +32,16 @@ CheckResult checkPoisonDeadLettered(const HistoryView& h);
 CheckResult checkPoisonBounded(const HistoryView& h);
 CheckResult checkPoisonNoBlock(const HistoryView& h, const std::vector<CheckResult>& invariants);
 CheckResult checkPoisonNotApplied(const HistoryView& h);
+/// The sink (sink.cc, docs/sink.md): every delivered event executed once at the sink (charged twice, never
+/// charged, a charge of no event); once the run is over, booked in the database (the final op's rows of
+/// kSinkBooked) exactly when executed at the sink; under a provider that honours keys, one key per event.
+CheckResult checkSinkExactlyOnce(const HistoryView& h);
+CheckResult checkSinkAgreement(const HistoryView& h);
+CheckResult checkSinkKeyStable(const HistoryView& h);
+/// The name the harness records the scenario's sink.booked rows under in the initial and final ops.
+inline constexpr const char* kSinkBooked = "sink:booked";
+/// The provider's policy a run's sink followed: the plan's, else the scenario's ("honour" | "ignore").
+std::string sinkPolicyOf(const Scenario& s, const std::vector<Op>& history);
 /// "error" ops: the run could not be judged.
 CheckResult checkRun(const std::vector<Op>& ops);
 

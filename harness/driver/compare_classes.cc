@@ -18,13 +18,17 @@ namespace idem::compare {
 
 namespace {
 
+/// A verb in a class's label: the sink's CALL (docs/sink.md) as what it is to the consumer, "the call (sink)";
+/// the others as they are ("COMMIT").
+std::string verbWords(const std::string& verb) { return verb == "CALL" ? "the call (sink)" : verb; }
+
 Class gapClass(const std::string& prev, const std::string& next) {
   Class c;
   c.kind = "kill";
   c.id = fmt::format("kill:{}>{}", prev.empty() ? "start" : prev, next.empty() ? "end" : next);
-  if (prev.empty()) c.label = fmt::format("at start, before {}", next);
-  else if (next.empty()) c.label = fmt::format("after {}, at the end", prev);
-  else c.label = fmt::format("after {}, before {}", prev, next);
+  if (prev.empty()) c.label = fmt::format("at start, before {}", verbWords(next));
+  else if (next.empty()) c.label = fmt::format("after {}, at the end", verbWords(prev));
+  else c.label = fmt::format("after {}, before {}", verbWords(prev), verbWords(next));
   std::vector<std::string> points;
   if (!prev.empty()) points.push_back(fmt::format("after:{}#k", prev));
   if (!next.empty()) points.push_back(fmt::format("before:{}#k", next));

@@ -63,6 +63,9 @@ svg.timeline rect.hotrow{fill:var(--hot);opacity:.55} svg.timeline rect.killrow{
 svg.timeline line.life{stroke:#8c959f;stroke-width:2} svg.timeline line.life.server{stroke:#d0d7de;stroke-width:1.5;stroke-dasharray:4 3}
 svg.timeline line.call{stroke-width:1.2;opacity:.55} svg.timeline line.call.pg{stroke:var(--pg)}
 svg.timeline line.call.dead{stroke:#8e44ad} svg.timeline .mark.dead,svg.timeline circle.srv.dead{fill:#8e44ad}
+svg.timeline line.call.sink{stroke:#b7791f} svg.timeline .mark.sink,svg.timeline circle.srv.sink{fill:#b7791f}
+svg.timeline circle.sinkcall.executed{fill:#b7791f} svg.timeline circle.sinkcall.replayed{fill:#fff;stroke:#b7791f;stroke-width:2}
+svg.timeline rect.sinkcall.refused{fill:var(--fail)} svg.timeline line.calllink{stroke:#b7791f;stroke-width:1.2;stroke-dasharray:1 3}
 svg.timeline line.call.valkey{stroke:var(--valkey)} svg.timeline line.call.send{stroke:var(--producer)}
 svg.timeline line.call.withheld{stroke:var(--fail);stroke-dasharray:3 2;opacity:1}
 svg.timeline .mark.pg{fill:var(--pg)} svg.timeline .mark.valkey{fill:var(--valkey)} svg.timeline .mark.send{fill:var(--producer)}

@@ -1,17 +1,20 @@
 /// The timeline of one run: an inline SVG with one lane per actor (producer, each consumer process in the
-/// order they started, Valkey, PostgreSQL; for an HTTP run: the client, each server process, PostgreSQL, with
+/// order they started, Valkey, PostgreSQL, the sink when consumers called one; for an HTTP run: the client, each server process, PostgreSQL, with
 /// each request drawn from the client to its server and each answer back) and one row per op of the history, in history order (the
 /// vertical axis is the order of ops, not a time scale: the time of each op is written beside it). A
 /// step is a mark on its process's lane joined to the lane of the server it went to; the kill is a red
 /// cross on a red row; a hold is a pause sign where it fired, an orange bar down its process's lane while
 /// it held, and a play sign where it was released (a pause, its process stopped meanwhile, the same with a
-/// dashed bar); the ops the violations cite (and every send, delivery
+/// dashed bar); a call the sink received is a mark on the sink's lane (filled: executed, hollow: replayed, a
+/// square: refused as a mismatch or not the declared call) joined by a dotted line to the CALL step that
+/// carried it; the ops the violations cite (and every send, delivery
 /// and ack of their entries) are highlighted; a text column says what each op was.
 #include "report/html_timeline.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 #include <vector>
@@ -44,8 +47,37 @@ void drawHttp(std::string& out, const Context& c, const Op& op, int y) {
   if (answered) out += fmt::format("<path class=\"srv send\" d=\"M{} {}l9 -5v10z\"/>", cx, y);
 }
 
+/// A call the sink received: a mark on the sink's lane, by what the sink did (executed: filled; replayed:
+/// hollow; mismatch, rejected: a square).
+void drawCall(std::string& out, const Context& c, const ops::Call& k, int y) {
+  int sx = c.x("sink");
+  if (sx < 0) return;
+  const std::string cls = k.outcome == "executed" || k.outcome == "replayed" ? k.outcome : "refused";
+  if (cls == "refused")
+    out += fmt::format("<rect class=\"sinkcall refused\" x=\"{}\" y=\"{}\" width=\"10\" height=\"10\"/>", sx - 5, y - 5);
+  else
+    out += fmt::format("<circle class=\"sinkcall {}\" cx=\"{}\" cy=\"{}\" r=\"6\"/>", cls, sx, y);
+}
+
+/// Each call record joined to the CALL step that carried it: a dotted line down the sink's lane, from the
+/// record's row to the step's (the step ends after the sink decided), when both rows are shown.
+void drawCallLinks(std::string& out, const Context& c, const std::vector<Row>& rows, int (*rowY)(size_t)) {
+  int sx = c.x("sink");
+  if (sx < 0) return;
+  std::map<int64_t, size_t> rowOf;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].op) rowOf[rows[i].op->index] = i;
+  for (const auto& [call, step] : c.callSteps) {
+    auto a = rowOf.find(call), b = rowOf.find(step);
+    if (a == rowOf.end() || b == rowOf.end()) continue;
+    out += fmt::format("<line class=\"calllink\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", sx + 9, rowY(a->second),
+                       sx + 9, rowY(b->second));
+  }
+}
+
 void drawMarks(std::string& out, const Context& c, const Op& op, int y) {
   if (op.as<ops::Request>() || op.as<ops::Response>()) return drawHttp(out, c, op, y);
+  if (const auto* k = op.as<ops::Call>()) return drawCall(out, c, *k, y);
   const auto* send = op.as<ops::Send>();
   const auto* step = op.as<ops::Step>();
   int px = c.x(send ? "producer" : op.process);
@@ -53,8 +85,9 @@ void drawMarks(std::string& out, const Context& c, const Op& op, int y) {
   if (send || step) {
     std::string server = send ? "valkey" : step->server;
     const bool dead = step && c.deadLetterOps.count(op.index) > 0; // a write to the dead letter
-    int sx = c.x(dead ? "dead-letter" : server == "pg" ? "pg" : "valkey");
-    std::string cls = send ? "send" : dead ? "dead" : (server == "pg" ? "pg" : "valkey");
+    const bool sink = step && server == "sink"; // a call of the provider idemproof plays
+    int sx = c.x(dead ? "dead-letter" : sink ? "sink" : server == "pg" ? "pg" : "valkey");
+    std::string cls = send ? "send" : dead ? "dead" : sink ? "sink" : (server == "pg" ? "pg" : "valkey");
     bool withheld = step && (step->outcome == ops::StepOutcome::KilledBefore ||
                              step->outcome == ops::StepOutcome::DroppedBefore ||
                              step->outcome == ops::StepOutcome::Withheld || step->outcome == ops::StepOutcome::Answered);
@@ -129,8 +162,9 @@ std::string timeline(const json& run) {
   // Lanes: names, server lines over the whole height, process lines from start to exit.
   for (const auto& lane : c.lanes) {
     int x = c.x(lane);
-    std::string label = lane == "pg" ? "PostgreSQL" : lane == "valkey" ? "Valkey" : lane == "dead-letter" ? "Dead letter" : cut(lane, 9);
-    bool server = lane == "pg" || lane == "valkey" || lane == "dead-letter";
+    std::string label = lane == "pg" ? "PostgreSQL" : lane == "valkey" ? "Valkey" : lane == "dead-letter" ? "Dead letter"
+                        : lane == "sink" ? "Sink" : cut(lane, 9);
+    bool server = lane == "pg" || lane == "valkey" || lane == "dead-letter" || lane == "sink";
     out += fmt::format("<text class=\"lane{}\" x=\"{}\" y=\"20\">{}</text>", server ? " server" : "", x, esc(label));
     int y0 = kHeadH, y1 = height - 6;
     if (!server) {
@@ -148,6 +182,7 @@ std::string timeline(const json& run) {
     out += fmt::format("<line class=\"life{}\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"/>", server ? " server" : "", x, y0, x, y1);
   }
   drawHolds(out, c, rows, rowY);
+  drawCallLinks(out, c, rows, rowY);
   for (size_t i = 0; i < rows.size(); ++i) {
     int y = rowY(i);
     if (!rows[i].op) {

@@ -27,7 +27,7 @@ struct Row {
 
 /// What the rows need to know about the run as a whole.
 struct Context {
-  std::vector<std::string> lanes;          ///< producer, c1, c2, ..., valkey, pg, dead-letter (HTTP: client, s1, s2, ..., pg)
+  std::vector<std::string> lanes;          ///< producer, c1, c2, ..., valkey, pg, dead-letter, sink (HTTP: client, s1, s2, ..., pg)
   std::map<int, std::string> requestServer; ///< HTTP: request id -> the server process it went to
   std::map<std::string, std::string> tags; ///< stream entry -> "e3" / "e2 (retry)"
   std::set<int64_t> hotOps;
@@ -38,6 +38,11 @@ struct Context {
   /// ("dead-letter"), and the steps that wrote to it (drawn to that lane instead of their server's).
   std::string deadLetter;
   std::set<int64_t> deadLetterOps;
+  /// The sink (docs/sink.md): its lane ("sink") when the run made calls; each call record's op -> the op of
+  /// the CALL step that carried it (checkers/sink_view.h linkCalls), drawn as a link on the sink's lane.
+  std::map<int64_t, int64_t> callSteps;
+  std::map<int64_t, std::string> callVia; ///< call record's op -> "c1 CALL#2"
+  std::map<std::string, int> eventOfId; ///< event id -> its number (a call's ref as "e2")
   std::vector<HoldSpan> holds;  ///< the holds that fired (checkers/holds.h)
   std::map<int64_t, size_t> holdFired, holdReleased; ///< op index -> its hold in `holds`
   const HoldSpan* firedAt(int64_t op) const {

@@ -2,6 +2,8 @@
 /// made while a consumer handled one of its entries), which are elided, and what each one says.
 #include "report/html_timeline.h"
 
+#include "checkers/sink_view.h"
+
 #include <fmt/format.h>
 
 #include <map>
@@ -69,6 +71,20 @@ Context contextOf(const json& run, const std::vector<Op>& history) {
     const bool stream = (st->verb == "XADD" || st->verb == "PUBLISH" || st->verb == "PRODUCE") && st->detail.find(c.deadLetter) != std::string::npos;
     if (table || stream) c.deadLetterOps.insert(op.index);
   }
+  // The sink: a lane for the provider the consumers call, with each call record linked to its CALL step.
+  bool sink = false;
+  for (const auto& op : history) {
+    const auto* st = op.as<ops::Step>();
+    if (op.as<ops::Call>() || (st && st->server == "sink")) sink = true;
+    if (const auto* s = op.as<ops::Send>()) c.eventOfId.emplace(s->eventId, s->n);
+  }
+  if (sink) {
+    c.lanes.push_back("sink");
+    c.callSteps = detail::linkCalls(history);
+    for (const auto& op : history)
+      for (const auto& [call, step] : c.callSteps)
+        if (const auto* st = op.as<ops::Step>(); st && op.index == step) c.callVia[call] = op.process + " " + st->name();
+  }
   for (const auto& viol : arr(run, "violations")) {
     for (const auto& i : arr(viol, "ops"))
       if (i.is_number()) c.hotOps.insert(i.get<int64_t>());
@@ -96,6 +112,7 @@ namespace {
 bool touchesHot(const Context& c, const Op& op) {
   if (c.hotOps.count(op.index)) return true;
   if (const auto* s = op.as<ops::Send>()) return c.hotEvents.count(s->n) || c.hotEntries.count(s->entry);
+  if (const auto* k = op.as<ops::Call>()) return c.hotIds.count(k->ref) > 0; // a call of a hot event
   const auto* step = op.as<ops::Step>();
   if (!step) return false;
   for (const auto& d : step->delivered)
@@ -278,6 +295,19 @@ std::string describe(const Context& c, const Op& op) {
     if (a->outcome == "cut")
       return fmt::format("r{} cut by the client{}", a->id, a->status ? fmt::format(" after the headers ({}{})", a->status, loc) : "");
     return fmt::format("r{}: {}", a->id, a->outcome == "refused" ? "connection refused (no server)" : "connection closed, no answer");
+  }
+  if (const auto* k = op.as<ops::Call>()) {
+    auto ev = c.eventOfId.find(k->ref);
+    std::string ref = ev != c.eventOfId.end() ? fmt::format("e{} ({})", ev->second, cut(k->ref, 8))
+                      : k->ref.empty()        ? std::string("no ref")
+                                              : "ref " + cut(k->ref, 8);
+    std::string what = k->outcome == "executed"   ? fmt::format("executed #{}", k->execution)
+                       : k->outcome == "replayed" ? fmt::format("replayed #{}", k->execution)
+                                                  : k->outcome;
+    std::string key = k->keyHeader ? " key " + cut(k->key, 16) : " no key";
+    auto via = c.callVia.find(op.index);
+    return fmt::format("sink: call {} {} {} {}{}{} → {} ({})", k->id, k->method, k->path, ref, key,
+                       via == c.callVia.end() ? "" : " from " + via->second, what, k->status);
   }
   if (const auto* e = op.as<ops::Error>()) return "error: " + e->message;
   if (const auto* n = op.as<ops::Note>()) return "note: " + n->message;

@@ -32,6 +32,7 @@ Found retentionShorterThanWindow(const HistoryView& h, const Violation& v); ///<
 Found pausedMemberWorks(const HistoryView& h, const Violation& v);     ///< paused_member_works.cc
 Found poisonRetriedForever(const HistoryView& h, const Violation& v);  ///< poison_retried_forever.cc
 Found poisonDropped(const HistoryView& h, const Violation& v);         ///< poison_dropped.cc
+Found sinkCallCommitOrder(const HistoryView& h, const Violation& v);   ///< sink_call_commit_order.cc
 
 /// The first classifier, in the order above from the most specific, that recognises the violation.
 Found classify(const HistoryView& h, const Violation& v);

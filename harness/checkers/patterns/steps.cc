@@ -219,7 +219,8 @@ Found classify(const HistoryView& h, const Violation& v) {
   // From the most specific: a race or a broken connection explains a duplicate before a plain missing dedup.
   for (auto* fn : {retentionShorterThanWindow, httpNoRequestHash, httpKeyOutsideTransaction, revokedMemberWorks,
                    pausedMemberWorks, ackBeforeEffect, dedupOutsideTransaction, checkThenAct, retryAfterAmbiguousCommit,
-                   dedupOnBrokerId, effectWithoutDedup, unguardedVersion, poisonRetriedForever, poisonDropped}) {
+                   dedupOnBrokerId, effectWithoutDedup, unguardedVersion, poisonRetriedForever, poisonDropped,
+                   sinkCallCommitOrder}) {
     if (auto p = fn(h, v)) return p;
   }
   return std::nullopt;
@@ -245,6 +246,7 @@ std::string patternName(const std::string& id) {
       {"retention-shorter-than-window", "dedup retention shorter than the retry window"},
       {"poison-retried-forever", "poison event retried forever"},
       {"poison-dropped", "poison event dropped"},
+      {"sink-call-commit-order", "call before commit / commit before call (sink)"},
   };
   auto it = names.find(id);
   return it == names.end() ? "" : it->second;

@@ -196,3 +196,41 @@ TEST_CASE("seeds: a generated schedule and a shuffled stream are pinned to their
   INFO(nlohmann::json(shuffled).dump());
   CHECK(shuffled == std::vector<int>{2, 5, 2, 4, 3, 1, 6});
 }
+
+TEST_CASE("compare: the gaps around a sink's CALL are labelled as the call") {
+  // A payments consumer: read, BEGIN, INSERT, CALL (the provider idemproof plays), COMMIT, XACK.
+  std::vector<Op> history;
+  auto add = [&](const std::string& proc, Record r) {
+    Op op;
+    op.index = static_cast<int64_t>(history.size());
+    op.process = proc;
+    op.record = std::move(r);
+    history.push_back(std::move(op));
+  };
+  add("harness", ops::Plan{});
+  add("c1", ops::Spawn{100, "c1", "/tmp/c1.log", "first"});
+  std::map<std::string, int> k;
+  auto step = [&](const std::string& server, const std::string& verb, std::vector<ops::Delivered> delivered = {},
+                  std::vector<std::string> acked = {}) {
+    ops::Step s;
+    s.server = server;
+    s.conn = 1;
+    s.verb = verb;
+    s.k = ++k[verb];
+    s.detail = verb;
+    s.delivered = std::move(delivered);
+    s.acked = std::move(acked);
+    add("c1", s);
+  };
+  step("valkey", "XREADGROUP", {{"1-0", {{"n", "1"}}}});
+  step("pg", "BEGIN");
+  step("pg", "INSERT");
+  step("sink", "CALL");
+  step("pg", "COMMIT");
+  step("valkey", "XACK", {}, {"1-0"});
+  std::map<std::string, std::string> classOf;
+  for (const auto& p : classifyKillPoints(history)) classOf[p.fault.str()] = p.cls.label;
+  CHECK(classOf["after:CALL#1"] == "after the call (sink), before COMMIT");
+  CHECK(classOf["before:CALL#1"] == "after INSERT, before the call (sink)");
+  CHECK(classOf["after:COMMIT#1"] == "after COMMIT, before XACK");
+}

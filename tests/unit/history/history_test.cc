@@ -77,13 +77,13 @@ History everyKind() {
   rs.size = 2;
   h.append("client", rs);
   ops::Call call;
-  call.id = 1;
+  call.id = 2;
   call.method = "POST";
   call.path = "/charges";
   call.keyHeader = true;
-  call.key = "uuid-1";
+  call.key = "charge-uuid-1";
   call.ref = "uuid-1";
-  call.digest = "00bb";
+  call.digest = "00000000000000ab";
   call.outcome = "replayed";
   call.status = 200;
   call.execution = 1;

@@ -341,3 +341,47 @@ TEST_CASE("html: a scenario with poison events gets a dead-letter lane, which it
   CHECK(occurrences(svg, "<line class=\"call dead\"") == 1); // the INSERT, not BEGIN or COMMIT
   CHECK(svg.find("table dead_letters: 1 dead letter") != std::string::npos);
 }
+
+TEST_CASE("html: a scenario with a sink gets a sink lane, each call a mark linked to its CALL step") {
+  const Scenario s = builtin("payments");
+  HistoryBuilder b(s);
+  b.initial(json{{"booked", json::array()}});
+  const std::string entry = b.send(1, {{"wallet", "w1"}, {"amount", "5000"}});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", {entry});
+  b.step("c1", "pg", "BEGIN");
+  ops::Call executed;
+  executed.id = 1;
+  executed.method = "POST";
+  executed.path = "/charges";
+  executed.keyHeader = true;
+  executed.key = "charge-1";
+  executed.ref = b.eventId(1);
+  executed.outcome = "executed";
+  executed.status = 200;
+  executed.execution = 1;
+  b.h.append("sink", executed);
+  b.step("c1", "sink", "CALL", "POST /charges key=charge-1 ref=" + b.eventId(1), "dropped-after");
+  ops::Call replayed = executed;
+  replayed.id = 2;
+  replayed.outcome = "replayed";
+  b.h.append("sink", replayed);
+  b.step("c1", "sink", "CALL", "POST /charges key=charge-1 ref=" + b.eventId(1));
+  b.step("c1", "pg", "COMMIT");
+  b.ack("c1", {entry});
+  b.finalOp(json{{"booked", json::array({json::array({b.eventId(1)})})}});
+  const std::string svg = html::timeline(json{{"history", b.ops()}, {"violations", json::array()}});
+  CHECK(svg.find(">Sink<") != std::string::npos);
+  // A violation of event 1 makes its calls' rows hot, as its steps' (their detail names its id).
+  const std::string hot = html::timeline(json{{"history", b.ops()}, {"violations", json::array({json{{"events", {1}}}})}});
+  const std::regex hotCall("class=\"t hot\" x=\"[0-9]+\" y=\"[0-9]+\">sink: call");
+  CHECK(std::distance(std::sregex_iterator(hot.begin(), hot.end(), hotCall), std::sregex_iterator()) == 2);
+  CHECK(occurrences(svg, "<line class=\"call sink") == 2); // both CALL steps reach the sink's lane
+  CHECK(occurrences(svg, "<circle class=\"sinkcall executed\"") == 1);
+  CHECK(occurrences(svg, "<circle class=\"sinkcall replayed\"") == 1);
+  CHECK(occurrences(svg, "<line class=\"calllink\"") == 2);
+  CHECK(svg.find("sink: call 1 POST /charges e1 (00000000…) key charge-1 from c1 CALL#1 → executed #1 (200)") !=
+        std::string::npos);
+  CHECK(svg.find("sink: call 2 POST /charges e1 (00000000…) key charge-1 from c1 CALL#2 → replayed #1 (200)") !=
+        std::string::npos);
+}

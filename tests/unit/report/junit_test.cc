@@ -3,6 +3,8 @@
 #include "report/junit.h"
 
 #include "fixtures.h"
+#include "json_schema.h"
+#include "unit/checkers/history_builder.h"
 
 #include <catch2/catch.hpp>
 
@@ -76,4 +78,43 @@ TEST_CASE("junit: a report without runs (a check that passed) is one testcase wi
   CHECK(occurrences(xml, "<error ") == 0);
   report["verdict"] = "unknown";
   CHECK(occurrences(junitXml(report), "<error type=\"unknown\"") == 1);
+}
+
+TEST_CASE("junit: a payments run names the sink's checks, and its report matches the schema") {
+  // c1 commits event 1's payment, then is killed before its call; c2 calls another path, rejected.
+  const Scenario sc = builtin("payments");
+  HistoryBuilder b(sc);
+  b.initial(json{{"balance", json::array()}, {"booked", json::array()}, {"sink:booked", json::array()}});
+  const std::string e1 = b.send(1, {{"wallet", "w1"}, {"amount", "5000"}});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", {e1});
+  b.step("c1", "pg", "BEGIN");
+  b.sql("c1", "INSERT", "INSERT INTO payments VALUES ($1, $2, $3)", {"payments"}, "INSERT 0 1");
+  b.step("c1", "pg", "COMMIT");
+  b.kill("c1", "after:COMMIT#1");
+  b.spawn("c2");
+  b.read("c2", "XAUTOCLAIM", {e1});
+  ops::Call wrong; // c2 calls another path: rejected, nothing charged
+  wrong.id = 1;
+  wrong.method = "POST";
+  wrong.path = "/refunds";
+  wrong.ref = b.eventId(1);
+  wrong.digest = "00000000000000ab";
+  wrong.outcome = "rejected";
+  wrong.status = 404;
+  b.h.append("sink", wrong);
+  b.step("c2", "sink", "CALL", "POST /refunds key= ref=" + b.eventId(1));
+  b.ack("c2", {e1});
+  const json booked = json::array({json::array({b.eventId(1)})});
+  b.finalOp(json{{"balance", json::array({json::array({"w1", "995000"})})}, {"booked", booked}, {"sink:booked", booked}});
+  auto ops = b.ops();
+  std::get<ops::Plan>(ops.front().record).sinkPolicy = "honour";
+  const json report = runReportOfOps(ops, "payments");
+  requireValidReport(report, "the payments run");
+  const std::string xml = junitXml(report);
+  CHECK(xmlError(xml).empty());
+  for (const char* name : {"sink:exactly-once", "sink:agreement", "sink:key-stable"})
+    CHECK(xml.find(std::string("name=\"") + name + "\"") != std::string::npos);
+  CHECK(xml.find("<failure type=\"never-charged\"") != std::string::npos);
+  CHECK(xml.find("<failure type=\"booked-not-charged\"") != std::string::npos);
 }

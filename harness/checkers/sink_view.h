@@ -1,0 +1,80 @@
+#pragma once
+/// Internal: the sink's side of a history (docs/sink.md) indexed for the sink checkers, their diagnoses and
+/// the anti-pattern of a call and a commit in the wrong order: the consumer's CALL steps (what its proxy saw),
+/// the sink's call records (what the provider received and did), each record linked to the CALL step that
+/// carried it, and the story of one event told with its calls.
+#include "checkers/diagnosis.h"
+#include "checkers/history_view.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace idem::detail {
+
+/// A consumer's CALL step (server "sink"): its detail is "POST /charges key=… ref=…".
+struct CallStep {
+  int64_t op = 0;
+  std::string process;
+  const ops::Step* step = nullptr;
+  std::string ref;     ///< the detail's ref= ("" when it has none)
+  std::string key;     ///< the detail's key= ("" when it has none)
+  bool keyed = false;  ///< the detail carries a key
+  int64_t callOp = -1; ///< the call record it carried (SinkView::link), -1 when none
+};
+
+/// A call the sink received, with the CALL step that carried it (stepOp -1 when no step matches).
+struct SinkCall {
+  int64_t op = 0;
+  const ops::Call* call = nullptr;
+  int64_t stepOp = -1;
+  std::string process; ///< the process of its step, "" when none
+};
+
+struct SinkView {
+  /// Indexes the CALL steps and call records of `h` and links them (linkCalls).
+  explicit SinkView(const HistoryView& h);
+
+  const HistoryView& h;
+  std::vector<CallStep> steps; ///< in history order
+  std::vector<SinkCall> calls; ///< in history order
+  std::map<std::string, int> eventOf; ///< event id -> event number (every event sent)
+
+  /// The executed calls with `ref`, in order.
+  std::vector<const SinkCall*> executions(const std::string& ref) const;
+  /// Every call record with `ref`, in order.
+  std::vector<const SinkCall*> callsOf(const std::string& ref) const;
+  /// The CALL steps with `ref`, in order.
+  std::vector<const CallStep*> stepsOf(const std::string& ref) const;
+  const SinkCall* callAt(int64_t op) const;
+  const CallStep* stepAt(int64_t op) const;
+  /// The event id of event n ("" when it was never sent).
+  std::string idOf(int n) const;
+  /// "event 2 (event_id '…')": how the sink checkers name an event; for an id no event carries,
+  /// "ref '…' (no event sent carries it)".
+  std::string label(const std::string& ref) const;
+};
+
+/// The CALL step that carried each call record of `history`: record op index -> step op index. Each record,
+/// in the order the sink received them, goes to the first CALL step (server "sink") not yet linked, recorded
+/// after it, that reached the sink (or was answered in its place) with the record's ref, one with the same
+/// key first (the sink records a call as it decides, before its answer leaves; a step is recorded when it
+/// ends, so after the call it carried). The report's timeline draws the same links.
+std::map<int64_t, int64_t> linkCalls(const std::vector<Op>& history);
+/// The ref= and key= of a CALL step's detail ("POST /charges key=… ref=…"); `keyed` false without a key.
+void callDetail(const std::string& detail, std::string& ref, std::string& key, bool& keyed);
+
+/// "call 3 (executed, execution 2)", "call 4 (replayed execution 2)", "call 5 (mismatch, 422)".
+std::string callText(const ops::Call& c);
+
+/// The story of the event with id `ref` with its calls, in history order: its sends when it was sent more
+/// than once, its deliveries, the CALL steps carrying it and what the sink did with each, the kills and
+/// other faults of a process while it held the event, and its first acknowledgement:
+///   "delivered to c1 (XREADGROUP#1), c1 called at CALL#1 (call 1: executed, execution 1), c1 killed at
+///    after:CALL#1, redelivered to c2 (XAUTOCLAIM#1), c2 called again at CALL#2 (call 2: executed,
+///    execution 2), acknowledged by c2 (XACK#1)"
+/// Its kill_point is the first fault point it tells (a kill, a drop, an error).
+Story sinkStory(const SinkView& s, const std::string& ref);
+
+} // namespace idem::detail
