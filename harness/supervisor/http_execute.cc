@@ -144,7 +144,8 @@ private:
     ctl_.addProcess(p.owner, p.label);
     procs_.start(p, p.label,
                  {{"PORT", std::to_string(p.port)}, {"IDEMPOTENCY_LEASE_MS", std::to_string(spec_.policy.leaseMs)},
-                  {"IDEMPOTENCY_PAYLOAD_EQUIVALENCE", spec_.policy.payloadEquivalence}},
+                  {"IDEMPOTENCY_PAYLOAD_EQUIVALENCE", spec_.policy.payloadEquivalence},
+                  {"DEDUP_TTL_MS", ws_.target.dedupTtlMs ? std::to_string(*ws_.target.dedupTtlMs) : ""}},
                  kHttpServerLogCap, "server", why);
     server_ = std::move(p);
     waitReady();
@@ -352,6 +353,14 @@ private:
   /// request may find its key forgotten.
   void waitRetention(int64_t aged = 0) {
     endLate("the client waits out the retention");
+    // A key store the scenario can prune (its `prune`, the server's declared dedup_ttl_ms) ages by simulated
+    // time, as an `age` fault ages a consumer's (docs/faults.md): no waiting.
+    if (aged && !ws_.scenario.prune.empty() && ws_.target.dedupTtlMs && ws_.servers.embedded) {
+      const ops::Aged a = ws_.age(aged);
+      h_.append("client", ops::Note{fmt::format("{} ms of simulated time pass for the server's keys: {} ({} row{} pruned)",
+                                                a.ms, a.prune, a.pruned, a.pruned == 1 ? "" : "s")});
+      return;
+    }
     const int64_t ms = aged ? aged : spec_.policy.retentionMs; // at most kMaxRetentionWaitMs: checkClientOps refused more
     h_.append("client", ops::Note{aged ? fmt::format("the client waits {} ms (the declared retention is {} ms)", ms,
                                                      spec_.policy.retentionMs)

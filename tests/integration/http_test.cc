@@ -158,12 +158,17 @@ TEST_CASE("http: form bodies pass on the reference server, and replay_5xx, in_fl
   CHECK(plain.status == 1);
   CHECK(kindsOf(plain.report) == std::set<std::string>{"in-flight-rejected", "executed-after-5xx"});
   // Keys kept 200 ms where 1000 are declared: the retry 500 ms later executes again.
-  Result shortKeys = clean({"replay", policyFile("short", {{{"op", "send"}, {"key", 3}}, {{"op", "send"}, {"key", 3}, {"aged_ms", 500}}},
-                                                 "orders-stored"),
-                            "--target", testTarget("http-correct-short-keys"), "--scenario", stored});
+  const std::string aged = policyFile("short", {{{"op", "send"}, {"key", 3}}, {{"op", "send"}, {"key", 3}, {"aged_ms", 500}}},
+                                      "orders-stored");
+  Result shortKeys = clean({"replay", aged, "--target", testTarget("http-correct-short-keys"), "--scenario", stored});
   INFO(shortKeys.out << shortKeys.err);
   CHECK(shortKeys.status == 1);
   CHECK(kindsOf(shortKeys.report).count("forgotten-within-retention") == 1);
+  // The same in simulated time: a server declaring dedup_ttl_ms 200 has its key row pruned as 500 ms pass.
+  Result pruned = clean({"replay", aged, "--target", testTarget("http-correct-pruned"), "--scenario", stored});
+  INFO(pruned.out << pruned.err);
+  CHECK(pruned.status == 1);
+  CHECK(kindsOf(pruned.report).count("forgotten-within-retention") == 1);
 }
 
 TEST_CASE("http: every client behaviour against the Python server (compare on its own policy)", "[http]") {
