@@ -39,8 +39,21 @@ CheckResult exactlyOnce(const HttpView& h) {
     auto qs = h.own(key);
     int64_t n = h.effectsOf(payload);
     // A request after the retention may find the key forgotten and execute again.
-    const int64_t allowed = 1 + std::count_if(qs.begin(), qs.end(), [](const Req* q) { return q->r->afterRetention; });
-    if (n > allowed) {
+    const int64_t allowed = 1 + std::count_if(qs.begin(), qs.end(), [&](const Req* q) { return h.pastRetention(*q); });
+    // A request sent later but within the retention (aged_ms): the key must still be remembered.
+    const Req* aged = nullptr;
+    for (const Req* q : qs)
+      if (!aged && q->r->agedMs > 0 && !h.pastRetention(*q)) aged = q;
+    if (n > allowed && aged) {
+      auto v = violation(h, "forgotten-within-retention", "exactly-once", key,
+                         fmt::format("key {} took effect {} times: r{} was sent {} ms after the key's last request, "
+                                     "within the declared retention of {} ms, and the key was no longer remembered",
+                                     key, n, aged->r->id, aged->r->agedMs, h.spec.policy.retentionMs),
+                         qs);
+      v.expected = allowed;
+      v.observed = n;
+      out.push_back(std::move(v));
+    } else if (n > allowed) {
       auto v = violation(h, "double-effect", "exactly-once", key,
                          fmt::format("key {} took effect {} times ({} requests with it: {})", key, n, qs.size(), ids(qs)), qs);
       v.expected = allowed;
@@ -152,6 +165,7 @@ CheckResult mismatch(const HttpView& h) {
       out.push_back(std::move(v));
     }
   }
+  checkReordered(h, out);
   return resultOf(std::move(out), {});
 }
 

@@ -36,9 +36,13 @@ CheckResult checkReplays(const HttpView& h) {
     if (!ref) continue;
     bool forgotten = false; // from a request after the retention on, the key may be a fresh one
     for (const Req* q : h.own(key)) {
-      forgotten = forgotten || q->r->afterRetention;
-      if (forgotten || q == ref || !q->final()) continue;
+      forgotten = forgotten || h.pastRetention(*q);
+      if (forgotten || q == ref || !q->final() || h.otherPayload(*q)) continue;
       const auto& a = *q->a;
+      // A reordered retry rejected as another payload: http:mismatch names it (reordered-rejected).
+      if (q->r->reordered && a.status == h.spec.policy.mismatch) continue;
+      // Under "wait", one that overlapped another request and got a 4xx: in-flight-rejected (below).
+      if (h.spec.policy.inFlight == 0 && a.status >= 400 && a.status < 500 && h.overlapped(*q)) continue;
       const auto& first = *ref->a;
       bool sentAfter = q->op->index > ref->answerOp->index; // a retry of a completed request
       // Equal as JSON: both said they are JSON, were read whole and parse to the same value.
@@ -74,6 +78,8 @@ CheckResult checkReplays(const HttpView& h) {
       out.push_back(std::move(v));
     }
   }
+  checkStored5xx(h, out);
+  checkInFlightWait(h, out);
   CheckResult r = resultOf(std::move(out), {});
   r.notes = std::move(notes);
   return r;
@@ -86,14 +92,16 @@ CheckResult checkStatuses(const HttpView& h) {
     const Req* ref = h.reference(key);
     bool forgotten = false; // after the retention a key is fresh again: its answer is judged like a first one
     for (const Req* q : h.own(key)) {
-      forgotten = forgotten || q->r->afterRetention;
-      if (!q->final()) continue;
+      forgotten = forgotten || h.pastRetention(*q);
+      if (!q->final() || h.otherPayload(*q)) continue; // a reordered payload under "bytes": http:mismatch
       const int st = q->a->status;
       if (st == pol.created) continue;
       if (st >= 200 && st < 300) {
         if (ref && q != ref && !forgotten) continue; // a 2xx after the first one: http:replay compares the two
       } else {
         if (q->r->burst) continue; // a burst's copy: http:burst judges it
+        // Under "wait", a request that overlapped another of its key: http:replay judges it (in-flight-rejected).
+        if (pol.inFlight == 0 && h.overlapped(*q)) continue;
         if (ref && q->op->index > ref->answerOp->index && !forgotten) continue; // a retry of a completed request: http:replay
         if (st >= 500) continue;   // a server error: the client retries, and http:liveness judges the end
         if (pol.inFlight != 0 && st == pol.inFlight) continue; // in flight: http:liveness judges the end
@@ -150,7 +158,8 @@ CheckResult checkLiveness(const HttpView& h) {
       if (HttpView::keyed(q) && q.r->key == key) qs.push_back(&q);
     const Req* last = qs.empty() ? nullptr : qs.back();
     bool inflight = last && last->final() && h.spec.policy.inFlight != 0 && last->a->status == h.spec.policy.inFlight;
-    if (last && last->final() && !inflight && last->a->status < 500) continue;
+    // A 5xx is definite when the policy stores it (replay_5xx): http:replay judges that it was kept.
+    if (last && last->final() && !inflight && (last->a->status < 500 || h.spec.policy.replay5xx)) continue;
     if (limited) continue; // said once above
     if (last && last->a && last->a->outcome == "too-large") {
       unknown.push_back(fmt::format("key {}'s last answer (r{}) went on past the {} MiB the client reads of an answer",

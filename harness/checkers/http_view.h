@@ -59,6 +59,14 @@ struct HttpView {
   /// Whether a kill fired while `q` was in flight (after it was written, before its answer).
   bool killedDuring(const Req& q) const;
   std::string killText() const { return kills.empty() ? "" : kills.back(); }
+  /// Whether `q` was written once the declared retention had passed (after_retention, or aged_ms at least
+  /// retention_ms): the key may have been forgotten, and a fresh execution is as right as a replay.
+  bool pastRetention(const Req& q) const {
+    return q.r->afterRetention || (q.r->agedMs > 0 && q.r->agedMs >= spec.policy.retentionMs);
+  }
+  /// Whether `q`'s payload is another one than its key's first under the declared payload_equivalence: a
+  /// reordered retry under "bytes".
+  bool otherPayload(const Req& q) const { return q.r->reordered && spec.policy.payloadEquivalence == "bytes"; }
 };
 
 /// "201 Location /orders/1 {...}": an answer in one short line.
@@ -73,5 +81,14 @@ Violation violation(const HttpView& h, const char* kind, const char* inv, int ke
 CheckResult checkReplays(const HttpView& h);
 CheckResult checkStatuses(const HttpView& h);
 CheckResult checkLiveness(const HttpView& h);
+
+/// The declared policy beyond the first answer (http_policy.cc), each adding to one checker's violations:
+///  http:replay    a stored 5xx replayed (replay_5xx: executed-after-5xx, replay-mismatch) and a retry in
+///                 flight under "wait" (in-flight-rejected, wait-past-lease)
+///  http:mismatch  a reordered retry, the same payload or another per payload_equivalence (reordered-rejected,
+///                 reordered-accepted)
+void checkStored5xx(const HttpView& h, std::vector<Violation>& out);
+void checkInFlightWait(const HttpView& h, std::vector<Violation>& out);
+void checkReordered(const HttpView& h, std::vector<Violation>& out);
 
 } // namespace idem::detail::http

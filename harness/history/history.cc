@@ -262,6 +262,8 @@ json valueOf(const ops::Request& r) {
   if (r.keyHeader) j["key_value"] = r.keyValue;
   if (r.burst) j["burst"] = r.burst;
   if (r.afterRetention) j["after_retention"] = true;
+  if (r.agedMs) j["aged_ms"] = r.agedMs;
+  if (r.reordered) j["reordered"] = true;
   return j;
 }
 ops::Request requestOf(const In& in) {
@@ -278,6 +280,8 @@ ops::Request requestOf(const In& in) {
   r.server = in.str("server", "");
   r.burst = static_cast<int>(in.integer("burst", 0));
   r.afterRetention = in.flag("after_retention");
+  r.agedMs = in.integer("aged_ms", 0);
+  r.reordered = in.flag("reordered");
   return r;
 }
 

@@ -224,6 +224,8 @@ struct Request {
   std::string server;    ///< the server process it went to ("s1")
   int burst = 0;         ///< in a burst: its copy number (1-based), else 0
   bool afterRetention = false; ///< written once the declared retention had passed since the key's last request
+  int64_t agedMs = 0;          ///< written once this many ms had passed since the key's last request (0: at once)
+  bool reordered = false;      ///< its payload's fields in reverse order (the same values)
 };
 
 /// How a request ended for the client.

@@ -38,7 +38,7 @@ const char* toString(ClientOp::Wait w) {
 
 bool ClientOp::operator==(const ClientOp& o) const {
   return kind == o.kind && wait == o.wait && key == o.key && body == o.body && copies == o.copies && other == o.other &&
-         malformed == o.malformed && afterRetention == o.afterRetention;
+         malformed == o.malformed && afterRetention == o.afterRetention && agedMs == o.agedMs && reordered == o.reordered;
 }
 
 std::string ClientOp::str() const {
@@ -46,6 +46,8 @@ std::string ClientOp::str() const {
   case Kind::Send: {
     std::string s = key == body ? fmt::format("send {}", key) : fmt::format("send key {} body {}", key, body);
     if (afterRetention) s += " (after retention)";
+    if (agedMs) s += fmt::format(" (aged {} ms)", agedMs);
+    if (reordered) s += " (reordered)";
     return wait == Wait::Answer ? s : fmt::format("{} ({})", s, toString(wait));
   }
   case Kind::Burst:
@@ -62,6 +64,8 @@ void to_json(nlohmann::json& j, const ClientOp& op) {
   if (op.kind != ClientOp::Kind::Burst) j["body"] = op.body;
   if (op.kind == ClientOp::Kind::Send && op.wait != ClientOp::Wait::Answer) j["wait"] = toString(op.wait);
   if (op.afterRetention) j["after_retention"] = true;
+  if (op.agedMs) j["aged_ms"] = op.agedMs;
+  if (op.reordered) j["reordered"] = true;
   if (op.kind == ClientOp::Kind::Burst) {
     j["copies"] = op.copies;
     if (op.other) j["other"] = op.other;
@@ -74,9 +78,11 @@ ClientOp clientOpFromJson(const nlohmann::json& j, const std::string& what, cons
     return UsageError(fmt::format("{}: field '{}{}': {}", what, field, member.empty() ? "" : "." + member, why));
   };
   if (!j.is_object()) throw bad("", "must be an object like {\"op\": \"send\", \"key\": 1}");
-  static const std::set<std::string> known{"op", "key", "body", "wait", "copies", "other", "malformed", "after_retention"};
+  static const std::set<std::string> known{"op", "key", "body", "wait", "copies", "other", "malformed", "after_retention",
+                                           "aged_ms", "reordered"};
   for (auto it = j.begin(); it != j.end(); ++it)
-    if (!known.count(it.key())) throw bad(it.key(), "unknown field (known: op, key, body, wait, copies, other, malformed, after_retention)");
+    if (!known.count(it.key())) throw bad(it.key(), "unknown field (known: op, key, body, wait, copies, other, malformed, after_retention, "
+                                       "aged_ms, reordered)");
   auto whole = [&](const char* m, int lo, int hi) {
     const auto& v = j.at(m);
     if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
@@ -126,6 +132,16 @@ ClientOp clientOpFromJson(const nlohmann::json& j, const std::string& what, cons
     if (op.kind != ClientOp::Kind::Send) throw bad("after_retention", "only a send waits out the retention");
     if (!j["after_retention"].is_boolean()) throw bad("after_retention", "must be true or false");
     op.afterRetention = j["after_retention"].get<bool>();
+  }
+  if (j.contains("aged_ms")) {
+    if (op.kind != ClientOp::Kind::Send) throw bad("aged_ms", "only a send waits before it is written");
+    if (op.afterRetention) throw bad("aged_ms", "after_retention already waits out the retention");
+    op.agedMs = whole("aged_ms", 1, static_cast<int>(kMaxRetentionWaitMs));
+  }
+  if (j.contains("reordered")) {
+    if (op.kind != ClientOp::Kind::Send) throw bad("reordered", "only a send reorders its payload's fields");
+    if (!j["reordered"].is_boolean()) throw bad("reordered", "must be true or false");
+    op.reordered = j["reordered"].get<bool>();
   }
   if (j.contains("malformed")) {
     if (op.kind != ClientOp::Kind::BadKey) throw bad("malformed", "only a bad-key request has a malformed key");

@@ -43,9 +43,16 @@ struct ClientOp {
   /// Send: written only once the scenario's declared retention_ms has passed since the key's last request
   /// (the key may have been forgotten: a fresh execution is then as right as a replay).
   bool afterRetention = false;
+  /// Send: written once this many ms have passed since the key's last request ended (real time, at most
+  /// kMaxRetentionWaitMs): within the declared retention_ms the key must still be remembered, from it on
+  /// it may be forgotten. 0: at once.
+  int64_t agedMs = 0;
+  /// Send: the payload's fields in reverse order (the same values): the same payload when the policy's
+  /// payload_equivalence is "json" or "form" (it must be replayed), another one under "bytes".
+  bool reordered = false;
 
   bool operator==(const ClientOp& o) const;
-  /// "send 1", "send 1 (timeout)", "send 1 (after retention)", "send key 1 body 2", "burst 4 of 1", "burst 4 of 1 +2", "no-key 3",
+  /// "send 1", "send 1 (timeout)", "send 1 (after retention)", "send 1 (aged 500 ms)", "send 1 (reordered)", "send key 1 body 2", "burst 4 of 1", "burst 4 of 1 +2", "no-key 3",
   /// "bad-key 3 (token)"
   std::string str() const;
 };
@@ -57,7 +64,8 @@ inline constexpr int64_t kMaxRetentionWaitMs = 10000;
 const char* toString(ClientOp::Kind k); ///< "send" | "burst" | "no-key" | "bad-key"
 const char* toString(ClientOp::Wait w); ///< "answer" | "timeout" | "cut-after-request" | "cut-after-headers" | "cut-mid-body"
 
-/// {"op": "send", "key": 1, "body": 1, "wait": "timeout"}, {"op": "send", "key": 1, "after_retention": true}, {"op": "burst", "key": 1, "copies": 4, "other": 2},
+/// {"op": "send", "key": 1, "body": 1, "wait": "timeout"}, {"op": "send", "key": 1, "after_retention": true},
+/// {"op": "send", "key": 1, "aged_ms": 500}, {"op": "send", "key": 1, "reordered": true}, {"op": "burst", "key": 1, "copies": 4, "other": 2},
 /// {"op": "no-key", "body": 3}, {"op": "bad-key", "body": 3, "malformed": "token"}; defaults are left out.
 void to_json(nlohmann::json& j, const ClientOp& op);
 /// Throws UsageError "<what>: field '<field>.x': why" for any malformed member.

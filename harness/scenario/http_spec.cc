@@ -31,7 +31,7 @@ const std::set<std::string> kClientHeaders{"host", "content-length", "content-ty
 
 HttpSpec parseHttpSpec(const nlohmann::json& j, const std::string& what, const Scenario& s) {
   FieldReader r(j, what, "http");
-  r.onlyKnown({"method", "path", "key_header", "key_format", "numbers", "effects", "ledger", "policy"});
+  r.onlyKnown({"method", "path", "key_header", "key_format", "body", "numbers", "effects", "ledger", "policy"});
   HttpSpec h;
   if (r.has("method")) h.method = r.oneOf("method", {"POST", "PUT", "PATCH", "DELETE"});
   h.path = r.str("path", false).value_or(h.path);
@@ -47,6 +47,8 @@ HttpSpec parseHttpSpec(const nlohmann::json& j, const std::string& what, const S
     r.fail("key_header", fmt::format("'{}' is a header the client itself writes or that governs the connection; name "
                                      "the endpoint's own key header (\"Idempotency-Key\")", h.keyHeader));
   if (r.has("key_format")) h.keyFormat = r.oneOf("key_format", {"sf-string", "opaque"});
+  if (r.has("body")) h.body = r.oneOf("body", {"json", "form"});
+  h.policy.payloadEquivalence = h.body;
   h.numbers = r.strings("numbers", false, true).value_or(std::vector<std::string>{});
   for (size_t i = 0; i < h.numbers.size(); ++i) {
     const FieldGen* f = s.fieldGen(h.numbers[i]);
@@ -78,7 +80,7 @@ HttpSpec parseHttpSpec(const nlohmann::json& j, const std::string& what, const S
   if (r.has("policy")) {
     FieldReader p(r.raw("policy"), what, "http.policy");
     p.onlyKnown({"created", "mismatch", "in_flight", "missing_key", "replay_5xx", "lease_ms", "retention_ms",
-                 "replay_equivalence"});
+                 "replay_equivalence", "payload_equivalence"});
     auto& pol = h.policy;
     pol.created = status(p, "created", pol.created, 200, 299, "a success (2xx)");
     pol.mismatch = status(p, "mismatch", pol.mismatch, 400, 499, "a client error (4xx)");
@@ -98,6 +100,13 @@ HttpSpec parseHttpSpec(const nlohmann::json& j, const std::string& what, const S
       p.fail("in_flight", fmt::format("{} is also the missing_key status: the checkers could not tell a malformed key "
                                       "from one still in flight", pol.inFlight));
     if (p.has("replay_equivalence")) pol.replayEquivalence = p.oneOf("replay_equivalence", {"bytes", "json"});
+    if (p.has("payload_equivalence")) {
+      pol.payloadEquivalence = p.oneOf("payload_equivalence", {"bytes", "json", "form"});
+      // A form body is no JSON value and a JSON body no set of pairs: the server could not compare so.
+      if (pol.payloadEquivalence != "bytes" && pol.payloadEquivalence != h.body)
+        p.fail("payload_equivalence", fmt::format("\"{}\" can't compare {} bodies (http.body): use \"{}\" or \"bytes\"",
+                                                  pol.payloadEquivalence, h.body, h.body));
+    }
     if (p.has("replay_5xx")) {
       if (!p.raw("replay_5xx").is_boolean()) p.fail("replay_5xx", "must be true or false");
       pol.replay5xx = p.raw("replay_5xx").get<bool>();

@@ -79,6 +79,10 @@ struct HttpPolicy {
   /// How a replay's body is compared with the first answer's: "json" (equal as JSON values, for answers
   /// that say they are JSON; others byte for byte) or "bytes" (byte for byte).
   std::string replayEquivalence = "json";
+  /// How the server compares a retry's payload with the key's first one: "bytes" (byte for byte), "json"
+  /// (equal JSON values) or "form" (the same name=value pairs in any order). Default: the body's kind. A
+  /// retry with its fields reordered is the same payload under "json" and "form", another under "bytes".
+  std::string payloadEquivalence = "json";
 };
 
 /// The endpoint of an HTTP scenario (kind "http").
@@ -87,6 +91,9 @@ struct HttpSpec {
   std::string path = "/orders";
   std::string keyHeader = "Idempotency-Key";
   std::string keyFormat = "sf-string";  ///< "sf-string" (RFC 8941, quoted) or "opaque" (the header value)
+  /// How the request body is written: "json" (application/json, an object) or "form"
+  /// (application/x-www-form-urlencoded name=value pairs, as Stripe's API takes them).
+  std::string body = "json";
   std::vector<std::string> numbers;     ///< body fields sent as JSON numbers (the others are strings)
   /// SQL returning (id, count): the effects of each request payload, by the value of its uuid field (ref).
   std::string effects;

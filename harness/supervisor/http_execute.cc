@@ -14,6 +14,7 @@
 #include "supervisor/controller.h"
 #include "supervisor/processes.h"
 #include "supervisor/http_client.h"
+#include "supervisor/http_payload.h"
 #include "supervisor/workspace_impl.h"
 
 #include "core/child.h"
@@ -142,7 +143,9 @@ private:
     p.port = freeListenPort();
     ctl_.addProcess(p.owner, p.label);
     procs_.start(p, p.label,
-                 {{"PORT", std::to_string(p.port)}, {"IDEMPOTENCY_LEASE_MS", std::to_string(spec_.policy.leaseMs)}},
+                 {{"PORT", std::to_string(p.port)}, {"IDEMPOTENCY_LEASE_MS", std::to_string(spec_.policy.leaseMs)},
+                  {"IDEMPOTENCY_PAYLOAD_EQUIVALENCE", spec_.policy.payloadEquivalence},
+                  {"DEDUP_TTL_MS", ws_.target.dedupTtlMs ? std::to_string(*ws_.target.dedupTtlMs) : ""}},
                  kHttpServerLogCap, "server", why);
     server_ = std::move(p);
     waitReady();
@@ -259,17 +262,8 @@ private:
     return spec_.keyFormat == "sf-string" ? "\"" + keys_.at(key) + "\"" : keys_.at(key);
   }
 
-  std::string bodyOf(int event) const {
-    nlohmann::ordered_json j = nlohmann::ordered_json::object();
-    const auto& f = fields_.at(event);
-    for (const auto& g : ws_.scenario.fields) {
-      auto it = f.find(g.name);
-      if (it == f.end()) continue;
-      bool number = std::find(spec_.numbers.begin(), spec_.numbers.end(), g.name) != spec_.numbers.end();
-      if (number) j[g.name] = std::stoll(it->second);
-      else j[g.name] = it->second;
-    }
-    return j.dump();
+  std::string bodyOf(int event, bool reordered = false) const {
+    return encodePayload(ws_.scenario, fields_.at(event), reordered);
   }
 
   std::string refOf(int event) const {
@@ -280,14 +274,17 @@ private:
 
   /// Writes a request on its own thread; `how` is what the client does with the answer.
   Flight& launch(int op, const std::string& role, int key, int body, std::optional<std::string> header,
-                 ClientOp::Wait how, int burst = 0, std::function<void()> barrier = {}, bool afterRetention = false) {
+                 ClientOp::Wait how, int burst = 0, std::function<void()> barrier = {}, bool afterRetention = false,
+                 const ClientOp* send = nullptr) {
     auto f = std::make_unique<Flight>();
     f->id = ++nrequest_;
     f->key = key;
     f->body = body;
     std::map<std::string, std::string> headers;
     if (header) headers[spec_.keyHeader] = *header;
-    f->call = std::make_unique<HttpCall>(server_->port, spec_.method, spec_.path, headers, bodyOf(body));
+    headers["Content-Type"] = payloadContentType(spec_);
+    const bool reordered = send && send->reordered;
+    f->call = std::make_unique<HttpCall>(server_->port, spec_.method, spec_.path, headers, bodyOf(body, reordered));
     ops::Request r;
     r.id = f->id;
     r.op = op;
@@ -301,6 +298,8 @@ private:
     r.server = server_->label;
     r.burst = burst;
     r.afterRetention = afterRetention;
+    r.reordered = reordered;
+    r.agedMs = send ? send->agedMs : 0;
     h_.append("client", r);
     Flight* fp = f.get();
     f->thread = std::thread([fp, how, barrier] {
@@ -352,10 +351,20 @@ private:
 
   /// Lets the declared retention pass (from now: the key's last request has ended), so that the next
   /// request may find its key forgotten.
-  void waitRetention() {
+  void waitRetention(int64_t aged = 0) {
     endLate("the client waits out the retention");
-    const int64_t ms = spec_.policy.retentionMs; // at most kMaxRetentionWaitMs: checkClientOps refused more
-    h_.append("client", ops::Note{fmt::format("the client waits {} ms, the declared retention", ms)});
+    // A key store the scenario can prune (its `prune`, the server's declared dedup_ttl_ms) ages by simulated
+    // time, as an `age` fault ages a consumer's (docs/faults.md): no waiting.
+    if (aged && !ws_.scenario.prune.empty() && ws_.target.dedupTtlMs && ws_.servers.embedded) {
+      const ops::Aged a = ws_.age(aged);
+      h_.append("client", ops::Note{fmt::format("{} ms of simulated time pass for the server's keys: {} ({} row{} pruned)",
+                                                a.ms, a.prune, a.pruned, a.pruned == 1 ? "" : "s")});
+      return;
+    }
+    const int64_t ms = aged ? aged : spec_.policy.retentionMs; // at most kMaxRetentionWaitMs: checkClientOps refused more
+    h_.append("client", ops::Note{aged ? fmt::format("the client waits {} ms (the declared retention is {} ms)", ms,
+                                                     spec_.policy.retentionMs)
+                                       : fmt::format("the client waits {} ms, the declared retention", ms)});
     const auto until = Clock::now() + milliseconds(ms);
     pump([&] { return Clock::now() >= until; });
   }
@@ -380,9 +389,9 @@ private:
         endLate("another request of the client timed out"); // one request in flight at a time
         ctl_.gate("COMMIT", 1, fmt::format("r{}'s client timeout: it stays in flight", nrequest_ + 1));
       }
-      if (c.afterRetention) waitRetention();
+      if (c.afterRetention || c.agedMs) waitRetention(c.agedMs);
       const uint64_t before = ctl_.activity();
-      Flight& f = launch(op, roleOf(c.key, c.body), c.key, c.body, keyValue(c.key), c.wait, 0, {}, c.afterRetention);
+      Flight& f = launch(op, roleOf(c.key, c.body), c.key, c.body, keyValue(c.key), c.wait, 0, {}, c.afterRetention, &c);
       if (timeout) {
         pump([&] { return f.done.load() || ctl_.gated() > 0; });
         if (!f.done) {
@@ -491,7 +500,8 @@ private:
         finish(f);
         quiet();
         if (completed_.count(key)) break;
-        bool again = !(a.outcome == "answered") || a.status >= 500 ||
+        // A stored 5xx (replay_5xx) is the key's answer: one retry got it again, the client stops.
+        bool again = !(a.outcome == "answered") || (a.status >= 500 && !spec_.policy.replay5xx) ||
                      (spec_.policy.inFlight != 0 && a.status == spec_.policy.inFlight);
         if (!again || Clock::now() >= until) break;
         pump([t = Clock::now() + kRetryEvery] { return Clock::now() >= t; }); // the client's back-off

@@ -105,7 +105,9 @@ Target targetFromJson(const nlohmann::json& j, const fs::path& manifest) {
   if (r.has("dedup_ttl_ms")) {
     t.dedupTtlMs = *r.integer("dedup_ttl_ms", true);
     if (*t.dedupTtlMs < 1) r.fail("dedup_ttl_ms", fmt::format("{} is not a retention of at least 1 ms", *t.dedupTtlMs));
-    if (t.kind != "consumer") r.fail("dedup_ttl_ms", "only a consumer is told its dedup retention");
+    // An HTTP server's is how long it keeps its keys: what an aged request's simulated time prunes against.
+    if (t.kind != "consumer" && t.kind != "http")
+      r.fail("dedup_ttl_ms", "only a consumer or an HTTP server is told its dedup retention");
   }
   if (auto schema = r.str("schema", false)) {
     fs::path p = (t.dir / *schema).lexically_normal();

@@ -28,7 +28,7 @@ inline const std::vector<std::string>& reservedEnv() {
       "AMQP_URL", "QUEUE",                                           // RabbitMQ, through its proxy; its queue
       "STREAM", "TOPIC", "GROUP", "CONSUMER", "CLAIM_IDLE_MS",       // a consumer (docs/target-contract.md)
       "DEDUP_TTL_MS",                                                // its declared dedup retention
-      "PORT", "IDEMPOTENCY_LEASE_MS",                                // an HTTP target (docs/http-contract.md)
+      "PORT", "IDEMPOTENCY_LEASE_MS", "IDEMPOTENCY_PAYLOAD_EQUIVALENCE", // an HTTP target (docs/http-contract.md)
       "DEAD_LETTER_STREAM", "DEAD_LETTER_QUEUE", "DEAD_LETTER_TOPIC", "DEAD_LETTER_TABLE", // poison events
       "MAX_DELIVERIES"};                                             // (docs/scenarios.md)
   return names;

@@ -1,27 +1,17 @@
 #include "orders.h"
+#include "form.h"
 
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
+#include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstdint>
 #include <cstdio>
 
 namespace idem::targets::http {
 namespace {
-
-/// FNV-1a 64: a stable hash (std::hash is not promised to be stable across builds, and a key row may
-/// outlive the binary that wrote it). A collision would only make two payloads of one key look alike.
-std::string fnv1a64(std::string_view text) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  char out[17];
-  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
-  return out;
-}
 
 bool stringField(const nlohmann::json& j, const char* name, std::string& out) {
   auto it = j.find(name);
@@ -52,6 +42,48 @@ std::optional<Order> parseOrder(std::string_view body) {
     return std::nullopt;
   o.hash = fnv1a64(j.dump()); // nlohmann::json keeps object keys sorted: the dump is canonical
   return o;
+}
+
+std::optional<Order> parseOrder(std::string_view body, std::string_view contentType, std::string_view equivalence) {
+  std::string_view type = contentType.substr(0, contentType.find(';'));
+  while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+  const bool form = type == "application/x-www-form-urlencoded";
+  std::optional<Order> o;
+  if (!form) {
+    o = parseOrder(body);
+  } else if (auto pairs = parseForm(body)) {
+    // The form's pairs as the JSON object the fields make: every value a string but the integers. A name
+    // sent twice is no order.
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& [name, value] : *pairs) {
+      if (j.contains(name)) return std::nullopt;
+      j[name] = value;
+    }
+    for (const char* n : {"qty", "amount"}) {
+      auto it = j.find(n);
+      if (it == j.end()) return std::nullopt;
+      const std::string text = it->get<std::string>();
+      char* end = nullptr;
+      errno = 0;
+      long long v = std::strtoll(text.c_str(), &end, 10);
+      if (text.empty() || *end != '\0' || errno != 0) return std::nullopt;
+      *it = v;
+    }
+    o.emplace();
+    if (!stringField(j, "ref", o->ref) || !stringField(j, "customer", o->customer) || !stringField(j, "sku", o->sku) ||
+        !integerField(j, "qty", o->qty) || !integerField(j, "amount", o->amount))
+      return std::nullopt;
+    o->hash = fnv1a64(canonicalForm(*pairs));
+  }
+  if (o && equivalence == "bytes") o->hash = fnv1a64(body);
+  return o;
+}
+
+std::optional<Order> parseOrder(const Request& req) {
+  auto types = req.values("Content-Type");
+  const char* eq = std::getenv("IDEMPOTENCY_PAYLOAD_EQUIVALENCE");
+  return parseOrder(req.body, types.size() == 1 ? types.front() : std::string_view("application/json"),
+                    eq ? std::string_view(eq) : std::string_view());
 }
 
 Response executeOrder(pqxx::transaction_base& tx, const Order& o) {

@@ -27,6 +27,16 @@ struct Order {
 /// nullopt on a body that is no JSON object, or lacks a field, or has one of the wrong type.
 std::optional<Order> parseOrder(std::string_view body);
 
+/// A body of either kind: application/x-www-form-urlencoded (the same fields as name=value pairs, qty and
+/// amount as decimal integers, no name twice) or else JSON. Its hash per the declared payload_equivalence:
+/// "bytes" the body byte for byte; otherwise the body's canonical form (JSON: the dump of the parsed object;
+/// form: the pairs sorted, form.h), so a retry with its fields reordered hashes alike.
+std::optional<Order> parseOrder(std::string_view body, std::string_view contentType, std::string_view equivalence);
+
+/// parseOrder of a request: its Content-Type, and the equivalence idemproof declares in
+/// IDEMPOTENCY_PAYLOAD_EQUIVALENCE (unset: by the body's kind).
+std::optional<Order> parseOrder(const Request& req);
+
 /// The effect of one executed request, inside the caller's transaction `tx` (the caller commits):
 ///   INSERT INTO orders(ref, customer, sku, qty, amount) VALUES (...) RETURNING id
 ///   UPDATE stock SET qty = qty - $qty WHERE sku = $sku

@@ -22,7 +22,7 @@ namespace {
 Response handle(const Request& req, Db& db) {
   auto key = sfStringKey(req);
   if (!key) return missingKey();
-  auto order = parseOrder(req.body);
+  auto order = parseOrder(req);
   if (!order) return invalidBody();
 
   pqxx::work tx(db.conn());

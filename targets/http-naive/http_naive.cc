@@ -12,7 +12,7 @@ namespace {
 
 Response handle(const Request& req, Db& db) {
   if (!sfStringKey(req)) return missingKey();
-  auto order = parseOrder(req.body);
+  auto order = parseOrder(req);
   if (!order) return invalidBody();
   pqxx::work tx(db.conn());
   Response res = executeOrder(tx, *order);

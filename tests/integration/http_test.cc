@@ -118,6 +118,59 @@ TEST_CASE("http: no-hash replays another payload's answer, and the declared poli
   }
 }
 
+/// A schedule file with three payloads of `scenario`, these requests and faults.
+std::string policyFile(const std::string& name, const nlohmann::json& client, const std::string& scenario,
+                       const nlohmann::json& faults = nlohmann::json::array()) {
+  nlohmann::json s = nlohmann::json::parse(R"({"version": 2, "events": [
+      {"n": 1, "fields": {"customer": "alice", "sku": "sku-1", "qty": "2", "amount": "4500"}},
+      {"n": 2, "fields": {"customer": "bob", "sku": "sku-2", "qty": "1", "amount": "1200"}},
+      {"n": 3, "fields": {"customer": "carol", "sku": "sku-3", "qty": "3", "amount": "900"}}]})");
+  s["scenario"] = scenario;
+  s["client"] = client;
+  s["faults"] = faults;
+  auto path = scratchPath("http-" + name + ".json");
+  std::ofstream(path) << s.dump(2);
+  return path.string();
+}
+
+TEST_CASE("http: form bodies pass on the reference server, and replay_5xx, in_flight wait and the retention are "
+          "judged both ways", "[http]") {
+  const std::string form = (repo() / "tests" / "scenarios" / "orders-form.json").string();
+  const std::string stored = (repo() / "tests" / "scenarios" / "orders-stored.json").string();
+  // A reordered retry is the same payload as pairs: replayed; another payload under the key: 422.
+  Result f = clean({"replay", policyFile("form", {{{"op", "send"}, {"key", 1}}, {{"op", "send"}, {"key", 1}, {"reordered", true}},
+                                                  {{"op", "send"}, {"key", 1}, {"body", 2}}}, "orders-form"),
+                    "--target", testTarget("http-correct-plain"), "--scenario", form});
+  INFO(f.out << f.err);
+  CHECK(f.status == 0);
+  // Key 3 retried 500 ms later (within the 1000 ms retention); key 1 retried while its first request is held
+  // at its COMMIT (in flight); key 2's order refused by PostgreSQL (a 5xx), then retried.
+  const nlohmann::json client = {{{"op", "send"}, {"key", 3}}, {{"op", "send"}, {"key", 3}, {"aged_ms", 500}},
+                                 {{"op", "send"}, {"key", 1}, {"wait", "timeout"}}, {{"op", "send"}, {"key", 1}},
+                                 {{"op", "send"}, {"key", 2}}, {{"op", "send"}, {"key", 2}}};
+  const std::string file = policyFile("stored", client, "orders-stored", {"error:before:INSERT#5"});
+  Result ok = clean({"replay", file, "--target", testTarget("http-correct-stored"), "--scenario", stored});
+  INFO(ok.out << ok.err);
+  CHECK(ok.status == 0);
+  // http-correct stores no 5xx and answers 409 at once: both are violations of what orders-stored declares.
+  Result plain = clean({"replay", file, "--target", testTarget("http-correct-plain"), "--scenario", stored});
+  INFO(plain.out << plain.err);
+  CHECK(plain.status == 1);
+  CHECK(kindsOf(plain.report) == std::set<std::string>{"in-flight-rejected", "executed-after-5xx"});
+  // Keys kept 200 ms where 1000 are declared: the retry 500 ms later executes again.
+  const std::string aged = policyFile("short", {{{"op", "send"}, {"key", 3}}, {{"op", "send"}, {"key", 3}, {"aged_ms", 500}}},
+                                      "orders-stored");
+  Result shortKeys = clean({"replay", aged, "--target", testTarget("http-correct-short-keys"), "--scenario", stored});
+  INFO(shortKeys.out << shortKeys.err);
+  CHECK(shortKeys.status == 1);
+  CHECK(kindsOf(shortKeys.report).count("forgotten-within-retention") == 1);
+  // The same in simulated time: a server declaring dedup_ttl_ms 200 has its key row pruned as 500 ms pass.
+  Result pruned = clean({"replay", aged, "--target", testTarget("http-correct-pruned"), "--scenario", stored});
+  INFO(pruned.out << pruned.err);
+  CHECK(pruned.status == 1);
+  CHECK(kindsOf(pruned.report).count("forgotten-within-retention") == 1);
+}
+
 TEST_CASE("http: every client behaviour against the Python server (compare on its own policy)", "[http]") {
   Result r = clean({"compare", "--target", testTarget("py-orders"), "--scenario", kOrders409, "--runs", "1",
                     "--per-class", "1"});

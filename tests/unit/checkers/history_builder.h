@@ -217,7 +217,8 @@ public:
     h.append("harness", ops::Initial{observedOf({{"effects", nlohmann::json::array()}, {"ledger", ledger(1000)}})});
   }
   /// Writes request r with `key` (0: none) and payload `body`.
-  int request(int key, int body, const std::string& role = "original", int burst = 0, bool afterRetention = false) {
+  int request(int key, int body, const std::string& role = "original", int burst = 0, bool afterRetention = false,
+              int64_t agedMs = 0, bool reordered = false) {
     ops::Request r;
     r.id = ++n_;
     r.op = r.id;
@@ -231,6 +232,8 @@ public:
     r.server = "s1";
     r.burst = burst;
     r.afterRetention = afterRetention;
+    r.agedMs = agedMs;
+    r.reordered = reordered;
     h.append("client", r);
     return r.id;
   }

@@ -99,3 +99,22 @@ TEST_CASE("client ops: an HTTP schedule runs one server process and the fault ki
   burst["client"] = {{{"op", "burst"}, {"key", 2}, {"copies", 3}, {"other", 2}}};
   CHECK(error(burst).find("field 'client[0].other': 2 is the burst's own key") != std::string::npos);
 }
+
+TEST_CASE("client ops: a send aged within the retention, or reordered, maps to JSON and back", "[plan]") {
+  ClientOp aged;
+  aged.agedMs = 500;
+  ClientOp reordered;
+  reordered.reordered = true;
+  for (const auto& op : {aged, reordered}) {
+    json j = op;
+    CHECK(clientOpFromJson(j, "s.json", "client[0]") == op);
+  }
+  CHECK(aged.str() == "send 1 (aged 500 ms)");
+  CHECK(reordered.str() == "send 1 (reordered)");
+  CHECK(opError({{"op", "send"}, {"key", 1}, {"aged_ms", 10001}}) ==
+        "s.json: field 'client[0].aged_ms': 10001 is not a whole number from 1 to 10000");
+  CHECK(opError({{"op", "send"}, {"key", 1}, {"aged_ms", 5}, {"after_retention", true}}) ==
+        "s.json: field 'client[0].aged_ms': after_retention already waits out the retention");
+  CHECK(opError({{"op", "no-key"}, {"body", 1}, {"reordered", true}}) ==
+        "s.json: field 'client[0].reordered': only a send reorders its payload's fields");
+}

@@ -82,3 +82,19 @@ TEST_CASE("http requests: a wait past what the client waits out, and a burst rac
   j["default_schedule"]["client"][1] = {{"op", "send"}, {"key", 1}, {"after_retention", true}};
   CHECK(idem::scenarioFromJson(j, kOrdersWhat).default_schedule.client[1].afterRetention);
 }
+
+TEST_CASE("http policy: form bodies, and payloads compared as the body's kind unless bytes are declared",
+          "[scenario][http]") {
+  json j = ordersJson();
+  CHECK(idem::scenarioFromJson(j, kOrdersWhat).http->policy.payloadEquivalence == "json");
+  j["http"]["body"] = "form";
+  idem::Scenario s = idem::scenarioFromJson(j, kOrdersWhat);
+  CHECK(s.http->body == "form");
+  CHECK(s.http->policy.payloadEquivalence == "form");
+  j["http"]["policy"]["payload_equivalence"] = "bytes";
+  CHECK(idem::scenarioFromJson(j, kOrdersWhat).http->policy.payloadEquivalence == "bytes");
+  CHECK(policyErr("/http/body", "xml") == policyField("http.body", "'xml' is not one of json, form"));
+  CHECK(policyErr("/http/policy/payload_equivalence", "form") ==
+        policyField("http.policy.payload_equivalence",
+                    "\"form\" can't compare json bodies (http.body): use \"json\" or \"bytes\""));
+}
