@@ -87,6 +87,12 @@ void checkInFlightWait(const HttpView& h, std::vector<Violation>& out) {
         continue;
       }
       if (!waited || st >= 500) continue;
+      // A fault between the two answers (a delay, a pause, a restart of a server) is time the server did not
+      // choose to wait: only a wait of the server's own making is judged against the lease.
+      if (std::any_of(h.faultOps.begin(), h.faultOps.end(), [&](int64_t f) {
+            return f > waited->answerOp->index && f < q->answerOp->index;
+          }))
+        continue;
       const int64_t ms = (q->answerOp->time_us - waited->answerOp->time_us) / 1000;
       if (ms <= pol.leaseMs + kWaitMarginMs) continue;
       auto v = violation(h, "wait-past-lease", "replay", key,

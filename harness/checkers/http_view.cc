@@ -30,9 +30,12 @@ HttpView::HttpView(const HttpSpec& s, const std::vector<Op>& ops, const ops::Pla
       initial = i;
     } else if (auto* f = op.as<ops::Final>()) {
       final = f;
-    } else if (auto* k = op.as<ops::FaultOp>(); k && k->fault.isKill()) {
-      kills.push_back(k->fault.str());
-      killOps.push_back(op.index);
+    } else if (auto* k = op.as<ops::FaultOp>()) {
+      faultOps.push_back(op.index);
+      if (k->fault.isKill()) {
+        kills.push_back(k->fault.str());
+        killOps.push_back(op.index);
+      }
     }
   }
   if (final) {

@@ -34,6 +34,7 @@ struct HttpView {
   std::map<int, std::string> refs;           ///< event -> its payload's ref
   std::vector<std::string> kills;            ///< kill points that fired
   std::vector<int64_t> killOps;              ///< the history index of each kill that fired
+  std::vector<int64_t> faultOps;             ///< the history index of each fault that fired, of any kind
   /// Key -> the payload it is bound to: the one of its payloads that took effect (the first sent of them
   /// when several did: a violation), else the first one sent with it. A key's other payloads are mismatches,
   /// whichever request the client meant as the original (in a race, either payload may win).

@@ -117,6 +117,17 @@ TEST_CASE("http policy checkers: in_flight wait, a request that overlapped its k
   auto rs = checkAll(wait, ops);
   CHECK(kindsOf(rs) == std::set<std::string>{"wait-past-lease"});
   CHECK(result(rs, "http:replay").violations.at(0).expected == 1000);
+  // The same 3 s, but a fault (a delay at the server) fell between the two answers: not the server's wait.
+  HttpHistoryBuilder d(1);
+  a = d.request(1, 1), b = d.request(1, 1, "retry");
+  d.answer(a, 201, kFirstAnswer, "/orders/1");
+  d.fault("delay:after:SELECT#2:3000");
+  d.answer(b, 201, kFirstAnswer, "/orders/1");
+  d.finalOp({{1, 1}}, 999);
+  ops = d.ops();
+  for (auto& op : ops)
+    if (auto* r = op.as<ops::Response>(); r && r->id == b) op.time_us += 3000000;
+  CHECK(merge(checkAll(wait, ops)) == Verdict::Pass);
 }
 
 TEST_CASE("http policy checkers: a retry within the retention is deduplicated, one after it may execute", "[http]") {
