@@ -161,6 +161,11 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
       std::vector<Class> mine;
       for (auto& p : classed[which]) {
         if (o.leaveOut.count(p.cls.id)) continue;
+        if (sc.http && p.cls.id == "pause") { // no other consumer to claim: the server sleeps and wakes
+          p.cls.label = "server paused (SIGSTOP), then woken";
+          p.cls.description = fmt::format("pause:before|after:VERB#k: the server process stopped at its step for {} ms, "
+                                          "then woken (SIGCONT) before its withheld bytes go on", kHttpPauseMs);
+        }
         if (!byClass.count(p.cls.id)) mine.push_back(p.cls);
         byClass[p.cls.id].push_back(std::move(p));
       }
