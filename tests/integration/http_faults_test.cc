@@ -1,6 +1,7 @@
 /// Faults other than kills at an HTTP server's steps, through the real binary: a dropped connection and an
-/// injected error that http-correct rides out, and a drop after the COMMIT that leaves http-key-outside-tx's
-/// key in progress for good, diagnosed by the request the fault hit and the step.
+/// injected error that http-correct rides out, a drop after the COMMIT that leaves http-key-outside-tx's
+/// key in progress for good, diagnosed by the request the fault hit and the step, and the same at the Valkey
+/// commands of a server that keeps its keys there (tests/targets/py-orders-valkey).
 #include "support.h"
 
 #include <catch2/catch.hpp>
@@ -23,7 +24,7 @@ std::string scheduleWith(const std::string& name, const nlohmann::json& client, 
   return path.string();
 }
 
-TEST_CASE("http faults: correct rides out a drop and an error at its steps, key-outside-tx's key stuck by a drop",
+TEST_CASE("http faults: correct rides out a drop and an error, key-outside-tx stuck by a drop, Valkey steps too",
           "[http]") {
   const nlohmann::json requests = {{{"op", "send"}, {"key", 1}}, {{"op", "send"}, {"key", 2}}, {{"op", "send"}, {"key", 1}}};
   // The ambiguous commit of r1 and a serialization failure at r2's COMMIT: the client's retries end each
@@ -47,6 +48,22 @@ TEST_CASE("http faults: correct rides out a drop and an error at its steps, key-
   CHECK(message.find("r1 (the first request of key 1) was in flight when s1's connection dropped at "
                      "drop:after:COMMIT#1") != std::string::npos);
   CHECK(v[0]["pattern"]["id"] == "http-key-outside-transaction");
+
+  // A server that keeps its keys in Valkey: its commands are steps too. An error at its first SET is ridden
+  // out; the reply of the SET that stores the answer lost, the key and the order come apart.
+  Result loading = clean({"run", "--target", testTarget("py-orders-valkey"), "--scenario", "orders", "--crash",
+                          "error:before:SET#1:LOADING"});
+  INFO(loading.out << loading.err);
+  CHECK(loading.status == 0);
+  CHECK(verbsOn(loading, "valkey").count("SET") == 1);
+  Result apart = clean({"run", "--target", testTarget("py-orders-valkey"), "--scenario", "orders", "--crash",
+                        "drop:after:SET#2"});
+  INFO(apart.out << apart.err);
+  CHECK(apart.status == 1);
+  auto twice = violations(apart.report, "double-effect");
+  REQUIRE(twice.size() == 1);
+  CHECK(twice[0]["message"].get<std::string>().find("r1 (the first request of key 1) was in flight when s1's "
+                                                    "connection dropped at drop:after:SET#2") != std::string::npos);
 }
 
 } // namespace http_faults_itest
