@@ -12,7 +12,8 @@
 ///                (mismatch-accepted, mismatch-status)
 ///  missing-key   no key or a malformed one: the declared status and no effect (missing-key-accepted,
 ///                missing-key-status)
-///  burst         copies of a burst get a 2xx or the in-flight status, never a 5xx (burst-error)
+///  burst         copies of a burst get a 2xx or the in-flight status, never a 5xx unless a fault hit the server
+///                while it ran (burst-error)
 ///  liveness      every key's payload ends with a 2xx answer once the client retried through the lease
 ///                (stuck-key: still "in flight"; no-answer: errors or no answer); unknown when the client did
 ///                not get to write and read every request of the schedule                  (http_answers.cc)
@@ -214,7 +215,8 @@ CheckResult burst(const HttpView& h) {
   for (const auto& q : h.reqs) {
     if (!q.r->burst || !HttpView::keyed(q) || !q.final() || h.bound.at(q.r->key) != q.r->body) continue;
     int st = q.a->status;
-    bool fine = (st >= 200 && st < 300) || (pol.inFlight != 0 && st == pol.inFlight);
+    // A 5xx is a copy's honest answer when a fault hit the server while it ran (the client retries it).
+    bool fine = (st >= 200 && st < 300) || (pol.inFlight != 0 && st == pol.inFlight) || (st >= 500 && h.faultedDuring(q));
     if (fine) continue;
     auto v = violation(h, "burst-error", "burst", q.r->key,
                        fmt::format("r{}, copy {} of a burst with key {}, got {}; a copy gets the first answer{}, never "

@@ -37,6 +37,14 @@ void checkStored5xx(const HttpView& h, std::vector<Violation>& out) {
     // Only a 5xx that answered the key alone is stored for sure: a burst's copy or one that overlapped
     // another request of the key may have lost a race to it.
     if (!first || first->a->status < 500 || first->r->burst || h.overlapped(*first)) continue;
+    // Nor one the server gave while a fault cut it off from its store (a dropped connection, a restart, a
+    // FATAL error that ends its session): it could not store what it answered.
+    if (std::any_of(h.faults.begin(), h.faults.end(), [&](const RequestFault& f) {
+          const bool cut = f.fault.kind == "drop" || f.fault.kind == "restart" ||
+                           (f.fault.kind == "error" && !f.fault.args.empty() && f.fault.args[0].rfind("57P", 0) == 0);
+          return cut && f.op > first->op->index && f.op < first->answeredAt();
+        }))
+      continue;
     const auto& stored = *first->a;
     for (const Req* q : qs) {
       if (h.pastRetention(*q)) break; // the key may be forgotten from here on
@@ -89,8 +97,8 @@ void checkInFlightWait(const HttpView& h, std::vector<Violation>& out) {
       if (!waited || st >= 500) continue;
       // A fault between the two answers (a delay, a pause, a restart of a server) is time the server did not
       // choose to wait: only a wait of the server's own making is judged against the lease.
-      if (std::any_of(h.faultOps.begin(), h.faultOps.end(), [&](int64_t f) {
-            return f > waited->answerOp->index && f < q->answerOp->index;
+      if (std::any_of(h.faults.begin(), h.faults.end(), [&](const RequestFault& f) {
+            return f.op > waited->answerOp->index && f.op < q->answerOp->index;
           }))
         continue;
       const int64_t ms = (q->answerOp->time_us - waited->answerOp->time_us) / 1000;

@@ -30,14 +30,12 @@ HttpView::HttpView(const HttpSpec& s, const std::vector<Op>& ops, const ops::Pla
       initial = i;
     } else if (auto* f = op.as<ops::Final>()) {
       final = f;
-    } else if (auto* k = op.as<ops::FaultOp>()) {
-      faultOps.push_back(op.index);
-      if (k->fault.isKill()) {
-        kills.push_back(k->fault.str());
-        killOps.push_back(op.index);
-      }
+    } else if (auto* k = op.as<ops::FaultOp>(); k && k->fault.isKill()) {
+      kills.push_back(k->fault.str());
+      killOps.push_back(op.index);
     }
   }
+  faults = requestFaults(ops);
   if (final) {
     auto it = final->observed.find("effects");
     if (it != final->observed.end())
@@ -96,6 +94,12 @@ bool HttpView::overlapped(const Req& q) const {
   return false;
 }
 
+bool HttpView::faultedDuring(const Req& q) const {
+  return std::any_of(faults.begin(), faults.end(), [&](const RequestFault& f) {
+    return !f.fault.isKill() && f.op > q.op->index && f.op < q.answeredAt();
+  });
+}
+
 bool HttpView::killedDuring(const Req& q) const {
   return std::any_of(killOps.begin(), killOps.end(), [&](int64_t k) { return k > q.op->index && k < q.answeredAt(); });
 }
@@ -121,6 +125,12 @@ Violation violation(const HttpView& h, const char* kind, const char* inv, int ke
   if (key) v.events.push_back(key);
   v.kill_point = h.killText();
   v.message = std::move(message);
+  if (std::string hit = key ? faultsOnKey(h.faults, key) : ""; !hit.empty()) { // the faults its requests met
+    v.message += "; " + hit;
+    for (const auto& f : h.faults)
+      for (const ops::Request* r : f.inFlight)
+        if (r->keyHeader && r->key == key) v.ops.push_back(f.op);
+  }
   for (const Req* q : cited) {
     v.ops.push_back(q->op->index);
     if (q->answerOp) v.ops.push_back(q->answerOp->index);

@@ -2,6 +2,7 @@
 /// Internal: the client's requests and answers of an HTTP run as the HTTP checkers read them
 /// (http.cc, http_answers.cc), with the effects per payload reference from the final op.
 #include "checkers/checkers.h"
+#include "checkers/request_faults.h"
 
 #include <cstdint>
 #include <map>
@@ -34,7 +35,7 @@ struct HttpView {
   std::map<int, std::string> refs;           ///< event -> its payload's ref
   std::vector<std::string> kills;            ///< kill points that fired
   std::vector<int64_t> killOps;              ///< the history index of each kill that fired
-  std::vector<int64_t> faultOps;             ///< the history index of each fault that fired, of any kind
+  std::vector<RequestFault> faults;          ///< every fault that fired, with the request it hit
   /// Key -> the payload it is bound to: the one of its payloads that took effect (the first sent of them
   /// when several did: a violation), else the first one sent with it. A key's other payloads are mismatches,
   /// whichever request the client meant as the original (in a race, either payload may win).
@@ -59,6 +60,9 @@ struct HttpView {
   bool overlapped(const Req& q) const;
   /// Whether a kill fired while `q` was in flight (after it was written, before its answer).
   bool killedDuring(const Req& q) const;
+  /// Whether a fault other than a kill (a dropped connection, an error, a restart, ...) fired at the server
+  /// while `q` was in flight: a 5xx may then be the server's honest answer.
+  bool faultedDuring(const Req& q) const;
   std::string killText() const { return kills.empty() ? "" : kills.back(); }
   /// Whether `q` was written once the declared retention had passed (after_retention, or aged_ms at least
   /// retention_ms): the key may have been forgotten, and a fresh execution is as right as a replay.

@@ -343,11 +343,10 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
     common.seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
   }
   CheckArgs args = argsIn;
-  if (httpScenario(common.scenario)) { // an HTTP endpoint: one server process, killed at its steps
-    if (!common.faults.empty() && (common.faults.size() > 1 || common.faults.front() != "kill"))
-      throw UsageError("--faults: an HTTP scenario runs kill faults only (the client's timeouts, cuts and bursts are its "
-                       "requests)");
-    common.faults = {"kill"};
+  if (httpScenario(common.scenario)) { // an HTTP endpoint: one server process, faults at its steps
+    // Kills unless --faults names the kinds, so that a seed draws the schedules it always drew.
+    for (const auto& k : common.faults) requireHttpFaultKind(k, "--faults");
+    if (common.faults.empty()) common.faults = {"kill"};
     args.minConsumers = args.maxConsumers = 1;
   }
   if (common.faults.empty()) common.faults = defaultCheckFaults(common, args);

@@ -121,8 +121,11 @@ Matrix matrixOf(const std::vector<Class>& classes, const std::vector<std::string
 Comparison compareTargets(Session& session, const Options& options, Progress& progress) {
   const auto& sc = session.scenario();
   Options o = options;
-  if (sc.http) { // an endpoint: kills at its steps and the client's behaviours (httpClasses)
-    o.faults.clear();
+  if (sc.http) { // an endpoint: faults at its steps and the client's behaviours (httpClasses)
+    std::vector<std::string> kinds; // compare_cmd refused a kind named with --faults that an HTTP run has not
+    for (const auto& k : o.faults)
+      if (faultKind(k, "--faults").atHttpServer()) kinds.push_back(k);
+    o.faults = std::move(kinds);
     o.races = false;
   }
   const auto& targets = session.targets();
@@ -158,6 +161,11 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
       std::vector<Class> mine;
       for (auto& p : classed[which]) {
         if (o.leaveOut.count(p.cls.id)) continue;
+        if (sc.http && p.cls.id == "pause") { // no other consumer to claim: the server sleeps and wakes
+          p.cls.label = "server paused (SIGSTOP), then woken";
+          p.cls.description = fmt::format("pause:before|after:VERB#k: the server process stopped at its step for {} ms, "
+                                          "then woken (SIGCONT) before its withheld bytes go on", kHttpPauseMs);
+        }
         if (!byClass.count(p.cls.id)) mine.push_back(p.cls);
         byClass[p.cls.id].push_back(std::move(p));
       }
@@ -171,8 +179,8 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
                       : late     ? std::vector<ClassedPoint>{points.back()}
                                  : sampleCentered(points, o.perClass);
         for (const auto& p : picked) {
-          const std::vector<int> counts = which == 0 ? std::vector<int>{1}
-                                                     : faultKind(p.fault.kind, "--faults").comparedConsumers();
+          const std::vector<int> counts = which == 0 || sc.http ? std::vector<int>{1} // one server process
+                                                                : faultKind(p.fault.kind, "--faults").comparedConsumers();
           for (int n : counts) {
             Schedule s = defaultScheduleFor(session, targets[t].name, applicationWeight(p.fault));
             s.faults = {p.fault};

@@ -1,6 +1,8 @@
 /// idemproof compare: the matrix of classes x targets on one scenario, its costs, one report.
 #include "driver/compare.h"
+#include "driver/session.h"
 #include "history/trace.h"
+#include "plan/fault_kind.h"
 
 #include "core/error.h"
 #include "report/shard_section.h"
@@ -58,6 +60,8 @@ std::string terminalTable(const CompareSection& c) {
 int compareCommand(const CommonArgs& commonIn, const CompareArgs& args) {
   auto t0 = std::chrono::steady_clock::now();
   CommonArgs common = commonIn;
+  if (httpScenario(common.scenario))
+    for (const auto& k : common.faults) requireHttpFaultKind(k, "--faults");
   if (common.faults.empty()) common.faults = compare::defaultFaultKinds(common);
   Session session(common, [](const Scenario&, const std::vector<Target>& targets) {
     std::set<std::string> names;

@@ -29,7 +29,7 @@ int runCommand(const CommonArgs& common, const RunArgs& args) {
   }
   Session session(withServers, [&](const Scenario& sc, const std::vector<Target>&) {
     if (!sc.http) return;
-    for (size_t i = 0; i < faults.size(); ++i) requireHttpFaultKind(faults[i].kind, "--crash");
+    for (size_t i = 0; i < faults.size(); ++i) requireHttpFault(faults[i], "--crash");
     if (args.consumers != 1)
       throw UsageError(fmt::format("--consumers: scenario {} is an HTTP one: its runs have one server process", sc.name));
   });

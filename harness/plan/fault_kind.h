@@ -79,8 +79,9 @@ public:
   /// kind that acts at a time (timekill), which runs only when a schedule names it.
   virtual bool atStep() const { return true; }
   /// Whether an HTTP run carries it out at a step of its server (one server process, no stream, no other
-  /// process to wait for): kill, drop, delay and error do; a kind that needs a stream, servers of the
-  /// run's own or a second process does not, and is refused for HTTP scenarios before any server starts.
+  /// process to wait for): kill, drop, delay, error, restart and pause do; a kind that needs a stream
+  /// (forget, age, rebalance) or a second process (hold) does not, and is refused for HTTP scenarios before
+  /// any server starts.
   virtual bool atHttpServer() const { return false; }
   /// Where a sweep applies the kind: the fault it makes at a swept point (`point`, a kill point at a step of
   /// server `server`), or nullopt where it does not act. `delayMs`: the sweep's delay.
@@ -142,6 +143,12 @@ const FaultKind& faultKind(const std::string& name, const std::string& what);
 std::vector<std::string> httpFaultKinds();
 /// Throws UsageError "<what>: ..." when kind `kind` is not one an HTTP run carries out, naming those it does.
 void requireHttpFaultKind(const std::string& kind, const std::string& what);
+/// requireHttpFaultKind of `f`'s kind, and its arguments: a pause of an HTTP server ends at a time (there is
+/// no other process whose point could end it).
+void requireHttpFault(const Fault& f, const std::string& what);
+/// How long an HTTP server stays stopped at a pause that names no time: long enough for the client's
+/// request, and the server's PostgreSQL session, to wait on a process that runs nothing.
+inline constexpr int64_t kHttpPauseMs = 500;
 /// Every registered kind's name, in registration order.
 std::vector<std::string> faultKinds();
 /// The kinds that act at a step (FaultKind::atStep), in registration order: what --faults may name.

@@ -185,7 +185,7 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
       if (!faults[i].is_string()) throw bad(f, "must be a string like after:COMMIT#3");
       Fault fault = Fault::parse(faults[i].get<std::string>(), fmt::format("{}: field '{}'", what, f));
       if (version == 1 && !fault.isKill()) throw bad(f, "a version 1 schedule holds kill points only");
-      if (s.http()) requireHttpFaultKind(fault.kind, fmt::format("{}: field '{}'", what, f));
+      if (s.http()) requireHttpFault(fault, fmt::format("{}: field '{}'", what, f));
       for (const auto& other : s.faults)
         if (other.samePoint(fault)) throw bad(f, fmt::format("a second fault at {}", fault.point()));
       s.faults.push_back(std::move(fault));

@@ -56,10 +56,22 @@ std::vector<int> originals(const Shape& s, const Scenario& sc, const std::vector
   return order;
 }
 
+/// Kill point `p` as the fault of draw `k`'s kind (ModelParams::faultKinds): an error acts before its step,
+/// a forget after it, a delay lasts `p.delayMs`, a restart restarts the step's server; a pause names no time
+/// (the broker's hand-over time; on an HTTP server kHttpPauseMs).
+void withKind(Fault& p, const Shape::Kill& k, const KillModel& km, const ModelParams& params) {
+  if (!params.faultKinds.empty()) p.kind = params.faultKinds[static_cast<size_t>(std::abs(k.kind)) % params.faultKinds.size()];
+  if (p.kind == "error") p.when = When::Before;
+  if (p.kind == "forget") p.when = When::After;
+  if (p.kind == "delay") p.args = {std::to_string(params.delayMs)};
+  if (p.kind == "restart") p.args = {km.server(p.verb)}; // the server of the step
+}
+
 /// HTTP: the requests of a shape. Keys are numbered in the order of their first use; the payload of a
 /// mismatch, of a request without a key or with a malformed one is an event of its own, sent under no key
 /// of its own (a payload belongs to one key). A mismatch needs a key used before: on a fresh key it is an
-/// original. Kill points are bounded by the steps of as many executed requests as there are keys.
+/// original. Fault points are bounded by the steps of as many executed requests as there are keys; their
+/// kinds are drawn as for consumers (withKind).
 Schedule materializeHttp(const Shape& s, const Scenario& sc, const KillModel& km, uint64_t seed, const ModelParams& params) {
   Schedule out;
   out.scenario = sc.name;
@@ -119,6 +131,7 @@ Schedule materializeHttp(const Shape& s, const Scenario& sc, const KillModel& km
       int bound = km.bound(verb, keys);
       if (bound < 1) continue;
       Fault p = Fault::kill(k.before ? When::Before : When::After, verb, 1 + (std::max(1, k.k) - 1) % bound);
+      withKind(p, k, km, params);
       bool taken = std::any_of(out.faults.begin(), out.faults.end(), [&](const Fault& q) { return q.verb == p.verb && q.k == p.k; });
       if (!taken) out.faults.push_back(p);
     }
@@ -187,11 +200,7 @@ Schedule materialize(const Shape& s, const Scenario& sc, const KillModel& km, ui
       if (bound < 1) continue;
       Fault p = Fault::kill(k.before ? When::Before : When::After, verb, 1 + (std::max(1, k.k) - 1) % bound);
       p.process = label(process);
-      if (!params.faultKinds.empty()) p.kind = params.faultKinds[static_cast<size_t>(std::abs(k.kind)) % params.faultKinds.size()];
-      if (p.kind == "error") p.when = When::Before;
-      if (p.kind == "forget") p.when = When::After;
-      if (p.kind == "delay") p.args = {std::to_string(params.delayMs)};
-      if (p.kind == "restart") p.args = {km.server(verb)}; // the server of the step
+      withKind(p, k, km, params);
       // One point per step: before:V#k withholds the step that after:V#k waits for.
       bool taken = std::any_of(out.faults.begin(), out.faults.end(),
                                [&](const Fault& q) { return q.process == p.process && q.verb == p.verb && q.k == p.k; });

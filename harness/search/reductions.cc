@@ -57,7 +57,7 @@ std::vector<Reduction> deterministicShapes(const rc::Shrinkable<Shape>& failing,
     const bool inFlight = std::any_of(s.requests.begin(), s.requests.end(), leftInFlight);
     if (!bursts && !inFlight) return out;
     const int most = p.maxBurst;
-    out.push_back(reduction(failing, "requests one after another, each answered, no kill", [most](Shape x) {
+    out.push_back(reduction(failing, "requests one after another, each answered, no fault", [most](Shape x) {
       x.kills.clear();
       return sequentialSends(std::move(x), most, true);
     }));

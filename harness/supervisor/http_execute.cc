@@ -2,6 +2,9 @@
 /// behind the proxies, wait until it is ready, play each request in order, kill the server at its steps
 /// (the controller's kill faults, as for consumers) and start a fresh one, then retry every key that has no
 /// final answer the way a client does (the liveness check), and record the final state. Never judges.
+/// The other faults at the server's steps are the proxies' (drop, delay, error) or carried out here while
+/// their step waits: a restart of PostgreSQL or Valkey, and the end of a pause (the server woken, SIGCONT,
+/// after its time, before its withheld bytes go on).
 ///
 /// Timing is the client's, never the clock's, wherever the harness can decide it:
 ///  timeout  the request's COMMIT is held at the proxy; the client gives up once it is held (its timeout
@@ -16,6 +19,8 @@
 #include "supervisor/http_client.h"
 #include "supervisor/http_payload.h"
 #include "supervisor/workspace_impl.h"
+
+#include "plan/fault_kind.h"
 
 #include "core/child.h"
 #include "core/error.h"
@@ -81,6 +86,7 @@ public:
         hub_({ws.servers.pg_host, ws.servers.pg_port}, ws.brokerSide(), ctl_), procs_(ws, h, ctl_, hub_),
         started_(Clock::now()) {
     ctl_.setHub(&hub_);
+    ctl_.setSignals(&procs_);
     for (const auto& e : s.events) keys_[e.n] = freshUuid();
   }
 
@@ -116,6 +122,7 @@ private:
       if (f->thread.joinable()) f->call->cancel();
     flights_.clear();
     ctl_.openGate("the run ended");
+    for (const auto& h : ctl_.activeHolds()) ctl_.releaseHold(h.token.id, "the run ended"); // a pause wakes first
     late_ = nullptr;
     stopServer();
     procs_.reapEscaped();
@@ -155,6 +162,7 @@ private:
   void waitReady() {
     const auto since = Clock::now();
     while (true) {
+      tend();
       if (auto es = server_->child.poll()) {
         procs_.ended(*server_, *es, "self");
         throw std::runtime_error(fmt::format("server {} exited before it was ready ({}); see its log", server_->label, es->str()));
@@ -196,6 +204,7 @@ private:
     std::optional<ExitStatus> es = killed ? server_->child.waitFor(std::min(milliseconds(5000), remaining())) : server_->child.poll();
     if (!es) return;
     procs_.ended(*server_, *es, killed ? "harness" : "self");
+    restartOutcome(killed ? "" : es->str());
     hub_.close(server_->owner);
     server_.reset();
     startServer(killed ? "after-kill" : "after-exit");
@@ -204,8 +213,60 @@ private:
   void stopServer() {
     if (!server_) return;
     procs_.stop(*server_, std::min(opt_.grace, std::max(remaining(), milliseconds(100))));
+    restartOutcome("");
     hub_.close(server_->owner);
     server_.reset();
+  }
+
+  // ---- faults carried out here ----
+
+  /// What the controller leaves to the supervisor while a step waits: a restart fault's server restart (forget
+  /// and age are refused for HTTP scenarios), and a pause's end once its time (its MS, else kHttpPauseMs) has
+  /// passed: the controller wakes the server (SIGCONT) before the step goes on.
+  void tend() {
+    for (const auto& a : ctl_.takeServerActions()) {
+      if (faultKind(a.fault.kind, "fault").effect(a.fault).action == Effect::Action::Restart) restartServer(a.fault);
+      ctl_.serverActionDone(a);
+    }
+    for (const auto& h : ctl_.activeHolds()) {
+      if (!h.pause) continue;
+      const int64_t ms = h.fault.args.size() == 1 ? std::stoll(h.fault.args[0]) : kHttpPauseMs;
+      if (Clock::now() - h.since >= milliseconds(ms)) ctl_.releaseHold(h.token.id, fmt::format("{} ms passed", ms));
+    }
+  }
+
+  /// A restart fault: restarts the server while the proxy refuses connections to it (as its own port would),
+  /// and notes the server process's connections so far, to tell once it ends whether it reconnected.
+  void restartServer(const Fault& f) {
+    const bool pg = f.args.at(0) == "pg";
+    if (server_) restarted_.push_back({f.str(), pg ? "PostgreSQL" : ws_.broker->title(), server_->owner, hub_.connections(server_->owner)});
+    const auto which = pg ? proxy::Server::Pg : proxy::Server::Broker;
+    hub_.refuse(which, true);
+    try {
+      ws_.restartServer(f.args.at(0));
+    } catch (...) {
+      hub_.refuse(which, false);
+      throw;
+    }
+    hub_.refuse(which, false);
+  }
+
+  /// How the server process that ends now (`exit`: how it exited by itself, "" when the harness stopped or
+  /// killed it) came through the restarts it lived through: "s1 reconnected" / "s1 exited (exit 1) and was
+  /// replaced" / "s1 made no new connection".
+  void restartOutcome(const std::string& exit) {
+    for (auto it = restarted_.begin(); it != restarted_.end();) {
+      if (it->owner != server_->owner) {
+        ++it;
+        continue;
+      }
+      std::string what = hub_.connections(server_->owner) > it->connections
+                             ? fmt::format("{} reconnected", server_->label)
+                             : !exit.empty() ? fmt::format("{} exited ({}) and was replaced", server_->label, exit)
+                                             : fmt::format("{} made no new connection", server_->label);
+      h_.append(server_->label, ops::Note{fmt::format("after the {} restart ({}): {}", it->server, it->fault, what)});
+      it = restarted_.erase(it);
+    }
   }
 
   // ---- waiting ----
@@ -220,6 +281,7 @@ private:
       uint64_t now = ctl_.waitForActivity(seen, milliseconds(2));
       if (now != seen) moved = Clock::now();
       seen = now;
+      tend();
       checkServer();
       if (ctl_.gated() > 0 && Clock::now() - moved >= kGateQuiet && waiting()) {
         ctl_.openGate(fmt::format("nothing moved for {} ms while a request waits for its answer", kGateQuiet.count()));
@@ -247,6 +309,7 @@ private:
     uint64_t seen = ctl_.activity();
     auto moved = Clock::now();
     while (Clock::now() - since < kQuietBound) {
+      tend();
       checkServer();
       uint64_t now = ctl_.waitForActivity(seen, milliseconds(2));
       if (now != seen) moved = Clock::now();
@@ -527,6 +590,13 @@ private:
   std::set<int> completed_;         ///< keys whose own payload got a final 2xx answer
   std::vector<std::unique_ptr<Flight>> flights_;
   Flight* late_ = nullptr;          ///< a request the client gave up on, held in flight
+  /// A server restart the live server process met, until that process ends (restartOutcome).
+  struct Restarted {
+    std::string fault, server;
+    int owner = 0;
+    int connections = 0; ///< its connections made before the restart
+  };
+  std::vector<Restarted> restarted_;
 };
 
 } // namespace

@@ -143,7 +143,15 @@ std::vector<std::string> httpFaultKinds() {
 void requireHttpFaultKind(const std::string& kind, const std::string& what) {
   if (faultKind(kind, what).atHttpServer()) return;
   throw UsageError(fmt::format("{}: an HTTP scenario runs {} faults at its server's steps, not {} (one server process, "
-                               "no stream, no servers of the run's own)", what, fmt::join(httpFaultKinds(), ", "), kind));
+                               "no stream, no second process)", what, fmt::join(httpFaultKinds(), ", "), kind));
+}
+
+void requireHttpFault(const Fault& f, const std::string& what) {
+  requireHttpFaultKind(f.kind, what);
+  if (f.kind == "pause" && f.args.size() == 3)
+    throw UsageError(fmt::format("{}: {}: an HTTP run has one server process, so a pause ends at a time "
+                                 "(pause:before|after:VERB#k[:MS]), not at another process's point",
+                                 what, f.str()));
 }
 
 std::vector<std::string> stepFaultKinds() {

@@ -34,6 +34,8 @@ public:
     return Effect{Effect::Action::Restart, {}, {}, {}, f.args[0], false};
   }
   int weight() const override { return 2; } // every connection drops: as a drop, for every process
+  /// An HTTP server's PostgreSQL (or its Valkey) restarts under it as under a consumer.
+  bool atHttpServer() const override { return true; }
   /// The server of the swept step restarts.
   std::optional<Fault> sweptAt(const Fault& point, const std::string& server, int) const override {
     Fault f = point;

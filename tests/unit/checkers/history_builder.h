@@ -262,8 +262,8 @@ public:
   }
   /// A kill of the server at `point` (the history's fault op).
   void kill(const std::string& point) { h.append("s1", ops::FaultOp{Fault::parse(point, "test"), 9}); }
-  /// A fault of any kind that fired at the server ("delay:after:SELECT#2:3000").
-  void fault(const std::string& text) { h.append("s1", ops::FaultOp{Fault::parse(text, "test"), 0}); }
+  /// A fault of another kind at the server's step (drop, error, restart, ...): no signal.
+  void fault(const std::string& point) { h.append("s1", ops::FaultOp{Fault::parse(point, "test"), 0}); }
   /// The final op: effects per payload, the stock the ledger reads; `limit` names the limit the run ended
   /// at ("" when it settled).
   void finalOp(const std::map<int, int>& effects, int64_t stock, const std::string& limit = "") {

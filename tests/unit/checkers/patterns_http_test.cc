@@ -3,6 +3,7 @@
 #include "check_util.h"
 
 #include "checkers/patterns/patterns.h"
+#include "checkers/request_faults.h"
 
 using namespace idem;
 using namespace idem::testing;
@@ -36,7 +37,8 @@ TEST_CASE("http-key-outside-transaction: the key committed apart, a kill, the ke
   REQUIRE(v);
   REQUIRE(v->pattern);
   CHECK(v->pattern->id == "http-key-outside-transaction");
-  CHECK(v->pattern->explanation == "s1 committed the request's work in separate transactions (COMMIT#1, COMMIT#2) "
+  CHECK(v->pattern->explanation == "s1 committed the work of r1 (the first request of key 1) in separate transactions "
+                                  "(COMMIT#1, COMMIT#2) "
                                   "and was killed at after:COMMIT#2 before the transaction that completes the key; "
                                   "the key was left in progress");
 }
@@ -95,7 +97,68 @@ TEST_CASE("http-key-outside-transaction: the key row committed alone, a kill rig
   const Violation* v = violationOf(rs, "stuck-key");
   REQUIRE(v);
   REQUIRE(v->pattern);
-  CHECK(v->pattern->explanation == "s1 committed part of the request's work in a transaction of its own (COMMIT#1) "
+  CHECK(v->pattern->explanation == "s1 committed part of the work of r1 (the first request of key 1) in a transaction of its "
+                                  "own (COMMIT#1) "
                                   "and was killed at after:COMMIT#1 before the transaction that completes the key; "
                                   "the key was left in progress");
+}
+
+TEST_CASE("http-key-outside-transaction: the key committed apart, its connection dropped, the key stuck",
+          "[patterns][http]") {
+  HttpHistoryBuilder o(2);
+  o.request(1, 1);
+  o.sql("BEGIN");
+  o.sql("INSERT", "INSERT INTO idempotency_keys(key, request_hash, state) VALUES ($1, $2, 'in_progress')");
+  o.sql("COMMIT");
+  o.fault("drop:after:COMMIT#1");
+  o.answer(1, 503, "{\"error\":\"unavailable\"}");
+  for (int i = 0; i < 3; ++i) o.answer(o.request(1, 1, i < 2 ? "retry" : "settle"), 409, "{\"error\":\"in progress\"}");
+  auto rs = judge(o, {}, 1000);
+  const Violation* v = violationOf(rs, "stuck-key");
+  REQUIRE(v);
+  // The message names the request the fault hit and the step, as for a kill.
+  CHECK_THAT(v->message, Contains("; r1 (the first request of key 1) was in flight when s1's connection dropped at "
+                                  "drop:after:COMMIT#1"));
+  CHECK(v->kill_point.empty()); // no kill: the server lived on
+  REQUIRE(v->pattern);
+  CHECK(v->pattern->id == "http-key-outside-transaction");
+  CHECK(v->pattern->explanation == "s1 committed part of the work of r1 (the first request of key 1) in a transaction of its "
+                                  "own (COMMIT#1) and then s1's connection dropped at drop:after:COMMIT#1 before the "
+                                  "transaction that completes the key; the key was left in progress");
+}
+
+TEST_CASE("http: an error at a retry's COMMIT is named with the retry, and a delay explains no key pattern",
+          "[patterns][http]") {
+  HttpHistoryBuilder o(2);
+  o.request(1, 1);
+  o.sql("BEGIN");
+  o.sql("INSERT", "INSERT INTO idempotency_keys(key, request_hash, state) VALUES ($1, $2, 'in_progress')");
+  o.sql("COMMIT");
+  o.fault("delay:after:COMMIT#1:60"); // the reply late: nothing of the transaction is lost
+  o.sql("BEGIN");
+  o.sql("INSERT", "INSERT INTO orders ...");
+  o.fault("error:before:COMMIT#2:40001");
+  o.answer(1, 503, "{\"error\":\"unavailable\"}");
+  o.answer(o.request(1, 1, "retry"), 409, "{\"error\":\"in progress\"}");
+  auto rs = judge(o, {}, 1000);
+  const Violation* v = violationOf(rs, "stuck-key");
+  REQUIRE(v);
+  CHECK_THAT(v->message, Contains("r1 (the first request of key 1) was in flight when s1 delayed at "
+                                  "delay:after:COMMIT#1:60; r1 (the first request of key 1) was in flight when s1 "
+                                  "answered an error at error:before:COMMIT#2:40001"));
+  REQUIRE(v->pattern);
+  CHECK(v->pattern->explanation == "s1 committed part of the work of r1 (the first request of key 1) in a transaction of its "
+                                  "own (COMMIT#1) and then s1 answered an error at error:before:COMMIT#2:40001 before "
+                                  "the transaction that completes the key; the key was left in progress");
+  // The request names as the client wrote them.
+  ops::Request r;
+  r.id = 3;
+  r.key = 2;
+  r.body = 2;
+  r.role = "retry";
+  CHECK(detail::requestName(r) == "r3 (a retry of key 2)");
+  r.role = "settle";
+  CHECK(detail::requestName(r) == "r3 (the client's retry of key 2 at the end)");
+  r.burst = 2;
+  CHECK(detail::requestName(r) == "r3 (copy 2 of a burst of key 2)");
 }

@@ -85,16 +85,20 @@ TEST_CASE("client ops: an HTTP schedule runs one server process and the fault ki
   json three = s;
   three["consumers"] = 3;
   CHECK(error(three) == "s.json: field 'consumers': 3 consumers: an HTTP schedule runs one server process; leave consumers out");
-  for (const char* f : {"restart:after:COMMIT#1:pg", "forget:after:COMMIT#1", "hold:c1:before:COMMIT#1:100"}) {
+  for (const char* f : {"forget:after:COMMIT#1", "hold:c1:before:COMMIT#1:100", "age:after:COMMIT#1"}) {
     json x = s;
     x["faults"] = {f};
     INFO(f);
-    CHECK(error(x).find("s.json: field 'faults[0]': an HTTP scenario runs kill, drop, delay, error faults at its "
-                        "server's steps, not ") != std::string::npos);
+    CHECK(error(x).find("s.json: field 'faults[0]': an HTTP scenario runs kill, drop, delay, error, restart, pause "
+                        "faults at its server's steps, not ") != std::string::npos);
   }
+  json point = s;
+  point["faults"] = {"pause:before:COMMIT#1:c2:after:COMMIT#1"};
+  CHECK(error(point).find("an HTTP run has one server process, so a pause ends at a time") != std::string::npos);
   json ok = s;
-  ok["faults"] = {"after:COMMIT#1", "drop:before:INSERT#1", "delay:after:UPDATE#1:100", "error:before:SELECT#1"};
-  CHECK(scheduleFromJson(ok, "s.json").faults.size() == 4);
+  ok["faults"] = {"after:COMMIT#1",        "drop:before:INSERT#1",     "delay:after:UPDATE#1:100", "error:before:SELECT#1",
+                  "restart:after:COMMIT#2:pg", "pause:before:COMMIT#3", "pause:after:INSERT#2:200"};
+  CHECK(scheduleFromJson(ok, "s.json").faults.size() == 7);
   json burst = s;
   burst["client"] = {{{"op", "burst"}, {"key", 2}, {"copies", 3}, {"other", 2}}};
   CHECK(error(burst).find("field 'client[0].other': 2 is the burst's own key") != std::string::npos);

@@ -241,7 +241,8 @@ TEST_CASE("fault: pause stops the process at its step, for a time or until anoth
   CHECK(!kind.drawnByDefault());
   CHECK(kind.brokerFeature().empty());
   CHECK(kind.leavesAftermath()); // it lives on, and must cope with what it finds when it wakes
-  CHECK(!kind.atHttpServer());
+  CHECK(kind.atHttpServer());    // an HTTP server is stopped at its step too, for a time
+  CHECK(httpFaultKinds() == std::vector<std::string>{"kill", "drop", "delay", "error", "restart", "pause"});
   CHECK(kind.weight() == 1);
   auto title = [](const std::string& s) { return s; };
   CHECK(kind.phrase(plain, "c1", title) == "c1 paused (SIGSTOP) at pause:before:COMMIT#1");

@@ -177,7 +177,7 @@ TEST_CASE("deterministic shapes: a burst with another payload becomes sends one 
   CHECK(concurrent(before));
   auto rs = deterministicShapes(rc::shrinkable::just(s), p);
   REQUIRE(rs.size() == 1);
-  CHECK(rs[0].what == "requests one after another, each answered, no kill");
+  CHECK(rs[0].what == "requests one after another, each answered, no fault");
   Schedule after = materialize(rs[0].shape.value(), sc, km, 1, p);
   std::vector<std::string> requests;
   for (const auto& op : after.client) requests.push_back(op.str());
@@ -185,7 +185,7 @@ TEST_CASE("deterministic shapes: a burst with another payload becomes sends one 
   CHECK(!concurrent(after));
 }
 
-TEST_CASE("deterministic shapes: a send that times out is answered first with no kill, then with its kills") {
+TEST_CASE("deterministic shapes: a send that times out is answered first with no fault, then with its faults") {
   auto sc = builtin("orders");
   KillModel km = KillModel::fromLines({{"COMMIT", {0, 1}}});
   ModelParams p;

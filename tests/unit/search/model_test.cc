@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 using namespace idem;
@@ -188,4 +189,59 @@ TEST_CASE("every shrink candidate is no bigger, and shrinking reaches the simple
     CHECK(least.events[0].fields.at("amount") == "100");
     CHECK(least.events[0].fields.at("wallet") == "w1");
   }
+}
+
+TEST_CASE("HTTP: --faults kinds are drawn at the server's steps, each shaped as its kind, kills alone by default") {
+  auto sc = builtin("orders");
+  // An HTTP server's steps: BEGIN INSERT UPDATE COMMIT per executed request, on PostgreSQL.
+  KillModel km = KillModel::fromLines({{"BEGIN", {0, 1}}, {"INSERT", {0, 2}}, {"UPDATE", {0, 1}}, {"COMMIT", {0, 1}}});
+  ModelParams all;
+  all.faultKinds = {"kill", "drop", "delay", "error", "restart", "pause"};
+  all.delayMs = 60;
+  const ModelParams kills; // check without --faults on an HTTP scenario
+  auto genAll = shapeGen(sc, km, all), genKills = shapeGen(sc, km, kills);
+  std::map<std::string, int> drawn;
+  for (uint64_t i = 0; i < 300; ++i) {
+    INFO("case " << i);
+    Schedule s = materialize(generateCase(genAll, 11, i).value(), sc, km, 11, all);
+    REQUIRE(!s.client.empty());
+    for (const auto& f : s.faults) {
+      ++drawn[f.kind];
+      REQUIRE(f.process.empty()); // one server process at a time: points count over the run
+      if (f.kind == "error") REQUIRE(f.when == When::Before);
+      if (f.kind == "delay") REQUIRE(f.args == std::vector<std::string>{"60"});
+      if (f.kind == "restart") REQUIRE(f.args == std::vector<std::string>{"pg"}); // the step's server
+      if (f.kind == "pause") REQUIRE(f.args.empty());                          // kHttpPauseMs
+      if (f.kind == "kill" || f.kind == "drop") REQUIRE(f.args.empty());
+    }
+    // The schedule file holds them as written.
+    REQUIRE(text(scheduleFromJson(nlohmann::json(s), "round trip")) == text(s));
+    Schedule k = materialize(generateCase(genKills, 11, i).value(), sc, km, 11, kills);
+    for (const auto& f : k.faults) REQUIRE(f.isKill());
+  }
+  for (const char* kind : {"kill", "drop", "delay", "error", "restart", "pause"}) {
+    INFO(kind);
+    CHECK(drawn[kind] > 10);
+  }
+}
+
+TEST_CASE("HTTP: the kind of a drawn fault shrinks toward the first of --faults, at the same point") {
+  auto sc = builtin("orders");
+  KillModel km = KillModel::fromLines({{"BEGIN", {0, 1}}, {"COMMIT", {0, 1}}});
+  ModelParams p;
+  p.faultKinds = {"kill", "drop", "error"};
+  Shape s;
+  s.events.resize(1);
+  s.requests = {Shape::Request{}};
+  Shape::Kill drop;
+  drop.verb = 1; // COMMIT
+  drop.kind = 1;
+  s.kills = {drop};
+  Schedule x = materialize(s, sc, km, 1, p);
+  REQUIRE(x.faults.size() == 1);
+  CHECK(x.faults[0].str() == "drop:after:COMMIT#1");
+  s.kills[0].kind = 2;
+  CHECK(materialize(s, sc, km, 1, p).faults[0].str() == "error:before:COMMIT#1"); // an error acts before its step
+  s.kills[0].kind = 0;
+  CHECK(materialize(s, sc, km, 1, p).faults[0].str() == "after:COMMIT#1");
 }

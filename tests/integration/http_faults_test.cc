@@ -1,0 +1,69 @@
+/// Faults other than kills at an HTTP server's steps, through the real binary: a dropped connection and an
+/// injected error that http-correct rides out, a drop after the COMMIT that leaves http-key-outside-tx's
+/// key in progress for good, diagnosed by the request the fault hit and the step, and the same at the Valkey
+/// commands of a server that keeps its keys there (tests/targets/py-orders-valkey).
+#include "support.h"
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+using namespace itest;
+
+namespace http_faults_itest {
+
+/// A schedule file of the orders scenario: two payloads, these requests and these faults.
+std::string scheduleWith(const std::string& name, const nlohmann::json& client, const nlohmann::json& faults) {
+  nlohmann::json s = nlohmann::json::parse(R"({"version": 2, "scenario": "orders", "events": [
+      {"n": 1, "fields": {"customer": "alice", "sku": "sku-1", "qty": "2", "amount": "4500"}},
+      {"n": 2, "fields": {"customer": "bob", "sku": "sku-2", "qty": "1", "amount": "1200"}}]})");
+  s["client"] = client;
+  s["faults"] = faults;
+  auto path = scratchPath("http-faults-" + name + ".json");
+  std::ofstream(path) << s.dump(2);
+  return path.string();
+}
+
+TEST_CASE("http faults: correct rides out a drop and an error, key-outside-tx stuck by a drop, Valkey steps too",
+          "[http]") {
+  const nlohmann::json requests = {{{"op", "send"}, {"key", 1}}, {{"op", "send"}, {"key", 2}}, {{"op", "send"}, {"key", 1}}};
+  // The ambiguous commit of r1 and a serialization failure at r2's COMMIT: the client's retries end each
+  // key with one order and its first answer.
+  Result correct = clean({"replay", scheduleWith("correct", requests, {"drop:after:COMMIT#1", "error:before:COMMIT#2:40001"}),
+                          "--target", target("http-correct")});
+  INFO(correct.out << correct.err);
+  CHECK(correct.status == 0);
+  int fired = 0;
+  for (const auto& op : correct.report["runs"][0]["history"])
+    if (op["type"] == "fault") ++fired;
+  CHECK(fired == 2);
+
+  Result stuck = clean({"run", "--target", target("http-key-outside-tx"), "--scenario", "orders", "--crash",
+                        "drop:after:COMMIT#1"});
+  INFO(stuck.out << stuck.err);
+  CHECK(stuck.status == 1);
+  auto v = violations(stuck.report, "stuck-key");
+  REQUIRE(v.size() == 1);
+  const std::string message = v[0]["message"];
+  CHECK(message.find("r1 (the first request of key 1) was in flight when s1's connection dropped at "
+                     "drop:after:COMMIT#1") != std::string::npos);
+  CHECK(v[0]["pattern"]["id"] == "http-key-outside-transaction");
+
+  // A server that keeps its keys in Valkey: its commands are steps too. An error at its first SET is ridden
+  // out; the reply of the SET that stores the answer lost, the key and the order come apart.
+  Result loading = clean({"run", "--target", testTarget("py-orders-valkey"), "--scenario", "orders", "--crash",
+                          "error:before:SET#1:LOADING"});
+  INFO(loading.out << loading.err);
+  CHECK(loading.status == 0);
+  CHECK(verbsOn(loading, "valkey").count("SET") == 1);
+  Result apart = clean({"run", "--target", testTarget("py-orders-valkey"), "--scenario", "orders", "--crash",
+                        "drop:after:SET#2"});
+  INFO(apart.out << apart.err);
+  CHECK(apart.status == 1);
+  auto twice = violations(apart.report, "double-effect");
+  REQUIRE(twice.size() == 1);
+  CHECK(twice[0]["message"].get<std::string>().find("r1 (the first request of key 1) was in flight when s1's "
+                                                    "connection dropped at drop:after:SET#2") != std::string::npos);
+}
+
+} // namespace http_faults_itest

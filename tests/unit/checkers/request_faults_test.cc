@@ -1,0 +1,61 @@
+// Faults at an HTTP server's steps told by the requests they hit (checkers/request_faults.h), on histories
+// written by hand: one request in flight, a burst's copies in flight together, and a burst's 5xx that a
+// fault explains.
+#include "check_util.h"
+
+#include "checkers/request_faults.h"
+
+using namespace idem;
+using namespace idem::testing;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const Violation* firstOf(const std::vector<CheckResult>& rs, const std::string& kind) {
+  for (const auto& r : rs)
+    for (const auto& v : r.violations)
+      if (v.kind == kind) return &v;
+  return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("request faults: each fault with the requests in flight then, in the order written", "[http]") {
+  HttpHistoryBuilder o(2);
+  o.answer(o.request(1, 1), 201, "{\"order\":1}");
+  o.fault("delay:before:BEGIN#1:60"); // between requests: none in flight
+  int a = o.request(2, 2, "original", 1), b = o.request(2, 2, "original", 2);
+  o.sql("BEGIN");
+  o.fault("drop:after:BEGIN#1");
+  o.answer(a, 503, "{\"error\":\"unavailable\"}");
+  o.answer(b, 201, "{\"order\":2}");
+  auto fs = detail::requestFaults(o.ops());
+  REQUIRE(fs.size() == 2);
+  CHECK(fs[0].inFlight.empty());
+  CHECK(fs[0].request == nullptr);
+  REQUIRE(fs[1].inFlight.size() == 2);
+  CHECK(fs[1].request->id == b);
+  CHECK(detail::faultsOnKey(fs, 1).empty());
+  CHECK(detail::faultsOnKey(fs, 2) == "r2 (copy 1 of a burst of key 2) and r3 (copy 2 of a burst of key 2) were in "
+                                     "flight when s1's connection dropped at drop:after:BEGIN#1");
+  CHECK(detail::faultEvent(Fault::parse("after:COMMIT#1"), "s2") == "s2 was killed at after:COMMIT#1");
+  CHECK(detail::faultEvent(Fault::parse("restart:after:COMMIT#1:pg"), "s1") == "PostgreSQL restarted at "
+                                                                                "restart:after:COMMIT#1:pg");
+  CHECK(detail::faultEvent(Fault::parse("pause:before:COMMIT#1"), "s1") == "s1 paused (SIGSTOP) at pause:before:COMMIT#1");
+}
+
+TEST_CASE("request faults: a burst's copy answered 503 while a fault hit the server is no burst error", "[http]") {
+  for (bool faulted : {true, false}) {
+    INFO(faulted);
+    HttpHistoryBuilder o(1);
+    int a = o.request(1, 1, "original", 1), b = o.request(1, 1, "original", 2);
+    o.sql("BEGIN");
+    if (faulted) o.fault("drop:after:BEGIN#1");
+    o.answer(a, 503, "{\"error\":\"unavailable\"}");
+    o.answer(b, 201, "{\"order\":1}", "/orders/1");
+    auto rs = judge(o, {{1, 1}}, 999);
+    const Violation* v = firstOf(rs, "burst-error");
+    CHECK((v == nullptr) == faulted);
+    if (v) CHECK_THAT(v->message, Contains("r1, copy 1 of a burst with key 1, got 503"));
+  }
+}
