@@ -36,7 +36,7 @@ Fed feed(Parser& p, std::string_view bytes, size_t& used) {
     used += n;
     if (ec == http::error::need_more) return Fed::More;
     if (ec) return Fed::Bad;
-    if (n == 0 && used >= bytes.size() && !p.is_done()) return Fed::More;
+    if (n == 0 && !p.is_done()) return Fed::More; // no progress: what is left is not enough
   }
   return Fed::Done;
 }
