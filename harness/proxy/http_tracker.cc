@@ -71,25 +71,18 @@ public:
     p.body_limit(kBodyLimit);
     size_t used = 0;
     const Fed fed = feed(p, whole, used);
-    if (fed == Fed::Bad) return Decode::Invalid;
-    if (fed == Fed::More) {
-      if (!head_.empty() || !p.is_header_done()) return Decode::NeedMoreData;
-      if (!continued(p)) return Decode::NeedMoreData;
-      // The client waits for the server's interim answer before it sends the body: the head goes on at
-      // once (its own message, whether or not the body is here yet: the same messages however bytes arrive).
-      head_ = std::string(whole.substr(0, headerSize(whole)));
-      out.size = head_.size();
-      out.kind = ClientMsg::Kind::Stream;
-      return Decode::Message;
-    }
-    const auto& req = p.get();
-    if (head_.empty() && continued(p)) {
-      // Complete already, but its head is a message of its own (as when the body comes later).
+    if (head_.empty() && p.is_header_done() && continued(p)) {
+      // The client waits for the server's interim answer before it sends the body: the head goes on at once,
+      // as a message of its own whether the body is here yet, complete, or bad (the same messages however
+      // the bytes arrive).
       out.size = headerSize(whole);
       out.kind = ClientMsg::Kind::Stream;
       head_ = whole.substr(0, out.size);
       return Decode::Message;
     }
+    if (fed == Fed::Bad) return Decode::Invalid;
+    if (fed == Fed::More) return Decode::NeedMoreData;
+    const auto& req = p.get();
     out.size = used - head_.size();
     head_.clear();
     out.kind = ClientMsg::Kind::RequestEnd;

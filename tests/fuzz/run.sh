@@ -80,18 +80,19 @@ start nats nats_tracker_fuzz 16384
 start amqp amqp_tracker_fuzz 16384
 finish nats
 finish amqp
-# The sink's HTTP/1.1 tracker, seeded with written calls and answers (capture records: 'C'|'S', length, bytes).
+# The sink's HTTP/1.1 tracker, seeded with written calls and answers (capture records: 'C'|'S', length, bytes;
+# each given as a printf format, so that no trailing newline is lost).
 http_seed() { # file direction bytes...
   local f=$1; shift
   while [ $# -gt 0 ]; do
-    printf '%s' "$1" | perl -e 'my $d = shift; local $/; my $b = <STDIN>; print $d, pack("N", length $b), $b' "$2" >>"$f"
+    printf "$2" | perl -e 'my $d = shift; local $/; my $b = <STDIN>; print $d, pack("N", length $b), $b' "$1" >>"$f"
     shift 2
   done
 }
-http_seed "$WORK/http/keyed" C "$(printf 'POST /charges HTTP/1.1\r\nHost: h\r\nIdempotency-Key: e1\r\nContent-Length: 17\r\n\r\n{"event_id":"e1"}')" \
-  S "$(printf 'HTTP/1.1 200 OK\r\nIdempotent-Replayed: true\r\nContent-Length: 2\r\n\r\n{}')"
-http_seed "$WORK/http/chunked" C "$(printf 'POST /charges HTTP/1.1\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n')" \
-  S "$(printf 'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 503 X\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n')"
+http_seed "$WORK/http/keyed" C 'POST /charges HTTP/1.1\r\nHost: h\r\nIdempotency-Key: e1\r\nContent-Length: 17\r\n\r\n{"event_id":"e1"}' \
+  S 'HTTP/1.1 200 OK\r\nIdempotent-Replayed: true\r\nContent-Length: 2\r\n\r\n{}'
+http_seed "$WORK/http/chunked" C 'POST /charges HTTP/1.1\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n' \
+  S 'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 503 X\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'
 start parsers parsers_fuzz 65536
 start http http_tracker_fuzz 16384
 finish parsers

@@ -100,3 +100,15 @@ TEST_CASE("http tracker: bytes that are not HTTP are invalid, a part is more dat
   ServerMsg r;
   CHECK(httpMake()->onServer("SSH-2.0-OpenSSH\r\n", r) == Decode::Invalid);
 }
+
+TEST_CASE("http tracker: a continued request's head goes on even when its body turns out bad") {
+  // Found by the fuzzer: whole, the body's bad chunk made the request invalid before its head was reported;
+  // in pieces, the head went on first. Now the head is its own message either way.
+  const std::string client = "POST /charges HTTP/1.1\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n"
+                             "2\r\n{}\r\nzz\r\n\r\n";
+  checkSplitInvariance(httpMake, {Chunk{true, client}, Chunk{false, ""}});
+  const Events e = feedWhole(httpMake, client, "");
+  REQUIRE(e.client.size() == 1);
+  CHECK(e.client[0].kind == ClientMsg::Kind::Stream);
+  CHECK(e.client_invalid);
+}
