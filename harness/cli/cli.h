@@ -13,12 +13,14 @@ namespace idem::cli {
 using Handler = std::function<int()>;
 
 /// Adds --target, --scenario, --report, --database-url, --valkey-url, --seed, --workers,
-/// --claim-idle-ms, --deadline, --stall-timeout, --grace.
+/// --claim-idle-ms, --deadline, --stall-timeout, --grace, --sink-policy.
 void addCommon(CLI::App& cmd, CommonArgs& a, bool manyTargets);
 /// --seed, read as an unsigned 64-bit number (a negative or larger value is an error, never wrapped).
 void addSeed(CLI::App& cmd, CommonArgs& a);
 /// --shard I/N | auto/N (check, sweep, compare): `what` names the items split ("schedules").
 void addShard(CLI::App& cmd, CommonArgs& a, const std::string& what);
+/// --sink-policy honour|ignore (every command that runs schedules; addCommon adds it).
+void addSinkPolicy(CLI::App& cmd, CommonArgs& a);
 /// --report DIR and --junit FILE.
 void addOutputs(CLI::App& cmd, CommonArgs& a);
 /// --faults KIND,KIND...: fault kinds (registered ones only), `help` says the command's default.

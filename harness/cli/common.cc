@@ -56,6 +56,14 @@ void addShard(CLI::App& cmd, CommonArgs& a, const std::string& what) {
       ->type_name("I/N");
 }
 
+void addSinkPolicy(CLI::App& cmd, CommonArgs& a) {
+  cmd.add_option("--sink-policy", a.sinkPolicy,
+                 "the sink's policy for idempotency keys, over the scenario's: honour (a key's first answer is "
+                 "replayed) or ignore (every call executes); a scenario with a sink only")
+      ->check(CLI::IsMember({"honour", "ignore"}))
+      ->type_name("honour|ignore");
+}
+
 void addOutputs(CLI::App& cmd, CommonArgs& a) {
   cmd.add_option("--report", a.reportDir, "report directory (default reports/latest)")
       ->each([&a](const std::string&) { a.reportDirGiven = true; });
@@ -105,6 +113,7 @@ void addCommon(CLI::App& cmd, CommonArgs& a, bool manyTargets) {
   duration("--grace", d[2], "SIGTERM to SIGKILL grace period of a consumer");
   duration("--settle", d[3], "everything acknowledged and every consumer idle: end the run after this long without work (at once when every consumer is parked in a blocking read)");
   duration("--start-timeout", d[4], "a consumer that makes no request for this long after it started: unknown");
+  addSinkPolicy(cmd, a);
   cmd.add_option("--max-processes", a.run.max_processes, "consumer processes one schedule may start (restarts included)")
       ->check(CLI::Range(1, 1000))->capture_default_str();
 }

@@ -30,6 +30,7 @@ void addReportCommands(CLI::App& app, Handler& handler) {
                                           "writes reports/latest/report.html");
   addOutputs(*demo, demoCommon);
   addSeed(*demo, demoCommon);
+  addSinkPolicy(*demo, demoCommon);
   demo->add_option("--database-url", demoCommon.databaseUrl,
                    "use this PostgreSQL (libpq URI) instead of an embedded one (the restart classes need embedded servers "
                    "and are left out)");

@@ -69,6 +69,7 @@ Section runSection(const CommonArgs& common, const DemoArgs& args, compare::Opti
   if (a.faults.empty()) a.faults = compare::defaultFaultKinds(a);
   o.faults = a.faults;
   a.scenario = name;
+  if (!sinkScenario(name)) a.sinkPolicy.clear(); // --sink-policy is for the scenarios with a sink
   a.targets.clear();
   for (const auto& t : targets) a.targets.push_back(t.dir.string());
   Session session(a);

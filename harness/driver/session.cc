@@ -95,6 +95,14 @@ bool httpScenario(const std::string& nameOrFile) {
   }
 }
 
+bool sinkScenario(const std::string& nameOrFile) {
+  try {
+    return loadScenario(nameOrFile, scenariosDir()).sink.has_value();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 Session::Session(const CommonArgs& args, const BeforeServers& check) : args_(args) {
   if (args_.targets.empty()) throw UsageError("--target: required");
   checkOutputs(args_);
@@ -103,6 +111,12 @@ Session::Session(const CommonArgs& args, const BeforeServers& check) : args_(arg
   reapOrphans();
   for (const auto& t : args_.targets) targets_.push_back(loadTarget(t));
   scenario_ = loadScenario(args_.scenario, scenariosDir());
+  if (!args_.sinkPolicy.empty()) {
+    if (!scenario_.sink)
+      throw UsageError(fmt::format("--sink-policy: scenario '{}' has no sink (its consumers call no external API)",
+                                   scenario_.name));
+    scenario_.sink->honoursKeys = args_.sinkPolicy == "honour";
+  }
   for (const auto& t : targets_) {
     if (!t.implements(scenario_.name)) {
       std::string list;

@@ -48,6 +48,9 @@ struct CommonArgs {
   bool ownServers = false;
   /// --shard I/N (check, sweep, compare): run only this shard's slice (search/shard.h); unset: all.
   std::optional<Shard> shard;
+  /// --sink-policy honour|ignore: the sink's policy for keys, over the scenario's (a scenario with a sink
+  /// only); "" keeps the scenario's.
+  std::string sinkPolicy;
 
   /// Servers idemproof does not own take part (--database-url, or a broker's URL): nothing may restart.
   bool userServers() const { return !databaseUrl.empty() || !brokerUrls.empty(); }
@@ -131,6 +134,8 @@ private:
 /// Whether the scenario named on the command line is of kind http (false also when it can't be read: the
 /// session then says why).
 bool httpScenario(const std::string& nameOrFile);
+/// Whether the scenario `nameOrFile` has a sink (false when it can't be loaded: the Session says why).
+bool sinkScenario(const std::string& nameOrFile);
 
 /// The repository's scenarios folder: $IDEMPROOF_SCENARIOS, else <exe dir>/../scenarios, else ./scenarios.
 std::filesystem::path scenariosDir();

@@ -130,8 +130,8 @@ int applicationWeight(const std::vector<Fault>& faults);
 std::chrono::microseconds timeKillDelay(const Fault& f);
 
 /// The error an `error` fault without a code answers at a step of `server` ("pg": 40001 serialization_failure,
-/// "valkey": LOADING).
-Effect defaultError(const std::string& server);
+/// "valkey": LOADING; "sink": 503 before the call, 500 after it).
+Effect defaultError(const std::string& server, When when = When::Before);
 /// The error effect of the code `code` of the error table (docs/faults.md); throws std::logic_error for a
 /// code the table does not have.
 Effect errorEffect(const std::string& code);

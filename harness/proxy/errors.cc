@@ -25,10 +25,36 @@ std::string oneLine(std::string s) {
   return s;
 }
 
+const char* reason(int status) {
+  switch (status) {
+  case 500: return "Internal Server Error";
+  case 501: return "Not Implemented";
+  case 502: return "Bad Gateway";
+  case 503: return "Service Unavailable";
+  case 504: return "Gateway Timeout";
+  default: return "Server Error";
+  }
+}
+
 } // namespace
+
+std::string httpErrorAnswer(const std::string& code, const std::string& text) {
+  int status = 0;
+  for (char c : code) status = c >= '0' && c <= '9' && status < 1000 ? status * 10 + (c - '0') : 1000;
+  if (status < 100 || status > 599) status = 503;
+  std::string json;
+  for (char c : text) {
+    if (c == '"' || c == '\\') json += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) json += c;
+  }
+  const std::string body = "{\"error\":\"" + json + " (injected by idemproof)\"}";
+  return "HTTP/1.1 " + std::to_string(status) + " " + reason(status) +
+         "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
 
 std::string errorReply(Server server, const std::string& code, const std::string& text, char txStatus, bool fatal) {
   std::string out;
+  if (server == Server::Sink) return httpErrorAnswer(code, text);
   if (server == Server::Valkey) {
     out.append("-").append(oneLine(code));
     if (!text.empty()) out.append(" ").append(oneLine(text));

@@ -1,6 +1,6 @@
 #pragma once
-/// The proxies of one worker: for each consumer process, a pair of listeners on 127.0.0.1 (PostgreSQL and
-/// the broker) so that every connection belongs to exactly one process. Bytes pass through unchanged; the
+/// The proxies of one worker: for each consumer process, a listener on 127.0.0.1 per server (PostgreSQL, the
+/// broker, and the sink in a run that has one) so that every connection belongs to exactly one process. Bytes pass through unchanged; the
 /// trackers decode them, and at every step boundary the StepListener decides what happens to the request
 /// or its reply (a Decision: pass, kill, drop, hold, answer an error). All sockets run on one I/O thread,
 /// so a decision taken at one step is carried out before any other byte of that process moves.
@@ -15,8 +15,9 @@
 
 namespace idem::proxy {
 
-/// The two servers a process reaches: PostgreSQL and its broker (Valkey, Kafka: BrokerSide names it).
-enum class Server { Pg, Broker, Valkey = Broker };
+/// The servers a process reaches: PostgreSQL, its broker (Valkey, Kafka: BrokerSide names it), and in a run
+/// whose scenario has one, the sink (the external API idemproof answers in a provider's place, HTTP/1.1).
+enum class Server { Pg = 0, Broker = 1, Valkey = Broker, Sink = 2 };
 
 /// A step in flight, handed back with its reply.
 struct StepToken {
@@ -105,6 +106,12 @@ struct BrokerSide {
   std::function<std::string(const std::string& verb)> defaultError;
 };
 
+/// The sink side of the proxies: where idemproof's sink server listens, and what its CALL steps' details name.
+struct SinkSide {
+  Upstream upstream;
+  HttpCall call;
+};
+
 class Hub {
 public:
   /// A Valkey/Redis broker (RESP).
@@ -114,7 +121,11 @@ public:
   Hub(const Hub&) = delete;
   Hub& operator=(const Hub&) = delete;
 
-  /// "pg", or the broker's name.
+  /// A run with a sink: every process opened from now on also gets a listener for it (Ports::sink). Call
+  /// before the first open().
+  void setSink(SinkSide sink);
+
+  /// "pg", "sink", or the broker's name.
   const std::string& name(Server s) const;
   /// The broker side it was made with.
   const BrokerSide& broker() const;
@@ -122,8 +133,10 @@ public:
   struct Ports {
     int pg = 0;
     int broker = 0;
+    int sink = 0; ///< 0 without a sink
   };
-  /// Opens the two listeners of a new consumer process `owner` (any int unique in this hub).
+  /// Opens the listeners of a new consumer process `owner` (any int unique in this hub): PostgreSQL, the
+  /// broker, and the sink when the hub has one.
   Ports open(int owner);
   /// Closes the owner's listeners and cuts all its connections (both directions, steps in flight get
   /// onCut). Blocks until done on the I/O thread. Safe to call from any thread, also twice.

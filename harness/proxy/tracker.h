@@ -6,7 +6,7 @@
 /// A *step* is one request/response round trip of a consumer: PostgreSQL — a simple Query, or an
 /// extended-protocol group closed by Sync (or Flush); Valkey — one command. Its verb is the first keyword
 /// of the statement (for Bind/Execute of a prepared statement, the verb of the statement it executes) or
-/// the command name, upper case.
+/// the command name, upper case; HTTP (the sink) — one request, verb CALL.
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -114,7 +114,16 @@ public:
 };
 using TrackerPtr = std::unique_ptr<Tracker>;
 
+/// What the HTTP tracker names in a CALL step's detail: the key header and the JSON body's reference member.
+struct HttpCall {
+  std::string keyHeader = "Idempotency-Key";
+  std::string ref = "event_id";
+};
+
 TrackerPtr makePgTracker();   ///< PostgreSQL frontend/backend protocol v3
 TrackerPtr makeRespTracker(); ///< RESP2 and RESP3 (HELLO 3 switches replies to RESP3)
+/// HTTP/1.1 (the sink's side): each request is a step, verb CALL, detail "POST /charges key=K ref=R"; its
+/// reply is the next final answer, summarised by its status ("200", "200 replayed" with Idempotent-Replayed).
+TrackerPtr makeHttpTracker(HttpCall call = {});
 
 } // namespace idem::proxy

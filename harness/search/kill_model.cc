@@ -98,6 +98,7 @@ std::set<std::string> KillModel::resourcesOf(const ops::Step& step) {
     if (step.verb == "COMMIT" || step.verb == "END") out.insert("pg:*");
     return out;
   }
+  if (step.server == "sink") return {"sink"}; // the provider's calls: a resource of their own
   // The broker's own steps: a read, an acknowledgement, any step of a broker that is not Valkey (a group's
   // join, heartbeat, offset commit: all on the topic and its group).
   if (streamVerb(step.verb) || !step.delivered.empty() || !step.acked.empty() || step.server != "valkey")

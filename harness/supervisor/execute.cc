@@ -75,6 +75,7 @@ public:
         started_(Clock::now()) {
     ctl_.setHub(&hub_);
     ctl_.setSignals(&procs_);
+    if (auto sink = ws.sinkSide()) hub_.setSink(std::move(*sink));
   }
 
   void run() {

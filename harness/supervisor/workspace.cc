@@ -55,6 +55,7 @@ Workspace::Workspace(const ServerEndpoints& servers, const Scenario& scenario, c
   impl_->options = options;
   impl_->logDir = std::move(logDir);
   impl_->create();
+  if (scenario.sink) impl_->sink = std::make_unique<SinkServer>();
 }
 
 Workspace::~Workspace() {
@@ -268,6 +269,8 @@ Observed Workspace::Impl::observe(std::chrono::milliseconds budget) {
     observed["effects"] = rowsOf(scenario.http->effects, "field 'http.effects'");
     if (scenario.http->ledger) observed["ledger"] = rowsOf(scenario.http->ledger->observed, "field 'http.ledger.observed'");
   }
+  // The sink: the events the database booked, the database side of the agreement with the calls executed.
+  if (scenario.sink) observed["sink:booked"] = rowsOf(scenario.sink->booked, "field 'sink.booked'");
   return observed;
 }
 
@@ -369,6 +372,7 @@ ChildSpec Workspace::Impl::targetSpec(const proxy::Hub::Ports& ports, const std:
   }
   vars["DATABASE_URL"] = pgUrl(sv, "127.0.0.1", ports.pg, database, query);
   for (auto& [k, v] : broker->connectionEnv(ports.broker)) vars[k] = v;
+  if (ports.sink) vars["SINK_URL"] = fmt::format("http://127.0.0.1:{}", ports.sink); // the sink, through its proxy
   // Marks of this run and process, inherited by whatever the process starts (reapEscaped()).
   vars[kRunEnv] = runTag;
   vars[kProcessEnv] = label;
@@ -421,7 +425,11 @@ History Workspace::execute(const Schedule& schedule) {
   } catch (const std::exception& e) {
     brokerError = e.what();
   }
-  h.append("harness", ops::Plan{schedule, im.target.name, schedule.claimIdleMs > 0 ? schedule.claimIdleMs : im.options.claim_idle_ms, im.broker->stream(), im.broker->group()});
+  // The sink forgets the previous schedule's keys and counters, and records this run's calls.
+  if (im.sink) im.sink->reset(*im.scenario.sink, im.scenario.sink->honoursKeys, &h);
+  h.append("harness", ops::Plan{schedule, im.target.name, schedule.claimIdleMs > 0 ? schedule.claimIdleMs : im.options.claim_idle_ms,
+                                im.broker->stream(), im.broker->group(),
+                                im.scenario.sink ? (im.scenario.sink->honoursKeys ? "honour" : "ignore") : ""});
   try {
     if (!brokerError.empty()) throw std::runtime_error(brokerError);
     im.reset();
@@ -447,6 +455,7 @@ History Workspace::execute(const Schedule& schedule) {
   } catch (const std::exception& e) {
     h.append("harness", ops::Error{e.what()});
   }
+  if (im.sink) im.sink->detach(); // `h` leaves with the caller: a late call is not recorded in it
   // The target's own work and the harness's bookkeeping: what no other phase took.
   double others = 0;
   for (const auto& [name, ms] : im.phases) others += ms;

@@ -2,6 +2,7 @@
 /// Private to the supervisor: the state of a Workspace, shared by workspace.cc (namespace, reset,
 /// producer, final state) and execute.cc (the consumer processes of one schedule).
 #include "supervisor/admin.h"
+#include "supervisor/sink_server.h"
 #include "supervisor/workspace.h"
 
 #include "brokers/broker.h"
@@ -43,6 +44,13 @@ struct Workspace::Impl {
       side.defaultError = [b](const std::string& verb) { return b->defaultError(verb); };
     }
     return side;
+  }
+  /// The scenario's sink (null without one): one per workspace, reset for each schedule.
+  std::unique_ptr<SinkServer> sink;
+  /// The proxies' sink side, when the scenario has a sink: the sink server and what CALL steps name.
+  std::optional<proxy::SinkSide> sinkSide() const {
+    if (!sink) return std::nullopt;
+    return proxy::SinkSide{{"127.0.0.1", sink->port()}, {scenario.sink->keyHeader, scenario.sink->ref}};
   }
   std::vector<std::string> tables; ///< every table of the namespace, emptied on reset
   /// Poison events: the broker's name of the scenario's dead-letter stream or queue ("" without one).

@@ -21,7 +21,7 @@ inline constexpr const char* kProcessEnv = "IDEMPROOF_PROCESS";
 inline const std::vector<std::string>& reservedEnv() {
   static const std::vector<std::string> names = {
       kOwnerEnv, kTempRootEnv, kRunEnv, kProcessEnv,                 // marks
-      "DATABASE_URL", "VALKEY_URL", "REDIS_URL", "PGGSSENCMODE",     // the servers, through the proxies
+      "DATABASE_URL", "VALKEY_URL", "REDIS_URL", "PGGSSENCMODE", "SINK_URL",     // the servers, through the proxies
       "KAFKA_BOOTSTRAP",                                             // a Kafka broker, through its proxy
       "NATS_URL", "NATS_TOKEN", "NATS_USER", "NATS_PASSWORD",        // a NATS server, through its proxy
       "SUBJECT", "DURABLE",                                          // its stream's subject and durable

@@ -2,7 +2,8 @@
 # Builds the fuzzers with clang++-14 (libFuzzer + ASan + UBSan) in a build dir of their own and runs them
 # for SECONDS each (default 60), two at a time: the PostgreSQL and RESP trackers, seeded with the recorded
 # captures; the Kafka tracker (seeded likewise) beside the RESP framers of values too large to hold; then
-# the parsers of target.json, scenarios and schedule files, seeded with the repository's own.
+# the parsers of target.json, scenarios and schedule files, seeded with the repository's own, beside the
+# sink's HTTP tracker, seeded with written calls.
 # Exits non-zero when a fuzzer finds a crash, a hang or a split-dependent result; the reproducer is
 # kept under the build dir's artifacts/ folder and its path printed.
 # Usage: tests/fuzz/run.sh [SECONDS]    (IDEM_FUZZ_BUILD_DIR overrides the build dir; IDEM_FUZZ_OPT the
@@ -49,7 +50,7 @@ finish() { # name
   fi
 }
 
-mkdir "$WORK/pg" "$WORK/resp" "$WORK/framers" "$WORK/parsers" "$WORK/kafka" "$WORK/nats" "$WORK/amqp"
+mkdir "$WORK/pg" "$WORK/resp" "$WORK/framers" "$WORK/parsers" "$WORK/kafka" "$WORK/nats" "$WORK/amqp" "$WORK/http"
 # The protocol trackers, seeded with the recorded captures; then the RESP framers of values too large to
 # hold, seeded with the RESP captures, beside the file parsers, seeded with every target.json, scenario
 # and schedule-shaped file of the repository. Two at a time (the machine has two cores).
@@ -79,6 +80,21 @@ start nats nats_tracker_fuzz 16384
 start amqp amqp_tracker_fuzz 16384
 finish nats
 finish amqp
+# The sink's HTTP/1.1 tracker, seeded with written calls and answers (capture records: 'C'|'S', length, bytes;
+# each given as a printf format, so that no trailing newline is lost).
+http_seed() { # file direction bytes...
+  local f=$1; shift
+  while [ $# -gt 0 ]; do
+    printf "$2" | perl -e 'my $d = shift; local $/; my $b = <STDIN>; print $d, pack("N", length $b), $b' "$1" >>"$f"
+    shift 2
+  done
+}
+http_seed "$WORK/http/keyed" C 'POST /charges HTTP/1.1\r\nHost: h\r\nIdempotency-Key: e1\r\nContent-Length: 17\r\n\r\n{"event_id":"e1"}' \
+  S 'HTTP/1.1 200 OK\r\nIdempotent-Replayed: true\r\nContent-Length: 2\r\n\r\n{}'
+http_seed "$WORK/http/chunked" C 'POST /charges HTTP/1.1\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n' \
+  S 'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 503 X\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'
 start parsers parsers_fuzz 65536
+start http http_tracker_fuzz 16384
 finish parsers
+finish http
 exit $status

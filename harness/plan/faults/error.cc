@@ -14,7 +14,12 @@
 ///     NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT: the broker's own answer to the request with that code, the
 ///     request not executed.
 ///
-/// Only `before:` — an error after the request took effect would tell the client something that is not so.
+///   the sink (HTTP): a status 500 to 599, answered by the proxy with a small JSON body. `before:` the call
+///     is not forwarded (no execution); `after:` it was forwarded and executed, and its answer is replaced.
+///
+/// `before:` only, except at the sink's CALL steps — an error after the request took effect would tell the
+/// client something that is not so; a provider that charged and then answered 500 is what `after:CALL#k`
+/// plays. At a CALL step an error without CODE is 503 before and 500 after.
 /// Without CODE (`error:before:COMMIT#1`) the error is the step's server's transient one: 40001 on
 /// PostgreSQL, LOADING on Valkey, on Kafka the broker's for that request (REBALANCE_IN_PROGRESS for a group
 /// request or an offset commit, COORDINATOR_LOAD_IN_PROGRESS for an offset fetch, NOT_LEADER_OR_FOLLOWER
@@ -31,6 +36,7 @@
 #include <array>
 #include <cctype>
 #include <stdexcept>
+#include <vector>
 
 namespace idem::faults {
 
@@ -79,10 +85,33 @@ std::string upper(std::string s) {
 
 } // namespace
 
+/// The sink's errors: an HTTP status of three digits, 500 to 599 (as SQLSTATE codes are PostgreSQL's).
+const ServerError* httpError(const std::string& code) {
+  static const std::vector<ServerError> table = [] {
+    static std::vector<std::string> codes;
+    codes.reserve(100);
+    std::vector<ServerError> t;
+    for (int status = 500; status <= 599; ++status) {
+      codes.push_back(std::to_string(status));
+      const char* text = status == 500   ? "Internal Server Error"
+                         : status == 502 ? "Bad Gateway"
+                         : status == 503 ? "Service Unavailable"
+                         : status == 504 ? "Gateway Timeout"
+                                         : "Server Error";
+      t.push_back({codes.back().c_str(), "sink", text, false});
+    }
+    return t;
+  }();
+  if (code.size() != 3 || code[0] != '5' || !std::isdigit(static_cast<unsigned char>(code[1])) ||
+      !std::isdigit(static_cast<unsigned char>(code[2])))
+    return nullptr;
+  return &table[static_cast<size_t>(std::stoi(code) - 500)];
+}
+
 const ServerError* findError(const std::string& code) {
   for (const auto& e : kErrors)
     if (upper(code) == e.code) return &e;
-  return nullptr;
+  return httpError(code);
 }
 
 namespace {
@@ -93,20 +122,29 @@ public:
   std::string usage() const override {
     std::vector<std::string> codes;
     for (const auto& e : kErrors) codes.push_back(e.code);
-    return fmt::format("error:before:VERB#k[:CODE]   answer a server error instead of the result (CODE: {}; "
-                       "53300 at CONNECT#k; default 40001 on PostgreSQL, LOADING on Valkey, "
-                       "the request's transient one on Kafka)",
+    return fmt::format("error:before|after:VERB#k[:CODE]   answer a server error instead of the result (CODE: {}; "
+                       "500 to 599 at the sink's CALL#k, also after; 53300 at CONNECT#k; default 40001 on "
+                       "PostgreSQL, LOADING on Valkey, the request's transient one on Kafka, 503 before and 500 "
+                       "after a CALL)",
                        fmt::join(codes, ", "));
   }
   void check(const Fault& f, const std::string& what) const override {
-    if (f.args.empty()) return requireWhen(f, When::Before, what, "an error after the request took effect would not be what the server did");
-    requireArgs(f, 1, what, "error:before:VERB#k[:CODE]");
-    requireWhen(f, When::Before, what, "an error after the request took effect would not be what the server did");
-    if (!findError(f.args[0])) {
+    // After a step, only at the sink's CALL steps: a provider may execute a call and still answer an error.
+    const char* why = "an error after the request took effect would not be what the server did (only a CALL step "
+                      "of the sink may answer an error after executing)";
+    if (f.verb != "CALL") requireWhen(f, When::Before, what, why);
+    if (f.args.empty()) return;
+    requireArgs(f, 1, what, "error:before|after:VERB#k[:CODE]");
+    const ServerError* e = findError(f.args[0]);
+    if (!e) {
       std::vector<std::string> codes;
-      for (const auto& e : kErrors) codes.push_back(e.code);
+      for (const auto& c : kErrors) codes.push_back(c.code);
+      codes.push_back("500 to 599 (HTTP, the sink)");
       throw UsageError(fmt::format("{}: no error '{}' (errors: {})", what, f.args[0], fmt::join(codes, ", ")));
     }
+    if (f.when == When::After && std::string(e->server) != "sink")
+      throw UsageError(fmt::format("{}: {} after a step: only an HTTP status (500 to 599) of the sink may answer "
+                                   "after the call executed", what, f.args[0]));
   }
   Effect effect(const Fault& f) const override {
     if (f.args.empty()) return Effect{Effect::Action::Error, {}, {}, {}, {}, false}; // the server's own: defaultError
@@ -115,8 +153,8 @@ public:
   }
   bool atHttpServer() const override { return true; }
   /// Before a step only: an error after the request took effect would not be what the server did.
-  std::optional<Fault> sweptAt(const Fault& point, const std::string&, int) const override {
-    if (point.when != When::Before) return std::nullopt;
+  std::optional<Fault> sweptAt(const Fault& point, const std::string& server, int) const override {
+    if (point.when != When::Before && server != "sink") return std::nullopt;
     Fault f = point;
     f.kind = "error";
     return f;
@@ -144,7 +182,8 @@ Effect errorEffect(const std::string& code) {
   return Effect{Effect::Action::Error, {}, e->code, e->message, e->server, e->fatal};
 }
 
-Effect defaultError(const std::string& server) {
+Effect defaultError(const std::string& server, When when) {
+  if (server == "sink") return errorEffect(when == When::After ? "500" : "503");
   const faults::ServerError* e = faults::findError(server == "pg" ? "40001" : "LOADING");
   return Effect{Effect::Action::Error, {}, e->code, e->message, e->server, e->fatal};
 }

@@ -84,7 +84,7 @@ TEST_CASE("fault: the built-in kinds beyond kill, their arguments and their effe
             .find("no error '12345' (errors: 40001, 40P01, 57P01, 53300, LOADING, BUSY, OOM, READONLY, NOGROUP, "
                    "REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, NOT_COORDINATOR, "
                    "COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, "
-                   "PERMISSIONS_VIOLATION, CONNECTION_FORCED, INTERNAL_ERROR)") !=
+                   "PERMISSIONS_VIOLATION, CONNECTION_FORCED, INTERNAL_ERROR, 500 to 599 (HTTP, the sink))") !=
         std::string::npos);
 
   Fault forget = Fault::parse("forget:after:XACK#3");
@@ -296,6 +296,8 @@ TEST_CASE("fault: each kind says where a sweep applies it, before and after a st
   CHECK(at("delay", before, "pg") == "delay:before:COMMIT#2:60");
   CHECK(at("error", before, "pg") == "error:before:COMMIT#2");
   CHECK(at("error", after, "valkey") == "-"); // an error after the step took effect is not what a server does
+  CHECK(at("error", Fault::parse("after:CALL#1"), "sink") == "error:after:CALL#1"); // a provider may charge, then fail
+  CHECK(at("restart", Fault::parse("after:CALL#1"), "sink") == "-");                // idemproof's own server
   CHECK(at("forget", after, "valkey") == "forget:after:XACK#1");
   CHECK(at("forget", after, "pg") == "-");
   CHECK(at("forget", before, "valkey") == "-");
@@ -313,4 +315,25 @@ TEST_CASE("fault: each kind says where a sweep applies it, before and after a st
   CHECK(cls("restart:after:FETCH#1:kafka").label == "Kafka restarted");
   CHECK(cls("restart:before:COMMIT#1:pg").label == "PostgreSQL restarted");
   CHECK(cls("rebalance:after:SELECT#1").id == "rebalance");
+}
+
+TEST_CASE("fault: an HTTP status 500 to 599 is the sink's error, and only a CALL step may answer one after") {
+  const Effect e = faultKind("error", "test").effect(Fault::parse("error:before:CALL#2:503"));
+  CHECK(e.code == "503");
+  CHECK(e.server == "sink");
+  CHECK(e.message == "Service Unavailable");
+  CHECK(faultKind("error", "test").effect(Fault::parse("error:after:CALL#2:500")).server == "sink");
+  CHECK(faultKind("error", "test").effect(Fault::parse("error:after:CALL#1")).code.empty());
+  CHECK(defaultError("sink", When::Before).code == "503");
+  CHECK(defaultError("sink", When::After).code == "500");
+  // A 5xx is an error at any step's text (it is not applied where the server is not the sink, with a note).
+  CHECK(faultKind("error", "test").effect(Fault::parse("error:before:COMMIT#1:599")).server == "sink");
+  CHECK(usageError([] { Fault::parse("error:before:CALL#1:404", "--crash"); }).find("no error '404'") !=
+        std::string::npos);
+  CHECK(usageError([] { Fault::parse("error:before:CALL#1:5000", "--crash"); }).find("no error '5000'") !=
+        std::string::npos);
+  CHECK(usageError([] { Fault::parse("error:after:CALL#1:40001", "--crash"); })
+            .find("only an HTTP status (500 to 599) of the sink may answer after") != std::string::npos);
+  CHECK(usageError([] { Fault::parse("error:after:COMMIT#1:500", "--crash"); }).find("acts before its step only") !=
+        std::string::npos);
 }

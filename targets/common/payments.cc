@@ -1,0 +1,44 @@
+#include "payments.h"
+
+#include <nlohmann/json.hpp>
+
+#include <stdexcept>
+
+namespace idem::targets {
+
+void preparePayments(pqxx::connection& db) {
+  db.prepare("record_event", "INSERT INTO processed_events(event_id) VALUES ($1) ON CONFLICT DO NOTHING");
+  db.prepare("debit_wallet", "UPDATE wallets SET balance_halala = balance_halala - $1 WHERE id = $2");
+  db.prepare("book_payment", "INSERT INTO payments(event_id, wallet, amount_halala) VALUES ($1, $2, $3)");
+  db.prepare_now("record_event");
+  db.prepare_now("debit_wallet");
+  db.prepare_now("book_payment");
+}
+
+bool bookOnce(pqxx::connection& db, const Entry& e) {
+  pqxx::work tx(db);
+  // libpqxx 6.4: affected_rows() is 0 when ON CONFLICT DO NOTHING skipped the row.
+  const bool fresh = tx.exec_prepared("record_event", e.field("event_id")).affected_rows() == 1;
+  if (fresh) {
+    const std::string amount = std::to_string(integerField(e, "amount"));
+    tx.exec_prepared("debit_wallet", amount, e.field("wallet"));
+    tx.exec_prepared("book_payment", e.field("event_id"), e.field("wallet"), amount);
+  }
+  tx.commit();
+  return fresh;
+}
+
+std::string chargeBody(const Entry& e) {
+  return nlohmann::json{{"event_id", e.field("event_id")}, {"wallet", e.field("wallet")},
+                        {"amount", integerField(e, "amount")}}
+      .dump();
+}
+
+void chargeOnce(const std::string& sinkUrl, const Entry& e, const std::optional<std::string>& key) {
+  const SinkAnswer a = charge(sinkUrl, "POST", "/charges", chargeBody(e), key);
+  if (a.status < 200 || a.status > 299)
+    throw std::runtime_error("the charge of " + e.field("event_id") + " was answered " + std::to_string(a.status) +
+                             ": " + oneLine(a.body));
+}
+
+} // namespace idem::targets

@@ -1,0 +1,28 @@
+#pragma once
+/// The payments scenario's booking and charge, shared by the sink targets (targets/sink-*): each event
+/// debits its wallet and books a payments row in one transaction, with a processed_events row as its dedup;
+/// and its charge at the provider (the sink) is POST /charges with {"event_id", "wallet", "amount"}.
+#include "consumer.h"
+#include "sink_client.h"
+
+#include <pqxx/pqxx>
+
+#include <optional>
+
+namespace idem::targets {
+
+/// Prepares "record_event", "debit_wallet" and "book_payment" on `db` now.
+void preparePayments(pqxx::connection& db);
+
+/// In one transaction: records e's event_id in processed_events (ON CONFLICT DO NOTHING) and, only if it was
+/// new, debits e's amount from e's wallet and books a payments row. Returns whether it was new (booked now).
+bool bookOnce(pqxx::connection& db, const Entry& e);
+
+/// The charge's JSON body for `e`: {"amount": N, "event_id": "...", "wallet": "..."} (the same bytes every
+/// time, so that a retry with a key is the same payload).
+std::string chargeBody(const Entry& e);
+
+/// Charges `e` at the sink once, with `key` when given: throws when the answer is not a 2xx.
+void chargeOnce(const std::string& sinkUrl, const Entry& e, const std::optional<std::string>& key = std::nullopt);
+
+} // namespace idem::targets

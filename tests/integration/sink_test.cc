@@ -1,0 +1,88 @@
+/// The sink end to end (docs/target-contract.md, "The sink"): consumers of scenario payments that charge each
+/// event at idemproof's sink through their own proxy, the CALL steps and the sink's call records.
+#include "support.h"
+
+#include <catch2/catch.hpp>
+
+#include <map>
+
+using namespace itest;
+
+namespace {
+
+/// The ops of type `type` of the report's first run.
+std::vector<nlohmann::json> opsOf(const Result& r, const std::string& type) {
+  std::vector<nlohmann::json> out;
+  if (!r.report.is_object() || r.report["runs"].empty()) return out;
+  for (const auto& op : r.report["runs"][0]["history"])
+    if (op["type"] == type) out.push_back(op);
+  return out;
+}
+
+/// The outcome of step VERB#k of the first run ("" when there is none).
+std::string stepOutcome(const Result& r, const std::string& verb, int k) {
+  for (const auto& op : opsOf(r, "step"))
+    if (op["value"]["verb"] == verb && op["value"]["k"] == k) return op["value"]["outcome"];
+  return "";
+}
+
+} // namespace
+
+TEST_CASE("sink: calls recorded, a kill after CALL#1 charges twice without a key, replays with one") {
+  // Keyed: every event charged once, through the proxy (CALL steps) and recorded by the sink.
+  Result keyed = clean({"run", "--target", target("sink-keyed"), "--scenario", "payments", "--events", "2"});
+  INFO(keyed.out << keyed.err);
+  CHECK(keyed.status == 0);
+  REQUIRE(opsOf(keyed, "plan").size() == 1);
+  CHECK(opsOf(keyed, "plan")[0]["value"]["sink_policy"] == "honour");
+  CHECK(verbsOn(keyed, "sink") == std::set<std::string>{"CALL"});
+  std::map<std::string, int> executed;
+  for (const auto& c : opsOf(keyed, "call")) {
+    CHECK(c["process"] == "sink");
+    CHECK(c["value"]["key_header"] == true);
+    if (c["value"]["outcome"] == "executed") executed[c["value"]["ref"]]++;
+  }
+  CHECK(executed.size() == 2);
+  for (const auto& [ref, n] : executed) CHECK(n == 1);
+  const auto finals = opsOf(keyed, "final");
+  REQUIRE(finals.size() == 1);
+  CHECK(finals[0]["value"]["observed"]["sink:booked"].size() == 2);
+
+  // Without a key: the redelivered event is charged again (two executions for one reference).
+  Result twice = clean({"run", "--target", target("sink-call-then-commit"), "--scenario", "payments", "--events", "1",
+                        "--crash", "kill:after:CALL#1"});
+  INFO(twice.out << twice.err);
+  CHECK(stepOutcome(twice, "CALL", 1) == "killed-after");
+  CHECK(stepOutcome(twice, "CALL", 2) == "ok");
+  const auto calls = opsOf(twice, "call");
+  REQUIRE(calls.size() == 2);
+  CHECK(calls[0]["value"]["ref"] == calls[1]["value"]["ref"]);
+  CHECK(calls[0]["value"]["outcome"] == "executed");
+  CHECK(calls[1]["value"]["outcome"] == "executed");
+  CHECK(calls[1]["value"]["execution"] == 2);
+
+  // With the key, the same kill: the second call is the first one's answer replayed.
+  Result replayed = clean({"run", "--target", target("sink-keyed"), "--scenario", "payments", "--events", "1",
+                           "--crash", "kill:after:CALL#1"});
+  INFO(replayed.out << replayed.err);
+  CHECK(replayed.status == 0);
+  CHECK(stepOutcome(replayed, "CALL", 1) == "killed-after");
+  const auto again = opsOf(replayed, "call");
+  REQUIRE(again.size() == 2);
+  CHECK(again[1]["value"]["outcome"] == "replayed");
+  CHECK(again[1]["value"]["execution"] == 1);
+  bool summary = false;
+  for (const auto& op : opsOf(replayed, "step"))
+    summary = summary || op["value"]["summary"] == "200 replayed";
+  CHECK(summary);
+}
+
+TEST_CASE("sink: --sink-policy is checked, and refused for a scenario without a sink") {
+  Result bad = idemproof({"run", "--target", target("sink-keyed"), "--scenario", "payments", "--sink-policy", "maybe"},
+                         0, false);
+  CHECK(bad.status == 2);
+  CHECK(bad.err.find("--sink-policy") != std::string::npos);
+  Result none = idemproof({"run", "--target", target("dedup-table"), "--sink-policy", "ignore"}, 0, false);
+  CHECK(none.status == 2);
+  CHECK(none.err.find("--sink-policy: scenario 'wallet' has no sink") != std::string::npos);
+}
