@@ -16,7 +16,8 @@ std::map<std::string, int> KillModel::reliableCounts(const std::vector<Op>& hist
   std::map<std::string, int> counts;
   for (size_t i = 0; i < history.size() && (last == history.size() || i <= last); ++i) {
     const auto* step = history[i].as<ops::Step>();
-    if (step && step->replied() && !setUpStep(*step)) counts[step->verb]++;
+    // A relay's steps are numbered apart (plan/fault.h) and its polls depend on timing: no consumer's verb.
+    if (step && step->replied() && !setUpStep(*step) && !isRelayLabel(history[i].process)) counts[step->verb]++;
   }
   counts.erase("");
   return counts;
@@ -37,6 +38,7 @@ KillModel KillModel::learn(const std::vector<Op>& small, int smallEntries, const
   for (const auto* h : {&large, &small})
     for (const auto& [op, step] : recordsOf<ops::Step>(*h)) {
       if (setUpStep(*step)) continue; // a Valkey SELECT is no SQL SELECT
+      if (isRelayLabel(op->process)) continue; // numbered apart: only rN:VERB#k reaches it
       add(step->verb);
       if (!step->verb.empty() && !m.servers_.count(step->verb)) m.servers_[step->verb] = step->server;
       if (step->replied() && m.lines_.count(step->verb)) m.resources_[step->verb].merge(resourcesOf(*step));
