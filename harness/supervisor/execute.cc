@@ -425,6 +425,7 @@ private:
     const bool pg = f.args.at(0) == "pg";
     Restarted r{f.str(), pg ? "PostgreSQL" : ws_.broker->title(), {}};
     for (const auto& p : live_) r.connections[p.owner] = hub_.connections(p.owner);
+    if (relay_) r.connections[relay_->owner] = hub_.connections(relay_->owner);
     // While the server is down its proxy ports refuse connections, as the server's own port would.
     const auto server = pg ? proxy::Server::Pg : proxy::Server::Broker;
     hub_.refuse(server, true);
