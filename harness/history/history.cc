@@ -347,6 +347,7 @@ json valueOf(const ops::Final& f) {
       letters.push_back({{"id", d.id}, {"event_id", d.eventId ? json(*d.eventId) : json(nullptr)}});
     j["dead_letter"] = {{"where", f.deadLetterWhere}, {"entries", letters}};
   }
+  if (f.outboxPending) j["outbox_pending"] = *f.outboxPending;
   return j;
 }
 ops::Final finalOf(const In& in, const json& v) {
@@ -364,6 +365,7 @@ ops::Final finalOf(const In& in, const json& v) {
   f.lastDelivered = in.str("last_delivered", "");
   f.limit = in.str("limit", "");
   f.reason = in.str("reason", "");
+  if (in.has("outbox_pending")) f.outboxPending = in.integer("outbox_pending", 0);
   if (in.has("dead_letter")) {
     In d(v["dead_letter"], "dead_letter");
     f.deadLetterWhere = d.str("where");

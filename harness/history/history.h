@@ -11,7 +11,7 @@
 /// | `plan`    | harness          | the schedule, target, claim_idle_ms, stream, group, sink_policy (op 0)    |
 /// | `initial` | harness          | observed: the rows of every invariant after reset, before any send       |
 /// | `send`    | producer         | entry, n, event_id, fields, phase, retry                                  |
-/// | `spawn`   | c1, c2, …        | pid, consumer, log, restart (first, new-name, same-name, after-exit, …)  |
+/// | `spawn`   | c1, c2, …, r1, … | pid, consumer, log, restart (first, new-name, same-name, after-exit, …)  |
 /// | `step`    | c1, …            | server, conn, verb, k, detail, t_req_us, outcome, and what the reply said|
 /// | `fault`   | c1, …            | a fault that fired (its text form), the signal a kill delivered, `aged`  |
 /// | `exit`    | c1, …            | status or signal, by harness or self, ignored_sigterm                     |
@@ -19,7 +19,7 @@
 /// | `opaque`  | c1, …            | server, conn, direction, offset, reason: bytes the proxy could not decode|
 /// | `stall`   | harness          | pending, last_delivered, restart, reason: work left with nothing moving  |
 /// | `escape`  | c1, …            | pid, command: a process the consumer started that outlived it (killed)   |
-/// | `final`   | harness          | observed rows, pending and undelivered entries, how the run ended, dead letters |
+/// | `final`   | harness          | observed rows, pending and undelivered entries, how the run ended, dead letters, outbox_pending (a relay's unsent rows) |
 /// | `error`   | harness          | message: the run could not be judged                                     |
 /// | `request` | client           | HTTP: id, op, role, key, body, key_value, ref, wait, server              |
 /// | `response`| client           | HTTP: id, outcome, status, location, digest, body, json_digest, size     |
@@ -202,6 +202,9 @@ struct Final {
   /// and what that held at the end; "" without poison.
   std::string deadLetterWhere = {};
   std::vector<DeadLetter> deadLetters = {};
+  /// A target with an outbox relay: the unsent outbox rows its "outbox.pending" query counted at the end
+  /// (0 for a settled run); nullopt without a relay.
+  std::optional<int64_t> outboxPending = std::nullopt;
 };
 
 struct Error {

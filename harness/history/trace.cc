@@ -20,6 +20,10 @@ Trace traceOf(const std::vector<Op>& history) {
 
     if (!s->replied()) t.skipped.push_back({s->name(), "in flight when the run ended"});
     else if (s->empty) t.skipped.push_back({s->name(), "a read that delivered nothing"});
+    // A relay's poll of the outbox that found nothing (its count depends on timing): as a read that
+    // delivered nothing, it changes no state.
+    else if (isRelayLabel(op->process) && s->summary == "SELECT 0")
+      t.skipped.push_back({op->process + ":" + s->name(), "a relay's poll that found nothing"});
     else kept.emplace_back(op, s);
   }
   // The neighbours of each kept step in its own process.
@@ -30,10 +34,22 @@ Trace traceOf(const std::vector<Op>& history) {
     for (size_t i = 0; i < list.size(); ++i)
       around[list[i]] = {i > 0 ? list[i - 1]->verb : "", i + 1 < list.size() ? list[i + 1]->verb : ""};
   }
+  // A relay's steps are numbered apart from the consumers' (plan/fault.h): its points name it, rN:VERB#k with
+  // k its own occurrence of the verb (set-up steps counted apart, as the proxies count them).
+  std::map<const ops::Step*, int> relayK;
+  {
+    std::map<std::pair<std::string, std::string>, int> counts;
+    for (const auto& [op, s] : steps)
+      if (isRelayLabel(op->process)) relayK[s] = ++counts[{op->process, stepCounter(s->verb, setUpStep(*s))}];
+  }
   for (const auto& [op, s] : kept) {
     for (When when : {When::Before, When::After}) {
       TracePoint p;
       p.fault = Fault::kill(when, s->verb, s->k);
+      if (auto r = relayK.find(s); r != relayK.end()) {
+        p.fault.k = r->second;
+        p.fault.process = op->process;
+      }
       p.process = op->process;
       p.server = s->server;
       p.detail = s->detail;

@@ -1,12 +1,13 @@
 #pragma once
-/// The points of a fault-free trace where a fault can act: before and after each step a consumer made, in
-/// request order. One enumeration, with its skip rule written once here, used by sweep (every point),
+/// The points of a fault-free trace where a fault can act: before and after each step a consumer or the relay
+/// made, in request order (a relay's points name it: rN:VERB#k, its own occurrence of the verb). One enumeration, with its skip rule written once here, used by sweep (every point),
 /// compare (points classed by the gap they fall in) and check (how far each verb's k reaches).
 ///
 /// Skipped, because a fault there provably cannot differ from one at a point that is kept:
 ///  - a read that delivered nothing: the servers' state is the same before and after it, and the same as
 ///    after the process's previous step;
 ///  - a step that did not complete (in flight at the end, cut): it has no "after";
+///  - a relay's (rN's) SELECT that returned no row: a poll of the outbox that found nothing;
 ///  - connection set-up (setUpCommand): what a client library sends as it connects, before any work of the
 ///    target's own (Valkey AUTH, SELECT, HELLO, CLIENT SETNAME, ioredis's INFO ready check; PostgreSQL SET),
 ///    no step of the target's logic; check's kill model and hold release points skip them too.

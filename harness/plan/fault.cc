@@ -52,17 +52,14 @@ Fault Fault::kill(When when, std::string verb, int k) {
 
 Fault Fault::parse(const std::string& text, const std::string& what) {
   auto bad = [&](const std::string& why) {
-    return UsageError(fmt::format("{}: '{}': {} (expected [KIND:][cN:]before|after:VERB#k[:ARG...], e.g. after:COMMIT#3 "
-                                  "or drop:after:XACK#2 or c2:after:COMMIT#1; kinds: {})",
+    return UsageError(fmt::format("{}: '{}': {} (expected [KIND:][cN:|rN:]before|after:VERB#k[:ARG...], e.g. after:COMMIT#3 "
+                                  "or drop:after:XACK#2 or c2:after:COMMIT#1 or kill:r1:after:COMMIT#1; kinds: {})",
                                   what, text, why, fmt::join(faultKinds(), ", ")));
   };
   std::vector<std::string> parts = split(text, ':');
   Fault f;
   size_t at = 0;
-  // A process label: c1, c2, ...
-  auto isProcess = [](const std::string& p) {
-    return p.size() >= 2 && p.size() <= 4 && p[0] == 'c' && std::all_of(p.begin() + 1, p.end(), ::isdigit) && p[1] != '0';
-  };
+  auto isProcess = [](const std::string& p) { return isProcessLabel(p); };
   std::string first = lower(parts[0]);
   if (first != "before" && first != "after" && !isProcess(first)) {
     if (parts.size() < 2) throw bad("missing ':'");
@@ -99,6 +96,13 @@ Fault Fault::parse(const std::string& text, const std::string& what) {
   faultKind(f.kind, what).check(f, fmt::format("{}: '{}'", what, text));
   return f;
 }
+
+bool isProcessLabel(const std::string& p) {
+  return p.size() >= 2 && p.size() <= 4 && (p[0] == 'c' || p[0] == 'r') &&
+         std::all_of(p.begin() + 1, p.end(), ::isdigit) && p[1] != '0';
+}
+
+bool isRelayLabel(const std::string& p) { return isProcessLabel(p) && p[0] == 'r'; }
 
 bool Fault::operator==(const Fault& o) const {
   return kind == o.kind && samePoint(o) && args == o.args;

@@ -216,6 +216,20 @@ void checkFaultProcesses(const Schedule& s, const std::function<std::string(size
     if (!faultKind(f.kind, "fault").effect(f).until.empty()) named.push_back(f.args[0]);
     const int reach = reachableProcesses(s, &f);
     for (const auto& p : named) {
+      if (isRelayLabel(p)) {
+        // r1, and one replacement for each other fault that can end a relay process.
+        int relays = 1;
+        for (const auto& g : s.faults) {
+          const auto action = faultKind(g.kind, "fault").effect(g).action;
+          if (&g == &f || action == Effect::Action::Hold || action == Effect::Action::Delay || action == Effect::Action::Pause)
+            continue;
+          if (g.kind == "restart" || isRelayLabel(g.process)) ++relays;
+        }
+        if (number(p) <= relays) continue;
+        throw UsageError(fmt::format("{}: '{}' names process {}, which no run of this schedule starts: the relay r1 "
+                                     "and at most {} replacement{} by its other faults",
+                                     what(i), f.str(), p, relays - 1, relays == 2 ? "" : "s"));
+      }
       if (number(p) <= reach) continue;
       throw UsageError(fmt::format("{}: '{}' names process {}, which no run of this schedule starts: {} consumer{} "
                                    "(c1..c{}) and at most {} replacement{} by its other faults",

@@ -276,7 +276,9 @@ std::string describe(const Context& c, const Op& op) {
                            ? ""
                            : fmt::format("; {}: {} dead letter{}", f->deadLetterWhere, f->deadLetters.size(),
                                          f->deadLetters.size() == 1 ? "" : "s");
-    return fmt::format("final state ({}): {}{}{}", ops::toString(f->end), observedText(f->observed), pending, dead);
+    std::string outbox = f->outboxPending ? fmt::format("; outbox: {} unsent", *f->outboxPending) : "";
+    return fmt::format("final state ({}): {}{}{}{}", ops::toString(f->end), observedText(f->observed), pending, dead,
+                       outbox);
   }
   if (const auto* s = op.as<ops::Stall>())
     return "stall: " + (s->reason.empty() ? std::string("no progress") : s->reason) + (s->restart ? ", restarting" : "");

@@ -16,31 +16,61 @@ std::map<std::string, int> KillModel::reliableCounts(const std::vector<Op>& hist
   std::map<std::string, int> counts;
   for (size_t i = 0; i < history.size() && (last == history.size() || i <= last); ++i) {
     const auto* step = history[i].as<ops::Step>();
-    if (step && step->replied() && !setUpStep(*step)) counts[step->verb]++;
+    // A relay's steps are numbered apart (plan/fault.h) and its polls depend on timing: no consumer's verb.
+    if (step && step->replied() && !setUpStep(*step) && !isRelayLabel(history[i].process)) counts[step->verb]++;
   }
   counts.erase("");
   return counts;
 }
 
+namespace {
+
+/// A relay's SELECT that found no row: a poll of an empty outbox, as many as timing makes.
+bool relayPoll(const ops::Step& s) { return s.server == "pg" && s.summary == "SELECT 0"; }
+
+/// r1's steps counted per verb: replied, no set-up, no empty poll. How many polls found rows depends on
+/// timing too, but never fewer than the rows it sent: a bound on them is reached.
+std::map<std::string, int> relayCounts(const std::vector<Op>& history) {
+  std::map<std::string, int> counts;
+  for (const auto& [op, step] : recordsOf<ops::Step>(history))
+    if (op->process == "r1" && step->replied() && !setUpStep(*step) && !relayPoll(*step)) counts[step->verb]++;
+  counts.erase("");
+  return counts;
+}
+
+} // namespace
+
 KillModel KillModel::learn(const std::vector<Op>& small, int smallEntries, const std::vector<Op>& large,
                            int largeEntries) {
-  KillModel m;
-  auto cs = reliableCounts(small), cl = reliableCounts(large);
-  auto counted = [&](const std::string& verb) { return cs.count(verb) || cl.count(verb); };
-  auto add = [&](const std::string& verb) {
-    if (verb.empty() || !counted(verb) || m.lines_.count(verb)) return;
-    double s = cs.count(verb) ? cs[verb] : 0, l = cl.count(verb) ? cl[verb] : 0;
-    double per = largeEntries > smallEntries ? std::max(0.0, (l - s) / (largeEntries - smallEntries)) : 0.0;
-    m.lines_[verb] = {s - per * smallEntries, per};
-    m.order_.push_back(verb);
+  // One line per verb through the two counts; `mine` picks the steps the model is of.
+  auto fit = [&](std::map<std::string, int> cs, std::map<std::string, int> cl, auto mine) {
+    KillModel m;
+    auto counted = [&](const std::string& verb) { return cs.count(verb) || cl.count(verb); };
+    auto add = [&](const std::string& verb) {
+      if (verb.empty() || !counted(verb) || m.lines_.count(verb)) return;
+      double s = cs.count(verb) ? cs[verb] : 0, l = cl.count(verb) ? cl[verb] : 0;
+      double per = largeEntries > smallEntries ? std::max(0.0, (l - s) / (largeEntries - smallEntries)) : 0.0;
+      m.lines_[verb] = {s - per * smallEntries, per};
+      m.order_.push_back(verb);
+    };
+    for (const auto* h : {&large, &small})
+      for (const auto& [op, step] : recordsOf<ops::Step>(*h)) {
+        if (setUpStep(*step)) continue; // a Valkey SELECT is no SQL SELECT
+        if (!mine(*op, *step)) continue;
+        add(step->verb);
+        if (!step->verb.empty() && !m.servers_.count(step->verb)) m.servers_[step->verb] = step->server;
+        if (step->replied() && m.lines_.count(step->verb)) m.resources_[step->verb].merge(resourcesOf(*step));
+      }
+    return m;
   };
-  for (const auto* h : {&large, &small})
-    for (const auto& [op, step] : recordsOf<ops::Step>(*h)) {
-      if (setUpStep(*step)) continue; // a Valkey SELECT is no SQL SELECT
-      add(step->verb);
-      if (!step->verb.empty() && !m.servers_.count(step->verb)) m.servers_[step->verb] = step->server;
-      if (step->replied() && m.lines_.count(step->verb)) m.resources_[step->verb].merge(resourcesOf(*step));
-    }
+  // A relay's steps are numbered apart (plan/fault.h): only rN:VERB#k reaches them, from a model of their own.
+  KillModel m = fit(reliableCounts(small), reliableCounts(large),
+                    [](const Op& op, const ops::Step&) { return !isRelayLabel(op.process); });
+  auto rs = relayCounts(small), rl = relayCounts(large);
+  if (!rs.empty() || !rl.empty()) {
+    KillModel r = fit(rs, rl, [](const Op& op, const ops::Step& s) { return op.process == "r1" && !relayPoll(s); });
+    if (!r.empty()) m.relay_ = std::make_shared<const KillModel>(std::move(r));
+  }
   return m;
 }
 
@@ -71,6 +101,7 @@ nlohmann::json KillModel::toJson() const {
   nlohmann::json j = nlohmann::json::object();
   auto round3 = [](double x) { return std::round(x * 1000) / 1000; };
   for (const auto& v : order_) j[v] = {{"start", round3(lines_.at(v).start)}, {"per_event", round3(lines_.at(v).perEvent)}};
+  if (relay_) j["r1"] = relay_->toJson();
   return j;
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -59,6 +60,11 @@ public:
   /// to its last ':'), "valkey:*" for EXEC.
   static std::set<std::string> resourcesOf(const ops::Step& step);
   bool empty() const { return order_.empty(); }
+  /// The model of the target's outbox relay (r1's own steps, its polls of an empty outbox left out), learned
+  /// from the same traces; nullptr when they have no relay step. materialize draws rN:VERB#k from it.
+  const KillModel* relay() const { return relay_.get(); }
+  /// Sets the relay's model (tests).
+  void setRelay(KillModel m) { relay_ = std::make_shared<const KillModel>(std::move(m)); }
 
   /// {"VERB": {"start": s, "per_event": p}, ...}
   nlohmann::json toJson() const;
@@ -71,6 +77,7 @@ private:
   std::map<std::string, VerbLine> lines_;
   std::map<std::string, std::string> servers_;
   std::map<std::string, std::set<std::string>> resources_; ///< verb -> resourcesOf its steps, united
+  std::shared_ptr<const KillModel> relay_;                  ///< relay(): the relay's own model
 };
 
 } // namespace idem

@@ -192,15 +192,21 @@ Schedule materialize(const Shape& s, const Scenario& sc, const KillModel& km, ui
     return process == 0 ? km.bound(verb, n) : km.bound(verb, process == 1 ? firstBatch : 1);
   };
   auto label = [](int process) { return process == 0 ? std::string() : "c" + std::to_string(process); };
+  // A target with an outbox relay: a fault's process may be r1 too, one draw in consumers + 1, its verb and k
+  // from the relay's own model (its steps are numbered apart: plan/fault.h).
+  const KillModel* relay = km.relay() && !km.relay()->empty() ? km.relay() : nullptr;
+  auto atRelay = [&](int draw) { return relay && std::abs(draw) % (out.consumers + 1) == out.consumers; };
   if (!km.empty()) {
     for (const auto& k : s.kills) {
-      const auto& verb = km.verbs()[static_cast<size_t>(std::abs(k.verb)) % km.verbs().size()];
-      int process = processOf(k.process);
-      int bound = boundOf(verb, process);
+      const bool r1 = atRelay(k.process);
+      const KillModel& model = r1 ? *relay : km;
+      const auto& verb = model.verbs()[static_cast<size_t>(std::abs(k.verb)) % model.verbs().size()];
+      int process = r1 ? 0 : processOf(k.process);
+      int bound = r1 ? relay->bound(verb, n) : boundOf(verb, process);
       if (bound < 1) continue;
       Fault p = Fault::kill(k.before ? When::Before : When::After, verb, 1 + (std::max(1, k.k) - 1) % bound);
-      p.process = label(process);
-      withKind(p, k, km, params);
+      p.process = r1 ? "r1" : label(process);
+      withKind(p, k, model, params);
       // One point per step: before:V#k withholds the step that after:V#k waits for.
       bool taken = std::any_of(out.faults.begin(), out.faults.end(),
                                [&](const Fault& q) { return q.process == p.process && q.verb == p.verb && q.k == p.k; });

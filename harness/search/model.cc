@@ -104,6 +104,7 @@ rc::Gen<Shape> shapeGen(const Scenario& sc, const KillModel& km, const ModelPara
       gen::set(&Shape::Event::draws, fixedVector(draws)),
       gen::set(&Shape::Event::order, versioned ? gen::inRange(0, maxEvents) : gen::just(0)));
   int verbs = std::max<int>(1, km.verbs().size());
+  const bool relay = km.relay() && !km.relay()->empty();
   int maxK = std::max(1, km.maxBound(maxEvents));
   auto kill = gen::build<Shape::Kill>(gen::set(&Shape::Kill::verb, gen::inRange(0, verbs)),
                                       gen::set(&Shape::Kill::before, coin()),
@@ -111,7 +112,10 @@ rc::Gen<Shape> shapeGen(const Scenario& sc, const KillModel& km, const ModelPara
                                       gen::set(&Shape::Kill::kind, p.faultKinds.size() > 1
                                                                        ? gen::inRange(0, int(p.faultKinds.size()))
                                                                        : gen::just(0)),
-                                      gen::set(&Shape::Kill::process, several ? gen::inRange(0, p.maxConsumers) : gen::just(0)));
+                                      // With an outbox relay one more choice: r1 (materialize).
+                                      gen::set(&Shape::Kill::process, several || relay
+                                                                          ? gen::inRange(0, p.maxConsumers + (relay ? 1 : 0))
+                                                                          : gen::just(0)));
   int maxHoldK = std::max(1, km.maxBound(maxEvents));
   auto hold = gen::build<Shape::Hold>(gen::set(&Shape::Hold::process, gen::inRange(0, std::max(1, p.maxConsumers))),
                                       gen::set(&Shape::Hold::verb, gen::inRange(0, verbs)),

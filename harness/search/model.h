@@ -56,7 +56,9 @@ struct Shape {
     bool before = false;
     int k = 1;           ///< 1-based; taken modulo the verb's bound for the schedule's event count
     int kind = 0;        ///< index into ModelParams::faultKinds, modulo its size (0: the first, kill)
-    int process = 0;     ///< with several consumers: c(1 + process mod consumers), its own k
+    /// With several consumers: c(1 + process mod consumers), its own k. With an outbox relay (KillModel::relay)
+    /// process mod (consumers + 1) == consumers is r1, its verb and k from the relay's model.
+    int process = 0;
   };
   /// A hold (plan/faults/hold.cc) on one process's step, released by the others' idleness (release 0),
   /// by time (1: ModelParams::holdMs; never drawn, as it leaves the order to timing) or when another process

@@ -71,7 +71,8 @@ int Controller::killGroup(std::unique_lock<std::mutex>& lock, int owner) {
 std::optional<Fault> Controller::takeFault(When when, const std::string& verb, int k, const std::string& process,
                                            int pk) {
   auto hit = std::find_if(faults_.begin(), faults_.end(), [&](const Fault& f) {
-    return f.when == when && f.verb == verb && (f.process.empty() ? f.k == k : f.process == process && f.k == pk);
+    return f.when == when && f.verb == verb &&
+           (f.process.empty() ? f.k == k && !isRelayLabel(process) : f.process == process && f.k == pk);
   });
   if (hit == faults_.end()) return std::nullopt;
   Fault f = *hit;
@@ -93,7 +94,8 @@ void Controller::endInflight(int owner, ProcessState& st, const Inflight& f) {
 
 proxy::Decision Controller::onConnect(int owner, proxy::Server server, int conn) {
   std::unique_lock<std::mutex> lock(mu_);
-  const int k = ++counts_["CONNECT"];
+  // A relay's steps are numbered apart from the consumers' (fault.h): rN:VERB#k alone reaches them.
+  const int k = ++counts_[isRelayLabel(names_[owner]) ? "relay/CONNECT" : "CONNECT"];
   const int pk = ++processCounts_[{names_[owner], "CONNECT"}];
   auto fault = takeFault(When::Before, "CONNECT", k, names_[owner], pk);
   if (!fault) return {};
@@ -152,7 +154,8 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   const bool setUp = setUpCommand(serverName(server), step.verb, step.detail, worked);
   worked = worked || !setUp;
   const std::string counted = stepCounter(step.verb, setUp);
-  Inflight f{owner, server, conn, step, ++counts_[counted], history_.nowUs(), now,
+  const bool relay = isRelayLabel(names_[owner]);
+  Inflight f{owner, server, conn, step, ++counts_[relay ? "relay/" + counted : counted], history_.nowUs(), now,
              ++processCounts_[{names_[owner], counted}], false, {}, setUp};
   auto& st = states_[owner];
   st.steps++;
@@ -160,7 +163,9 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   st.lastActivity = now;
   st.lastWasEmptyRead = false;
   st.cutAt.clear();
-  if (!step.read) lastWork_ = now;
+  // A relay polls the outbox for as long as it lives: its steps are no consumer's work (the outbox query
+  // tells when it is done: execute.cc).
+  if (!step.read && !relay) lastWork_ = now;
   else if (!step.blocking) st.lastPoll = now;
   for (const auto& id : step.acked) { // settled for the group: no process holds it any more
     for (auto& [o, other] : states_) {

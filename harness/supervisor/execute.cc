@@ -86,6 +86,7 @@ public:
     // that which process holds which entries is the same in every replay, and a fault or hold named for
     // c1 acts on the same work every time.
     spawn("", "first");
+    if (!ws_.target.relay.empty()) spawnRelay("first"); // the outbox relay runs beside them, as r1
     toStart_ = std::max(1, s_.consumers) - 1;
     End end = loop();
     if (settleSince_) ws_.phase("settle", *settleSince_);
@@ -99,6 +100,13 @@ public:
       hub_.close(p.owner);
     }
     live_.clear();
+    if (relay_) {
+      timeKills_.cancel(relay_->child.pid());
+      procs_.stop(*relay_, std::min(opt_.grace, remaining()));
+      restartOutcome(*relay_, "");
+      hub_.close(relay_->owner);
+      relay_.reset();
+    }
     procs_.reapEscaped();
     t = ws_.phase("stop", t);
     for (int owner = 1; owner <= nproc_; ++owner) { // each process's start-up, and a replacement's wait beyond it
@@ -172,6 +180,18 @@ private:
     std::string why;
   };
 
+  /// What every process of the target is told besides its proxies' URLs (Workspace::Impl::targetSpec): the
+  /// broker's names, CONSUMER (`name`), CLAIM_IDLE_MS, DEDUP_TTL_MS, the poison variables. One place for
+  /// consumers and the relay alike, so that both get whatever a run gives its processes.
+  std::map<std::string, std::string> processEnv(const std::string& name) const {
+    auto vars = ws_.broker->consumerEnv();
+    vars["CONSUMER"] = name;
+    vars["CLAIM_IDLE_MS"] = std::to_string(claimIdle());
+    if (ws_.target.dedupTtlMs) vars["DEDUP_TTL_MS"] = std::to_string(*ws_.target.dedupTtlMs);
+    for (auto& [k, v] : ws_.poisonEnv()) vars[k] = v;
+    return vars;
+  }
+
   void spawn(const std::string& consumer, const char* why, std::optional<ClaimWait> wait = {}) {
     Proc p;
     p.owner = ++nproc_;
@@ -179,17 +199,94 @@ private:
     p.consumer = consumer.empty() ? p.label : consumer;
     ctl_.addProcess(p.owner, p.label);
     if (wait) ctl_.holdRequestsUntil(p.owner, wait->until, std::move(wait->why));
-    auto vars = ws_.broker->consumerEnv();
-    vars["CONSUMER"] = p.consumer;
-    vars["CLAIM_IDLE_MS"] = std::to_string(claimIdle());
-    if (ws_.target.dedupTtlMs) vars["DEDUP_TTL_MS"] = std::to_string(*ws_.target.dedupTtlMs);
-    for (auto& [k, v] : ws_.poisonEnv()) vars[k] = v;
-    const auto started = procs_.start(p, p.consumer, std::move(vars), kConsumerLogCap, "consumer", why);
+    const auto started = procs_.start(p, p.consumer, processEnv(p.consumer), kConsumerLogCap, "consumer", why);
     p.ports = {started.ports.pg, started.ports.broker};
     p.brokerPort = started.ports.broker;
     execed_[p.owner] = started.execed;
     timeKills_.arm(p.label, p.child.pid(), execed_[p.owner]);
     live_.push_back(std::move(p));
+  }
+
+  /// Starts the target's outbox relay: r1 first, then r2, r3, … for each replacement (a fresh label, as a
+  /// consumer's). Owners of relays are numbered apart from the consumers' (kRelayOwner + N).
+  void spawnRelay(const char* why) {
+    Proc p;
+    p.owner = kRelayOwner + ++nrelay_;
+    p.label = fmt::format("r{}", nrelay_);
+    p.consumer = p.label;
+    p.argv = ws_.target.relay;
+    ctl_.addProcess(p.owner, p.label);
+    const auto started = procs_.start(p, p.consumer, processEnv(p.consumer), kConsumerLogCap, "relay", why);
+    p.ports = {started.ports.pg, started.ports.broker};
+    p.brokerPort = started.ports.broker;
+    execed_[p.owner] = started.execed;
+    timeKills_.arm(p.label, p.child.pid(), execed_[p.owner]);
+    relay_ = std::move(p);
+  }
+
+  /// The relay ended (killed at a kill point, exited by itself): records it and starts its replacement at
+  /// once (it claims nothing: the outbox rows a killed relay had locked are free once its connection is
+  /// cut). Returns false at the restart bound.
+  bool relayEnded(bool byKill) {
+    Proc p = std::move(*relay_);
+    relay_.reset();
+    auto st = ctl_.state(p.owner);
+    timeKills_.cancel(p.child.pid());
+    std::optional<ExitStatus> es = byKill ? p.child.waitFor(std::min(milliseconds(5000), remaining())) : p.child.poll();
+    if (!es) es = p.child.stop(milliseconds(0));
+    procs_.ended(p, *es, byKill ? "harness" : "self");
+    const bool metRestart = std::any_of(restarted_.begin(), restarted_.end(),
+                                        [&](const Restarted& r) { return r.connections.count(p.owner) > 0; });
+    restartOutcome(p, byKill ? "" : es->str());
+    hub_.close(p.owner);
+    lastEvent_ = Clock::now();
+    if (!byKill && st.steps == 0 && st.faulted.empty() && !metRestart)
+      throw UsageError(fmt::format("target '{}' cannot start its relay: {} exited ({}) before any request reached a "
+                                   "server",
+                                   ws_.target.name, p.label, es->str()));
+    if (nrelay_ >= opt_.max_processes) return false;
+    spawnRelay(byKill ? "new-name" : "after-exit");
+    return true;
+  }
+
+  /// The relay's side of the run's end: false to go on; true with `out` set when the relay ended the run.
+  bool watchRelay(Clock::time_point now, End& out) {
+    if (!relay_) return false;
+    auto st = ctl_.state(relay_->owner);
+    bool killed = killedByHarness(*relay_, st);
+    if (!killed && !relay_->child.poll()) {
+      if (!st.killed && st.steps == 0 && msBetween(st.spawned, now) > opt_.start_timeout.count()) {
+        out = {ops::RunEnd::Limit, "start-timeout",
+               fmt::format("{}; raise --start-timeout (now {})", busyWhy(*relay_, now), span(opt_.start_timeout.count()))};
+        return true;
+      }
+      return false;
+    }
+    if (!killed) killed = killedByHarness(*relay_, ctl_.state(relay_->owner));
+    if (relayEnded(killed)) return false;
+    out = {ops::RunEnd::Limit, "restart-bound",
+           fmt::format("restart bound of {} relay processes reached; raise --max-processes", opt_.max_processes)};
+    return true;
+  }
+
+  /// The relay's unsent outbox rows (Workspace::Impl::outboxPending), asked at most every 10 ms; when the
+  /// count last went down is the relay's progress (outboxWhy).
+  int64_t outbox(Clock::time_point now) {
+    if (ws_.target.relay.empty()) return 0;
+    if (outboxAsked_ && now - *outboxAsked_ < milliseconds(10)) return outbox_;
+    outboxAsked_ = now;
+    const int64_t n = ws_.outboxPending().value_or(0);
+    if (n < outbox_ || !outboxSince_) outboxSince_ = now;
+    outbox_ = n;
+    return n;
+  }
+
+  /// For a limit's reason: "the outbox holds 3 unsent rows (outbox.pending), none sent for 2 s by r2".
+  std::string outboxWhy(Clock::time_point now) const {
+    if (ws_.target.relay.empty() || outbox_ == 0) return "";
+    return fmt::format("the outbox holds {} unsent row{} (outbox.pending), none sent for {}{}", outbox_,
+                       outbox_ == 1 ? "" : "s", span(outboxSince_ ? msBetween(*outboxSince_, now) : 0),
+                       relay_ ? " while " + relay_->label + " runs" : " and no relay runs");
   }
 
   /// Hold faults that can't be met are released, with the reason noted (a hold never hangs a run): every
@@ -329,6 +426,7 @@ private:
     const bool pg = f.args.at(0) == "pg";
     Restarted r{f.str(), pg ? "PostgreSQL" : ws_.broker->title(), {}};
     for (const auto& p : live_) r.connections[p.owner] = hub_.connections(p.owner);
+    if (relay_) r.connections[relay_->owner] = hub_.connections(relay_->owner);
     // While the server is down its proxy ports refuse connections, as the server's own port would.
     const auto server = pg ? proxy::Server::Pg : proxy::Server::Broker;
     hub_.refuse(server, true);
@@ -551,10 +649,12 @@ private:
       const auto now = Clock::now();
       if (remaining().count() == 0) {
         std::string busy = busyReport(now);
+        const std::string relay = outboxWhy(now);
         return {ops::RunEnd::Limit, "deadline",
-                fmt::format("deadline of {} reached{}; raise --deadline", span(opt_.deadline.count()),
-                            busy.empty() ? "" : " with " + busy)};
+                fmt::format("deadline of {} reached{}{}; raise --deadline", span(opt_.deadline.count()),
+                            busy.empty() ? "" : " with " + busy, relay.empty() ? "" : "; " + relay)};
       }
+      if (End out; watchRelay(now, out)) return out;
       releaseInfeasibleHolds(now);
       startNext();
       // Processes that ended: killed at a kill point, or exited by themselves.
@@ -593,6 +693,8 @@ private:
       }
       if (auto why = poisonUnbounded(broker)) return {ops::RunEnd::Stuck, "", *why};
       liveness::Moment m{views(), broker.pending, delivered, toStart_ > 0, std::max(ctl_.lastWork(), lastEvent_)};
+      // The outbox counts only once the consumers are done: before, it fills as they work.
+      if (broker.pending == 0 && delivered) m.outbox = outbox(now);
       const liveness::Decision d = ending.observe(now, m, [&] { return allParked(); });
       if (d.kind == liveness::Decision::Kind::Settling || d.kind == liveness::Decision::Kind::Settled) {
         if (!settleSince_) settleSince_ = now;
@@ -645,6 +747,13 @@ private:
   TargetProcesses procs_;
   const Clock::time_point started_;
   std::vector<Proc> live_;
+  /// The target's outbox relay (r1, r2, …), when it has one: apart from live_, since it holds no entries and
+  /// polls without end; its work is done when the outbox query counts 0 (outbox()).
+  std::optional<Proc> relay_;
+  int nrelay_ = 0;
+  static constexpr int kRelayOwner = 100000;
+  int64_t outbox_ = 0;
+  std::optional<Clock::time_point> outboxAsked_, outboxSince_;
   struct Restarted {
     std::string fault, server;
     std::map<int, int> connections; ///< owner -> connections made before the restart (processes not told yet)

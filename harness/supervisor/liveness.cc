@@ -39,7 +39,7 @@ Decision RunEnding::observe(Clock::time_point now, const Moment& m, const std::f
   const int64_t quiet = msBetween(m.lastWork, now);
   if (m.pending == 0 && m.delivered) {
     allIdleSince_.reset();
-    if (!allIdle || m.toStart) return {};
+    if (!allIdle || m.toStart || m.outbox > 0) return {};
     // Quiet for the settle time, or proven over at once: every live process parked in a blocking read.
     if (quiet < settle_.count() && !parked()) return {Decision::Kind::Settling, ""};
     return {Decision::Kind::Settled, ""};

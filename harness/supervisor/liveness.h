@@ -57,6 +57,9 @@ struct Moment {
   bool toStart = false;        ///< processes of the schedule not started yet
   Clock::time_point lastWork;  ///< the latest work of any process (a step other than a read, a delivery),
                                ///< spawn, exit or send
+  /// A target with an outbox relay: its unsent outbox rows. The relay's work: while any is left the run is
+  /// not settled, whatever the consumers do (the relay is no process of `live`).
+  int64_t outbox = 0;
 };
 
 struct Decision {

@@ -19,7 +19,7 @@ TargetProcesses::Started TargetProcesses::start(TargetProcess& p, const std::str
   Started out;
   out.ports = hub_.open(p.owner);
   t = ws_.phase("proxies", t);
-  ChildSpec spec = ws_.targetSpec(out.ports, p.label, runTag_, baseEnv_, std::move(vars), logCap, role);
+  ChildSpec spec = ws_.targetSpec(out.ports, p.label, runTag_, baseEnv_, std::move(vars), logCap, role, p.argv);
   try {
     p.child = Child::spawn(spec);
   } catch (const SpawnError& e) {

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace idem {
 
@@ -26,6 +27,7 @@ struct TargetProcess {
   int owner = 0;
   std::string label;
   Child child;
+  std::vector<std::string> argv; ///< its program: empty for the target's command (a relay's is its own)
 };
 
 class TargetProcesses : public GroupSignals {

@@ -327,7 +327,34 @@ ops::Final Workspace::Impl::finalState() {
   f.stream = std::move(left.stream);
   f.lastDelivered = std::move(left.position);
   readDeadLetters(f);
+  f.outboxPending = outboxPending();
   return f;
+}
+
+std::optional<int64_t> Workspace::Impl::outboxPending() {
+  if (target.relay.empty()) return std::nullopt;
+  auto bad = [&](const std::string& why) {
+    return UsageError(fmt::format("{}: field 'outbox.pending': {}", target.manifest.string(), why));
+  };
+  nlohmann::json r;
+  try {
+    r = pg->query(target.outboxPending);
+  } catch (const std::exception& e) {
+    throw bad(e.what());
+  }
+  if (!r.is_array() || r.size() != 1 || !r[0].is_array() || r[0].empty())
+    throw bad(fmt::format("returned {} rows, not one row with the count of unsent outbox rows", r.is_array() ? r.size() : 0));
+  const auto& v = r[0][0];
+  try {
+    if (v.is_number_integer()) return v.get<int64_t>();
+    if (v.is_string()) {
+      size_t used = 0;
+      int64_t n = std::stoll(v.get<std::string>(), &used);
+      if (used == v.get<std::string>().size() && n >= 0) return n;
+    }
+  } catch (const std::exception&) {
+  }
+  throw bad(fmt::format("returned {}, not a count of unsent outbox rows", v.dump()));
 }
 
 std::map<std::string, std::string> Workspace::Impl::poisonEnv() const {
@@ -360,7 +387,7 @@ void Workspace::Impl::readDeadLetters(ops::Final& f) {
 ChildSpec Workspace::Impl::targetSpec(const proxy::Hub::Ports& ports, const std::string& label,
                                      const std::string& runTag, const std::map<std::string, std::string>& baseEnv,
                                      std::map<std::string, std::string> vars, size_t logCap,
-                                     const std::string& what) const {
+                                     const std::string& what, const std::vector<std::string>& argv) const {
   const auto& sv = servers;
   // The embedded server has no SSL and no Kerberos: a client that reads sslmode from the URL (libpq, psycopg,
   // node-postgres, pgx, asyncpg, sqlx) skips the SSLRequest round trip, and libpq (PGGSSENCMODE) its look
@@ -387,7 +414,7 @@ ChildSpec Workspace::Impl::targetSpec(const proxy::Hub::Ports& ports, const std:
   auto lookup = spec.env;
   for (const auto& [k, v] : target.env)
     spec.env[k] = expandVars(v, lookup, fmt::format("{}: field 'env.{}'", target.manifest.string(), k));
-  spec.argv = target.command;
+  spec.argv = argv.empty() ? target.command : argv;
   if (spec.argv[0].find('/') != std::string::npos && spec.argv[0][0] != '/')
     spec.argv[0] = (target.dir / spec.argv[0]).lexically_normal().string();
   spec.cwd = target.dir;
@@ -404,6 +431,11 @@ History Workspace::execute(const Schedule& schedule) {
   const auto t0 = std::chrono::steady_clock::now();
   im.runStarted = t0;
   for (const auto& f : schedule.faults) requireKindOnBroker(f.kind, im.target, "schedule: fault " + f.str());
+  for (const auto& f : schedule.faults)
+    if (isRelayLabel(f.process) && im.target.relay.empty())
+      throw UsageError(fmt::format("schedule: fault {} names the relay {}, and target '{}' runs none (\"processes\": "
+                                   "{{\"relay\": [...]}} in {})",
+                                   f.str(), f.process, im.target.name, im.target.manifest.string()));
   // The broker first: the plan records the stream (topic) and group the run reads, which a reset may name.
   std::string brokerError;
   try {

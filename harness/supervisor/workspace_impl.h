@@ -90,14 +90,17 @@ struct Workspace::Impl {
   /// Its queries get what is left of --deadline since runStarted (at least kObserveFloor); one that
   /// runs longer throws std::runtime_error naming the query and the time it had: the run can't be judged.
   ops::Final finalState();
+  /// A target with a relay: what its "outbox.pending" query counts now (unsent outbox rows); nullopt without a
+  /// relay. A query that fails or returns no count is a UsageError naming the manifest's field.
+  std::optional<int64_t> outboxPending();
   /// The spec of a target process `label` (a consumer, an HTTP server) behind its proxy ports: the base
   /// environment, DATABASE_URL and the broker's variables (VALKEY_URL, STREAM, ...) through the proxies,
   /// the run's marks (escapes.h),
-  /// `vars` (STREAM, PORT, ...), then the manifest's env expanded from them; argv resolved against the
-  /// target's folder, which is its working directory; its log under logDir, capped at `logCap`.
+  /// `vars` (STREAM, PORT, ...), then the manifest's env expanded from them; `argv` (the target's command when
+  /// empty: a relay's is its own) resolved against the target's folder, which is its working directory; its log under logDir, capped at `logCap`.
   ChildSpec targetSpec(const proxy::Hub::Ports& ports, const std::string& label, const std::string& runTag,
                        const std::map<std::string, std::string>& baseEnv, std::map<std::string, std::string> vars,
-                       size_t logCap, const std::string& what) const;
+                       size_t logCap, const std::string& what, const std::vector<std::string>& argv = {}) const;
   /// The server process and the client's requests of one HTTP schedule (http_execute.cc).
   void runServer(History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields);
   /// The consumer processes of one schedule (execute.cc).

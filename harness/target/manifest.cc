@@ -60,7 +60,8 @@ Target targetFromJson(const nlohmann::json& j, const fs::path& manifest) {
   std::error_code ec;
   const std::string what = manifest.string();
   detail::FieldReader r(j, what, "");
-  r.onlyKnown({"name", "kind", "broker", "health", "command", "env", "schema", "scenarios", "expect", "files_outside",
+  r.onlyKnown({"name", "kind", "broker", "health", "command", "processes", "outbox", "env", "schema", "scenarios", "expect",
+               "files_outside",
                "dedup_ttl_ms"});
 
   Target t;
@@ -91,15 +92,48 @@ Target targetFromJson(const nlohmann::json& j, const fs::path& manifest) {
       r.fail(field, fmt::format("'{}' is outside the target's folder {} (set \"files_outside\": true to allow it)",
                                 p.string(), t.dir.string()));
   };
-  if (!r.has("command") || !r.raw("command").is_array() || r.raw("command").empty() ||
-      !std::all_of(r.raw("command").begin(), r.raw("command").end(), [](const nlohmann::json& a) { return a.is_string(); }))
-    r.fail("command", "must be a non-empty array of strings");
-  t.command = *r.strings("command", true, true);
-  if (t.command[0].empty()) r.fail("command[0]", "the program must not be empty");
-  fs::path prog(t.command[0]);
-  if (prog.is_relative() && t.command[0].find('/') != std::string::npos) {
-    t.command[0] = (t.dir / prog).lexically_normal().string();
-    inside("command[0]", t.command[0]);
+  // The consumer's argv: "command", or "processes": {"consumer": [...], "relay": [...]}.
+  auto argv = [&](const detail::FieldReader& in, const std::string& key, const std::string& field) {
+    if (!in.has(key) || !in.raw(key).is_array() || in.raw(key).empty() ||
+        !std::all_of(in.raw(key).begin(), in.raw(key).end(), [](const nlohmann::json& a) { return a.is_string(); }))
+      r.fail(field, "must be a non-empty array of strings");
+    std::vector<std::string> out = in.raw(key).get<std::vector<std::string>>();
+    if (out[0].empty()) r.fail(field + "[0]", "the program must not be empty");
+    fs::path prog(out[0]);
+    if (prog.is_relative() && out[0].find('/') != std::string::npos) {
+      out[0] = (t.dir / prog).lexically_normal().string();
+      inside(field + "[0]", out[0]);
+    }
+    return out;
+  };
+  if (r.has("command") && r.has("processes"))
+    r.fail("processes", "give either \"command\" or \"processes\", not both");
+  if (r.has("processes")) {
+    if (!r.raw("processes").is_object()) r.fail("processes", "must be an object: {\"consumer\": [argv], \"relay\": [argv]}");
+    if (t.kind != "consumer") r.fail("processes", "only a consumer target runs a relay beside it");
+    detail::FieldReader p(r.raw("processes"), what, "processes");
+    for (auto it = r.raw("processes").begin(); it != r.raw("processes").end(); ++it)
+      if (it.key() != "consumer" && it.key() != "relay")
+        r.fail("processes." + it.key(), "is not a process role (known: consumer, relay)");
+    if (!p.has("consumer")) r.fail("processes.consumer", "is required: the consumer's argv");
+    t.command = argv(p, "consumer", "processes.consumer");
+    if (p.has("relay")) t.relay = argv(p, "relay", "processes.relay");
+  } else {
+    t.command = argv(r, "command", "command");
+  }
+  if (r.has("outbox")) {
+    if (t.relay.empty()) r.fail("outbox", "only a target with a relay (\"processes\": {\"relay\": [...]}) has an outbox");
+    if (!r.raw("outbox").is_object()) r.fail("outbox", "must be an object: {\"pending\": \"SELECT count(*) ...\"}");
+    detail::FieldReader o(r.raw("outbox"), what, "outbox");
+    o.onlyKnown({"pending"});
+    t.outboxPending = *o.text("pending", true);
+    while (!t.outboxPending.empty() && std::isspace(static_cast<unsigned char>(t.outboxPending.back())))
+      t.outboxPending.pop_back();
+    if (t.outboxPending.find_first_not_of(" \t\r\n") == std::string::npos)
+      o.fail("pending", "must be SQL returning one row with the count of unsent outbox rows");
+  } else if (!t.relay.empty()) {
+    r.fail("outbox", "a target with a relay declares \"outbox\": {\"pending\": \"<SQL counting unsent rows>\"}, "
+                     "so that a run is settled only once the relay drained it");
   }
   t.env = readEnv(r);
   if (r.has("dedup_ttl_ms")) {

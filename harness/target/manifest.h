@@ -30,6 +30,12 @@ struct Target {
   std::string broker = "valkey";
   std::string health;            ///< http: a path answering GET with 2xx once ready ("": PORT accepting is ready)
   std::vector<std::string> command;          ///< argv; a relative argv[0] with a '/' is resolved against dir
+  /// The outbox relay's argv ("processes": {"relay": [...]}), resolved as `command`; empty: the target has none.
+  /// It runs beside the consumers as process r1 (docs/target-contract.md, "An outbox relay").
+  std::vector<std::string> relay;
+  /// With a relay: SQL returning one row whose first column counts the outbox's unsent rows ("outbox.pending").
+  /// A run is settled only once it returns 0.
+  std::string outboxPending;
   std::map<std::string, std::string> env;    ///< added to the consumer's environment after ${VAR} expansion
   std::optional<std::filesystem::path> schema; ///< absolute path of the target's own SQL, if any
   std::vector<std::string> scenarios;
@@ -46,7 +52,8 @@ struct Target {
 inline constexpr size_t kMaxNameBytes = 200;
 
 /// Reads DIR/target.json (or DIR when it names a .json file). Throws UsageError naming the file and field:
-/// missing manifest, invalid JSON, a key twice, wrong field types, empty command, missing schema file, a
+/// missing manifest, invalid JSON, a key twice, wrong field types, empty command, both or neither of
+/// "command" and "processes", a process role other than consumer and relay, a relay without "outbox", missing schema file, a
 /// file outside the target's folder (unless "files_outside": true), an "env" variable idemproof sets or the
 /// loader's (LD_*: target/target_env.h), more than 1 MiB.
 Target loadTarget(const std::filesystem::path& dirOrFile);

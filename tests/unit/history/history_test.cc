@@ -57,6 +57,7 @@ History everyKind() {
   f.end = ops::RunEnd::Limit;
   f.limit = "deadline";
   f.reason = "c2 silent for 58 s holding 1 entry";
+  f.outboxPending = 3;
   h.append("harness", f);
   h.append("harness", ops::Error{"cannot start"});
   ops::Request rq;

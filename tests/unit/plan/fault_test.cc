@@ -39,9 +39,8 @@ TEST_CASE("fault: kill points are kills, printed as they were written") {
 
 TEST_CASE("fault: bad text names the flag and says the form") {
   CHECK(usageError([] { Fault::parse("after:COMMIT", "--crash"); }) ==
-        "--crash: 'after:COMMIT': missing '#k' (expected [KIND:][cN:]before|after:VERB#k[:ARG...], e.g. after:COMMIT#3 "
-        "or "
-        "drop:after:XACK#2 or c2:after:COMMIT#1; kinds: kill, drop, delay, error, forget, restart, hold, timekill, rebalance, age, "
+        "--crash: 'after:COMMIT': missing '#k' (expected [KIND:][cN:|rN:]before|after:VERB#k[:ARG...], e.g. "
+        "after:COMMIT#3 or drop:after:XACK#2 or c2:after:COMMIT#1 or kill:r1:after:COMMIT#1; kinds: kill, drop, delay, error, forget, restart, hold, timekill, rebalance, age, "
         "pause)");
   CHECK(usageError([] { Fault::parse("sideways:COMMIT#1"); }).find("'sideways' is no fault kind, nor before or after") !=
         std::string::npos);
@@ -336,4 +335,45 @@ TEST_CASE("fault: an HTTP status 500 to 599 is the sink's error, and only a CALL
             .find("only an HTTP status (500 to 599) of the sink may answer after") != std::string::npos);
   CHECK(usageError([] { Fault::parse("error:after:COMMIT#1:500", "--crash"); }).find("acts before its step only") !=
         std::string::npos);
+}
+
+TEST_CASE("fault: rN: names the target's outbox relay, a replacement of it being r2, r3, …") {
+  Fault k = Fault::parse("kill:r1:after:COMMIT#1");
+  CHECK(k.isKill());
+  CHECK(k.process == "r1");
+  CHECK(k.str() == "r1:after:COMMIT#1");
+  CHECK(k.step() == "r1:COMMIT#1");
+  CHECK(Fault::parse("r1:after:COMMIT#1") == k);
+  Fault d = Fault::parse("drop:R2:before:update#3");
+  CHECK(d.kind == "drop");
+  CHECK(d.process == "r2");
+  CHECK(d.str() == "drop:r2:before:UPDATE#3");
+  Fault l = Fault::parse("delay:r1:after:SELECT#2:300");
+  CHECK(l.process == "r1");
+  CHECK(l.args == std::vector<std::string>{"300"});
+  CHECK(!k.samePoint(Fault::parse("c1:after:COMMIT#1")));
+  CHECK(isRelayLabel("r1"));
+  CHECK(isRelayLabel("r12"));
+  CHECK(!isRelayLabel("c1"));
+  CHECK(!isRelayLabel("r0"));
+  CHECK(!isRelayLabel("r"));
+  CHECK(isProcessLabel("r3"));
+  CHECK(usageError([] { Fault::parse("r0:after:COMMIT#1"); }).find("is no fault kind") != std::string::npos);
+  CHECK(usageError([] { Fault::parse("x:after:COMMIT#1"); }).find("rN:") != std::string::npos);
+
+  // r1 is always started (with a relay); each other fault that can end a relay brings one replacement.
+  nlohmann::json j = {{"version", 2}, {"scenario", "wallet"}, {"events", {{{"n", 1}}}}, {"stream", {1}},
+                      {"faults", {"r1:after:COMMIT#1"}}};
+  auto refusal = [&] {
+    Schedule s = scheduleFromJson(j, "s.json");
+    return usageError([&] { checkFaultProcesses(s, [](size_t i) { return "faults[" + std::to_string(i) + "]"; }); });
+  };
+  CHECK(refusal().empty());
+  CHECK(nlohmann::json(scheduleFromJson(j, "s.json"))["faults"] == nlohmann::json::array({"r1:after:COMMIT#1"}));
+  j["faults"] = {"r1:after:COMMIT#1", "r2:before:UPDATE#1"};
+  CHECK(refusal().empty());
+  j["faults"] = {"r2:after:COMMIT#1"};
+  CHECK(refusal().find("names process r2, which no run of this schedule starts: the relay r1") != std::string::npos);
+  j["faults"] = {"delay:r1:after:COMMIT#1:500", "r2:after:COMMIT#1"}; // a delay ends no relay
+  CHECK(refusal().find("names process r2") != std::string::npos);
 }

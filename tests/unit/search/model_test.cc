@@ -3,6 +3,7 @@
 // no bigger than what it shrinks.
 #include "model_util.h"
 
+#include "history/trace.h"
 #include "search/model.h"
 
 #include <catch2/catch.hpp>
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 using namespace idem;
 using namespace idem::testing;
@@ -244,4 +246,71 @@ TEST_CASE("HTTP: the kind of a drawn fault shrinks toward the first of --faults,
   CHECK(materialize(s, sc, km, 1, p).faults[0].str() == "error:before:COMMIT#1"); // an error acts before its step
   s.kills[0].kind = 0;
   CHECK(materialize(s, sc, km, 1, p).faults[0].str() == "after:COMMIT#1");
+}
+
+namespace {
+
+/// A history of a consumer c1 and a relay r1: (process, verb, summary) in order.
+std::vector<Op> withRelay(const std::vector<std::tuple<std::string, std::string, std::string>>& steps) {
+  History h;
+  h.append("harness", ops::Plan{});
+  std::map<std::pair<std::string, std::string>, int> k;
+  for (const auto& [process, verb, summary] : steps) {
+    nlohmann::json v{{"index", 0}, {"type", "step"}, {"process", process},
+                     {"value", {{"server", "pg"}, {"verb", verb}, {"k", ++k[{process, verb}]}, {"outcome", "ok"}, {"summary", summary}}}};
+    if (verb == "XACK") v["value"]["acked"] = nlohmann::json::array({"1-0"});
+    h.append(process, v.get<Op>().record);
+  }
+  return h.ops();
+}
+
+} // namespace
+
+TEST_CASE("a relay's steps make a model of their own, and materialize draws r1's points from it") {
+  using S = std::vector<std::tuple<std::string, std::string, std::string>>;
+  // One event: the consumer's COMMIT and XACK; the relay polls (an empty poll first), then sends one row.
+  S one{{"r1", "SELECT", "SELECT 0"}, {"c1", "COMMIT", "COMMIT"}, {"c1", "XACK", ""}, {"r1", "SELECT", "SELECT 1"},
+        {"r1", "BEGIN", "BEGIN"}, {"r1", "UPDATE", "UPDATE 1"}, {"r1", "COMMIT", "COMMIT"}, {"r1", "SELECT", "SELECT 0"}};
+  S two = one;
+  for (const auto& s : S{{"c1", "COMMIT", "COMMIT"}, {"c1", "XACK", ""}, {"r1", "SELECT", "SELECT 1"},
+                         {"r1", "BEGIN", "BEGIN"}, {"r1", "UPDATE", "UPDATE 1"}, {"r1", "COMMIT", "COMMIT"}})
+    two.push_back(s);
+  KillModel km = KillModel::learn(withRelay(one), 1, withRelay(two), 2);
+  // The consumer's model knows no relay step: COMMIT#k of the run is the consumers' alone.
+  CHECK(km.bound("COMMIT", 2) == 2);
+  CHECK(km.bound("UPDATE", 2) == 0);
+  REQUIRE(km.relay());
+  CHECK(km.relay()->bound("UPDATE", 3) == 3);
+  CHECK(km.relay()->bound("SELECT", 2) == 2); // polls that found rows; the empty ones are left out
+  CHECK(km.toJson().contains("r1"));
+
+  auto sc = builtin("wallet");
+  Shape s;
+  s.events.resize(2);
+  Shape::Kill atRelay, atConsumer;
+  atRelay.process = 1; // with one consumer: draw mod 2 == 1 is r1
+  atRelay.verb = 2;    // the relay's verbs in order of first step: SELECT, BEGIN, UPDATE, COMMIT
+  atConsumer.verb = 0;
+  s.kills = {atRelay, atConsumer};
+  Schedule x = materialize(s, sc, km, 1);
+  REQUIRE(x.faults.size() == 2);
+  CHECK(x.faults[0].str() == "r1:after:UPDATE#1");
+  CHECK(x.faults[1].str() == "after:COMMIT#1");
+  // Without a relay the same draws name consumers only.
+  Schedule y = materialize(s, sc, KillModel::learn(stepsHistory({{"COMMIT"}, {"XACK", "ok", true}}), 1,
+                                                   stepsHistory({{"COMMIT"}, {"XACK", "ok", true}, {"COMMIT"}, {"XACK", "ok", true}}), 2),
+                           1);
+  for (const auto& f : y.faults) CHECK(f.process.empty());
+
+  // A sweep's trace names the relay's points by its own k, and skips its polls of an empty outbox.
+  Trace t = traceOf(withRelay(two));
+  std::vector<std::string> relayPoints;
+  for (const auto& p : t.points)
+    if (p.process == "r1") relayPoints.push_back(p.fault.str());
+  CHECK(relayPoints == std::vector<std::string>{"r1:before:SELECT#2", "r1:after:SELECT#2", "r1:before:BEGIN#1",
+                                                "r1:after:BEGIN#1", "r1:before:UPDATE#1", "r1:after:UPDATE#1",
+                                                "r1:before:COMMIT#1", "r1:after:COMMIT#1", "r1:before:SELECT#4",
+                                                "r1:after:SELECT#4", "r1:before:BEGIN#2", "r1:after:BEGIN#2",
+                                                "r1:before:UPDATE#2", "r1:after:UPDATE#2", "r1:before:COMMIT#2",
+                                                "r1:after:COMMIT#2"});
 }

@@ -304,3 +304,35 @@ TEST_CASE("liveness: a consumer the broker pushes entries to is idle whenever it
   s.step(1, "COMMIT");
   CHECK(s.idle(1));
 }
+
+TEST_CASE("run ending: with an outbox relay, settled only once the outbox query counts no unsent row") {
+  liveness::RunEnding ending(50ms, 3020ms);
+  Steps s;
+  s.read(1, "XREADGROUP", {"1-1"});
+  s.ack(1, "1-1");
+  s.read(1, "XREADGROUP", {}, true);
+  liveness::Moment m = moment({s.view(1)}, 0, t0);
+  m.outbox = 2; // the consumers are done, the relay is not: never settled, never a stall of the consumers
+  CHECK(ending.observe(t0 + 60ms, m, [] { return true; }).kind == Decision::Kind::Working);
+  CHECK(ending.observe(t0 + 10s, m, notParked).kind == Decision::Kind::Working);
+  m.outbox = 0;
+  CHECK(ending.observe(t0 + 10s, m, notParked).kind == Decision::Kind::Settled);
+}
+
+TEST_CASE("controller: a relay's steps are numbered apart: no VERB#k of the run reaches them") {
+  History h;
+  Controller ctl(h, {Fault::parse("before:COMMIT#1")});
+  ctl.addProcess(1, "c1");
+  ctl.addProcess(2, "r1");
+  proxy::StepInfo info;
+  info.verb = "COMMIT";
+  const auto work = ctl.lastWork();
+  for (int i = 0; i < 2; ++i) {
+    proxy::StepToken t;
+    CHECK(ctl.onRequest(2, proxy::Server::Pg, 1, info, t).kind == proxy::Decision::Kind::Pass);
+  }
+  // r1's COMMITs are no COMMIT#1 of the run, and move no consumer's work clock.
+  CHECK(ctl.pendingFaults().size() == 1);
+  CHECK(ctl.lastWork() == work);
+  CHECK(ctl.state(2).steps == 2);
+}

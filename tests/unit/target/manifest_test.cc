@@ -77,8 +77,8 @@ TEST_CASE("manifest: the top level must be an object", "[manifest]") {
 
 TEST_CASE("manifest: unknown top-level field", "[manifest]") {
   CHECK_THAT(manifestError(R"({"name": "x", "comand": ["./x"], "command": ["./x"], "scenarios": ["wallet"]})"),
-             Contains("targets/t/target.json: field 'comand': unknown field (known: name, kind, broker, health, command, env, schema, scenarios, expect, files_outside, "
-                      "dedup_ttl_ms)"));
+             Contains("targets/t/target.json: field 'comand': unknown field (known: name, kind, broker, health, command, "
+                      "processes, outbox, env, schema, scenarios, expect, files_outside, dedup_ttl_ms)"));
 }
 
 TEST_CASE("manifest: a consumer declares its dedup retention, handed to it as DEDUP_TTL_MS", "[manifest]") {
@@ -192,4 +192,50 @@ TEST_CASE("manifest: a failing expectation may name its anti-pattern, a passing 
   CHECK_THAT(manifestError(R"({"name": "x", "command": ["./x"], "scenarios": ["wallet"], "expect": {"wallet":
     {"verdict": "pass", "why": "w", "pattern": "effect-without-dedup"}}})"),
              Contains("pattern"));
+}
+
+TEST_CASE("manifest: processes names the consumer and its outbox relay, outbox how to count unsent rows",
+          "[manifest]") {
+  ScratchDir d;
+  d.write("t/target.json", R"j({"name": "o", "processes": {"consumer": ["./c", "-v"], "relay": ["python3", "r.py"]},
+                                "outbox": {"pending": ["SELECT count(*)", "FROM outbox WHERE sent_at IS NULL"]},
+                                "scenarios": ["wallet"]})j");
+  idem::Target t = idem::loadTarget(d.path / "t");
+  CHECK(t.command == std::vector<std::string>{(d.path / "t" / "c").string(), "-v"});
+  CHECK(t.relay == std::vector<std::string>{"python3", "r.py"});
+  CHECK(t.outboxPending == "SELECT count(*)\nFROM outbox WHERE sent_at IS NULL");
+  // A consumer alone under "processes" is a target without a relay.
+  d.write("t/target.json", R"({"name": "o", "processes": {"consumer": ["./c"]}, "scenarios": ["wallet"]})");
+  t = idem::loadTarget(d.path / "t");
+  CHECK(t.relay.empty());
+  CHECK(t.outboxPending.empty());
+  CHECK(idem::loadTarget(d.path / "t").command == std::vector<std::string>{(d.path / "t" / "c").string()});
+}
+
+TEST_CASE("manifest: processes and outbox errors name the field", "[manifest]") {
+  const std::string out = R"("outbox": {"pending": "SELECT 0"}, "scenarios": ["wallet"]})";
+  CHECK(manifestError(R"({"name": "x", "command": ["./x"], "processes": {"consumer": ["./x"]}, )" + out) ==
+        "targets/t/target.json: field 'processes': give either \"command\" or \"processes\", not both");
+  CHECK(manifestError(R"({"name": "x", "processes": {"consumer": ["./x"], "sidecar": ["./y"]}, )" + out) ==
+        "targets/t/target.json: field 'processes.sidecar': is not a process role (known: consumer, relay)");
+  CHECK(manifestError(R"({"name": "x", "processes": {"relay": ["./y"]}, )" + out) ==
+        "targets/t/target.json: field 'processes.consumer': is required: the consumer's argv");
+  CHECK(manifestError(R"({"name": "x", "processes": {"consumer": ["./x"], "relay": []}, )" + out) ==
+        "targets/t/target.json: field 'processes.relay': must be a non-empty array of strings");
+  CHECK(manifestError(R"({"name": "x", "processes": ["./x"], )" + out).find("field 'processes': must be an object") !=
+        std::string::npos);
+  CHECK_THAT(manifestError(R"({"name": "x", "processes": {"consumer": ["./x"], "relay": ["./y"]}, "scenarios": ["wallet"]})"),
+             Contains("field 'outbox': a target with a relay declares"));
+  CHECK_THAT(manifestError(R"({"name": "x", "command": ["./x"], )" + out),
+             Contains("field 'outbox': only a target with a relay"));
+  const std::string relay = R"({"name": "x", "processes": {"consumer": ["./x"], "relay": ["./y"]}, )";
+  CHECK(manifestError(relay + R"("outbox": {"pending": " "}, "scenarios": ["wallet"]})") ==
+        "targets/t/target.json: field 'outbox.pending': must be SQL returning one row with the count of unsent "
+        "outbox rows");
+  CHECK_THAT(manifestError(relay + R"("outbox": {"pending": "SELECT 0", "sent": "x"}, "scenarios": ["wallet"]})"),
+             Contains("field 'outbox.sent'"));
+  CHECK_THAT(manifestError(relay + R"("outbox": "SELECT 0", "scenarios": ["wallet"]})"),
+             Contains("field 'outbox': must be an object"));
+  CHECK_THAT(manifestError(R"({"name": "x", "kind": "http", "processes": {"consumer": ["./x"]}, "scenarios": ["wallet"]})"),
+             Contains("field 'processes': only a consumer target"));
 }
