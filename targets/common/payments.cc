@@ -2,7 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 
 namespace idem::targets {
 
@@ -15,7 +17,7 @@ void preparePayments(pqxx::connection& db) {
   db.prepare_now("book_payment");
 }
 
-bool bookOnce(pqxx::connection& db, const Entry& e) {
+bool bookOnce(pqxx::connection& db, const Entry& e, const std::function<void(pqxx::work&)>& alsoInTx) {
   pqxx::work tx(db);
   // libpqxx 6.4: affected_rows() is 0 when ON CONFLICT DO NOTHING skipped the row.
   const bool fresh = tx.exec_prepared("record_event", e.field("event_id")).affected_rows() == 1;
@@ -23,6 +25,7 @@ bool bookOnce(pqxx::connection& db, const Entry& e) {
     const std::string amount = std::to_string(integerField(e, "amount"));
     tx.exec_prepared("debit_wallet", amount, e.field("wallet"));
     tx.exec_prepared("book_payment", e.field("event_id"), e.field("wallet"), amount);
+    if (alsoInTx) alsoInTx(tx);
   }
   tx.commit();
   return fresh;
@@ -32,6 +35,23 @@ std::string chargeBody(const Entry& e) {
   return nlohmann::json{{"event_id", e.field("event_id")}, {"wallet", e.field("wallet")},
                         {"amount", integerField(e, "amount")}}
       .dump();
+}
+
+void chargeKeyed(const std::string& sinkUrl, const std::string& body, const std::string& key, int attempts) {
+  for (int attempt = 1;; ++attempt) {
+    SinkAnswer a;
+    try {
+      a = charge(sinkUrl, "POST", "/charges", body, key);
+    } catch (const std::runtime_error&) { // no answer: timed out, or the connection broke
+      if (attempt >= attempts) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20 * attempt));
+      continue;
+    }
+    if (a.status >= 200 && a.status <= 299) return;
+    if (a.status < 500 || attempt >= attempts)
+      throw std::runtime_error("the charge " + key + " was answered " + std::to_string(a.status) + ": " + oneLine(a.body));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 * attempt));
+  }
 }
 
 void chargeOnce(const std::string& sinkUrl, const Entry& e, const std::optional<std::string>& key) {

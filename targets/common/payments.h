@@ -7,6 +7,7 @@
 
 #include <pqxx/pqxx>
 
+#include <functional>
 #include <optional>
 
 namespace idem::targets {
@@ -15,12 +16,17 @@ namespace idem::targets {
 void preparePayments(pqxx::connection& db);
 
 /// In one transaction: records e's event_id in processed_events (ON CONFLICT DO NOTHING) and, only if it was
-/// new, debits e's amount from e's wallet and books a payments row. Returns whether it was new (booked now).
-bool bookOnce(pqxx::connection& db, const Entry& e);
+/// new, debits e's amount from e's wallet, books a payments row and runs `alsoInTx` (an outbox row).
+/// Returns whether it was new (booked now).
+bool bookOnce(pqxx::connection& db, const Entry& e, const std::function<void(pqxx::work&)>& alsoInTx = {});
 
 /// The charge's JSON body for `e`: {"amount": N, "event_id": "...", "wallet": "..."} (the same bytes every
 /// time, so that a retry with a key is the same payload).
 std::string chargeBody(const Entry& e);
+
+/// Charges `body` at the sink with header Idempotency-Key: `key`, sending the same bytes again on a 5xx answer,
+/// a timeout or a broken connection, up to `attempts` times; throws when no 2xx came (or a 4xx did).
+void chargeKeyed(const std::string& sinkUrl, const std::string& body, const std::string& key, int attempts = 5);
 
 /// Charges `e` at the sink once, with `key` when given: throws when the answer is not a 2xx.
 void chargeOnce(const std::string& sinkUrl, const Entry& e, const std::optional<std::string>& key = std::nullopt);

@@ -5,36 +5,7 @@
 // charged and booked exactly once. Against one that ignores them (--sink-policy ignore) it is charged twice.
 #include "payments.h"
 
-#include <chrono>
-#include <stdexcept>
-#include <thread>
-
 using namespace idem::targets;
-
-namespace {
-
-constexpr int kAttempts = 5;
-
-void chargeWithRetries(const std::string& sink, const Entry& e) {
-  const std::string key = e.field("event_id");
-  for (int attempt = 1;; ++attempt) {
-    SinkAnswer a;
-    try {
-      a = charge(sink, "POST", "/charges", chargeBody(e), key);
-    } catch (const std::runtime_error&) { // no answer: timed out, or the connection broke
-      if (attempt == kAttempts) throw;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20 * attempt));
-      continue;
-    }
-    if (a.status >= 200 && a.status <= 299) return;
-    if (a.status < 500 || attempt == kAttempts)
-      throw std::runtime_error("the charge of " + key + " was answered " + std::to_string(a.status) + ": " +
-                               oneLine(a.body));
-    std::this_thread::sleep_for(std::chrono::milliseconds(20 * attempt));
-  }
-}
-
-} // namespace
 
 int main() {
   return consumerMain("sink-keyed", [] {
@@ -44,7 +15,7 @@ int main() {
     Valkey valkey(config.valkeyUrl);
     preparePayments(db);
     runConsumer(valkey, config, [&](const Entry& e) {
-      chargeWithRetries(sink, e);
+      chargeKeyed(sink, chargeBody(e), e.field("event_id"));
       bookOnce(db, e);
       return Outcome::Ack;
     });

@@ -86,3 +86,79 @@ TEST_CASE("sink: --sink-policy is checked, and refused for a scenario without a 
   CHECK(none.status == 2);
   CHECK(none.err.find("--sink-policy: scenario 'wallet' has no sink") != std::string::npos);
 }
+
+TEST_CASE("sink: verdicts of the reference, outbox, Python and Node consumers at their call and commit") {
+  // The default payments schedule (events 1-4, event 2 sent again by the producer), at once.
+  auto rs = cleanAll({
+      {"run", "--target", target("sink-call-then-commit"), "--crash", "kill:after:CALL#1"},
+      {"run", "--target", target("sink-commit-then-call"), "--events", "1", "--crash", "kill:after:COMMIT#1"},
+      {"run", "--target", target("sink-keyed"), "--crash", "kill:after:CALL#1", "--sink-policy", "ignore"},
+      {"run", "--target", target("sink-outbox"), "--crash", "kill:r1:after:CALL#1"},
+      {"run", "--target", target("sink-outbox"), "--crash", "kill:r1:after:CALL#1", "--sink-policy", "ignore"},
+      {"run", "--target", testTarget("py-sink-keyed"), "--crash", "kill:after:CALL#2", "--crash", "drop:after:CALL#4"},
+      {"run", "--target", testTarget("py-sink-call-then-commit"), "--events", "2", "--crash", "kill:after:CALL#2"},
+      {"run", "--target", testTarget("node-sink-keyed"), "--crash", "kill:after:CALL#2", "--crash",
+       "error:after:CALL#4:500"},
+      {"run", "--target", testTarget("node-sink-call-then-commit"), "--events", "2", "--crash", "kill:after:CALL#2"},
+  });
+  auto charged = [](const Result& r, const std::string& point) {
+    INFO(r.out << r.err);
+    CHECK(r.status == 1);
+    bool named = false; // (the default schedule's producer retry of event 2 is charged twice by some, too)
+    for (const auto& v : violations(r.report, "charged-twice"))
+      named = named || v["message"].get<std::string>().find(point) != std::string::npos;
+    CHECK(named);
+  };
+  auto passes = [](const Result& r) {
+    INFO(r.out << r.err);
+    CHECK(r.status == 0);
+    CHECK(r.report["verdict"] == "pass");
+  };
+  {
+    INFO("call then commit: killed after the charge, the redelivered event is charged again");
+    charged(rs[0], "after:CALL#1");
+  }
+  {
+    INFO("commit then call: killed after the commit, booked and never charged");
+    const Result& r = rs[1];
+    INFO(r.out << r.err);
+    CHECK(r.status == 1);
+    auto v = onlyViolation(r, "booked-not-charged");
+    CHECK(v["message"].get<std::string>().find("after:COMMIT#1") != std::string::npos);
+  }
+  {
+    INFO("keyed, against a provider that ignores keys: charged twice");
+    charged(rs[2], "after:CALL#1");
+  }
+  {
+    INFO("the outbox: the relay killed after its charge, its replacement charges with the same key: replayed");
+    const Result& r = rs[3];
+    passes(r);
+    int replayed = 0;
+    for (const auto& op : r.report["runs"][0]["history"])
+      if (op["type"] == "call" && op["value"]["outcome"] == "replayed") ++replayed;
+    CHECK(replayed == 1);
+    for (const auto& op : r.report["runs"][0]["history"])
+      if (op["type"] == "final") CHECK(op["value"].value("outbox_pending", -1) == 0);
+  }
+  {
+    INFO("the outbox against a provider that ignores keys: the relay's second charge executes");
+    charged(rs[4], "r1:after:CALL#1");
+  }
+  {
+    INFO("Python, keyed: a kill after a charge and a drop of another's answer are replayed");
+    passes(rs[5]);
+  }
+  {
+    INFO("Python, call then commit: charged twice");
+    charged(rs[6], "after:CALL#2");
+  }
+  {
+    INFO("Node, keyed: a kill after a charge and a 500 after another are replayed");
+    passes(rs[7]);
+  }
+  {
+    INFO("Node, call then commit: charged twice");
+    charged(rs[8], "after:CALL#2");
+  }
+}
