@@ -228,6 +228,15 @@ Story sinkStory(const SinkView& s, const std::string& ref) {
          rec ? std::min(rec->op, c->op) : c->op);
     if (rec) st.ops.push_back(rec->op);
     called = true;
+    // A fault at this very step of the caller (its kill, drop or error at CALL#k: recorded next to the step),
+    // told even when the caller held no entry of the event (an outbox relay).
+    if (const KillRec* k = h.killAfter(c->process, c->op); k && k->op <= c->op + 2) {
+      tell(k->op, fmt::format("{} killed at {}", c->process, k->point));
+      if (st.kill_point.empty()) st.kill_point = k->point;
+    }
+    for (const auto& f : h.otherFaults)
+      if (f.process == c->process && f.fault.verb == "CALL" && f.op >= c->op - 2 && f.op <= c->op + 2)
+        tell(f.op, faultKind(f.fault.kind, "fault").phrase(f.fault, f.process, serverTitle));
   }
   for (const SinkCall* c : s.callsOf(ref))
     if (c->stepOp < 0) tell(c->op, fmt::format("the sink received {}", callText(*c->call)));

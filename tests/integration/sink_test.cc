@@ -90,16 +90,16 @@ TEST_CASE("sink: --sink-policy is checked, and refused for a scenario without a 
 TEST_CASE("sink: verdicts of the reference, outbox, Python and Node consumers at their call and commit") {
   // The default payments schedule (events 1-4, event 2 sent again by the producer), at once.
   auto rs = cleanAll({
-      {"run", "--target", target("sink-call-then-commit"), "--crash", "kill:after:CALL#1"},
-      {"run", "--target", target("sink-commit-then-call"), "--events", "1", "--crash", "kill:after:COMMIT#1"},
-      {"run", "--target", target("sink-keyed"), "--crash", "kill:after:CALL#1", "--sink-policy", "ignore"},
-      {"run", "--target", target("sink-outbox"), "--crash", "kill:r1:after:CALL#1"},
-      {"run", "--target", target("sink-outbox"), "--crash", "kill:r1:after:CALL#1", "--sink-policy", "ignore"},
-      {"run", "--target", testTarget("py-sink-keyed"), "--crash", "kill:after:CALL#2", "--crash", "drop:after:CALL#4"},
-      {"run", "--target", testTarget("py-sink-call-then-commit"), "--events", "2", "--crash", "kill:after:CALL#2"},
-      {"run", "--target", testTarget("node-sink-keyed"), "--crash", "kill:after:CALL#2", "--crash",
+      {"run", "--scenario", "payments", "--target", target("sink-call-then-commit"), "--crash", "kill:after:CALL#1"},
+      {"run", "--scenario", "payments", "--target", target("sink-commit-then-call"), "--events", "1", "--crash", "kill:after:COMMIT#1"},
+      {"run", "--scenario", "payments", "--target", target("sink-keyed"), "--crash", "kill:after:CALL#1", "--sink-policy", "ignore"},
+      {"run", "--scenario", "payments", "--target", target("sink-outbox"), "--crash", "kill:r1:after:CALL#1"},
+      {"run", "--scenario", "payments", "--target", target("sink-outbox"), "--crash", "kill:r1:after:CALL#1", "--sink-policy", "ignore"},
+      {"run", "--scenario", "payments", "--target", testTarget("py-sink-keyed"), "--crash", "kill:after:CALL#2", "--crash", "drop:after:CALL#4"},
+      {"run", "--scenario", "payments", "--target", testTarget("py-sink-call-then-commit"), "--events", "2", "--crash", "kill:after:CALL#2"},
+      {"run", "--scenario", "payments", "--target", testTarget("node-sink-keyed"), "--crash", "kill:after:CALL#2", "--crash",
        "error:after:CALL#4:500"},
-      {"run", "--target", testTarget("node-sink-call-then-commit"), "--events", "2", "--crash", "kill:after:CALL#2"},
+      {"run", "--scenario", "payments", "--target", testTarget("node-sink-call-then-commit"), "--events", "2", "--crash", "kill:after:CALL#2"},
   });
   auto charged = [](const Result& r, const std::string& point) {
     INFO(r.out << r.err);
