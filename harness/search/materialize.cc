@@ -64,7 +64,12 @@ void withKind(Fault& p, const Shape::Kill& k, const KillModel& km, const ModelPa
   if (p.kind == "error") p.when = When::Before;
   if (p.kind == "forget") p.when = When::After;
   if (p.kind == "delay") p.args = {std::to_string(params.delayMs)};
-  if (p.kind == "restart") p.args = {km.server(p.verb)}; // the server of the step
+  if (p.kind == "restart") {
+    // The server of the step; at a call to the sink (idemproof's own server, nothing of the target's to
+    // restart) PostgreSQL restarts while the call is out.
+    const std::string server = km.server(p.verb);
+    p.args = {server == "sink" ? "pg" : server};
+  }
 }
 
 /// HTTP: the requests of a shape. Keys are numbered in the order of their first use; the payload of a
