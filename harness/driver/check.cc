@@ -105,6 +105,7 @@ void save(Session& session, const CommonArgs& common, const CheckArgs& args, Cou
   const auto& scArg = common.scenario;
   if (args.scenarioGiven && (scArg.find('/') != std::string::npos || scArg.find(".json") != std::string::npos))
     cx.replayCommand += " --scenario " + shellQuote(scArg);
+  if (!common.sinkPolicy.empty()) cx.replayCommand += " --sink-policy " + common.sinkPolicy; // the provider it failed against
 }
 
 std::vector<Schedule> copies(const Schedule& s, int n) { return std::vector<Schedule>(static_cast<size_t>(std::max(1, n)), s); }
