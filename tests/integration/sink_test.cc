@@ -101,13 +101,18 @@ TEST_CASE("sink: verdicts of the reference, outbox, Python and Node consumers at
        "error:after:CALL#4:500"},
       {"run", "--scenario", "payments", "--target", testTarget("node-sink-call-then-commit"), "--events", "2", "--crash", "kill:after:CALL#2"},
   });
-  auto charged = [](const Result& r, const std::string& point) {
+  // `pattern`: the anti-pattern the violation at `point` is classified as ("": none).
+  auto charged = [](const Result& r, const std::string& point, const std::string& pattern = "") {
     INFO(r.out << r.err);
     CHECK(r.status == 1);
-    bool named = false; // (the default schedule's producer retry of event 2 is charged twice by some, too)
-    for (const auto& v : violations(r.report, "charged-twice"))
-      named = named || v["message"].get<std::string>().find(point) != std::string::npos;
+    bool named = false, classified = false; // (the producer's retry of event 2 is charged twice by some, too)
+    for (const auto& v : violations(r.report, "charged-twice")) {
+      if (v["message"].get<std::string>().find(point) == std::string::npos) continue;
+      named = true;
+      classified = classified || (v["pattern"].is_object() && v["pattern"].value("id", "") == pattern);
+    }
     CHECK(named);
+    if (!pattern.empty()) CHECK(classified);
   };
   auto passes = [](const Result& r) {
     INFO(r.out << r.err);
@@ -116,7 +121,7 @@ TEST_CASE("sink: verdicts of the reference, outbox, Python and Node consumers at
   };
   {
     INFO("call then commit: killed after the charge, the redelivered event is charged again");
-    charged(rs[0], "after:CALL#1");
+    charged(rs[0], "after:CALL#1", "sink-call-commit-order");
   }
   {
     INFO("commit then call: killed after the commit, booked and never charged");
@@ -125,6 +130,8 @@ TEST_CASE("sink: verdicts of the reference, outbox, Python and Node consumers at
     CHECK(r.status == 1);
     auto v = onlyViolation(r, "booked-not-charged");
     CHECK(v["message"].get<std::string>().find("after:COMMIT#1") != std::string::npos);
+    CHECK(v["pattern"].is_object());
+    CHECK(v["pattern"].value("id", "") == "sink-call-commit-order");
   }
   {
     INFO("keyed, against a provider that ignores keys: charged twice");
@@ -151,7 +158,7 @@ TEST_CASE("sink: verdicts of the reference, outbox, Python and Node consumers at
   }
   {
     INFO("Python, call then commit: charged twice");
-    charged(rs[6], "after:CALL#2");
+    charged(rs[6], "after:CALL#2", "sink-call-commit-order");
   }
   {
     INFO("Node, keyed: a kill after a charge and a 500 after another are replayed");
@@ -159,6 +166,6 @@ TEST_CASE("sink: verdicts of the reference, outbox, Python and Node consumers at
   }
   {
     INFO("Node, call then commit: charged twice");
-    charged(rs[8], "after:CALL#2");
+    charged(rs[8], "after:CALL#2", "sink-call-commit-order");
   }
 }
