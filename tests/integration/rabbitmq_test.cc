@@ -94,9 +94,14 @@ TEST_CASE("rabbitmq: the reference targets' verdicts at a kill next to their COM
 TEST_CASE("rabbitmq: pika and amqplib consumers, manual acks and auto-ack, judged as their code is") {
   const std::string url = nodeUrl();
   auto rs = cleanAll({{"run", "--target", testTarget("py-amqp-dedup-table"), "--crash", "after:COMMIT#3", "--amqp-url", url},
-                      {"run", "--target", testTarget("py-amqp-ack-first"), "--crash", "after:ACK#3", "--amqp-url", url},
+                      // Ack-first acks, then credits on its own connection to PostgreSQL: event 3's transaction
+                      // waits 300 ms at its BEGIN so that the kill after its ACK lands inside it on a loaded
+                      // machine too (else a fast client may commit it before the broker's proxy reads the ACK).
+                      {"run", "--target", testTarget("py-amqp-ack-first"), "--crash", "after:ACK#3", "--crash",
+                       "delay:before:BEGIN#3:300", "--amqp-url", url},
                       {"run", "--target", testTarget("node-amqp-dedup-table"), "--crash", "after:COMMIT#3", "--amqp-url", url},
-                      {"run", "--target", testTarget("node-amqp-ack-first"), "--crash", "after:ACK#3", "--amqp-url", url},
+                      {"run", "--target", testTarget("node-amqp-ack-first"), "--crash", "after:ACK#3", "--crash",
+                       "delay:before:BEGIN#3:300", "--amqp-url", url},
                       // auto_ack: each delivery settles its message; a kill before a COMMIT loses what was pushed.
                       {"run", "--target", testTarget("py-amqp-auto-ack"), "--crash", "before:COMMIT#2", "--amqp-url", url}});
   for (int i : {0, 2}) {
