@@ -1,10 +1,13 @@
 #include "direct.h"
 
+#include "supervisor/broker_registry.h"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <csignal>
 #include <fstream>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -29,6 +32,10 @@ DirectDatabase::DirectDatabase(const ServerEndpoints& sv, const Scenario& sc, co
   }
   for (const auto& r : pg_->query("SELECT quote_ident(tablename) FROM pg_tables WHERE schemaname = current_schema()"))
     tables_.push_back(r[0].get<std::string>());
+}
+
+int64_t DirectDatabase::count(const std::string& sql) {
+  return std::stoll(pg_->query(sql).at(0).at(0).get<std::string>());
 }
 
 void DirectDatabase::reset() {
@@ -123,21 +130,24 @@ void DirectValkey::waitUntil(const std::string& last, int64_t pending) {
   throw std::runtime_error("direct driver: the consumer did not acknowledge everything within 30 s");
 }
 
-DirectKafka::DirectKafka(Session& session, const Target& t, int partitions)
-    : t_(t), sc_(session.scenario()), partitions_(partitions), logs_("idemproof-bench"),
-      db_(session.servers(), sc_, t, "idem_bench_direct_kafka"), admin_(server_.bootstrap()) {}
+DirectBroker::DirectBroker(Session& session, const Target& t)
+    : t_(t), sc_(session.scenario()), logs_("idemproof-bench"),
+      db_(session.servers(), sc_, t, fmt::format("idem_bench_direct_{}", t.broker)) {
+  ServerEndpoints sv = session.servers();
+  sv.valkey_db = 62; // of the session's Valkey: none of the pool's workspaces uses it
+  broker_ = makeBroker(sv, t, "idemproof:bench", "bench", 20);
+}
 
-void DirectKafka::reset() {
-  ++run_;
-  topic_ = fmt::format("events.{}", run_);
-  group_ = fmt::format("consumers.{}", run_);
-  server_.command(fmt::format("topic {} {}", topic_, partitions_));
+DirectBroker::~DirectBroker() = default;
+
+void DirectBroker::reset() {
+  broker_->reset();
   db_.reset();
 }
 
-double DirectKafka::run(const Schedule& s) {
-  // The records as Workspace::send and KafkaBroker::publish make them: fields in the scenario's order,
-  // a fresh value for each uuid field, keyed by the scenario's key field (else the event id).
+double DirectBroker::run(const Schedule& s) {
+  // The messages as Workspace::send makes them: fields in the scenario's order, a fresh value for each
+  // uuid field, keyed by the scenario's key field (else the event id).
   const std::string idField = sc_.idField();
   std::string keyField;
   for (const auto& f : sc_.fields)
@@ -149,35 +159,39 @@ double DirectKafka::run(const Schedule& s) {
       if (g.gen == "uuid") f[g.name] = freshUuid();
     fields[e.n] = std::move(f);
   }
-  std::vector<kafka::client::Record> recs;
+  std::vector<brokers::Message> messages;
   for (const auto& e : s.stream) {
     const auto& f = fields.at(e.event);
-    nlohmann::json value = nlohmann::json::object();
+    brokers::Message m;
     for (const auto& g : sc_.fields)
-      if (auto it = f.find(g.name); it != f.end()) value[g.name] = it->second;
-    kafka::client::Record r{"", value.dump(), {}};
-    const std::string id = f.count(idField) ? f.at(idField) : "";
-    if (!id.empty()) r.headers["event_id"] = id;
-    r.key = !keyField.empty() && f.count(keyField) ? f.at(keyField) : id;
-    recs.push_back(std::move(r));
+      if (auto it = f.find(g.name); it != f.end()) m.fields.emplace_back(g.name, it->second);
+    m.eventId = f.count(idField) ? f.at(idField) : "";
+    m.key = !keyField.empty() && f.count(keyField) ? f.at(keyField) : m.eventId;
+    messages.push_back(std::move(m));
   }
 
+  std::set<int> events;
+  for (const auto& e : s.stream) events.insert(e.event);
+  const int64_t distinct = static_cast<int64_t>(events.size());
+
   auto t0 = Clock::now();
-  admin_.produce(topic_, recs);
-  Child c = Child::spawn(consumerSpec(t_, "c1",
-                                      {{"KAFKA_BOOTSTRAP", server_.bootstrap()},
-                                       {"TOPIC", topic_},
-                                       {"GROUP", group_},
-                                       {"CONSUMER", "c1"},
-                                       {"DATABASE_URL", db_.url()}},
-                                      logs_.path()));
-  for (;; std::this_thread::sleep_for(std::chrono::milliseconds(2))) {
-    bool settled = true;
-    for (const auto& p : admin_.progress(topic_, group_, std::chrono::milliseconds(5000)))
-      settled = settled && std::max<int64_t>(p.committed, 0) >= p.logEnd;
-    if (settled) break;
-    if (msSince(t0) > 60000) throw std::runtime_error("direct driver: the group did not commit the log end within 60 s");
-    if (c.poll()) throw std::runtime_error("direct driver: the Kafka consumer exited before it committed everything");
+  broker_->publish(messages);
+  auto vars = broker_->connectionEnv(broker_->upstream().port);
+  for (const auto& [k, v] : broker_->consumerEnv()) vars[k] = v;
+  vars["CONSUMER"] = "c1";
+  vars["DATABASE_URL"] = db_.url();
+  vars["CLAIM_IDLE_MS"] = "20";
+  Child c = Child::spawn(consumerSpec(t_, "c1", std::move(vars), logs_.path()));
+  for (;; std::this_thread::sleep_for(std::chrono::milliseconds(1))) {
+    if (msSince(t0) > 60000) throw std::runtime_error(fmt::format("direct driver: {} did not settle within 60 s", broker_->title()));
+    if (c.poll()) throw std::runtime_error("direct driver: the consumer exited before everything was acknowledged");
+    // Settled once every distinct event's row is in processed_messages (the dedup-table targets' mark,
+    // written in the transaction of its effect) and the broker has nothing pending: its lag, its stream's
+    // pending entries, its queue's ready messages. (What a RabbitMQ consumer holds unacknowledged only the
+    // proxies see; its ack follows the commit at once.)
+    if (db_.count("SELECT count(*) FROM processed_messages") < distinct) continue;
+    const brokers::Progress p = broker_->progress();
+    if (p.pending == 0) break;
   }
   c.stop(std::chrono::milliseconds(2000));
   return msSince(t0);

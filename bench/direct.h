@@ -1,10 +1,9 @@
 #pragma once
 /// The benchmarks' direct drivers: the same consumer on the same servers and events as a harness run, with
 /// none of idemproof's proxies, history or checkers, so that a benchmark can set the harness's wall time
-/// against the target's own. Valkey (DirectValkey) and Kafka (DirectKafka) share the database side
-/// (DirectDatabase) and the consumer's process spec (consumerSpec).
-#include "brokers/kafka/client/admin.h"
-#include "brokers/kafka/client/embedded.h"
+/// against the target's own. DirectValkey (which can also drive a kill) and DirectBroker (any broker,
+/// no fault) share the database side (DirectDatabase) and the consumer's process spec (consumerSpec).
+#include "brokers/broker.h"
 #include "brokers/valkey/admin.h"
 #include "core/child.h"
 #include "core/temp_dir.h"
@@ -30,6 +29,8 @@ public:
   DirectDatabase(const ServerEndpoints& sv, const Scenario& sc, const Target& t, const std::string& name);
   void reset();
   std::string url() const;
+  /// The one number `sql` selects.
+  int64_t count(const std::string& sql);
 
 private:
   ServerEndpoints sv_;
@@ -70,29 +71,28 @@ private:
   int counter_ = 0;
 };
 
-/// Kafka: a broker of its own (EmbeddedKafka), a new topic and group per schedule, one database.
-class DirectKafka {
+/// Any broker of the registry (supervisor/broker_registry.h), through its brokers::Broker seam: a namespace
+/// of its own (a Valkey database, an embedded Kafka or nats-server, a vhost of the command's RabbitMQ
+/// node), the messages published as the harness publishes them, one consumer pointed straight at the
+/// broker's own port, stopped once every event is marked in processed_messages (a dedup-table target's
+/// mark) and the broker has nothing pending.
+class DirectBroker {
 public:
-  DirectKafka(Session& session, const Target& t, int partitions = 3);
+  DirectBroker(Session& session, const Target& t);
+  ~DirectBroker();
 
-  /// A new topic and group; the database back to its initial state.
+  /// The broker's namespace and the database back to their initial state.
   void reset();
-  /// Milliseconds from the first record produced to the consumer's exit: produce the events (key = the
-  /// event's key field, JSON value, event_id header, as KafkaBroker::publish), spawn one consumer straight
-  /// at the broker, poll until the group's committed offset is the log end on every partition, SIGTERM.
-  /// Faults are not driven: one process, no kill.
+  /// Milliseconds from the first message published to the consumer's exit. Faults are not driven: one
+  /// process, no kill.
   double run(const Schedule& s);
 
 private:
   Target t_;
   Scenario sc_;
-  int partitions_;
   TempDir logs_;
   DirectDatabase db_;
-  kafka::client::EmbeddedKafka server_;
-  kafka::client::KafkaAdmin admin_;
-  std::string topic_, group_;
-  int run_ = 0;
+  brokers::BrokerPtr broker_;
 };
 
 } // namespace idem::bench
