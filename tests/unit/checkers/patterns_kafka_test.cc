@@ -30,6 +30,36 @@ void checkThenCredit(HistoryBuilder& b, const std::string& proc) {
   b.step(proc, "pg", "COMMIT");
 }
 
+/// Credits each of `entries` and after each commits its offset: an offset commit names every record below
+/// its position (`passed`, which grows with each).
+void creditCommitting(HistoryBuilder& b, const std::string& proc, const std::vector<std::string>& entries,
+                      std::vector<std::string>& passed) {
+  for (const auto& entry : entries) {
+    credit(b, proc, entry, false);
+    passed.push_back(entry);
+    b.brokerStep(proc, "kafka", "COMMIT_OFFSET", {}, passed);
+  }
+}
+
+/// c1 fetches every entry of `e`, applies the first two committing their offsets, commits the third's effect
+/// and is killed at after:COMMIT#3; c2 fetches the rest again and applies each, committing its offset.
+/// Returns the kill's op and c2's FETCH.
+std::pair<int64_t, int64_t> killedBeforeThirdOffset(HistoryBuilder& b, const std::vector<std::string>& e) {
+  b.spawn("c1");
+  b.brokerStep("c1", "kafka", "FETCH", e);
+  std::vector<std::string> passed;
+  creditCommitting(b, "c1", {e[0], e[1]}, passed);
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE");
+  b.step("c1", "pg", "COMMIT", "COMMIT", "killed-after");
+  const int64_t kill = b.kill("c1", "after:COMMIT#3");
+  b.spawn("c2");
+  const std::vector<std::string> rest(e.begin() + 2, e.end());
+  const int64_t again = b.brokerStep("c2", "kafka", "FETCH", rest);
+  creditCommitting(b, "c2", rest, passed);
+  return {kill, again};
+}
+
 } // namespace
 
 TEST_CASE("revoked-member-works: dropped mid-batch, the old and the new member both apply", "[patterns]") {
@@ -120,26 +150,7 @@ TEST_CASE("effect-without-dedup on Kafka: COMMIT, a kill before COMMIT_OFFSET, a
   HistoryBuilder b(s, {"after:COMMIT#3"});
   b.initial(balances(0));
   auto e = sendWallet(b, kAmounts, {1, 2, 3, 4, 5});
-  b.spawn("c1");
-  b.brokerStep("c1", "kafka", "FETCH", e);
-  // Each offset commit names every record below its position.
-  std::vector<std::string> passed;
-  for (int i : {0, 1}) {
-    credit(b, "c1", e[i], false);
-    passed.push_back(e[i]);
-    b.brokerStep("c1", "kafka", "COMMIT_OFFSET", {}, passed);
-  }
-  b.step("c1", "pg", "BEGIN");
-  b.step("c1", "pg", "UPDATE");
-  b.step("c1", "pg", "COMMIT", "COMMIT", "killed-after");
-  const int64_t kill = b.kill("c1", "after:COMMIT#3");
-  b.spawn("c2");
-  const int64_t again = b.brokerStep("c2", "kafka", "FETCH", {e[2], e[3], e[4]});
-  for (int i : {2, 3, 4}) {
-    credit(b, "c2", e[i], false);
-    passed.push_back(e[i]);
-    b.brokerStep("c2", "kafka", "COMMIT_OFFSET", {}, passed);
-  }
+  const auto [kill, again] = killedBeforeThirdOffset(b, e);
   b.finalOp(balances(12100 + 900));
   const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "duplicate");
   REQUIRE(v.pattern);
@@ -159,26 +170,8 @@ TEST_CASE("effect-without-dedup names the entry the kill cut, not a retry later 
   HistoryBuilder b(s, {"after:COMMIT#3"});
   b.initial(balances(0));
   auto e = sendWallet(b, kAmounts, {1, 2, 3, 4, 5, 2});
-  b.spawn("c1");
-  b.brokerStep("c1", "kafka", "FETCH", e);
-  std::vector<std::string> passed;
-  for (int i : {0, 1}) {
-    credit(b, "c1", e[i], false);
-    passed.push_back(e[i]);
-    b.brokerStep("c1", "kafka", "COMMIT_OFFSET", {}, passed);
-  }
-  // Event 3's effect; event 2's retry (entry 1-5) waits later in the batch.
-  b.step("c1", "pg", "BEGIN");
-  b.step("c1", "pg", "UPDATE");
-  b.step("c1", "pg", "COMMIT", "COMMIT", "killed-after");
-  b.kill("c1", "after:COMMIT#3");
-  b.spawn("c2");
-  b.brokerStep("c2", "kafka", "FETCH", {e[2], e[3], e[4], e[5]});
-  for (int i : {2, 3, 4, 5}) {
-    credit(b, "c2", e[i], false);
-    passed.push_back(e[i]);
-    b.brokerStep("c2", "kafka", "COMMIT_OFFSET", {}, passed);
-  }
+  // Event 3's effect cut; event 2's retry (entry 1-5) waits later in the batch.
+  killedBeforeThirdOffset(b, e);
   b.finalOp(balances(12100 + 900 + 300));
   const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "duplicate");
   REQUIRE(v.pattern);
