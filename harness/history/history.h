@@ -1,7 +1,7 @@
 #pragma once
 /// The one append-only history of a schedule's execution. Everything that happened goes here, in the order
 /// the harness saw it, as typed records: one struct per kind of event, defined here once, with one JSON
-/// mapping each way (history.cc). Checkers, the report, the search and the commands read these records;
+/// mapping each way (history_json.cc). Checkers, the report, the search and the commands read these records;
 /// nothing else parses the JSON of an op.
 ///
 /// The ops, in the JSON of report.json's "history" ({"index", "time_us", "type", "process", "value"}):

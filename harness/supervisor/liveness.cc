@@ -6,14 +6,13 @@
 
 namespace idem::liveness {
 
-namespace {
-
 int64_t msBetween(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
 }
 
-/// "58 s" / "450 ms"
 std::string span(int64_t ms) { return ms >= 10000 ? fmt::format("{} s", ms / 1000) : fmt::format("{} ms", ms); }
+
+namespace {
 
 std::string entries(size_t n) { return fmt::format("{} entr{}", n, n == 1 ? "y" : "ies"); }
 

@@ -22,6 +22,11 @@ namespace idem::liveness {
 
 using Clock = std::chrono::steady_clock;
 
+/// Milliseconds from `a` to `b`.
+int64_t msBetween(Clock::time_point a, Clock::time_point b);
+/// A time in a reason's words: "58 s" / "450 ms".
+std::string span(int64_t ms);
+
 /// One live process, as the proxies saw it.
 struct Process {
   std::string label;                ///< "c1"

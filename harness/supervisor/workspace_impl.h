@@ -1,6 +1,6 @@
 #pragma once
 /// Private to the supervisor: the state of a Workspace, shared by workspace.cc (namespace, reset,
-/// producer, final state) and execute.cc (the consumer processes of one schedule).
+/// producer, final state) and execute.cc with its parts (consumer_loop.h: the consumer processes of one schedule).
 #include "supervisor/admin.h"
 #include "supervisor/sink_server.h"
 #include "supervisor/workspace.h"

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 namespace idem::targets {
 
@@ -15,6 +16,18 @@ void preparePayments(pqxx::connection& db) {
   db.prepare_now("record_event");
   db.prepare_now("debit_wallet");
   db.prepare_now("book_payment");
+}
+
+Payments::Payments(Config c) : config(std::move(c)), db(config.databaseUrl), valkey(config.valkeyUrl) {
+  preparePayments(db);
+}
+
+int paymentsMain(const char* name, const std::function<Handler(Payments&)>& strategy) {
+  return consumerMain(name, [&] {
+    Payments p(configFromEnv());
+    const Handler handle = strategy(p);
+    runConsumer(p.valkey, p.config, handle);
+  });
 }
 
 bool bookOnce(pqxx::connection& db, const Entry& e, const std::function<void(pqxx::work&)>& alsoInTx) {

@@ -15,6 +15,20 @@ namespace idem::targets {
 /// Prepares "record_event", "debit_wallet" and "book_payment" on `db` now.
 void preparePayments(pqxx::connection& db);
 
+/// What a payments consumer works with: its settings (configFromEnv), its PostgreSQL connection with the
+/// booking's statements prepared (preparePayments) and its Valkey connection.
+struct Payments {
+  explicit Payments(Config c);
+  Config config;
+  pqxx::connection db;
+  Valkey valkey;
+};
+
+/// The whole main of payments consumer `name` (consumerMain: SIGTERM, exit status): connects (Payments),
+/// asks `strategy` for its handler — the strategy reads SINK_URL and prepares statements of its own there —
+/// and runs the stream loop with it until SIGTERM.
+int paymentsMain(const char* name, const std::function<Handler(Payments&)>& strategy);
+
 /// In one transaction: records e's event_id in processed_events (ON CONFLICT DO NOTHING) and, only if it was
 /// new, debits e's amount from e's wallet, books a payments row and runs `alsoInTx` (an outbox row).
 /// Returns whether it was new (booked now).

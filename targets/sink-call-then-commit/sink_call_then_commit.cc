@@ -8,16 +8,11 @@
 using namespace idem::targets;
 
 int main() {
-  return consumerMain("sink-call-then-commit", [] {
-    Config config = configFromEnv();
-    const std::string sink = sinkUrlFromEnv();
-    pqxx::connection db(config.databaseUrl);
-    Valkey valkey(config.valkeyUrl);
-    preparePayments(db);
-    runConsumer(valkey, config, [&](const Entry& e) {
+  return paymentsMain("sink-call-then-commit", [](Payments& p) {
+    return [&p, sink = sinkUrlFromEnv()](const Entry& e) {
       chargeOnce(sink, e);
-      bookOnce(db, e);
+      bookOnce(p.db, e);
       return Outcome::Ack;
-    });
+    };
   });
 }

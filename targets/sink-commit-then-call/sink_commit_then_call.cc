@@ -7,17 +7,12 @@
 using namespace idem::targets;
 
 int main() {
-  return consumerMain("sink-commit-then-call", [] {
-    Config config = configFromEnv();
-    const std::string sink = sinkUrlFromEnv();
-    pqxx::connection db(config.databaseUrl);
-    Valkey valkey(config.valkeyUrl);
-    preparePayments(db);
-    runConsumer(valkey, config, [&](const Entry& e) {
-      if (!bookOnce(db, e)) return Outcome::Ack; // a duplicate: booked (and charged, or not) before
-      valkey.command({"XACK", config.stream, config.group, e.id});
+  return paymentsMain("sink-commit-then-call", [](Payments& p) {
+    return [&p, sink = sinkUrlFromEnv()](const Entry& e) {
+      if (!bookOnce(p.db, e)) return Outcome::Ack; // a duplicate: booked (and charged, or not) before
+      p.valkey.command({"XACK", p.config.stream, p.config.group, e.id});
       chargeOnce(sink, e);
       return Outcome::LeavePending; // acknowledged above already: the loop sends no second XACK
-    });
+    };
   });
 }

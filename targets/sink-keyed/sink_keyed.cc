@@ -8,16 +8,11 @@
 using namespace idem::targets;
 
 int main() {
-  return consumerMain("sink-keyed", [] {
-    Config config = configFromEnv();
-    const std::string sink = sinkUrlFromEnv();
-    pqxx::connection db(config.databaseUrl);
-    Valkey valkey(config.valkeyUrl);
-    preparePayments(db);
-    runConsumer(valkey, config, [&](const Entry& e) {
+  return paymentsMain("sink-keyed", [](Payments& p) {
+    return [&p, sink = sinkUrlFromEnv()](const Entry& e) {
       chargeKeyed(sink, chargeBody(e), e.field("event_id"));
-      bookOnce(db, e);
+      bookOnce(p.db, e);
       return Outcome::Ack;
-    });
+    };
   });
 }

@@ -25,16 +25,12 @@ std::string env(const char* name) {
   return v;
 }
 
-void consumer() {
-  Config config = configFromEnv();
-  pqxx::connection db(config.databaseUrl);
-  Valkey valkey(config.valkeyUrl);
-  preparePayments(db);
-  db.prepare("outbox", "INSERT INTO outbox(event_id, body) VALUES ($1, $2)");
-  runConsumer(valkey, config, [&](const Entry& e) {
-    bookOnce(db, e, [&](pqxx::work& tx) { tx.exec_prepared("outbox", e.field("event_id"), chargeBody(e)); });
+Handler consumer(Payments& p) {
+  p.db.prepare("outbox", "INSERT INTO outbox(event_id, body) VALUES ($1, $2)");
+  return [&p](const Entry& e) {
+    bookOnce(p.db, e, [&](pqxx::work& tx) { tx.exec_prepared("outbox", e.field("event_id"), chargeBody(e)); });
     return Outcome::Ack;
-  });
+  };
 }
 
 void relay() {
@@ -67,6 +63,6 @@ void relay() {
 } // namespace
 
 int main(int argc, char** argv) {
-  const bool isRelay = argc > 1 && std::strcmp(argv[1], "relay") == 0;
-  return consumerMain(isRelay ? "sink-outbox relay" : "sink-outbox", isRelay ? relay : consumer);
+  if (argc > 1 && std::strcmp(argv[1], "relay") == 0) return consumerMain("sink-outbox relay", relay);
+  return paymentsMain("sink-outbox", consumer);
 }

@@ -18,41 +18,21 @@
 //                 and only if no row INSERT it and credit (right in every sequential history; a duplicate
 //                 when two consumers hold one event at once: both SELECT before either commits)
 //   CLIENT_NAME=1 ioredis's connectionName is the consumer's name: it sends CLIENT SETNAME as it connects
-// Round trips: XREADGROUP ... STREAMS <stream> <cursor> over its own pending list, then XAUTOCLAIM ...
-// COUNT 10 and XREADGROUP ... COUNT 10 BLOCK 100 ... > in a loop; per entry BEGIN, INSERT, [UPDATE],
-// COMMIT, XACK (check-then-act: BEGIN, SELECT, [INSERT, UPDATE], COMMIT, XACK). SIGTERM sets a flag checked between entries; any error is printed and exits 1.
+// Round trips: stream_loop.js's (its own pending list, then XAUTOCLAIM and XREADGROUP BLOCK 100 in a loop);
+// per entry BEGIN, INSERT, [UPDATE], COMMIT, XACK (check-then-act: BEGIN, SELECT, [INSERT, UPDATE], COMMIT,
+// XACK). SIGTERM sets a flag checked between entries; any error is printed and exits 1.
 'use strict';
 const { Client, Pool } = require('pg');
 const Redis = require('ioredis');
 
-const COUNT = 10;
+const { stopping, work, fieldsOf, runStream, exitWhenDone } = require('./stream_loop');
+
 const ACK_FIRST = process.env.ACK_FIRST === '1';
 const CONCURRENT = process.env.CONCURRENT === '1';
 const RECONNECT = process.env.RECONNECT === '1';
 const CHECK_THEN_ACT = process.env.CHECK_THEN_ACT === '1';
 const NAME = process.env.TARGET_NAME || 'node-consumer';
 const WORK_MS = Number(process.env.WORK_MS || 0);
-let stop = false;
-process.on('SIGTERM', () => { stop = true; });
-
-/** Waits `ms` in slices of 50 ms unless SIGTERM comes first; true when the full time passed. */
-async function work(ms) {
-  const end = Date.now() + ms;
-  while (!stop && Date.now() < end)
-    await new Promise((resolve) => setTimeout(resolve, Math.min(50, end - Date.now())));
-  return !stop;
-}
-
-/** [f1, v1, f2, v2, ...] -> {f1: v1, ...}; null for an entry deleted from the stream while pending. */
-function fieldsOf(flat) {
-  if (!flat) return null;
-  const f = {};
-  for (let i = 0; i + 1 < flat.length; i += 2) f[flat[i]] = flat[i + 1];
-  return f;
-}
-
-/** XREADGROUP reply -> [[id, flat fields], ...]; a BLOCK timeout is null. */
-const entriesOfRead = (reply) => (reply ? reply[0][1] : []);
 
 async function main() {
   const env = process.env;
@@ -112,7 +92,7 @@ async function main() {
       return;
     }
     for (const [id, flat] of entries || []) {
-      if (stop) return;
+      if (stopping()) return;
       const f = fieldsOf(flat);
       if (f && WORK_MS > 0 && !(await work(WORK_MS))) return;
       if (ACK_FIRST) {
@@ -125,29 +105,9 @@ async function main() {
     }
   }
 
-  let cursor = '0';
-  while (!stop) {
-    const batch = entriesOfRead(await kv.xreadgroup('GROUP', group, name, 'COUNT', COUNT, 'STREAMS', stream, cursor));
-    if (batch.length === 0) break;
-    cursor = batch[batch.length - 1][0];
-    await handle(batch);
-    if (batch.length < COUNT) break;
-  }
-  let claimCursor = '0-0';
-  while (!stop) {
-    // Valkey/Redis 7: [next cursor, [[id, flat fields]...], [deleted id...]]
-    const reply = await kv.xautoclaim(stream, group, name, idle, claimCursor, 'COUNT', COUNT);
-    claimCursor = reply[0];
-    await handle(reply[1]);
-    if (stop) break;
-    await handle(entriesOfRead(await kv.xreadgroup('GROUP', group, name, 'COUNT', COUNT, 'BLOCK', 100,
-                                                   'STREAMS', stream, '>')));
-  }
+  await runStream(kv, { stream, group, name, idle }, handle);
   await db.end();
   kv.disconnect();
 }
 
-main().then(() => process.exit(0), (e) => {
-  console.error(`${NAME}: ${e && e.message}`);
-  process.exit(1);
-});
+exitWhenDone(main(), (e) => `${NAME}: ${e && e.message}`);

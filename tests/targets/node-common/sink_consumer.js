@@ -2,7 +2,7 @@
 // payments scenario it charges at the payment provider ($SINK_URL, idemproof's sink) with POST /charges
 // and a JSON body {event_id, wallet, amount}, then in one transaction books it: the processed_events row
 // (ON CONFLICT DO NOTHING) and, only when it is new, the wallet's debit and the payments row; XACK after
-// COMMIT. py-sink-keyed's strategy and round trips, on consumer.js's stream loop (own pending list, then
+// COMMIT. py-sink-keyed's strategy and round trips, on stream_loop.js's loop (own pending list, then
 // XAUTOCLAIM and XREADGROUP BLOCK 100). Flags from the manifest's `env`:
 //   SINK_MODE=keyed             the call carries `Idempotency-Key: <event_id>` and is retried with it on a
 //                               5xx, a timeout (2 s) or a connection error, up to 5 tries (correct when the
@@ -13,21 +13,12 @@
 const { Client } = require('pg');
 const Redis = require('ioredis');
 
-const COUNT = 10;
+const { stopping, fieldsOf, runStream, exitWhenDone } = require('./stream_loop');
+
 const MODE = process.env.SINK_MODE || 'keyed';
 const NAME = process.env.TARGET_NAME || `node-sink-${MODE}`;
 const TIMEOUT_MS = 2000;
 const TRIES = MODE === 'keyed' ? 5 : 1;
-let stop = false;
-process.on('SIGTERM', () => { stop = true; });
-
-function fieldsOf(flat) {
-  if (!flat) return null;
-  const f = {};
-  for (let i = 0; i + 1 < flat.length; i += 2) f[flat[i]] = flat[i + 1];
-  return f;
-}
-const entriesOfRead = (reply) => (reply ? reply[0][1] : []);
 
 async function charge(f) {
   const headers = { 'content-type': 'application/json' };
@@ -81,7 +72,7 @@ async function main() {
 
   async function handle(entries) {
     for (const [id, flat] of entries || []) {
-      if (stop) return;
+      if (stopping()) return;
       const f = fieldsOf(flat);
       if (f) {
         await charge(f);
@@ -91,28 +82,9 @@ async function main() {
     }
   }
 
-  let cursor = '0';
-  while (!stop) {
-    const batch = entriesOfRead(await kv.xreadgroup('GROUP', group, name, 'COUNT', COUNT, 'STREAMS', stream, cursor));
-    if (batch.length === 0) break;
-    cursor = batch[batch.length - 1][0];
-    await handle(batch);
-    if (batch.length < COUNT) break;
-  }
-  let claimCursor = '0-0';
-  while (!stop) {
-    const reply = await kv.xautoclaim(stream, group, name, idle, claimCursor, 'COUNT', COUNT);
-    claimCursor = reply[0];
-    await handle(reply[1]);
-    if (stop) break;
-    await handle(entriesOfRead(await kv.xreadgroup('GROUP', group, name, 'COUNT', COUNT, 'BLOCK', 100,
-                                                   'STREAMS', stream, '>')));
-  }
+  await runStream(kv, { stream, group, name, idle }, handle);
   await db.end();
   kv.disconnect();
 }
 
-main().then(() => process.exit(0), (e) => {
-  console.error(`${NAME}: ${e && e.stack ? e.stack : e}`);
-  process.exit(1);
-});
+exitWhenDone(main(), (e) => `${NAME}: ${e && e.stack ? e.stack : e}`);

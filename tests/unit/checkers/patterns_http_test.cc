@@ -18,20 +18,36 @@ const Violation* violationOf(const std::vector<CheckResult>& rs, const std::stri
   return nullptr;
 }
 
-} // namespace
-
-TEST_CASE("http-key-outside-transaction: the key committed apart, a kill, the key stuck", "[patterns][http]") {
-  HttpHistoryBuilder o(2);
+/// The first request (r1, key 1, payload 1), and its key's row inserted in progress in a transaction of its
+/// own: BEGIN, INSERT, COMMIT.
+void keyRowApart(HttpHistoryBuilder& o) {
   o.request(1, 1);
   o.sql("BEGIN");
   o.sql("INSERT", "INSERT INTO idempotency_keys(key, request_hash, state) VALUES ($1, $2, 'in_progress')");
   o.sql("COMMIT");
+}
+
+/// The order's transaction: BEGIN, INSERT INTO orders, COMMIT.
+void orderCommitted(HttpHistoryBuilder& o) {
   o.sql("BEGIN");
   o.sql("INSERT", "INSERT INTO orders ...");
   o.sql("COMMIT");
+}
+
+/// The client's three retries of key 1, each answered 409 "in progress".
+void retriedInProgress(HttpHistoryBuilder& o) {
+  for (int i = 0; i < 3; ++i) o.answer(o.request(1, 1, "retry"), 409, "{\"error\":\"in progress\"}");
+}
+
+} // namespace
+
+TEST_CASE("http-key-outside-transaction: the key committed apart, a kill, the key stuck", "[patterns][http]") {
+  HttpHistoryBuilder o(2);
+  keyRowApart(o);
+  orderCommitted(o);
   o.kill("after:COMMIT#2");
   o.lost(1);
-  for (int i = 0; i < 3; ++i) o.answer(o.request(1, 1, "retry"), 409, "{\"error\":\"in progress\"}");
+  retriedInProgress(o);
   auto rs = judge(o, {{1, 1}}, 999);
   const Violation* v = violationOf(rs, "stuck-key");
   REQUIRE(v);
@@ -47,9 +63,7 @@ TEST_CASE("http: a kill after the one transaction of a request names no key patt
   // The classifier alone, on a double effect whose request committed once: the key's state was not apart.
   HttpHistoryBuilder o(2);
   o.request(1, 1);
-  o.sql("BEGIN");
-  o.sql("INSERT", "INSERT INTO orders ...");
-  o.sql("COMMIT");
+  orderCommitted(o);
   o.kill("after:COMMIT#1");
   auto ops = o.ops();
   Scenario s = builtin("orders");
@@ -86,13 +100,10 @@ TEST_CASE("http: a mismatch answered with another error is not a missing hash", 
 
 TEST_CASE("http-key-outside-transaction: the key row committed alone, a kill right after", "[patterns][http]") {
   HttpHistoryBuilder o(2);
-  o.request(1, 1);
-  o.sql("BEGIN");
-  o.sql("INSERT", "INSERT INTO idempotency_keys(key, request_hash, state) VALUES ($1, $2, 'in_progress')");
-  o.sql("COMMIT");
+  keyRowApart(o);
   o.kill("after:COMMIT#1");
   o.lost(1);
-  for (int i = 0; i < 3; ++i) o.answer(o.request(1, 1, "retry"), 409, "{\"error\":\"in progress\"}");
+  retriedInProgress(o);
   auto rs = judge(o, {}, 1000);
   const Violation* v = violationOf(rs, "stuck-key");
   REQUIRE(v);
@@ -106,10 +117,7 @@ TEST_CASE("http-key-outside-transaction: the key row committed alone, a kill rig
 TEST_CASE("http-key-outside-transaction: the key committed apart, its connection dropped, the key stuck",
           "[patterns][http]") {
   HttpHistoryBuilder o(2);
-  o.request(1, 1);
-  o.sql("BEGIN");
-  o.sql("INSERT", "INSERT INTO idempotency_keys(key, request_hash, state) VALUES ($1, $2, 'in_progress')");
-  o.sql("COMMIT");
+  keyRowApart(o);
   o.fault("drop:after:COMMIT#1");
   o.answer(1, 503, "{\"error\":\"unavailable\"}");
   for (int i = 0; i < 3; ++i) o.answer(o.request(1, 1, i < 2 ? "retry" : "settle"), 409, "{\"error\":\"in progress\"}");
@@ -130,10 +138,7 @@ TEST_CASE("http-key-outside-transaction: the key committed apart, its connection
 TEST_CASE("http: an error at a retry's COMMIT is named with the retry, and a delay explains no key pattern",
           "[patterns][http]") {
   HttpHistoryBuilder o(2);
-  o.request(1, 1);
-  o.sql("BEGIN");
-  o.sql("INSERT", "INSERT INTO idempotency_keys(key, request_hash, state) VALUES ($1, $2, 'in_progress')");
-  o.sql("COMMIT");
+  keyRowApart(o);
   o.fault("delay:after:COMMIT#1:60"); // the reply late: nothing of the transaction is lost
   o.sql("BEGIN");
   o.sql("INSERT", "INSERT INTO orders ...");

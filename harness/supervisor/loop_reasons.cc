@@ -1,0 +1,82 @@
+/// The words of a run's end (loop_reasons.cc of ConsumerLoop, consumer_loop.h): what server restarts did
+/// to each process, why a process is busy at a limit, and why one that a fault reached did not recover.
+#include "supervisor/consumer_loop.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace idem {
+
+void ConsumerLoop::restartServer(const Fault& f) {
+  const bool pg = f.args.at(0) == "pg";
+  Restarted r{f.str(), pg ? "PostgreSQL" : ws_.broker->title(), {}};
+  for (const auto& p : live_) r.connections[p.owner] = hub_.connections(p.owner);
+  if (relay_) r.connections[relay_->owner] = hub_.connections(relay_->owner);
+  // While the server is down its proxy ports refuse connections, as the server's own port would.
+  const auto server = pg ? proxy::Server::Pg : proxy::Server::Broker;
+  hub_.refuse(server, true);
+  try {
+    ws_.restartServer(f.args.at(0));
+  } catch (...) {
+    hub_.refuse(server, false);
+    throw;
+  }
+  hub_.refuse(server, false);
+  restarted_.push_back(std::move(r));
+}
+
+void ConsumerLoop::restartOutcome(const Proc& p, const std::string& exit) {
+  for (auto& r : restarted_) {
+    auto it = r.connections.find(p.owner);
+    if (it == r.connections.end()) continue;
+    int before = it->second;
+    r.connections.erase(it);
+    std::string what = hub_.connections(p.owner) > before
+                           ? fmt::format("{} reconnected", p.label)
+                           : !exit.empty() ? fmt::format("{} exited ({}) and was replaced", p.label, exit)
+                                           : fmt::format("{} made no new connection", p.label);
+    h_.append(p.label, ops::Note{fmt::format("after the {} restart ({}): {}", r.server, r.fault, what)});
+  }
+}
+
+std::string ConsumerLoop::busyWhy(const Proc& p, Clock::time_point now) const {
+  for (const auto& h : ctl_.activeHolds())
+    if (h.pause && h.process == p.label)
+      return fmt::format("{} paused (SIGSTOP) at {} for {}", p.label, h.fault.str(), span(msBetween(h.since, now)));
+  auto st = ctl_.state(p.owner);
+  if (st.steps == 0)
+    return fmt::format("{} made no request to PostgreSQL or {} in the {} since it started", p.label,
+                       ws_.broker->title(),
+                       span(msBetween(st.spawned, now)));
+  if (!st.waitingFor.empty())
+    return fmt::format("{} waiting {} for the reply to {}", p.label, span(msBetween(st.waitingSince, now)),
+                       st.waitingFor);
+  const std::string cut = st.cutAt.empty() ? "" : " (its connection was cut under " + st.cutAt + ")";
+  if (!st.held.empty())
+    return fmt::format("{} silent for {} holding {} entr{}{}", p.label, span(msBetween(st.lastActivity, now)),
+                       st.held.size(), st.held.size() == 1 ? "y" : "ies", cut);
+  return fmt::format("{} silent for {} after its last step{}", p.label, span(msBetween(st.lastActivity, now)), cut);
+}
+
+std::string ConsumerLoop::unrecoveredWhy(const Proc& p, Clock::time_point now) const {
+  auto st = ctl_.state(p.owner);
+  for (auto r = restarted_.rbegin(); !st.cutAt.empty() && r != restarted_.rend(); ++r) {
+    auto it = r->connections.find(p.owner);
+    if (it == r->connections.end()) continue;
+    return fmt::format("{} made no request for {} after the {} restart ({}): its client {}", p.label,
+                       span(msBetween(st.lastActivity, now)), r->server, r->fault,
+                       hub_.connections(p.owner) > it->second ? "reconnected but sent nothing"
+                                                              : "did not reconnect");
+  }
+  return fmt::format("{} after {}", p.label, st.faulted);
+}
+
+std::string ConsumerLoop::busyReport(Clock::time_point now) const {
+  std::vector<std::string> parts;
+  for (const auto& p : live_) {
+    if (!idle(p)) parts.push_back(busyWhy(p, now));
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+} // namespace idem
