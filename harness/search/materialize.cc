@@ -102,6 +102,7 @@ Schedule materializeHttp(const Shape& s, const Scenario& sc, const KillModel& km
   static const char* malformed[] = {"empty", "token", "unterminated"};
   const bool opaque = sc.http && sc.http->keyFormat == "opaque";
   std::set<int> used;
+  std::set<int> executing; // replicas that get a fresh key's first request
   for (const auto& r : s.requests) {
     ClientOp op;
     switch (std::abs(r.kind) % 4) {
@@ -127,7 +128,6 @@ Schedule materializeHttp(const Shape& s, const Scenario& sc, const KillModel& km
       op.malformed = opaque ? "empty" : malformed[std::abs(r.malformed) % 3];
       break;
     }
-    if (op.key) used.insert(op.key);
     if (out.replicas > 1) { // the request's route (Shape::routes)
       const size_t i = out.client.size();
       const int64_t route = i < s.routes.size() ? std::abs(s.routes[i]) : 0;
@@ -135,6 +135,10 @@ Schedule materializeHttp(const Shape& s, const Scenario& sc, const KillModel& km
       op.replica = replica == 1 ? 0 : replica;
       op.split = op.kind == ClientOp::Kind::Burst && route >= 3;
     }
+    // The replicas a fresh key's own payload reaches: each executes one request's work there.
+    if (op.key && op.body == op.key && !used.count(op.key))
+      for (int c = 1; c <= (op.kind == ClientOp::Kind::Burst ? op.copies : 1); ++c) executing.insert(op.replicaOf(c, out.replicas));
+    if (op.key) used.insert(op.key);
     out.client.push_back(op);
   }
   const int keys = static_cast<int>(std::max<size_t>(1, used.size()));
@@ -148,13 +152,15 @@ Schedule materializeHttp(const Shape& s, const Scenario& sc, const KillModel& km
       bool taken = std::any_of(out.faults.begin(), out.faults.end(), [&](const Fault& q) { return q.verb == p.verb && q.k == p.k; });
       if (!taken) out.faults.push_back(p);
     }
-    // Holds between replicas: s(1 + process mod replicas) held at a step of one request's work, released by
-    // the others' idleness or at the next replica's point of a step that can conflict with the held one.
-    for (const auto& h : out.replicas > 1 ? s.holds : std::vector<Shape::Hold>{}) {
+    // Holds between replicas: one of the replicas that execute a fresh key's request, held at a step of one
+    // request's work (a point it reaches), released by the others' idleness or at the next replica's point of
+    // a step that can conflict with the held one.
+    const std::vector<int> held(executing.begin(), executing.end());
+    for (const auto& h : out.replicas > 1 && !held.empty() ? s.holds : std::vector<Shape::Hold>{}) {
       const auto& verb = km.verbs()[static_cast<size_t>(std::abs(h.verb)) % km.verbs().size()];
       const int bound = km.bound(verb, 1);
       if (bound < 1) continue;
-      const int process = 1 + std::abs(h.process) % out.replicas;
+      const int process = held[static_cast<size_t>(std::abs(h.process)) % held.size()];
       Fault f = Fault::kill(h.before ? When::Before : When::After, verb, 1 + (std::max(1, h.k) - 1) % bound);
       f.kind = "hold";
       f.process = "s" + std::to_string(process);

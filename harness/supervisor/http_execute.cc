@@ -194,6 +194,7 @@ private:
         ++it;
         continue;
       }
+      f->parked = false; // the client waits for it now: a hold that holds it again ends when nothing moves
       pump([&] { return f->done.load(); });
       it = parked_.erase(it);
       finish(*f);
@@ -239,7 +240,7 @@ private:
       if (ctl_.gated() > 0 && Clock::now() - moved >= kGateQuiet && waiting()) {
         ctl_.openGate(fmt::format("nothing moved for {} ms while a request waits for its answer", kGateQuiet.count()));
         moved = Clock::now();
-      } else if (Clock::now() - moved >= kGateQuiet && waiting()) {
+      } else if (Clock::now() - moved >= kGateQuiet && unanswered()) {
         // The server makes the waiting request wait for a held one (a lock, a "wait" policy): a hold ends.
         for (const auto& h : ctl_.activeHolds())
           if (parks(h))
@@ -251,6 +252,14 @@ private:
         throw HttpRunLimit{"deadline", fmt::format("deadline of {} ms reached while the client waited for an answer; raise --deadline",
                                                opt_.deadline.count())};
     }
+  }
+
+  /// A request without its answer that no hold parked (one the client gave up on too: it is waited for at
+  /// the end of its hold).
+  bool unanswered() const {
+    for (const auto& f : flights_)
+      if (!f->done && !f->parked) return true;
+    return false;
   }
 
   /// A request the client is waiting for (not one it gave up on).

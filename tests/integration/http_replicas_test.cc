@@ -111,7 +111,7 @@ TEST_CASE("http replicas: a burst split across two replicas of check-then-insert
   CHECK(firstStep(split, "s2", "INSERT") >= 0);
 
   Result cx = clean({"check", "--target", target("http-check-then-insert"), "--scenario", "orders", "--replicas", "2",
-                     "--seed", "1", "--runs", "20"});
+                     "--seed", "4", "--runs", "5"});
   INFO(cx.out << cx.err);
   REQUIRE(cx.status == 1);
   CHECK(kindsOf(cx.report).count("double-effect") == 1);
@@ -123,11 +123,13 @@ TEST_CASE("http replicas: a burst split across two replicas of check-then-insert
 }
 
 TEST_CASE("http replicas: correct passes check with every fault kind and 1-3 replicas, py-orders with two", "[http]") {
-  Result check = clean({"check", "--target", target("http-correct"), "--scenario", "orders", "--seed", "5", "--runs", "6",
+  Result check = clean({"check", "--target", target("http-correct"), "--scenario", "orders", "--seed", "9", "--runs", "8",
                         "--no-class-sweep", "--faults", "kill,drop,delay,error,restart,pause,hold"});
   INFO(check.out << check.err);
   CHECK(check.status == 0);
-  CHECK(check.report["check"]["passed"] == 6);
+  CHECK(check.report["check"]["passed"] == 8);
+  CHECK(check.out.find("1..3 server replicas") != std::string::npos);
+  CHECK(check.out.find("hold: ") != std::string::npos); // holds between replicas were drawn and fired
 
   const std::string orders409 = (repo() / "tests" / "scenarios" / "orders-409.json").string();
   nlohmann::json client = {{{"op", "send"}, {"key", 1}},
