@@ -90,11 +90,13 @@ TEST_CASE("http replicas: requests go where the schedule says, a killed replica 
   CHECK(kindsOf(race.report).count("double-effect") == 1);
 
   // One replica: a hold has no second process to hold against; a replica beyond the schedule's is refused.
-  Result refused = idemproof({"replay", scheduleFile("refused", 1, {send1}, {"hold:s1:before:COMMIT#1"}), "--target",
+  Result refused = idemproof({"replay", scheduleFile("refused", 1, nlohmann::json::array({send1}), {"hold:s1:before:COMMIT#1"}), "--target",
                               target("http-correct")});
+  INFO(refused.out << refused.err);
   CHECK(refused.status == 2);
   CHECK(refused.err.find("a hold needs a second server process") != std::string::npos);
   Result flag = idemproof({"run", "--target", target("http-correct"), "--scenario", "orders", "--replicas", "4"});
+  INFO(flag.out << flag.err);
   CHECK(flag.status == 2);
   CHECK(flag.err.find("--replicas") != std::string::npos);
 }
