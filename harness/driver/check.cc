@@ -346,7 +346,7 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
     common.seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
   }
   CheckArgs args = argsIn;
-  if (httpScenario(common.scenario)) { // an HTTP endpoint: one server process, faults at its steps
+  if (httpScenario(common.scenario)) { // an HTTP endpoint: server replicas, faults at their steps
     // Kills unless --faults names the kinds, so that a seed draws the schedules it always drew.
     for (const auto& k : common.faults) requireHttpFaultKind(k, "--faults", args.maxReplicas);
     if (common.faults.empty()) common.faults = {"kill"};

@@ -78,10 +78,10 @@ public:
   /// Whether the kind acts at a step (VERB#k): check draws it and sweep sweeps it (--faults). False for a
   /// kind that acts at a time (timekill), which runs only when a schedule names it.
   virtual bool atStep() const { return true; }
-  /// Whether an HTTP run carries it out at a step of its server (one server process, no stream, no other
-  /// process to wait for): kill, drop, delay, error, restart and pause do; a kind that needs a stream
-  /// (forget, age, rebalance) or a second process (hold) does not, and is refused for HTTP scenarios before
-  /// any server starts.
+  /// Whether an HTTP run carries it out at a step of its server whatever its replicas (no stream): kill,
+  /// drop, delay, error, restart and pause do; a kind that needs a stream (forget, age, rebalance) does not,
+  /// and is refused for HTTP scenarios before any server starts. A hold needs a second process: it is
+  /// accepted with two replicas or more (requireHttpFaultKind).
   virtual bool atHttpServer() const { return false; }
   /// Where a sweep applies the kind: the fault it makes at a swept point (`point`, a kill point at a step of
   /// server `server`), or nullopt where it does not act. `delayMs`: the sweep's delay.

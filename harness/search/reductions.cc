@@ -53,12 +53,6 @@ std::vector<Reduction> deterministicShapes(const rc::Shrinkable<Shape>& failing,
   const Shape s = failing.value();
   std::vector<Reduction> out;
   if (!s.requests.empty()) {
-    const int fewestReplicas = std::clamp(p.minReplicas, 1, kMaxReplicas);
-    if (std::clamp(s.replicas, 1, kMaxReplicas) > fewestReplicas)
-      out.push_back(reduction(failing, fewestReplicas == 1 ? "one replica" : "fewest replicas", [fewestReplicas](Shape x) {
-        x.replicas = fewestReplicas;
-        return x;
-      }));
     const bool bursts = std::any_of(s.requests.begin(), s.requests.end(), burst);
     const bool inFlight = std::any_of(s.requests.begin(), s.requests.end(), leftInFlight);
     if (!bursts && !inFlight) return out;
