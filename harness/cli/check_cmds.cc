@@ -60,15 +60,18 @@ void addCheckCommands(CLI::App& app, Handler& handler) {
                     "copies go to replicas the schedule draws")
       ->capture_default_str();
   check->final_callback([&handler, check] {
-    auto range = processRange(consumers, "--consumers", "consumers", kMaxConsumers);
-    auto rs = processRange(replicas, "--replicas", "replicas", kMaxReplicas);
-    checkArgs.minReplicas = rs.first;
-    checkArgs.maxReplicas = rs.second;
-    checkArgs.minConsumers = range.first;
-    checkArgs.maxConsumers = range.second;
     checkArgs.timeBudget = std::chrono::milliseconds(static_cast<int64_t>(budgetMs));
     checkArgs.scenarioGiven = check->count("--scenario") > 0;
-    handler = [] { return checkCommand(finish(checkCommon), checkArgs); };
+    handler = [] {
+      // Read here, not while parsing: a bad range is a usage error (one line, exit 2).
+      auto range = processRange(consumers, "--consumers", "consumers", kMaxConsumers);
+      auto rs = processRange(replicas, "--replicas", "replicas", kMaxReplicas);
+      checkArgs.minConsumers = range.first;
+      checkArgs.maxConsumers = range.second;
+      checkArgs.minReplicas = rs.first;
+      checkArgs.maxReplicas = rs.second;
+      return checkCommand(finish(checkCommon), checkArgs);
+    };
   });
 
   static CommonArgs replayCommon;
