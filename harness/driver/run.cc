@@ -31,12 +31,16 @@ int runCommand(const CommonArgs& common, const RunArgs& args) {
     planned.faults = faults;
     checkFaultProcesses(planned, [&](size_t i) { return fmt::format("--crash {}", args.crashes[i]); });
   };
-  if (std::none_of(faults.begin(), faults.end(), [](const Fault& f) { return isServerLabel(f.process); })) checkProcesses(false);
+  const bool serverLabels = std::any_of(faults.begin(), faults.end(), [](const Fault& f) {
+    return isServerLabel(f.process) || (!faultKind(f.kind, "fault").effect(f).until.empty() && isServerLabel(f.args[0]));
+  });
+  if (!serverLabels) checkProcesses(false);
   Session session(withServers, [&](const Scenario& sc, const std::vector<Target>&) {
     if (!sc.http) {
       if (args.replicas != 1)
         throw UsageError(fmt::format("--replicas: scenario {} is a consumer one: it runs --consumers, not server replicas",
                                      sc.name));
+      checkProcesses(false); // a server label (sN) names no process of a consumer run
       return;
     }
     for (size_t i = 0; i < faults.size(); ++i) requireHttpFault(faults[i], "--crash", args.replicas);

@@ -145,8 +145,9 @@ void requireHttpFaultKind(const std::string& kind, const std::string& what, int 
   if (kind == "hold")
     throw UsageError(fmt::format("{}: a hold needs a second server process to hold against: run two replicas or "
                                  "more (--replicas 2, or \"replicas\": 2 in the schedule)", what));
-  throw UsageError(fmt::format("{}: an HTTP scenario runs {} faults at its server's steps{}, not {} (no stream, no "
-                               "consumer)", what, fmt::join(httpFaultKinds(), ", "), replicas >= 2 ? " and hold" : "", kind));
+  throw UsageError(fmt::format("{}: an HTTP scenario runs {} faults at its server's steps, not {} (no stream, no "
+                               "consumer){}", what, fmt::join(httpFaultKinds(), ", "), kind,
+                               replicas >= 2 ? "; and hold, between its replicas" : ""));
 }
 
 void requireHttpFault(const Fault& f, const std::string& what, int replicas) {
