@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 #include <stdexcept>
 
 namespace idem::detail::http {
@@ -111,8 +112,14 @@ std::string brief(const ops::Response& a) {
 }
 
 std::string ids(const std::vector<const Req*>& qs) {
+  // Requests written to more than one server process (replicas, a replacement): each names its own.
+  std::set<std::string> servers;
+  for (const Req* q : qs) servers.insert(q->r->server);
   std::string out;
-  for (const Req* q : qs) out += (out.empty() ? "r" : ", r") + std::to_string(q->r->id);
+  for (const Req* q : qs) {
+    out += (out.empty() ? "r" : ", r") + std::to_string(q->r->id);
+    if (servers.size() > 1) out += " (" + q->r->server + ")";
+  }
   return out;
 }
 

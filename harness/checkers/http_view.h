@@ -77,6 +77,7 @@ struct HttpView {
 /// "201 Location /orders/1 {...}": an answer in one short line.
 std::string brief(const ops::Response& a);
 /// "r1, r3"
+/// "r1, r2"; "r1 (s1), r2 (s2)" when they were written to more than one server process (replicas).
 std::string ids(const std::vector<const Req*>& qs);
 /// A violation of checker "http:INV" on `key` (0: none), citing the requests and their answers.
 Violation violation(const HttpView& h, const char* kind, const char* inv, int key, std::string message,

@@ -11,15 +11,15 @@ namespace idem::cli {
 
 namespace {
 
-/// "2" -> (2, 2), "1-3" -> (1, 3); 1 <= A <= B <= kMaxConsumers.
-std::pair<int, int> consumerRange(const std::string& text, const char* flag) {
+/// "2" -> (2, 2), "1-3" -> (1, 3); 1 <= A <= B <= `most`.
+std::pair<int, int> processRange(const std::string& text, const char* flag, const char* what, int most) {
   std::smatch m;
   static const std::regex form(R"(([0-9])(?:-([0-9]))?)");
   if (std::regex_match(text, m, form)) {
     int a = std::stoi(m[1]), b = m[2].matched ? std::stoi(m[2]) : a;
-    if (a >= 1 && a <= b && b <= kMaxConsumers) return {a, b};
+    if (a >= 1 && a <= b && b <= most) return {a, b};
   }
-  throw UsageError(fmt::format("{}: '{}' is not a number of consumers N or a range A-B within 1..{}", flag, text, kMaxConsumers));
+  throw UsageError(fmt::format("{}: '{}' is not a number of {} N or a range A-B within 1..{}", flag, text, what, most));
 }
 
 } // namespace
@@ -54,13 +54,24 @@ void addCheckCommands(CLI::App& app, Handler& handler) {
                     "consumer processes at once, N or A-B (1..4): with two or more, schedules also draw holds "
                     "(hold:cN:...) and retries sent in flight, and faults name their process")
       ->capture_default_str();
+  static std::string replicas = fmt::format("1-{}", kMaxReplicas);
+  check->add_option("--replicas", replicas,
+                    "HTTP scenarios: server replicas at once, N or A-B (1..3), shrunk toward A: requests and bursts' "
+                    "copies go to replicas the schedule draws")
+      ->capture_default_str();
   check->final_callback([&handler, check] {
-    auto range = consumerRange(consumers, "--consumers");
-    checkArgs.minConsumers = range.first;
-    checkArgs.maxConsumers = range.second;
     checkArgs.timeBudget = std::chrono::milliseconds(static_cast<int64_t>(budgetMs));
     checkArgs.scenarioGiven = check->count("--scenario") > 0;
-    handler = [] { return checkCommand(finish(checkCommon), checkArgs); };
+    handler = [] {
+      // Read here, not while parsing: a bad range is a usage error (one line, exit 2).
+      auto range = processRange(consumers, "--consumers", "consumers", kMaxConsumers);
+      auto rs = processRange(replicas, "--replicas", "replicas", kMaxReplicas);
+      checkArgs.minConsumers = range.first;
+      checkArgs.maxConsumers = range.second;
+      checkArgs.minReplicas = rs.first;
+      checkArgs.maxReplicas = rs.second;
+      return checkCommand(finish(checkCommon), checkArgs);
+    };
   });
 
   static CommonArgs replayCommon;

@@ -20,6 +20,10 @@ void addRunCommands(CLI::App& app, Handler& handler) {
                   "consumer processes that run at once (c1, c2, ...); a fault cN:before|after:VERB#k counts cN's own "
                   "steps")
       ->check(CLI::Range(1, kMaxConsumers))->capture_default_str();
+  run->add_option("--replicas", runArgs.replicas,
+                  "HTTP scenarios: server processes that run at once behind the client (s1..sN, each with its own "
+                  "PORT); requests go to replica 1 unless the schedule names one")
+      ->check(CLI::Range(1, kMaxReplicas))->capture_default_str();
   run->add_option("--restart", runArgs.restart, "how a killed consumer restarts: new-name or same-name")
       ->check(CLI::IsMember({"new-name", "same-name"}))->capture_default_str();
   run->final_callback([&handler] { handler = [] { return runCommand(finish(runCommon), runArgs); }; });

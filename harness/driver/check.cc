@@ -330,6 +330,8 @@ ModelParams checkParams(const CommonArgs& common, const CheckArgs& args) {
   params.delayMs = sweepDelayMs(common.run.claim_idle_ms);
   params.minConsumers = args.minConsumers;
   params.maxConsumers = args.maxConsumers;
+  params.minReplicas = args.minReplicas;
+  params.maxReplicas = args.maxReplicas;
   params.holdMs = std::max(100, 5 * common.run.claim_idle_ms); // past CLAIM_IDLE_MS: the entries become claimable
   return params;
 }
@@ -344,15 +346,17 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
     common.seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
   }
   CheckArgs args = argsIn;
-  if (httpScenario(common.scenario)) { // an HTTP endpoint: one server process, faults at its steps
+  if (httpScenario(common.scenario)) { // an HTTP endpoint: server replicas, faults at their steps
     // Kills unless --faults names the kinds, so that a seed draws the schedules it always drew.
-    for (const auto& k : common.faults) requireHttpFaultKind(k, "--faults");
+    for (const auto& k : common.faults) requireHttpFaultKind(k, "--faults", args.maxReplicas);
     if (common.faults.empty()) common.faults = {"kill"};
     args.minConsumers = args.maxConsumers = 1;
+  } else {
+    args.minReplicas = args.maxReplicas = 1;
   }
   if (common.faults.empty()) common.faults = defaultCheckFaults(common, args);
   const bool holds = std::count(common.faults.begin(), common.faults.end(), "hold") > 0;
-  if (holds && args.maxConsumers < 2)
+  if (holds && args.maxConsumers < 2 && !httpScenario(common.scenario))
     throw UsageError("--faults: hold needs several consumers at once (--consumers 2, or a range such as 1-2)");
   Session session(common);
   const auto& sc = session.scenario();
@@ -377,9 +381,12 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
                            args.runs, sum.shard ? fmt::format(" (shard {}: every {}th from run {})", sum.shard->str(),
                                                               sum.shard->count, sum.shard->index + 1) : "",
                            sc.http ? ModelParams{}.maxRequests : args.maxEvents, sc.http ? "requests" : "events",
-                           args.minConsumers == args.maxConsumers ? std::to_string(args.minConsumers)
-                                                                  : fmt::format("{}..{}", args.minConsumers, args.maxConsumers),
-                           sc.http ? "server" : "consumer", args.maxConsumers == 1 ? "" : "s", sum.workers)
+                           sc.http ? (args.minReplicas == args.maxReplicas ? std::to_string(args.minReplicas)
+                                                                           : fmt::format("{}..{}", args.minReplicas, args.maxReplicas))
+                           : args.minConsumers == args.maxConsumers ? std::to_string(args.minConsumers)
+                                                                    : fmt::format("{}..{}", args.minConsumers, args.maxConsumers),
+                           sc.http ? "server replica" : "consumer", (sc.http ? args.maxReplicas : args.maxConsumers) == 1 ? "" : "s",
+                           sum.workers)
             << std::flush;
   bool learned = false;
   try {

@@ -14,6 +14,7 @@ struct RunArgs {
   std::vector<std::string> crashes; ///< --crash after:COMMIT#3 (repeatable)
   std::string restart = "new-name";
   int consumers = 1;                ///< --consumers: processes that run at once
+  int replicas = 1;                 ///< --replicas: HTTP server replicas that run at once (s1..sN)
 };
 
 int runCommand(const CommonArgs& common, const RunArgs& args);
@@ -110,6 +111,8 @@ struct CheckArgs {
   int runs = 100;
   int maxEvents = 6;
   int minConsumers = 1, maxConsumers = 2; ///< --consumers A-B
+  /// --replicas A-B: HTTP server replicas per schedule (drawn in the range, shrunk toward A); default 1-3.
+  int minReplicas = 1, maxReplicas = kMaxReplicas;
   std::chrono::milliseconds timeBudget{0}; ///< 0: no budget
   int replays = 3;
   bool noClassSweep = false; ///< --no-class-sweep: random schedules from run 1 (search/classes.h)

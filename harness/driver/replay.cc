@@ -19,7 +19,7 @@ namespace {
 /// one that a run of it can start.
 Schedule loadSchedule(const std::string& file) {
   Schedule s = scheduleFromJson(readJsonFile(file, file), file);
-  if (!s.http()) checkFaultProcesses(s, [&](size_t i) { return fmt::format("{}: field 'faults[{}]'", file, i); });
+  checkFaultProcesses(s, [&](size_t i) { return fmt::format("{}: field 'faults[{}]'", file, i); });
   return s;
 }
 

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 
 namespace idem {
@@ -21,17 +22,32 @@ int runCommand(const CommonArgs& common, const RunArgs& args) {
   RestartStyle restart = restartStyleFromString(args.restart, "--restart");
   CommonArgs withServers = common;
   withServers.ownServers = restartsServers(faults);
-  {
-    Schedule planned; // the processes the faults name, checked before any server starts
+  // The processes the faults name, checked before any server starts: server labels (sN) are an HTTP run's.
+  auto checkProcesses = [&](bool http) {
+    Schedule planned;
     planned.consumers = args.consumers;
+    planned.replicas = args.replicas;
+    if (http) planned.client.emplace_back();
     planned.faults = faults;
     checkFaultProcesses(planned, [&](size_t i) { return fmt::format("--crash {}", args.crashes[i]); });
-  }
+  };
+  const bool serverLabels = std::any_of(faults.begin(), faults.end(), [](const Fault& f) {
+    return isServerLabel(f.process) || (!faultKind(f.kind, "fault").effect(f).until.empty() && isServerLabel(f.args[0]));
+  });
+  if (!serverLabels) checkProcesses(false);
   Session session(withServers, [&](const Scenario& sc, const std::vector<Target>&) {
-    if (!sc.http) return;
-    for (size_t i = 0; i < faults.size(); ++i) requireHttpFault(faults[i], "--crash");
+    if (!sc.http) {
+      if (args.replicas != 1)
+        throw UsageError(fmt::format("--replicas: scenario {} is a consumer one: it runs --consumers, not server replicas",
+                                     sc.name));
+      checkProcesses(false); // a server label (sN) names no process of a consumer run
+      return;
+    }
+    for (size_t i = 0; i < faults.size(); ++i) requireHttpFault(faults[i], "--crash", args.replicas);
     if (args.consumers != 1)
-      throw UsageError(fmt::format("--consumers: scenario {} is an HTTP one: its runs have one server process", sc.name));
+      throw UsageError(fmt::format("--consumers: scenario {} is an HTTP one: it runs server replicas (--replicas), not "
+                                   "consumers", sc.name));
+    checkProcesses(true);
   });
   const auto& sc = session.scenario();
   const auto& target = session.targets().front();
@@ -41,6 +57,7 @@ int runCommand(const CommonArgs& common, const RunArgs& args) {
   s.faults = faults;
   s.restart = restart;
   s.consumers = args.consumers;
+  if (sc.http) s.replicas = args.replicas;
   if (args.events > 0 || !common.scenarioValues) s.values = makeDecodable(sc, s, applicationWeight(s.faults));
 
   WorkerPool pool(session, 1);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <set>
 
 namespace idem {
@@ -38,10 +39,24 @@ const char* toString(ClientOp::Wait w) {
 
 bool ClientOp::operator==(const ClientOp& o) const {
   return kind == o.kind && wait == o.wait && key == o.key && body == o.body && copies == o.copies && other == o.other &&
-         malformed == o.malformed && afterRetention == o.afterRetention && agedMs == o.agedMs && reordered == o.reordered;
+         malformed == o.malformed && afterRetention == o.afterRetention && agedMs == o.agedMs && reordered == o.reordered &&
+         replica == o.replica && split == o.split;
 }
 
 std::string ClientOp::str() const {
+  std::string s = plain();
+  if (replica) s += fmt::format(" to s{}", replica);
+  if (split) s += " split";
+  return s;
+}
+
+int ClientOp::replicaOf(int copy, int replicas) const {
+  replicas = std::max(1, replicas);
+  const int first = std::max(1, replica) - 1;
+  return (split ? first + copy - 1 : first) % replicas + 1;
+}
+
+std::string ClientOp::plain() const {
   switch (kind) {
   case Kind::Send: {
     std::string s = key == body ? fmt::format("send {}", key) : fmt::format("send key {} body {}", key, body);
@@ -71,6 +86,8 @@ void to_json(nlohmann::json& j, const ClientOp& op) {
     if (op.other) j["other"] = op.other;
   }
   if (op.kind == ClientOp::Kind::BadKey) j["malformed"] = op.malformed;
+  if (op.replica) j["replica"] = op.replica;
+  if (op.split) j["split"] = true;
 }
 
 ClientOp clientOpFromJson(const nlohmann::json& j, const std::string& what, const std::string& field) {
@@ -79,10 +96,10 @@ ClientOp clientOpFromJson(const nlohmann::json& j, const std::string& what, cons
   };
   if (!j.is_object()) throw bad("", "must be an object like {\"op\": \"send\", \"key\": 1}");
   static const std::set<std::string> known{"op", "key", "body", "wait", "copies", "other", "malformed", "after_retention",
-                                           "aged_ms", "reordered"};
+                                           "aged_ms", "reordered", "replica", "split"};
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!known.count(it.key())) throw bad(it.key(), "unknown field (known: op, key, body, wait, copies, other, malformed, after_retention, "
-                                       "aged_ms, reordered)");
+                                       "aged_ms, reordered, replica, split)");
   auto whole = [&](const char* m, int lo, int hi) {
     const auto& v = j.at(m);
     if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
@@ -142,6 +159,12 @@ ClientOp clientOpFromJson(const nlohmann::json& j, const std::string& what, cons
     if (op.kind != ClientOp::Kind::Send) throw bad("reordered", "only a send reorders its payload's fields");
     if (!j["reordered"].is_boolean()) throw bad("reordered", "must be true or false");
     op.reordered = j["reordered"].get<bool>();
+  }
+  if (j.contains("replica")) op.replica = whole("replica", 1, kMaxReplicas);
+  if (j.contains("split")) {
+    if (op.kind != ClientOp::Kind::Burst) throw bad("split", "only a burst's copies are split across the replicas");
+    if (!j["split"].is_boolean()) throw bad("split", "must be true or false");
+    op.split = j["split"].get<bool>();
   }
   if (j.contains("malformed")) {
     if (op.kind != ClientOp::Kind::BadKey) throw bad("malformed", "only a bad-key request has a malformed key");

@@ -50,14 +50,26 @@ struct ClientOp {
   /// Send: the payload's fields in reverse order (the same values): the same payload when the policy's
   /// payload_equivalence is "json" or "form" (it must be replayed), another one under "bytes".
   bool reordered = false;
+  /// The server replica the request goes to (1..the schedule's replicas; 0: replica 1). A burst's copies
+  /// all go to it, unless `split`.
+  int replica = 0;
+  /// Burst: copy i goes to replica ((replica or 1) - 1 + i - 1) mod replicas + 1: the burst split across
+  /// the replicas, round robin (with one replica, all go to it).
+  bool split = false;
 
   bool operator==(const ClientOp& o) const;
   /// "send 1", "send 1 (timeout)", "send 1 (after retention)", "send 1 (aged 500 ms)", "send 1 (reordered)", "send key 1 body 2", "burst 4 of 1", "burst 4 of 1 +2", "no-key 3",
-  /// "bad-key 3 (token)"
+  /// "bad-key 3 (token)"; " to s2" when it names a replica, " split" for a split burst
   std::string str() const;
+  /// str() without where it goes (replica, split).
+  std::string plain() const;
+  /// The replica copy `copy` (1-based; a send's is 1) goes to, in a run of `replicas` replicas: 1..replicas.
+  int replicaOf(int copy, int replicas) const;
 };
 
 inline constexpr int kMaxBurst = 16;
+/// The most server replicas an HTTP schedule runs (s1..s3).
+inline constexpr int kMaxReplicas = 3;
 /// The longest retention a request after the retention waits out: a scenario made for it declares less.
 inline constexpr int64_t kMaxRetentionWaitMs = 10000;
 
@@ -66,7 +78,8 @@ const char* toString(ClientOp::Wait w); ///< "answer" | "timeout" | "cut-after-r
 
 /// {"op": "send", "key": 1, "body": 1, "wait": "timeout"}, {"op": "send", "key": 1, "after_retention": true},
 /// {"op": "send", "key": 1, "aged_ms": 500}, {"op": "send", "key": 1, "reordered": true}, {"op": "burst", "key": 1, "copies": 4, "other": 2},
-/// {"op": "no-key", "body": 3}, {"op": "bad-key", "body": 3, "malformed": "token"}; defaults are left out.
+/// {"op": "no-key", "body": 3}, {"op": "bad-key", "body": 3, "malformed": "token"}, {"op": "send", "key": 1, "replica": 2},
+/// {"op": "burst", "key": 1, "copies": 2, "split": true}; defaults are left out.
 void to_json(nlohmann::json& j, const ClientOp& op);
 /// Throws UsageError "<what>: field '<field>.x': why" for any malformed member.
 ClientOp clientOpFromJson(const nlohmann::json& j, const std::string& what, const std::string& field);

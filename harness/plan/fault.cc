@@ -52,8 +52,8 @@ Fault Fault::kill(When when, std::string verb, int k) {
 
 Fault Fault::parse(const std::string& text, const std::string& what) {
   auto bad = [&](const std::string& why) {
-    return UsageError(fmt::format("{}: '{}': {} (expected [KIND:][cN:|rN:]before|after:VERB#k[:ARG...], e.g. after:COMMIT#3 "
-                                  "or drop:after:XACK#2 or c2:after:COMMIT#1 or kill:r1:after:COMMIT#1; kinds: {})",
+    return UsageError(fmt::format("{}: '{}': {} (expected [KIND:][cN:|rN:|sN:]before|after:VERB#k[:ARG...], e.g. after:COMMIT#3 "
+                                  "or drop:after:XACK#2 or c2:after:COMMIT#1 or kill:r1:after:COMMIT#1 or kill:s2:after:COMMIT#1; kinds: {})",
                                   what, text, why, fmt::join(faultKinds(), ", ")));
   };
   std::vector<std::string> parts = split(text, ':');
@@ -98,11 +98,13 @@ Fault Fault::parse(const std::string& text, const std::string& what) {
 }
 
 bool isProcessLabel(const std::string& p) {
-  return p.size() >= 2 && p.size() <= 4 && (p[0] == 'c' || p[0] == 'r') &&
+  return p.size() >= 2 && p.size() <= 4 && (p[0] == 'c' || p[0] == 'r' || p[0] == 's') &&
          std::all_of(p.begin() + 1, p.end(), ::isdigit) && p[1] != '0';
 }
 
 bool isRelayLabel(const std::string& p) { return isProcessLabel(p) && p[0] == 'r'; }
+
+bool isServerLabel(const std::string& p) { return isProcessLabel(p) && p[0] == 's'; }
 
 bool Fault::operator==(const Fault& o) const {
   return kind == o.kind && samePoint(o) && args == o.args;

@@ -2,7 +2,7 @@
 /// A fault is a value: what to do to one step of a run, like Toxiproxy's toxics — a kind, the step, and
 /// the kind's parameters. Its text form is parsed and printed here, in one place:
 ///
-///   [KIND:][cN:|rN:]before|after:VERB#k[:ARG...]   e.g. after:COMMIT#3   drop:after:COMMIT#3   c2:after:XACK#1
+///   [KIND:][cN:|rN:|sN:]before|after:VERB#k[:ARG...]   e.g. after:COMMIT#3   drop:after:COMMIT#3   c2:after:XACK#1
 ///
 /// KIND is one of the registered fault kinds (fault_kind.h); without it the fault is a kill, so the kill
 /// points of earlier versions (`after:COMMIT#3`) keep their meaning. VERB#k is the k-th request with that
@@ -10,6 +10,8 @@
 /// is the k-th of process cN alone — the same step in every replay, however several live processes
 /// interleave. rN names the target's outbox relay (r1, and r2, … for the processes that replace it): its steps
 /// are numbered apart from the consumers' (never a VERB#k of the run), so only rN:VERB#k reaches them.
+/// sN names an HTTP server process: s1..sR are the R replicas of a run (docs/http-contract.md), and the
+/// processes that replace killed ones take the next numbers.
 /// `before` acts on the
 /// request before the server sees it; `after` lets it take effect and acts on its reply.
 #include <nlohmann/json_fwd.hpp>
@@ -53,8 +55,10 @@ struct Fault {
 void to_json(nlohmann::json& j, const Fault& f);
 void from_json(const nlohmann::json& j, Fault& f);
 
-/// A process label a fault may name: a consumer cN or a relay rN (N from 1, at most 3 digits).
+/// A process label a fault may name: a consumer cN, a relay rN or an HTTP server sN (N from 1, at most 3 digits).
 bool isProcessLabel(const std::string& label);
+/// An HTTP server process's label: s1, s2, … (its replicas first, then the processes that replace them).
+bool isServerLabel(const std::string& label);
 /// A relay's label: r1, r2, … (docs/target-contract.md, "An outbox relay").
 bool isRelayLabel(const std::string& label);
 

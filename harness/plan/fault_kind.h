@@ -78,10 +78,10 @@ public:
   /// Whether the kind acts at a step (VERB#k): check draws it and sweep sweeps it (--faults). False for a
   /// kind that acts at a time (timekill), which runs only when a schedule names it.
   virtual bool atStep() const { return true; }
-  /// Whether an HTTP run carries it out at a step of its server (one server process, no stream, no other
-  /// process to wait for): kill, drop, delay, error, restart and pause do; a kind that needs a stream
-  /// (forget, age, rebalance) or a second process (hold) does not, and is refused for HTTP scenarios before
-  /// any server starts.
+  /// Whether an HTTP run carries it out at a step of its server whatever its replicas (no stream): kill,
+  /// drop, delay, error, restart and pause do; a kind that needs a stream (forget, age, rebalance) does not,
+  /// and is refused for HTTP scenarios before any server starts. A hold needs a second process: it is
+  /// accepted with two replicas or more (requireHttpFaultKind).
   virtual bool atHttpServer() const { return false; }
   /// Where a sweep applies the kind: the fault it makes at a swept point (`point`, a kill point at a step of
   /// server `server`), or nullopt where it does not act. `delayMs`: the sweep's delay.
@@ -141,11 +141,12 @@ const FaultKind& faultKind(const std::string& name, const std::string& what);
 
 /// The kinds an HTTP run carries out (FaultKind::atHttpServer), in registration order.
 std::vector<std::string> httpFaultKinds();
-/// Throws UsageError "<what>: ..." when kind `kind` is not one an HTTP run carries out, naming those it does.
-void requireHttpFaultKind(const std::string& kind, const std::string& what);
-/// requireHttpFaultKind of `f`'s kind, and its arguments: a pause of an HTTP server ends at a time (there is
-/// no other process whose point could end it).
-void requireHttpFault(const Fault& f, const std::string& what);
+/// Throws UsageError "<what>: ..." when kind `kind` is not one an HTTP run with `replicas` server replicas
+/// carries out, naming those it does: a hold needs two replicas or more.
+void requireHttpFaultKind(const std::string& kind, const std::string& what, int replicas = 1);
+/// requireHttpFaultKind of `f`'s kind, its processes (server labels sN only) and its arguments: with one
+/// replica a pause of the server ends at a time (there is no other process whose point could end it).
+void requireHttpFault(const Fault& f, const std::string& what, int replicas = 1);
 /// How long an HTTP server stays stopped at a pause that names no time: long enough for the client's
 /// request, and the server's PostgreSQL session, to wait on a process that runs nothing.
 inline constexpr int64_t kHttpPauseMs = 500;

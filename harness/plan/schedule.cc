@@ -39,7 +39,8 @@ std::string Schedule::summary() const {
     std::vector<std::string> cs;
     for (const auto& c : client) cs.push_back(c.str());
     return fmt::format("{} request{} [{}], faults [{}]", client.size(), client.size() == 1 ? "" : "s", fmt::join(cs, ", "),
-                       fmt::join(ks, ", "));
+                       fmt::join(ks, ", ")) +
+           (replicas > 1 ? fmt::format(", {} replicas", replicas) : "");
   }
   return fmt::format("{} event{}, {} retr{}, {} stream entr{}, faults [{}], restart {}", events.size(),
                      events.size() == 1 ? "" : "s", retries(), retries() == 1 ? "y" : "ies", stream.size(),
@@ -75,6 +76,7 @@ void to_json(nlohmann::json& j, const Schedule& s) {
   else j["client"] = s.client;
   j["faults"] = s.faults;
   if (s.consumers != 1) j["consumers"] = s.consumers; // absent: one, as in files of earlier versions
+  if (s.replicas != 1) j["replicas"] = s.replicas;   // absent: one server process at a time
   if (s.claimIdleMs > 0) j["claim_idle_ms"] = s.claimIdleMs; // absent: the run's --claim-idle-ms
   if (!s.values.empty()) j["values"] = s.values;
 }
@@ -90,7 +92,8 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
   // Whole numbers are read in range or rejected: a value that doesn't fit must not wrap into another event.
   auto whole = [&](const nlohmann::json& v, const std::string& f, int64_t lo, int64_t hi) -> int {
     bool ok = v.is_number_integer() &&
-              (v.is_number_unsigned() ? v.get<uint64_t>() <= uint64_t(hi) : v.get<int64_t>() >= lo && v.get<int64_t>() <= hi);
+              (v.is_number_unsigned() ? v.get<uint64_t>() >= uint64_t(std::max<int64_t>(lo, 0)) && v.get<uint64_t>() <= uint64_t(hi)
+                                     : v.get<int64_t>() >= lo && v.get<int64_t>() <= hi);
     if (!ok) throw bad(f, fmt::format("{} is not a whole number from {} to {}", v.dump(), lo, hi));
     return static_cast<int>(v.get<int64_t>());
   };
@@ -174,8 +177,17 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
   }
   if (j.contains("consumers")) s.consumers = whole(j["consumers"], "consumers", 1, kMaxConsumers);
   if (s.http() && s.consumers != 1)
-    throw bad("consumers", fmt::format("{} consumers: an HTTP schedule runs one server process; leave consumers out",
+    throw bad("consumers", fmt::format("{} consumers: an HTTP schedule runs server replicas (\"replicas\"); leave consumers out",
                                        s.consumers));
+  if (j.contains("replicas")) {
+    if (!s.http()) throw bad("replicas", "only an HTTP schedule (with \"client\") runs server replicas; a consumer "
+                                         "schedule has \"consumers\"");
+    s.replicas = whole(j["replicas"], "replicas", 1, kMaxReplicas);
+  }
+  for (size_t i = 0; i < s.client.size(); ++i)
+    if (s.client[i].replica > s.replicas)
+      throw bad(fmt::format("client[{}].replica", i), fmt::format("replica {} of a schedule with {} replica{} (\"replicas\")",
+                                                                 s.client[i].replica, s.replicas, s.replicas == 1 ? "" : "s"));
   if (j.contains("claim_idle_ms")) s.claimIdleMs = whole(j["claim_idle_ms"], "claim_idle_ms", 1, kMaxClaimIdleMs);
   if (j.contains(faultsField)) {
     const auto& faults = j[faultsField];
@@ -185,7 +197,7 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
       if (!faults[i].is_string()) throw bad(f, "must be a string like after:COMMIT#3");
       Fault fault = Fault::parse(faults[i].get<std::string>(), fmt::format("{}: field '{}'", what, f));
       if (version == 1 && !fault.isKill()) throw bad(f, "a version 1 schedule holds kill points only");
-      if (s.http()) requireHttpFault(fault, fmt::format("{}: field '{}'", what, f));
+      if (s.http()) requireHttpFault(fault, fmt::format("{}: field '{}'", what, f), s.replicas);
       for (const auto& other : s.faults)
         if (other.samePoint(fault)) throw bad(f, fmt::format("a second fault at {}", fault.point()));
       s.faults.push_back(std::move(fault));
@@ -195,13 +207,14 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
 }
 
 int reachableProcesses(const Schedule& s, const Fault* except) {
-  int n = s.consumers;
+  const int at = s.http() ? s.replicas : s.consumers;
+  int n = at;
   for (const auto& f : s.faults) {
     if (&f == except) continue;
     // A process held, delayed or paused lives on: no replacement.
     const auto action = faultKind(f.kind, "fault").effect(f).action;
     if (action == Effect::Action::Hold || action == Effect::Action::Delay || action == Effect::Action::Pause) continue;
-    n += f.kind == "restart" ? s.consumers : 1;
+    n += f.kind == "restart" ? at : 1;
   }
   return n;
 }
@@ -216,6 +229,17 @@ void checkFaultProcesses(const Schedule& s, const std::function<std::string(size
     if (!faultKind(f.kind, "fault").effect(f).until.empty()) named.push_back(f.args[0]);
     const int reach = reachableProcesses(s, &f);
     for (const auto& p : named) {
+      if (isServerLabel(p) != s.http())
+        throw UsageError(fmt::format("{}: '{}' names process {}: {}", what(i), f.str(), p,
+                                     s.http() ? "an HTTP run's processes are its server's, s1, s2, …"
+                                              : "sN names an HTTP server process; a consumer run's are c1, c2, … (and r1, … for a relay)"));
+      if (s.http()) {
+        if (number(p) <= reach) continue;
+        throw UsageError(fmt::format("{}: '{}' names process {}, which no run of this schedule starts: {} replica{} "
+                                     "(s1..s{}) and at most {} replacement{} by its other faults",
+                                     what(i), f.str(), p, s.replicas, s.replicas == 1 ? "" : "s", s.replicas,
+                                     reach - s.replicas, reach - s.replicas == 1 ? "" : "s"));
+      }
       if (isRelayLabel(p)) {
         // r1, and one replacement for each other fault that can end a relay process.
         int relays = 1;

@@ -53,6 +53,10 @@ struct Schedule {
   /// Consumer processes that run at once (1 to kMaxConsumers), labelled c1, c2, … in the order they start;
   /// a killed one is replaced by one new process (its label the next number).
   int consumers = 1;
+  /// HTTP: server replicas that run at once (1 to kMaxReplicas), labelled s1..sR, each with its own PORT and
+  /// proxies; a killed one is replaced by a new process (its label the next number after every replica's
+  /// and replacement's so far) that serves the same replica. Requests name theirs (ClientOp::replica).
+  int replicas = 1;
   /// CLAIM_IDLE_MS for this schedule's consumers, when it must not be the run's (--claim-idle-ms): a race
   /// class that needs no claim to take a held process's entries runs with a long one. 0: the run's.
   int claimIdleMs = 0;
@@ -65,7 +69,8 @@ struct Schedule {
   int inflight() const; ///< stream entries sent while earlier ones are in work (StreamEntry::inflight)
   bool http() const { return !client.empty(); }
   /// "3 events, 1 retry, faults [after:COMMIT#3], restart new-name" (", 2 consumers" when more than one);
-  /// HTTP: "3 requests [send 1, send 1 (timeout), burst 4 of 1], faults [after:COMMIT#1]"
+  /// HTTP: "3 requests [send 1, send 1 (timeout), burst 4 of 1], faults [after:COMMIT#1]" (", 2 replicas" when
+  /// more than one)
   std::string summary() const;
 };
 

@@ -81,6 +81,7 @@ Schedule materializeHttp(const Shape& s, const Scenario& sc, const KillModel& km
   Schedule out;
   out.scenario = sc.name;
   out.seed = seed;
+  out.replicas = std::clamp(s.replicas, 1, kMaxReplicas);
   std::vector<Event> payloads = eventsOf(s, sc);
   if (payloads.empty()) payloads.push_back(Event{1, {}});
   const int n = static_cast<int>(payloads.size());
@@ -101,6 +102,7 @@ Schedule materializeHttp(const Shape& s, const Scenario& sc, const KillModel& km
   static const char* malformed[] = {"empty", "token", "unterminated"};
   const bool opaque = sc.http && sc.http->keyFormat == "opaque";
   std::set<int> used;
+  std::set<int> executing; // replicas that get a fresh key's first request
   for (const auto& r : s.requests) {
     ClientOp op;
     switch (std::abs(r.kind) % 4) {
@@ -126,6 +128,16 @@ Schedule materializeHttp(const Shape& s, const Scenario& sc, const KillModel& km
       op.malformed = opaque ? "empty" : malformed[std::abs(r.malformed) % 3];
       break;
     }
+    if (out.replicas > 1) { // the request's route (Shape::routes)
+      const size_t i = out.client.size();
+      const int64_t route = i < s.routes.size() ? std::abs(s.routes[i]) : 0;
+      const int replica = static_cast<int>(route % 3) % out.replicas + 1;
+      op.replica = replica == 1 ? 0 : replica;
+      op.split = op.kind == ClientOp::Kind::Burst && route >= 3;
+    }
+    // The replicas a fresh key's own payload reaches: each executes one request's work there.
+    if (op.key && op.body == op.key && !used.count(op.key))
+      for (int c = 1; c <= (op.kind == ClientOp::Kind::Burst ? op.copies : 1); ++c) executing.insert(op.replicaOf(c, out.replicas));
     if (op.key) used.insert(op.key);
     out.client.push_back(op);
   }
@@ -139,6 +151,28 @@ Schedule materializeHttp(const Shape& s, const Scenario& sc, const KillModel& km
       withKind(p, k, km, params);
       bool taken = std::any_of(out.faults.begin(), out.faults.end(), [&](const Fault& q) { return q.verb == p.verb && q.k == p.k; });
       if (!taken) out.faults.push_back(p);
+    }
+    // Holds between replicas: one of the replicas that execute a fresh key's request, held at a step of one
+    // request's work (a point it reaches), released by the others' idleness or at the next replica's point of
+    // a step that can conflict with the held one.
+    const std::vector<int> held(executing.begin(), executing.end());
+    for (const auto& h : out.replicas > 1 && !held.empty() ? s.holds : std::vector<Shape::Hold>{}) {
+      const auto& verb = km.verbs()[static_cast<size_t>(std::abs(h.verb)) % km.verbs().size()];
+      const int bound = km.bound(verb, 1);
+      if (bound < 1) continue;
+      const int process = held[static_cast<size_t>(std::abs(h.process)) % held.size()];
+      Fault f = Fault::kill(h.before ? When::Before : When::After, verb, 1 + (std::max(1, h.k) - 1) % bound);
+      f.kind = "hold";
+      f.process = "s" + std::to_string(process);
+      const std::vector<std::string> conflicting = km.conflicting(verb);
+      if (std::abs(h.release) % 3 == 2 && !conflicting.empty()) {
+        const int other = 1 + (process - 1 + 1 + std::abs(h.other) % (out.replicas - 1)) % out.replicas;
+        const auto& uverb = conflicting[static_cast<size_t>(std::abs(h.untilVerb)) % conflicting.size()];
+        f.args = {"s" + std::to_string(other), h.untilBefore ? "before" : "after",
+                  uverb + "#" + std::to_string(1 + (std::max(1, h.untilK) - 1) % std::max(1, km.bound(uverb, 1)))};
+      }
+      bool taken = std::any_of(out.faults.begin(), out.faults.end(), [&](const Fault& q) { return q.samePoint(f); });
+      if (!taken) out.faults.push_back(f);
     }
   }
   return out;

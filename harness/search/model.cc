@@ -156,11 +156,35 @@ rc::Gen<Shape> shapeGen(const Scenario& sc, const KillModel& km, const ModelPara
   // The requests apart, so that a consumer scenario's shapes are drawn from the same random stream as before
   // HTTP scenarios existed: a seed gives the same schedules in every version.
   if (!http) return base;
-  return gen::map(gen::pair(base, weightedVector(request, uniform(1, std::max(1, p.maxRequests)))),
-                  [](std::pair<Shape, std::vector<Shape::Request>> x) {
-                    x.first.requests = std::move(x.second);
-                    return std::move(x.first);
-                  });
+  auto withRequests = gen::map(gen::pair(base, weightedVector(request, uniform(1, std::max(1, p.maxRequests)))),
+                               [](std::pair<Shape, std::vector<Shape::Request>> x) {
+                                 x.first.requests = std::move(x.second);
+                                 return std::move(x.first);
+                               });
+  const int minR = std::clamp(p.minReplicas, 1, kMaxReplicas), maxR = std::clamp(p.maxReplicas, minR, kMaxReplicas);
+  if (maxR == 1) return withRequests;
+  // Where the requests go, apart from the rest: a route per possible request, each shrinking toward replica 1.
+  std::vector<Gen<int64_t>> routes(static_cast<size_t>(std::max(1, p.maxRequests)), gen::inRange<int64_t>(0, 6));
+  // Holds of one replica's step against the others (hold:s1:…), when asked for (--faults …,hold).
+  auto holds = p.maxHolds > 0 ? weightedVector(hold, holdWeights) : gen::just(std::vector<Shape::Hold>{});
+  using Extra = std::tuple<int, std::vector<int64_t>, std::vector<Shape::Hold>>;
+  auto extra = gen::tuple(minR < maxR ? gen::inRange(minR, maxR + 1) : gen::just(minR), fixedVector(routes), holds);
+  // The rest is drawn from the case's random source exactly as with one replica; the replicas from a split of
+  // it that nothing else uses.
+  return [=](const rc::Random& random, int size) {
+    rc::Random r(random);
+    r.split();
+    r.split();
+    rc::Random apart = r.split();
+    return rc::shrinkable::map(rc::shrinkable::pair(withRequests(random, size), extra(apart, size)),
+                               [](const std::pair<Shape, Extra>& x) {
+                                 Shape s = x.first;
+                                 s.replicas = std::get<0>(x.second);
+                                 s.routes = std::get<1>(x.second);
+                                 s.holds = std::get<2>(x.second);
+                                 return s;
+                               });
+  };
 }
 
 rc::Shrinkable<Shape> generateCase(const rc::Gen<Shape>& gen, uint64_t seed, uint64_t index) {

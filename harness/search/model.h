@@ -38,6 +38,9 @@ struct ModelParams {
   /// HTTP scenarios: requests per schedule, uniform in [1, maxRequests], and a burst's most copies.
   int maxRequests = 5;
   int maxBurst = 8;
+  /// HTTP scenarios: server replicas per schedule, uniform in [min, max]; shrinks toward min. With 2 or more,
+  /// each request draws the replica it goes to and each burst whether its copies are split across them.
+  int minReplicas = 1, maxReplicas = 1;
 };
 
 struct Shape {
@@ -93,6 +96,11 @@ struct Shape {
   bool sameName = false;
   int consumers = 1;     ///< processes at once, clamped to 1..kMaxConsumers
   std::vector<Hold> holds; ///< ignored with one consumer
+  /// HTTP: server replicas, clamped to 1..kMaxReplicas, and per request (by position) where it goes: replica
+  /// (route mod 3) mod replicas + 1, and a burst's copies split across the replicas when route >= 3. Drawn
+  /// apart from the rest (after it), so that with one replica a seed draws the schedules it always drew.
+  int replicas = 1;
+  std::vector<int64_t> routes;
 };
 
 /// The generator of shapes for a scenario and a target's kill model.

@@ -1,7 +1,11 @@
-/// The server process of an HTTP schedule and the client's requests (plan/client_op.h): start the server
-/// behind the proxies, wait until it is ready, play each request in order, kill the server at its steps
-/// (the controller's kill faults, as for consumers) and start a fresh one, then retry every key that has no
-/// final answer the way a client does (the liveness check), and record the final state. Never judges.
+/// The server processes of an HTTP schedule and the client's requests (plan/client_op.h): start the server's
+/// replicas behind their proxies (http_replicas.h), play each request in order to the replica it names, kill
+/// a server process at its steps (the controller's kill faults, as for consumers) and start a fresh one for
+/// its replica, then retry every key that has no final answer the way a client does (the liveness check),
+/// and record the final state. Never judges. A hold on one replica's step (hold:s1:…) lets the client go on
+/// with its next requests while the held one waits; it ends at its releasing point, once the next request
+/// has its answer (released by idleness), when nothing moves while a request waits, or when the client's
+/// requests are over.
 /// The other faults at the server's steps are the proxies' (drop, delay, error) or carried out here while
 /// their step waits: a restart of PostgreSQL or Valkey, and the end of a pause (the server woken, SIGCONT,
 /// after its time, before its withheld bytes go on).
@@ -18,6 +22,7 @@
 #include "supervisor/processes.h"
 #include "supervisor/http_client.h"
 #include "supervisor/http_payload.h"
+#include "supervisor/http_replicas.h"
 #include "supervisor/workspace_impl.h"
 
 #include "plan/fault_kind.h"
@@ -29,10 +34,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
-#include <future>
 #include <csignal>
+#include <set>
 #include <thread>
 
 namespace idem {
@@ -42,7 +48,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr size_t kHttpServerLogCap = 1 << 20;
 /// Nothing moved (no step, no reply) for this long while a gate holds a step and a request waits: the
 /// server makes the waiting request wait for the held one, so the gate opens.
 constexpr milliseconds kGateQuiet{300};
@@ -50,8 +55,6 @@ constexpr milliseconds kGateQuiet{300};
 constexpr milliseconds kQuietBound{2000};
 /// After a cut right after the request: how long the server must be still before the next request goes.
 constexpr milliseconds kCutStill{50};
-/// How long a health check may take before it is asked again.
-constexpr milliseconds kHealthWait{1000};
 /// The client's pause between retries of a key that has no final answer yet.
 constexpr milliseconds kRetryEvery{100};
 /// How long past the declared lease the client keeps retrying a key (timing noise of the server's clock).
@@ -66,6 +69,9 @@ struct Flight {
   HttpAnswer answer;
   bool gaveUp = false;   ///< the client timed out: its answer is late
   int key = 0, body = 0;
+  std::string server; ///< the process it was written to (s1, …)
+  std::chrono::steady_clock::time_point launched = std::chrono::steady_clock::now();
+  bool parked = false; ///< a hold holds it: the client went on without its answer
 
   ~Flight() {
     if (thread.joinable()) {
@@ -75,16 +81,12 @@ struct Flight {
   }
 };
 
-struct RunLimit {
-  std::string limit, reason;
-};
-
 class HttpLoop {
 public:
   HttpLoop(Workspace::Impl& ws, History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields)
       : ws_(ws), h_(h), s_(s), fields_(fields), spec_(*ws.scenario.http), opt_(ws.options), ctl_(h, s.faults),
         hub_({ws.servers.pg_host, ws.servers.pg_port}, ws.brokerSide(), ctl_), procs_(ws, h, ctl_, hub_),
-        started_(Clock::now()) {
+        started_(Clock::now()), servers_(ws, h, ctl_, hub_, procs_, s.replicas, [this] { tend(); }, [this] { return remaining(); }) {
     ctl_.setHub(&hub_);
     ctl_.setSignals(&procs_);
     for (const auto& e : s.events) keys_[e.n] = freshUuid();
@@ -93,13 +95,15 @@ public:
   void run() {
     std::error_code ec;
     for (const auto& p : std::filesystem::directory_iterator(ws_.logDir, ec)) std::filesystem::remove_all(p.path(), ec);
-    std::optional<RunLimit> limit;
+    std::optional<HttpRunLimit> limit;
     try {
-      startServer("first");
+      servers_.start();
       for (size_t i = 0; i < s_.client.size(); ++i) play(static_cast<int>(i) + 1, s_.client[i]);
       endLate("the client's last request has its answer");
+      settleParked({}, true);
+      quiet();
       settle();
-    } catch (const RunLimit& l) {
+    } catch (const HttpRunLimit& l) {
       limit = l;
     } catch (...) {
       stop();
@@ -124,98 +128,14 @@ private:
     ctl_.openGate("the run ended");
     for (const auto& h : ctl_.activeHolds()) ctl_.releaseHold(h.token.id, "the run ended"); // a pause wakes first
     late_ = nullptr;
-    stopServer();
+    parked_.clear();
+    servers_.stop();
     procs_.reapEscaped();
   }
-
-  /// The server process (s1, s2, ...) and the port it is told to listen on.
-  struct Server : TargetProcess {
-    int port = 0;
-  };
 
   milliseconds remaining() const {
     auto left = opt_.deadline - std::chrono::duration_cast<milliseconds>(Clock::now() - started_);
     return std::max(milliseconds(0), left);
-  }
-
-  // ---- the server process ----
-
-  void startServer(const char* why) {
-    if (nserver_ >= opt_.max_processes)
-      throw RunLimit{"restart-bound", fmt::format("restart bound of {} server processes reached; raise --max-processes",
-                                                  opt_.max_processes)};
-    Server p;
-    p.owner = ++nserver_;
-    p.label = fmt::format("s{}", nserver_);
-    p.port = freeListenPort();
-    ctl_.addProcess(p.owner, p.label);
-    procs_.start(p, p.label,
-                 {{"PORT", std::to_string(p.port)}, {"IDEMPOTENCY_LEASE_MS", std::to_string(spec_.policy.leaseMs)},
-                  {"IDEMPOTENCY_PAYLOAD_EQUIVALENCE", spec_.policy.payloadEquivalence},
-                  {"DEDUP_TTL_MS", ws_.target.dedupTtlMs ? std::to_string(*ws_.target.dedupTtlMs) : ""}},
-                 kHttpServerLogCap, "server", why);
-    server_ = std::move(p);
-    waitReady();
-  }
-
-  /// Until the server accepts a connection (and its health path answers 2xx, when the manifest names one).
-  void waitReady() {
-    const auto since = Clock::now();
-    while (true) {
-      tend();
-      if (auto es = server_->child.poll()) {
-        procs_.ended(*server_, *es, "self");
-        throw std::runtime_error(fmt::format("server {} exited before it was ready ({}); see its log", server_->label, es->str()));
-      }
-      if (ready()) return;
-      if (remaining().count() == 0) throw RunLimit{"deadline", fmt::format("server {} not ready at the deadline", server_->label)};
-      if (Clock::now() - since > opt_.start_timeout)
-        throw RunLimit{"start-timeout",
-                       ws_.target.health.empty()
-                           ? fmt::format("server {} did not accept a connection on 127.0.0.1:{} (its PORT) within {} ms; "
-                                         "raise --start-timeout", server_->label, server_->port, opt_.start_timeout.count())
-                           : fmt::format("server {} did not answer GET {} with a 2xx on 127.0.0.1:{} (its PORT) within {} "
-                                         "ms; raise --start-timeout", server_->label, ws_.target.health, server_->port,
-                                         opt_.start_timeout.count())};
-      std::this_thread::sleep_for(milliseconds(5)); // a process binding its port: nothing to wait on but time
-    }
-  }
-
-  bool ready() {
-    auto c = std::make_shared<HttpCall>(server_->port, "GET", ws_.target.health.empty() ? "/" : ws_.target.health,
-                                        std::map<std::string, std::string>{}, "");
-    if (ws_.target.health.empty()) return c->connect();
-    // A server may accept before it answers: its health check gets a second, then is cancelled and asked again.
-    auto answered = std::async(std::launch::async, [c] {
-      if (!c->connect() || !c->write()) return false;
-      auto a = c->read();
-      return a.outcome == "answered" && a.status >= 200 && a.status < 300;
-    });
-    if (answered.wait_for(kHealthWait) != std::future_status::ready) c->cancel();
-    return answered.get();
-  }
-
-
-  /// The server ended (killed at a kill point, or by itself): record it and start the next one.
-  void checkServer() {
-    if (!server_) return;
-    auto st = ctl_.state(server_->owner);
-    bool killed = st.killed && !st.killPoint.empty();
-    std::optional<ExitStatus> es = killed ? server_->child.waitFor(std::min(milliseconds(5000), remaining())) : server_->child.poll();
-    if (!es) return;
-    procs_.ended(*server_, *es, killed ? "harness" : "self");
-    restartOutcome(killed ? "" : es->str());
-    hub_.close(server_->owner);
-    server_.reset();
-    startServer(killed ? "after-kill" : "after-exit");
-  }
-
-  void stopServer() {
-    if (!server_) return;
-    procs_.stop(*server_, std::min(opt_.grace, std::max(remaining(), milliseconds(100))));
-    restartOutcome("");
-    hub_.close(server_->owner);
-    server_.reset();
   }
 
   // ---- faults carried out here ----
@@ -229,17 +149,69 @@ private:
       ctl_.serverActionDone(a);
     }
     for (const auto& h : ctl_.activeHolds()) {
-      if (!h.pause) continue;
+      if (h.fault.args.size() != 1 && !(h.pause && h.fault.args.empty())) continue; // released by a point or idleness
       const int64_t ms = h.fault.args.size() == 1 ? std::stoll(h.fault.args[0]) : kHttpPauseMs;
       if (Clock::now() - h.since >= milliseconds(ms)) ctl_.releaseHold(h.token.id, fmt::format("{} ms passed", ms));
     }
+  }
+
+  // ---- holds between replicas (hold:s1:before:COMMIT#1[:s2:after:COMMIT#1]) ----
+
+  /// A hold (or a pause) that ends at another process's point or at the others' idleness: the client does
+  /// not wait for the request it holds, and goes on with the next one.
+  static bool parks(const Controller::ActiveHold& h) { return h.fault.args.size() != 1 && !(h.pause && h.fault.args.empty()); }
+
+  /// Whether a hold that began after `f` was written holds a step of `f`'s process: `f` waits at it.
+  bool heldAt(const Flight& f) const {
+    for (const auto& h : ctl_.activeHolds())
+      if (parks(h) && h.process == f.server && h.since >= f.launched) return true;
+    return false;
+  }
+
+  /// Waits for `f`'s answer, or until a hold holds it: then the client goes on (true: it has its answer).
+  bool answerOrPark(Flight& f) {
+    pump([&] { return f.done.load() || heldAt(f); });
+    if (f.done) return true;
+    f.parked = true;
+    parked_.push_back(&f);
+    h_.append("client", ops::Note{fmt::format("r{} waits at a hold on {}: the client goes on", f.id, f.server)});
+    return false;
+  }
+
+  /// After a request: a hold released by idleness that was holding before it began is released now (every
+  /// other process is idle: the request has its answer), and a parked request no hold holds any more gets
+  /// its answer. `end`: the client's requests are over, every hold is released.
+  void settleParked(const std::set<int64_t>& before, bool end) {
+    for (const auto& h : ctl_.activeHolds())
+      if (parks(h) && (end || (before.count(h.token.id) && h.fault.args.empty())))
+        ctl_.releaseHold(h.token.id, end ? "the client's last request has its answer"
+                                         : "the next request has its answer: every other process is idle");
+    for (auto it = parked_.begin(); it != parked_.end();) {
+      Flight* f = *it;
+      const auto holds = ctl_.activeHolds();
+      const bool held = std::any_of(holds.begin(), holds.end(), [&](const Controller::ActiveHold& h) { return h.process == f->server; });
+      if (!f->done && held) {
+        ++it;
+        continue;
+      }
+      f->parked = false; // the client waits for it now: a hold that holds it again ends when nothing moves
+      pump([&] { return f->done.load(); });
+      it = parked_.erase(it);
+      finish(*f);
+    }
+  }
+
+  std::set<int64_t> holdsNow() const {
+    std::set<int64_t> out;
+    for (const auto& h : ctl_.activeHolds()) out.insert(h.token.id);
+    return out;
   }
 
   /// A restart fault: restarts the server while the proxy refuses connections to it (as its own port would),
   /// and notes the server process's connections so far, to tell once it ends whether it reconnected.
   void restartServer(const Fault& f) {
     const bool pg = f.args.at(0) == "pg";
-    if (server_) restarted_.push_back({f.str(), pg ? "PostgreSQL" : ws_.broker->title(), server_->owner, hub_.connections(server_->owner)});
+    servers_.restarting(f, pg ? "PostgreSQL" : ws_.broker->title());
     const auto which = pg ? proxy::Server::Pg : proxy::Server::Broker;
     hub_.refuse(which, true);
     try {
@@ -249,24 +221,6 @@ private:
       throw;
     }
     hub_.refuse(which, false);
-  }
-
-  /// How the server process that ends now (`exit`: how it exited by itself, "" when the harness stopped or
-  /// killed it) came through the restarts it lived through: "s1 reconnected" / "s1 exited (exit 1) and was
-  /// replaced" / "s1 made no new connection".
-  void restartOutcome(const std::string& exit) {
-    for (auto it = restarted_.begin(); it != restarted_.end();) {
-      if (it->owner != server_->owner) {
-        ++it;
-        continue;
-      }
-      std::string what = hub_.connections(server_->owner) > it->connections
-                             ? fmt::format("{} reconnected", server_->label)
-                             : !exit.empty() ? fmt::format("{} exited ({}) and was replaced", server_->label, exit)
-                                             : fmt::format("{} made no new connection", server_->label);
-      h_.append(server_->label, ops::Note{fmt::format("after the {} restart ({}): {}", it->server, it->fault, what)});
-      it = restarted_.erase(it);
-    }
   }
 
   // ---- waiting ----
@@ -282,21 +236,36 @@ private:
       if (now != seen) moved = Clock::now();
       seen = now;
       tend();
-      checkServer();
+      servers_.check();
       if (ctl_.gated() > 0 && Clock::now() - moved >= kGateQuiet && waiting()) {
         ctl_.openGate(fmt::format("nothing moved for {} ms while a request waits for its answer", kGateQuiet.count()));
         moved = Clock::now();
+      } else if (Clock::now() - moved >= kGateQuiet && unanswered()) {
+        // The server makes the waiting request wait for a held one (a lock, a "wait" policy): a hold ends.
+        for (const auto& h : ctl_.activeHolds())
+          if (parks(h))
+            ctl_.releaseHold(h.token.id, fmt::format("nothing moved for {} ms while a request waits for its answer "
+                                                     "(the held one may hold what it waits for)", kGateQuiet.count()));
+        moved = Clock::now();
       }
       if (remaining().count() == 0)
-        throw RunLimit{"deadline", fmt::format("deadline of {} ms reached while the client waited for an answer; raise --deadline",
+        throw HttpRunLimit{"deadline", fmt::format("deadline of {} ms reached while the client waited for an answer; raise --deadline",
                                                opt_.deadline.count())};
     }
+  }
+
+  /// A request without its answer that no hold parked (one the client gave up on too: it is waited for at
+  /// the end of its hold).
+  bool unanswered() const {
+    for (const auto& f : flights_)
+      if (!f->done && !f->parked) return true;
+    return false;
   }
 
   /// A request the client is waiting for (not one it gave up on).
   bool waiting() const {
     for (const auto& f : flights_)
-      if (!f->done && !f->gaveUp) return true;
+      if (!f->done && !f->gaveUp && !f->parked) return true;
     return false;
   }
 
@@ -310,12 +279,14 @@ private:
     auto moved = Clock::now();
     while (Clock::now() - since < kQuietBound) {
       tend();
-      checkServer();
+      servers_.check();
       uint64_t now = ctl_.waitForActivity(seen, milliseconds(2));
       if (now != seen) moved = Clock::now();
       seen = now;
       if (startedAfter && seen == *startedAfter) continue;
-      if (ctl_.inflightAll() == ctl_.gated() && Clock::now() - moved >= still) return;
+      // A step a hold or a pause withholds stays in flight until its release.
+      const int held = static_cast<int>(ctl_.activeHolds().size());
+      if (ctl_.inflightAll() <= ctl_.gated() + held && Clock::now() - moved >= still) return;
     }
   }
 
@@ -335,8 +306,8 @@ private:
     return it == f.end() ? "" : it->second;
   }
 
-  /// Writes a request on its own thread; `how` is what the client does with the answer.
-  Flight& launch(int op, const std::string& role, int key, int body, std::optional<std::string> header,
+  /// Writes a request to replica `replica` on its own thread; `how` is what the client does with the answer.
+  Flight& launch(int replica, int op, const std::string& role, int key, int body, std::optional<std::string> header,
                  ClientOp::Wait how, int burst = 0, std::function<void()> barrier = {}, bool afterRetention = false,
                  const ClientOp* send = nullptr) {
     auto f = std::make_unique<Flight>();
@@ -347,7 +318,8 @@ private:
     if (header) headers[spec_.keyHeader] = *header;
     headers["Content-Type"] = payloadContentType(spec_);
     const bool reordered = send && send->reordered;
-    f->call = std::make_unique<HttpCall>(server_->port, spec_.method, spec_.path, headers, bodyOf(body, reordered));
+    f->server = servers_.label(replica);
+    f->call = std::make_unique<HttpCall>(servers_.port(replica), spec_.method, spec_.path, headers, bodyOf(body, reordered));
     ops::Request r;
     r.id = f->id;
     r.op = op;
@@ -358,7 +330,7 @@ private:
     r.keyValue = header.value_or("");
     r.ref = refOf(body);
     r.wait = toString(how);
-    r.server = server_->label;
+    r.server = f->server;
     r.burst = burst;
     r.afterRetention = afterRetention;
     r.reordered = reordered;
@@ -445,6 +417,7 @@ private:
 
   void play(int op, const ClientOp& c) {
     Flight* lateBefore = late_;
+    const std::set<int64_t> holdsBefore = holdsNow();
     switch (c.kind) {
     case ClientOp::Kind::Send: {
       const bool timeout = c.wait == ClientOp::Wait::Timeout;
@@ -454,7 +427,8 @@ private:
       }
       if (c.afterRetention || c.agedMs) waitRetention(c.agedMs);
       const uint64_t before = ctl_.activity();
-      Flight& f = launch(op, roleOf(c.key, c.body), c.key, c.body, keyValue(c.key), c.wait, 0, {}, c.afterRetention, &c);
+      Flight& f = launch(c.replicaOf(1, s_.replicas), op, roleOf(c.key, c.body), c.key, c.body, keyValue(c.key), c.wait, 0, {},
+                         c.afterRetention, &c);
       if (timeout) {
         pump([&] { return f.done.load() || ctl_.gated() > 0; });
         if (!f.done) {
@@ -464,8 +438,8 @@ private:
           return; // the next request goes while this one is in flight
         }
         ctl_.openGate("");
-      } else {
-        pump([&] { return f.done.load(); });
+      } else if (!answerOrPark(f)) {
+        break;
       }
       const bool unread = f.answer.outcome == "cut" && c.wait == ClientOp::Wait::CutRequest;
       finish(f);
@@ -481,9 +455,8 @@ private:
         const std::string& k = keys_.at(c.body);
         header = c.malformed == "empty" ? "" : c.malformed == "token" ? k : "\"" + k;
       }
-      Flight& f = launch(op, toString(c.kind), 0, c.body, header, ClientOp::Wait::Answer);
-      pump([&] { return f.done.load(); });
-      finish(f);
+      Flight& f = launch(c.replicaOf(1, s_.replicas), op, toString(c.kind), 0, c.body, header, ClientOp::Wait::Answer);
+      if (answerOrPark(f)) finish(f);
       break;
     }
     case ClientOp::Kind::Burst:
@@ -491,6 +464,7 @@ private:
       break;
     }
     if (lateBefore && late_ == lateBefore) endLate("the next request has its answer");
+    settleParked(holdsBefore, false);
     quiet();
   }
 
@@ -512,7 +486,8 @@ private:
     };
     std::vector<Flight*> fs;
     for (int i = 1; i <= together; ++i)
-      fs.push_back(&launch(op, roleOf(c.key, c.key), c.key, c.key, keyValue(c.key), ClientOp::Wait::Answer, i, barrier));
+      fs.push_back(&launch(c.replicaOf(i, s_.replicas), op, roleOf(c.key, c.key), c.key, c.key, keyValue(c.key),
+                           ClientOp::Wait::Answer, i, barrier));
     auto running = [&] { return static_cast<int>(std::count_if(fs.begin(), fs.end(), [](Flight* f) { return !f->done; })); };
     try {
       if (c.other) {
@@ -525,7 +500,8 @@ private:
           const auto now = Clock::now();
           return ctl_.gated() > 0 || running() == 0 || (started && now - moved >= kGateQuiet) || now - t0 >= kQuietBound;
         });
-        fs.push_back(&launch(op, roleOf(c.key, c.other), c.key, c.other, keyValue(c.key), ClientOp::Wait::Answer, c.copies));
+        fs.push_back(&launch(c.replicaOf(c.copies, s_.replicas), op, roleOf(c.key, c.other), c.key, c.other, keyValue(c.key),
+                             ClientOp::Wait::Answer, c.copies));
       }
       pump([&] {
         if (running() == 0) return true;
@@ -553,11 +529,13 @@ private:
       if ((c.kind == ClientOp::Kind::Send || c.kind == ClientOp::Kind::Burst) &&
           std::find(keys.begin(), keys.end(), c.key) == keys.end())
         keys.push_back(c.key);
+    int attempt = 0;
     for (int key : keys) {
       if (completed_.count(key)) continue;
       const auto until = Clock::now() + milliseconds(spec_.policy.leaseMs) + kLeaseMargin;
       while (true) {
-        Flight& f = launch(0, "settle", key, key, keyValue(key), ClientOp::Wait::Answer);
+        // Round robin over the replicas, each live (a process that ended was replaced): a retry goes to any.
+        Flight& f = launch(attempt++ % s_.replicas + 1, 0, "settle", key, key, keyValue(key), ClientOp::Wait::Answer);
         pump([&] { return f.done.load(); });
         HttpAnswer a = f.answer;
         finish(f);
@@ -582,21 +560,14 @@ private:
   proxy::Hub hub_;
   TargetProcesses procs_;
   Clock::time_point started_;
-  std::optional<Server> server_;
-  int nserver_ = 0;
   int nrequest_ = 0;
   std::map<int, std::string> keys_; ///< event -> its Idempotency-Key (fresh per execution)
   std::set<int> sent_;              ///< keys sent with their own payload so far
   std::set<int> completed_;         ///< keys whose own payload got a final 2xx answer
   std::vector<std::unique_ptr<Flight>> flights_;
   Flight* late_ = nullptr;          ///< a request the client gave up on, held in flight
-  /// A server restart the live server process met, until that process ends (restartOutcome).
-  struct Restarted {
-    std::string fault, server;
-    int owner = 0;
-    int connections = 0; ///< its connections made before the restart
-  };
-  std::vector<Restarted> restarted_;
+  std::vector<Flight*> parked_;     ///< requests whose replica a hold holds: the client went on (http_holds)
+  HttpReplicas servers_;
 };
 
 } // namespace

@@ -45,8 +45,8 @@ public:
   Effect effect(const Fault& f) const override {
     return kPauseRelease.effect(f, Effect{Effect::Action::Pause, {}, {}, {}, {}, false});
   }
-  /// An HTTP server is stopped at its step as a consumer is; with one server process at a time, only for a
-  /// time (its own, or kHttpPauseMs): there is no other process whose point could end it.
+  /// An HTTP server is stopped at its step as a consumer is; with one replica only for a time (its own, or
+  /// kHttpPauseMs): there is no other process whose point could end it; with two, also until another's point.
   bool atHttpServer() const override { return true; }
   /// One more delivery: another consumer takes what the paused one holds, and the paused one finishes it.
   int weight() const override { return 1; }

@@ -140,16 +140,27 @@ std::vector<std::string> httpFaultKinds() {
   return kindNames([](const FaultKind& k) { return k.atHttpServer(); });
 }
 
-void requireHttpFaultKind(const std::string& kind, const std::string& what) {
-  if (faultKind(kind, what).atHttpServer()) return;
-  throw UsageError(fmt::format("{}: an HTTP scenario runs {} faults at its server's steps, not {} (one server process, "
-                               "no stream, no second process)", what, fmt::join(httpFaultKinds(), ", "), kind));
+void requireHttpFaultKind(const std::string& kind, const std::string& what, int replicas) {
+  if (faultKind(kind, what).atHttpServer() || (kind == "hold" && replicas >= 2)) return;
+  if (kind == "hold")
+    throw UsageError(fmt::format("{}: a hold needs a second server process to hold against: run two replicas or "
+                                 "more (--replicas 2, or \"replicas\": 2 in the schedule)", what));
+  throw UsageError(fmt::format("{}: an HTTP scenario runs {} faults at its server's steps, not {} (no stream, no "
+                               "consumer){}", what, fmt::join(httpFaultKinds(), ", "), kind,
+                               replicas >= 2 ? "; and hold, between its replicas" : ""));
 }
 
-void requireHttpFault(const Fault& f, const std::string& what) {
-  requireHttpFaultKind(f.kind, what);
-  if (f.kind == "pause" && f.args.size() == 3)
-    throw UsageError(fmt::format("{}: {}: an HTTP run has one server process, so a pause ends at a time "
+void requireHttpFault(const Fault& f, const std::string& what, int replicas) {
+  requireHttpFaultKind(f.kind, what, replicas);
+  std::vector<std::string> named;
+  if (!f.process.empty()) named.push_back(f.process);
+  if (!faultKind(f.kind, "fault").effect(f).until.empty()) named.push_back(f.args[0]);
+  for (const auto& p : named)
+    if (!isServerLabel(p))
+      throw UsageError(fmt::format("{}: {}: an HTTP run's processes are its server's, s1..s{} (its replicas) and the "
+                                   "ones that replace them, not {}", what, f.str(), replicas, p));
+  if (f.kind == "pause" && f.args.size() == 3 && replicas < 2)
+    throw UsageError(fmt::format("{}: {}: an HTTP run with one replica has one server process, so a pause ends at a time "
                                  "(pause:before|after:VERB#k[:MS]), not at another process's point",
                                  what, f.str()));
 }

@@ -216,6 +216,8 @@ public:
     h.append("harness", std::move(p));
     h.append("harness", ops::Initial{observedOf({{"effects", nlohmann::json::array()}, {"ledger", ledger(1000)}})});
   }
+  /// The server process the next requests are written to (a replica: s1, s2, …).
+  void to(const std::string& server) { server_ = server; }
   /// Writes request r with `key` (0: none) and payload `body`.
   int request(int key, int body, const std::string& role = "original", int burst = 0, bool afterRetention = false,
               int64_t agedMs = 0, bool reordered = false) {
@@ -229,7 +231,7 @@ public:
     r.keyValue = key > 0 ? fmt::format("\"k{}\"", key) : "";
     r.ref = fmt::format("ref-{}", body);
     r.wait = "answer";
-    r.server = "s1";
+    r.server = server_;
     r.burst = burst;
     r.afterRetention = afterRetention;
     r.agedMs = agedMs;
@@ -289,6 +291,7 @@ private:
     return nlohmann::json::array({nlohmann::json::array({"sku-1", std::to_string(stock)})});
   }
   int n_ = 0;
+  std::string server_ = "s1";
   std::map<std::string, int> k_;
 };
 

@@ -251,3 +251,16 @@ TEST_CASE("http checkers: replays compared as the policy says: as JSON by defaul
   auto rs = judge(h, {{1, 1}}, 999, "", bytes);
   CHECK(kinds(rs) == std::set<std::string>{"replay-mismatch"});
 }
+
+TEST_CASE("http checkers: a double effect across replicas names the replica each request went to", "[http]") {
+  HttpHistoryBuilder h(1);
+  const int r1 = h.request(1, 1, "original", 1);
+  h.to("s2");
+  const int r2 = h.request(1, 1, "retry", 2);
+  h.answer(r1, 201, kCreated, "/orders/1");
+  h.answer(r2, 201, R"({"id":2,"status":"created"})", "/orders/2");
+  auto rs = judge(h, {{1, 2}}, 998);
+  const auto& v = result(rs, "http:exactly-once").violations.at(0);
+  CHECK(v.kind == "double-effect");
+  CHECK_THAT(v.message, Catch::Matchers::Contains("(2 requests with it: r1 (s1), r2 (s2))"));
+}

@@ -84,8 +84,12 @@ TEST_CASE("client ops: an HTTP schedule runs one server process and the fault ki
   };
   json three = s;
   three["consumers"] = 3;
-  CHECK(error(three) == "s.json: field 'consumers': 3 consumers: an HTTP schedule runs one server process; leave consumers out");
-  for (const char* f : {"forget:after:COMMIT#1", "hold:c1:before:COMMIT#1:100", "age:after:COMMIT#1"}) {
+  CHECK(error(three) ==
+        "s.json: field 'consumers': 3 consumers: an HTTP schedule runs server replicas (\"replicas\"); leave consumers out");
+  json hold = s;
+  hold["faults"] = {"hold:s1:before:COMMIT#1:100"};
+  CHECK(error(hold).find("s.json: field 'faults[0]': a hold needs a second server process to hold against") == 0);
+  for (const char* f : {"forget:after:COMMIT#1", "age:after:COMMIT#1"}) {
     json x = s;
     x["faults"] = {f};
     INFO(f);
@@ -93,8 +97,11 @@ TEST_CASE("client ops: an HTTP schedule runs one server process and the fault ki
                         "faults at its server's steps, not ") != std::string::npos);
   }
   json point = s;
+  point["faults"] = {"pause:before:COMMIT#1:s2:after:COMMIT#1"};
+  CHECK(error(point).find("an HTTP run with one replica has one server process, so a pause ends at a time") != std::string::npos);
   point["faults"] = {"pause:before:COMMIT#1:c2:after:COMMIT#1"};
-  CHECK(error(point).find("an HTTP run has one server process, so a pause ends at a time") != std::string::npos);
+  CHECK(error(point).find("an HTTP run's processes are its server's, s1..s1 (its replicas) and the ones that replace "
+                          "them, not c2") != std::string::npos);
   json ok = s;
   ok["faults"] = {"after:COMMIT#1",        "drop:before:INSERT#1",     "delay:after:UPDATE#1:100", "error:before:SELECT#1",
                   "restart:after:COMMIT#2:pg", "pause:before:COMMIT#3", "pause:after:INSERT#2:200"};
@@ -121,4 +128,65 @@ TEST_CASE("client ops: a send aged within the retention, or reordered, maps to J
         "s.json: field 'client[0].aged_ms': after_retention already waits out the retention");
   CHECK(opError({{"op", "no-key"}, {"body", 1}, {"reordered", true}}) ==
         "s.json: field 'client[0].reordered': only a send reorders its payload's fields");
+}
+
+TEST_CASE("client ops: replicas, a request's replica and a split burst map to JSON and back", "[plan]") {
+  json s = json::parse(R"({"version": 2, "scenario": "orders", "events": [{"n": 1}], "replicas": 2,
+                           "client": [{"op": "send", "key": 1, "replica": 2},
+                                      {"op": "burst", "key": 1, "copies": 3, "split": true}],
+                           "faults": ["kill:s2:after:COMMIT#1", "hold:s1:before:COMMIT#1:s2:after:COMMIT#1"]})");
+  Schedule x = scheduleFromJson(s, "s.json");
+  CHECK(x.replicas == 2);
+  CHECK(x.client[0].replica == 2);
+  CHECK(x.client[1].split);
+  CHECK(x.faults[0].process == "s2");
+  CHECK(x.faults[1].args == std::vector<std::string>{"s2", "after", "COMMIT#1"});
+  CHECK(x.summary() == "2 requests [send 1 to s2, burst 3 of 1 split], faults [s2:after:COMMIT#1, "
+                       "hold:s1:before:COMMIT#1:s2:after:COMMIT#1], 2 replicas");
+  json back = x;
+  CHECK(back["replicas"] == 2);
+  CHECK(back["client"][0]["replica"] == 2);
+  CHECK(back["client"][1]["split"] == true);
+  CHECK(scheduleFromJson(back, "s.json").client == x.client);
+  // The copies of a split burst go round robin from its replica; a send to its own.
+  CHECK(x.client[1].replicaOf(1, 2) == 1);
+  CHECK(x.client[1].replicaOf(2, 2) == 2);
+  CHECK(x.client[1].replicaOf(3, 2) == 1);
+  CHECK(x.client[0].replicaOf(1, 2) == 2);
+  CHECK(ClientOp{}.replicaOf(1, 3) == 1);
+  // One replica by default: nothing written.
+  json one = scheduleFromJson(json::parse(R"({"version": 2, "scenario": "o", "events": [{"n": 1}],
+                                             "client": [{"op": "send", "key": 1}]})"), "s.json");
+  CHECK(!one.contains("replicas"));
+}
+
+TEST_CASE("client ops: a bad replicas, replica or split is one line naming the field", "[plan]") {
+  auto error = [](const std::string& text) {
+    try {
+      Schedule x = scheduleFromJson(json::parse(text), "s.json");
+      checkFaultProcesses(x, [](size_t i) { return "s.json: field 'faults[" + std::to_string(i) + "]'"; });
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string head = R"({"version": 2, "scenario": "orders", "events": [{"n": 1}], )";
+  CHECK(error(head + R"("replicas": 4, "client": [{"op": "send", "key": 1}]})") ==
+        "s.json: field 'replicas': 4 is not a whole number from 1 to 3");
+  CHECK(error(head + R"("replicas": 0, "client": [{"op": "send", "key": 1}]})") ==
+        "s.json: field 'replicas': 0 is not a whole number from 1 to 3");
+  CHECK(error(head + R"("client": [{"op": "send", "key": 1, "replica": 2}]})") ==
+        "s.json: field 'client[0].replica': replica 2 of a schedule with 1 replica (\"replicas\")");
+  CHECK(error(head + R"("client": [{"op": "send", "key": 1, "split": true}]})") ==
+        "s.json: field 'client[0].split': only a burst's copies are split across the replicas");
+  CHECK(error(head + R"("stream": [1], "replicas": 2})").find("s.json: field 'replicas': only an HTTP schedule") == 0);
+  CHECK(error(head + R"("replicas": 2, "client": [{"op": "send", "key": 1}], "faults": ["kill:s4:after:COMMIT#1"]})") ==
+        "s.json: field 'faults[0]': 's4:after:COMMIT#1' names process s4, which no run of this schedule starts: 2 "
+        "replicas (s1..s2) and at most 0 replacements by its other faults");
+  CHECK(error(head + R"("replicas": 2, "client": [{"op": "send", "key": 1}], "faults": ["after:COMMIT#1", "kill:s3:after:COMMIT#2"]})")
+            .empty());
+  CHECK(error(head + R"("replicas": 2, "client": [{"op": "send", "key": 1}], "faults": ["kill:c1:after:COMMIT#1"]})")
+            .find("an HTTP run's processes are its server's") != std::string::npos);
+  CHECK(error(head + R"("stream": [1], "faults": ["kill:s1:after:COMMIT#1"]})")
+            .find("sN names an HTTP server process") != std::string::npos);
 }

@@ -39,8 +39,8 @@ TEST_CASE("fault: kill points are kills, printed as they were written") {
 
 TEST_CASE("fault: bad text names the flag and says the form") {
   CHECK(usageError([] { Fault::parse("after:COMMIT", "--crash"); }) ==
-        "--crash: 'after:COMMIT': missing '#k' (expected [KIND:][cN:|rN:]before|after:VERB#k[:ARG...], e.g. "
-        "after:COMMIT#3 or drop:after:XACK#2 or c2:after:COMMIT#1 or kill:r1:after:COMMIT#1; kinds: kill, drop, delay, error, forget, restart, hold, timekill, rebalance, age, "
+        "--crash: 'after:COMMIT': missing '#k' (expected [KIND:][cN:|rN:|sN:]before|after:VERB#k[:ARG...], e.g. "
+        "after:COMMIT#3 or drop:after:XACK#2 or c2:after:COMMIT#1 or kill:r1:after:COMMIT#1 or kill:s2:after:COMMIT#1; kinds: kill, drop, delay, error, forget, restart, hold, timekill, rebalance, age, "
         "pause)");
   CHECK(usageError([] { Fault::parse("sideways:COMMIT#1"); }).find("'sideways' is no fault kind, nor before or after") !=
         std::string::npos);

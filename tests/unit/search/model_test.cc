@@ -248,6 +248,57 @@ TEST_CASE("HTTP: the kind of a drawn fault shrinks toward the first of --faults,
   CHECK(materialize(s, sc, km, 1, p).faults[0].str() == "after:COMMIT#1");
 }
 
+TEST_CASE("HTTP replicas: routes send requests and split bursts, holds name replicas, one replica draws none") {
+  auto sc = builtin("orders");
+  KillModel km = KillModel::fromLines({{"SELECT", {0, 1}}, {"INSERT", {0, 1}}, {"COMMIT", {0, 1}}});
+  ModelParams p;
+  Shape s;
+  s.events.resize(1);
+  Shape::Request burst;
+  burst.kind = 1;
+  s.requests = {Shape::Request{}, Shape::Request{}, burst};
+  s.routes = {0, 1, 3};
+  Shape::Hold hold;
+  hold.verb = 2; // COMMIT
+  hold.release = 2;
+  s.holds = {hold};
+  s.replicas = 1;
+  Schedule one = materialize(s, sc, km, 1, p);
+  CHECK(one.replicas == 1);
+  CHECK(one.faults.empty());
+  for (const auto& c : one.client) CHECK((c.replica == 0 && !c.split));
+  s.replicas = 2;
+  Schedule two = materialize(s, sc, km, 1, p);
+  CHECK(two.replicas == 2);
+  CHECK(two.client[0].replica == 0);
+  CHECK(two.client[1].replica == 2);
+  CHECK(two.client[2].split);
+  REQUIRE(two.faults.size() == 1);
+  CHECK(two.faults[0].kind == "hold");
+  CHECK(two.faults[0].process == "s1");
+  CHECK(two.faults[0].point() == "s1:before:COMMIT#1");
+  if (!two.faults[0].args.empty()) CHECK(two.faults[0].args[0] == "s2"); // released at the other replica's point
+  // The schedule reads back: its holds are refused with one replica only.
+  CHECK(scheduleFromJson(nlohmann::json(two), "round trip").client == two.client);
+
+  // Drawn: every count of 1..3 with the range, none above it; with one replica the shapes stay as before.
+  p.maxReplicas = 3;
+  p.maxHolds = 0; // check draws holds only with --faults …,hold
+  auto gen = shapeGen(sc, km, p);
+  std::set<int> counts;
+  for (uint64_t i = 0; i < 60; ++i) counts.insert(materialize(generateCase(gen, 7, i).value(), sc, km, 7, p).replicas);
+  CHECK(counts == std::set<int>{1, 2, 3});
+  ModelParams single;
+  auto before = shapeGen(sc, km, single);
+  for (uint64_t i = 0; i < 20; ++i) {
+    Schedule a = materialize(generateCase(before, 7, i).value(), sc, km, 7, single);
+    Schedule b = materialize(generateCase(gen, 7, i).value(), sc, km, 7, single);
+    b.replicas = 1;
+    for (auto& c : b.client) c.replica = 0, c.split = false;
+    CHECK(a.summary() == b.summary()); // the routes are drawn after the rest: the same requests and faults
+  }
+}
+
 namespace {
 
 /// A history of a consumer c1 and a relay r1: (process, verb, summary) in order.

@@ -1,0 +1,139 @@
+#include "supervisor/http_replicas.h"
+
+#include "supervisor/http_client.h"
+
+#include "core/ports.h"
+
+#include <fmt/format.h>
+
+#include <future>
+#include <thread>
+
+namespace idem {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr size_t kHttpServerLogCap = 1 << 20;
+/// How long a health check may take before it is asked again.
+constexpr milliseconds kHealthWait{1000};
+
+} // namespace
+
+HttpReplicas::HttpReplicas(Workspace::Impl& ws, History& h, Controller& ctl, proxy::Hub& hub, TargetProcesses& procs,
+                           int replicas, std::function<void()> tend, std::function<milliseconds()> remaining)
+    : ws_(ws), h_(h), ctl_(ctl), hub_(hub), procs_(procs), tend_(std::move(tend)), remaining_(std::move(remaining)),
+      servers_(static_cast<size_t>(std::max(1, replicas))) {}
+
+void HttpReplicas::start() {
+  for (int r = 1; r <= count(); ++r) startOne(r, "first");
+}
+
+void HttpReplicas::startOne(int replica, const char* why) {
+  const auto& opt = ws_.options;
+  if (nserver_ >= opt.max_processes)
+    throw HttpRunLimit{"restart-bound", fmt::format("restart bound of {} server processes reached; raise --max-processes",
+                                                    opt.max_processes)};
+  const auto& spec = *ws_.scenario.http;
+  Server p;
+  p.owner = ++nserver_;
+  p.label = fmt::format("s{}", nserver_);
+  p.port = freeListenPort();
+  ctl_.addProcess(p.owner, p.label);
+  // The name it is given is its replica's: s3 replacing s1 serves replica 1 ("s1").
+  procs_.start(p, fmt::format("s{}", replica),
+               {{"PORT", std::to_string(p.port)}, {"IDEMPOTENCY_LEASE_MS", std::to_string(spec.policy.leaseMs)},
+                {"IDEMPOTENCY_PAYLOAD_EQUIVALENCE", spec.policy.payloadEquivalence},
+                {"DEDUP_TTL_MS", ws_.target.dedupTtlMs ? std::to_string(*ws_.target.dedupTtlMs) : ""}},
+               kHttpServerLogCap, "server", why);
+  auto& slot = servers_.at(static_cast<size_t>(replica - 1));
+  slot = std::move(p);
+  waitReady(*slot);
+}
+
+void HttpReplicas::waitReady(Server& s) {
+  const auto& opt = ws_.options;
+  const auto since = Clock::now();
+  while (true) {
+    tend_();
+    if (auto es = s.child.poll()) {
+      procs_.ended(s, *es, "self");
+      throw std::runtime_error(fmt::format("server {} exited before it was ready ({}); see its log", s.label, es->str()));
+    }
+    if (ready(s)) return;
+    if (remaining_().count() == 0) throw HttpRunLimit{"deadline", fmt::format("server {} not ready at the deadline", s.label)};
+    if (Clock::now() - since > opt.start_timeout)
+      throw HttpRunLimit{"start-timeout",
+                         ws_.target.health.empty()
+                             ? fmt::format("server {} did not accept a connection on 127.0.0.1:{} (its PORT) within {} "
+                                           "ms; raise --start-timeout", s.label, s.port, opt.start_timeout.count())
+                             : fmt::format("server {} did not answer GET {} with a 2xx on 127.0.0.1:{} (its PORT) within "
+                                           "{} ms; raise --start-timeout", s.label, ws_.target.health, s.port,
+                                           opt.start_timeout.count())};
+    std::this_thread::sleep_for(milliseconds(5)); // a process binding its port: nothing to wait on but time
+  }
+}
+
+bool HttpReplicas::ready(const Server& s) {
+  auto c = std::make_shared<HttpCall>(s.port, "GET", ws_.target.health.empty() ? "/" : ws_.target.health,
+                                      std::map<std::string, std::string>{}, "");
+  if (ws_.target.health.empty()) return c->connect();
+  // A server may accept before it answers: its health check gets a second, then is cancelled and asked again.
+  auto answered = std::async(std::launch::async, [c] {
+    if (!c->connect() || !c->write()) return false;
+    auto a = c->read();
+    return a.outcome == "answered" && a.status >= 200 && a.status < 300;
+  });
+  if (answered.wait_for(kHealthWait) != std::future_status::ready) c->cancel();
+  return answered.get();
+}
+
+void HttpReplicas::check() {
+  for (int r = 1; r <= count(); ++r) {
+    auto& slot = servers_[static_cast<size_t>(r - 1)];
+    if (!slot) continue;
+    auto st = ctl_.state(slot->owner);
+    const bool killed = st.killed && !st.killPoint.empty();
+    std::optional<ExitStatus> es =
+        killed ? slot->child.waitFor(std::min(milliseconds(5000), remaining_())) : slot->child.poll();
+    if (!es) continue;
+    procs_.ended(*slot, *es, killed ? "harness" : "self");
+    restartOutcome(*slot, killed ? "" : es->str());
+    hub_.close(slot->owner);
+    slot.reset();
+    startOne(r, killed ? "after-kill" : "after-exit");
+  }
+}
+
+void HttpReplicas::stop() {
+  for (auto& slot : servers_) {
+    if (!slot) continue;
+    procs_.stop(*slot, std::min(ws_.options.grace, std::max(remaining_(), milliseconds(100))));
+    restartOutcome(*slot, "");
+    hub_.close(slot->owner);
+    slot.reset();
+  }
+}
+
+void HttpReplicas::restarting(const Fault& f, const std::string& server) {
+  for (const auto& slot : servers_)
+    if (slot) restarted_.push_back({f.str(), server, slot->owner, hub_.connections(slot->owner)});
+}
+
+void HttpReplicas::restartOutcome(const Server& s, const std::string& exit) {
+  for (auto it = restarted_.begin(); it != restarted_.end();) {
+    if (it->owner != s.owner) {
+      ++it;
+      continue;
+    }
+    std::string what = hub_.connections(s.owner) > it->connections
+                           ? fmt::format("{} reconnected", s.label)
+                           : !exit.empty() ? fmt::format("{} exited ({}) and was replaced", s.label, exit)
+                                           : fmt::format("{} made no new connection", s.label);
+    h_.append(s.label, ops::Note{fmt::format("after the {} restart ({}): {}", it->server, it->fault, what)});
+    it = restarted_.erase(it);
+  }
+}
+
+} // namespace idem

@@ -1,0 +1,150 @@
+/// Replicas of an HTTP server (docs/http-contract.md, "Replicas"), through the real binary: requests, a
+/// retry and a split burst sent to replicas the schedule names, a kill of one replica while the other
+/// serves, a hold of one replica until the other passes its COMMIT, check drawing 1-3 replicas with every
+/// fault kind, and the Flask target (tests/targets/py-orders) with two replicas.
+#include "support.h"
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <set>
+
+using namespace itest;
+
+namespace http_replicas_itest {
+
+/// A schedule file of `scenario` with two payloads, `replicas` replicas, these requests and these faults.
+std::string scheduleFile(const std::string& name, int replicas, const nlohmann::json& client,
+                         const nlohmann::json& faults = nlohmann::json::array(), const std::string& scenario = "orders") {
+  nlohmann::json s = nlohmann::json::parse(R"({"version": 2, "events": [
+      {"n": 1, "fields": {"customer": "alice", "sku": "sku-1", "qty": "2", "amount": "4500"}},
+      {"n": 2, "fields": {"customer": "bob", "sku": "sku-2", "qty": "1", "amount": "1200"}}]})");
+  s["scenario"] = scenario;
+  s["replicas"] = replicas;
+  s["client"] = client;
+  s["faults"] = faults;
+  auto path = scratchPath("http-replicas-" + name + ".json");
+  std::ofstream(path) << s.dump(2);
+  return path.string();
+}
+
+const nlohmann::json& historyOf(const Result& r) { return r.report["runs"][0]["history"]; }
+
+/// The processes the client wrote its requests to, in order.
+std::vector<std::string> requestServers(const Result& r) {
+  std::vector<std::string> out;
+  for (const auto& op : historyOf(r))
+    if (op["type"] == "request") out.push_back(op["value"]["server"]);
+  return out;
+}
+
+/// The history index of `process`'s first step of `verb`, or -1.
+long firstStep(const Result& r, const std::string& process, const std::string& verb) {
+  for (const auto& op : historyOf(r))
+    if (op["type"] == "step" && op["process"] == process && op["value"]["verb"] == verb) return op["index"].get<long>();
+  return -1;
+}
+
+std::set<std::string> kindsOf(const nlohmann::json& report) {
+  std::set<std::string> out;
+  for (const auto& v : report["violations"]) out.insert(v["kind"].get<std::string>());
+  return out;
+}
+
+TEST_CASE("http replicas: requests go where the schedule says, a killed replica is replaced, a hold waits for s2",
+          "[http]") {
+  const nlohmann::json send1 = {{"op", "send"}, {"key", 1}};
+  nlohmann::json to2 = send1;
+  to2["replica"] = 2;
+  nlohmann::json send2to2 = {{"op", "send"}, {"key", 2}, {"replica", 2}};
+  nlohmann::json send2 = {{"op", "send"}, {"key", 2}};
+  // s2 dies at its first COMMIT (key 1 replayed); s3 takes its replica: key 2 goes to s3, its retry to s1.
+  Result killed = clean({"replay", scheduleFile("kill", 2, {send1, to2, send2to2, send2}, {"kill:s2:after:COMMIT#1"}),
+                         "--target", target("http-correct")});
+  INFO(killed.out << killed.err);
+  CHECK(killed.status == 0);
+  const auto servers = requestServers(killed);
+  REQUIRE(servers.size() >= 4);
+  CHECK(std::vector<std::string>(servers.begin(), servers.begin() + 4) == std::vector<std::string>{"s1", "s2", "s3", "s1"});
+  bool replaced = false;
+  for (const auto& op : historyOf(killed))
+    if (op["type"] == "spawn" && op["process"] == "s3") replaced = op["value"]["consumer"] == "s2";
+  CHECK(replaced); // s3 serves replica 2
+  CHECK(firstStep(killed, "s2", "COMMIT") >= 0);
+
+  // s1 held before its COMMIT while the client goes on: s2 commits key 2 first, then s1 goes on.
+  Result held = clean({"replay", scheduleFile("hold", 2, {send1, send2to2}, {"hold:s1:before:COMMIT#1:s2:after:COMMIT#1"}),
+                       "--target", target("http-correct")});
+  INFO(held.out << held.err);
+  CHECK(held.status == 0);
+  const long s1Commit = firstStep(held, "s1", "COMMIT"), s2Commit = firstStep(held, "s2", "COMMIT");
+  REQUIRE(s1Commit >= 0);
+  REQUIRE(s2Commit >= 0);
+  CHECK(s2Commit < s1Commit);
+
+  // The same hold after check-then-insert's SELECT: both replicas find key 1 unused and both insert.
+  Result race = clean({"replay", scheduleFile("race", 2, {send1, to2}, {"hold:s1:after:SELECT#1:s2:after:COMMIT#1"}),
+                       "--target", target("http-check-then-insert")});
+  INFO(race.out << race.err);
+  CHECK(race.status == 1);
+  CHECK(kindsOf(race.report).count("double-effect") == 1);
+
+  // One replica: a hold has no second process to hold against; a replica beyond the schedule's is refused.
+  Result refused = idemproof({"replay", scheduleFile("refused", 1, nlohmann::json::array({send1}), {"hold:s1:before:COMMIT#1"}), "--target",
+                              target("http-correct")});
+  INFO(refused.out << refused.err);
+  CHECK(refused.status == 2);
+  CHECK(refused.err.find("a hold needs a second server process") != std::string::npos);
+  Result flag = idemproof({"run", "--target", target("http-correct"), "--scenario", "orders", "--replicas", "4"});
+  INFO(flag.out << flag.err);
+  CHECK(flag.status == 2);
+  CHECK(flag.err.find("--replicas") != std::string::npos);
+}
+
+TEST_CASE("http replicas: a burst split across two replicas of check-then-insert is a double effect, shrunk to "
+          "two replicas", "[http]") {
+  Result split = clean({"replay", scheduleFile("split", 2, {{{"op", "burst"}, {"key", 1}, {"copies", 2}, {"split", true}}}),
+                        "--target", target("http-check-then-insert")});
+  INFO(split.out << split.err);
+  CHECK(split.status == 1);
+  CHECK(kindsOf(split.report).count("double-effect") == 1);
+  CHECK(requestServers(split) == std::vector<std::string>{"s1", "s2"});
+  CHECK(firstStep(split, "s1", "INSERT") >= 0);
+  CHECK(firstStep(split, "s2", "INSERT") >= 0);
+
+  Result cx = clean({"check", "--target", target("http-check-then-insert"), "--scenario", "orders", "--replicas", "2",
+                     "--seed", "4", "--runs", "5"});
+  INFO(cx.out << cx.err);
+  REQUIRE(cx.status == 1);
+  CHECK(kindsOf(cx.report).count("double-effect") == 1);
+  const auto& s = cx.report["check"]["counterexample"]["schedule"];
+  CHECK(s["replicas"] == 2);
+  REQUIRE(s["client"].size() == 1);
+  CHECK(s["client"][0]["op"] == "burst");
+  CHECK(cx.out.find("\"replicas\"") == std::string::npos); // the file carries it: the replay command needs no flag
+}
+
+TEST_CASE("http replicas: correct passes check with every fault kind and 1-3 replicas, py-orders with two", "[http]") {
+  Result check = clean({"check", "--target", target("http-correct"), "--scenario", "orders", "--seed", "9", "--runs", "8",
+                        "--no-class-sweep", "--faults", "kill,drop,delay,error,restart,pause,hold"});
+  INFO(check.out << check.err);
+  CHECK(check.status == 0);
+  CHECK(check.report["check"]["passed"] == 8);
+  CHECK(check.out.find("1..3 server replicas") != std::string::npos);
+  CHECK(check.out.find("hold: ") != std::string::npos); // holds between replicas were drawn and fired
+
+  const std::string orders409 = (repo() / "tests" / "scenarios" / "orders-409.json").string();
+  nlohmann::json client = {{{"op", "send"}, {"key", 1}},
+                           {{"op", "send"}, {"key", 1}, {"replica", 2}},
+                           {{"op", "burst"}, {"key", 2}, {"copies", 4}, {"split", true}},
+                           {{"op", "send"}, {"key", 2}, {"replica", 2}}};
+  Result py = clean({"replay", scheduleFile("py", 2, client, {"kill:s2:after:COMMIT#1"}, "orders-409"), "--target",
+                     testTarget("py-orders"), "--scenario", orders409});
+  INFO(py.out << py.err);
+  CHECK(py.status == 0);
+  Result run = clean({"run", "--target", testTarget("py-orders"), "--scenario", orders409, "--replicas", "2"});
+  INFO(run.out << run.err);
+  CHECK(run.status == 0);
+}
+
+} // namespace http_replicas_itest
