@@ -114,7 +114,11 @@ struct Options {
   std::set<std::string> leaveOut;
   std::string runPrefix; ///< prefix of run ids ("wallet/" in the demo)
   std::string scenario;  ///< RunRecord::scenario (demo)
-  /// compare --shard: run only the cells k (targets outer, classes inner, as Comparison::compare's
+  /// The sink policies each target runs under, a column per target and policy ("honour", "ignore": the
+  /// provider honours idempotency keys or ignores them); empty: one column per target, under the
+  /// session's policy. sinkPoliciesToCompare gives the commands' default.
+  std::vector<std::string> sinkPolicies;
+  /// compare --shard: run only the cells k (columns outer, classes inner, as Comparison::compare's
   /// "cells") with k % N == I; the fault-free baselines run in every shard, since the classes come from
   /// their traces. The other cells are n/a in this shard's matrix; `idemproof merge` puts them together.
   std::optional<Shard> shard;
@@ -129,9 +133,25 @@ struct Comparison {
   size_t schedules = 0;
 };
 
+/// A column of the matrix: a target, under one sink policy when the comparison has that axis.
+struct Column {
+  size_t target = 0;      ///< index into the session's targets
+  std::string name;       ///< the target's name
+  std::string sinkPolicy; ///< "" without the axis (Options::sinkPolicies)
+};
+
+/// The columns of targets `names` under `sinkPolicies`: targets outer, policies inner (one column per
+/// target when there is no policy).
+std::vector<Column> columnsOf(const std::vector<std::string>& names, const std::vector<std::string>& sinkPolicies);
+
+/// The sink policies compare and demo run each target under: none (the session's policy) for a scenario
+/// without a sink or when --sink-policy names one; both, honour and ignore, for a scenario with a sink
+/// otherwise (docs/sink.md, "compare: both policies").
+std::vector<std::string> sinkPoliciesToCompare(const Scenario& sc, const CommonArgs& args);
+
 /// One judged schedule of a comparison, as the matrix sees it.
 struct JudgedCell {
-  size_t target = 0;      ///< index into the targets
+  size_t target = 0;      ///< index into the columns
   std::string cls;        ///< Class::id
   std::string id;         ///< the run's id
   Verdict verdict = Verdict::Unknown; ///< pass | fail | unknown | error
@@ -141,17 +161,17 @@ struct JudgedCell {
   std::string pattern = {};   ///< the short name of its first violation's anti-pattern, "" when none
 };
 
-/// The matrix: one cell per class x target (n/a where the target has no schedule of the class), each
+/// The matrix: one cell per class x column (n/a where the target has no schedule of the class), each
 /// fail > unknown > pass over its schedules with the counts of both; a target's verdict; and whether any
 /// cell holds an unknown schedule — also beside a failure, so that no unknown is hidden.
 struct Matrix {
-  std::vector<CompareCell> cells;     ///< in the order of targets, then classes
-  std::vector<CompareTarget> targets; ///< their manifests left empty here
+  std::vector<CompareCell> cells;     ///< in the order of columns, then classes
+  std::vector<CompareTarget> targets; ///< one per column, their manifests left empty here
   std::vector<std::optional<size_t>> examples; ///< per cell: the judged schedule shown for it
   Verdict verdict = Verdict::Unknown; ///< fail > unknown > pass over the targets
   bool unknownCells = false;
 };
-Matrix matrixOf(const std::vector<Class>& classes, const std::vector<std::string>& targets,
+Matrix matrixOf(const std::vector<Class>& classes, const std::vector<Column>& columns,
                 const std::vector<JudgedCell>& judged);
 
 /// The fault kinds compare and demo run besides kill when --faults is not given: drop, delay, error,
@@ -161,7 +181,8 @@ std::vector<std::string> defaultFaultKinds(const CommonArgs& args);
 /// Runs every class against every target of `session` and judges each schedule.
 Comparison compareTargets(Session& session, const Options& o, Progress& progress);
 
-/// The matrix as a terminal table: classes x targets, then the costs.
+/// The matrix as a terminal table: classes x columns (a second header line names each column's sink policy
+/// when the comparison has that axis), then the costs.
 std::string terminalTable(const CompareSection& compare);
 
 } // namespace idem::compare
