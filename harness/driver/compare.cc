@@ -70,7 +70,7 @@ std::string replayCommandOf(const Session& session, const Schedule& s, size_t ta
   std::string name = id;
   for (char& c : name)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') c = '_';
-  const std::filesystem::path dir = session.reportDir() / "schedules";
+  const std::filesystem::path dir = std::filesystem::absolute(session.reportDir() / "schedules").lexically_normal();
   std::filesystem::create_directories(dir);
   const std::filesystem::path file = dir / (name + ".json");
   nlohmann::json j = s;
