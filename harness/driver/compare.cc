@@ -101,6 +101,19 @@ std::vector<Column> columnsOf(const std::vector<std::string>& names, const std::
   return out;
 }
 
+const ClassedPoint& lastAcknowledgement(const std::vector<ClassedPoint>& points, const std::set<int64_t>& acks) {
+  for (auto p = points.rbegin(); p != points.rend(); ++p)
+    if (acks.count(p->opIndex) && p->fault.when == When::After) return *p;
+  return points.back();
+}
+
+std::set<int64_t> acksOf(const std::vector<Op>& history) {
+  std::set<int64_t> out;
+  for (const auto& [op, s] : recordsOf<ops::Step>(history))
+    if (!s->acked.empty()) out.insert(op->index);
+  return out;
+}
+
 std::vector<std::string> sinkPoliciesToCompare(const Scenario& sc, const CommonArgs& args) {
   if (!sc.sink || !args.sinkPolicy.empty()) return {};
   return {"honour", "ignore"};
@@ -211,6 +224,7 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
     // (Both lists first: jobs grows below, and `base` lives in it.)
     std::vector<std::vector<ClassedPoint>> classed{classifyKillPoints(base.history.ops()),
                                                    classifyFaultPoints(base.history.ops(), o.faults, o.delayMs)};
+    const std::set<int64_t> acks = acksOf(base.history.ops());
     auto raced = o.races ? raceSchedules(sc, forColumn(defaultScheduleFor(session, targets[t].name, 2), col), base.history.ops(),
                                          o.racePerClass < 0 ? o.perClass : o.racePerClass)
                          : std::vector<RaceSchedule>{};
@@ -235,7 +249,7 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
         // the producer then retries event 1 in a phase of its own.
         const bool late = which == 1 && faultKind(points.front().fault.kind, "--faults").judgedByLateRetry();
         auto picked = which == 0 ? sample(points, o.perClass)
-                      : late     ? std::vector<ClassedPoint>{points.back()}
+                      : late     ? std::vector<ClassedPoint>{lastAcknowledgement(points, acks)}
                                  : sampleCentered(points, o.perClass);
         for (const auto& p : picked) {
           const std::vector<int> counts = which == 0 || sc.http ? std::vector<int>{1} // one server process

@@ -26,6 +26,7 @@ struct ClassedPoint {
   Fault fault;
   Class cls;
   std::string server, detail;
+  int64_t opIndex = -1; ///< its step's Op::index in the fault-free history (TracePoint::opIndex)
 };
 
 /// The kill points of a fault-free history (history/trace.h: the points sweep runs), each in its class: the
@@ -45,6 +46,16 @@ std::vector<ClassedPoint> sample(const std::vector<ClassedPoint>& points, int n)
 /// At most `n` of `points` (all when n <= 0 or there are fewer), each the middle of one of n equal parts:
 /// a fault class spans the whole trace, and its middle parts are the consumer's work, not its start-up.
 std::vector<ClassedPoint> sampleCentered(const std::vector<ClassedPoint>& points, int n);
+
+/// The Op::index of each step of `history` that acknowledged entries.
+std::set<int64_t> acksOf(const std::vector<Op>& history);
+
+/// The point of a class judged by a later retry (FaultKind::judgedByLateRetry: age): after the trace's last
+/// acknowledgement (`acks`: acksOf the fault-free history; XACK on Valkey, the last offset commit on Kafka),
+/// once every event was handled; the last of `points` when none is there. Not simply the last point: a
+/// consumer's shutdown steps (a Kafka member's LeaveGroup as it closes) come after it, and a run that retries
+/// an event in a later phase keeps its consumer alive, so a fault at one never fires. `points` is not empty.
+const ClassedPoint& lastAcknowledgement(const std::vector<ClassedPoint>& points, const std::set<int64_t>& acks);
 
 /// A generated class and its schedules (the same for every target).
 struct Generated {

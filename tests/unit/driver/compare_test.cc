@@ -254,6 +254,20 @@ TEST_CASE("compare: under both sink policies a target is two columns, each folde
   CHECK(row.rfind("pass") < row.rfind("FAIL")); // keyed: honour passes, ignore fails
 }
 
+TEST_CASE("compare: a class judged by a later retry runs after the last acknowledgement, not a shutdown step") {
+  auto point = [](const std::string& text, int64_t op) {
+    ClassedPoint p;
+    p.fault = Fault::parse(text, "test");
+    p.opIndex = op;
+    return p;
+  };
+  // A Kafka member's trace: its last offset commit, then the LeaveGroup it sends as it closes.
+  const std::vector<ClassedPoint> points{point("age:before:COMMIT_OFFSET#2", 7), point("age:after:COMMIT_OFFSET#2", 7),
+                                         point("age:before:LEAVE_GROUP#1", 9), point("age:after:LEAVE_GROUP#1", 9)};
+  CHECK(lastAcknowledgement(points, {3, 7}).fault.str() == "age:after:COMMIT_OFFSET#2");
+  CHECK(lastAcknowledgement(points, {}).fault.str() == "age:after:LEAVE_GROUP#1"); // none acknowledged: the last
+}
+
 TEST_CASE("seeds: a generated schedule and a shuffled stream are pinned to their seed, on any standard library") {
   Scenario sc = wallet();
   Schedule s = generatedSchedule(sc, 6, 42);
