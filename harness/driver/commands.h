@@ -38,6 +38,9 @@ Schedule generatedSchedule(const Scenario& sc, int events, uint64_t seed);
 /// (scenario/decodable.h) unless --scenario-values.
 Schedule defaultScheduleFor(const Session& session, const std::string& target, int kills);
 
+/// `s` as one word of a POSIX shell: as is when it needs no quoting, else in single quotes.
+std::string shellQuote(const std::string& s);
+
 /// The line printed on stderr for a run that could not be judged: its error and where the consumers' output
 /// was kept (`logs`: label -> path relative to the report dir, as Session::writeLogs returns).
 std::string errorLine(const std::string& error, const std::map<std::string, std::string>& logs,

@@ -13,6 +13,9 @@
 #include <fmt/ranges.h>
 
 #include <atomic>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <thread>
@@ -22,7 +25,8 @@ namespace idem::compare {
 namespace {
 
 struct Job {
-  size_t target = 0;
+  size_t column = 0; ///< index into the columns (columnsOf)
+  size_t target = 0; ///< index into the session's targets
   std::string cls, id, title;
   Schedule schedule;
   Judged result;
@@ -58,20 +62,77 @@ std::string defaultDescription(const Schedule& s) {
                      late ? " (a later phase: sent after the rest is acknowledged)" : "");
 }
 
+/// Writes the schedule of a cell's example run to <report>/schedules/<id>.json (the target's folder in it, as
+/// check's counterexample.json) and returns the command that runs it again: `idemproof replay FILE --target
+/// DIR`, with `--scenario` for a scenario given as a file and `--sink-policy` for a schedule that has one
+/// (the file holds it too; the flag shows it).
+std::string replayCommandOf(const Session& session, const Schedule& s, size_t target, const std::string& id) {
+  std::string name = id;
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') c = '_';
+  const std::filesystem::path dir = std::filesystem::absolute(session.reportDir() / "schedules").lexically_normal();
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path file = dir / (name + ".json");
+  nlohmann::json j = s;
+  j["target"] = std::filesystem::absolute(session.targets()[target].dir).lexically_normal().string();
+  std::ofstream(file) << j.dump(2) << "\n";
+  std::string cmd = fmt::format("idemproof replay {} --target {}", shellQuote(file.string()),
+                                shellQuote(session.args().targets.at(target)));
+  const std::string& sc = session.args().scenario;
+  if (sc.find('/') != std::string::npos || sc.find(".json") != std::string::npos) cmd += " --scenario " + shellQuote(sc);
+  if (!s.sinkPolicy.empty()) cmd += " --sink-policy " + s.sinkPolicy;
+  return cmd;
+}
+
+/// A column's part of run ids and report folders: "sink-keyed", "sink-keyed/ignore".
+std::string columnId(const Column& c) { return c.sinkPolicy.empty() ? c.name : c.name + "/" + c.sinkPolicy; }
+
+/// A column's part of run titles: "", ", sink policy ignore".
+std::string columnTitle(const Column& c) { return c.sinkPolicy.empty() ? "" : ", sink policy " + c.sinkPolicy; }
+
 } // namespace
 
-Matrix matrixOf(const std::vector<Class>& classes, const std::vector<std::string>& targets,
+std::vector<Column> columnsOf(const std::vector<std::string>& names, const std::vector<std::string>& sinkPolicies) {
+  std::vector<Column> out;
+  for (size_t t = 0; t < names.size(); ++t) {
+    if (sinkPolicies.empty()) out.push_back({t, names[t], ""});
+    for (const auto& p : sinkPolicies) out.push_back({t, names[t], p});
+  }
+  return out;
+}
+
+const ClassedPoint& lastAcknowledgement(const std::vector<ClassedPoint>& points, const std::set<int64_t>& acks) {
+  for (auto p = points.rbegin(); p != points.rend(); ++p)
+    if (acks.count(p->opIndex) && p->fault.when == When::After) return *p;
+  return points.back();
+}
+
+std::set<int64_t> acksOf(const std::vector<Op>& history) {
+  std::set<int64_t> out;
+  for (const auto& [op, s] : recordsOf<ops::Step>(history))
+    if (!s->acked.empty()) out.insert(op->index);
+  return out;
+}
+
+std::vector<std::string> sinkPoliciesToCompare(const Scenario& sc, const CommonArgs& args) {
+  if (!sc.sink || !args.sinkPolicy.empty()) return {};
+  return {"honour", "ignore"};
+}
+
+Matrix matrixOf(const std::vector<Class>& classes, const std::vector<Column>& columns,
                 const std::vector<JudgedCell>& judged) {
   Matrix m;
   bool anyFail = false;
-  for (size_t t = 0; t < targets.size(); ++t) {
+  for (size_t t = 0; t < columns.size(); ++t) {
     CompareTarget target;
-    target.name = targets[t];
+    target.name = columns[t].name;
+    target.sinkPolicy = columns[t].sinkPolicy;
     target.verdict = Verdict::Pass;
     for (const auto& c : classes) {
       CompareCell cell;
       cell.cls = c.id;
-      cell.target = targets[t];
+      cell.target = columns[t].name;
+      cell.sinkPolicy = columns[t].sinkPolicy;
       int planned = 0, fired = 0;
       std::optional<size_t> example;
       std::vector<std::string> points;
@@ -129,30 +190,42 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
     o.races = false;
   }
   const auto& targets = session.targets();
+  std::vector<std::string> names;
+  for (const auto& t : targets) names.push_back(t.name);
+  const std::vector<Column> cols = columnsOf(names, o.sinkPolicies);
   WorkerPool pool(session);
 
   std::vector<Class> classes{{"default", "schedule", "default schedule",
                               defaultDescription(defaultSchedule(sc))}};
   std::vector<Job> jobs;
-  progress.addTotal(targets.size());
-  for (size_t t = 0; t < targets.size(); ++t) {
-    Schedule s = defaultScheduleFor(session, targets[t].name, 0);
-    jobs.push_back({t, "default", o.runPrefix + targets[t].name + "/default", "default schedule", s, {}});
+  progress.addTotal(cols.size());
+  // Every job of a column runs under its sink policy (the schedule carries it, and so its replay).
+  auto forColumn = [&](Schedule s, size_t col) {
+    s.sinkPolicy = cols[col].sinkPolicy;
+    return s;
+  };
+  for (size_t col = 0; col < cols.size(); ++col) {
+    Schedule s = forColumn(defaultScheduleFor(session, cols[col].name, 0), col);
+    jobs.push_back({col, cols[col].target, "default", o.runPrefix + columnId(cols[col]) + "/default",
+                    "default schedule" + columnTitle(cols[col]), s, {}});
   }
   runJobs(pool, jobs, 0, true, progress); // alone: their wall time is the cost
 
   std::vector<Class> kills, faults, races;
   std::vector<CompareCost> costs;
-  for (size_t t = 0; t < targets.size(); ++t) {
-    const Judged& base = jobs[t].result;
+  for (size_t col = 0; col < cols.size(); ++col) {
+    const size_t t = cols[col].target;
+    const Judged& base = jobs[col].result;
     RunCost cost = costOf(base.history.ops());
-    costs.push_back({targets[t].name, cost.entries, cost.steps, cost.wall_us, cost.msgsPerSecond(), cost.roundTripsPerMessage()});
+    costs.push_back({targets[t].name, cols[col].sinkPolicy, cost.entries, cost.steps, cost.wall_us, cost.msgsPerSecond(),
+                     cost.roundTripsPerMessage()});
     if (!base.error.empty()) continue;
     // Kill classes (the gap a kill falls in), then fault classes (kind and moment): each run on a sample.
     // (Both lists first: jobs grows below, and `base` lives in it.)
     std::vector<std::vector<ClassedPoint>> classed{classifyKillPoints(base.history.ops()),
                                                    classifyFaultPoints(base.history.ops(), o.faults, o.delayMs)};
-    auto raced = o.races ? raceSchedules(sc, defaultScheduleFor(session, targets[t].name, 2), base.history.ops(),
+    const std::set<int64_t> acks = acksOf(base.history.ops());
+    auto raced = o.races ? raceSchedules(sc, forColumn(defaultScheduleFor(session, targets[t].name, 2), col), base.history.ops(),
                                          o.racePerClass < 0 ? o.perClass : o.racePerClass)
                          : std::vector<RaceSchedule>{};
     for (size_t which = 0; which < classed.size(); ++which) {
@@ -176,13 +249,13 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
         // the producer then retries event 1 in a phase of its own.
         const bool late = which == 1 && faultKind(points.front().fault.kind, "--faults").judgedByLateRetry();
         auto picked = which == 0 ? sample(points, o.perClass)
-                      : late     ? std::vector<ClassedPoint>{points.back()}
+                      : late     ? std::vector<ClassedPoint>{lastAcknowledgement(points, acks)}
                                  : sampleCentered(points, o.perClass);
         for (const auto& p : picked) {
           const std::vector<int> counts = which == 0 || sc.http ? std::vector<int>{1} // one server process
                                                                 : faultKind(p.fault.kind, "--faults").comparedConsumers();
           for (int n : counts) {
-            Schedule s = defaultScheduleFor(session, targets[t].name, applicationWeight(p.fault));
+            Schedule s = forColumn(defaultScheduleFor(session, targets[t].name, applicationWeight(p.fault)), col);
             s.faults = {p.fault};
             if (n > 1) { // c1 takes the first batch, so its steps are the single consumer's
               s.consumers = n;
@@ -199,8 +272,10 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
               if (!session.args().scenarioValues) s.values = makeDecodable(sc, s, applicationWeight(p.fault));
             }
             const std::string f = s.faults[0].str();
-            jobs.push_back({t, c.id, o.runPrefix + targets[t].name + "/" + f,
-                            fmt::format("{} ({}{})", c.label, f, n > 1 ? fmt::format(", {} consumers", n) : ""), s, {}});
+            jobs.push_back({col, t, c.id, o.runPrefix + columnId(cols[col]) + "/" + f,
+                            fmt::format("{} ({}{}){}", c.label, f, n > 1 ? fmt::format(", {} consumers", n) : "",
+                                        columnTitle(cols[col])),
+                            s, {}});
           }
         }
       }
@@ -215,8 +290,9 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
       r.schedule.target = targets[t].name;
       std::vector<std::string> fs;
       for (const auto& f : r.schedule.faults) fs.push_back(f.str());
-      jobs.push_back({t, r.cls.id, fmt::format("{}{}/{}#{}", o.runPrefix, targets[t].name, r.cls.id, i),
-                      fmt::format("{} ({})", r.cls.label, fmt::join(fs, ", ")), std::move(r.schedule), {}});
+      jobs.push_back({col, t, r.cls.id, fmt::format("{}{}/{}#{}", o.runPrefix, columnId(cols[col]), r.cls.id, i),
+                      fmt::format("{} ({}){}", r.cls.label, fmt::join(fs, ", "), columnTitle(cols[col])),
+                      std::move(r.schedule), {}});
     }
     mergeClassOrder(races, mine);
   }
@@ -225,35 +301,35 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
   for (auto& g : generated) {
     if (o.leaveOut.count(g.cls.id)) continue;
     classes.push_back(g.cls);
-    for (size_t t = 0; t < targets.size(); ++t)
+    for (size_t col = 0; col < cols.size(); ++col)
       for (size_t i = 0; i < g.schedules.size(); ++i) {
-        Schedule s = g.schedules[i];
-        s.target = targets[t].name;
-        jobs.push_back({t, g.cls.id, fmt::format("{}{}/{}#{}", o.runPrefix, targets[t].name, g.cls.id, i + 1),
-                        fmt::format("{}, schedule {} of {} (seed {})", g.cls.label, i + 1, g.schedules.size(), s.seed), s, {}});
+        Schedule s = forColumn(g.schedules[i], col);
+        s.target = cols[col].name;
+        jobs.push_back({col, cols[col].target, g.cls.id, fmt::format("{}{}/{}#{}", o.runPrefix, columnId(cols[col]), g.cls.id, i + 1),
+                        fmt::format("{}, schedule {} of {} (seed {}){}", g.cls.label, i + 1, g.schedules.size(), s.seed,
+                                    columnTitle(cols[col])),
+                        s, {}});
       }
   }
   classes.insert(classes.end(), kills.begin(), kills.end());
   classes.insert(classes.end(), faults.begin(), faults.end());
   classes.insert(classes.end(), races.begin(), races.end());
-  if (o.shard) { // keep the jobs of this shard's cells (the baselines, jobs[0..targets), ran already)
+  if (o.shard) { // keep the jobs of this shard's cells (the baselines, jobs[0..columns), ran already)
     std::map<std::string, size_t> classIndex;
     for (size_t c = 0; c < classes.size(); ++c) classIndex[classes[c].id] = c;
-    std::vector<Job> mine(std::make_move_iterator(jobs.begin()), std::make_move_iterator(jobs.begin() + targets.size()));
-    for (size_t i = targets.size(); i < jobs.size(); ++i)
-      if (o.shard->contains(jobs[i].target * classes.size() + classIndex.at(jobs[i].cls))) mine.push_back(std::move(jobs[i]));
+    std::vector<Job> mine(std::make_move_iterator(jobs.begin()), std::make_move_iterator(jobs.begin() + cols.size()));
+    for (size_t i = cols.size(); i < jobs.size(); ++i)
+      if (o.shard->contains(jobs[i].column * classes.size() + classIndex.at(jobs[i].cls))) mine.push_back(std::move(jobs[i]));
     jobs = std::move(mine);
   }
-  progress.addTotal(jobs.size() - targets.size());
-  runJobs(pool, jobs, targets.size(), false, progress);
+  progress.addTotal(jobs.size() - cols.size());
+  runJobs(pool, jobs, cols.size(), false, progress);
 
   Comparison out;
   out.schedules = jobs.size();
-  std::vector<std::string> names;
-  for (const auto& t : targets) names.push_back(t.name);
   std::vector<JudgedCell> judged;
   for (const auto& j : jobs) {
-    JudgedCell c{j.target, j.cls, j.id, j.result.verdict, j.result.kinds(), "", 0, 0};
+    JudgedCell c{j.column, j.cls, j.id, j.result.verdict, j.result.kinds(), "", 0, 0};
     // A race class's kill that the target's own course never reached (c2 exited on the race's 40001
     // before any XACK) is coverage loss, counted in faults_fired, as in check: not an unknown cell.
     if (j.cls.rfind("race:", 0) == 0)
@@ -266,21 +342,22 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
     c.pattern = j.result.pattern();
     judged.push_back(std::move(c));
   }
-  Matrix m = matrixOf(classes, names, judged);
-  std::set<std::pair<size_t, std::set<std::string>>> shown; // (target, kinds) with a history in the report
+  Matrix m = matrixOf(classes, cols, judged);
+  std::set<std::pair<size_t, std::set<std::string>>> shown; // (column, kinds) with a history in the report
   for (size_t i = 0; i < m.cells.size(); ++i) {
     if (!m.examples[i]) continue;
     const Job& example = jobs[*m.examples[i]];
-    bool first = shown.insert({example.target, example.result.kinds()}).second || m.cells[i].verdict != Verdict::Fail;
+    bool first = shown.insert({example.column, example.result.kinds()}).second || m.cells[i].verdict != Verdict::Fail;
     out.runs.push_back(session.record(example.result, example.id, targets[example.target].name, first, example.title,
                                       o.scenario));
+    m.cells[i].replay = replayCommandOf(session, example.schedule, example.target, example.id);
   }
-  for (size_t t = 0; t < targets.size(); ++t) m.targets[t].manifest = targets[t].manifest.string();
+  for (size_t col = 0; col < cols.size(); ++col) m.targets[col].manifest = targets[cols[col].target].manifest.string();
   out.verdict = m.verdict;
   out.unknownCells = m.unknownCells;
   out.compare = {.classes = classes, .targets = std::move(m.targets), .cells = std::move(m.cells),
                  .costs = std::move(costs), .runsPerClass = o.runs, .perClass = o.perClass, .events = o.events,
-                 .seed = o.seed};
+                 .seed = o.seed, .sinkPolicies = o.sinkPolicies};
   return out;
 }
 

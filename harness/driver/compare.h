@@ -26,6 +26,7 @@ struct ClassedPoint {
   Fault fault;
   Class cls;
   std::string server, detail;
+  int64_t opIndex = -1; ///< its step's Op::index in the fault-free history (TracePoint::opIndex)
 };
 
 /// The kill points of a fault-free history (history/trace.h: the points sweep runs), each in its class: the
@@ -45,6 +46,16 @@ std::vector<ClassedPoint> sample(const std::vector<ClassedPoint>& points, int n)
 /// At most `n` of `points` (all when n <= 0 or there are fewer), each the middle of one of n equal parts:
 /// a fault class spans the whole trace, and its middle parts are the consumer's work, not its start-up.
 std::vector<ClassedPoint> sampleCentered(const std::vector<ClassedPoint>& points, int n);
+
+/// The Op::index of each step of `history` that acknowledged entries.
+std::set<int64_t> acksOf(const std::vector<Op>& history);
+
+/// The point of a class judged by a later retry (FaultKind::judgedByLateRetry: age): after the trace's last
+/// acknowledgement (`acks`: acksOf the fault-free history; XACK on Valkey, the last offset commit on Kafka),
+/// once every event was handled; the last of `points` when none is there. Not simply the last point: a
+/// consumer's shutdown steps (a Kafka member's LeaveGroup as it closes) come after it, and a run that retries
+/// an event in a later phase keeps its consumer alive, so a fault at one never fires. `points` is not empty.
+const ClassedPoint& lastAcknowledgement(const std::vector<ClassedPoint>& points, const std::set<int64_t>& acks);
 
 /// A generated class and its schedules (the same for every target).
 struct Generated {
@@ -114,7 +125,11 @@ struct Options {
   std::set<std::string> leaveOut;
   std::string runPrefix; ///< prefix of run ids ("wallet/" in the demo)
   std::string scenario;  ///< RunRecord::scenario (demo)
-  /// compare --shard: run only the cells k (targets outer, classes inner, as Comparison::compare's
+  /// The sink policies each target runs under, a column per target and policy ("honour", "ignore": the
+  /// provider honours idempotency keys or ignores them); empty: one column per target, under the
+  /// session's policy. sinkPoliciesToCompare gives the commands' default.
+  std::vector<std::string> sinkPolicies;
+  /// compare --shard: run only the cells k (columns outer, classes inner, as Comparison::compare's
   /// "cells") with k % N == I; the fault-free baselines run in every shard, since the classes come from
   /// their traces. The other cells are n/a in this shard's matrix; `idemproof merge` puts them together.
   std::optional<Shard> shard;
@@ -129,9 +144,25 @@ struct Comparison {
   size_t schedules = 0;
 };
 
+/// A column of the matrix: a target, under one sink policy when the comparison has that axis.
+struct Column {
+  size_t target = 0;      ///< index into the session's targets
+  std::string name;       ///< the target's name
+  std::string sinkPolicy; ///< "" without the axis (Options::sinkPolicies)
+};
+
+/// The columns of targets `names` under `sinkPolicies`: targets outer, policies inner (one column per
+/// target when there is no policy).
+std::vector<Column> columnsOf(const std::vector<std::string>& names, const std::vector<std::string>& sinkPolicies);
+
+/// The sink policies compare and demo run each target under: none (the session's policy) for a scenario
+/// without a sink or when --sink-policy names one; both, honour and ignore, for a scenario with a sink
+/// otherwise (docs/sink.md, "compare: both policies").
+std::vector<std::string> sinkPoliciesToCompare(const Scenario& sc, const CommonArgs& args);
+
 /// One judged schedule of a comparison, as the matrix sees it.
 struct JudgedCell {
-  size_t target = 0;      ///< index into the targets
+  size_t target = 0;      ///< index into the columns
   std::string cls;        ///< Class::id
   std::string id;         ///< the run's id
   Verdict verdict = Verdict::Unknown; ///< pass | fail | unknown | error
@@ -141,17 +172,17 @@ struct JudgedCell {
   std::string pattern = {};   ///< the short name of its first violation's anti-pattern, "" when none
 };
 
-/// The matrix: one cell per class x target (n/a where the target has no schedule of the class), each
+/// The matrix: one cell per class x column (n/a where the target has no schedule of the class), each
 /// fail > unknown > pass over its schedules with the counts of both; a target's verdict; and whether any
 /// cell holds an unknown schedule — also beside a failure, so that no unknown is hidden.
 struct Matrix {
-  std::vector<CompareCell> cells;     ///< in the order of targets, then classes
-  std::vector<CompareTarget> targets; ///< their manifests left empty here
+  std::vector<CompareCell> cells;     ///< in the order of columns, then classes
+  std::vector<CompareTarget> targets; ///< one per column, their manifests left empty here
   std::vector<std::optional<size_t>> examples; ///< per cell: the judged schedule shown for it
   Verdict verdict = Verdict::Unknown; ///< fail > unknown > pass over the targets
   bool unknownCells = false;
 };
-Matrix matrixOf(const std::vector<Class>& classes, const std::vector<std::string>& targets,
+Matrix matrixOf(const std::vector<Class>& classes, const std::vector<Column>& columns,
                 const std::vector<JudgedCell>& judged);
 
 /// The fault kinds compare and demo run besides kill when --faults is not given: drop, delay, error,
@@ -161,7 +192,8 @@ std::vector<std::string> defaultFaultKinds(const CommonArgs& args);
 /// Runs every class against every target of `session` and judges each schedule.
 Comparison compareTargets(Session& session, const Options& o, Progress& progress);
 
-/// The matrix as a terminal table: classes x targets, then the costs.
+/// The matrix as a terminal table: classes x columns (a second header line names each column's sink policy
+/// when the comparison has that axis), then the costs.
 std::string terminalTable(const CompareSection& compare);
 
 } // namespace idem::compare

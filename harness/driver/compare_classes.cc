@@ -70,6 +70,7 @@ std::vector<ClassedPoint> classifyFaultPoints(const std::vector<Op>& history, co
       c.fault = std::move(f);
       c.server = p.server;
       c.detail = p.detail;
+      c.opIndex = p.opIndex;
       out.push_back(std::move(c));
     }
   }
@@ -84,6 +85,7 @@ std::vector<ClassedPoint> classifyKillPoints(const std::vector<Op>& history) {
     c.cls = p.fault.when == When::Before ? gapClass(p.prevVerb, p.fault.verb) : gapClass(p.fault.verb, p.nextVerb);
     c.server = p.server;
     c.detail = p.detail;
+    c.opIndex = p.opIndex;
     out.push_back(std::move(c));
   }
   return out;

@@ -8,7 +8,9 @@
 #include "report/shard_section.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <functional>
 #include <iostream>
 #include <set>
 
@@ -18,8 +20,8 @@ namespace compare {
 
 std::string terminalTable(const CompareSection& c) {
   size_t w = 8;
-  auto cellText = [&](const std::string& cls, const std::string& target) -> std::string {
-    const CompareCell* x = c.cell(cls, target);
+  auto cellText = [&](const std::string& cls, const CompareTarget& t) -> std::string {
+    const CompareCell* x = c.cell(cls, t);
     if (!x || x->verdict == Verdict::NotApplicable) return "-";
     std::string kinds;
     for (const auto& k : x->kinds) kinds += (kinds.empty() ? "" : ",") + k;
@@ -27,32 +29,35 @@ std::string terminalTable(const CompareSection& c) {
     if (x->verdict == Verdict::Fail && x->unknown > 0) text += fmt::format(" +{}?", x->unknown); // unknown runs beside the failure
     return text;
   };
-  std::vector<std::string> targets;
-  for (const auto& t : c.targets) targets.push_back(t.name);
-  for (const auto& t : targets) {
-    w = std::max(w, std::min<size_t>(t.size(), 24));
+  // The columns: a target each, or a target under each sink policy (a second header line names it).
+  const bool policies = !c.sinkPolicies.empty();
+  for (const auto& t : c.targets) {
+    w = std::max(w, std::min<size_t>(t.name.size(), 24));
     for (const auto& cls : c.classes) w = std::max(w, std::min<size_t>(cellText(cls.id, t).size(), 24));
   }
-  std::string out = fmt::format("  {:<34}", "class");
-  for (const auto& t : targets) out += fmt::format(" {:<{}}", t.substr(0, w), w);
-  while (out.back() == ' ') out.pop_back();
-  out += "\n";
-  for (const auto& cls : c.classes) {
-    out += fmt::format("  {:<34}", cls.label.substr(0, 34));
-    for (const auto& t : targets) out += fmt::format(" {:<{}}", cellText(cls.id, t).substr(0, w), w);
+  auto line = [&](const std::string& head, const std::function<std::string(size_t)>& col) {
+    std::string out = fmt::format("  {:<34}", head.substr(0, 34));
+    for (size_t i = 0; i < c.targets.size(); ++i) out += fmt::format(" {:<{}}", col(i).substr(0, w), w);
     while (out.back() == ' ') out.pop_back();
-    out += "\n";
-  }
-  std::string mps = fmt::format("  {:<34}", "messages/s (fault-free)"), rt = fmt::format("  {:<34}", "round trips/message");
-  for (const auto& t : targets)
+    return out + "\n";
+  };
+  std::string out = line("class", [&](size_t i) { return c.targets[i].name; });
+  if (policies) out += line("sink policy", [&](size_t i) { return c.targets[i].sinkPolicy; });
+  for (const auto& cls : c.classes) out += line(cls.label, [&](size_t i) { return cellText(cls.id, c.targets[i]); });
+  auto costOf = [&](size_t i) -> const CompareCost* {
     for (const auto& x : c.costs)
-      if (x.target == t) {
-        mps += fmt::format(" {:<{}.1f}", x.msgsPerS, w);
-        rt += fmt::format(" {:<{}.1f}", x.roundTripsPerMsg, w);
-      }
-  while (mps.back() == ' ') mps.pop_back();
-  while (rt.back() == ' ') rt.pop_back();
-  return out + mps + "\n" + rt + "\n";
+      if (x.target == c.targets[i].name && x.sinkPolicy == c.targets[i].sinkPolicy) return &x;
+    return nullptr;
+  };
+  out += line("messages/s (fault-free)", [&](size_t i) {
+    const auto* x = costOf(i);
+    return x ? fmt::format("{:.1f}", x->msgsPerS) : std::string();
+  });
+  out += line("round trips/message", [&](size_t i) {
+    const auto* x = costOf(i);
+    return x ? fmt::format("{:.1f}", x->roundTripsPerMsg) : std::string();
+  });
+  return out;
 }
 
 } // namespace compare
@@ -79,6 +84,7 @@ int compareCommand(const CommonArgs& commonIn, const CompareArgs& args) {
   o.events = args.events;
   o.seed = common.seed;
   o.shard = common.shard;
+  o.sinkPolicies = compare::sinkPoliciesToCompare(sc, common);
   Progress progress("compare " + sc.name);
   auto out = compare::compareTargets(session, o, progress);
   progress.clear();
@@ -97,16 +103,19 @@ int compareCommand(const CommonArgs& commonIn, const CompareArgs& args) {
   std::string path = report.write(session.reportDir().string(), common.junit);
 
   int failing = 0, unknown = 0;
-  for (const auto& t : out.compare.targets) failing += t.verdict == Verdict::Fail;
+  for (const auto& t : out.compare.targets) failing += t.verdict == Verdict::Fail; // columns
   for (const auto& c : out.compare.cells) unknown += c.unknown > 0;
-  std::cout << fmt::format("compare {}: {} targets, {} schedule{} per generated class (seed {}), {}{}\n", sc.name,
-                           session.targets().size(), o.runs, o.runs == 1 ? "" : "s", o.seed,
+  std::cout << fmt::format("compare {}: {} targets{}, {} schedule{} per generated class (seed {}), {}{}\n", sc.name,
+                           session.targets().size(),
+                           o.sinkPolicies.empty() ? "" : fmt::format(" under each sink policy ({})", fmt::join(o.sinkPolicies, ", ")),
+                           o.runs, o.runs == 1 ? "" : "s", o.seed,
                            o.perClass > 0 ? fmt::format("at most {} fault{} per class", o.perClass, o.perClass == 1 ? "" : "s")
                                           : "every fault point",
                            o.shard ? fmt::format("; shard {} (its cells only, the others n/a)", o.shard->str()) : "");
   std::cout << compare::terminalTable(out.compare);
-  std::cout << fmt::format("{}: {} of {} targets fail a class; {} schedules, {:.1f} s\n", toString(out.verdict), failing,
-                           session.targets().size(), out.schedules, static_cast<double>(ms) / 1000.0);
+  std::cout << fmt::format("{}: {} of {} {} fail a class; {} schedules, {:.1f} s\n", toString(out.verdict), failing,
+                           out.compare.targets.size(), o.sinkPolicies.empty() ? "targets" : "columns (target, sink policy)",
+                           out.schedules, static_cast<double>(ms) / 1000.0);
   if (unknown > 0)
     std::cout << fmt::format("unknown: {} cell{} hold{} schedules that could not be judged (marked unknown, or +N? beside "
                              "a failure): exit 2\n", unknown, unknown == 1 ? "" : "s", unknown == 1 ? "s" : "");

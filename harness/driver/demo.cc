@@ -79,12 +79,13 @@ Section runSection(const CommonArgs& common, const DemoArgs& args, compare::Opti
   out.header = session.header("demo");
   o.runPrefix = name + "/";
   o.scenario = name;
+  o.sinkPolicies = compare::sinkPoliciesToCompare(session.scenario(), a); // a scenario with a sink: both
   auto cmp = compare::compareTargets(session, o, progress);
   out.schedules = cmp.schedules;
   nlohmann::json summary = nlohmann::json::array();
   for (const auto& t : cmp.compare.targets) {
     const Target& ref = *std::find_if(targets.begin(), targets.end(), [&](const Target& x) { return x.name == t.name; });
-    const Expectation& want = ref.expect.at(name);
+    const Expectation& want = ref.expected(name, t.sinkPolicy); // a column under a sink policy: its own
     const std::string verdict = toString(t.verdict);
     const std::set<std::string>& kinds = t.kinds;
     // As documented only when every cell is: the verdict and kinds, and no cell that could not be judged.
@@ -96,7 +97,7 @@ Section runSection(const CommonArgs& common, const DemoArgs& args, compare::Opti
     const std::string wantPattern = want.pattern.empty() ? "" : patternName(want.pattern);
     std::set<std::string> patterns;
     for (const auto& r : cmp.runs)
-      if (r.target == t.name && r.verdict == Verdict::Fail)
+      if (r.target == t.name && r.schedule.sinkPolicy == t.sinkPolicy && r.verdict == Verdict::Fail)
         for (const auto& c : r.results)
           for (const auto& v : c.violations)
             if (v.pattern) patterns.insert(v.pattern->name);
@@ -112,13 +113,14 @@ Section runSection(const CommonArgs& common, const DemoArgs& args, compare::Opti
     summary.push_back({{"name", t.name}, {"verdict", verdict}, {"kinds", kinds}, {"expected", expected},
                        {"as_expected", ok}, {"example", t.example}, {"example_title", title},
                        {"diagnosis", message}, {"patterns", patterns}});
-    out.targets.push_back(t.name);
+    if (!t.sinkPolicy.empty()) summary.back()["sink_policy"] = t.sinkPolicy;
+    if (std::find(out.targets.begin(), out.targets.end(), t.name) == out.targets.end()) out.targets.push_back(t.name);
     std::string ks;
     for (const auto& k : kinds) ks += (ks.empty() ? "" : ",") + k;
     std::string what = message.empty() ? "" : title + ": " + message.substr(0, message.find(':'));
     std::string shown = t.verdict == Verdict::Fail ? "FAIL " + ks : verdict;
     if (t.unknownCells > 0 && t.verdict != Verdict::Unknown) shown += fmt::format(" +{} unknown", t.unknownCells);
-    out.lines.push_back(fmt::format("  {:<15} {:<22} {:<20} {}{}", name, t.name, shown, what,
+    out.lines.push_back(fmt::format("  {:<15} {:<22} {:<20} {}{}", name, t.column(), shown, what,
                                     ok ? "" : "  <- NOT AS DOCUMENTED: " + expected));
   }
   out.json = {{"scenario", name}, {"description", session.scenario().description},

@@ -43,7 +43,8 @@ bool within(const fs::path& inner, const fs::path& outer) {
   return !rel.empty() && *rel.begin() != "..";
 }
 
-/// What merge copies from a shard's folder: the regular files of logs/ and its counterexample.json, relative
+/// What merge copies from a shard's folder: the regular files of logs/ and schedules/ (compare's cells'
+/// examples) and its counterexample.json, relative
 /// to the folder. A shard folder holds only what idemproof wrote: a symbolic link anywhere in what merge
 /// copies (it could name /etc/shadow or a folder outside), or anything but files and folders, is refused.
 std::vector<fs::path> shardFiles(const fs::path& folder) {
@@ -52,7 +53,7 @@ std::vector<fs::path> shardFiles(const fs::path& folder) {
   };
   std::vector<fs::path> files;
   std::error_code ec;
-  for (const char* name : {"logs", "counterexample.json"}) {
+  for (const char* name : {"logs", "schedules", "counterexample.json"}) {
     const fs::path top = folder / name;
     auto st = fs::symlink_status(top, ec);
     if (ec || st.type() == fs::file_type::not_found) continue;
@@ -113,6 +114,18 @@ int mergeCommand(const MergeArgs& args) {
   for (size_t k = 0; k < shards.size(); ++k) {
     const int i = shards[k].report.at("shard").get<ShardSection>().index;
     copyShardFiles(folderOf(args.dirs[k]), files[k], out / shardFolder(i));
+  }
+  if (merged.contains("compare")) { // each cell's replay command names the copy of its schedule beside the merged report
+    CompareSection compare = merged["compare"].get<CompareSection>();
+    for (size_t k = 0; k < shards.size(); ++k) {
+      const int i = shards[k].report.at("shard").get<ShardSection>().index;
+      const std::string old = (fs::absolute(folderOf(args.dirs[k])) / "schedules").lexically_normal().string() + "/";
+      const std::string copy = (fs::absolute(out) / shardFolder(i) / "schedules").lexically_normal().string() + "/";
+      for (auto& c : compare.cells)
+        if (c.replay)
+          if (auto pos = c.replay->find(old); pos != std::string::npos) c.replay->replace(pos, old.size(), copy);
+    }
+    merged["compare"] = compare;
   }
   std::optional<CheckSection> check;
   if (merged.contains("check")) check = merged["check"].get<CheckSection>();

@@ -47,7 +47,10 @@ int replayCommand(const CommonArgs& commonIn, const ReplayArgs& args) {
       throw UsageError(fmt::format("{}: field 'events': {}", args.file, e.what()));
     }
     checkClientOps(sc, s.client, args.file, "client");
+    if (!s.sinkPolicy.empty() && !sc.sink)
+      throw UsageError(fmt::format("{}: field 'sink_policy': scenario '{}' has no sink", args.file, sc.name));
   });
+  if (!common.sinkPolicy.empty()) s.sinkPolicy = common.sinkPolicy; // the flag over the file's
   const auto& sc = session.scenario();
   const auto& target = session.targets().front();
   s.target = target.name;

@@ -79,6 +79,7 @@ void to_json(nlohmann::json& j, const Schedule& s) {
   if (s.replicas != 1) j["replicas"] = s.replicas;   // absent: one server process at a time
   if (s.claimIdleMs > 0) j["claim_idle_ms"] = s.claimIdleMs; // absent: the run's --claim-idle-ms
   if (!s.values.empty()) j["values"] = s.values;
+  if (!s.sinkPolicy.empty()) j["sink_policy"] = s.sinkPolicy; // absent: the scenario's (or --sink-policy)
 }
 
 Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
@@ -189,6 +190,12 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
       throw bad(fmt::format("client[{}].replica", i), fmt::format("replica {} of a schedule with {} replica{} (\"replicas\")",
                                                                  s.client[i].replica, s.replicas, s.replicas == 1 ? "" : "s"));
   if (j.contains("claim_idle_ms")) s.claimIdleMs = whole(j["claim_idle_ms"], "claim_idle_ms", 1, kMaxClaimIdleMs);
+  if (j.contains("sink_policy")) {
+    const auto& p = j["sink_policy"];
+    if (!p.is_string() || (p.get<std::string>() != "honour" && p.get<std::string>() != "ignore"))
+      throw bad("sink_policy", fmt::format("{} is not a sink policy (\"honour\" or \"ignore\")", p.dump()));
+    s.sinkPolicy = p.get<std::string>();
+  }
   if (j.contains(faultsField)) {
     const auto& faults = j[faultsField];
     if (!faults.is_array()) throw bad(faultsField, "must be an array of faults");

@@ -63,6 +63,9 @@ struct Schedule {
   /// How idemproof chose the event values, for reports: "" when they are as written (the scenario's default
   /// schedule with --scenario-values, a schedule file), else the scheme (scenario/decodable.h).
   std::string values;
+  /// The sink's policy for keys in this run, "honour" or "ignore", over the scenario's (and a command's
+  /// --sink-policy): compare runs each target under both (docs/sink.md). "": the scenario's or the flag's.
+  std::string sinkPolicy;
 
   int phases() const;
   int retries() const; ///< stream entries beyond the first of each event

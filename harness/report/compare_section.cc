@@ -6,9 +6,10 @@ namespace idem {
 
 using section_json::optionalOf;
 
-const CompareCell* CompareSection::cell(const std::string& cls, const std::string& target) const {
+const CompareCell* CompareSection::cell(const std::string& cls, const std::string& target,
+                                        const std::string& sinkPolicy) const {
   for (const auto& c : cells)
-    if (c.cls == cls && c.target == target) return &c;
+    if (c.cls == cls && c.target == target && c.sinkPolicy == sinkPolicy) return &c;
   return nullptr;
 }
 
@@ -30,6 +31,8 @@ void to_json(nlohmann::json& j, const CompareCell& c) {
   if (c.faultsPlanned) j["faults_planned"] = *c.faultsPlanned;
   if (c.faultsFired) j["faults_fired"] = *c.faultsFired;
   if (c.pattern) j["pattern"] = *c.pattern;
+  if (!c.sinkPolicy.empty()) j["sink_policy"] = c.sinkPolicy;
+  if (c.replay) j["replay"] = *c.replay;
 }
 
 void from_json(const nlohmann::json& j, CompareCell& c) {
@@ -45,11 +48,14 @@ void from_json(const nlohmann::json& j, CompareCell& c) {
   c.faultsPlanned = optionalOf<int>(j, "faults_planned");
   c.faultsFired = optionalOf<int>(j, "faults_fired");
   c.pattern = optionalOf<std::string>(j, "pattern");
+  c.sinkPolicy = j.value("sink_policy", std::string());
+  c.replay = optionalOf<std::string>(j, "replay");
 }
 
 void to_json(nlohmann::json& j, const CompareTarget& t) {
   j = {{"name", t.name},       {"manifest", t.manifest}, {"verdict", toString(t.verdict)},
        {"kinds", t.kinds},     {"example", t.example},   {"unknown_cells", t.unknownCells}};
+  if (!t.sinkPolicy.empty()) j["sink_policy"] = t.sinkPolicy;
 }
 
 void from_json(const nlohmann::json& j, CompareTarget& t) {
@@ -59,11 +65,13 @@ void from_json(const nlohmann::json& j, CompareTarget& t) {
   t.kinds = j.value("kinds", std::set<std::string>());
   t.example = j.value("example", std::string());
   t.unknownCells = j.value("unknown_cells", 0);
+  t.sinkPolicy = j.value("sink_policy", std::string());
 }
 
 void to_json(nlohmann::json& j, const CompareCost& c) {
   j = {{"target", c.target}, {"entries", c.entries}, {"steps", c.steps}, {"wall_us", c.wallUs},
        {"msgs_per_s", c.msgsPerS}, {"round_trips_per_msg", c.roundTripsPerMsg}};
+  if (!c.sinkPolicy.empty()) j["sink_policy"] = c.sinkPolicy;
 }
 
 void from_json(const nlohmann::json& j, CompareCost& c) {
@@ -73,11 +81,13 @@ void from_json(const nlohmann::json& j, CompareCost& c) {
   c.wallUs = j.value("wall_us", int64_t(0));
   c.msgsPerS = j.at("msgs_per_s").get<double>();
   c.roundTripsPerMsg = j.at("round_trips_per_msg").get<double>();
+  c.sinkPolicy = j.value("sink_policy", std::string());
 }
 
 void to_json(nlohmann::json& j, const CompareSection& s) {
   j = {{"classes", s.classes},           {"targets", s.targets},     {"cells", s.cells},   {"costs", s.costs},
        {"runs_per_class", s.runsPerClass}, {"per_class", s.perClass}, {"events", s.events}, {"seed", s.seed}};
+  if (!s.sinkPolicies.empty()) j["sink_policies"] = s.sinkPolicies;
 }
 
 void from_json(const nlohmann::json& j, CompareSection& s) {
@@ -89,6 +99,7 @@ void from_json(const nlohmann::json& j, CompareSection& s) {
   s.perClass = j.value("per_class", 0);
   s.events = j.value("events", 0);
   s.seed = j.value("seed", uint64_t(0));
+  s.sinkPolicies = j.value("sink_policies", std::vector<std::string>());
 }
 
 } // namespace idem

@@ -26,10 +26,14 @@ struct CompareClass {
   bool operator==(const CompareClass&) const = default;
 };
 
-/// One class against one target: fail > unknown > pass over its schedules, n/a when it has none.
+/// One class against one column (a target, under one of the comparison's sink policies when it has that
+/// axis): fail > unknown > pass over its schedules, n/a when it has none.
 struct CompareCell {
   std::string cls; ///< CompareClass::id, "class"
   std::string target;
+  /// The sink's policy for keys its schedules ran under, when the comparison has that axis
+  /// (CompareSection::sinkPolicies); "" otherwise.
+  std::string sinkPolicy = {};
   Verdict verdict = Verdict::NotApplicable;
   std::set<std::string> kinds; ///< violation kinds of its failing schedules
   int schedules = 0, failed = 0, unknown = 0;
@@ -42,6 +46,9 @@ struct CompareCell {
   /// Failing cells: the short name of the anti-pattern its example shows (the first of its violations
   /// that has one, checkers.h Pattern::name); absent when none is named.
   std::optional<std::string> pattern = {};
+  /// The command that runs its example again (`idemproof replay FILE --target DIR`, with `--sink-policy`
+  /// when the comparison has that axis); absent when it has no example.
+  std::optional<std::string> replay = {};
 
   /// Kill, fault and race classes have points and fault counts; the others none.
   static bool hasPoints(const std::string& classKind) {
@@ -50,21 +57,25 @@ struct CompareCell {
   bool operator==(const CompareCell&) const = default;
 };
 
-/// One target: the fold of its cells.
+/// One column: a target (under one sink policy, when the comparison has that axis), the fold of its cells.
 struct CompareTarget {
   std::string name;
+  std::string sinkPolicy = {}; ///< as CompareCell::sinkPolicy
   std::string manifest; ///< its target.json
   Verdict verdict = Verdict::Unknown;
   std::set<std::string> kinds;
   std::string example; ///< the run of its first failing cell, "" when none fails
   int unknownCells = 0; ///< cells holding a schedule that could not be judged, also beside a failure
 
+  /// "sink-keyed", or "sink-keyed (ignore)" under a sink policy: the column's name for people.
+  std::string column() const { return sinkPolicy.empty() ? name : name + " (" + sinkPolicy + ")"; }
   bool operator==(const CompareTarget&) const = default;
 };
 
 /// A target's cost in its fault-free run of the default schedule (report/report.h, RunCost).
 struct CompareCost {
   std::string target;
+  std::string sinkPolicy = {}; ///< as CompareCell::sinkPolicy
   int64_t entries = 0, steps = 0, wallUs = 0;
   double msgsPerS = 0, roundTripsPerMsg = 0;
 
@@ -80,9 +91,14 @@ struct CompareSection {
   int perClass = 0;     ///< --per-class (0: every point)
   int events = 0;       ///< --events
   uint64_t seed = 0;
+  /// The comparison's second axis: each target ran under each of these sink policies ("honour", "ignore"),
+  /// a column per target and policy. Empty: one column per target, under the scenario's (or --sink-policy's).
+  std::vector<std::string> sinkPolicies = {};
 
-  /// The cell of class `cls` and target `target`, null when there is none.
-  const CompareCell* cell(const std::string& cls, const std::string& target) const;
+  /// The cell of class `cls` and target `target` (under `sinkPolicy`), null when there is none.
+  const CompareCell* cell(const std::string& cls, const std::string& target, const std::string& sinkPolicy = "") const;
+  /// The cell of class `cls` in column `t`.
+  const CompareCell* cell(const std::string& cls, const CompareTarget& t) const { return cell(cls, t.name, t.sinkPolicy); }
   bool operator==(const CompareSection&) const = default;
 };
 

@@ -148,9 +148,12 @@ std::string demoSections(const json& demo, const Anchors& anchors, std::map<std:
         example = fmt::format("<b>{}</b> {}<div class=\"msg\">{}</div>", esc(str(t, "example_title")),
                               linkTo(anchors, str(t, "example"), "timeline ↓"), esc(str(t, "diagnosis")));
       bool ok = t.value("as_expected", true);
-      out += fmt::format("<tr><td>{}</td><td><b>{}</b></td><td class=\"cell {}\">{}</td><td class=\"example\">{}</td>"
+      // A target run under each sink policy has a row per policy.
+      const std::string policy = str(t, "sink_policy").empty() ? ""
+                                 : " <span class=\"policy\">sink policy " + esc(str(t, "sink_policy")) + "</span>";
+      out += fmt::format("<tr><td>{}</td><td><b>{}</b>{}</td><td class=\"cell {}\">{}</td><td class=\"example\">{}</td>"
                          "<td class=\"{}\">{} {}</td></tr>",
-                         esc(str(s, "scenario")), esc(str(t, "name")), verdictClass(verdict),
+                         esc(str(s, "scenario")), esc(str(t, "name")), policy, verdictClass(verdict),
                          esc(verdict + (kinds.empty() ? "" : ": " + kinds)), example, ok ? "ok" : "notok", ok ? "✓" : "✗",
                          esc(str(t, "expected")));
     }

@@ -40,6 +40,7 @@ td.cell.pass{background:var(--pass-bg);color:var(--pass)} td.cell.fail{backgroun
 td.cell.unknown{background:var(--unk-bg);color:var(--unk)} td.cell.error{background:var(--err-bg);color:var(--err)}
 td.cell.na{color:var(--na);text-align:center;font-weight:400}
 td.cell .count{display:block;font-weight:400;font-size:11.5px;opacity:.85} td.cell .pattern{display:block;font-weight:400;font-size:11.5px;font-style:italic}
+table.matrix th.policy{font-weight:400;font-size:12px;color:var(--soft)} span.policy{font-size:12px;color:var(--soft)}
 table.matrix td.cls{max-width:360px} tr.group td{background:#f6f8fa;font-weight:600;color:var(--soft)}
 td.killcell{color:var(--fail);font-weight:700}
 .scroll{overflow-x:auto;border:1px solid var(--line);border-radius:6px;margin:8px 0}

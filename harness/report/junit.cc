@@ -104,7 +104,10 @@ Suite compareSuite(const json& r, const json& owner, const std::string& scenario
   for (const auto& c : compare.classes) labels[c.id] = c.label;
   for (const auto& cell : compare.cells) {
     if (cell.verdict == Verdict::NotApplicable) continue;
-    Case c(fmt::format("idemproof.{}.{}.{}", command, scenario, cell.target), labels[cell.cls]);
+    // A column under a sink policy is a class of its own: idemproof.compare.payments.sink-keyed.ignore
+    Case c(fmt::format("idemproof.{}.{}.{}{}", command, scenario, cell.target,
+                       cell.sinkPolicy.empty() ? "" : "." + cell.sinkPolicy),
+           labels[cell.cls]);
     judge(c, r, toString(cell.verdict), cell.example, fmt::format("{} of {} schedules unknown", cell.unknown, cell.schedules));
     s.cases.push_back(c);
   }

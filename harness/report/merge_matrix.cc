@@ -124,7 +124,7 @@ json mergeCompare(const ByIndex& byIndex, int n) {
     t.verdict = Verdict::Pass;
     t.unknownCells = 0;
     for (const auto& c : compare.cells) {
-      if (c.target != t.name) continue;
+      if (c.target != t.name || c.sinkPolicy != t.sinkPolicy) continue; // its column
       t.kinds.insert(c.kinds.begin(), c.kinds.end());
       if (c.unknown > 0) ++t.unknownCells;
       if (c.verdict == Verdict::Fail && t.example.empty()) t.example = c.example;
@@ -149,7 +149,8 @@ json mergeCompare(const ByIndex& byIndex, int n) {
       std::set<std::string> kinds;
       for (const auto& v : run.value("violations", json::array())) kinds.insert(v.value("kind", ""));
       json r = relocate(run, i, true);
-      if (!shown.insert({run.value("target", ""), kinds}).second && c.verdict == Verdict::Fail) r.erase("history");
+      if (!shown.insert({run.value("target", "") + "/" + c.sinkPolicy, kinds}).second && c.verdict == Verdict::Fail)
+        r.erase("history");
       runs.emplace_back(std::move(r), i);
       break;
     }

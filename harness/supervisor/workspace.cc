@@ -458,10 +458,14 @@ History Workspace::execute(const Schedule& schedule) {
     brokerError = e.what();
   }
   // The sink forgets the previous schedule's keys and counters, and records this run's calls.
-  if (im.sink) im.sink->reset(*im.scenario.sink, im.scenario.sink->honoursKeys, &h);
+  // Its policy for keys: the schedule's when it has one (compare runs both), else the scenario's.
+  const bool honours = !schedule.sinkPolicy.empty() ? schedule.sinkPolicy == "honour"
+                       : im.scenario.sink           ? im.scenario.sink->honoursKeys
+                                                    : true;
+  if (im.sink) im.sink->reset(*im.scenario.sink, honours, &h);
   h.append("harness", ops::Plan{schedule, im.target.name, schedule.claimIdleMs > 0 ? schedule.claimIdleMs : im.options.claim_idle_ms,
                                 im.broker->stream(), im.broker->group(),
-                                im.scenario.sink ? (im.scenario.sink->honoursKeys ? "honour" : "ignore") : ""});
+                                im.scenario.sink ? (honours ? "honour" : "ignore") : ""});
   try {
     if (!brokerError.empty()) throw std::runtime_error(brokerError);
     im.reset();

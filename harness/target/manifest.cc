@@ -40,6 +40,12 @@ std::map<std::string, std::string> readEnv(const detail::FieldReader& r) {
 
 } // namespace
 
+const Expectation& Target::expected(const std::string& scenario, const std::string& sinkPolicy) const {
+  if (auto s = expectBySinkPolicy.find(scenario); s != expectBySinkPolicy.end())
+    if (auto p = s->second.find(sinkPolicy); p != s->second.end()) return p->second;
+  return expect.at(scenario);
+}
+
 bool Target::implements(const std::string& scenario) const {
   return std::find(scenarios.begin(), scenarios.end(), scenario) != scenarios.end();
 }
@@ -157,12 +163,8 @@ Target targetFromJson(const nlohmann::json& j, const fs::path& manifest) {
   }
   if (r.has("expect")) {
     const auto& ex = r.raw("expect");
-    if (!ex.is_object()) r.fail("expect", "must be an object: scenario -> {verdict, kinds, why, pattern}");
-    for (auto it = ex.begin(); it != ex.end(); ++it) {
-      std::string path = "expect." + it.key();
-      if (!t.implements(it.key())) r.fail(path, "is not one of the target's scenarios");
-      detail::FieldReader e(it.value(), what, path);
-      e.onlyKnown({"verdict", "kinds", "why", "pattern"});
+    if (!ex.is_object()) r.fail("expect", "must be an object: scenario -> {verdict, kinds, why, pattern, sink_policy}");
+    auto read = [&](const detail::FieldReader& e) {
       Expectation x;
       x.verdict = *e.str("verdict", true);
       if (x.verdict != "pass" && x.verdict != "fail") e.fail("verdict", "must be pass or fail");
@@ -175,7 +177,25 @@ Target targetFromJson(const nlohmann::json& j, const fs::path& manifest) {
         if (x.verdict != "fail" || x.pattern.empty())
           e.fail("pattern", "a failing target's anti-pattern id (docs/report.md, Anti-patterns)");
       }
-      t.expect[it.key()] = std::move(x);
+      return x;
+    };
+    for (auto it = ex.begin(); it != ex.end(); ++it) {
+      std::string path = "expect." + it.key();
+      if (!t.implements(it.key())) r.fail(path, "is not one of the target's scenarios");
+      detail::FieldReader e(it.value(), what, path);
+      e.onlyKnown({"verdict", "kinds", "why", "pattern", "sink_policy"});
+      t.expect[it.key()] = read(e);
+      if (!e.has("sink_policy")) continue;
+      // What it does under one sink policy when that differs (compare and demo run both: docs/sink.md).
+      const auto& byPolicy = e.raw("sink_policy");
+      if (!byPolicy.is_object() || byPolicy.empty())
+        e.fail("sink_policy", "must be an object: honour|ignore -> {verdict, kinds, why, pattern}");
+      for (auto p = byPolicy.begin(); p != byPolicy.end(); ++p) {
+        if (p.key() != "honour" && p.key() != "ignore") e.fail("sink_policy." + p.key(), "is not a sink policy (honour or ignore)");
+        detail::FieldReader pe(p.value(), what, path + ".sink_policy." + p.key());
+        pe.onlyKnown({"verdict", "kinds", "why", "pattern"});
+        t.expectBySinkPolicy[it.key()][p.key()] = read(pe);
+      }
     }
   }
   return t;

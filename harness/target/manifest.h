@@ -40,12 +40,19 @@ struct Target {
   std::optional<std::filesystem::path> schema; ///< absolute path of the target's own SQL, if any
   std::vector<std::string> scenarios;
   std::map<std::string, Expectation> expect; ///< scenario -> documented behaviour (reference targets)
+  /// scenario -> sink policy -> documented behaviour under that policy, where it differs from `expect`'s
+  /// (target.json's "expect": {"payments": {..., "sink_policy": {"ignore": {...}}}}): compare and demo run
+  /// a scenario with a sink under both policies (docs/sink.md).
+  std::map<std::string, std::map<std::string, Expectation>> expectBySinkPolicy;
   /// How long the consumer keeps what it deduplicates by (`dedup_ttl_ms`: a mark's TTL, the age a retention
   /// job prunes at), passed to it as DEDUP_TTL_MS and to the scenario's prune statement; nullopt: it keeps it
   /// for good (docs/target-contract.md, "Dedup retention").
   std::optional<int64_t> dedupTtlMs;
 
   bool implements(const std::string& scenario) const;
+  /// The documented behaviour on `scenario` under `sinkPolicy` ("" or a policy without its own: `expect`'s).
+  /// Throws std::out_of_range when the target documents none for the scenario.
+  const Expectation& expected(const std::string& scenario, const std::string& sinkPolicy) const;
 };
 
 /// The longest target name (it is printed in every report line).

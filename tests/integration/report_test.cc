@@ -243,6 +243,20 @@ void requireDemoAsDocumented(const Result& r) {
   CHECK(targets["poison-dlq"]["verdict"] == "pass");
   CHECK(targets["poison-drop"]["kinds"] == nlohmann::json::array({"not-dead-lettered"}));
   CHECK(targets["poison-retry-forever"]["kinds"].dump().find("unbounded") != std::string::npos);
+  // The payments section: each sink target under both provider policies, a row each, judged against its
+  // manifest's expectation for that policy: sink-keyed and sink-outbox pass one and charge twice under the other.
+  std::map<std::string, nlohmann::json> columns;
+  for (const auto& s : demo["sections"])
+    if (s["scenario"] == "payments")
+      for (const auto& t : s["targets"]) columns[t["name"].get<std::string>() + "/" + t.value("sink_policy", "")] = t;
+  CHECK(columns.size() == 8);
+  for (const char* keyed : {"sink-keyed", "sink-outbox"}) {
+    INFO(keyed);
+    CHECK(columns[std::string(keyed) + "/honour"]["verdict"] == "pass");
+    CHECK(columns[std::string(keyed) + "/ignore"]["verdict"] == "fail");
+    CHECK(columns[std::string(keyed) + "/ignore"]["kinds"].dump().find("charged-twice") != std::string::npos);
+  }
+  CHECK(columns["sink-call-then-commit/ignore"]["verdict"] == "fail");
   // The dedup window class: marks that expire before the producer's retry window ends.
   CHECK(targets["dedup-valkey-short-ttl"]["kinds"].dump().find("dedup-window") != std::string::npos);
   auto classes = classesOf(demo["sections"][0]);

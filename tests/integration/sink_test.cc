@@ -2,6 +2,8 @@
 /// event at idemproof's sink through their own proxy, the CALL steps and the sink's call records.
 #include "support.h"
 
+#include "../unit/report/golden.h"
+
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -168,4 +170,41 @@ TEST_CASE("sink: verdicts of the reference, outbox, Python and Node consumers at
     INFO("Node, call then commit: charged twice");
     charged(rs[8], "after:CALL#2", "sink-call-commit-order");
   }
+}
+
+TEST_CASE("sink: compare shows each target under both sink policies, sink-keyed passing one and failing the other") {
+  // Kills only, one point per class, no generated class: a few schedules per column.
+  Result r = clean({"compare", "--scenario", "payments", "--target", target("sink-keyed"), "--runs", "0", "--per-class", "1",
+                    "--faults", "kill", "--workers", "2"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  const auto& cmp = r.report["compare"];
+  CHECK(cmp["sink_policies"] == nlohmann::json::array({"honour", "ignore"}));
+  REQUIRE(cmp["targets"].size() == 2);
+  std::map<std::string, nlohmann::json> columns;
+  for (const auto& t : cmp["targets"]) columns[t["sink_policy"]] = t;
+  CHECK(columns["honour"]["name"] == "sink-keyed");
+  CHECK(columns["honour"]["verdict"] == "pass");
+  CHECK(columns["ignore"]["verdict"] == "fail");
+  CHECK(columns["ignore"]["kinds"].dump().find("charged-twice") != std::string::npos);
+  // Each failing cell replays under its policy: the schedule file carries it, and so does the command.
+  int failing = 0;
+  for (const auto& c : cmp["cells"]) {
+    if (c["verdict"] != "fail") continue;
+    ++failing;
+    CHECK(c["sink_policy"] == "ignore");
+    const std::string replay = c.value("replay", "");
+    CHECK(replay.find("--sink-policy ignore") != std::string::npos);
+    const std::string file = replay.substr(replay.find("replay ") + 7, replay.find(" --target") - replay.find("replay ") - 7);
+    CHECK(nlohmann::json::parse(idem::testing::readFile(file))["sink_policy"] == "ignore");
+  }
+  CHECK(failing > 0);
+  for (const auto& run : r.report["runs"]) CHECK(run["id"].get<std::string>().rfind("sink-keyed/ignore/", 0) == 0);
+  // The terminal table: the policy under each column.
+  CHECK(r.out.find("under each sink policy (honour, ignore)") != std::string::npos);
+  CHECK(r.out.find("  sink policy") != std::string::npos);
+  // The page: the target's name over its two policies.
+  std::string html = idem::testing::readFile(r.reportDir / "report.html");
+  CHECK(html.find("<th colspan=\"2\">sink-keyed</th>") != std::string::npos);
+  CHECK(html.find(">ignore</th>") != std::string::npos);
 }

@@ -20,6 +20,12 @@ std::vector<Op> recorded(const std::string& name) {
 
 Scenario wallet() { return loadScenario("wallet", std::string(IDEM_SOURCE_DIR) + "/scenarios"); }
 
+size_t occurrences(const std::string& text, const std::string& word) {
+  size_t n = 0;
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + word.size())) ++n;
+  return n;
+}
+
 } // namespace
 
 TEST_CASE("compare: kill points are classed by the gap between two steps of one consumer") {
@@ -144,7 +150,7 @@ TEST_CASE("compare: an unknown schedule shows in its cell and in the target, als
       {1, "default", "b/default", Verdict::Pass, {}, ""},
       {1, "retry", "b/retry#1", Verdict::Pass, {}, ""},
   };
-  Matrix m = matrixOf(classes, {"a", "b"}, judged);
+  Matrix m = matrixOf(classes, columnsOf({"a", "b"}, {}), judged);
   REQUIRE(m.cells.size() == 6);
   CHECK(m.cells[1].verdict == Verdict::Fail);
   CHECK(m.cells[1].failed == 1);
@@ -171,7 +177,7 @@ TEST_CASE("compare: a failing cell names the anti-pattern of its example, a pass
       {1, "default", "b/default", Verdict::Fail, {"duplicate"}, "", 0, 0, ""}, // no known pattern
       {1, "retry", "b/retry#1", Verdict::Pass, {}, "", 0, 0, ""},
   };
-  Matrix m = matrixOf(classes, {"a", "b"}, judged);
+  Matrix m = matrixOf(classes, columnsOf({"a", "b"}, {}), judged);
   REQUIRE(m.cells.size() == 4);
   CHECK(!m.cells[0].pattern);
   CHECK(m.cells[1].pattern == std::optional<std::string>("effect without dedup"));
@@ -181,6 +187,85 @@ TEST_CASE("compare: a failing cell names the anti-pattern of its example, a pass
   CHECK(j.at("pattern") == "effect without dedup");
   CHECK(j.get<CompareCell>() == m.cells[1]);
   CHECK(!nlohmann::json(m.cells[0]).contains("pattern"));
+}
+
+TEST_CASE("compare: under both sink policies a target is two columns, each folded alone") {
+  CommonArgs args;
+  Scenario withSink = wallet();
+  CHECK(sinkPoliciesToCompare(withSink, args).empty()); // no sink: one column per target
+  withSink.sink = SinkSpec{};
+  CHECK(sinkPoliciesToCompare(withSink, args) == std::vector<std::string>{"honour", "ignore"});
+  args.sinkPolicy = "ignore"; // the user fixed it: that one only
+  CHECK(sinkPoliciesToCompare(withSink, args).empty());
+
+  const auto cols = columnsOf({"call-then-commit", "keyed"}, {"honour", "ignore"});
+  REQUIRE(cols.size() == 4);
+  CHECK(cols[1].name == "call-then-commit");
+  CHECK(cols[1].sinkPolicy == "ignore");
+  CHECK(cols[2].target == 1);
+  CHECK(cols[2].sinkPolicy == "honour");
+  std::vector<Class> classes{{"default", "schedule", "default schedule", ""},
+                             {"kill:CALL>BEGIN", "kill", "after the call (sink), before BEGIN", ""}};
+  std::vector<JudgedCell> judged{
+      {0, "default", "call-then-commit/honour/default", Verdict::Pass, {}, ""},
+      {0, "kill:CALL>BEGIN", "call-then-commit/honour/after:CALL#1", Verdict::Fail, {"charged-twice"}, "after:CALL#1"},
+      {1, "default", "call-then-commit/ignore/default", Verdict::Pass, {}, ""},
+      {1, "kill:CALL>BEGIN", "call-then-commit/ignore/after:CALL#1", Verdict::Fail, {"charged-twice"}, "after:CALL#1"},
+      {2, "default", "keyed/honour/default", Verdict::Pass, {}, ""},
+      {2, "kill:CALL>BEGIN", "keyed/honour/after:CALL#1", Verdict::Pass, {}, "after:CALL#1"},
+      {3, "default", "keyed/ignore/default", Verdict::Pass, {}, ""},
+      {3, "kill:CALL>BEGIN", "keyed/ignore/after:CALL#1", Verdict::Fail, {"charged-twice"}, "after:CALL#1"},
+  };
+  Matrix m = matrixOf(classes, cols, judged);
+  REQUIRE(m.targets.size() == 4);
+  REQUIRE(m.cells.size() == 8);
+  CHECK(m.targets[2].name == "keyed");
+  CHECK(m.targets[2].sinkPolicy == "honour");
+  CHECK(m.targets[2].verdict == Verdict::Pass);
+  CHECK(m.targets[3].sinkPolicy == "ignore");
+  CHECK(m.targets[3].verdict == Verdict::Fail);
+  CHECK(m.targets[3].kinds == std::set<std::string>{"charged-twice"});
+  CHECK(m.targets[3].column() == "keyed (ignore)");
+  CHECK(m.cells[7].sinkPolicy == "ignore");
+  CHECK(m.cells[7].example == "keyed/ignore/after:CALL#1");
+
+  CompareSection section{.classes = classes, .targets = m.targets, .cells = m.cells, .sinkPolicies = {"honour", "ignore"}};
+  const CompareCell* keyedIgnore = section.cell("kill:CALL>BEGIN", "keyed", "ignore");
+  REQUIRE(keyedIgnore);
+  CHECK(keyedIgnore->verdict == Verdict::Fail);
+  CHECK(section.cell("kill:CALL>BEGIN", "keyed", "honour")->verdict == Verdict::Pass);
+  CHECK(section.cell("kill:CALL>BEGIN", "keyed") == nullptr); // no column without a policy
+  // The terminal table: a column per target and policy, the policy on a second header line.
+  const std::string table = terminalTable(section);
+  INFO(table);
+  std::istringstream lines(table);
+  std::string head, policies, row;
+  std::getline(lines, head);
+  std::getline(lines, policies);
+  CHECK(head.find("keyed") != std::string::npos);
+  CHECK(policies.rfind("  sink policy", 0) == 0);
+  CHECK(occurrences(policies, "honour") == 2);
+  CHECK(occurrences(policies, "ignore") == 2);
+  std::getline(lines, row); // default schedule
+  std::getline(lines, row); // the kill class: call-then-commit fails under both, keyed only under ignore
+  CHECK(row.find("after the call (sink), before") == 2);
+  CHECK(occurrences(row, "FAIL charged-twice") == 3);
+  CHECK(occurrences(row, "pass") == 1);
+  CHECK(row.rfind("pass") < row.rfind("FAIL")); // keyed: honour passes, ignore fails
+}
+
+TEST_CASE("compare: a class judged by a later retry runs after the last acknowledgement, not a shutdown step") {
+  auto point = [](const std::string& text, int64_t op) {
+    ClassedPoint p;
+    p.fault = Fault::parse(text, "test");
+    p.opIndex = op;
+    return p;
+  };
+  // A Kafka member's trace: its last offset commit, then the LeaveGroup it sends as it closes.
+  const std::vector<ClassedPoint> points{point("age:before:COMMIT_OFFSET#2", 7), point("age:after:COMMIT_OFFSET#2", 7),
+                                         point("age:before:LEAVE_GROUP#1", 9), point("age:after:LEAVE_GROUP#1", 9)};
+  CHECK(lastAcknowledgement(points, {3, 7}).fault.str() == "age:after:COMMIT_OFFSET#2");
+  CHECK(lastAcknowledgement(points, {}).fault.str() == "age:after:LEAVE_GROUP#1"); // none acknowledged: the last
 }
 
 TEST_CASE("seeds: a generated schedule and a shuffled stream are pinned to their seed, on any standard library") {

@@ -162,6 +162,21 @@ TEST_CASE("schedule: version 2 carries faults, version 1 files (kills) still loa
         "y.json: field 'faults[1]': a second fault at after:COMMIT#1");
 }
 
+TEST_CASE("schedule: a sink policy of its own is kept, absent when it has none, and checked") {
+  nlohmann::json j = {{"version", 2}, {"scenario", "payments"}, {"events", {{{"n", 1}}}}, {"stream", {1}}};
+  Schedule none = scheduleFromJson(j, "s.json");
+  CHECK(none.sinkPolicy.empty());
+  CHECK(!nlohmann::json(none).contains("sink_policy")); // files of earlier versions are unchanged
+  j["sink_policy"] = "ignore";
+  Schedule ignore = scheduleFromJson(j, "s.json");
+  CHECK(ignore.sinkPolicy == "ignore");
+  CHECK(nlohmann::json(ignore)["sink_policy"] == "ignore");
+  CHECK(scheduleFromJson(nlohmann::json(ignore), "again.json").sinkPolicy == "ignore");
+  j["sink_policy"] = "sometimes";
+  CHECK(usageError([&] { scheduleFromJson(j, "s.json"); }) ==
+        "s.json: field 'sink_policy': \"sometimes\" is not a sink policy (\"honour\" or \"ignore\")");
+}
+
 TEST_CASE("schedule: a fault naming a process the run never starts is refused, naming where it is written") {
   nlohmann::json j = {{"version", 2}, {"scenario", "wallet"}, {"events", {{{"n", 1}}}}, {"stream", {1}}, {"consumers", 2},
                       {"faults", {"c5:after:COMMIT#1"}}};

@@ -58,6 +58,47 @@ TEST_CASE("compare section: the members only kill, fault and race cells have sta
   CHECK(na.get<CompareCell>().schedules == 0);
 }
 
+TEST_CASE("compare section: a sink policy axis: a column per target and policy, each cell's replay keeps it") {
+  CompareSection s;
+  s.classes = {{"default", "schedule", "default schedule", ""}};
+  s.sinkPolicies = {"honour", "ignore"};
+  for (const char* policy : {"honour", "ignore"}) {
+    CompareTarget t;
+    t.name = "sink-keyed";
+    t.sinkPolicy = policy;
+    t.verdict = std::string(policy) == "honour" ? Verdict::Pass : Verdict::Fail;
+    s.targets.push_back(t);
+    CompareCell c;
+    c.cls = "default";
+    c.target = "sink-keyed";
+    c.sinkPolicy = policy;
+    c.verdict = t.verdict;
+    c.schedules = 1;
+    if (c.verdict == Verdict::Fail) {
+      c.failed = 1;
+      c.kinds = {"charged-twice"};
+      c.example = "sink-keyed/ignore/default";
+      c.replay = "idemproof replay schedules/sink-keyed_ignore_default.json --target targets/sink-keyed --sink-policy ignore";
+    }
+    s.cells.push_back(c);
+    s.costs.push_back({"sink-keyed", policy, 5, 40, 90000, 55.5, 8.0});
+  }
+  const json j = s;
+  CHECK(j.at("sink_policies") == json::array({"honour", "ignore"}));
+  CHECK(j.at("targets").at(1).at("sink_policy") == "ignore");
+  CHECK(j.at("cells").at(1).at("replay").get<std::string>().find("--sink-policy ignore") != std::string::npos);
+  CHECK(!j.at("cells").at(0).contains("replay")); // no example, nothing to replay
+  CHECK(j.at("costs").at(0).at("sink_policy") == "honour");
+  CHECK(j.get<CompareSection>() == s);
+  CHECK(s.cell("default", "sink-keyed", "ignore")->verdict == Verdict::Fail);
+  CHECK(s.cell("default", s.targets[0])->verdict == Verdict::Pass);
+  CHECK(s.cell("default", "sink-keyed") == nullptr);
+  // Without the axis none of these members is written: reports of comparisons without a sink are unchanged.
+  const json plain = loadInput("compare-customer-city.report.json").at("compare");
+  CHECK(!plain.contains("sink_policies"));
+  CHECK(json(plain.get<CompareSection>()).dump() == plain.dump());
+}
+
 TEST_CASE("compare section: members a report may lack read as their defaults") {
   const CompareSection s = json{{"classes", json::array()}, {"targets", json::array()}, {"cells", json::array()}}
                                .get<CompareSection>();

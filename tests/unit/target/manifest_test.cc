@@ -194,6 +194,27 @@ TEST_CASE("manifest: a failing expectation may name its anti-pattern, a passing 
              Contains("pattern"));
 }
 
+TEST_CASE("manifest: an expectation may differ under one sink policy, the others keep the scenario's", "[manifest]") {
+  ScratchDir d;
+  d.write("k/target.json", R"({"name": "k", "command": ["./k"], "scenarios": ["payments"], "expect": {"payments":
+    {"verdict": "pass", "why": "keyed", "sink_policy": {"ignore": {"verdict": "fail", "kinds": ["charged-twice"],
+     "why": "keys ignored"}}}}})");
+  const idem::Target t = idem::loadTarget(d.path / "k");
+  CHECK(t.expected("payments", "").verdict == "pass");
+  CHECK(t.expected("payments", "honour").verdict == "pass"); // none of its own: the scenario's
+  CHECK(t.expected("payments", "ignore").verdict == "fail");
+  CHECK(t.expected("payments", "ignore").kinds == std::vector<std::string>{"charged-twice"});
+  CHECK_THAT(manifestError(R"({"name": "x", "command": ["./x"], "scenarios": ["payments"], "expect": {"payments":
+    {"verdict": "pass", "why": "w", "sink_policy": {"maybe": {"verdict": "pass", "why": "w"}}}}})"),
+             Contains("field 'expect.payments.sink_policy.maybe': is not a sink policy"));
+  CHECK_THAT(manifestError(R"({"name": "x", "command": ["./x"], "scenarios": ["payments"], "expect": {"payments":
+    {"verdict": "pass", "why": "w", "sink_policy": {"ignore": {"verdict": "fail", "why": "w"}}}}})"),
+             Contains("expect.payments.sink_policy.ignore.kinds"));
+  CHECK_THAT(manifestError(R"({"name": "x", "command": ["./x"], "scenarios": ["payments"], "expect": {"payments":
+    {"verdict": "pass", "why": "w", "sink_policy": []}}})"),
+             Contains("field 'expect.payments.sink_policy': must be an object"));
+}
+
 TEST_CASE("manifest: processes names the consumer and its outbox relay, outbox how to count unsent rows",
           "[manifest]") {
   ScratchDir d;

@@ -22,11 +22,17 @@ std::string expectationsTable() {
   std::string out = "| target | scenario | expected | kinds | anti-pattern | why |\n|---|---|---|---|---|---|\n";
   for (const auto& f : folders) {
     idem::Target t = idem::loadTarget(f);
-    for (const auto& [scenario, x] : t.expect) {
+    auto row = [&](const std::string& scenario, const idem::Expectation& x) {
       std::string kinds;
       for (const auto& k : x.kinds) kinds += (kinds.empty() ? "" : ", ") + ("`" + k + "`");
       out += "| `" + t.name + "` | " + scenario + " | " + x.verdict + " | " + kinds + " | " +
              (x.pattern.empty() ? "" : "`" + x.pattern + "`") + " | " + x.why + " |\n";
+    };
+    for (const auto& [scenario, x] : t.expect) {
+      row(scenario, x);
+      // Under a sink policy where it differs (compare and demo run both): a row of its own.
+      if (auto p = t.expectBySinkPolicy.find(scenario); p != t.expectBySinkPolicy.end())
+        for (const auto& [policy, y] : p->second) row(scenario + ", sink policy " + policy, y);
     }
   }
   return out;
