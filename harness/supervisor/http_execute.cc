@@ -7,8 +7,9 @@
 /// after its time, before its withheld bytes go on).
 ///
 /// Timing is the client's, never the clock's, wherever the harness can decide it:
-///  timeout  the request's COMMIT is held at the proxy; the client gives up once it is held (its timeout
-///           fired while the server works), and the hold lasts until the next request has its answer;
+///  timeout  the server's last step before its answer (learned from a fault-free rehearsal: http_hold.h) is
+///           held at the proxy; the client gives up once it is held (its timeout fired while the server
+///           works), and the hold lasts until the next request has its answer;
 ///  burst    every COMMIT is held until each copy still running waits at its COMMIT (the barrier), so the
 ///           copies' transactions overlap in every run;
 ///  quiet    after a request the next one waits until the server has nothing in flight at PostgreSQL.
@@ -17,6 +18,7 @@
 #include "supervisor/controller.h"
 #include "supervisor/processes.h"
 #include "supervisor/http_client.h"
+#include "supervisor/http_hold.h"
 #include "supervisor/http_payload.h"
 #include "supervisor/workspace_impl.h"
 
@@ -81,8 +83,12 @@ struct RunLimit {
 
 class HttpLoop {
 public:
-  HttpLoop(Workspace::Impl& ws, History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields)
-      : ws_(ws), h_(h), s_(s), fields_(fields), spec_(*ws.scenario.http), opt_(ws.options), ctl_(h, s.faults),
+  /// `holds`: the learned hold point of each timed-out request (by op); `rehearsal`: the run only learns them
+  /// (no settling, no final state).
+  HttpLoop(Workspace::Impl& ws, History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields,
+           std::map<int, HoldPoint> holds = {}, bool rehearsal = false)
+      : ws_(ws), h_(h), s_(s), fields_(fields), spec_(*ws.scenario.http), opt_(ws.options), holds_(std::move(holds)),
+        rehearsal_(rehearsal), ctl_(h, s.faults),
         hub_({ws.servers.pg_host, ws.servers.pg_port}, ws.brokerSide(), ctl_), procs_(ws, h, ctl_, hub_),
         started_(Clock::now()) {
     ctl_.setHub(&hub_);
@@ -97,8 +103,9 @@ public:
     try {
       startServer("first");
       for (size_t i = 0; i < s_.client.size(); ++i) play(static_cast<int>(i) + 1, s_.client[i]);
-      endLate("the client's last request has its answer");
-      settle();
+      endLate("the client's last request has its answer", false);
+      if (!rehearsal_) settle();
+      endLate("the client's retries are over");
     } catch (const RunLimit& l) {
       limit = l;
     } catch (...) {
@@ -106,6 +113,10 @@ public:
       throw;
     }
     stop();
+    if (rehearsal_) {
+      if (limit) throw std::runtime_error(fmt::format("the rehearsal of the timed-out requests ended at a limit: {}", limit->reason));
+      return;
+    }
     ops::Final fin = ws_.finalState();
     if (limit) {
       fin.end = ops::RunEnd::Limit;
@@ -315,7 +326,8 @@ private:
       if (now != seen) moved = Clock::now();
       seen = now;
       if (startedAfter && seen == *startedAfter) continue;
-      if (ctl_.inflightAll() == ctl_.gated() && Clock::now() - moved >= still) return;
+      // A timed-out request a delay holds is in flight for the delay's time: nothing the next request waits for.
+      if (ctl_.inflightAll() == ctl_.gated() + (late_ ? ctl_.delayed() : 0) && Clock::now() - moved >= still) return;
     }
   }
 
@@ -432,10 +444,13 @@ private:
     pump([&] { return Clock::now() >= until; });
   }
 
-  /// A request the client gave up on (a timeout): its hold lasts until the next request has its answer.
-  void endLate(const std::string& why) {
+  /// A request the client gave up on (a timeout): its hold lasts until the next request has its answer. One a
+  /// delay fault holds stays in flight for the delay's time: unless `mustEnd`, the client does not wait for it
+  /// (its next requests, its retries at the end, go on meanwhile); it reads its answer once it comes.
+  void endLate(const std::string& why, bool mustEnd = true) {
     if (!late_) return;
     ctl_.openGate(why);
+    if (!mustEnd && !late_->done && ctl_.delayed() > 0) return;
     Flight* f = late_;
     late_ = nullptr;
     pump([&] { return f->done.load(); });
@@ -450,14 +465,16 @@ private:
       const bool timeout = c.wait == ClientOp::Wait::Timeout;
       if (timeout) {
         endLate("another request of the client timed out"); // one request in flight at a time
-        ctl_.gate("COMMIT", 1, fmt::format("r{}'s client timeout: it stays in flight", nrequest_ + 1));
+        holdAtLastStep(op);
       }
       if (c.afterRetention || c.agedMs) waitRetention(c.agedMs);
       const uint64_t before = ctl_.activity();
       Flight& f = launch(op, roleOf(c.key, c.body), c.key, c.body, keyValue(c.key), c.wait, 0, {}, c.afterRetention, &c);
       if (timeout) {
-        pump([&] { return f.done.load() || ctl_.gated() > 0; });
+        // Held at its last step, or a delay holds one of its steps: the server works on it, the client gives up.
+        pump([&] { return f.done.load() || ctl_.gated() > 0 || ctl_.delayed() > 0; });
         if (!f.done) {
+          if (ctl_.gated() == 0) ctl_.openGate(""); // a delay holds it: the gate must not hold the next request's step
           f.gaveUp = true;
           late_ = &f;
           h_.append("client", ops::Note{fmt::format("r{} timed out: the client gives up while the server works on it", f.id)});
@@ -490,8 +507,22 @@ private:
       burst(op, c);
       break;
     }
-    if (lateBefore && late_ == lateBefore) endLate("the next request has its answer");
+    if (lateBefore && late_ == lateBefore) endLate("the next request has its answer", false);
     quiet();
+  }
+
+  /// Arms the gate at the timed-out request's last step before its answer (learned by the rehearsal; its
+  /// COMMIT when the rehearsal's request made no step).
+  void holdAtLastStep(int op) {
+    const std::string why = fmt::format("r{}'s client timeout: it stays in flight", nrequest_ + 1);
+    auto it = holds_.find(op);
+    if (it == holds_.end()) {
+      ctl_.gate("COMMIT", 1, why);
+      return;
+    }
+    h_.append("client", ops::Note{fmt::format("r{}'s last step before its answer in the fault-free rehearsal: {}",
+                                              nrequest_ + 1, describe(it->second))});
+    ctl_.gate(it->second.verb, 1, why, it->second.nth - 1);
   }
 
   /// `copies` requests on as many connections, written together once all are connected; every COMMIT is
@@ -578,6 +609,8 @@ private:
   const std::map<int, std::map<std::string, std::string>>& fields_;
   const HttpSpec& spec_;
   RunOptions opt_;
+  std::map<int, HoldPoint> holds_; ///< client op -> where its timeout holds it
+  bool rehearsal_ = false;
   Controller ctl_;
   proxy::Hub hub_;
   TargetProcesses procs_;
@@ -602,7 +635,19 @@ private:
 } // namespace
 
 void Workspace::Impl::runServer(History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields) {
-  HttpLoop(*this, h, s, fields).run();
+  std::map<int, HoldPoint> holds;
+  if (hasTimeout(s)) {
+    // The timed-out requests' last steps, from a fault-free rehearsal of the requests up to the last of them
+    // against the same initial state; the stores are then reset for the run itself.
+    History scratch;
+    if (sink) sink->reset(*scenario.sink, scenario.sink->honoursKeys, &scratch);
+    HttpLoop(*this, scratch, rehearsalOf(s), fields, {}, true).run();
+    holds = learnHoldPoints(scratch.ops());
+    broker->reset();
+    reset();
+    if (sink) sink->reset(*scenario.sink, scenario.sink->honoursKeys, &h);
+  }
+  HttpLoop(*this, h, s, fields, std::move(holds)).run();
 }
 
 } // namespace idem
