@@ -398,7 +398,9 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
     reportCheck(session, sum);
     return exitStatus(*sum.verdict);
   }
-  const ModelParams params = checkParams(common, args);
+  ModelParams params = checkParams(common, args);
+  // HTTP: some delays are drawn past the declared lease (a lock that expires while its holder works).
+  if (sc.http) params.leaseMs = sc.http->policy.leaseMs;
   const auto gen = shapeGen(sc, sum.model, params);
   Materialize materializeShape = [&](const Shape& s) {
     Schedule x = materialize(s, sc, sum.model, sum.seed, params);

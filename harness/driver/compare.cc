@@ -152,6 +152,10 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
     // (Both lists first: jobs grows below, and `base` lives in it.)
     std::vector<std::vector<ClassedPoint>> classed{classifyKillPoints(base.history.ops()),
                                                    classifyFaultPoints(base.history.ops(), o.faults, o.delayMs)};
+    // HTTP: a delay past the declared lease while the client, timed out, retries (a lock's lease runs out).
+    if (sc.http && std::count(o.faults.begin(), o.faults.end(), "delay") > 0)
+      for (auto& p : classifyPastLeasePoints(base.history.ops(), static_cast<int>(sc.http->policy.leaseMs + kPastLeaseMs)))
+        classed[1].push_back(std::move(p));
     auto raced = o.races ? raceSchedules(sc, defaultScheduleFor(session, targets[t].name, 2), base.history.ops(),
                                          o.racePerClass < 0 ? o.perClass : o.racePerClass)
                          : std::vector<RaceSchedule>{};
@@ -183,6 +187,7 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
                                                                 : faultKind(p.fault.kind, "--faults").comparedConsumers();
           for (int n : counts) {
             Schedule s = defaultScheduleFor(session, targets[t].name, applicationWeight(p.fault));
+            if (p.cls.id == "delay-past-lease") s = pastLeaseSchedule(std::move(s));
             s.faults = {p.fault};
             if (n > 1) { // c1 takes the first batch, so its steps are the single consumer's
               s.consumers = n;
