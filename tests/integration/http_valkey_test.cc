@@ -96,15 +96,32 @@ TEST_CASE("http valkey: a slice of the sweep with every kind passes the fenced t
   // orders-timeout: one request whose client gives up; every kind at a slice of the points (the whole sweep
   // runs for minutes: each delay past the lease lasts 1.5 s).
   Result fenced = clean({"sweep", "--scenario", kOrdersTimeout, "--target", testTarget("http-valkey-fenced-timeout"),
-                         "--faults", "kill,drop,delay,error,restart,pause", "--shard", "3/12"});
+                         "--faults", "kill,drop,delay,error,restart,pause", "--shard", "3/24"});
   INFO(fenced.out << fenced.err);
   CHECK(fenced.status == 0);
-  // The delays past the lease before the steps of the transaction (one in four of the sweep's faults).
+  // The delay past the lease before INSERT#1 (the order) is in this slice: point 8 of 18, fault 17 of 36.
   Result lock = clean({"sweep", "--scenario", kOrdersTimeout, "--target", testTarget("http-valkey-lock-timeout"),
-                       "--faults", "delay", "--shard", "1/4"});
+                       "--faults", "delay", "--shard", "1/16"});
   INFO(lock.out << lock.err);
   CHECK(lock.status == 1);
   CHECK(kindsOf(lock.report).count("double-effect") == 1);
+}
+
+TEST_CASE("http valkey: check with every kind finds the lock's double order in its class sweep, the fenced passes",
+          "[http]") {
+  const std::vector<std::string> every{"--scenario", "orders", "--faults", "kill,drop,delay,error,restart,pause",
+                                       "--seed", "1", "--runs", "10", "--replays", "1"};
+  std::vector<std::string> args{"check", "--target", target("http-valkey-lock")};
+  args.insert(args.end(), every.begin(), every.end());
+  Result lock = clean(args);
+  INFO(lock.out << lock.err);
+  CHECK(lock.status == 1);
+  CHECK(kindsOf(lock.report).count("double-effect") == 1);
+  args = {"check", "--target", target("http-valkey-fenced")};
+  args.insert(args.end(), every.begin(), every.end());
+  Result fenced = clean(args);
+  INFO(fenced.out << fenced.err);
+  CHECK(fenced.status == 0);
 }
 
 } // namespace http_valkey_itest
