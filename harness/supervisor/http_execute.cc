@@ -577,7 +577,8 @@ private:
 
   /// The client's retry policy at the end: a key with no final 2xx answer to its own payload is sent again
   /// (same key, same payload) every kRetryEvery while the answer is the in-flight status, a 5xx or no
-  /// answer, for the declared lease and kLeaseMargin more. What it got then is what the checkers judge.
+  /// answer, for the declared lease and kLeaseMargin more, and while a timed-out request of the key a delay
+  /// holds has not had its answer. What it got then is what the checkers judge.
   void settle() {
     std::vector<int> keys;
     for (const auto& c : s_.client)
@@ -597,7 +598,10 @@ private:
         // A stored 5xx (replay_5xx) is the key's answer: one retry got it again, the client stops.
         bool again = !(a.outcome == "answered") || (a.status >= 500 && !spec_.policy.replay5xx) ||
                      (spec_.policy.inFlight != 0 && a.status == spec_.policy.inFlight);
-        if (!again || Clock::now() >= until) break;
+        // A timed-out request of the key a delay still holds is an answer still due: the client retries on
+        // until it has come (then the lease counts from a server with nothing of the key in flight).
+        const bool due = late_ && !late_->done && late_->key == key;
+        if (!again || (Clock::now() >= until && !due)) break;
         pump([t = Clock::now() + kRetryEvery] { return Clock::now() >= t; }); // the client's back-off
       }
     }
