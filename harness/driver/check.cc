@@ -405,7 +405,9 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
     reportCheck(session, sum);
     return exitStatus(*sum.verdict);
   }
-  const ModelParams params = checkParams(common, args);
+  ModelParams params = checkParams(common, args);
+  // HTTP: some delays are drawn past the declared lease (a lock that expires while its holder works).
+  if (sc.http) params.leaseMs = sc.http->policy.leaseMs;
   const auto gen = shapeGen(sc, sum.model, params);
   Materialize materializeShape = [&](const Shape& s) {
     Schedule x = materialize(s, sc, sum.model, sum.seed, params);
@@ -415,8 +417,11 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
   // The class sweep first (search/classes.h), then the random schedules of the seed.
   const Cases cases(gen, args.noClassSweep ? std::vector<Shape>{} : classShapes(sc, sum.model, params), params, sum.seed);
   if (cases.classes() > 0)
-    std::cout << fmt::format("  runs 1..{} kill once at each class of kill point of the trace (when, verb); random "
-                             "schedules after them\n", std::min<size_t>(cases.classes(), static_cast<size_t>(args.runs)))
+    std::cout << fmt::format(fmt::runtime(sc.http ? "  runs 1..{} time out one request and delay it past the lease once before each verb; "
+                                       "random schedules after them\n"
+                                     : "  runs 1..{} kill once at each class of kill point of the trace (when, verb); random "
+                                       "schedules after them\n"),
+                             std::min<size_t>(cases.classes(), static_cast<size_t>(args.runs)))
               << std::flush;
   std::optional<CaseResult> failing;
   SearchResult res;

@@ -225,6 +225,10 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
     std::vector<std::vector<ClassedPoint>> classed{classifyKillPoints(base.history.ops()),
                                                    classifyFaultPoints(base.history.ops(), o.faults, o.delayMs)};
     const std::set<int64_t> acks = acksOf(base.history.ops());
+    // HTTP: a delay past the declared lease while the client, timed out, retries (a lock's lease runs out).
+    if (sc.http && std::count(o.faults.begin(), o.faults.end(), "delay") > 0)
+      for (auto& p : classifyPastLeasePoints(base.history.ops(), static_cast<int>(sc.http->policy.leaseMs + kPastLeaseMs)))
+        classed[1].push_back(std::move(p));
     auto raced = o.races ? raceSchedules(sc, forColumn(defaultScheduleFor(session, targets[t].name, 2), col), base.history.ops(),
                                          o.racePerClass < 0 ? o.perClass : o.racePerClass)
                          : std::vector<RaceSchedule>{};
@@ -256,6 +260,7 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
                                                                 : faultKind(p.fault.kind, "--faults").comparedConsumers();
           for (int n : counts) {
             Schedule s = forColumn(defaultScheduleFor(session, targets[t].name, applicationWeight(p.fault)), col);
+            if (p.cls.id == "delay-past-lease") s = pastLeaseSchedule(std::move(s));
             s.faults = {p.fault};
             if (n > 1) { // c1 takes the first batch, so its steps are the single consumer's
               s.consumers = n;

@@ -40,6 +40,14 @@ std::vector<ClassedPoint> classifyKillPoints(const std::vector<Op>& history);
 std::vector<ClassedPoint> classifyFaultPoints(const std::vector<Op>& history, const std::vector<std::string>& kinds,
                                               int delayMs);
 
+/// HTTP scenarios: a delay of `delayMs` (the declared lease and kPastLeaseMs more) before each step of a
+/// fault-free history that is the first of its verb (the first request's own steps, mostly), class
+/// "delay-past-lease": run on the default schedule with its first request timed out (pastLeaseSchedule), so
+/// that the client's retries meet a server whose lock's lease ran out while its holder still works.
+std::vector<ClassedPoint> classifyPastLeasePoints(const std::vector<Op>& history, int delayMs);
+/// The default schedule `s` with its first request's client timing out (docs/http-contract.md).
+Schedule pastLeaseSchedule(Schedule s);
+
 /// At most `n` of `points` (all when n <= 0 or there are fewer), spread evenly, the first included.
 std::vector<ClassedPoint> sample(const std::vector<ClassedPoint>& points, int n);
 

@@ -4,6 +4,7 @@
 
 #include "core/random.h"
 #include "history/trace.h"
+#include "plan/fault_kind.h"
 
 #include <fmt/format.h>
 
@@ -75,6 +76,34 @@ std::vector<ClassedPoint> classifyFaultPoints(const std::vector<Op>& history, co
     }
   }
   return out;
+}
+
+std::vector<ClassedPoint> classifyPastLeasePoints(const std::vector<Op>& history, int delayMs) {
+  std::vector<ClassedPoint> out;
+  for (const auto& p : traceOf(history).points) {
+    if (p.fault.when != When::Before || p.fault.k != 1) continue;
+    for (auto& f : faultsAt(p, {"delay"}, delayMs)) {
+      ClassedPoint c;
+      c.cls = {"delay-past-lease", "fault", "delayed past the lease (client timed out)",
+               fmt::format("delay:before:VERB#1:{}: the first request's step waits the declared lease and {} ms more "
+                           "while its client, timed out, retries",
+                           delayMs, kPastLeaseMs)};
+      c.fault = std::move(f);
+      c.server = p.server;
+      c.detail = p.detail;
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+Schedule pastLeaseSchedule(Schedule s) {
+  for (auto& c : s.client)
+    if (c.kind == ClientOp::Kind::Send) {
+      c.wait = ClientOp::Wait::Timeout;
+      break;
+    }
+  return s;
 }
 
 std::vector<ClassedPoint> classifyKillPoints(const std::vector<Op>& history) {

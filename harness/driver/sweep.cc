@@ -101,8 +101,18 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
   // One run per fault: every kind of --faults at every point where it applies (history/trace.h faultsAt).
   std::vector<Schedule> schedules;
   std::vector<size_t> pointOf; // index into points (and classes)
+  const bool timedOut = std::any_of(base.client.begin(), base.client.end(), [](const ClientOp& c) {
+    return c.kind == ClientOp::Kind::Send && c.wait == ClientOp::Wait::Timeout;
+  });
+  const int64_t pastLease = sc.http && timedOut && std::count(swept.begin(), swept.end(), "delay") > 0
+                                ? sc.http->policy.leaseMs + kPastLeaseMs
+                                : 0;
   for (size_t i = 0; i < points.size(); ++i) {
-    for (Fault& f : faultsAt(points[i], swept, sweepDelayMs(common.run.claim_idle_ms))) {
+    std::vector<Fault> faults = faultsAt(points[i], swept, sweepDelayMs(common.run.claim_idle_ms));
+    // HTTP, with a timed-out request (another may run while it is held): a delay past the declared lease too.
+    if (pastLease > 0)
+      for (Fault& f : faultsAt(points[i], {"delay"}, static_cast<int>(pastLease))) faults.push_back(std::move(f));
+    for (Fault& f : faults) {
       Schedule s = base;
       s.faults = {std::move(f)};
       schedules.push_back(std::move(s));

@@ -150,6 +150,9 @@ void requireHttpFault(const Fault& f, const std::string& what, int replicas = 1)
 /// How long an HTTP server stays stopped at a pause that names no time: long enough for the client's
 /// request, and the server's PostgreSQL session, to wait on a process that runs nothing.
 inline constexpr int64_t kHttpPauseMs = 500;
+/// How much longer than an HTTP scenario's declared lease_ms a delay drawn (or swept) past the lease lasts:
+/// long enough for the client's retry to take the expired lease and finish before the delayed step goes on.
+inline constexpr int64_t kPastLeaseMs = 500;
 /// Every registered kind's name, in registration order.
 std::vector<std::string> faultKinds();
 /// The kinds that act at a step (FaultKind::atStep), in registration order: what --faults may name.

@@ -35,8 +35,36 @@ Shape::Event drawsOf(const Scenario& sc, const Event& e, int order) {
 
 } // namespace
 
+/// HTTP: one request its client gives up on, and a delay past the declared lease before the first step of
+/// each verb: whether a lock's lease that runs out under its holder lets the client's retries execute again.
+std::vector<Shape> pastLeaseShapes(const Scenario& sc, const KillModel& km, const ModelParams& p) {
+  const auto delay = std::find(p.faultKinds.begin(), p.faultKinds.end(), "delay");
+  if (km.empty() || p.maxKills < 1 || p.leaseMs <= 0 || delay == p.faultKinds.end()) return {};
+  Shape base;
+  const auto& events = sc.default_schedule.events;
+  base.events.push_back(events.empty() ? drawsOf(sc, Event{}, 0) : drawsOf(sc, events.front(), 0));
+  base.keys = std::max<int>(1, sc.keys.size());
+  Shape::Request r;
+  r.wait = 1; // timeout
+  base.requests = {r};
+  std::vector<Shape> out;
+  for (size_t v = 0; v < km.verbs().size(); ++v) {
+    if (km.bound(km.verbs()[v], 1) < 1) continue;
+    Shape s = base;
+    Shape::Kill k;
+    k.verb = static_cast<int>(v);
+    k.before = true;
+    k.kind = static_cast<int>(delay - p.faultKinds.begin());
+    k.pastLease = true;
+    s.kills = {k};
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 std::vector<Shape> classShapes(const Scenario& sc, const KillModel& km, const ModelParams& p) {
-  if (sc.http || km.empty() || p.maxKills < 1) return {};
+  if (sc.http) return pastLeaseShapes(sc, km, p);
+  if (km.empty() || p.maxKills < 1) return {};
   Shape base;
   const auto& events = sc.default_schedule.events;
   const int maxEvents = std::max(1, p.maxEvents), minEvents = std::clamp(p.minEvents, 1, maxEvents);

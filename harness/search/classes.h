@@ -21,8 +21,10 @@ namespace idem {
 /// every effect made, none acknowledged) — then `after` each of them in the same order (the same states
 /// with a reply lost). Then the other verbs (reads, set-up) in trace order, before then after. Each has the default schedule's events (up to p.maxEvents, padded
 /// to p.minEvents), no retries, c1..c(p.minConsumers), no holds, and one fault of the first kind of
-/// p.faultKinds at VERB#1 (a verb that many events never reach is left out). Empty for an HTTP scenario,
-/// when no fault is drawn (p.maxKills 0) or when the model is empty.
+/// p.faultKinds at VERB#1 (a verb that many events never reach is left out). For an HTTP scenario with
+/// `delay` among p.faultKinds and a declared lease (p.leaseMs): one request its client gives up on, and a
+/// delay past the lease before VERB#1 of each verb. Empty when no fault is drawn (p.maxKills 0) or when the
+/// model is empty.
 std::vector<Shape> classShapes(const Scenario& sc, const KillModel& km, const ModelParams& p);
 
 /// A fixed shape as a shrinkable: its shrinks drop the faults (when p.minKills is 0), then one event at a

@@ -29,6 +29,9 @@ struct ModelParams {
   /// The fault kinds a fault is drawn from (check --faults); the first is what a fault's kind shrinks to.
   std::vector<std::string> faultKinds{"kill"};
   int delayMs = 100;            ///< the length of a delay fault (history/trace.h sweepDelayMs)
+  /// HTTP scenarios: the declared lease_ms; a delay drawn past the lease (Shape::Kill::pastLease) lasts it and
+  /// kPastLeaseMs more. 0: none drawn.
+  int64_t leaseMs = 0;
   /// Consumer processes that run at once, uniform in [min, max]; shrinks toward min. With 2 or more,
   /// holds are drawn (0, 1 or 2 of them, at most maxHolds: most concurrency bugs need at most two
   /// preemptions), faults name their process (cN:VERB#k), and a retry may be sent in flight.
@@ -62,6 +65,9 @@ struct Shape {
     /// With several consumers: c(1 + process mod consumers), its own k. With an outbox relay (KillModel::relay)
     /// process mod (consumers + 1) == consumers is r1, its verb and k from the relay's model.
     int process = 0;
+    /// HTTP scenarios: a delay lasts the declared lease_ms and kPastLeaseMs more instead of ModelParams::delayMs
+    /// (a lock whose lease runs out while its holder still works). Shrinks toward false.
+    bool pastLease = false;
   };
   /// A hold (plan/faults/hold.cc) on one process's step, released by the others' idleness (release 0),
   /// by time (1: ModelParams::holdMs; never drawn, as it leaves the order to timing) or when another process

@@ -180,7 +180,10 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   proxy::Decision d;
   auto fault = setUp ? std::nullopt : takeFault(When::Before, step.verb, f.k, names_[owner], f.pk);
   if (fault) d = fire(lock, owner, *fault, stepOf(f), server, token, step.flushed);
-  if (d.kind == proxy::Decision::Kind::Pass && !setUp && !gateVerb_.empty() && step.verb == gateVerb_ && gateLeft_ != 0) {
+  const bool gateMatch = !setUp && !gateVerb_.empty() && step.verb == gateVerb_ && gateLeft_ != 0;
+  if (gateMatch && gateSkip_ > 0) {
+    --gateSkip_; // an earlier step of the verb than the one the gate waits for
+  } else if (d.kind == proxy::Decision::Kind::Pass && gateMatch) {
     d.kind = proxy::Decision::Kind::Hold; // until openGate
     if (gateLeft_ > 0) --gateLeft_;
     gateHeld_.push_back(token.id);
@@ -228,10 +231,11 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   return d;
 }
 
-void Controller::gate(const std::string& verb, int count, std::string why) {
+void Controller::gate(const std::string& verb, int count, std::string why, int skip) {
   std::lock_guard<std::mutex> lock(mu_);
   gateVerb_ = verb;
   gateLeft_ = count;
+  gateSkip_ = std::max(0, skip);
   gateWhy_ = std::move(why);
 }
 
@@ -246,6 +250,7 @@ void Controller::openGate(const std::string& why) {
     std::lock_guard<std::mutex> lock(mu_);
     gateVerb_.clear();
     gateLeft_ = 0;
+    gateSkip_ = 0;
     for (int64_t t : gateHeld_)
       if (inflight_.count(t)) out.push_back(proxy::StepToken{t});
     gateHeld_.clear();
@@ -260,6 +265,12 @@ void Controller::openGate(const std::string& why) {
 int Controller::inflightAll() const {
   std::lock_guard<std::mutex> lock(mu_);
   return static_cast<int>(inflight_.size());
+}
+
+int Controller::delayed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(std::count_if(delayed_.begin(), delayed_.end(),
+                                        [&](int64_t t) { return inflight_.count(t) > 0 || heldReplies_.count(t) > 0; }));
 }
 
 uint64_t Controller::activity() const {

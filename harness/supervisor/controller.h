@@ -131,14 +131,19 @@ public:
   void releaseHold(int64_t token, const std::string& why);
   /// HTTP schedules: from now on, holds the requests of `verb` (any process) before the server sees them,
   /// at most `count` of them (-1: every one) until openGate — how the client keeps a request in flight past
-  /// its timeout, or lines a burst up at a barrier. Each held step is noted with `why`.
-  void gate(const std::string& verb, int count, std::string why);
+  /// its timeout, or lines a burst up at a barrier. Each held step is noted with `why`. The first `skip`
+  /// requests of `verb` from now on pass: the gate holds the (skip+1)-th (a timeout's learned hold point,
+  /// http_hold.h).
+  void gate(const std::string& verb, int count, std::string why, int skip = 0);
   /// Steps the gate holds now (not ended by a reply or a cut).
   int gated() const;
   /// Disarms the gate and releases every step it holds, noting `why` when it held any.
   void openGate(const std::string& why);
   /// Steps in flight over every process (requests without a reply).
   int inflightAll() const;
+  /// Of those, the steps a delay fault holds (its request or its reply withheld for the fault's time, or let
+  /// through and not answered yet): an HTTP client's timed-out request is then in flight at the server.
+  int delayed() const;
   /// The activity counter (a step, a reply, a fault): compare to tell whether anything moved.
   uint64_t activity() const;
 
@@ -219,6 +224,8 @@ private:
   int64_t nextToken_ = 1;
   std::string gateVerb_;          ///< "" when the gate is open
   int gateLeft_ = 0;              ///< how many more it holds (-1: no bound)
+  std::set<int64_t> delayed_;     ///< tokens of steps a delay fault held (delayed() counts those not ended)
+  int gateSkip_ = 0;              ///< how many more requests of its verb pass before it holds
   std::string gateWhy_;
   std::vector<int64_t> gateHeld_; ///< tokens it holds
   /// (owner, server, conn) -> the connection carried a command that is not set-up (history/trace.h).

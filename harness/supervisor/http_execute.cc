@@ -11,8 +11,9 @@
 /// after its time, before its withheld bytes go on).
 ///
 /// Timing is the client's, never the clock's, wherever the harness can decide it:
-///  timeout  the request's COMMIT is held at the proxy; the client gives up once it is held (its timeout
-///           fired while the server works), and the hold lasts until the next request has its answer;
+///  timeout  the server's last step before its answer (learned from a fault-free rehearsal: http_hold.h) is
+///           held at the proxy; the client gives up once it is held (its timeout fired while the server
+///           works), and the hold lasts until the next request has its answer;
 ///  burst    every COMMIT is held until each copy still running waits at its COMMIT (the barrier), so the
 ///           copies' transactions overlap in every run;
 ///  quiet    after a request the next one waits until the server has nothing in flight at PostgreSQL.
@@ -21,6 +22,7 @@
 #include "supervisor/controller.h"
 #include "supervisor/processes.h"
 #include "supervisor/http_client.h"
+#include "supervisor/http_hold.h"
 #include "supervisor/http_payload.h"
 #include "supervisor/http_replicas.h"
 #include "supervisor/workspace_impl.h"
@@ -83,8 +85,12 @@ struct Flight {
 
 class HttpLoop {
 public:
-  HttpLoop(Workspace::Impl& ws, History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields)
-      : ws_(ws), h_(h), s_(s), fields_(fields), spec_(*ws.scenario.http), opt_(ws.options), ctl_(h, s.faults),
+  /// `holds`: the learned hold point of each timed-out request (by op); `rehearsal`: the run only learns them
+  /// (no settling, no final state).
+  HttpLoop(Workspace::Impl& ws, History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields,
+           std::map<int, HoldPoint> holds = {}, bool rehearsal = false)
+      : ws_(ws), h_(h), s_(s), fields_(fields), spec_(*ws.scenario.http), opt_(ws.options), holds_(std::move(holds)),
+        rehearsal_(rehearsal), ctl_(h, s.faults),
         hub_({ws.servers.pg_host, ws.servers.pg_port}, ws.brokerSide(), ctl_), procs_(ws, h, ctl_, hub_),
         started_(Clock::now()), servers_(ws, h, ctl_, hub_, procs_, s.replicas, [this] { tend(); }, [this] { return remaining(); }) {
     ctl_.setHub(&hub_);
@@ -99,10 +105,11 @@ public:
     try {
       servers_.start();
       for (size_t i = 0; i < s_.client.size(); ++i) play(static_cast<int>(i) + 1, s_.client[i]);
-      endLate("the client's last request has its answer");
+      endLate("the client's last request has its answer", false);
       settleParked({}, true);
       quiet();
-      settle();
+      if (!rehearsal_) settle();
+      endLate("the client's retries are over");
     } catch (const HttpRunLimit& l) {
       limit = l;
     } catch (...) {
@@ -110,6 +117,10 @@ public:
       throw;
     }
     stop();
+    if (rehearsal_) {
+      if (limit) throw std::runtime_error(fmt::format("the rehearsal of the timed-out requests ended at a limit: {}", limit->reason));
+      return;
+    }
     ops::Final fin = ws_.finalState();
     if (limit) {
       fin.end = ops::RunEnd::Limit;
@@ -284,8 +295,9 @@ private:
       if (now != seen) moved = Clock::now();
       seen = now;
       if (startedAfter && seen == *startedAfter) continue;
-      // A step a hold or a pause withholds stays in flight until its release.
-      const int held = static_cast<int>(ctl_.activeHolds().size());
+      // A step a hold or a pause withholds stays in flight until its release; so does, for the delay's
+      // time, a timed-out request a delay holds: nothing the next request waits for.
+      const int held = static_cast<int>(ctl_.activeHolds().size()) + (late_ ? ctl_.delayed() : 0);
       if (ctl_.inflightAll() <= ctl_.gated() + held && Clock::now() - moved >= still) return;
     }
   }
@@ -404,10 +416,13 @@ private:
     pump([&] { return Clock::now() >= until; });
   }
 
-  /// A request the client gave up on (a timeout): its hold lasts until the next request has its answer.
-  void endLate(const std::string& why) {
+  /// A request the client gave up on (a timeout): its hold lasts until the next request has its answer. One a
+  /// delay fault holds stays in flight for the delay's time: unless `mustEnd`, the client does not wait for it
+  /// (its next requests, its retries at the end, go on meanwhile); it reads its answer once it comes.
+  void endLate(const std::string& why, bool mustEnd = true) {
     if (!late_) return;
     ctl_.openGate(why);
+    if (!mustEnd && !late_->done && ctl_.delayed() > 0) return;
     Flight* f = late_;
     late_ = nullptr;
     pump([&] { return f->done.load(); });
@@ -423,15 +438,17 @@ private:
       const bool timeout = c.wait == ClientOp::Wait::Timeout;
       if (timeout) {
         endLate("another request of the client timed out"); // one request in flight at a time
-        ctl_.gate("COMMIT", 1, fmt::format("r{}'s client timeout: it stays in flight", nrequest_ + 1));
+        holdAtLastStep(op);
       }
       if (c.afterRetention || c.agedMs) waitRetention(c.agedMs);
       const uint64_t before = ctl_.activity();
       Flight& f = launch(c.replicaOf(1, s_.replicas), op, roleOf(c.key, c.body), c.key, c.body, keyValue(c.key), c.wait, 0, {},
                          c.afterRetention, &c);
       if (timeout) {
-        pump([&] { return f.done.load() || ctl_.gated() > 0; });
+        // Held at its last step, or a delay holds one of its steps: the server works on it, the client gives up.
+        pump([&] { return f.done.load() || ctl_.gated() > 0 || ctl_.delayed() > 0; });
         if (!f.done) {
+          if (ctl_.gated() == 0) ctl_.openGate(""); // a delay holds it: the gate must not hold the next request's step
           f.gaveUp = true;
           late_ = &f;
           h_.append("client", ops::Note{fmt::format("r{} timed out: the client gives up while the server works on it", f.id)});
@@ -463,9 +480,23 @@ private:
       burst(op, c);
       break;
     }
-    if (lateBefore && late_ == lateBefore) endLate("the next request has its answer");
+    if (lateBefore && late_ == lateBefore) endLate("the next request has its answer", false);
     settleParked(holdsBefore, false);
     quiet();
+  }
+
+  /// Arms the gate at the timed-out request's last step before its answer (learned by the rehearsal; its
+  /// COMMIT when the rehearsal's request made no step).
+  void holdAtLastStep(int op) {
+    const std::string why = fmt::format("r{}'s client timeout: it stays in flight", nrequest_ + 1);
+    auto it = holds_.find(op);
+    if (it == holds_.end()) {
+      ctl_.gate("COMMIT", 1, why);
+      return;
+    }
+    h_.append("client", ops::Note{fmt::format("r{}'s last step before its answer in the fault-free rehearsal: {}",
+                                              nrequest_ + 1, describe(it->second))});
+    ctl_.gate(it->second.verb, 1, why, it->second.nth - 1);
   }
 
   /// `copies` requests on as many connections, written together once all are connected; every COMMIT is
@@ -522,7 +553,8 @@ private:
 
   /// The client's retry policy at the end: a key with no final 2xx answer to its own payload is sent again
   /// (same key, same payload) every kRetryEvery while the answer is the in-flight status, a 5xx or no
-  /// answer, for the declared lease and kLeaseMargin more. What it got then is what the checkers judge.
+  /// answer, for the declared lease and kLeaseMargin more, and while a timed-out request of the key a delay
+  /// holds has not had its answer. What it got then is what the checkers judge.
   void settle() {
     std::vector<int> keys;
     for (const auto& c : s_.client)
@@ -544,7 +576,10 @@ private:
         // A stored 5xx (replay_5xx) is the key's answer: one retry got it again, the client stops.
         bool again = !(a.outcome == "answered") || (a.status >= 500 && !spec_.policy.replay5xx) ||
                      (spec_.policy.inFlight != 0 && a.status == spec_.policy.inFlight);
-        if (!again || Clock::now() >= until) break;
+        // A timed-out request of the key a delay still holds is an answer still due: the client retries on
+        // until it has come (then the lease counts from a server with nothing of the key in flight).
+        const bool due = late_ && !late_->done && late_->key == key;
+        if (!again || (Clock::now() >= until && !due)) break;
         pump([t = Clock::now() + kRetryEvery] { return Clock::now() >= t; }); // the client's back-off
       }
     }
@@ -556,6 +591,8 @@ private:
   const std::map<int, std::map<std::string, std::string>>& fields_;
   const HttpSpec& spec_;
   RunOptions opt_;
+  std::map<int, HoldPoint> holds_; ///< client op -> where its timeout holds it
+  bool rehearsal_ = false;
   Controller ctl_;
   proxy::Hub hub_;
   TargetProcesses procs_;
@@ -573,7 +610,19 @@ private:
 } // namespace
 
 void Workspace::Impl::runServer(History& h, const Schedule& s, const std::map<int, std::map<std::string, std::string>>& fields) {
-  HttpLoop(*this, h, s, fields).run();
+  std::map<int, HoldPoint> holds;
+  if (hasTimeout(s)) {
+    // The timed-out requests' last steps, from a fault-free rehearsal of the requests up to the last of them
+    // against the same initial state; the stores are then reset for the run itself.
+    History scratch;
+    if (sink) sink->reset(*scenario.sink, scenario.sink->honoursKeys, &scratch);
+    HttpLoop(*this, scratch, rehearsalOf(s), fields, {}, true).run();
+    holds = learnHoldPoints(scratch.ops());
+    broker->reset();
+    reset();
+    if (sink) sink->reset(*scenario.sink, scenario.sink->honoursKeys, &h);
+  }
+  HttpLoop(*this, h, s, fields, std::move(holds)).run();
 }
 
 } // namespace idem

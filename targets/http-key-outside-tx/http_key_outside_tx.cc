@@ -20,6 +20,9 @@ using namespace idem::targets::http;
 
 namespace {
 
+/// ANSWER_AUTOCOMMIT=1 (tests/targets/http-key-outside-tx-autocommit): step 3 is one UPDATE in autocommit.
+const bool kAnswerAutocommit = envInt("ANSWER_AUTOCOMMIT", 0) == 1;
+
 Response handle(const Request& req, Db& db) {
   auto key = sfStringKey(req);
   if (!key) return missingKey();
@@ -51,11 +54,16 @@ Response handle(const Request& req, Db& db) {
     t2.commit();
   }
   { // 3. record the answer (a kill before this COMMIT strands the key 'in_progress')
-    pqxx::work t3(c);
-    t3.exec_params("UPDATE idempotency_keys SET state = 'completed', status = $2, location = $3, body = $4 "
-                   "WHERE key = $1",
-                   *key, res.status, res.location, res.body);
-    t3.commit();
+    static const char* kComplete = "UPDATE idempotency_keys SET state = 'completed', status = $2, location = $3, "
+                                   "body = $4 WHERE key = $1";
+    if (kAnswerAutocommit) { // one statement, no BEGIN/COMMIT: the server's last step is the UPDATE itself
+      pqxx::nontransaction t3(c);
+      t3.exec_params(kComplete, *key, res.status, res.location, res.body);
+    } else {
+      pqxx::work t3(c);
+      t3.exec_params(kComplete, *key, res.status, res.location, res.body);
+      t3.commit();
+    }
   }
   return res;
 }
