@@ -1,7 +1,8 @@
-/// NATS JetStream consumers (harness/brokers/nats): the reference targets on libnats and the Node test
-/// consumers on nats.js, each behind the NATS proxy on an embedded nats-server of its workspace, judged by
-/// the same checkers as on Valkey and Kafka. A NATS schedule takes well under a second (the durable's
-/// AckWait is CLAIM_IDLE_MS, 20 ms), so each case runs one schedule chosen to show a verdict.
+/// NATS JetStream consumers (harness/brokers/nats): the reference targets on libnats, the Node test
+/// consumers on nats.js and the Python ones on a socket client of their own, each behind the NATS proxy on
+/// an embedded nats-server of its workspace, judged by the same checkers as on Valkey and Kafka. A NATS
+/// schedule takes well under a second (the durable's AckWait is CLAIM_IDLE_MS, 20 ms), so each case runs
+/// one schedule chosen to show a verdict.
 #include "support.h"
 
 #include "brokers/nats/client/embedded.h"
@@ -65,6 +66,22 @@ TEST_CASE("nats: Node consumers on nats.js are judged as their code is") {
   INFO(bad.out << bad.err);
   CHECK(bad.report["verdict"] == "fail");
   CHECK(!violations(bad.report, "lost").empty());
+}
+
+TEST_CASE("nats: Python consumers on a socket client of their own are judged as their code is") {
+  // py-nats-*: the text protocol by hand (SUB, PUB, HMSG), a pull of batch 1, +ACK as a request (AckSync).
+  auto rs = cleanAll({{"run", "--target", testTarget("py-nats-dedup-table"), "--crash", "after:COMMIT#3"},
+                      {"run", "--target", testTarget("py-nats-ack-first"), "--crash", "after:ACK#3"}});
+  {
+    INFO(rs[0].out << rs[0].err);
+    CHECK(rs[0].report["verdict"] == "pass");
+    CHECK(verbsOn(rs[0], "nats") == std::set<std::string>{"FETCH", "ACK"});
+  }
+  INFO(rs[1].out << rs[1].err);
+  CHECK(rs[1].report["verdict"] == "fail");
+  auto lost = violations(rs[1].report, "lost"); // and event 2, the producer's retry, applied twice
+  REQUIRE(lost.size() == 1);
+  CHECK(lost[0]["events"] == nlohmann::json::array({3}));
 }
 
 TEST_CASE("nats: an ACK the server refuses is delivered again, which no-dedup applies twice") {
