@@ -40,8 +40,10 @@ TEST_CASE("pause: woken after c2 claimed its entry, zombie-no-fence applies it t
                       {"run", "--target", target("dedup-table"), "--consumers", "2", "--crash", fault},
                       {"run", "--target", target("zombie-no-fence"), "--crash", fault},
                       // The same in Python: a look-first consumer (psycopg, redis-py) and the dedup table.
-                      {"run", "--target", testTarget("py-check-then-act"), "--consumers", "2", "--crash", fault},
-                      {"run", "--target", testTarget("py-dedup-table"), "--consumers", "2", "--crash", fault}});
+                      // Paused up to 2 s: c2, a Python process, may take more than the broker's hand-over time
+                      // (500 ms) to start and claim; the pause ends as soon as c2 waits on c1's row lock.
+                      {"run", "--target", testTarget("py-check-then-act"), "--consumers", "2", "--crash", fault + ":2000"},
+                      {"run", "--target", testTarget("py-dedup-table"), "--consumers", "2", "--crash", fault + ":2000"}});
   const Result& zombie = rs[0];
   const Result& fenced = rs[1];
   const Result& alone = rs[2];
