@@ -12,24 +12,13 @@ using namespace itest;
 
 namespace http_faults_itest {
 
-/// A schedule file of the orders scenario: two payloads, these requests and these faults.
-std::string scheduleWith(const std::string& name, const nlohmann::json& client, const nlohmann::json& faults) {
-  nlohmann::json s = nlohmann::json::parse(R"({"version": 2, "scenario": "orders", "events": [
-      {"n": 1, "fields": {"customer": "alice", "sku": "sku-1", "qty": "2", "amount": "4500"}},
-      {"n": 2, "fields": {"customer": "bob", "sku": "sku-2", "qty": "1", "amount": "1200"}}]})");
-  s["client"] = client;
-  s["faults"] = faults;
-  auto path = scratchPath("http-faults-" + name + ".json");
-  std::ofstream(path) << s.dump(2);
-  return path.string();
-}
 
 TEST_CASE("http faults: correct rides out a drop and an error, key-outside-tx stuck by a drop, Valkey steps too",
           "[http]") {
   const nlohmann::json requests = {{{"op", "send"}, {"key", 1}}, {{"op", "send"}, {"key", 2}}, {{"op", "send"}, {"key", 1}}};
   // The ambiguous commit of r1 and a serialization failure at r2's COMMIT: the client's retries end each
   // key with one order and its first answer.
-  Result correct = clean({"replay", scheduleWith("correct", requests, {"drop:after:COMMIT#1", "error:before:COMMIT#2:40001"}),
+  Result correct = clean({"replay", ordersSchedule("http-faults-correct", requests, {"drop:after:COMMIT#1", "error:before:COMMIT#2:40001"}),
                           "--target", target("http-correct")});
   INFO(correct.out << correct.err);
   CHECK(correct.status == 0);

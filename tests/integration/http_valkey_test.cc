@@ -14,17 +14,6 @@ using namespace itest;
 
 namespace http_valkey_itest {
 
-/// A schedule file of the orders scenario: two payloads, these requests and these faults.
-std::string scheduleWith(const std::string& name, const nlohmann::json& client, const nlohmann::json& faults) {
-  nlohmann::json s = nlohmann::json::parse(R"({"version": 2, "scenario": "orders", "events": [
-      {"n": 1, "fields": {"customer": "alice", "sku": "sku-1", "qty": "2", "amount": "4500"}},
-      {"n": 2, "fields": {"customer": "bob", "sku": "sku-2", "qty": "1", "amount": "1200"}}]})");
-  s["client"] = client;
-  s["faults"] = faults;
-  auto path = scratchPath("http-valkey-" + name + ".json");
-  std::ofstream(path) << s.dump(2);
-  return path.string();
-}
 
 /// The outcome of each request of the run, by its id (r1: 1).
 std::map<int, std::string> outcomes(const Result& r) {
@@ -53,7 +42,7 @@ const nlohmann::json kTimedOut = {{{"op", "send"}, {"key", 1}, {"wait", "timeout
 
 TEST_CASE("http valkey: a delay past the lease doubles the lock's order, the fenced one replays", "[http]") {
   // orders declares lease_ms 1000: the client's retries at the end take the expired lock while COMMIT#1 waits.
-  const auto past = scheduleWith("past", kTimedOut, {"delay:before:COMMIT#1:1500"});
+  const auto past = ordersSchedule("http-valkey-past", kTimedOut, {"delay:before:COMMIT#1:1500"});
   Result lock = clean({"replay", past, "--target", target("http-valkey-lock")});
   INFO(lock.out << lock.err);
   CHECK(lock.status == 1);
@@ -62,7 +51,7 @@ TEST_CASE("http valkey: a delay past the lease doubles the lock's order, the fen
   INFO(fenced.out << fenced.err);
   CHECK(fenced.status == 0);
   // Within the lease the lock holds: the retries get 409 until the first request's answer is stored.
-  Result within = clean({"replay", scheduleWith("within", kTimedOut, {"delay:before:COMMIT#1:300"}), "--target",
+  Result within = clean({"replay", ordersSchedule("http-valkey-within", kTimedOut, {"delay:before:COMMIT#1:300"}), "--target",
                          target("http-valkey-lock")});
   INFO(within.out << within.err);
   CHECK(within.status == 0);
@@ -70,7 +59,7 @@ TEST_CASE("http valkey: a delay past the lease doubles the lock's order, the fen
 
 TEST_CASE("http valkey: a timed-out request is held at its last step, a Valkey command or autocommit, answers late",
           "[http]") {
-  const auto twice = scheduleWith("held", {{{"op", "send"}, {"key", 1}, {"wait", "timeout"}}, {{"op", "send"}, {"key", 1}}}, nlohmann::json::array());
+  const auto twice = ordersSchedule("http-valkey-held", {{{"op", "send"}, {"key", 1}, {"wait", "timeout"}}, {{"op", "send"}, {"key", 1}}}, nlohmann::json::array());
   // The lock's release (EVAL) is its last step: the order is committed, the answer stored, the request in flight.
   Result lock = clean({"replay", twice, "--target", target("http-valkey-lock")});
   INFO(lock.out << lock.err);

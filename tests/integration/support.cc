@@ -219,4 +219,15 @@ long peakRssKiB(int pid, const std::function<bool()>& running) {
   return peakKiB;
 }
 
+std::string ordersSchedule(const std::string& name, const nlohmann::json& client, const nlohmann::json& faults) {
+  nlohmann::json s = nlohmann::json::parse(R"({"version": 2, "scenario": "orders", "events": [
+      {"n": 1, "fields": {"customer": "alice", "sku": "sku-1", "qty": "2", "amount": "4500"}},
+      {"n": 2, "fields": {"customer": "bob", "sku": "sku-2", "qty": "1", "amount": "1200"}}]})");
+  s["client"] = client;
+  s["faults"] = faults;
+  auto path = scratchPath(name + ".json");
+  std::ofstream(path) << s.dump(2);
+  return path.string();
+}
+
 } // namespace itest

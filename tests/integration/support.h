@@ -49,6 +49,8 @@ std::filesystem::path freshTmpRoot(const std::string& tag);
 /// A path for a file this test process writes: `name` in the temp dir, made unique on the machine by the
 /// process's pid (several suites may run at once).
 std::filesystem::path scratchPath(const std::string& name);
+/// A schedule file `name`.json of the orders scenario: two payloads, these requests and these faults.
+std::string ordersSchedule(const std::string& name, const nlohmann::json& client, const nlohmann::json& faults);
 
 /// targets/NAME and tests/targets/NAME of the repository.
 std::string target(const std::string& name);
