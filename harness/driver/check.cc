@@ -159,7 +159,7 @@ SearchResult search(WorkerPool& pool, const Cases& cases, const Materialize& mat
     }
     if (cut) return;
     sum.runSummaries.add(RunSummary::of(items[p], o));
-    sum.coverage.add(o.planned, o.fired);
+    sum.coverage.add(o.planned, o.fired, o.processes);
     switch (o.verdict) {
     case Verdict::Pass: sum.passed++; break;
     case Verdict::Fail: sum.failed++; break;

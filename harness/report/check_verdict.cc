@@ -3,14 +3,17 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 namespace idem {
 
-void FaultCoverage::add(const std::vector<Fault>& planned, const std::vector<Fault>& fired) {
+void FaultCoverage::add(const std::vector<Fault>& planned, const std::vector<Fault>& fired, int processes) {
   if (!planned.empty()) ++runsWithKills;
   if (fired.size() < planned.size()) ++runsWithLoss;
   for (const auto& p : planned) {
     byVerb[p.verb].first++;
     byKind[p.kind][p.verb].first++;
+    if (processes > 1 && std::find(fired.begin(), fired.end(), p) == fired.end()) unreachedShared[p.verb]++;
   }
   for (const auto& p : fired) {
     byVerb[p.verb].second++;
@@ -30,10 +33,18 @@ int FaultCoverage::fired() const {
   return n;
 }
 
+int FaultCoverage::unreached() const {
+  int n = 0;
+  for (const auto& [v, k] : unreachedShared) n += k;
+  return n;
+}
+
 std::vector<std::string> FaultCoverage::neverFired() const {
   std::vector<std::string> out;
-  for (const auto& [v, pf] : byVerb)
-    if (pf.first > 0 && pf.second == 0) out.push_back(v);
+  for (const auto& [v, pf] : byVerb) {
+    auto shared = unreachedShared.find(v);
+    if (pf.first - (shared == unreachedShared.end() ? 0 : shared->second) > 0 && pf.second == 0) out.push_back(v);
+  }
   return out;
 }
 
@@ -90,6 +101,10 @@ CheckDecision decideCheck(const CheckCounts& c, const CheckFinding* cx, std::opt
   if (cov.runsWithLoss > 0)
     d.notes.push_back(fmt::format("{} run{} had a fault that never fired (coverage loss, not a failure of the target)",
                                   cov.runsWithLoss, plural(cov.runsWithLoss)));
+  if (cov.unreached() > 0)
+    d.notes.push_back(fmt::format("{} of them {} at a process's k-th step in a run of several processes, which another "
+                                  "process did instead: counted as coverage loss only",
+                                  cov.unreached(), cov.unreached() == 1 ? "was" : "were"));
   if (decided) {
     d.verdict = *decided;
     return d;
@@ -115,10 +130,12 @@ CheckDecision decideCheck(const CheckCounts& c, const CheckFinding* cx, std::opt
     why.push_back(fmt::format("{} run{} had an unknown result (first: {})", c.unknown, plural(c.unknown), c.firstProblem));
   if (c.runs > 0 && cov.fired() == 0)
     why.push_back(fmt::format("no fault fired in any run ({} planned)", cov.planned()));
-  else if (cov.planned() > 0 && 2 * cov.fired() < cov.planned())
+  else if (const int reachable = cov.planned() - cov.unreached(); reachable > 0 && 2 * cov.fired() < reachable)
     // Below half, the schedules that ran are not the ones the search claims to have covered.
-    why.push_back(fmt::format("only {} of {} planned faults fired (below half): the schedules that ran do not "
-                              "stand for those generated", cov.fired(), cov.planned()));
+    why.push_back(fmt::format("only {} of {} planned faults fired (below half{}): the schedules that ran do not "
+                              "stand for those generated", cov.fired(), cov.planned(),
+                              cov.unreached() > 0 ? fmt::format(", leaving out {} unreached in runs of several processes",
+                                                                cov.unreached()) : ""));
   for (const auto& v : cov.neverFired())
     why.push_back(fmt::format("the target never reached a {} step where a fault was asked for ({} planned, 0 fired)",
                               v, cov.byVerb.at(v).first));

@@ -19,13 +19,20 @@ namespace idem {
 struct FaultCoverage {
   std::map<std::string, std::pair<int, int>> byVerb; ///< verb -> (planned, fired), every kind of fault
   std::map<std::string, std::map<std::string, std::pair<int, int>>> byKind; ///< kind -> verb -> (planned, fired)
+  /// verb -> planned faults that did not fire in a run of several processes (consumers or replicas): which
+  /// process reaches its k-th step of a verb is the broker's (or the client's) choice in such a run, so an
+  /// unreached point there says nothing of what the target does. Counted in byVerb too, as coverage loss.
+  std::map<std::string, int> unreachedShared;
   int runsWithKills = 0;
   int runsWithLoss = 0;  ///< runs in which some planned fault never fired
-  /// One run: the faults it planned and those of them that fired.
-  void add(const std::vector<Fault>& planned, const std::vector<Fault>& fired);
+  /// One run of `processes` consumers (or HTTP replicas): the faults it planned and those of them that fired.
+  void add(const std::vector<Fault>& planned, const std::vector<Fault>& fired, int processes = 1);
   int planned() const;
   int fired() const;
-  /// Verbs asked for whose points never fired in any run.
+  /// Faults planned in runs of several processes that did not fire.
+  int unreached() const;
+  /// Verbs asked for whose points never fired in any run, leaving out points unreached in runs of several
+  /// processes: a verb planned only there and never fired is not counted.
   std::vector<std::string> neverFired() const;
   /// {"VERB": {"planned": p, "fired": f}, ...}
   nlohmann::json toJson() const;
@@ -76,7 +83,8 @@ std::string interruptedNote(const CheckCounts& c);
 /// problems) kept. An interrupted check is unknown; a verdict already `decided` (error: the fault-free
 /// trace could not be judged) stays; a counterexample fails, or is flaky when its runs disagree; else
 /// the check passes only when every run passed and the faults planned fired (none fired at all, fewer than
-/// half, or a verb never reached is unknown).
+/// half, or a verb never reached is unknown; a point unreached in a run of several processes counts in
+/// neither rule, only as coverage loss).
 CheckDecision decideCheck(const CheckCounts& c, const CheckFinding* cx, std::optional<Verdict> decided,
                           std::vector<std::string> notes = {});
 

@@ -65,7 +65,7 @@ void countRuns(const ByIndex& byIndex, const std::vector<RunSummaryEntry>& runs,
     std::vector<Fault> planned, fired;
     for (const auto& p : r.planned) planned.push_back(Fault::parse(p, "merge"));
     for (const auto& p : r.fired) fired.push_back(Fault::parse(p, "merge"));
-    c.coverage.add(planned, fired);
+    c.coverage.add(planned, fired, r.processes.value_or(1));
   }
   c.runs = static_cast<int>(runs.size());
   if (!first) return;

@@ -17,6 +17,7 @@ ShardSection shardSection(int index, int count, std::string command, int64_t ite
 
 void to_json(nlohmann::json& j, const RunSummaryEntry& r) {
   j = {{"run", r.run}, {"verdict", toString(r.verdict)}, {"planned", r.planned}, {"fired", r.fired}};
+  if (r.processes) j["processes"] = *r.processes;
   if (r.kinds) j["kinds"] = *r.kinds;
   if (r.reason) j["reason"] = *r.reason;
 }
@@ -26,6 +27,7 @@ void from_json(const nlohmann::json& j, RunSummaryEntry& r) {
   r.verdict = verdictFromString(j.at("verdict").get<std::string>());
   r.planned = j.at("planned").get<std::vector<std::string>>();
   r.fired = j.at("fired").get<std::vector<std::string>>();
+  r.processes = optionalOf<int>(j, "processes");
   r.kinds = optionalOf<std::vector<std::string>>(j, "kinds");
   r.reason = optionalOf<std::string>(j, "reason");
 }

@@ -19,6 +19,7 @@ struct RunSummaryEntry {
   Verdict verdict = Verdict::Unknown;
   std::vector<std::string> planned; ///< the faults planned, text forms
   std::vector<std::string> fired;   ///< those of them that fired
+  std::optional<int> processes;     ///< consumers (or HTTP replicas) at once: absent when one
   std::optional<std::vector<std::string>> kinds; ///< violation kinds: absent when none
   std::optional<std::string> reason;             ///< why unknown or error: absent when none
 

@@ -8,6 +8,7 @@ CaseResult classify(const Schedule& s, const std::vector<Op>& history, const std
                  const std::string& error) {
   CaseResult o;
   o.planned = s.faults;
+  o.processes = std::max(s.consumers, s.replicas);
   for (const auto& [op, f] : recordsOf<ops::FaultOp>(history)) {
     const Fault& p = f->fault;
     if (std::find(o.planned.begin(), o.planned.end(), p) != o.planned.end() &&
@@ -69,6 +70,7 @@ RunSummary RunSummary::of(size_t index, const CaseResult& o) {
   RunSummary r;
   r.run = static_cast<uint32_t>(index + 1);
   r.verdict = o.verdict;
+  r.processes = static_cast<uint8_t>(std::clamp(o.processes, 1, 255));
   std::vector<std::string> planned;
   for (size_t p = 0; p < o.planned.size(); ++p) {
     planned.push_back(o.planned[p].str());
@@ -91,6 +93,7 @@ std::vector<std::string> RunSummary::firedFaults() const {
 
 nlohmann::json RunSummary::toJson() const {
   nlohmann::json j = {{"run", run}, {"verdict", toString(verdict)}, {"planned", plannedFaults()}, {"fired", firedFaults()}};
+  if (processes > 1) j["processes"] = processes;
   if (!kinds.empty()) j["kinds"] = splitSpaces(kinds);
   if (!reason.empty()) j["reason"] = reason;
   return j;

@@ -25,6 +25,7 @@ struct CaseResult {
   std::string reason;            ///< why unknown / error
   std::vector<Fault> planned;
   std::vector<Fault> fired;      ///< planned faults with a "fault" op
+  int processes = 1;             ///< consumers (or HTTP replicas) the schedule ran at once
   bool coverageLoss() const { return fired.size() < planned.size(); }
 };
 
@@ -43,6 +44,7 @@ struct RunSummary {
   uint64_t firedMask = 0;  ///< bit p: planned fault p fired (a generated schedule has at most 4; past the
                            ///< 64th, faults share the last bit)
   std::string planned;     ///< "after:COMMIT#3 drop:before:XACK#1"
+  uint8_t processes = 1;   ///< consumers (or HTTP replicas) at once (FaultCoverage::add)
   std::string kinds;       ///< "duplicate lost"
   std::string reason;
 
@@ -53,7 +55,7 @@ struct RunSummary {
   std::vector<std::string> firedFaults() const;
   /// A planned fault never fired (coverage loss).
   bool lostFault() const { return firedFaults().size() < plannedFaults().size(); }
-  /// {"run", "verdict", "planned": [...], "fired": [...], "kinds"?: [...], "reason"?} (report.json's
+  /// {"run", "verdict", "planned": [...], "fired": [...], "processes"?, "kinds"?: [...], "reason"?} (report.json's
   /// check.run_summaries and shard.runs).
   nlohmann::json toJson() const;
 };

@@ -12,13 +12,12 @@
 using namespace itest;
 
 TEST_CASE("node: dedup-table in Node passes a check with every fault kind") {
-  // Generated schedules only, one consumer: with two, which entries c2 gets is the broker's choice, so a
-  // point drawn at c2's k-th BEGIN may not be reached, and a verb whose few points all went unreached makes
-  // the check unknown (seen once in a quiet run). Holds, which need two, are node-concurrent's check below;
-  // the class sweep's kill at each (when, verb) runs there too, and liveness_test.cc's slowed sweep kills
-  // this consumer at every step.
+  // Generated schedules only, one or two consumers: seed 2's first 12 draw every kind (kill, drop, delay,
+  // error, forget, restart, hold). A point drawn at c2's k-th step that c1's work left unreached is coverage
+  // loss, never an unknown (docs/verdicts.md). The class sweep's kill at each (when, verb) runs on Node in
+  // node-concurrent's check below, and liveness_test.cc's slowed sweep kills this consumer at every step.
   Result r = clean({"check", "--target", testTarget("node-dedup-table"), "--seed", "2", "--runs", "12",
-                    "--consumers", "1", "--no-class-sweep"});
+                    "--no-class-sweep"});
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   CHECK(r.report["verdict"] == "pass");

@@ -46,6 +46,43 @@ TEST_CASE("check's verdict names a verb never reached with its count and fewer t
   CHECK(noted(d, "2 runs had a fault that never fired"));
 }
 
+TEST_CASE("points unreached in runs of several consumers count as coverage loss and not as a verb never reached") {
+  // c2's fourth SET was not reached: c1 did that work. Only runs of one process count in the two rules.
+  CheckCounts c;
+  c.runs = c.passed = c.runsRequested = 4;
+  addRun(c.coverage, {"after:COMMIT#1"}, {"after:COMMIT#1"}, 2);
+  addRun(c.coverage, {"kill:c2:after:SET#4"}, {}, 2);
+  addRun(c.coverage, {"kill:c2:after:SET#5"}, {}, 2);
+  addRun(c.coverage, {"kill:c1:after:XACK#3"}, {}, 2);
+  CHECK(c.coverage.unreached() == 3);
+  CHECK(c.coverage.neverFired().empty());
+  CHECK(c.coverage.text() == "kill: COMMIT 1/1, SET 0/2, XACK 0/1"); // every planned point is still shown
+  CheckDecision d = decideCheck(c, nullptr, std::nullopt);
+  CHECK(d.verdict == Verdict::Pass);
+  CHECK(noted(d, "3 runs had a fault that never fired"));
+  CHECK(noted(d, "3 of them were at a process's k-th step in a run of several processes"));
+
+  // The same points in runs of one process: the target never reached them.
+  CheckCounts one = c;
+  one.coverage = FaultCoverage{};
+  addRun(one.coverage, {"after:COMMIT#1"}, {"after:COMMIT#1"});
+  addRun(one.coverage, {"after:SET#4"}, {}, 2);
+  addRun(one.coverage, {"after:SET#5"}, {});
+  addRun(one.coverage, {"after:SET#6"}, {});
+  d = decideCheck(one, nullptr, std::nullopt);
+  CHECK(d.verdict == Verdict::Unknown);
+  CHECK(noted(d, "never reached a SET step where a fault was asked for (3 planned, 0 fired)"));
+  CHECK(noted(d, "only 1 of 4 planned faults fired (below half, leaving out 1 unreached in runs of several processes)"));
+
+  // No fault fired at all: unknown, however many processes ran.
+  CheckCounts none = c;
+  none.coverage = FaultCoverage{};
+  addRun(none.coverage, {"kill:c2:after:SET#4"}, {}, 2);
+  d = decideCheck(none, nullptr, std::nullopt);
+  CHECK(d.verdict == Verdict::Unknown);
+  CHECK(noted(d, "no fault fired in any run (1 planned)"));
+}
+
 TEST_CASE("check's verdict: interrupted is unknown first, a decided error stays, a finding fails or is flaky") {
   CheckCounts c;
   c.runs = c.passed = 2;

@@ -18,7 +18,7 @@ ShardSection checkShard() {
   RunSummaryEntry lost{.run = 2, .verdict = Verdict::Unknown, .planned = {"after:COMMIT#1", "before:XACK#2"},
                        .fired = {"after:COMMIT#1"}, .kinds = std::nullopt, .reason = "a planned fault never fired"};
   RunSummaryEntry failed{.run = 5, .verdict = Verdict::Fail, .planned = {"after:COMMIT#3"}, .fired = {"after:COMMIT#3"},
-                         .kinds = std::vector<std::string>{"duplicate", "lost"}, .reason = std::nullopt};
+                         .processes = 2, .kinds = std::vector<std::string>{"duplicate", "lost"}, .reason = std::nullopt};
   s.runs = std::vector<RunSummaryEntry>{lost, failed};
   return s;
 }
@@ -40,7 +40,7 @@ TEST_CASE("each command's shard section comes back equal through from_json, its 
   CHECK(runs[0].dump() == R"({"fired":["after:COMMIT#1"],"planned":["after:COMMIT#1","before:XACK#2"],)"
                           R"("reason":"a planned fault never fired","run":2,"verdict":"unknown"})");
   CHECK(runs[1].dump() == R"({"fired":["after:COMMIT#3"],"kinds":["duplicate","lost"],"planned":["after:COMMIT#3"],)"
-                          R"("run":5,"verdict":"fail"})");
+                          R"("processes":2,"run":5,"verdict":"fail"})");
 }
 
 TEST_CASE("a shard section with a member missing or mistyped does not read") {

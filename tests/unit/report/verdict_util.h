@@ -9,12 +9,13 @@
 
 namespace idem::testing {
 
-/// One run that planned `planned` and fired `fired`, added to `c`.
-inline void addRun(FaultCoverage& c, const std::vector<std::string>& planned, const std::vector<std::string>& fired) {
+/// One run of `processes` consumers that planned `planned` and fired `fired`, added to `c`.
+inline void addRun(FaultCoverage& c, const std::vector<std::string>& planned, const std::vector<std::string>& fired,
+                   int processes = 1) {
   std::vector<Fault> p, f;
   for (const auto& x : planned) p.push_back(Fault::parse(x));
   for (const auto& x : fired) f.push_back(Fault::parse(x));
-  c.add(p, f);
+  c.add(p, f, processes);
 }
 
 /// Whether one of `notes` holds `text`.

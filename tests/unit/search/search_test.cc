@@ -168,6 +168,8 @@ TEST_CASE("a run summary keeps the verdict, the faults planned and fired, the ki
   CHECK(r.toJson() == nlohmann::json{{"run", 42}, {"verdict", "fail"},
                                      {"planned", {"after:COMMIT#3", "drop:before:XACK#1", "before:SET#2"}},
                                      {"fired", {"after:COMMIT#3", "before:SET#2"}}, {"kinds", {"duplicate", "lost"}}});
+  o.processes = 2; // a run of two consumers says so, for the coverage rules of check and merge
+  CHECK(RunSummary::of(41, o).toJson()["processes"] == 2);
   CaseResult u;
   u.reason = "invariant:balance: no final read";
   auto j = RunSummary::of(0, u).toJson();
