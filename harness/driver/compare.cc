@@ -222,7 +222,7 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
     if (!base.error.empty()) continue;
     // Kill classes (the gap a kill falls in), then fault classes (kind and moment): each run on a sample.
     // (Both lists first: jobs grows below, and `base` lives in it.)
-    std::vector<std::vector<ClassedPoint>> classed{classifyKillPoints(base.history.ops()),
+    std::vector<std::vector<ClassedPoint>> classed{classifyKillPoints(base.history.ops(), o.startOnce),
                                                    classifyFaultPoints(base.history.ops(), o.faults, o.delayMs)};
     const std::set<int64_t> acks = acksOf(base.history.ops());
     // HTTP: a delay past the declared lease while the client, timed out, retries (a lock's lease runs out).

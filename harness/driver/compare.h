@@ -31,8 +31,10 @@ struct ClassedPoint {
 
 /// The kill points of a fault-free history (history/trace.h: the points sweep runs), each in its class: the
 /// gap between two steps of one consumer process ("after:COMMIT#2" and "before:XACK#2" are both "after
-/// COMMIT, before XACK").
-std::vector<ClassedPoint> classifyKillPoints(const std::vector<Op>& history);
+/// COMMIT, before XACK"). `startOnce`: a process's points up to its first read that delivered an entry
+/// (before it) are one class, "before the first delivery" (its connections and a group's set-up: it holds
+/// no entry yet); a process that never read an entry (a relay) keeps its gaps.
+std::vector<ClassedPoint> classifyKillPoints(const std::vector<Op>& history, bool startOnce = false);
 
 /// The faults of `kinds` other than kill at the points of a fault-free history (history/trace.h faultsAt),
 /// classed by kind and moment: drop before a step, drop after it (the ambiguous commit), an error reply, a
@@ -131,6 +133,9 @@ struct Options {
   /// Class ids that do not run, nor show as rows (the demo without --full leaves out a class whose family
   /// another class shows: a second moment of a fault kind, a late retry, a race with a kill added).
   std::set<std::string> leaveOut;
+  /// A process's kill points before its first delivery make one class (classifyKillPoints' startOnce): the
+  /// demo without --full.
+  bool startOnce = false;
   std::string runPrefix; ///< prefix of run ids ("wallet/" in the demo)
   std::string scenario;  ///< RunRecord::scenario (demo)
   /// The sink policies each target runs under, a column per target and policy ("honour", "ignore": the

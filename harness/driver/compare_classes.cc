@@ -106,12 +106,24 @@ Schedule pastLeaseSchedule(Schedule s) {
   return s;
 }
 
-std::vector<ClassedPoint> classifyKillPoints(const std::vector<Op>& history) {
+std::vector<ClassedPoint> classifyKillPoints(const std::vector<Op>& history, bool startOnce) {
+  // Each process's first read that delivered an entry (Op::index).
+  std::map<std::string, int64_t> firstDelivery;
+  if (startOnce)
+    for (const auto& [op, step] : recordsOf<ops::Step>(history))
+      if (!step->delivered.empty() && !firstDelivery.count(op->process)) firstDelivery[op->process] = op->index;
   std::vector<ClassedPoint> out;
   for (const auto& p : traceOf(history).points) {
     ClassedPoint c;
     c.fault = p.fault;
-    c.cls = p.fault.when == When::Before ? gapClass(p.prevVerb, p.fault.verb) : gapClass(p.fault.verb, p.nextVerb);
+    auto first = firstDelivery.find(p.process);
+    if (first != firstDelivery.end() &&
+        (p.opIndex < first->second || (p.opIndex == first->second && p.fault.when == When::Before))) {
+      c.cls = {"kill:start>delivery", "kill", "before the first delivery",
+               "a kill point before the process's first read that delivered an entry: set-up, no entry in hand"};
+    } else {
+      c.cls = p.fault.when == When::Before ? gapClass(p.prevVerb, p.fault.verb) : gapClass(p.fault.verb, p.nextVerb);
+    }
     c.server = p.server;
     c.detail = p.detail;
     c.opIndex = p.opIndex;

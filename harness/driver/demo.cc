@@ -4,6 +4,8 @@
 /// are the ones its manifest expects and no cell of it holds a schedule that could not be judged.
 #include "driver/compare.h"
 #include "history/trace.h"
+#include "plan/fault_kind.h"
+#include "supervisor/broker_registry.h"
 
 #include "core/error.h"
 
@@ -14,14 +16,26 @@
 #include <iostream>
 #include <optional>
 #include <set>
+#include <thread>
 
 namespace idem {
 
 namespace {
 
+/// The targets of one section of the demo: one scenario's, on brokers whose runs mostly wait
+/// (brokerRunsMostlyWait) or on the others.
+struct Reference {
+  std::string scenario;
+  std::vector<Target> targets;
+  bool waiting = false; ///< its runs mostly wait on a broker's timers: many at once, beside the others
+  /// The broker of a waiting section ("kafka"), "" for the others.
+  std::string broker;
+};
+
 /// The reference targets: every folder of targets/ whose manifest has expectations, by scenario (in the
-/// order of scenarios/, wallet first).
-std::vector<std::pair<std::string, std::vector<Target>>> referenceTargets(const std::filesystem::path& dir) {
+/// order of scenarios/, wallet first); a scenario's targets on a broker whose runs mostly wait make a
+/// section of their own, after the scenario's other one.
+std::vector<Reference> referenceTargets(const std::filesystem::path& dir) {
   std::map<std::string, std::vector<Target>> byScenario;
   std::vector<std::filesystem::path> folders;
   std::error_code ec;
@@ -32,10 +46,25 @@ std::vector<std::pair<std::string, std::vector<Target>>> referenceTargets(const 
     Target t = loadTarget(f);
     for (const auto& [scenario, x] : t.expect) byScenario[scenario].push_back(t);
   }
-  std::vector<std::pair<std::string, std::vector<Target>>> out;
-  if (byScenario.count("wallet")) out.emplace_back("wallet", byScenario["wallet"]);
-  for (auto& [sc, ts] : byScenario)
-    if (sc != "wallet") out.emplace_back(sc, ts);
+  std::vector<std::string> order;
+  if (byScenario.count("wallet")) order.push_back("wallet");
+  for (const auto& [sc, ts] : byScenario)
+    if (sc != "wallet") order.push_back(sc);
+  std::vector<Reference> out;
+  for (const auto& sc : order) {
+    Reference others{sc, {}, false, ""};
+    std::map<std::string, Reference> waiting; // by broker
+    for (const auto& t : byScenario[sc]) {
+      if (t.kind == "consumer" && brokerRunsMostlyWait(t.broker)) {
+        auto& w = waiting.try_emplace(t.broker, Reference{sc, {}, true, t.broker}).first->second;
+        w.targets.push_back(t);
+      } else {
+        others.targets.push_back(t);
+      }
+    }
+    if (!others.targets.empty()) out.push_back(std::move(others));
+    for (auto& [b, w] : waiting) out.push_back(std::move(w));
+  }
   if (out.empty()) throw UsageError(fmt::format("{}: no target folder says what it expects (\"expect\")", dir.string()));
   return out;
 }
@@ -62,11 +91,28 @@ struct Section {
 
 /// Compares `targets` on scenario `name` (servers of its own) and judges each against its manifest's
 /// expectation.
-Section runSection(const CommonArgs& common, const DemoArgs& args, compare::Options o, const std::string& name,
-                   const std::vector<Target>& targets, Progress& progress) {
+Section runSection(const CommonArgs& common, const DemoArgs& args, compare::Options o, const Reference& ref,
+                   Progress& progress) {
+  const std::string& name = ref.scenario;
+  const std::vector<Target>& targets = ref.targets;
   Section out;
   CommonArgs a = common;
-  if (a.faults.empty()) a.faults = compare::defaultFaultKinds(a);
+  if (a.faults.empty()) {
+    a.faults = compare::defaultFaultKinds(a);
+    // A section of one broker also shows the kinds only that broker has (rebalance), each once.
+    if (!ref.broker.empty())
+      for (const auto& k : faultKinds()) {
+        const std::string feature = faultKind(k, "demo").brokerFeature();
+        if (!feature.empty() && brokerHas(ref.broker, feature)) a.faults.push_back(k);
+      }
+  }
+  // Runs that mostly wait: several per core (their CPU is the same), unless --workers says how many. Their
+  // two-consumer family is the broker's own (rebalance): the race classes, whose holds wait on a group that
+  // rebalances around the held member, run in compare.
+  if (ref.waiting) {
+    if (a.workers == 0) a.workers = static_cast<int>(std::clamp(4 * std::thread::hardware_concurrency(), 4u, 8u));
+    o.races = false;
+  }
   o.faults = a.faults;
   a.scenario = name;
   if (!sinkScenario(name)) a.sinkPolicy.clear(); // --sink-policy is for the scenarios with a sink
@@ -123,7 +169,10 @@ Section runSection(const CommonArgs& common, const DemoArgs& args, compare::Opti
     out.lines.push_back(fmt::format("  {:<15} {:<22} {:<20} {}{}", name, t.column(), shown, what,
                                     ok ? "" : "  <- NOT AS DOCUMENTED: " + expected));
   }
-  out.json = {{"scenario", name}, {"description", session.scenario().description},
+  const std::string description = ref.broker.empty() ? session.scenario().description
+                                                     : fmt::format("{} (targets on {})", session.scenario().description,
+                                                                   brokerTitle(ref.broker));
+  out.json = {{"scenario", name}, {"description", description},
               {"verdict", toString(cmp.verdict)}, {"targets", summary}, {"compare", cmp.compare}};
   out.records = std::move(cmp.runs);
   return out;
@@ -140,26 +189,35 @@ int demoCommand(const CommonArgs& common, const DemoArgs& args) {
   o.racePerClass = 1; // each race schedule runs several processes and waits on holds: one point per class
   o.delayMs = sweepDelayMs(common.run.claim_idle_ms);
   o.seed = common.seed;
-  if (!args.full) o.leaveOut = DemoArgs::kFamilyRepeats;
+  if (!args.full) {
+    o.leaveOut = DemoArgs::kFamilyRepeats;
+    o.startOnce = true; // the kills before a process's first delivery are one family
+  }
   Progress progress("demo");
-  // The HTTP sections run beside the stream ones, on servers of their own: an HTTP schedule mostly waits
-  // (a server's start, a client's retry pacing, a lease running out), while the stream sections keep the
-  // cores busy. Each section's fault-free baselines still run one at a time within it.
-  std::vector<std::optional<Section>> done(references.size());
-  auto runAll = [&](bool http) {
-    for (size_t i = 0; i < references.size(); ++i) {
-      const auto& [name, targets] = references[i];
-      if ((targets.front().kind == "http") == http) done[i] = runSection(common, args, o, name, targets, progress);
-    }
+  // Three lanes at once, each on servers of its own: the HTTP sections (an HTTP schedule mostly waits: a
+  // server's start, a client's retry pacing, a lease running out), the sections whose runs mostly wait on a
+  // broker's timers (several runs per core), and the other stream sections, which keep the cores busy. Each
+  // section's fault-free baselines still run one at a time within it.
+  enum class Lane { Stream, Http, Waiting };
+  auto laneOf = [](const Reference& r) {
+    return r.targets.front().kind == "http" ? Lane::Http : r.waiting ? Lane::Waiting : Lane::Stream;
   };
-  auto httpSections = std::async(std::launch::async, runAll, true);
+  std::vector<std::optional<Section>> done(references.size());
+  auto runAll = [&](Lane lane) {
+    for (size_t i = 0; i < references.size(); ++i)
+      if (laneOf(references[i]) == lane) done[i] = runSection(common, args, o, references[i], progress);
+  };
+  auto httpSections = std::async(std::launch::async, runAll, Lane::Http);
+  auto waitingSections = std::async(std::launch::async, runAll, Lane::Waiting);
   try {
-    runAll(false);
+    runAll(Lane::Stream);
   } catch (...) {
-    httpSections.wait(); // its sessions end before this one's error leaves
+    httpSections.wait(); // their sessions end before this one's error leaves
+    waitingSections.wait();
     throw;
   }
   httpSections.get();
+  waitingSections.get();
 
   nlohmann::json sections = nlohmann::json::array();
   std::vector<std::string> allTargets, scenarios, lines;
@@ -170,7 +228,8 @@ int demoCommand(const CommonArgs& common, const DemoArgs& args) {
   for (size_t i = 0; i < references.size(); ++i) {
     Section& s = *done[i];
     if (!header) header = s.header;
-    scenarios.push_back(references[i].first);
+    if (std::find(scenarios.begin(), scenarios.end(), references[i].scenario) == scenarios.end())
+      scenarios.push_back(references[i].scenario);
     sections.push_back(std::move(s.json));
     allTargets.insert(allTargets.end(), s.targets.begin(), s.targets.end());
     lines.insert(lines.end(), s.lines.begin(), s.lines.end());
@@ -194,8 +253,13 @@ int demoCommand(const CommonArgs& common, const DemoArgs& args) {
   auto dir = common.reportDir.empty() ? std::filesystem::current_path() / "reports" / "latest" : std::filesystem::path(common.reportDir);
   report.write(dir.string(), common.junit);
 
-  std::cout << "idemproof demo: the reference targets on the built-in scenarios (embedded servers: PostgreSQL, "
-               "Valkey, NATS, RabbitMQ)\n";
+  std::set<std::string> brokers;
+  for (const auto& r : references)
+    for (const auto& t : r.targets)
+      if (t.kind == "consumer") brokers.insert(t.broker);
+  std::string servers = "PostgreSQL";
+  for (const auto& b : brokers) servers += ", " + brokerTitle(b);
+  std::cout << "idemproof demo: the reference targets on the built-in scenarios (embedded servers: " << servers << ")\n";
   std::cout << fmt::format("  {:<15} {:<22} {:<20} {}\n", "scenario", "target", "verdict", "first counterexample");
   for (auto l : lines) {
     while (!l.empty() && l.back() == ' ') l.pop_back();

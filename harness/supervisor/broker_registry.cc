@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
 namespace idem {
 
 brokers::BrokerPtr makeBroker(const ServerEndpoints& s, const Target& target, const std::string& stream,
@@ -52,6 +54,19 @@ void checkBrokerUrl(const std::string& broker, const std::string& url) {
 bool brokerHas(const std::string& broker, const std::string& feature) {
   if (broker == "kafka") return kafka::client::KafkaBroker::has(feature);
   return false;
+}
+
+bool brokerRunsMostlyWait(const std::string& broker) {
+  return broker == "kafka" && kafka::client::KafkaBroker::kRunsMostlyWait;
+}
+
+std::string brokerTitle(const std::string& broker) {
+  static const std::map<std::string, std::string> titles{{"valkey", brokers::ValkeyBroker::kTitle},
+                                                         {"kafka", kafka::client::KafkaBroker::kTitle},
+                                                         {"nats", nats::client::NatsBroker::kTitle},
+                                                         {"rabbitmq", rabbitmq::client::RabbitMqBroker::kTitle}};
+  auto t = titles.find(broker);
+  return t == titles.end() ? broker : t->second;
 }
 
 void requireKindOnBroker(const std::string& kind, const Target& target, const std::string& what) {

@@ -27,6 +27,13 @@ void checkBrokerUrl(const std::string& broker, const std::string& url);
 /// Whether broker `broker` has `feature` (FaultKind::brokerFeature: "rebalance").
 bool brokerHas(const std::string& broker, const std::string& feature);
 
+/// Whether a run on broker `broker` mostly waits on the broker's own timers (a consumer group's joins), so
+/// that runs of it are best run many at once, beside the others.
+bool brokerRunsMostlyWait(const std::string& broker);
+
+/// The broker's name for people ("Kafka"), `broker` itself when it is none of the registered ones.
+std::string brokerTitle(const std::string& broker);
+
 /// Throws UsageError "<what>: ..." when fault kind `kind` needs a feature the broker of `target` has not.
 void requireKindOnBroker(const std::string& kind, const Target& target, const std::string& what);
 

@@ -29,7 +29,8 @@ public:
   ~ValkeyBroker() override;
 
   const char* name() const override { return "valkey"; }
-  const char* title() const override { return "Valkey"; }
+  static constexpr const char* kTitle = "Valkey"; ///< the broker's name for people
+  const char* title() const override { return kTitle; }
   const char* protocol() const override { return "RESP"; }
   proxy::Upstream upstream() const override { return {ep_.host, ep_.port}; }
   proxy::TrackerPtr tracker(int listenPort) override;

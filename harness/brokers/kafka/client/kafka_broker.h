@@ -24,8 +24,12 @@ public:
   /// What Kafka has that not every broker has (FaultKind::brokerFeature): a group's members share the
   /// topic's partitions, dealt again when one joins (the rebalance fault).
   static bool has(const std::string& feature) { return feature == "rebalance"; }
+  /// A run mostly waits on the group's timers (the embedded broker lets a group's first member in after 3 s
+  /// and a replacement after 5 s): many runs at once cost little more CPU than one.
+  static constexpr bool kRunsMostlyWait = true;
   const char* name() const override { return "kafka"; }
-  const char* title() const override { return "Kafka"; }
+  static constexpr const char* kTitle = "Kafka"; ///< the broker's name for people
+  const char* title() const override { return kTitle; }
   const char* protocol() const override { return "Kafka"; }
   proxy::Upstream upstream() const override;
   proxy::TrackerPtr tracker(int listenPort) override;

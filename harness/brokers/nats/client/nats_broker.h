@@ -29,7 +29,8 @@ public:
   ~NatsBroker() override;
 
   const char* name() const override { return "nats"; }
-  const char* title() const override { return "NATS"; }
+  static constexpr const char* kTitle = "NATS"; ///< the broker's name for people
+  const char* title() const override { return kTitle; }
   const char* protocol() const override { return "NATS"; }
   proxy::Upstream upstream() const override;
   proxy::TrackerPtr tracker(int listenPort) override;

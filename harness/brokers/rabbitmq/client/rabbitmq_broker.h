@@ -29,7 +29,8 @@ public:
   ~RabbitMqBroker() override;
 
   const char* name() const override { return "rabbitmq"; }
-  const char* title() const override { return "RabbitMQ"; }
+  static constexpr const char* kTitle = "RabbitMQ"; ///< the broker's name for people
+  const char* title() const override { return kTitle; }
   const char* protocol() const override { return "AMQP 0-9-1"; }
   proxy::Upstream upstream() const override;
   proxy::TrackerPtr tracker(int listenPort) override;
