@@ -301,7 +301,7 @@ size_t schedulesOf(const Result& r) { return r.report["timings"]["schedules"].ge
 } // namespace
 
 TEST_CASE("demo: each class once per target, every reference target as documented, one report with a timeline per "
-          "counterexample", "[report][two-cores]") {
+          "counterexample", "[report][lanes]") {
   fs::path junit = scratchPath("junit-demo.xml");
   Result r = idemproof({"demo", "--junit", junit.string()});
   requireDemoAsDocumented(r);
