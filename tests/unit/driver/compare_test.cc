@@ -50,6 +50,16 @@ TEST_CASE("compare: kill points are classed by the gap between two steps of one 
   }
 }
 
+TEST_CASE("compare: with startOnce the kill points before a process's first delivery are one class") {
+  // simple's c1: XREADGROUP#1 delivered nothing, XREADGROUP#2 its first entries.
+  std::map<std::string, std::string> classOf;
+  for (const auto& p : classifyKillPoints(recorded("simple-default.history.json"), true)) classOf[p.fault.str()] = p.cls.id;
+  CHECK(classOf["before:XREADGROUP#2"] == "kill:start>delivery");
+  CHECK(classOf["after:XREADGROUP#2"] == "kill:XREADGROUP>BEGIN"); // an entry in hand
+  CHECK(classOf["after:COMMIT#1"] == "kill:COMMIT>XACK");
+  for (const auto& [point, id] : classOf) CHECK((id.rfind("kill:start>", 0) != 0 || id == "kill:start>delivery"));
+}
+
 TEST_CASE("compare: dedup-valkey's trace has the gap that loses a payment, after SET and before BEGIN") {
   std::set<std::string> ids;
   for (const auto& p : classifyKillPoints(recorded("dedup-valkey-after-SET3.history.json"))) ids.insert(p.cls.id);
