@@ -102,7 +102,9 @@ struct RaceSchedule {
 /// The race classes for a target, from its fault-free single-consumer history of `base` (the scenario's
 /// default schedule with the target's values). c1 alone receives the first batch (the supervisor starts c2
 /// once c1 has entries), so c1's steps on its first entry are those of that history; each class holds c1
-/// before one of them (at most `perClass` of them, from the middle; all when 0):
+/// before one of them (at most `perClass` of them, from the middle; all when 0; when c1's first
+/// acknowledgement covers several entries, a batch's offset commit, only the first occurrence of each verb,
+/// its first event's):
 ///
 ///  race:claim      the default schedule, two consumers; c1 held until c2 is idle (or waits on a lock c1
 ///                  holds): c2 claims c1's entries once CLAIM_IDLE_MS old and works on them first;
