@@ -133,7 +133,7 @@ Matrix matrixOf(const std::vector<Class>& classes, const std::vector<Column>& co
       cell.cls = c.id;
       cell.target = columns[t].name;
       cell.sinkPolicy = columns[t].sinkPolicy;
-      int planned = 0, fired = 0;
+      int planned = 0, fired = 0, unreached = 0;
       std::optional<size_t> example;
       std::vector<std::string> points;
       for (size_t i = 0; i < judged.size(); ++i) {
@@ -147,12 +147,14 @@ Matrix matrixOf(const std::vector<Class>& classes, const std::vector<Column>& co
           ++cell.failed;
           cell.kinds.insert(j.kinds.begin(), j.kinds.end());
           if (!example || judged[*example].verdict != Verdict::Fail) example = i;
+        } else if (j.verdict == Verdict::NotApplicable) {
+          ++unreached;
         } else if (j.verdict != Verdict::Pass) {
           ++cell.unknown;
           if (!example) example = i;
         }
       }
-      cell.verdict = cell.schedules == 0 ? Verdict::NotApplicable
+      cell.verdict = cell.schedules == unreached ? Verdict::NotApplicable
                      : cell.failed       ? Verdict::Fail
                      : cell.unknown      ? Verdict::Unknown
                                          : Verdict::Pass;
@@ -336,9 +338,13 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
   for (const auto& j : jobs) {
     JudgedCell c{j.column, j.cls, j.id, j.result.verdict, j.result.kinds(), "", 0, 0};
     // A race class's kill that the target's own course never reached (c2 exited on the race's 40001
-    // before any XACK) is coverage loss, counted in faults_fired, as in check: not an unknown cell.
-    if (j.cls.rfind("race:", 0) == 0)
-      c.verdict = classify(j.schedule, j.result.history.ops(), j.result.results, j.result.error).verdict;
+    // before any XACK) is coverage loss, counted in faults_fired, as in check: not an unknown cell. A kill
+    // or fault class's point that this run of the target never reached (its steps vary from run to run: an
+    // offset commit on a timer, records a fetch bundled otherwise), the run otherwise passing, did not
+    // test the class: not applicable to that run, its faults_fired 0 (docs/verdicts.md).
+    const CaseResult o = classify(j.schedule, j.result.history.ops(), j.result.results, j.result.error);
+    if (j.cls.rfind("race:", 0) == 0) c.verdict = o.verdict;
+    else if (o.verdict == Verdict::Pass && !o.planned.empty() && o.fired.empty()) c.verdict = Verdict::NotApplicable;
     std::vector<std::string> fs;
     for (const auto& f : j.schedule.faults) fs.push_back(f.str());
     c.point = fmt::format("{}", fmt::join(fs, " + "));

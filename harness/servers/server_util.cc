@@ -1,5 +1,6 @@
 #include "servers/server_util.h"
 
+#include "core/cleanup.h"
 #include "core/error.h"
 #include "core/temp_dir.h"
 
@@ -50,6 +51,9 @@ uintmax_t fileSize(const std::filesystem::path& path) {
 }
 
 std::filesystem::path keepLog(const std::filesystem::path& log, const std::string& name) {
+  // A signal's clean-up stops the servers and removes the temp folders: a server that failed because of it
+  // leaves nothing of its own behind in the temp root.
+  if (Cleanup::interrupted() != 0) return log;
   std::error_code ec;
   std::filesystem::path root;
   try {

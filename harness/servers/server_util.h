@@ -24,7 +24,8 @@ bool portTakenIn(const std::filesystem::path& log, uintmax_t offset);
 uintmax_t fileSize(const std::filesystem::path& path);
 
 /// Copies a failed server's log out of its temp dir (which is about to be removed) to
-/// $TMPDIR or /tmp as idemproof-<name>-<pid>.log and returns that path (or `log` if the copy fails).
+/// $TMPDIR or /tmp as idemproof-<name>-<pid>.log and returns that path (or `log` if the copy fails, and when a
+/// signal's clean-up is under way: the server failed because of it, and nothing of the run is to stay).
 std::filesystem::path keepLog(const std::filesystem::path& log, const std::string& name);
 
 /// Who a server runs as: the `postgres` account when idemproof runs as root, else the current user.

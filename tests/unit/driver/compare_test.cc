@@ -202,6 +202,25 @@ TEST_CASE("compare: an unknown schedule shows in its cell and in the target, als
   CHECK(judged[*m.examples[1]].id == "a/retry#1"); // a failure is the example over an unknown
 }
 
+TEST_CASE("compare: a cell whose point its run never reached is n/a and counts for nothing") {
+  // b's kill after its third offset commit: that run made two (a commit on a timer), and otherwise passed.
+  std::vector<Class> classes{{"default", "schedule", "default schedule", ""},
+                             {"kill:COMMIT_OFFSET>LEAVE_GROUP", "kill", "after COMMIT_OFFSET, before LEAVE_GROUP", ""}};
+  std::vector<JudgedCell> judged{
+      {0, "default", "b/default", Verdict::Pass, {}, ""},
+      {0, "kill:COMMIT_OFFSET>LEAVE_GROUP", "b/after:COMMIT_OFFSET#3", Verdict::NotApplicable, {},
+       "after:COMMIT_OFFSET#3", 1, 0},
+  };
+  Matrix m = matrixOf(classes, columnsOf({"b"}, {}), judged);
+  REQUIRE(m.cells.size() == 2);
+  CHECK(m.cells[1].verdict == Verdict::NotApplicable);
+  CHECK(m.cells[1].unknown == 0);
+  CHECK(m.cells[1].faultsFired == 0);
+  CHECK(m.cells[1].faultsPlanned == 1);
+  CHECK(m.targets[0].verdict == Verdict::Pass);
+  CHECK(m.targets[0].unknownCells == 0);
+}
+
 TEST_CASE("compare: a failing cell names the anti-pattern of its example, a passing one none") {
   std::vector<Class> classes{{"default", "schedule", "default schedule", ""}, {"retry", "retry", "retries", ""}};
   std::vector<JudgedCell> judged{
