@@ -27,9 +27,10 @@ namespace {
 struct Reference {
   std::string scenario;
   std::vector<Target> targets;
-  bool waiting = false; ///< its runs mostly wait on a broker's timers: many at once, beside the others
-  /// The broker of a waiting section ("kafka"), "" for the others.
+  /// The broker of a section whose runs mostly wait on its timers ("kafka"), "" for the others.
   std::string broker;
+  /// Its runs mostly wait on a broker's timers: many at once, beside the others.
+  bool waiting() const { return !broker.empty(); }
 };
 
 /// The reference targets: every folder of targets/ whose manifest has expectations, by scenario (in the
@@ -52,11 +53,11 @@ std::vector<Reference> referenceTargets(const std::filesystem::path& dir) {
     if (sc != "wallet") order.push_back(sc);
   std::vector<Reference> out;
   for (const auto& sc : order) {
-    Reference others{sc, {}, false, ""};
+    Reference others{sc, {}, ""};
     std::map<std::string, Reference> waiting; // by broker
     for (const auto& t : byScenario[sc]) {
       if (t.kind == "consumer" && brokerRunsMostlyWait(t.broker)) {
-        auto& w = waiting.try_emplace(t.broker, Reference{sc, {}, true, t.broker}).first->second;
+        auto& w = waiting.try_emplace(t.broker, Reference{sc, {}, t.broker}).first->second;
         w.targets.push_back(t);
       } else {
         others.targets.push_back(t);
@@ -109,7 +110,7 @@ Section runSection(const CommonArgs& common, const DemoArgs& args, compare::Opti
   // Runs that mostly wait: several per core (their CPU is the same), unless --workers says how many. Their
   // two-consumer family is the broker's own (rebalance): the race classes, whose holds wait on a group that
   // rebalances around the held member, run in compare.
-  if (ref.waiting) {
+  if (ref.waiting()) {
     if (a.workers == 0) a.workers = static_cast<int>(std::clamp(4 * std::thread::hardware_concurrency(), 4u, 8u));
     o.races = false;
   }
@@ -200,7 +201,7 @@ int demoCommand(const CommonArgs& common, const DemoArgs& args) {
   // section's fault-free baselines still run one at a time within it.
   enum class Lane { Stream, Http, Waiting };
   auto laneOf = [](const Reference& r) {
-    return r.targets.front().kind == "http" ? Lane::Http : r.waiting ? Lane::Waiting : Lane::Stream;
+    return r.targets.front().kind == "http" ? Lane::Http : r.waiting() ? Lane::Waiting : Lane::Stream;
   };
   std::vector<std::optional<Section>> done(references.size());
   auto runAll = [&](Lane lane) {
