@@ -3,7 +3,8 @@
 /// report/merge.h); a sharded sweep and compare give the unsharded points and matrix; a merge of shards
 /// that do not belong together exits 2 with one line naming why. Cheap settings (few short schedules, a
 /// matrix of kill and race classes) keep each case within seconds: each case runs its command once
-/// unsharded and once per split (1, 2 and 3 shards), and every assertion about the shards reads those runs.
+/// unsharded and once split into 3 shards (a first, a middle and a last shard; how N shards partition the
+/// schedules for any N is the unit tests' of search/shard.h), and every assertion reads those runs.
 #include "support.h"
 
 #include <catch2/catch.hpp>
@@ -136,14 +137,17 @@ void dropFiredCounts(json& r) {
   r.erase("verdict");
 }
 
-/// The unsharded run of a command and its splits into 1, 2 and 3 shards (index n - 1), each merged.
+/// How many shards the tests split a command into: a first, a middle and a last one.
+constexpr int kShards = 3;
+
+/// The unsharded run of a command and its split into kShards shards, merged.
 struct Splits {
   Result whole;
-  std::vector<Sharded> byCount;
+  Sharded split;
 };
 
-/// Runs `args` unsharded, then as 1, 2 and 3 shards each merged, and requires every merged report to equal
-/// the unsharded one but for what `comparable` takes out; the exit status too. Returns the runs, for what a
+/// Runs `args` unsharded, then as kShards shards merged, and requires the merged report to equal the
+/// unsharded one but for what `comparable` takes out; the exit status too. Returns the runs, for what a
 /// test asserts of the shards themselves.
 Splits requireMergedEqualsWhole(const std::vector<std::string>& args) {
   Splits out;
@@ -151,35 +155,33 @@ Splits requireMergedEqualsWhole(const std::vector<std::string>& args) {
   const Result& whole = out.whole;
   INFO(whole.out << whole.err);
   REQUIRE(whole.report.is_object());
-  for (int n = 1; n <= 3; ++n) {
-    out.byCount.push_back(shardAndMerge(args, n));
-    const auto& s = out.byCount.back();
-    INFO(n << " shards: " << s.merged.out << s.merged.err);
-    REQUIRE(s.merged.report.is_object());
-    json a = comparable(whole.report), b = comparable(s.merged.report);
-    if (coverageLoss(whole) || coverageLoss(s.merged)) {
-      WARN("a planned fault never fired (timing): what fired is not compared");
-      dropFiredCounts(a);
-      dropFiredCounts(b);
-    } else {
-      CHECK(s.merged.status == whole.status);
-    }
-    const json patch = json::diff(a, b);
-    INFO("what the merged report changes of the unsharded one: " << patch.dump(1));
-    CHECK(patch.empty());
+  out.split = shardAndMerge(args, kShards);
+  const Sharded& s = out.split;
+  INFO(kShards << " shards: " << s.merged.out << s.merged.err);
+  REQUIRE(s.merged.report.is_object());
+  json a = comparable(whole.report), b = comparable(s.merged.report);
+  if (coverageLoss(whole) || coverageLoss(s.merged)) {
+    WARN("a planned fault never fired (timing): what fired is not compared");
+    dropFiredCounts(a);
+    dropFiredCounts(b);
+  } else {
+    CHECK(s.merged.status == whole.status);
   }
+  const json patch = json::diff(a, b);
+  INFO("what the merged report changes of the unsharded one: " << patch.dump(1));
+  CHECK(patch.empty());
   return out;
 }
 
 } // namespace
 
-TEST_CASE("a passing check merged from 1, 2 and 3 shards is the unsharded check field by field, and a merge of "
+TEST_CASE("a passing check merged from 3 shards is the unsharded check field by field, and a merge of "
           "shards that do not belong together exits 2 naming why", "[shard]") {
   const auto args = checkArgs("dedup-table", "7", "9");
   auto runs = requireMergedEqualsWhole(args);
   const Result& whole = runs.whole;
   REQUIRE((whole.status == 0 || coverageLoss(whole)));
-  const Sharded& s = runs.byCount[2];
+  const Sharded& s = runs.split;
   CHECK(s.merged.report["merge"]["shards"].size() == 3);
   CHECK(std::filesystem::exists(s.merged.reportDir / "report.html"));
   int total = 0;
@@ -214,30 +216,29 @@ TEST_CASE("a passing check merged from 1, 2 and 3 shards is the unsharded check 
   CHECK(notShard.err.find("is not the report of a shard") != std::string::npos);
 }
 
-TEST_CASE("a failing check merged from 1, 2 and 3 shards is the unsharded check field by field, its notes too, "
+TEST_CASE("a failing check merged from 3 shards is the unsharded check field by field, its notes too, "
           "each shard stopping at its first failure, the merge keeping the lowest as the unsharded check shrank it and "
           "every shard's counterexample", "[shard]") {
   auto args = checkArgs("retry-no-dedup", "3", "12");
   args.insert(args.end(), {"--replays", "1"});
   auto runs = requireMergedEqualsWhole(args);
   REQUIRE(runs.whole.status == 1);
-  for (const auto& s : runs.byCount) {
-    INFO(s.shards.size() << " shards: " << s.merged.out);
-    int failing = 0;
-    for (const auto& sh : s.merged.report["merge"]["shards"]) failing += !sh["counterexample"].is_null();
-    CHECK(failing >= 1);
-    CHECK(s.merged.out.find("replay: idemproof replay") != std::string::npos);
-  }
+  const Sharded& s = runs.split;
+  INFO(s.merged.out);
+  int failing = 0;
+  for (const auto& sh : s.merged.report["merge"]["shards"]) failing += !sh["counterexample"].is_null();
+  CHECK(failing >= 1);
+  CHECK(s.merged.out.find("replay: idemproof replay") != std::string::npos);
 }
 
-TEST_CASE("sweep merged from 1, 2 and 3 shards is the unsharded sweep field by field, every fault point with its "
+TEST_CASE("sweep merged from 3 shards is the unsharded sweep field by field, every fault point with its "
           "verdict", "[shard]") {
   auto runs = requireMergedEqualsWhole({"sweep", "--target", target("simple"), "--scenario", "wallet", "--faults", "forget"});
   REQUIRE(runs.whole.status == 1);
   REQUIRE(!runs.whole.report["sweep"]["points"].empty());
 }
 
-TEST_CASE("compare merged from 1, 2 and 3 shards is the unsharded compare field by field, every cell of the "
+TEST_CASE("compare merged from 3 shards is the unsharded compare field by field, every cell of the "
           "matrix, and a shard alone leaves the others' cells n/a", "[shard]") {
   // The kill and race classes of two targets, one failing and one passing (--runs 0: no generated classes,
   // whose cells merge as any other).
@@ -250,6 +251,5 @@ TEST_CASE("compare merged from 1, 2 and 3 shards is the unsharded compare field 
     for (const auto& c : r.report["compare"]["cells"]) na += c["verdict"] == "n/a";
     return na;
   };
-  for (const auto& s : runs.byCount)
-    if (s.shards.size() > 1) CHECK(notApplicable(s.shards[0]) > notApplicable(runs.whole));
+  for (const auto& shard : runs.split.shards) CHECK(notApplicable(shard) > notApplicable(runs.whole));
 }
