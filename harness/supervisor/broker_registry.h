@@ -1,6 +1,7 @@
 #pragma once
 /// The brokers the harness runs consumers on, by the name a target's manifest gives ("broker"). The one
-/// place that names them: adding a broker is a folder under brokers/ and a line here.
+/// place that names them: adding a broker is a folder under brokers/ and an entry of the table in
+/// broker_registry.cc.
 #include "brokers/broker.h"
 #include "servers/servers.h"
 #include "target/manifest.h"
