@@ -5,8 +5,8 @@
 /// interleaving.cc) and the timeline of report.html.
 ///
 /// The history has no record of its own for a release: the supervisor notes it on the held process
-/// (supervisor/controller.cc) as "hold <fault> released: <why>" or "hold <fault> released at once: <why>"
-/// ("pause <fault> released: …" for a pause, noted once its process is woken).
+/// (supervisor/controller_holds.cc, controller_fire.cc) as "hold <fault> released: <why>" or "hold <fault>
+/// released at once: <why>" ("pause <fault> released: …" for a pause, noted once its process is woken).
 /// A timed hold (`:MS`) whose time passed is released without a note; its end is then the held step's own
 /// op (recorded when its reply came, or when the withheld reply was let through).
 #include "history/history.h"

@@ -1,5 +1,5 @@
 /// The Hub's own methods: its I/O thread, the listeners of each process, refusing a server's connections.
-/// A connection's work is in hub_conn.cc.
+/// A connection's work is in hub_conn.cc and hub_decisions.cc.
 #include "proxy/hub_impl.h"
 
 namespace idem::proxy {

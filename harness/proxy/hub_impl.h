@@ -1,6 +1,7 @@
 #pragma once
-/// The hub's private parts, shared by its two files: hub.cc (the Hub's own methods: listeners, owners,
-/// refusing) and hub_conn.cc (one proxied connection, its decode loop and the decisions it carries out).
+/// The hub's private parts, shared by its files: hub.cc (the Hub's own methods: listeners, owners,
+/// refusing), and hub_conn.cc and hub_decisions.cc (one proxied connection, hub_conn.h: its decode loop, and
+/// the decisions it carries out).
 #include "proxy/hub.h"
 
 #include <boost/asio.hpp>

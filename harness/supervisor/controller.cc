@@ -1,3 +1,6 @@
+/// The Controller (controller.h): counts and records every step, decides what happens to it (a fault,
+/// the gate, a hold) and keeps each process's state for the supervisor. The holds and their release are in
+/// controller_holds.cc, what a fault does at its step in controller_fire.cc.
 #include "supervisor/controller.h"
 
 #include "history/trace.h"
@@ -28,12 +31,6 @@ void Controller::addProcess(int owner, std::string name) {
   names_[owner] = std::move(name);
   auto& st = states_[owner];
   st.lastActivity = st.spawned = Clock::now();
-}
-
-void Controller::holdRequestsUntil(int owner, Clock::time_point until, std::string why) {
-  std::lock_guard<std::mutex> lock(mu_);
-  states_[owner].holdUntil = until;
-  requestHolds_[owner] = RequestHold{std::move(why)};
 }
 
 void Controller::setPid(int owner, pid_t pgid) {
@@ -231,102 +228,14 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   return d;
 }
 
-void Controller::gate(const std::string& verb, int count, std::string why, int skip) {
-  std::lock_guard<std::mutex> lock(mu_);
-  gateVerb_ = verb;
-  gateLeft_ = count;
-  gateSkip_ = std::max(0, skip);
-  gateWhy_ = std::move(why);
-}
-
-int Controller::gated() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return static_cast<int>(std::count_if(gateHeld_.begin(), gateHeld_.end(), [&](int64_t t) { return inflight_.count(t) > 0; }));
-}
-
-void Controller::openGate(const std::string& why) {
-  std::vector<proxy::StepToken> out;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    gateVerb_.clear();
-    gateLeft_ = 0;
-    gateSkip_ = 0;
-    for (int64_t t : gateHeld_)
-      if (inflight_.count(t)) out.push_back(proxy::StepToken{t});
-    gateHeld_.clear();
-    if (!out.empty())
-      history_.append("harness", ops::Note{fmt::format("released {} held step{}: {}", out.size(), out.size() == 1 ? "" : "s", why)});
-    ++activity_;
-  }
-  releaseTokens(out);
-  cv_.notify_all();
-}
-
 int Controller::inflightAll() const {
   std::lock_guard<std::mutex> lock(mu_);
   return static_cast<int>(inflight_.size());
 }
 
-int Controller::delayed() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return static_cast<int>(std::count_if(delayed_.begin(), delayed_.end(),
-                                        [&](int64_t t) { return inflight_.count(t) > 0 || heldReplies_.count(t) > 0; }));
-}
-
 uint64_t Controller::activity() const {
   std::lock_guard<std::mutex> lock(mu_);
   return activity_;
-}
-
-std::vector<proxy::StepToken> Controller::reached(const std::string& process, When when, const std::string& verb, int k) {
-  if (when == When::After) processReplies_[{process, verb}]++;
-  std::vector<proxy::StepToken> out;
-  for (auto it = holds_.begin(); it != holds_.end();) {
-    const auto& u = it->until;
-    if (!u || u->process != process || u->when != when || u->verb != verb || u->k != k) {
-      ++it;
-      continue;
-    }
-    wake(*it);
-    history_.append(it->process, ops::Note{fmt::format("{} {} released: {} reached {}", it->fault.kind, it->fault.str(),
-                                                       process, u->point())});
-    out.push_back(it->token);
-    it = holds_.erase(it);
-  }
-  return out;
-}
-
-void Controller::releaseTokens(const std::vector<proxy::StepToken>& tokens) {
-  if (!hub_) return;
-  for (const auto& t : tokens) hub_->release(t);
-}
-
-std::vector<Controller::ActiveHold> Controller::activeHolds() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return holds_;
-}
-
-void Controller::releaseHold(int64_t token, const std::string& why) {
-  std::vector<proxy::StepToken> out;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = holds_.begin(); it != holds_.end(); ++it) {
-      if (it->token.id != token) continue;
-      wake(*it);
-      history_.append(it->process, ops::Note{fmt::format("{} {} released: {}", it->join ? "step of" : it->fault.kind,
-                                                         it->fault.str(), why)});
-      out.push_back(it->token);
-      if (auto g = outOfGroup_.find(it->owner); it->join && g != outOfGroup_.end()) {
-        out.insert(out.end(), g->second.begin(), g->second.end());
-        outOfGroup_.erase(g);
-      }
-      holds_.erase(it);
-      break;
-    }
-    ++activity_;
-  }
-  releaseTokens(out);
-  cv_.notify_all();
 }
 
 proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, const proxy::ReplyInfo& reply) {
@@ -409,17 +318,6 @@ std::vector<proxy::StepToken> Controller::replied(int owner, ops::Step s, const 
   history_.append(names_[owner], std::move(s));
   if (pk == 0) return {}; // a set-up step: no point of a hold
   return reached(names_[owner], When::After, verb, pk);
-}
-
-void Controller::wake(const ActiveHold& h) {
-  if (h.pause && signals_) signals_->continueGroup(h.owner);
-}
-
-void Controller::holdEnded(int64_t token) {
-  for (const auto& h : holds_)
-    if (h.token.id == token) wake(h); // its step ended under it (a cut): awake before anything else
-  holds_.erase(std::remove_if(holds_.begin(), holds_.end(), [&](const ActiveHold& h) { return h.token.id == token; }),
-               holds_.end());
 }
 
 void Controller::onReleased(int owner, const proxy::StepToken& token) {
@@ -508,21 +406,6 @@ liveness::Process Controller::livenessOf(int owner) const {
     v.spinSince = v.spinSince ? std::max(*v.spinSince, since) : since;
   }
   return v;
-}
-
-std::vector<Controller::ServerAction> Controller::takeServerActions() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return std::exchange(serverActions_, {});
-}
-
-void Controller::serverActionDone(const ServerAction& a, std::optional<ops::Aged> aged) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    history_.append(a.process, ops::FaultOp{a.fault, 0, std::move(aged)});
-    ++activity_;
-  }
-  cv_.notify_all();
-  if (hub_) hub_->release(a.token);
 }
 
 std::vector<Fault> Controller::pendingFaults() const {

@@ -1,7 +1,7 @@
 /// Controller::fire: what a fault does at its step, by the action its kind's Effect names — a kill of the
 /// process group, a cut connection, an error answer, a delay, a hold, a pause, a newcomer joining, or a
 /// server action the supervisor carries out while the step waits. The rest of the Controller is in
-/// controller.cc.
+/// controller.cc and controller_holds.cc.
 #include "supervisor/controller.h"
 
 #include "history/trace.h"
