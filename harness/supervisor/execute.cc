@@ -253,6 +253,8 @@ ConsumerLoop::End ConsumerLoop::loop() {
   brokers::Progress broker = ws_.broker->progress();
   liveness::RunEnding ending(opt_.settle, milliseconds(claimIdle()) + opt_.stall);
   bool restarted = false;                        // the one restart a stuck verdict needs
+  // The latest work when a stall after a fault was first seen: it is proven once it lasted as long again.
+  std::optional<Clock::time_point> faultStallWork;
   uint64_t seen = 0;
   auto lastPoll = Clock::now();
   while (true) {
@@ -344,11 +346,26 @@ ConsumerLoop::End ConsumerLoop::loop() {
     for (const auto& p : live_)
       if (!ctl_.state(p.owner).faulted.empty()) unrecovered.push_back(unrecoveredWhy(p, now));
     if (!live_.empty() && unrecovered.size() == live_.size()) {
+      // A client may wait on a timer of its own before it reconnects or asks again (a reconnect delay of
+      // 5 s, a pull request's 5 s timeout): in place of the restart that confirms any other stall, a stall
+      // of idle processes is proven once it lasted as long again, with no work by any in between. A spin is
+      // no wait: proven as it is.
+      const bool waitAgain = !d.spin;
+      if (waitAgain && faultStallWork != m.lastWork) {
+        faultStallWork = m.lastWork;
+        h_.append("harness", ops::Note{fmt::format("{} ({}); waiting as long again for it to recover by itself", why,
+                                                   fmt::join(unrecovered, ", "))});
+        ending.reset();
+        continue;
+      }
       h_.append("harness", ops::Stall{broker.pending, broker.position, false, why});
       return {ops::RunEnd::Stuck, "",
-              fmt::format("{}; the consumer did not recover from the fault by itself ({}; it lives, and no one "
-                          "restarts a live process)",
-                          why, fmt::join(unrecovered, ", "))};
+              fmt::format("{}{}; the consumer did not recover from the fault by itself ({}; it lives, and no one "
+                          "restarts a live process{})",
+                          why, waitAgain ? ", twice" : "", fmt::join(unrecovered, ", "),
+                          waitAgain ? "; a client that waits longer before it reconnects or asks again needs a "
+                                      "larger --stall-timeout"
+                                    : "")};
     }
     h_.append("harness", ops::Stall{broker.pending, broker.position, !restarted, why});
     if (restarted) return {ops::RunEnd::Stuck, "", why + ", also after a restart"};

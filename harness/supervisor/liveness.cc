@@ -68,7 +68,7 @@ Decision RunEnding::observe(Clock::time_point now, const Moment& m, const std::f
       msBetween(*spinSince, now) >= stall_.count())
     return {Decision::Kind::Stalled,
             fmt::format("{} re-read three times or more by the consumer holding {} and never acknowledged",
-                        entries(spin.size()), spin.size() == 1 ? "it" : "them")};
+                        entries(spin.size()), spin.size() == 1 ? "it" : "them"), true};
   return {};
 }
 

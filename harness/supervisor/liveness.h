@@ -76,6 +76,7 @@ struct Decision {
   };
   Kind kind = Kind::Working;
   std::string why; ///< Stalled: "every consumer idle for 3027 ms with 4 entries pending"
+  bool spin = false; ///< Stalled by a spin (entries re-read, never acknowledged), not by every process idle
 };
 
 /// The run-ending rule over a sequence of moments: keeps since when every live process is idle.

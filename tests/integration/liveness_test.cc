@@ -1,8 +1,8 @@
 /// Busy, idle and stuck under real clients (docs/verdicts.md "How a run ends"): a consumer that holds entries
 /// is busy whatever read handed them over, so a correct slow consumer passes a kill however long it works on
 /// each entry; holding entries untouched until the deadline is unknown, named; a consumer whose client does not
-/// reconnect after a Valkey restart is named quickly; a Node consumer on ioredis's own reconnect passes every
-/// fault kind.
+/// reconnect after a Valkey restart is named quickly, one that reconnects on a timer longer than the stall time
+/// passes; a Node consumer on ioredis's own reconnect passes every fault kind.
 #include "support.h"
 
 #include <catch2/catch.hpp>
@@ -50,7 +50,11 @@ TEST_CASE("liveness: slow, silent and disconnected consumers told apart: pass, u
                        "--stall-timeout", "1s"},
                       // Holding entries when its connection is cut, it may still be calling out.
                       {"run", "--target", testTarget("py-valkey-gone"), "--crash", "restart:before:XACK#2:valkey",
-                       "--deadline", "10s"}});
+                       "--deadline", "10s"},
+                      // Its client waits 4.5 s before it reads again on a new connection (a reconnect delay as
+                      // common clients ship), longer than CLAIM_IDLE_MS + --stall-timeout: a stall after a fault
+                      // is proven only once it lasted as long again.
+                      {"run", "--target", testTarget("py-reconnect-late"), "--crash", "drop:before:XREADGROUP#2"}});
   {
     INFO("a one-shot consumer working 3.5 s per entry after XAUTOCLAIM and an empty read passes a kill");
     const Result& r = rs[0];
@@ -81,6 +85,8 @@ TEST_CASE("liveness: slow, silent and disconnected consumers told apart: pass, u
     CHECK(why.find("c1 made no request for") != std::string::npos);
     CHECK(why.find("after the Valkey restart (restart:before:XREADGROUP#2:valkey): its client did not reconnect") !=
           std::string::npos);
+    CHECK(why.find(", twice;") != std::string::npos);
+    CHECK(why.find("needs a larger --stall-timeout") != std::string::npos);
   }
   {
     INFO("the same, cut while it holds entries: unknown at the deadline, named");
@@ -89,6 +95,20 @@ TEST_CASE("liveness: slow, silent and disconnected consumers told apart: pass, u
     REQUIRE(held.status == 2);
     CHECK(violations(held.report, "stuck").empty());
     CHECK(finalReason(held.report).find("its connection was cut under XACK#2 (valkey)") != std::string::npos);
+  }
+  {
+    INFO("a client that reads again 4.5 s after its read was dropped recovers by itself: pass, its wait noted");
+    const Result& r = rs[4];
+    INFO(r.out << r.err);
+    REQUIRE(r.status == 0);
+    CHECK(r.report["verdict"] == "pass");
+    CHECK(stalls(r.report).empty());
+    bool waited = false;
+    for (const auto& op : r.report["runs"][0]["history"])
+      if (op["type"] == "note" &&
+          op["value"].value("message", "").find("waiting as long again for it to recover by itself") != std::string::npos)
+        waited = true;
+    CHECK(waited);
   }
 }
 

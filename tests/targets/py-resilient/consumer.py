@@ -10,7 +10,8 @@ production consumer in Python (psycopg 3.1.7, redis-py 4.3.4, run with /usr/bin/
   again and prints "server idle" (or "server still in a failed transaction");
 - a Valkey connection error or a transient error reply (LOADING, BUSY, ...) on XACK -> it tries the XACK
   again (redis-py reconnects by itself on the next command). Errors on the reads end the process (exit 1):
-  the harness restarts it.
+  the harness restarts it; unless RECONNECT_AFTER_MS (environment) is set: then a broken Valkey connection
+  on a read is waited out that long, as a client's reconnect delay, and the loop reads again.
 
 DEDUP (environment, default 1): 1 inserts the event_id into processed_messages in the same transaction as
 the credit (correct under every fault); 0 credits with no dedup at all, so a rerun after an ambiguous
@@ -104,6 +105,19 @@ class Resilient(loop.Consumer):
                 if not loop.pause(50):
                     return False
         raise RuntimeError(f"XACK of {entry_id} failed {ATTEMPTS} times")
+
+    def run(self):
+        late = int(os.environ.get("RECONNECT_AFTER_MS", "0"))
+        while not loop.stop:
+            try:
+                return super().run()
+            except (redis.ConnectionError, redis.TimeoutError) as e:
+                if not late:
+                    raise
+                say(f"read failed ({type(e).__name__}); reading again in {late} ms")
+                if not loop.pause(late):
+                    return None
+        return None
 
 
 if __name__ == "__main__":

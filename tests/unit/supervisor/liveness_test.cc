@@ -196,6 +196,7 @@ TEST_CASE("run ending: every consumer idle with entries pending is a stall only 
   Decision d = ending.observe(t0 + 5100ms, moment({s.view(1)}, 2, t0 + 2s), notParked);
   CHECK(d.kind == Decision::Kind::Stalled);
   CHECK(d.why == "every consumer idle for 3100 ms with 2 entries pending");
+  CHECK(!d.spin); // after a fault, waited out once more (a client's own reconnect timer)
   // A busy process in between (it claimed them) resets the idle time.
   s.read(1, "XAUTOCLAIM", {"1-1", "1-2"});
   CHECK(ending.observe(t0 + 6s, moment({s.view(1)}, 2, t0 + 2s), notParked).kind == Decision::Kind::Working);
@@ -223,6 +224,7 @@ TEST_CASE("run ending: a spin is a stall once its entries were handed back for t
   Decision d = ending.observe(t0 + 3020ms, moment({v}, 1, t0 + 3020ms), notParked);
   CHECK(d.kind == Decision::Kind::Stalled);
   CHECK(d.why == "1 entry re-read three times or more by the consumer holding it and never acknowledged");
+  CHECK(d.spin); // no wait: proven as it is, after a fault too
 }
 
 TEST_CASE("run ending: a consumer that claims its own entries again while it works on them a while is no spin") {
