@@ -28,6 +28,22 @@ namespace idem {
 
 namespace {
 
+/// Why an unknown point is unknown, for its line: the first reason, cut to a line's width (the report keeps
+/// them whole); "" for a pass or a failure.
+std::string unknownWhy(const Judged& j) {
+  if (j.verdict == Verdict::Pass || j.verdict == Verdict::Fail) return "";
+  std::string why = j.error;
+  for (const auto& r : j.results)
+    if (why.empty() && r.verdict == Verdict::Unknown && !r.error.empty()) why = r.checker + ": " + r.error;
+  constexpr size_t kWidth = 110;
+  if (why.size() > kWidth) {
+    size_t cut = kWidth;
+    while (cut > 0 && (static_cast<unsigned char>(why[cut]) & 0xC0) == 0x80) --cut; // not inside a UTF-8 character
+    why = why.substr(0, cut) + "…";
+  }
+  return why;
+}
+
 bool fired(const Judged& j) { return !recordsOf<ops::FaultOp>(j.history.ops()).empty(); }
 
 std::string kindsText(const std::set<std::string>& kinds) {
@@ -170,8 +186,8 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
     section.points.push_back({fault.str(), fault.kind, p.server, p.detail, classes[pointOf[i]].key, j.verdict, f, kinds,
                               common.shard ? std::optional<size_t>(indexOf[i]) : std::nullopt});
     const std::string pattern = j.pattern();
-    std::cout << fmt::format("  {:<30} {:<7} {:<10} {}{}\n", fault.str(), p.server, f ? toString(j.verdict) : "not fired",
-                             kindsText(kinds), pattern.empty() ? "" : " — " + pattern);
+    std::cout << fmt::format("  {:<30} {:<7} {:<10} {}{}{}\n", fault.str(), p.server, f ? toString(j.verdict) : "not fired",
+                             kindsText(kinds), pattern.empty() ? "" : " — " + pattern, f ? unknownWhy(j) : "");
     if (j.verdict != Verdict::Pass) report.addRun(session.record(j, fault.str(), target.name));
   }
   // A sweep that ran no fault proves nothing about faults: unknown, naming why, never a pass.
@@ -220,11 +236,15 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   report.timings({{"total_ms", ms}, {"schedules", schedules.size() + 1}});
   std::string path = report.write(session.reportDir().string(), common.junit);
-  std::cout << fmt::format("{}: {} faults run ({}{}), {} failed, {} not fired, {} unknown, {} steps skipped; {} ms\n",
+  // `fails` counts the fault-free run's failure too (the verdict and the report's sweep.failed): the line
+  // counts the faults' runs and says the fault-free run failed apart.
+  const bool baselineFailed = baseline.verdict == Verdict::Fail && !baselineSpoiled;
+  std::cout << fmt::format("{}: {} faults run ({}{}), {} failed{}, {} not fired, {} unknown, {} steps skipped; {} ms\n",
                            toString(verdict), schedules.size(), fmt::join(swept, ","),
                            reduced ? fmt::format("; reduced: {} of {} points, {} classes", points.size(), tracePoints,
                                                  classesInTrace) : "",
-                           fails, notFired, unknown, section.skipped.size(), ms);
+                           fails - (baselineFailed ? 1 : 0), baselineFailed ? " and the fault-free run" : "", notFired,
+                           unknown, section.skipped.size(), ms);
   std::cout << "report: " << path << "\n";
   return exitStatus(verdict);
 }

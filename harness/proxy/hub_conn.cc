@@ -139,7 +139,8 @@ void Conn::process() {
       }
     };
     if (d == Decode::Invalid || m.size == 0 || m.size > rest.size()) {
-      unobserved(undecodable(rest));
+      std::string refused = d == Decode::Invalid ? tracker->refusal() : std::string();
+      unobserved(refused.empty() ? undecodable(rest) : std::move(refused));
       continue;
     }
     std::string bytes(rest.substr(0, m.size));

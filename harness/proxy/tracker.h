@@ -111,6 +111,10 @@ public:
   /// The latest request that ended a step was not forwarded: the proxy answered it itself, so no reply
   /// is due from the server for it.
   virtual void withdrawLast() = 0;
+  /// Why the latest Decode::Invalid refused bytes that are the protocol but that this tracker can't follow
+  /// (a NATS delivery of a pull for several messages at once), in words for the report; empty when the
+  /// bytes are not the protocol at all.
+  virtual std::string refusal() const { return {}; }
 };
 using TrackerPtr = std::unique_ptr<Tracker>;
 

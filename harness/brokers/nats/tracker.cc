@@ -1,5 +1,6 @@
 #include "brokers/nats/tracker.h"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -254,6 +255,8 @@ public:
     return proxy::Decode::Invalid;
   }
 
+  std::string refusal() const override { return refusal_; }
+
   void withdrawLast() override {
     // Only a pull request awaits an answer; a one-way step left nothing to take back.
     if (lastWasPull_ && !pulls_.empty())
@@ -324,6 +327,11 @@ private:
     if (!answersPull) {
       // A delivery outside the oldest pull request: a push consumer's, a second message of a batch, or an
       // answer out of order. Its entry would go unseen: the connection is unobserved from here on.
+      if (ack)
+        refusal_ = fmt::format("a delivery of stream message {} outside the oldest pull request (a push consumer, or a "
+                               "second pull waiting beside the first): idemproof follows one pull of one message at "
+                               "a time (docs/target-contract.md, NATS)",
+                               ack->streamSeq);
       return !ack;
     }
     const Headers h = parseHeaders(f.headers);
@@ -337,8 +345,13 @@ private:
       out.reply.summary = shorten(std::to_string(h.status) + (h.description.empty() ? "" : " " + h.description));
       return true;
     }
-    if (pulls_.front().batch > 1)
-      return false; // its next messages would come with no step to carry them
+    if (pulls_.front().batch > 1) { // its next messages would come with no step to carry them
+      refusal_ = fmt::format("a delivery of a pull request for {} messages at once: idemproof follows pulls of one "
+                             "message each (docs/target-contract.md, NATS: nats.js consumer.next(), libnats "
+                             "natsSubscription_Fetch with 1)",
+                             pulls_.front().batch);
+      return false;
+    }
     pulls_.pop_front();
     proxy::EntryView e;
     e.id = std::to_string(ack->streamSeq);
@@ -365,6 +378,7 @@ private:
   std::deque<Pull> pulls_;
   std::map<std::string, std::string> subs_; ///< sid -> subject (pattern)
   bool lastWasPull_ = false;
+  std::string refusal_; ///< why the latest delivery was refused (refusal())
 };
 
 } // namespace

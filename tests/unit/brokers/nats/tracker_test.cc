@@ -119,6 +119,23 @@ TEST_CASE("nats tracker: a delivery outside the oldest pull request leaves the c
   }
 }
 
+TEST_CASE("nats tracker: a refused delivery says why in words, bytes that are no NATS say nothing") {
+  const std::string d = hmsg("_INBOX.push", "4", kAck, "NATS/1.0\r\n\r\n", "{}");
+  auto refusalAfter = [&](const std::string& client, const std::string& server) {
+    TrackerPtr t = fresh();
+    idem::proxy::ClientMsg c;
+    for (std::string_view rest = client; !rest.empty(); rest.remove_prefix(c.size))
+      REQUIRE(t->onClient(rest, c) == idem::proxy::Decode::Message);
+    idem::proxy::ServerMsg m;
+    CHECK(t->onServer(server, m) == idem::proxy::Decode::Invalid);
+    return t->refusal();
+  };
+  CHECK(refusalAfter(pub(kPull, "_INBOX.push", "{\"batch\":5}"), d).find("a pull request for 5 messages at once") !=
+        std::string::npos);
+  CHECK(refusalAfter("SUB events.1 4\r\n", d).find("outside the oldest pull request") != std::string::npos);
+  CHECK(refusalAfter("", "MSG a 1 x\r\n").empty());
+}
+
 TEST_CASE("nats tracker: what is not the NATS protocol is refused") {
   CHECK(wholeOf(fresh, chunksOf({"GET / HTTP/1.1\r\n"}, {})).client_invalid);
   CHECK(wholeOf(fresh, chunksOf({"PUB a 5\r\nabcdefg\r\n"}, {})).client_invalid); // the payload is not 5 bytes
