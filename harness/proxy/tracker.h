@@ -44,6 +44,10 @@ struct StepInfo {
   /// The server sends no reply to it (a NATS publish: an acknowledgement, a consumer's own publish): the
   /// step ends as soon as the proxy hands its request on, with an empty reply.
   bool oneWay = false;
+  /// A blocking read the broker may hold for its whole wait although an entry arrived meanwhile (the
+  /// embedded Kafka broker answers a Fetch at its max wait): that wait in ms; 0 when the broker answers a
+  /// blocking read as soon as there is something to read (Valkey's BLOCK, a NATS pull).
+  int64_t waitMs = 0;
 };
 
 struct ReplyInfo {

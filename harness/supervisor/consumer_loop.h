@@ -208,6 +208,9 @@ private:
   size_t next_ = 0;  ///< the first stream entry not sent yet
   int toStart_ = 0;  ///< first processes still to start (startNext)
   Clock::time_point lastEvent_ = Clock::now(); ///< the latest spawn, exit or phase
+  /// Entries sent while a blocking read was in flight that its broker may hold for its whole wait (the
+  /// embedded Kafka broker's Fetch): a process may see them only after then (Controller::readsHeldUntil).
+  std::optional<Clock::time_point> readsHeldUntil_;
   /// Since when everything sent is acknowledged and every process idle (the settle phase), if it is.
   std::optional<Clock::time_point> settleSince_;
   std::map<int, Clock::time_point> execed_; ///< owner -> when its spawn returned (its start-up begins)

@@ -379,6 +379,17 @@ void Controller::onOpaque(int owner, proxy::Server server, int conn, const char*
   cv_.notify_all();
 }
 
+std::optional<Controller::Clock::time_point> Controller::readsHeldUntil() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::optional<Clock::time_point> until;
+  for (const auto& [id, f] : inflight_) {
+    if (!f.step.blocking || f.step.waitMs <= 0) continue;
+    const auto end = f.sent + std::chrono::milliseconds(f.step.waitMs);
+    if (!until || end > *until) until = end;
+  }
+  return until;
+}
+
 Controller::ProcessState Controller::state(int owner) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = states_.find(owner);

@@ -97,6 +97,10 @@ public:
     std::optional<Clock::time_point> holdUntil;    ///< holdRequestsUntil: its requests wait until then
   };
   ProcessState state(int owner) const;
+  /// Until when the broker may hold a blocking read in flight now, of any process, for its whole wait
+  /// though entries arrive meanwhile (StepInfo::waitMs: the embedded Kafka broker's Fetch): the latest
+  /// send + wait of such a read; nullopt when none is in flight.
+  std::optional<Clock::time_point> readsHeldUntil() const;
   /// What the run-ending rule sees of the process (supervisor/liveness.h).
   liveness::Process livenessOf(int owner) const;
   /// A fault the supervisor carries out on a server while its step waits (forget: the broker goes back;

@@ -88,6 +88,7 @@ void ConsumerLoop::sendNext() {
   size_t end = next_ + 1;
   while (end < s_.stream.size() && s_.stream[end].phase == s_.stream[next_].phase && !s_.stream[end].inflight) ++end;
   const auto t = Clock::now();
+  if (auto held = ctl_.readsHeldUntil(); held && (!readsHeldUntil_ || *held > *readsHeldUntil_)) readsHeldUntil_ = held;
   ws_.send(h_, s_, fields_, next_, end);
   ws_.phase("send", t);
   next_ = end;
@@ -319,6 +320,7 @@ ConsumerLoop::End ConsumerLoop::loop() {
     }
     if (auto why = poisonUnbounded(broker)) return {ops::RunEnd::Stuck, "", *why};
     liveness::Moment m{views(), broker.pending, delivered, toStart_ > 0, std::max(ctl_.lastWork(), lastEvent_)};
+    m.readsHeldUntil = readsHeldUntil_;
     // The outbox counts only once the consumers are done: before, it fills as they work.
     if (broker.pending == 0 && delivered) m.outbox = outbox(now);
     const liveness::Decision d = ending.observe(now, m, [&] { return allParked(); });

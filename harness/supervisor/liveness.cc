@@ -48,7 +48,9 @@ Decision RunEnding::observe(Clock::time_point now, const Moment& m, const std::f
   // time.
   if (allIdle) {
     if (!allIdleSince_) allIdleSince_ = now;
-    const auto since = std::max(*allIdleSince_, m.lastWork);
+    auto since = std::max(*allIdleSince_, m.lastWork);
+    // A read the broker holds to its wait though entries came meanwhile: idleness counts from its end.
+    if (m.readsHeldUntil) since = std::max(since, *m.readsHeldUntil);
     if (msBetween(since, now) >= stall_.count()) {
       return {Decision::Kind::Stalled,
               fmt::format("every consumer idle for {} with {} pending{}", span(msBetween(since, now)),

@@ -62,6 +62,9 @@ struct Moment {
   bool toStart = false;        ///< processes of the schedule not started yet
   Clock::time_point lastWork;  ///< the latest work of any process (a step other than a read, a delivery),
                                ///< spawn, exit or send
+  /// Entries were sent while a blocking read was in flight that the broker may hold for its whole wait (the
+  /// embedded Kafka broker's Fetch): no process idle before then is proven idle for them.
+  std::optional<Clock::time_point> readsHeldUntil;
   /// A target with an outbox relay: its unsent outbox rows. The relay's work: while any is left the run is
   /// not settled, whatever the consumers do (the relay is no process of `live`).
   int64_t outbox = 0;

@@ -22,6 +22,7 @@ struct RequestFacts {
   std::vector<TopicPartition> forgotten;          ///< Fetch: partitions taken out of the fetch session
   bool noResponse = false;                        ///< Produce with acks=0: the broker sends no response
   bool blocking = false;                          ///< Fetch with a max wait; JoinGroup, SyncGroup
+  int64_t waitMs = 0;                             ///< Fetch: its max wait (StepInfo::waitMs)
   std::optional<std::string> group, member;       ///< group requests: the group and the member id sent
   std::optional<int64_t> generation;
 };

@@ -46,6 +46,8 @@ bool readRequest(int16_t key, int16_t version, std::string_view body, TopicNames
   case api::kFetch:
     head += " max wait " + std::to_string(c.maxWait.value_or(0)) + " ms";
     out.blocking = c.maxWait.value_or(0) > 0;
+    // librdkafka's mock cluster answers a Fetch at its max wait, not when a record arrives meanwhile.
+    out.waitMs = c.maxWait.value_or(0);
     for (const auto& i : c.items) {
       if (i.forgotten) {
         out.forgotten.push_back(i.tp);

@@ -86,6 +86,7 @@ public:
     out.step.detail = std::move(facts.detail);
     out.step.acked = std::move(facts.committed);
     out.step.blocking = facts.blocking;
+    out.step.waitMs = facts.waitMs;
     out.step.read = p.key == api::kFetch;
     return d;
   }

@@ -206,6 +206,21 @@ TEST_CASE("run ending: every consumer idle with entries pending is a stall only 
   CHECK(ending.observe(t0 + 7s, moment({s.view(1)}, 2, t0 + 2s), notParked).kind == Decision::Kind::Working);
 }
 
+TEST_CASE("run ending: entries sent under a read the broker holds to its wait are a stall only the stall time after that wait") {
+  // The embedded Kafka broker answers a Fetch at its max wait (5 s), not when a record arrives meanwhile.
+  liveness::RunEnding ending(50ms, 3020ms);
+  Steps s;
+  s.read(1, "XREADGROUP", {}, true);
+  REQUIRE(s.idle(1));
+  liveness::Moment m = moment({s.view(1)}, 1, t0);
+  m.readsHeldUntil = t0 + 5s;
+  CHECK(ending.observe(t0 + 4s, m, notParked).kind == Decision::Kind::Working);
+  CHECK(ending.observe(t0 + 8s, m, notParked).kind == Decision::Kind::Working);
+  Decision d = ending.observe(t0 + 8020ms, m, notParked);
+  CHECK(d.kind == Decision::Kind::Stalled);
+  CHECK(d.why == "every consumer idle for 3020 ms with 1 entry pending");
+}
+
 TEST_CASE("run ending: a spin is a stall once its entries were handed back for the stall time, only when every pending entry spins") {
   liveness::RunEnding ending(50ms, 3020ms);
   Steps s;
