@@ -1,6 +1,5 @@
 #include "brokers/nats/tracker.h"
 
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -328,10 +327,9 @@ private:
       // A delivery outside the oldest pull request: a push consumer's, a second message of a batch, or an
       // answer out of order. Its entry would go unseen: the connection is unobserved from here on.
       if (ack)
-        refusal_ = fmt::format("a delivery of stream message {} outside the oldest pull request (a push consumer, or a "
-                               "second pull waiting beside the first): idemproof follows one pull of one message at "
-                               "a time (docs/target-contract.md, NATS)",
-                               ack->streamSeq);
+        refusal_ = "a delivery of stream message " + std::to_string(ack->streamSeq) +
+                   " outside the oldest pull request (a push consumer, or a second pull waiting beside the first): "
+                   "idemproof follows one pull of one message at a time (docs/target-contract.md, NATS)";
       return !ack;
     }
     const Headers h = parseHeaders(f.headers);
@@ -346,10 +344,9 @@ private:
       return true;
     }
     if (pulls_.front().batch > 1) { // its next messages would come with no step to carry them
-      refusal_ = fmt::format("a delivery of a pull request for {} messages at once: idemproof follows pulls of one "
-                             "message each (docs/target-contract.md, NATS: nats.js consumer.next(), libnats "
-                             "natsSubscription_Fetch with 1)",
-                             pulls_.front().batch);
+      refusal_ = "a delivery of a pull request for " + std::to_string(pulls_.front().batch) +
+                 " messages at once: idemproof follows pulls of one message each (docs/target-contract.md, NATS: "
+                 "nats.js consumer.next(), libnats natsSubscription_Fetch with 1)";
       return false;
     }
     pulls_.pop_front();
