@@ -58,6 +58,8 @@ TEST_CASE("one-way steps: after:ACK#1 fires once the ACK is handed to the server
   requireKilled(rig.child);
   REQUIRE(rig.nats.waitBytes(0, kAck.size()));
   CHECK(rig.nats.received(0) == kAck);
+  // The step is recorded by the proxy's thread after the signal: the process may be dead before it is.
+  REQUIRE(waitUntil([&] { return !stepLines(rig.history).empty(); }));
   CHECK(stepLines(rig.history) == std::vector<std::string>{"ACK#1 killed-after"});
 }
 
@@ -68,5 +70,6 @@ TEST_CASE("one-way steps: before:ACK#1 withholds the ACK and kills the process")
   requireKilled(rig.child);
   REQUIRE(rig.nats.waitClosed(1));
   CHECK(rig.nats.received(0).empty());
+  REQUIRE(waitUntil([&] { return !stepLines(rig.history).empty(); }));
   CHECK(stepLines(rig.history) == std::vector<std::string>{"ACK#1 killed-before"});
 }
