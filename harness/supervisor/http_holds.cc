@@ -24,17 +24,8 @@ void HttpLoop::tend() {
 }
 
 void HttpLoop::restartServer(const Fault& f) {
-  const bool pg = f.args.at(0) == "pg";
-  servers_.restarting(f, pg ? "PostgreSQL" : ws_.broker->title());
-  const auto which = pg ? proxy::Server::Pg : proxy::Server::Broker;
-  hub_.refuse(which, true);
-  try {
-    ws_.restartServer(f.args.at(0));
-  } catch (...) {
-    hub_.refuse(which, false);
-    throw;
-  }
-  hub_.refuse(which, false);
+  servers_.restarting(f, f.args.at(0) == "pg" ? "PostgreSQL" : ws_.broker->title());
+  ws_.restartServer(f.args.at(0), hub_);
 }
 
 // ---- holds between replicas ----

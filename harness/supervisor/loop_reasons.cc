@@ -12,16 +12,7 @@ void ConsumerLoop::restartServer(const Fault& f) {
   Restarted r{f.str(), pg ? "PostgreSQL" : ws_.broker->title(), {}};
   for (const auto& p : live_) r.connections[p.owner] = hub_.connections(p.owner);
   if (relay_) r.connections[relay_->owner] = hub_.connections(relay_->owner);
-  // While the server is down its proxy ports refuse connections, as the server's own port would.
-  const auto server = pg ? proxy::Server::Pg : proxy::Server::Broker;
-  hub_.refuse(server, true);
-  try {
-    ws_.restartServer(f.args.at(0));
-  } catch (...) {
-    hub_.refuse(server, false);
-    throw;
-  }
-  hub_.refuse(server, false);
+  ws_.restartServer(f.args.at(0), hub_);
   restarted_.push_back(std::move(r));
 }
 

@@ -88,7 +88,13 @@ void Workspace::Impl::phase(const std::string& name, std::chrono::steady_clock::
 
 void Workspace::setRestarter(Restarter r) { impl_->restarter = std::move(r); }
 
-void Workspace::Impl::restartServer(const std::string& which) {
+void Workspace::Impl::restartServer(const std::string& which, proxy::Hub& hub) {
+  struct Refusing { // the ports refuse until the restart is over, however it ends
+    proxy::Hub& hub;
+    proxy::Server side;
+    ~Refusing() { hub.refuse(side, false); }
+  } refusing{hub, which == "pg" ? proxy::Server::Pg : proxy::Server::Broker};
+  hub.refuse(refusing.side, true);
   if (which == broker->name() && broker->restart()) return; // a broker that restarts its own server
   if (!restarter)
     throw std::runtime_error("a restart fault needs servers of the workspace's own (embedded servers, one pair per "

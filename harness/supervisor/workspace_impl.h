@@ -84,8 +84,9 @@ struct Workspace::Impl {
   /// consumer's dedup state: the broker's keys with a TTL, the scenario's prune statement (workspace.cc).
   ops::Aged age(int64_t ms);
   Workspace::Restarter restarter;
-  /// Restarts a server (restart faults) and reconnects the harness's own connection to it.
-  void restartServer(const std::string& which);
+  /// Restarts a server (restart faults) and reconnects the harness's own connection to it. Meanwhile the
+  /// server's ports of `hub` refuse connections, as the server's own port would.
+  void restartServer(const std::string& which, proxy::Hub& hub);
   /// The final state (observed rows, pending and undelivered entries); the caller says how the run ended.
   /// Its queries get what is left of --deadline since runStarted (at least kObserveFloor); one that
   /// runs longer throws std::runtime_error naming the query and the time it had: the run can't be judged.
