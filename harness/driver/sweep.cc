@@ -14,6 +14,7 @@
 #include "history/trace.h"
 #include "plan/fault_kind.h"
 #include "report/check_verdict.h"
+#include "report/html_util.h" // cut: a line cut at a character, not inside one
 #include "report/shard_section.h"
 #include "report/sweep_section.h"
 #include "scenario/decodable.h"
@@ -35,13 +36,7 @@ std::string unknownWhy(const Judged& j) {
   std::string why = j.error;
   for (const auto& r : j.results)
     if (why.empty() && r.verdict == Verdict::Unknown && !r.error.empty()) why = r.checker + ": " + r.error;
-  constexpr size_t kWidth = 110;
-  if (why.size() > kWidth) {
-    size_t cut = kWidth;
-    while (cut > 0 && (static_cast<unsigned char>(why[cut]) & 0xC0) == 0x80) --cut; // not inside a UTF-8 character
-    why = why.substr(0, cut) + "…";
-  }
-  return why;
+  return html::cut(why, 110);
 }
 
 bool fired(const Judged& j) { return !recordsOf<ops::FaultOp>(j.history.ops()).empty(); }

@@ -64,7 +64,7 @@ struct Moment {
                                ///< spawn, exit or send
   /// Entries were sent while a blocking read was in flight that the broker may hold for its whole wait (the
   /// embedded Kafka broker's Fetch): no process idle before then is proven idle for them.
-  std::optional<Clock::time_point> readsHeldUntil;
+  std::optional<Clock::time_point> readsHeldUntil = std::nullopt;
   /// A target with an outbox relay: its unsent outbox rows. The relay's work: while any is left the run is
   /// not settled, whatever the consumers do (the relay is no process of `live`).
   int64_t outbox = 0;
