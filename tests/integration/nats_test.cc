@@ -68,6 +68,38 @@ TEST_CASE("nats: Node consumers on nats.js are judged as their code is") {
   CHECK(!violations(bad.report, "lost").empty());
 }
 
+TEST_CASE("nats: nats.js consume() at its defaults, pulls of 100 whose messages the server pushes, is judged") {
+  // consume(): one pull of 100 brings all six messages at once, the later five as FETCH steps the server
+  // pushes. An AckWait of 500 ms keeps the messages waiting in the client's buffer from coming again before
+  // their turn (at 20 ms each would come several times, and a balance that many deliveries explain
+  // otherwise is unknown, never a pass).
+  auto rs = cleanAll({{"run", "--target", testTarget("node-nats-consume-dedup-table"), "--crash", "after:FETCH#4",
+                       "--claim-idle-ms", "500"},
+                      {"run", "--target", testTarget("node-nats-consume-dedup-table"), "--crash", "after:COMMIT#3",
+                       "--claim-idle-ms", "500"},
+                      {"run", "--target", testTarget("node-nats-consume-ack-first"), "--crash", "after:ACK#3",
+                       "--claim-idle-ms", "500"}});
+  for (size_t i = 0; i < 2; ++i) {
+    INFO(rs[i].out << rs[i].err);
+    CHECK(rs[i].status == 0);
+    CHECK(rs[i].report["verdict"] == "pass");
+    const auto& steps = rs[i].report["runs"][0]["history"];
+    // The batch's later messages came as FETCH steps the server pushed (after:FETCH#4 is one of them).
+    bool pushed = false;
+    for (const auto& op : steps)
+      if (op["type"] == "step" && op["value"]["verb"] == "FETCH" &&
+          op["value"]["detail"].get<std::string>().find("of a pull request for 100") != std::string::npos)
+        pushed = true;
+    CHECK(pushed);
+  }
+  INFO(rs[2].out << rs[2].err);
+  REQUIRE(rs[2].status == 1);
+  auto lost = violations(rs[2].report, "lost");
+  REQUIRE(lost.size() == 1);
+  CHECK(lost[0]["events"] == nlohmann::json::array({3}));
+  CHECK(lost[0]["kill_point"] == "after:ACK#3");
+}
+
 TEST_CASE("nats: Python consumers on a socket client of their own are judged as their code is") {
   // py-nats-*: the text protocol by hand (SUB, PUB, HMSG), a pull of batch 1, +ACK as a request (AckSync).
   auto rs = cleanAll({{"run", "--target", testTarget("py-nats-dedup-table"), "--crash", "after:COMMIT#3"},

@@ -191,12 +191,16 @@ bool matches(std::string_view pattern, std::string_view subject) {
   return p.size() == t.size();
 }
 
-/// A pull request sent and not answered yet: the inbox its answer comes to, and the subscriptions
-/// (sids) that receive it — a delivery keeps its message's own subject and comes by the sid.
+/// A pull request the server may still answer: the inbox its messages come to, and the subscriptions (sids)
+/// that receive them — a delivery keeps its message's own subject and comes by the sid. Its FETCH step ends
+/// with its first message or a status; the rest of a batch (nats.js consume(), a libnats Fetch of 10) come
+/// as steps of their own, pushed by the server, until the batch is full or a status ends the pull.
 struct Pull {
   std::string inbox;
   std::vector<std::string> sids;
   uint64_t batch = 1;
+  uint64_t delivered = 0; ///< messages it brought
+  bool answered = false;  ///< its FETCH step has ended
 };
 
 class NatsTracker final : public proxy::Tracker {
@@ -269,16 +273,16 @@ private:
     if (pullSubject(f.subject)) {
       if (f.reply.empty())
         return; // an answer no one could read: the server delivers nothing for it
-      Pull p{std::string(f.reply), {}, 1};
+      Pull p{std::string(f.reply), {}, 1, 0, false};
       for (const auto& [sid, pattern] : subs_)
         if (matches(pattern, f.reply)) p.sids.push_back(sid);
       bool noWait = false;
       const auto j = nlohmann::json::parse(f.payload, nullptr, false);
       if (j.is_object()) {
-        if (j.contains("batch") && j["batch"].is_number_unsigned()) p.batch = j["batch"].get<uint64_t>();
+        if (j.contains("batch") && j["batch"].is_number_unsigned()) p.batch = std::max<uint64_t>(1, j["batch"].get<uint64_t>());
         if (j.contains("no_wait") && j["no_wait"].is_boolean()) noWait = j["no_wait"].get<bool>();
       } else if (j.is_number_unsigned()) {
-        p.batch = j.get<uint64_t>();
+        p.batch = std::max<uint64_t>(1, j.get<uint64_t>());
       }
       pulls_.push_back(std::move(p));
       lastWasPull_ = true;
@@ -320,36 +324,41 @@ private:
   /// A message the server sends; false when it is a delivery the steps cannot account for.
   bool message(const Framed& f, proxy::ServerMsg& out) {
     const auto ack = parseAckSubject(f.reply);
-    const bool answersPull =
-        !pulls_.empty() && (f.subject == pulls_.front().inbox ||
-                            std::find(pulls_.front().sids.begin(), pulls_.front().sids.end(), f.sid) != pulls_.front().sids.end());
-    if (!answersPull) {
-      // A delivery outside the oldest pull request: a push consumer's, a second message of a batch, or an
-      // answer out of order. Its entry would go unseen: the connection is unobserved from here on.
+    // The server answers the pull requests waiting on a durable in the order they came: a message or a status
+    // to an inbox is the oldest pull request's of those that wait there.
+    auto pull = std::find_if(pulls_.begin(), pulls_.end(), [&](const Pull& p) {
+      return f.subject == p.inbox || std::find(p.sids.begin(), p.sids.end(), f.sid) != p.sids.end();
+    });
+    // A FETCH step ends in the order the requests were sent: an answer to a request while an older one, to
+    // another inbox, waits unanswered would end the wrong step.
+    const bool inOrder = pull == pulls_.end() || pull->answered ||
+                         std::none_of(pulls_.begin(), pull, [](const Pull& p) { return !p.answered; });
+    if (pull == pulls_.end() || !inOrder) {
+      // A push consumer's delivery, or an answer out of order: its entry would go unseen, and the connection
+      // is unobserved from here on.
       if (ack)
         refusal_ = "a delivery of stream message " + std::to_string(ack->streamSeq) +
-                   " outside the oldest pull request (a push consumer, or a second pull waiting beside the first): "
-                   "idemproof follows one pull of one message at a time (docs/target-contract.md, NATS)";
+                   (pull == pulls_.end() ? " that answers no pull request (a push consumer)"
+                                         : " to a pull request while an older one, to another inbox, waits unanswered") +
+                   ": idemproof follows pull consumers (docs/target-contract.md, NATS)";
       return !ack;
     }
     const Headers h = parseHeaders(f.headers);
     if (!ack) {
       if (h.status == 0 || h.status == 100)
         return true; // a heartbeat, or a message that is no answer: Pass
-      pulls_.pop_front();
+      // A status ends the pull (404 No Messages, 408 Request Timeout, 409 …): its FETCH's reply if it brought
+      // nothing yet, else no step.
+      const bool answered = pull->answered;
+      pulls_.erase(pull);
+      if (answered) return true;
       out.kind = proxy::ServerMsg::Kind::ReplyEnd;
       out.reply.empty_read = true;
       out.reply.error = h.status != 404 && h.status != 408;
       out.reply.summary = shorten(std::to_string(h.status) + (h.description.empty() ? "" : " " + h.description));
+      out.reply.waiting = waitingOnBatch();
       return true;
     }
-    if (pulls_.front().batch > 1) { // its next messages would come with no step to carry them
-      refusal_ = "a delivery of a pull request for " + std::to_string(pulls_.front().batch) +
-                 " messages at once: idemproof follows pulls of one message each (docs/target-contract.md, NATS: "
-                 "nats.js consumer.next(), libnats natsSubscription_Fetch with 1)";
-      return false;
-    }
-    pulls_.pop_front();
     proxy::EntryView e;
     e.id = std::to_string(ack->streamSeq);
     bool hasEventId = false;
@@ -366,10 +375,31 @@ private:
           e.fields.emplace_back(k, v);
           break;
         }
-    out.kind = proxy::ServerMsg::Kind::ReplyEnd;
+    const bool first = !pull->answered;
+    const uint64_t n = ++pull->delivered;
+    const uint64_t batch = pull->batch;
+    pull->answered = true;
+    if (n >= batch) pulls_.erase(pull);
     out.reply.summary = "1 message (" + e.id + ")";
     out.reply.delivered.push_back(std::move(e));
+    out.reply.waiting = waitingOnBatch();
+    if (first) {
+      out.kind = proxy::ServerMsg::Kind::ReplyEnd;
+      return true;
+    }
+    // A later message of a batch: a step of its own, which the server pushes.
+    out.kind = proxy::ServerMsg::Kind::Push;
+    out.step.verb = "FETCH";
+    out.step.read = true;
+    out.step.detail = shorten("MSG " + std::string(f.subject) + " " + out.reply.delivered.front().id + ": message " +
+                              std::to_string(n) + " of a pull request for " + std::to_string(batch));
     return true;
+  }
+
+  /// A pull request whose first message came is still open for more: the consumer waits for the server to
+  /// push them (proxy::ReplyInfo::waiting), at rest whenever it holds none.
+  bool waitingOnBatch() const {
+    return std::any_of(pulls_.begin(), pulls_.end(), [](const Pull& p) { return p.answered; });
   }
 
   std::deque<Pull> pulls_;
@@ -406,9 +436,14 @@ std::optional<std::string> errorAnswer(std::string_view request, const std::stri
   if (code != kPermissionsViolation)
     return std::nullopt;
   Line line;
-  if (readLine(request, line) != proxy::Decode::Message || (line.op != "PUB" && line.op != "HPUB") || line.args.empty())
+  if (readLine(request, line) != proxy::Decode::Message || line.args.empty())
     return std::nullopt;
-  return "-ERR 'Permissions Violation for Publish to \"" + std::string(line.args[0]) + "\"'\r\n";
+  if (line.op == "PUB" || line.op == "HPUB")
+    return "-ERR 'Permissions Violation for Publish to \"" + std::string(line.args[0]) + "\"'\r\n";
+  // A message of a batch the server pushes: refused on the subscription that would receive it.
+  if (line.op == "MSG" || line.op == "HMSG")
+    return "-ERR 'Permissions Violation for Subscription to \"" + std::string(line.args[0]) + "\"'\r\n";
+  return std::nullopt;
 }
 
 } // namespace idem::nats

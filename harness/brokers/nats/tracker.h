@@ -4,7 +4,9 @@
 /// a consumer's steps (README.md here):
 ///   FETCH  a pull request (a publish to $JS.API.CONSUMER.MSG.NEXT.<stream>.<durable>); its reply is the
 ///          first message the server sends to the request's inbox: a delivery, or a status (404, 408: a
-///          read that delivered nothing);
+///          read that delivered nothing); each later message of a pull for a batch (nats.js consume(), a
+///          libnats Fetch of 10) is a FETCH step of its own that the server pushes
+///          (proxy::ServerMsg::Kind::Push), and the consumer waits on the open pull between them;
 ///   ACK, NAK, WPI, TERM  a publish to a delivery's $JS.ACK subject; ACK and TERM acknowledge its entry;
 ///   PUB    any other publish of the consumer (it produces).
 /// A publish gets no reply in NATS: every step but FETCH is one-way (proxy::StepInfo::oneWay). Set-up
@@ -32,7 +34,9 @@ proxy::TrackerPtr makeTracker();
 inline constexpr const char* kPermissionsViolation = "PERMISSIONS_VIOLATION";
 
 /// The server's answer to `request` (a whole PUB or HPUB) failing with `code`:
-/// `-ERR 'Permissions Violation for Publish to "SUBJECT"'`. nullopt for another code or request.
+/// `-ERR 'Permissions Violation for Publish to "SUBJECT"'`; to a message of a batch it pushes (a whole MSG
+/// or HMSG), `-ERR 'Permissions Violation for Subscription to "SUBJECT"'` in its place. nullopt for
+/// another code or request.
 std::optional<std::string> errorAnswer(std::string_view request, const std::string& code);
 
 /// What a $JS.ACK subject says of a delivery: its stream, its durable and its stream sequence. nullopt for

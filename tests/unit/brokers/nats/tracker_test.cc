@@ -107,14 +107,74 @@ TEST_CASE("nats tracker: a consumer's own publish is PUB while the JetStream API
   CHECK(steps(e)[0].detail == "audit.credits w1 +5000");
 }
 
-TEST_CASE("nats tracker: a delivery outside the oldest pull request leaves the connection unobserved") {
+TEST_CASE("nats tracker: a batch's later messages are FETCH steps the server pushes, its first the reply") {
+  // libnats natsSubscription_Fetch(…, 3, …): one pull of 3 on an inbox of its own.
+  auto d = [](int seq) {
+    return hmsg("events.1", "1", "$JS.ACK.events_1.consumers_1.1." + std::to_string(seq) + "." + std::to_string(seq) +
+                                     ".1700000000000000000.0",
+                "NATS/1.0\r\n\r\n", "{\"n\":\"" + std::to_string(seq) + "\"}");
+  };
+  const Events e = session({"SUB _INBOX.b.* 1\r\n", pub(kPull, "_INBOX.b.1", "{\"batch\":3,\"expires\":5000000000}")},
+                           {d(1), d(2), d(3), hmsg("_INBOX.b.1", "1", "", "NATS/1.0 408 Request Timeout\r\n\r\n", "")});
+  requireBalanced(e);
+  REQUIRE(verbs(e) == Strings{"FETCH"});
+  std::vector<ServerMsg> pushes;
+  for (const auto& m : e.server)
+    if (m.kind == ServerMsg::Kind::Push) pushes.push_back(m);
+  const auto re = replies(e);
+  REQUIRE(re.size() == 1);
+  CHECK(deliveredIds(re[0]) == Strings{"1"});
+  CHECK(re[0].waiting); // the pull is open for two more
+  REQUIRE(pushes.size() == 2);
+  CHECK(pushes[0].step.verb == "FETCH");
+  CHECK(pushes[0].step.read);
+  CHECK(pushes[0].step.detail == "MSG events.1 2: message 2 of a pull request for 3");
+  CHECK(deliveredIds(pushes[0].reply) == Strings{"2"});
+  CHECK(pushes[0].reply.waiting);
+  CHECK(deliveredIds(pushes[1].reply) == Strings{"3"});
+  CHECK(!pushes[1].reply.waiting); // the batch is full: the pull is over, and the 408 after it answers nothing
+  CHECK(e.server.back().kind == ServerMsg::Kind::Pass);
+}
+
+TEST_CASE("nats tracker: consume()'s pulls on one inbox, topped up while one is open, end in order") {
+  // nats.js consumer.consume(): pulls of 100 to one inbox, the next sent while the first is still open; the
+  // server fills the oldest first, and a status ends the oldest.
+  const std::string inbox = "_INBOX.Q7";
+  auto d = [&](int seq) {
+    return hmsg("events.1", "1", "$JS.ACK.events_1.consumers_1.1." + std::to_string(seq) + "." + std::to_string(seq) +
+                                     ".1700000000000000000.0",
+                "NATS/1.0\r\nevent_id: e-" + std::to_string(seq) + "\r\n\r\n", "{}");
+  };
+  const std::string pull100 = "{\"batch\":100,\"max_bytes\":0,\"idle_heartbeat\":15000000000,\"expires\":30000000000}";
+  const Events e = session({"SUB " + inbox + " 1\r\n", pub(kPull, inbox, pull100), pub(kPull, inbox, pull100)},
+                           {d(1), d(2), hmsg(inbox, "1", "", "NATS/1.0 100 Idle Heartbeat\r\n\r\n", ""),
+                            hmsg(inbox, "1", "", "NATS/1.0 408 Request Timeout\r\nNats-Pending-Messages: 98\r\n\r\n", ""),
+                            d(3), hmsg(inbox, "1", "", "NATS/1.0 408 Request Timeout\r\nNats-Pending-Messages: 99\r\n\r\n", "")});
+  requireBalanced(e);
+  std::vector<std::string> kinds;
+  for (const auto& m : e.server) {
+    std::string k = m.kind == ServerMsg::Kind::ReplyEnd ? "reply" : m.kind == ServerMsg::Kind::Push ? "push" : "pass";
+    if (!m.reply.delivered.empty()) k += " " + m.reply.delivered.front().id;
+    kinds.push_back(k);
+  }
+  // 1 answers the first pull (its FETCH), 2 is the first pull's second message (pushed), the heartbeat and
+  // the first pull's 408 answer nothing, 3 answers the second pull, whose 408 ends it.
+  CHECK(kinds == Strings{"reply 1", "push 2", "pass", "pass", "reply 3", "pass"});
+}
+
+TEST_CASE("nats tracker: a delivery no pull request waits for leaves the connection unobserved") {
   const std::string d = hmsg("_INBOX.push", "4", kAck, "NATS/1.0\r\n\r\n", "{}");
   SECTION("a push consumer's") {
     const Events e = wholeOf(fresh, chunksOf({"SUB events.1 4\r\n"}, {d}));
     CHECK(e.server_invalid);
   }
-  SECTION("the second message of a batch of two") {
-    const Events e = wholeOf(fresh, chunksOf({pub(kPull, "_INBOX.push", "{\"batch\":2}")}, {d}));
+  SECTION("a third message of a batch of two") {
+    const Events e = wholeOf(fresh, chunksOf({pub(kPull, "_INBOX.push", "{\"batch\":2}")}, {d, d, d}));
+    CHECK(e.server_invalid);
+    CHECK(e.server.size() == 2);
+  }
+  SECTION("an answer to a pull while an older one, to another inbox, waits unanswered") {
+    const Events e = wholeOf(fresh, chunksOf({pub(kPull, "_INBOX.one", "{\"batch\":1}"), pub(kPull, "_INBOX.push", "{\"batch\":1}")}, {d}));
     CHECK(e.server_invalid);
   }
 }
@@ -130,9 +190,9 @@ TEST_CASE("nats tracker: a refused delivery says why in words, bytes that are no
     CHECK(t->onServer(server, m) == idem::proxy::Decode::Invalid);
     return t->refusal();
   };
-  CHECK(refusalAfter(pub(kPull, "_INBOX.push", "{\"batch\":5}"), d).find("a pull request for 5 messages at once") !=
-        std::string::npos);
-  CHECK(refusalAfter("SUB events.1 4\r\n", d).find("outside the oldest pull request") != std::string::npos);
+  CHECK(refusalAfter(pub(kPull, "_INBOX.one", "{\"batch\":1}") + pub(kPull, "_INBOX.push", "{\"batch\":5}"), d)
+            .find("while an older one, to another inbox, waits unanswered") != std::string::npos);
+  CHECK(refusalAfter("SUB events.1 4\r\n", d).find("that answers no pull request (a push consumer)") != std::string::npos);
   CHECK(refusalAfter("", "MSG a 1 x\r\n").empty());
 }
 
@@ -157,6 +217,9 @@ TEST_CASE("nats tracker: $JS.ACK subjects of both layouts name the stream sequen
 }
 
 TEST_CASE("nats tracker: an error answer refuses the publish as the server's permissions would") {
+  CHECK(idem::nats::errorAnswer("HMSG events.1 1 $JS.ACK.a.b.1.2.2.1.0 12 14\r\nNATS/1.0\r\n\r\n{}\r\n",
+                                idem::nats::kPermissionsViolation) ==
+        "-ERR 'Permissions Violation for Subscription to \"events.1\"'\r\n");
   CHECK(idem::nats::errorAnswer(pub(kAck, "", "+ACK"), "PERMISSIONS_VIOLATION") ==
         "-ERR 'Permissions Violation for Publish to \"" + kAck + "\"'\r\n");
   CHECK(idem::nats::errorAnswer("HPUB events.1 _INBOX.x 12 14\r\nNATS/1.0\r\n\r\nhi\r\n", "PERMISSIONS_VIOLATION") ==
