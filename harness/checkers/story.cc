@@ -119,7 +119,20 @@ Story eventStory(const HistoryView& h, int n, bool lost) {
   std::set<std::string> procs;
   for (const DeliveryRec* d : ds) procs.insert(d->process);
 
-  if (ds.empty()) {
+  // Acknowledged by a read whose reply never reached the process (XREADGROUP … NOACK, killed after it): the
+  // broker delivered it and counts it done.
+  const AckRec* unseenAck = nullptr;
+  for (const AckRec& a : h.acks)
+    if (!unseenAck && std::find(st.entries.begin(), st.entries.end(), a.entry) != st.entries.end()) unseenAck = &a;
+  if (ds.empty() && unseenAck) {
+    std::string step;
+    for (const Op& op : h.ops)
+      if (op.index == unseenAck->op)
+        if (const auto* s = op.as<ops::Step>()) step = s->name();
+    parts.push_back(fmt::format("acknowledged by {}'s {} before any delivery of it reached a process", unseenAck->process,
+                                step.empty() ? "step" : step));
+    st.ops.push_back(unseenAck->op);
+  } else if (ds.empty()) {
     parts.push_back(h.neverDelivered(n) ? "never delivered" : "no delivery of it was recorded");
   } else if (procs.size() == 1 && !killBetween(h, ds.front()->process, ds.front()->op, ds.back()->op)) {
     // One process saw every delivery: "delivered to c1 both times (XREADGROUP#1)".

@@ -69,6 +69,7 @@ std::string commandLine(const std::vector<std::string_view>& args) {
 
 struct Pending {
   ReadShape shape = ReadShape::None;
+  bool noAck = false; ///< XREADGROUP … NOACK: the group counts what it delivers acknowledged
 };
 
 class RespTracker final : public Tracker {
@@ -125,6 +126,7 @@ public:
     if (v == "XREADGROUP" || v == "XREAD") {
       p.shape = ReadShape::Streams;
       step.blocking = hasWord(args_, 1, "BLOCK", "STREAMS");
+      p.noAck = v == "XREADGROUP" && hasWord(args_, 1, "NOACK", "STREAMS");
     } else if (v == "XCLAIM" && !hasWord(args_, 5, "JUSTID")) {
       p.shape = ReadShape::Entries;
     } else if (v == "XAUTOCLAIM" && !hasWord(args_, 6, "JUSTID")) {
@@ -157,6 +159,7 @@ public:
     }
     out.kind = ServerMsg::Kind::ReplyEnd;
     out.reply = respReplyInfo(value_, outstanding_.front().shape);
+    out.reply.settles = outstanding_.front().noAck;
     outstanding_.pop_front();
     return d;
   }
@@ -169,6 +172,7 @@ public:
         return Decode::Invalid; // (cannot happen: the skeleton is the value's own outline)
       out.kind = ServerMsg::Kind::ReplyEnd;
       out.reply = respReplyInfo(v, outstanding_.front().shape);
+      out.reply.settles = outstanding_.front().noAck;
       reply_.reset(); // after respReplyInfo: `v` is a view of the skeleton
       outstanding_.pop_front();
       return Decode::Message;

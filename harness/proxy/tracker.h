@@ -54,6 +54,9 @@ struct ReplyInfo {
   bool error = false;      ///< ErrorResponse / RESP error
   bool empty_read = false; ///< a read (XREADGROUP, XREAD, XAUTOCLAIM, XCLAIM) that delivered no entry
   std::vector<EntryView> delivered; ///< entries a read delivered (XAUTOCLAIM: the claimed ones)
+  /// The read acknowledges what it delivers (XREADGROUP … NOACK: the group never lists them pending): each
+  /// is settled by its delivery, as a no-ack AMQP delivery's StepInfo::acked says at request time.
+  bool settles = false;
   /// They went to a process its group no longer counts as a member (evicted at a rebalance, not rejoined):
   /// recorded as its deliveries, but not its to settle (its client drops them once it learns it left).
   bool stale = false;

@@ -269,6 +269,15 @@ proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, co
     ops::Delivered d{e.id, {}};
     for (const auto& [k, v] : e.fields) d.fields[k] = v;
     s.delivered.push_back(std::move(d));
+    seenDelivered_.insert(e.id);
+    if (!reply.error && reply.settles) { // acknowledged by its delivery (XREADGROUP … NOACK): no one holds it
+      s.acked.push_back(e.id);
+      for (auto& [o, other] : states_) {
+        other.held.erase(e.id);
+        other.handedAgain.erase(e.id);
+        other.handedAgainSince.erase(e.id);
+      }
+    }
   }
   if (auto fault = f.setUp ? std::nullopt : takeFault(When::After, f.step.verb, f.k, names_[owner], f.pk)) {
     proxy::Decision d = fire(lock, owner, *fault, s, f.server, token, false);
@@ -427,6 +436,11 @@ std::vector<Fault> Controller::pendingFaults() const {
 Controller::Clock::time_point Controller::lastWork() const {
   std::lock_guard<std::mutex> lock(mu_);
   return lastWork_;
+}
+
+bool Controller::seenDelivered(const std::vector<std::string>& entries) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::all_of(entries.begin(), entries.end(), [&](const std::string& e) { return seenDelivered_.count(e) > 0; });
 }
 
 uint64_t Controller::waitForActivity(uint64_t seen, std::chrono::milliseconds timeout) {

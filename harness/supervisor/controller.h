@@ -156,6 +156,9 @@ public:
   /// The last time any process did work: a request other than a read, or a read that handed it entries it did
   /// not hold yet (entries handed back to the process that holds them are no work: a claim loop, a spin).
   Clock::time_point lastWork() const;
+  /// Whether every one of `entries` came through a proxy in some reply (a delivery, to any process). The
+  /// broker may count an entry delivered while its reply is still on its way to the proxy.
+  bool seenDelivered(const std::vector<std::string>& entries) const;
   /// Waits until the activity counter differs from `seen` (a step, a fault) or the timeout passes;
   /// returns the counter.
   uint64_t waitForActivity(uint64_t seen, std::chrono::milliseconds timeout);
@@ -244,6 +247,7 @@ private:
   };
   std::map<int, RequestHold> requestHolds_;
   Clock::time_point lastWork_ = Clock::now();
+  std::set<std::string> seenDelivered_; ///< every entry a reply has delivered (seenDelivered)
 };
 
 } // namespace idem

@@ -90,6 +90,9 @@ void ConsumerLoop::sendNext() {
   const auto t = Clock::now();
   if (auto held = ctl_.readsHeldUntil(); held && (!readsHeldUntil_ || *held > *readsHeldUntil_)) readsHeldUntil_ = held;
   ws_.send(h_, s_, fields_, next_, end);
+  sent_.clear();
+  for (const auto& op : h_.ops())
+    if (const auto* send = op.as<ops::Send>()) sent_.push_back(send->entry);
   ws_.phase("send", t);
   next_ = end;
 }
@@ -321,6 +324,7 @@ ConsumerLoop::End ConsumerLoop::loop() {
     if (auto why = poisonUnbounded(broker)) return {ops::RunEnd::Stuck, "", *why};
     liveness::Moment m{views(), broker.pending, delivered, toStart_ > 0, std::max(ctl_.lastWork(), lastEvent_)};
     m.readsHeldUntil = readsHeldUntil_;
+    m.unseen = delivered && !ctl_.seenDelivered(sent_);
     // The outbox counts only once the consumers are done: before, it fills as they work.
     if (broker.pending == 0 && delivered) m.outbox = outbox(now);
     const liveness::Decision d = ending.observe(now, m, [&] { return allParked(); });

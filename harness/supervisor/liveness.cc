@@ -40,7 +40,7 @@ Decision RunEnding::observe(Clock::time_point now, const Moment& m, const std::f
     allIdleSince_.reset();
     if (!allIdle || m.toStart || m.outbox > 0) return {};
     // Quiet for the settle time, or proven over at once: every live process parked in a blocking read.
-    if (quiet < settle_.count() && !parked()) return {Decision::Kind::Settling, ""};
+    if (quiet < settle_.count() && (m.unseen || !parked())) return {Decision::Kind::Settling, ""};
     return {Decision::Kind::Settled, ""};
   }
   // Work is left. A stall: every live process idle, and no work by any, for the stall time; or every

@@ -65,6 +65,10 @@ struct Moment {
   /// Entries were sent while a blocking read was in flight that the broker may hold for its whole wait (the
   /// embedded Kafka broker's Fetch): no process idle before then is proven idle for them.
   std::optional<Clock::time_point> readsHeldUntil = std::nullopt;
+  /// The broker counts entries delivered that no reply through a proxy has carried yet: a reply on its way
+  /// (a read the server answered, which the proxy has not decoded). Every process parked in a blocking read
+  /// then proves nothing at once — the one waiting may be about to get them —, the settle time is waited out.
+  bool unseen = false;
   /// A target with an outbox relay: its unsent outbox rows. The relay's work: while any is left the run is
   /// not settled, whatever the consumers do (the relay is no process of `live`).
   int64_t outbox = 0;

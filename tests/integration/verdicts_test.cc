@@ -57,6 +57,28 @@ TEST_CASE("acknowledge-first: sweep names both at after:XACK#4, and check finds 
   duplicateTwoLostFour(p.report, "");
 }
 
+TEST_CASE("a NOACK reader passes when nothing goes wrong and loses what it read when killed at the read") {
+  // XREADGROUP … NOACK: the group counts each entry acknowledged as it delivers it, so nothing is ever
+  // pending. Its run settles once the credits are in (never waiting on entries it will never XACK, never
+  // ended while the read's reply is on its way), and a kill as the reply arrives loses what it carried.
+  auto rs = cleanAll({{"run", "--target", testTarget("py-noack")},
+                      {"run", "--target", testTarget("py-noack"), "--crash", "after:XREADGROUP#1"}});
+  {
+    INFO(rs[0].out << rs[0].err);
+    CHECK(rs[0].status == 0);
+    CHECK(rs[0].report["verdict"] == "pass");
+    CHECK(rs[0].report["runs"][0]["history"].back()["value"]["end"] == "settled");
+  }
+  INFO(rs[1].out << rs[1].err);
+  REQUIRE(rs[1].status == 1);
+  auto lost = violations(rs[1].report, "lost");
+  REQUIRE(lost.size() == 1);
+  CHECK(lost[0]["events"] == nlohmann::json::array({1, 2, 3, 4, 5}));
+  CHECK(lost[0]["pattern"]["id"] == "ack-before-effect");
+  CHECK(lost[0]["message"].get<std::string>().find("acknowledged by c1's XREADGROUP#1 before any delivery") !=
+        std::string::npos);
+}
+
 TEST_CASE("slow is not stuck: 5 s per event with and without a kill, and 5 s to start, pass with default flags") {
   // The three runs at once: each starts its own servers, and the consumer mostly sleeps. Two generated events
   // and a producer retry (3 entries): each 5 s silence is the same whatever the number of events; killed after

@@ -136,6 +136,13 @@ TEST_CASE("resp reads: XREADGROUP RESP2 and RESP3, deleted entries, empty reads"
   CHECK(err.error);
   CHECK(!err.empty_read);
   CHECK(!replyTo({"GET", "k"}, "*-1\r\n").empty_read); // not a read
+  CHECK(!r2.settles);
+  // NOACK: what the read delivers is acknowledged by its delivery (never pending in the group); a stream
+  // named NOACK is no option.
+  const std::string one = "*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-0\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n";
+  CHECK(replyTo({"XREADGROUP", "GROUP", "g", "c", "COUNT", "10", "BLOCK", "100", "NOACK", "STREAMS", "s", ">"}, one).settles);
+  CHECK(replyTo({"xreadgroup", "group", "g", "c", "noack", "streams", "s", ">"}, one).settles);
+  CHECK(!replyTo({"XREADGROUP", "GROUP", "g", "c", "STREAMS", "NOACK", ">"}, one).settles);
 }
 
 TEST_CASE("resp reads: XAUTOCLAIM on Redis 7 and 6.2, XCLAIM, JUSTID") {

@@ -276,6 +276,28 @@ TEST_CASE("run ending: settled once everything is acknowledged and every consume
   CHECK(ending.observe(t0 + 60ms, starting, notParked).kind == Decision::Kind::Working);
 }
 
+TEST_CASE("run ending: a broker that counts entries delivered before any reply carried them is waited out") {
+  // XREADGROUP … NOACK: the group lists nothing pending once the server ran the read, while its reply is
+  // still on the way to the proxy and the consumer sits in its blocking read. That is no proof of rest.
+  liveness::RunEnding ending(50ms, 3020ms);
+  Steps s;
+  auto read = s.send(1, "XREADGROUP", true);
+  liveness::Moment m = moment({s.view(1)}, 0, t0);
+  m.unseen = true;
+  CHECK(ending.observe(t0 + 10ms, m, [] { return true; }).kind == Decision::Kind::Settling);
+  // The reply comes (its entries acknowledged by their delivery, as NOACK has it): work, and nothing held.
+  proxy::ReplyInfo r;
+  r.delivered.push_back({"1-1", {{"n", "1"}}});
+  r.settles = true;
+  s.ctl.onReply(1, read, r);
+  CHECK(s.ctl.seenDelivered({"1-1"}));
+  CHECK_FALSE(s.ctl.seenDelivered({"1-1", "1-2"}));
+  CHECK(s.view(1).held == 0);
+  CHECK(s.history.ops().back().as<ops::Step>()->acked == std::vector<std::string>{"1-1"});
+  s.read(1, "XREADGROUP", {}, true);
+  CHECK(ending.observe(t0 + 20ms, moment({s.view(1)}, 0, t0), [] { return true; }).kind == Decision::Kind::Settled);
+}
+
 TEST_CASE("liveness: a blocking read whose reply a fault held is counted out once, so the next blocking read is idle") {
   // delay:after:XREADGROUP#1 holds the reply of a blocking read; once it reaches the process, the process's
   // next blocking read in flight is idle again (it used to count as a request waiting for its reply, and a
