@@ -158,6 +158,18 @@ TEST_CASE("faults: check --faults forget catches simple, shrunk to one event and
   CHECK(r.report["check"]["coverage_by_kind"].contains("forget"));
 }
 
+TEST_CASE("faults: a forget after the last XACK and XDEL leaves nothing to deliver, and the run settles") {
+  // py-ack-delete XDELs each entry with its XACK (MULTI/EXEC): once the group is set back past entries that
+  // are gone, none can be delivered again. Nothing is left to deliver: settled, a pass, not the deadline.
+  Result r = clean({"run", "--target", testTarget("py-ack-delete"), "--crash", "forget:after:EXEC#6", "--deadline", "60s"});
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  CHECK(r.report["verdict"] == "pass");
+  const auto& final = r.report["runs"][0]["history"].back()["value"];
+  CHECK(final["end"] == "settled");
+  CHECK(final["stream"].empty());
+}
+
 TEST_CASE("faults: an error reply leaves the server's transaction aborted, as a real one does (psycopg)") {
   Result r = clean({"run", "--target", testTarget("py-resilient"), "--crash", "error:before:UPDATE#2:40001"});
   INFO(r.out << r.err);

@@ -95,7 +95,12 @@ std::vector<std::string> ValkeyBroker::publish(const std::vector<Message>& messa
 
 Progress ValkeyBroker::progress() {
   auto [pending, last] = groupOf(admin_->command({"XINFO", "GROUPS", stream_}), group_);
-  return {pending, compareIds(last, lastPublished_) >= 0, last};
+  // Delivered: the group has read past every entry published, or none it has not read is left in the stream
+  // (a consumer that XDELs what it acknowledged, and a forget that set the group back: the deleted entries
+  // can never be delivered again, and waiting for them would never end).
+  bool delivered = compareIds(last, lastPublished_) >= 0;
+  if (!delivered && !last.empty()) delivered = admin_->command({"XRANGE", stream_, "(" + last, "+", "COUNT", "1"}).empty();
+  return {pending, delivered, last};
 }
 
 void ValkeyBroker::forget() {
