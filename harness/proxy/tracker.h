@@ -48,6 +48,9 @@ struct StepInfo {
   /// embedded Kafka broker answers a Fetch at its max wait): that wait in ms; 0 when the broker answers a
   /// blocking read as soon as there is something to read (Valkey's BLOCK, a NATS pull).
   int64_t waitMs = 0;
+  /// It only keeps a session alive (Kafka's Heartbeat): no work of the consumer, so it never counts as
+  /// progress for the stall rule (a consumer that heartbeats while work it will never do is left is idle).
+  bool keepAlive = false;
 };
 
 struct ReplyInfo {

@@ -162,7 +162,7 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   st.cutAt.clear();
   // A relay polls the outbox for as long as it lives: its steps are no consumer's work (the outbox query
   // tells when it is done: relay.cc).
-  if (!step.read && !relay) lastWork_ = now;
+  if (!step.read && !step.keepAlive && !relay) lastWork_ = now;
   else if (!step.blocking) st.lastPoll = now;
   for (const auto& id : step.acked) { // settled for the group: no process holds it any more
     for (auto& [o, other] : states_) {

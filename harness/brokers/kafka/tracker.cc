@@ -88,6 +88,7 @@ public:
     out.step.blocking = facts.blocking;
     out.step.waitMs = facts.waitMs;
     out.step.read = p.key == api::kFetch;
+    out.step.keepAlive = p.key == api::kHeartbeat;
     return d;
   }
 
