@@ -1,5 +1,5 @@
 // EmbeddedServers::start(): PostgreSQL and Valkey/Redis launched side by side on free ports, each
-// retried on another port (up to 3 attempts) when the port was taken between freeListenPort() and bind.
+// retried on another port (up to 3 attempts) when the port was taken between freePort() and bind.
 // EmbeddedServers::startValkeyBeside(): a Valkey/Redis alone, beside a PostgreSQL started before.
 // EmbeddedServers::restart(): one of them restarted in place, on its port.
 #include "servers/servers.h"
@@ -25,8 +25,8 @@ constexpr int kAttempts = 3;
 constexpr auto kReadyTimeout = std::chrono::seconds(15);
 
 template <class Server> int launchOnFreePort(Server& s, int avoid) {
-  int port = freeListenPort();
-  while (port == avoid) port = freeListenPort();
+  int port = freePort();
+  while (port == avoid) port = freePort();
   s.launch(port);
   return port;
 }

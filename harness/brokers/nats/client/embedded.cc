@@ -85,7 +85,7 @@ EmbeddedNats::EmbeddedNats()
   if (account_.drop && ::chown(conf_.c_str(), account_.uid, account_.gid) != 0)
     throw UsageError(fmt::format("embedded NATS server: cannot chown {}", conf_.string()));
   for (int attempt = 1;; ++attempt) {
-    launch(freeListenPort());
+    launch(freePort());
     if (awaitReady(std::chrono::steady_clock::now() + kReadyTimeout) == servers::Readiness::Ready) break;
     if (attempt == kAttempts)
       throw UsageError(fmt::format("embedded NATS server: the port was taken {} times in a row (log: {})", kAttempts,

@@ -87,9 +87,9 @@ EmbeddedRabbit::EmbeddedRabbit()
   // Free ports are free when asked for, not when the node binds them seconds later: another process may
   // take one meanwhile (nodes started side by side). Then new ports, twice more.
   for (int attempt = 1;; ++attempt) {
-    port_ = freeListenPort();
-    distPort_ = freeListenPort();
-    epmdPort_ = freeListenPort();
+    port_ = freePort();
+    distPort_ = freePort();
+    epmdPort_ = freePort();
     // The guest account is gone (no default user but ours); no plugin; loopback only.
     writeFile(home_ / "rabbit.conf",
               fmt::format("listeners.tcp.default = 127.0.0.1:{}\n"
