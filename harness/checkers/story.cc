@@ -122,9 +122,13 @@ Story eventStory(const HistoryView& h, int n, bool lost) {
   // Acknowledged by a read whose reply never reached the process (XREADGROUP … NOACK, killed after it): the
   // broker delivered it and counts it done.
   const AckRec* unseenAck = nullptr;
-  for (const AckRec& a : h.acks)
-    if (!unseenAck && std::find(st.entries.begin(), st.entries.end(), a.entry) != st.entries.end()) unseenAck = &a;
-  if (ds.empty() && unseenAck) {
+  if (ds.empty())
+    for (const AckRec& a : h.acks)
+      if (std::find(st.entries.begin(), st.entries.end(), a.entry) != st.entries.end()) {
+        unseenAck = &a;
+        break;
+      }
+  if (unseenAck) {
     std::string step;
     for (const Op& op : h.ops)
       if (op.index == unseenAck->op)

@@ -164,13 +164,7 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   // tells when it is done: relay.cc).
   if (!step.read && !step.keepAlive && !relay) lastWork_ = now;
   else if (!step.blocking) st.lastPoll = now;
-  for (const auto& id : step.acked) { // settled for the group: no process holds it any more
-    for (auto& [o, other] : states_) {
-      other.held.erase(id);
-      other.handedAgain.erase(id);
-      other.handedAgainSince.erase(id);
-    }
-  }
+  for (const auto& id : step.acked) settledForGroup(id);
   ++activity_;
   token.id = nextToken_++;
   auto released = setUp ? std::vector<proxy::StepToken>{} : reached(names_[owner], When::Before, step.verb, f.pk);
@@ -272,11 +266,7 @@ proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, co
     seenDelivered_.insert(e.id);
     if (!reply.error && reply.settles) { // acknowledged by its delivery (XREADGROUP … NOACK): no one holds it
       s.acked.push_back(e.id);
-      for (auto& [o, other] : states_) {
-        other.held.erase(e.id);
-        other.handedAgain.erase(e.id);
-        other.handedAgainSince.erase(e.id);
-      }
+      settledForGroup(e.id);
     }
   }
   if (auto fault = f.setUp ? std::nullopt : takeFault(When::After, f.step.verb, f.k, names_[owner], f.pk)) {
@@ -436,6 +426,14 @@ std::vector<Fault> Controller::pendingFaults() const {
 Controller::Clock::time_point Controller::lastWork() const {
   std::lock_guard<std::mutex> lock(mu_);
   return lastWork_;
+}
+
+void Controller::settledForGroup(const std::string& id) {
+  for (auto& [o, other] : states_) {
+    other.held.erase(id);
+    other.handedAgain.erase(id);
+    other.handedAgainSince.erase(id);
+  }
 }
 
 bool Controller::seenDelivered(const std::vector<std::string>& entries) const {

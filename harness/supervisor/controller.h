@@ -248,6 +248,8 @@ private:
   std::map<int, RequestHold> requestHolds_;
   Clock::time_point lastWork_ = Clock::now();
   std::set<std::string> seenDelivered_; ///< every entry a reply has delivered (seenDelivered)
+  /// Entry `id` is acknowledged for the group: no process holds it any more (caller holds mu_).
+  void settledForGroup(const std::string& id);
 };
 
 } // namespace idem
