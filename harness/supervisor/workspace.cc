@@ -156,7 +156,7 @@ void Workspace::Impl::create() {
     database = fmt::format("idem_w{}", worker);
     PgAdmin root(pgUrl(s, s.pg_host, s.pg_port, s.pg_database, ""));
     root.exec(fmt::format("DROP DATABASE IF EXISTS {}", database));
-    root.exec(fmt::format("CREATE DATABASE {} TEMPLATE template0", database));
+    root.exec(fmt::format("CREATE DATABASE {} TEMPLATE template0 STRATEGY FILE_COPY", database));
     pg = std::make_unique<PgAdmin>(pgUrl(s, s.pg_host, s.pg_port, database, ""), options.deadline);
     stream = "idemproof:stream";
   } else {
