@@ -193,9 +193,13 @@ std::unique_ptr<Workspace> Session::workspace(const Target& t, int /*w*/) {
     own_.push_back(EmbeddedServers::startValkeyBeside(servers()));
     return std::make_unique<Workspace>(with(own_.back()->endpoints()), scenario_, t, id, args_.run, logs);
   }
-  // Servers of its own, so that restarting them touches no other worker's run (docs/faults.md).
-  own_.push_back(EmbeddedServers::start());
-  EmbeddedServers* servers = own_.back().get();
+  // Servers of its own, so that restarting them touches no other worker's run (docs/faults.md); the first
+  // workspace takes the pair the session started, which no other one uses.
+  EmbeddedServers* servers = embedded_.get();
+  if (id > 0) {
+    own_.push_back(EmbeddedServers::start());
+    servers = own_.back().get();
+  }
   auto ws = std::make_unique<Workspace>(with(servers->endpoints()), scenario_, t, id, args_.run, logs);
   const auto timeout = args_.run.start_timeout;
   ws->setRestarter([servers, timeout](const std::string& which) { servers->restart(which, timeout); });
