@@ -3,7 +3,7 @@
 # Idempotent: it asks apt only for what is missing, so a second run costs ~1 s.
 set -euo pipefail
 pkgs=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git mold
   libboost1.81-dev libboost-filesystem1.81-dev
   libpqxx-dev libpq-dev libhiredis-dev librdkafka-dev libnats-dev
   librapidcheck-dev nlohmann-json3-dev catch2 libcli11-dev libfmt-dev
