@@ -176,7 +176,7 @@ int Session::workers() const {
   return static_cast<int>(std::clamp(n, 1u, 16u));
 }
 
-std::unique_ptr<Workspace> Session::workspace(const Target& t, int /*w*/) {
+std::unique_ptr<Workspace> Session::workspace(const Target& t, int w) {
   std::lock_guard<std::mutex> lock(workspaceMu_);
   int id = nextWorkspace_++;
   fs::path logs = temp_->path() / fmt::format("w{}", id);
@@ -193,16 +193,25 @@ std::unique_ptr<Workspace> Session::workspace(const Target& t, int /*w*/) {
     own_.push_back(EmbeddedServers::startValkeyBeside(servers()));
     return std::make_unique<Workspace>(with(own_.back()->endpoints()), scenario_, t, id, args_.run, logs);
   }
-  // Servers of its own, so that restarting them touches no other worker's run (docs/faults.md); the first
-  // workspace takes the pair the session started, which no other one uses.
-  EmbeddedServers* servers = embedded_.get();
-  if (id > 0) {
-    own_.push_back(EmbeddedServers::start());
-    servers = own_.back().get();
+  // Servers of the worker's own, so that restarting them touches no other worker's run (docs/faults.md).
+  // The worker's workspaces (one per target, run one after another) share them, each in a database of its
+  // own and with Valkey's database emptied at each reset; worker 0 takes the pair the session started.
+  WorkerServers& mine = workerServers_[w];
+  if (!mine.servers) {
+    if (w == 0) {
+      mine.servers = embedded_.get();
+    } else {
+      own_.push_back(EmbeddedServers::start());
+      mine.servers = own_.back().get();
+    }
   }
-  auto ws = std::make_unique<Workspace>(with(servers->endpoints()), scenario_, t, id, args_.run, logs);
+  auto ws = std::make_unique<Workspace>(with(mine.servers->endpoints()), scenario_, t, id, args_.run, logs);
   const auto timeout = args_.run.start_timeout;
-  ws->setRestarter([servers, timeout](const std::string& which) { servers->restart(which, timeout); });
+  WorkerServers* p = &mine;
+  ws->setRestarter([p, timeout](const std::string& which) {
+    ++p->restarts;
+    p->servers->restart(which, timeout);
+  }, [p] { return p->restarts.load(); });
   return ws;
 }
 

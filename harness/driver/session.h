@@ -11,6 +11,7 @@
 #include "target/manifest.h"
 
 #include <filesystem>
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -42,7 +43,7 @@ struct CommonArgs {
   bool scenarioValues = false;
   /// --faults (sweep, check): the fault kinds to run (plan/fault_kind.h); empty: the command's default.
   std::vector<std::string> faults;
-  /// Every workspace gets embedded servers of its own (restart faults restart them: another worker's run
+  /// Every worker gets embedded servers of its own (restart faults restart them: another worker's run
   /// must not see it). Set by a command whose schedules hold restart faults; also implied by "restart" in
   /// `faults`.
   bool ownServers = false;
@@ -124,7 +125,14 @@ private:
   std::vector<Target> targets_;
   EmbeddedServersPtr embedded_;
   bool ownServers_ = false;
-  std::mutex workspaceMu_; ///< guards own_ and nextWorkspace_
+  std::mutex workspaceMu_; ///< guards own_, workerServers_ and nextWorkspace_
+  /// With ownServers_: the servers of each worker of a pool (by its index), shared by its workspaces, and how
+  /// often they were restarted.
+  struct WorkerServers {
+    EmbeddedServers* servers = nullptr;
+    std::atomic<uint64_t> restarts{0};
+  };
+  std::map<int, WorkerServers> workerServers_;
   std::vector<EmbeddedServersPtr> own_; ///< servers of the workspaces' own: a pair each when ownServers_, else a Valkey
   ServerEndpoints external_;
   std::unique_ptr<TempDir> temp_;

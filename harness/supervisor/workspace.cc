@@ -86,7 +86,17 @@ void Workspace::Impl::phase(const std::string& name, std::chrono::steady_clock::
   if (to > from) phases[name] += std::chrono::duration<double, std::milli>(to - from).count();
 }
 
-void Workspace::setRestarter(Restarter r) { impl_->restarter = std::move(r); }
+void Workspace::setRestarter(Restarter r, std::function<uint64_t()> restarts) {
+  impl_->restarter = std::move(r);
+  impl_->restarts = std::move(restarts);
+  if (impl_->restarts) impl_->restartsSeen = impl_->restarts();
+}
+
+void Workspace::Impl::reconnect(const std::string& which) {
+  const auto& s = servers;
+  if (which.empty() || which == "pg") pg = std::make_unique<PgAdmin>(pgUrl(s, s.pg_host, s.pg_port, database, urlQuery), options.deadline);
+  if (which != "pg") broker->reconnect();
+}
 
 void Workspace::Impl::restartServer(const std::string& which, proxy::Hub& hub) {
   struct Refusing { // the ports refuse until the restart is over, however it ends
@@ -101,9 +111,8 @@ void Workspace::Impl::restartServer(const std::string& which, proxy::Hub& hub) {
                              "worker)");
   restarter(which);
   // The harness's own connection went with the server.
-  const auto& s = servers;
-  if (which == "pg") pg = std::make_unique<PgAdmin>(pgUrl(s, s.pg_host, s.pg_port, database, urlQuery), options.deadline);
-  else broker->reconnect();
+  reconnect(which);
+  if (restarts) restartsSeen = restarts();
 }
 
 ops::Aged Workspace::Impl::age(int64_t ms) {
@@ -437,6 +446,11 @@ History Workspace::execute(const Schedule& schedule) {
   const auto t0 = std::chrono::steady_clock::now();
   im.runStarted = t0;
   for (const auto& f : schedule.faults) requireKindOnBroker(f.kind, im.target, "schedule: fault " + f.str());
+  // Another workspace of this worker (another target) restarted the servers this one shares with it.
+  if (im.restarts && im.restarts() != im.restartsSeen) {
+    im.reconnect("");
+    im.restartsSeen = im.restarts();
+  }
   for (const auto& f : schedule.faults)
     if (isRelayLabel(f.process) && im.target.relay.empty())
       throw UsageError(fmt::format("schedule: fault {} names the relay {}, and target '{}' runs none (\"processes\": "

@@ -63,9 +63,12 @@ public:
   const PhaseTimes& phases() const;
 
   /// Restarts this workspace's PostgreSQL ("pg") or Valkey ("valkey") for restart faults; set by the session
-  /// when the workspace has servers of its own (docs/faults.md). Without one, a restart fault is an error.
+  /// when the workspace's worker has servers of its own (docs/faults.md). Without one, a restart fault is an
+  /// error. `restarts`, when given, counts the restarts of those servers by any workspace of the worker (one
+  /// per target, run one after another): a workspace whose servers another restarted reconnects its own
+  /// connections before its next schedule.
   using Restarter = std::function<void(const std::string& which)>;
-  void setRestarter(Restarter r);
+  void setRestarter(Restarter r, std::function<uint64_t()> restarts = {});
 
   struct Impl; ///< private to supervisor/ (workspace_impl.h)
 

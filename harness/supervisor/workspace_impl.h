@@ -84,6 +84,10 @@ struct Workspace::Impl {
   /// consumer's dedup state: the broker's keys with a TTL, the scenario's prune statement (workspace.cc).
   ops::Aged age(int64_t ms);
   Workspace::Restarter restarter;
+  std::function<uint64_t()> restarts; ///< the servers' restarts so far (Workspace::setRestarter)
+  uint64_t restartsSeen = 0;          ///< ... when this workspace's connections were last made
+  /// The harness's own connections to PostgreSQL and the broker, made again (after a server restart).
+  void reconnect(const std::string& which);
   /// Restarts a server (restart faults) and reconnects the harness's own connection to it. Meanwhile the
   /// server's ports of `hub` refuse connections, as the server's own port would.
   void restartServer(const std::string& which, proxy::Hub& hub);

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -141,6 +142,26 @@ TEST_CASE("faults: a PostgreSQL and a Valkey restart mid-run, reconnecting and e
                               0, false);
   CHECK(external.status == 2);
   CHECK(external.err.find("--database-url: restart faults restart the servers") != std::string::npos);
+}
+
+TEST_CASE("faults: the targets of one worker share its servers, and a restart by one leaves the other's next "
+          "schedules whole") {
+  // One worker: dedup-table (Valkey) and nats-dedup-table take turns on the worker's PostgreSQL and Valkey.
+  // Both run their default schedule first; then dedup-table's restart classes restart the servers that
+  // nats-dedup-table's workspace is connected to, and its classes run after them.
+  Result r = clean({"compare", "--target", target("dedup-table"), "--target", target("nats-dedup-table"), "--scenario",
+                    "wallet", "--runs", "0", "--per-class", "1", "--faults", "restart", "--workers", "1"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  std::map<std::string, int> restarted;
+  for (const auto& x : r.report["compare"]["cells"]) {
+    INFO(x.dump());
+    CHECK((x["verdict"] == "pass" || x["verdict"] == "n/a"));
+    const std::string cls = x["class"];
+    if (x["verdict"] == "pass" && cls.rfind("restart", 0) == 0) ++restarted[x["target"].get<std::string>()];
+  }
+  CHECK(restarted["dedup-table"] > 0);
+  CHECK(restarted["nats-dedup-table"] > 0);
 }
 
 TEST_CASE("faults: check --faults forget catches simple, shrunk to one event and the forget") {
