@@ -36,13 +36,18 @@ PauseOps pauseOps(const Result& r, const std::string& fault, const std::string& 
 
 TEST_CASE("pause: woken after c2 claimed its entry, zombie-no-fence applies it twice and dedup-table once", "[two-cores]") {
   const std::string fault = "pause:before:COMMIT#1";
-  auto rs = cleanAll({{"run", "--target", target("zombie-no-fence"), "--consumers", "2", "--crash", fault},
+  // The look-first consumers get a claim time of 1 s (Python: 2 s): at the default 20 ms a consumer slowed by
+  // a loaded machine has its entry claimed while it is still working, before the pause (claim while busy, a
+  // check-then-act), and the zombie this test is about would not be the first duplicate.
+  auto rs = cleanAll({{"run", "--target", target("zombie-no-fence"), "--consumers", "2", "--crash", fault,
+                       "--claim-idle-ms", "1000"},
                       {"run", "--target", target("dedup-table"), "--consumers", "2", "--crash", fault},
                       {"run", "--target", target("zombie-no-fence"), "--crash", fault},
                       // The same in Python: a look-first consumer (psycopg, redis-py) and the dedup table.
-                      // Paused up to 2 s: c2, a Python process, may take more than the broker's hand-over time
-                      // (500 ms) to start and claim; the pause ends as soon as c2 waits on c1's row lock.
-                      {"run", "--target", testTarget("py-check-then-act"), "--consumers", "2", "--crash", fault + ":2000"},
+                      // Paused up to 5 s: longer than the claim time, and c2, a Python process, may take a while
+                      // to start and claim; the pause ends as soon as c2 waits on c1's row lock.
+                      {"run", "--target", testTarget("py-check-then-act"), "--consumers", "2", "--crash", fault + ":5000",
+                       "--claim-idle-ms", "2000"},
                       {"run", "--target", testTarget("py-dedup-table"), "--consumers", "2", "--crash", fault + ":2000"}});
   const Result& zombie = rs[0];
   const Result& fenced = rs[1];
