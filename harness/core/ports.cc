@@ -42,6 +42,15 @@ int freeListenPort() {
   return freePort();
 }
 
+int freeServerPort() {
+  static std::atomic<uint32_t> next{static_cast<uint32_t>(::getpid()) * 104729u};
+  for (int i = 0; i < 2000; ++i) {
+    int port = 10000 + static_cast<int>(next.fetch_add(7) % 10000u);
+    if (bindable(port)) return port;
+  }
+  return freePort();
+}
+
 int freePort() {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw sysError("freePort: socket");

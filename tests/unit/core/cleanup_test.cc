@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -228,6 +229,38 @@ TEST_CASE("freePort returns a bindable port", "[tempdir]") {
   addr.sin_port = htons(static_cast<uint16_t>(port));
   CHECK(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
   ::close(fd);
+}
+
+TEST_CASE("freeServerPort, freeListenPort and freePort draw from ranges apart, each port bindable", "[tempdir]") {
+  auto bindable = [](int port) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    ::close(fd);
+    return ok;
+  };
+  std::set<int> servers;
+  for (int i = 0; i < 3; ++i) { // a RabbitMQ node's three ports
+    int port = freeServerPort();
+    CHECK(port >= 10000);
+    CHECK(port < 20000);
+    CHECK(bindable(port));
+    servers.insert(port);
+  }
+  CHECK(servers.size() == 3);
+  int listen = freeListenPort();
+  CHECK(listen >= 20000);
+  CHECK(listen < 32000);
+  int low = 0, high = 0; // the kernel's ephemeral range, which freePort's bind to port 0 draws from
+  std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> low >> high;
+  if (low >= 32000) { // the default 32768-60999: apart from both ranges above
+    int port = freePort();
+    CHECK(port >= low);
+    CHECK(port <= high);
+  }
 }
 
 TEST_CASE("SIGINT runs the cleanup, prints one line and exits 130", "[cleanup][signal]") {

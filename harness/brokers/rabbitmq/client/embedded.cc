@@ -87,9 +87,11 @@ EmbeddedRabbit::EmbeddedRabbit()
   // Free ports are free when asked for, not when the node binds them seconds later: another process may
   // take one meanwhile (nodes started side by side). Then new ports, twice more.
   for (int attempt = 1;; ++attempt) {
-    port_ = freePort();
-    distPort_ = freePort();
-    epmdPort_ = freePort();
+    // From the servers' own range: a proxy's listening port (bound to port 0) or an HTTP target's PORT
+    // could otherwise be the node's during its boot, and the readiness probe would reach that instead.
+    port_ = freeServerPort();
+    distPort_ = freeServerPort();
+    epmdPort_ = freeServerPort();
     // The guest account is gone (no default user but ours); no plugin; loopback only.
     writeFile(home_ / "rabbit.conf",
               fmt::format("listeners.tcp.default = 127.0.0.1:{}\n"
