@@ -28,6 +28,16 @@ bool bindable(int port) {
   return ok;
 }
 
+/// A bindable port of [base, base + size), tried in steps of 7 from `next` (which each process starts at a
+/// place of its own, so that processes side by side rarely try the same ports); freePort() when none is.
+int freeIn(int base, uint32_t size, std::atomic<uint32_t>& next) {
+  for (int i = 0; i < 2000; ++i) {
+    int port = base + static_cast<int>(next.fetch_add(7) % size);
+    if (bindable(port)) return port;
+  }
+  return freePort();
+}
+
 } // namespace
 
 int freeListenPort() {
@@ -35,20 +45,12 @@ int freeListenPort() {
   // outgoing connection takes its source port from: a port handed out there can be taken by a connection
   // before the program binds it.
   static std::atomic<uint32_t> next{static_cast<uint32_t>(::getpid()) * 7919u};
-  for (int i = 0; i < 2000; ++i) {
-    int port = 20000 + static_cast<int>(next.fetch_add(7) % 12000u);
-    if (bindable(port)) return port;
-  }
-  return freePort();
+  return freeIn(20000, 12000, next);
 }
 
 int freeServerPort() {
   static std::atomic<uint32_t> next{static_cast<uint32_t>(::getpid()) * 104729u};
-  for (int i = 0; i < 2000; ++i) {
-    int port = 10000 + static_cast<int>(next.fetch_add(7) % 10000u);
-    if (bindable(port)) return port;
-  }
-  return freePort();
+  return freeIn(10000, 10000, next);
 }
 
 int freePort() {
