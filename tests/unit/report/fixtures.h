@@ -14,6 +14,9 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <system_error>
+
+#include <unistd.h>
 
 namespace idem::testing {
 
@@ -65,10 +68,20 @@ inline nlohmann::json runReportOf(const std::string& historyFile, const std::str
   return runReportOfOps(loadInput(historyFile).get<std::vector<Op>>(), scenarioName);
 }
 
-/// A fresh temp directory (not removed: the tests write little, and a failing test's files help).
+/// A fresh temp directory, under one folder per test process that goes when the process exits (what a
+/// test reads back from it, a parser's error, is in its assertion's message).
 inline std::filesystem::path scratch(const std::string& what) {
+  struct Root {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("idem-test-report-" + std::to_string(::getpid()));
+    ~Root() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static Root root;
   static std::mt19937_64 rng(std::random_device{}());
-  auto p = std::filesystem::temp_directory_path() / ("idem-test-" + what + "-" + std::to_string(rng()));
+  auto p = root.path / (what + "-" + std::to_string(rng()));
   std::filesystem::create_directories(p);
   return p;
 }
