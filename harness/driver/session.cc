@@ -196,22 +196,20 @@ std::unique_ptr<Workspace> Session::workspace(const Target& t, int w) {
   // Servers of the worker's own, so that restarting them touches no other worker's run (docs/faults.md).
   // The worker's workspaces (one per target, run one after another) share them, each in a database of its
   // own and with Valkey's database emptied at each reset; worker 0 takes the pair the session started.
-  WorkerServers& mine = workerServers_[w];
-  if (!mine.servers) {
+  EmbeddedServers*& servers = workerServers_[w];
+  if (!servers) {
     if (w == 0) {
-      mine.servers = embedded_.get();
+      servers = embedded_.get();
     } else {
       own_.push_back(EmbeddedServers::start());
-      mine.servers = own_.back().get();
+      servers = own_.back().get();
     }
   }
-  auto ws = std::make_unique<Workspace>(with(mine.servers->endpoints()), scenario_, t, id, args_.run, logs);
+  auto ws = std::make_unique<Workspace>(with(servers->endpoints()), scenario_, t, id, args_.run, logs);
   const auto timeout = args_.run.start_timeout;
-  WorkerServers* p = &mine;
-  ws->setRestarter([p, timeout](const std::string& which) {
-    ++p->restarts;
-    p->servers->restart(which, timeout);
-  }, [p] { return p->restarts.load(); });
+  EmbeddedServers* mine = servers;
+  ws->setRestarter([mine, timeout](const std::string& which) { mine->restart(which, timeout); },
+                   [mine] { return mine->restarts(); });
   return ws;
 }
 

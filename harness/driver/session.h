@@ -11,7 +11,6 @@
 #include "target/manifest.h"
 
 #include <filesystem>
-#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -126,13 +125,8 @@ private:
   EmbeddedServersPtr embedded_;
   bool ownServers_ = false;
   std::mutex workspaceMu_; ///< guards own_, workerServers_ and nextWorkspace_
-  /// With ownServers_: the servers of each worker of a pool (by its index), shared by its workspaces, and how
-  /// often they were restarted.
-  struct WorkerServers {
-    EmbeddedServers* servers = nullptr;
-    std::atomic<uint64_t> restarts{0};
-  };
-  std::map<int, WorkerServers> workerServers_;
+  /// With ownServers_: the servers of each worker of a pool (by its index), shared by its workspaces.
+  std::map<int, EmbeddedServers*> workerServers_;
   std::vector<EmbeddedServersPtr> own_; ///< servers of the workspaces' own: a pair each when ownServers_, else a Valkey
   ServerEndpoints external_;
   std::unique_ptr<TempDir> temp_;

@@ -78,6 +78,7 @@ public:
   }
 
   const ServerEndpoints& endpoints() const override { return ep_; }
+  uint64_t restarts() const override { return restarts_; }
 
   void restart(const std::string& which, std::chrono::milliseconds timeout) override {
     servers::ServerProcess* server = which == "pg" && pg_ ? static_cast<servers::ServerProcess*>(&*pg_)
@@ -85,6 +86,7 @@ public:
                                                          : nullptr;
     if (!server)
       throw UsageError(fmt::format("restart: no embedded server named '{}' ({})", which, pg_ ? "pg or valkey" : "valkey"));
+    ++restarts_;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopped_) throw UsageError(fmt::format("restart {}: the embedded servers are stopped", which));
@@ -117,6 +119,7 @@ private:
   ServerEndpoints ep_;
   std::mutex mu_;       ///< held by restart() and stopAll()
   bool stopped_ = false; ///< stopAll() ran: no restart any more
+  std::atomic<uint64_t> restarts_{0}; ///< restart() calls begun (restarts())
   std::atomic<int> cleanupId_{-1};
 };
 

@@ -2,6 +2,7 @@
 /// The PostgreSQL and Valkey/Redis servers a run uses: embedded (started by idemproof, the default) or
 /// external (--database-url / --valkey-url).
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -51,6 +52,9 @@ public:
   /// and (naming the server, its port and its log) when the server does not stop and come back within
   /// `timeout`, or cannot bind its port again; the server is then stopped.
   virtual void restart(const std::string& which, std::chrono::milliseconds timeout) = 0;
+  /// How many restarts were begun (those that failed too): whoever shares these servers reconnects when the
+  /// count moved since its connections were made.
+  virtual uint64_t restarts() const = 0;
 };
 
 /// Parses --database-url (a libpq URI postgresql://user:pw@host:port/db?opts) and --valkey-url
