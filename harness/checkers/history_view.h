@@ -48,7 +48,7 @@ struct ExitRec {
   std::string process;
   std::optional<int> status;
   std::optional<int> signal;
-  std::string by; ///< "harness" | "self"
+  std::string by; ///< "harness" | "self" | "port-taken"
 };
 
 struct StepRec {

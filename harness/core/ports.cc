@@ -2,14 +2,25 @@
 
 #include "core/error.h"
 
+#include <fmt/format.h>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
 #include <system_error>
+#include <utility>
 
 namespace idem {
 
@@ -28,19 +39,60 @@ bool bindable(int port) {
   return ok;
 }
 
-/// A bindable port of [base, base + size), tried in steps of 7 from `next` (which each process starts at a
-/// place of its own, so that processes side by side rarely try the same ports); freePort() when none is.
-int freeIn(int base, uint32_t size, std::atomic<uint32_t>& next) {
+/// A bindable port of [base, base + size) that no other idemproof process holds, tried in steps of 7 from
+/// `next` (which each process starts at a place of its own, so that processes side by side rarely try the
+/// same ports); freePort()'s when none is.
+PortLease freeIn(int base, uint32_t size, std::atomic<uint32_t>& next) {
   for (int i = 0; i < 2000; ++i) {
     int port = base + static_cast<int>(next.fetch_add(7) % size);
-    if (bindable(port)) return port;
+    auto lease = PortLease::of(port); // first: once held, no other idemproof process checks it bindable
+    if (lease && bindable(port)) return lease;
   }
-  return freePort();
+  for (int i = 0; i < 100; ++i)
+    if (auto lease = PortLease::of(freePort())) return lease;
+  throw std::runtime_error("no free port on 127.0.0.1");
 }
 
 } // namespace
 
-int freeListenPort() {
+PortLease PortLease::of(int port) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw sysError("PortLease: socket");
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  // An abstract name (a leading NUL): no file, and gone with the socket.
+  std::string name = "idemproof-port-" + std::to_string(port);
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());
+  auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) {
+    int err = errno;
+    ::close(fd);
+    if (err == EADDRINUSE) return {};
+    throw std::system_error(err, std::generic_category(), "PortLease: bind " + name);
+  }
+  return PortLease(port, fd);
+}
+
+PortLease::PortLease(PortLease&& o) noexcept : port_(std::exchange(o.port_, 0)), fd_(std::exchange(o.fd_, -1)) {}
+
+PortLease& PortLease::operator=(PortLease&& o) noexcept {
+  if (this != &o) {
+    release();
+    port_ = std::exchange(o.port_, 0);
+    fd_ = std::exchange(o.fd_, -1);
+  }
+  return *this;
+}
+
+PortLease::~PortLease() { release(); }
+
+void PortLease::release() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  port_ = 0;
+}
+
+PortLease freeListenPort() {
   // Below the kernel's ephemeral range (32768 and up on Linux), which freePort draws from and which every
   // outgoing connection takes its source port from: a port handed out there can be taken by a connection
   // before the program binds it.
@@ -48,7 +100,7 @@ int freeListenPort() {
   return freeIn(20000, 12000, next);
 }
 
-int freeServerPort() {
+PortLease freeServerPort() {
   static std::atomic<uint32_t> next{static_cast<uint32_t>(::getpid()) * 104729u};
   return freeIn(10000, 10000, next);
 }
@@ -69,6 +121,59 @@ int freePort() {
   }
   ::close(fd);
   return ntohs(addr.sin_port);
+}
+
+std::set<unsigned long> listeningInodes(std::string_view text, int port) {
+  // "  sl  local_address rem_address   st ... uid  timeout inode": the local address's port in hex, state 0A
+  // LISTEN, the inode the tenth field.
+  std::set<unsigned long> out;
+  std::istringstream in{std::string(text)};
+  std::string line;
+  std::getline(in, line); // the header
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string sl, local, remote, state, queues, timer, retr, uid, timeout, inode;
+    if (!(f >> sl >> local >> remote >> state >> queues >> timer >> retr >> uid >> timeout >> inode)) continue;
+    auto colon = local.rfind(':');
+    if (state != "0A" || colon == std::string::npos) continue;
+    try {
+      if (std::stoi(local.substr(colon + 1), nullptr, 16) == port) out.insert(std::stoul(inode));
+    } catch (const std::exception&) {
+    }
+  }
+  return out;
+}
+
+bool groupListensOn(int pgid, int port) {
+  auto slurp = [](const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  std::set<std::string> sockets;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"})
+    for (unsigned long inode : listeningInodes(slurp(table), port)) sockets.insert(fmt::format("socket:[{}]", inode));
+  if (sockets.empty()) return false;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so after its last ')'.
+    std::string stat = slurp(e.path() / "stat");
+    auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream f(stat.substr(close + 1));
+    std::string state;
+    long ppid = 0, pgrp = 0;
+    if (!(f >> state >> ppid >> pgrp) || pgrp != pgid) continue;
+    for (const auto& fd : std::filesystem::directory_iterator(e.path() / "fd", ec)) {
+      std::error_code lec;
+      auto target = std::filesystem::read_symlink(fd.path(), lec);
+      if (!lec && sockets.count(target.string())) return true;
+    }
+  }
+  return false;
 }
 
 } // namespace idem

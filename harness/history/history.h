@@ -139,7 +139,7 @@ struct FaultOp {
 struct Exit {
   std::optional<int> status;
   std::optional<int> signal;
-  std::string by; ///< "harness" | "self"
+  std::string by; ///< "harness" | "self" | "port-taken" (an HTTP server that could not bind its PORT: another process had it)
   bool ignoredSigterm = false;
   /// "exit 0", "signal 9"
   std::string text() const;

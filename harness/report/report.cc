@@ -29,7 +29,9 @@ nlohmann::json processesOf(const std::vector<Op>& history, const std::map<std::s
                      {"log", it == logs.end() ? nlohmann::json(nullptr) : nlohmann::json(it->second)}});
     } else if (const auto* exit = op.as<ops::Exit>(); exit && index.count(op.process)) {
       nlohmann::json e{{"by", exit->by},
-                       {"text", exit->text() + (exit->by == "harness" ? " (stopped by idemproof)" : "")}};
+                       {"text", exit->text() + (exit->by == "harness"      ? " (stopped by idemproof)"
+                                                : exit->by == "port-taken" ? " (its PORT was another process's)"
+                                                                           : "")}};
       if (exit->signal) e["signal"] = *exit->signal;
       else e["status"] = exit->status.value_or(-1);
       if (exit->ignoredSigterm) e["ignored_sigterm"] = true;

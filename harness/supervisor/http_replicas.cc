@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <signal.h>
+
 #include <future>
 #include <thread>
 
@@ -32,40 +34,67 @@ void HttpReplicas::start() {
 
 void HttpReplicas::startOne(int replica, const char* why) {
   const auto& opt = ws_.options;
-  if (nserver_ >= opt.max_processes)
-    throw HttpRunLimit{"restart-bound", fmt::format("restart bound of {} server processes reached; raise --max-processes",
-                                                    opt.max_processes)};
   const auto& spec = *ws_.scenario.http;
-  Server p;
-  p.owner = ++nserver_;
-  p.label = fmt::format("s{}", nserver_);
-  p.port = freeListenPort();
-  ctl_.addProcess(p.owner, p.label);
-  // The name it is given is its replica's: s3 replacing s1 serves replica 1 ("s1").
-  procs_.start(p, fmt::format("s{}", replica),
-               {{"PORT", std::to_string(p.port)}, {"IDEMPOTENCY_LEASE_MS", std::to_string(spec.policy.leaseMs)},
-                {"IDEMPOTENCY_PAYLOAD_EQUIVALENCE", spec.policy.payloadEquivalence},
-                {"DEDUP_TTL_MS", ws_.target.dedupTtlMs ? std::to_string(*ws_.target.dedupTtlMs) : ""}},
-               kHttpServerLogCap, "server", why);
-  auto& slot = servers_.at(static_cast<size_t>(replica - 1));
-  slot = std::move(p);
-  waitReady(*slot);
+  for (int attempt = 1;; ++attempt) {
+    if (nserver_ >= opt.max_processes)
+      throw HttpRunLimit{"restart-bound", fmt::format("restart bound of {} server processes reached; raise --max-processes",
+                                                      opt.max_processes)};
+    Server p;
+    p.owner = ++nserver_;
+    p.label = fmt::format("s{}", nserver_);
+    p.lease = freeListenPort();
+    p.port = p.lease.port();
+    ctl_.addProcess(p.owner, p.label);
+    // The name it is given is its replica's: s3 replacing s1 serves replica 1 ("s1").
+    procs_.start(p, fmt::format("s{}", replica),
+                 {{"PORT", std::to_string(p.port)}, {"IDEMPOTENCY_LEASE_MS", std::to_string(spec.policy.leaseMs)},
+                  {"IDEMPOTENCY_PAYLOAD_EQUIVALENCE", spec.policy.payloadEquivalence},
+                  {"DEDUP_TTL_MS", ws_.target.dedupTtlMs ? std::to_string(*ws_.target.dedupTtlMs) : ""}},
+                 kHttpServerLogCap, "server", why);
+    auto& slot = servers_.at(static_cast<size_t>(replica - 1));
+    slot = std::move(p);
+    if (waitReady(*slot) || attempt == kPortAttempts) return;
+    // Its PORT was taken by a process not idemproof's between the check and its bind: not the target's
+    // failure. Another port, with a new process.
+    h_.append(slot->label, ops::Note{fmt::format("127.0.0.1:{} (its PORT) was taken by another process before it "
+                                                 "bound it; a new process on another port replaces it", slot->port)});
+    hub_.close(slot->owner);
+    slot.reset();
+  }
 }
 
-void HttpReplicas::waitReady(Server& s) {
+bool HttpReplicas::waitReady(Server& s) {
   const auto& opt = ws_.options;
   const auto since = Clock::now();
+  bool foreign = false; // another process answered on its port
   while (true) {
     tend_();
-    if (auto es = s.child.poll()) {
+    // A process that exits before it is ready while another process listens on its port did not fail by
+    // itself: it could not bind (EADDRINUSE). Not a crash: startOne replaces it on another port.
+    auto exited = [&] {
+      auto es = s.child.poll();
+      if (!es) return false;
+      if (HttpCall(s.port, "GET", "/", {}, "").connect() && !groupListensOn(s.child.pid(), s.port)) {
+        procs_.ended(s, *es, "port-taken");
+        return true;
+      }
       procs_.ended(s, *es, "self");
       throw std::runtime_error(fmt::format("server {} exited before it was ready ({}); see its log", s.label, es->str()));
+    };
+    if (exited()) return false;
+    // What answers may be another process's that took the port first, before this one tried to bind it:
+    // ready only when the listener is a socket of the server's own process group.
+    if (ready(s)) {
+      if (groupListensOn(s.child.pid(), s.port)) return true;
+      foreign = true;
     }
-    if (ready(s)) return;
     if (remaining_().count() == 0) throw HttpRunLimit{"deadline", fmt::format("server {} not ready at the deadline", s.label)};
     if (Clock::now() - since > opt.start_timeout)
       throw HttpRunLimit{"start-timeout",
-                         ws_.target.health.empty()
+                         foreign ? fmt::format("server {} did not listen on 127.0.0.1:{} (its PORT) within {} ms: a "
+                                               "process not its own answered there", s.label, s.port,
+                                               opt.start_timeout.count())
+                         : ws_.target.health.empty()
                              ? fmt::format("server {} did not accept a connection on 127.0.0.1:{} (its PORT) within {} "
                                            "ms; raise --start-timeout", s.label, s.port, opt.start_timeout.count())
                              : fmt::format("server {} did not answer GET {} with a 2xx on 127.0.0.1:{} (its PORT) within "

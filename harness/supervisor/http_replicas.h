@@ -6,6 +6,7 @@
 /// process so far (with two replicas: s1, s2, then s3 for the first replacement). Its spawn names the
 /// replica it serves (ops::Spawn::consumer), so the history tells which replica did every step.
 /// Also what a restart fault of PostgreSQL or Valkey meant to each process that lived through it.
+#include "core/ports.h"
 #include "history/history.h"
 #include "proxy/hub.h"
 #include "supervisor/controller.h"
@@ -50,12 +51,17 @@ public:
 
 private:
   struct Server : TargetProcess {
+    PortLease lease; ///< its PORT, no other idemproof command's while it lives
     int port = 0;
   };
   const Server& at(int replica) const { return *servers_.at(static_cast<size_t>(replica - 1)); }
+  /// Starts replica r's process and waits until it is ready, on another port when another process took its
+  /// port first (at most kPortAttempts processes).
   void startOne(int replica, const char* why);
-  /// Until replica r's process accepts a connection (and its health path answers 2xx, when there is one).
-  void waitReady(Server& s);
+  static constexpr int kPortAttempts = 3;
+  /// Until replica r's process accepts a connection (and its health path answers 2xx, when there is one):
+  /// true; false when it exited because another process took its port (recorded, by "port-taken").
+  bool waitReady(Server& s);
   bool ready(const Server& s);
   /// How process `s` that ends now (`exit`: how it exited by itself, "" when the harness stopped or killed
   /// it) came through the restarts it lived through: "s1 reconnected" / "s1 exited (exit 1) and was

@@ -48,7 +48,8 @@ public:
   Started start(TargetProcess& p, const std::string& consumer, std::map<std::string, std::string> vars,
                 size_t logCap, const char* role, const char* why);
 
-  /// Records that `p` ended with `es` (`by`: "self", or "harness" for a kill or a stop of its own).
+  /// Records that `p` ended with `es` (`by`: "self", "harness" for a kill or a stop of its own, or
+  /// "port-taken" for a server that exited unready while another process held its port).
   void ended(const TargetProcess& p, const ExitStatus& es, const char* by);
   /// Stops `p` (SIGTERM, then SIGKILL after `grace`) and records it, a SIGKILL noted as SIGTERM ignored.
   ExitStatus stop(TargetProcess& p, std::chrono::milliseconds grace);

@@ -6,8 +6,17 @@
 
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <fstream>
 #include <future>
+#include <thread>
 
 using namespace itest;
 namespace fs = std::filesystem;
@@ -95,6 +104,60 @@ TEST_CASE("http: a server whose manifest overrides PORT is never a pass") {
       {"env", {{"PORT", "1"}}}}.dump();
   Result r = hostile("404", {"run", "--target", dir.string(), "--scenario", "orders", "--start-timeout", "3s"});
   CHECK(r.status == 2); // refused, or a server that never served on the PORT it was given: unknown either way
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+TEST_CASE("http: a server whose PORT another process took before it bound it is replaced on another port, never a crash") {
+  // The test itself is the other process: the target's first process asks it (tests/targets/http-port-taken)
+  // to listen on its PORT, answering 200 to everything, then cannot bind and exits 1.
+  fs::path dir = scratchPath("port-taker");
+  fs::create_directories(dir);
+  REQUIRE(::mkfifo((dir / "ask").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((dir / "done").c_str(), 0600) == 0);
+  std::atomic<bool> over{false};
+  std::atomic<int> taken{0};
+  std::thread taker([&] {
+    int port = 0;
+    std::ifstream(dir / "ask") >> port;
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(fd, 16) == 0) taken = port;
+    std::ofstream(dir / "done") << "ok\n";
+    while (!over) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 50) != 1) continue;
+      int c = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) continue;
+      char buf[4096];
+      (void)::recv(c, buf, sizeof buf, 0);
+      const char ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+      (void)::send(c, ok, sizeof ok - 1, MSG_NOSIGNAL);
+      ::close(c);
+    }
+    ::close(fd);
+  });
+  Result r = idemproof({"run", "--target", testTarget("http-port-taken"), "--scenario", "orders"}, 0, true,
+                       {{"PORT_TAKER", dir.string()}});
+  over = true;
+  taker.join();
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(taken != 0);
+  CHECK(r.status == 0);
+  CHECK(kindsIn(r.report).count("crash") == 0);
+  REQUIRE(r.report["processes"].size() >= 2);
+  CHECK(r.report["processes"][0]["exit"]["by"] == "port-taken");
+  bool noted = false;
+  for (const auto& op : r.report["runs"][0]["history"])
+    if (op["type"] == "note" && op["process"] == "s1" &&
+        op["value"]["message"].get<std::string>().find(fmt::format("127.0.0.1:{} (its PORT) was taken", taken.load())) !=
+            std::string::npos)
+      noted = true;
+  CHECK(noted);
+  CHECK(leftovers(r.tag).empty());
   std::error_code ec;
   fs::remove_all(dir, ec);
 }

@@ -92,6 +92,9 @@ TEST_CASE("process: exiting non-zero by itself is a crash naming status and log"
   b.exit("c5", std::nullopt, 15, "harness"); // stopped by the harness: fine
   b.spawn("c6");
   b.exit("c6", std::nullopt, 6, "harness"); // a signal the harness never sends
+  b.spawn("c7");
+  // An HTTP server whose PORT another process held, aborted on its uncaught bind error: replaced, no crash.
+  b.exit("c7", std::nullopt, 6, "port-taken");
   b.finalOp(balances(400));
   const auto r = result(checkAll(s, b.ops()), "process");
   REQUIRE(r.verdict == Verdict::Fail);

@@ -22,6 +22,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 using namespace idem;
 using idem::testing::deadOrZombie;
@@ -243,15 +244,17 @@ TEST_CASE("freeServerPort, freeListenPort and freePort draw from ranges apart, e
     return ok;
   };
   std::set<int> servers;
+  std::vector<PortLease> held;
   for (int i = 0; i < 3; ++i) { // a RabbitMQ node's three ports
-    int port = freeServerPort();
+    held.push_back(freeServerPort());
+    int port = held.back().port();
     CHECK(port >= 10000);
     CHECK(port < 20000);
     CHECK(bindable(port));
     servers.insert(port);
   }
   CHECK(servers.size() == 3);
-  int listen = freeListenPort();
+  int listen = freeListenPort().port();
   CHECK(listen >= 20000);
   CHECK(listen < 32000);
   int low = 0, high = 0; // the kernel's ephemeral range, which freePort's bind to port 0 draws from
@@ -261,6 +264,87 @@ TEST_CASE("freeServerPort, freeListenPort and freePort draw from ranges apart, e
     CHECK(port >= low);
     CHECK(port <= high);
   }
+}
+
+TEST_CASE("a leased port is no other process's until the lease goes", "[tempdir]") {
+  auto lease = freeListenPort();
+  const int port = lease.port();
+  REQUIRE(port != 0);
+  CHECK_FALSE(PortLease::of(port)); // this process
+  auto otherGets = [port] { // another process, as a second idemproof command beside this one
+    pid_t pid = ::fork();
+    if (pid == 0) ::_exit(PortLease::of(port) ? 0 : 1);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  };
+  CHECK_FALSE(otherGets());
+  PortLease moved = std::move(lease);
+  CHECK(moved.port() == port);
+  CHECK(lease.port() == 0);
+  CHECK_FALSE(otherGets());
+  moved = PortLease{};
+  CHECK(otherGets());
+  auto again = PortLease::of(port);
+  CHECK(again.port() == port);
+}
+
+TEST_CASE("listeningInodes reads the listeners of a port from /proc/net/tcp and tcp6", "[tempdir]") {
+  // Recorded on Linux 6.1: an IPv4 listener on 0.0.0.0:2024 (07E8), a connection from 127.0.0.1:20485 (5005),
+  // a listener on 127.0.0.1:20485, and an IPv6 one on [::]:23456 (5BA0).
+  const std::string tcp =
+      "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+      "   0: 00000000:07E8 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1164 1 "
+      "000000009df12b32 100 0 0 10 0\n"
+      "   1: 0100007F:5005 0100007F:9F7A 06 00000000:00000000 03:000010AC 00000000     0        0 0 3 "
+      "00000000ff4c2cc4\n"
+      "   2: 0100007F:5005 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 5550 1 "
+      "000000009df12b32 100 0 0 10 0\n";
+  const std::string tcp6 =
+      "  sl  local_address                         remote_address                        st tx_queue rx_queue tr "
+      "tm->when retrnsmt   uid  timeout inode\n"
+      "   0: 00000000000000000000000000000000:5BA0 00000000000000000000000000000000:0000 0A 00000000:00000000 "
+      "00:00000000 00000000     0        0 6068831 1 000000002cefc7f1 100 0 0 10 0\n";
+  CHECK(listeningInodes(tcp, 2024) == std::set<unsigned long>{1164});
+  CHECK(listeningInodes(tcp, 20485) == std::set<unsigned long>{5550}); // not the connection in TIME_WAIT (06)
+  CHECK(listeningInodes(tcp, 23456).empty());
+  CHECK(listeningInodes(tcp6, 23456) == std::set<unsigned long>{6068831});
+  CHECK(listeningInodes("", 2024).empty());
+  CHECK(listeningInodes(tcp.substr(0, 150), 2024).empty()); // a cut line is no listener
+}
+
+TEST_CASE("groupListensOn tells the process group's own listener from another process's", "[tempdir]") {
+  auto lease = freeListenPort();
+  const int port = lease.port();
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) { // a group of its own that listens on the port, then waits to be killed
+    ::setpgid(0, 0);
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(fd, 1) == 0;
+    char c = ok ? 'y' : 'n';
+    (void)::write(fds[1], &c, 1);
+    ::pause();
+    ::_exit(0);
+  }
+  ::setpgid(pid, pid);
+  char c = 0;
+  REQUIRE(::read(fds[0], &c, 1) == 1);
+  CHECK(c == 'y');
+  CHECK(groupListensOn(pid, port));
+  CHECK_FALSE(groupListensOn(::getpgrp(), port)); // this test's group: another process's listener
+  CHECK_FALSE(groupListensOn(pid, port == 65535 ? port - 1 : port + 1));
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  CHECK_FALSE(groupListensOn(pid, port));
+  ::close(fds[0]);
+  ::close(fds[1]);
 }
 
 TEST_CASE("SIGINT runs the cleanup, prints one line and exits 130", "[cleanup][signal]") {

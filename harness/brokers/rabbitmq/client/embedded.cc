@@ -84,14 +84,15 @@ EmbeddedRabbit::EmbeddedRabbit()
   user_ = "idemproof";
   password_ = servers::newSecret();
   writeFile(home_ / "enabled_plugins", "[].\n", account_);
-  // Free ports are free when asked for, not when the node binds them seconds later: another process may
-  // take one meanwhile (nodes started side by side). Then new ports, twice more.
+  // Free ports are free when asked for, not when the node binds them seconds later: a process other than
+  // idemproof's (which lease theirs) may take one meanwhile. Then new ports, twice more.
   for (int attempt = 1;; ++attempt) {
     // From the servers' own range: a proxy's listening port (bound to port 0) or an HTTP target's PORT
     // could otherwise be the node's during its boot, and the readiness probe would reach that instead.
-    port_ = freeServerPort();
-    distPort_ = freeServerPort();
-    epmdPort_ = freeServerPort();
+    for (auto& l : leases_) l = freeServerPort();
+    port_ = leases_[0].port();
+    distPort_ = leases_[1].port();
+    epmdPort_ = leases_[2].port();
     // The guest account is gone (no default user but ours); no plugin; loopback only.
     writeFile(home_ / "rabbit.conf",
               fmt::format("listeners.tcp.default = 127.0.0.1:{}\n"

@@ -5,6 +5,7 @@
 /// port, its AMQP and Erlang distribution listeners on 127.0.0.1 only, and its files in a temp dir; a user
 /// and password of its own; a vhost per workspace. Nothing of it outlives idemproof (core/cleanup.h).
 #include "core/child.h"
+#include "core/ports.h"
 #include "core/temp_dir.h"
 #include "servers/server_util.h"
 
@@ -59,6 +60,7 @@ private:
   std::filesystem::path home_, log_;
   std::string node_, user_, password_;
   int port_ = 0, distPort_ = 0, epmdPort_ = 0;
+  PortLease leases_[3]; ///< the three ports, no other idemproof command's while the node lives
   std::chrono::milliseconds startTime_{0};
   std::mutex mu_;
   Child epmd_, server_;
