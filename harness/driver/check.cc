@@ -4,6 +4,7 @@
 /// (search/search.h); the first failure is confirmed by replays, shrunk with RapidCheck's shrink tree,
 /// replayed again and saved as a schedule file with the command that replays it.
 #include "driver/check.h"
+#include "driver/progress.h"
 #include "supervisor/broker_registry.h"
 
 #include "core/cleanup.h"
@@ -272,8 +273,15 @@ Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Mate
   ShrinkLimits limits;
   limits.workers = pool.size();
   limits.replays = args.replays;
+  // Shrinking may take minutes: on a terminal, a line tells how far it got (off one, the summary after).
+  Progress progress("shrinking");
+  limits.onBatch = [&progress](size_t runs, int steps, const Schedule& kept) {
+    progress.doneCount(runs);
+    progress.setLabel(fmt::format("shrinking, {} step{} taken ({})", steps, steps == 1 ? "" : "s", kept.summary()));
+  };
   auto sr = shrinkFailure(shrinkable, first, materializeShape,
                           [&](const std::vector<Schedule>& ss) { return caseResults(pool, ss); }, limits);
+  progress.clear();
   cx.shrinkSteps = sr.steps;
   cx.shrinkRuns = sr.runs;
   cx.flakyCandidates = sr.flakyCandidates;

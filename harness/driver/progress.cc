@@ -83,7 +83,9 @@ void Progress::draw(bool force) {
   if (!force && now - lastDraw_ < std::chrono::milliseconds(100) && done_ < total_) return;
   lastDraw_ = now;
   double elapsed = std::chrono::duration<double>(now - start_).count();
-  std::string line = fmt::format("  {}: {}/{} schedules", label_, done_, total_);
+  // No total (a shrink, which ends when no smaller schedule fails): the count alone.
+  std::string line = total_ ? fmt::format("  {}: {}/{} schedules", label_, done_, total_)
+                            : fmt::format("  {}: {} schedule{}", label_, done_, done_ == 1 ? "" : "s");
   if (violations_) line += fmt::format(" · {} failed", violations_);
   std::string left = timeLeft(elapsed, done_, total_);
   if (!left.empty()) line += " · " + left;

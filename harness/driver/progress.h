@@ -12,7 +12,7 @@ namespace idem {
 
 class Progress {
 public:
-  /// `enabled` defaults to: stderr is a terminal.
+  /// `enabled` defaults to: stderr is a terminal. `total` 0: not known, the line shows the count alone.
   explicit Progress(std::string label, size_t total = 0, bool enabled = Progress::terminal());
   ~Progress();
   Progress(const Progress&) = delete;

@@ -119,6 +119,7 @@ ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const CaseResult&
         current = keyOf(res.schedule);
         progress = true;
       }
+      if (limits.onBatch) limits.onBatch(res.runs, res.steps, res.schedule);
     }
   }
   return res;

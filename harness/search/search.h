@@ -50,6 +50,9 @@ struct ShrinkLimits {
   /// Runs that confirm a concurrent candidate (search/reductions.h concurrent) after its batch: check's
   /// --replays, the count the reported counterexample must fail in.
   int replays = 3;
+  /// Told after every batch of candidates: the runs spent so far, the steps accepted and the schedule
+  /// kept (check's progress line while it shrinks).
+  std::function<void(size_t runs, int steps, const Schedule& kept)> onBatch;
 };
 
 struct ShrinkResult {

@@ -5,9 +5,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include <unistd.h>
 
 using namespace idem;
 using namespace idem::compare;
@@ -169,6 +172,29 @@ TEST_CASE("progress: time left, and silence off a terminal") {
   p.addTotal(2);
   CHECK(p.completed() == 2);
   CHECK(p.violations() == 1);
+}
+
+TEST_CASE("progress: with no total (a shrink), the line shows the count alone") {
+  std::FILE* file = std::tmpfile();
+  REQUIRE(file != nullptr);
+  std::fflush(stderr);
+  const int saved = ::dup(STDERR_FILENO);
+  ::dup2(::fileno(file), STDERR_FILENO);
+  {
+    Progress p("shrinking", 0, true);
+    p.doneCount(12);
+    p.setLabel("shrinking, 2 steps taken");
+  }
+  std::fflush(stderr);
+  ::dup2(saved, STDERR_FILENO);
+  ::close(saved);
+  std::rewind(file);
+  std::string text;
+  for (int c; (c = std::fgetc(file)) != EOF;) text += static_cast<char>(c);
+  std::fclose(file);
+  CHECK(text.find("shrinking, 2 steps taken: 12 schedules") != std::string::npos);
+  CHECK(text.find('/') == std::string::npos);
+  CHECK(text.find("left") == std::string::npos);
 }
 
 TEST_CASE("compare: an unknown schedule shows in its cell and in the target, also beside a failure") {

@@ -212,8 +212,19 @@ TEST_CASE("shrinking finds the smallest failing schedule and never takes a flaky
     auto first = fakeTarget(mat(c.value()));
     if (first.verdict != Verdict::Fail) continue;
     ++found;
-    auto r = shrinkFailure(c, first, mat, eval, {2, 500});
+    ShrinkLimits limits{2, 500};
+    std::vector<std::pair<size_t, int>> told; // what check's progress line is told, batch after batch
+    std::string lastKept;
+    limits.onBatch = [&](size_t runs, int steps, const Schedule& kept) {
+      told.emplace_back(runs, steps);
+      lastKept = kept.summary();
+    };
+    auto r = shrinkFailure(c, first, mat, eval, limits);
     INFO(mat(c.value()).summary() << " -> " << r.schedule.summary());
+    REQUIRE_FALSE(told.empty());
+    CHECK(std::is_sorted(told.begin(), told.end()));
+    CHECK(told.back() == std::make_pair(r.runs, r.steps));
+    CHECK(lastKept == r.schedule.summary());
     CHECK(r.stopped.empty());
     CHECK(r.schedule.events.size() == 1);
     CHECK(r.schedule.stream.size() == 2);
