@@ -55,6 +55,12 @@ std::vector<Op> History::ops() const {
   return ops_;
 }
 
+std::vector<Op> History::opsFrom(size_t from) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (from >= ops_.size()) return {};
+  return {ops_.begin() + static_cast<std::ptrdiff_t>(from), ops_.end()};
+}
+
 json History::toJson() const {
   std::lock_guard<std::mutex> lock(mu_);
   return json(ops_);

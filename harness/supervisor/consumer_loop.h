@@ -207,6 +207,7 @@ private:
   TimeKills timeKills_{s_.faults};
   size_t next_ = 0;  ///< the first stream entry not sent yet
   std::vector<std::string> sent_; ///< the entries sent so far (their ids, as ops::Send records them)
+  size_t opsScanned_ = 0;         ///< the history's ops read into sent_ so far
   int toStart_ = 0;  ///< first processes still to start (startNext)
   Clock::time_point lastEvent_ = Clock::now(); ///< the latest spawn, exit or phase
   /// Entries sent while a blocking read was in flight that its broker may hold for its whole wait (the

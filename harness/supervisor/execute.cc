@@ -90,9 +90,10 @@ void ConsumerLoop::sendNext() {
   const auto t = Clock::now();
   if (auto held = ctl_.readsHeldUntil(); held && (!readsHeldUntil_ || *held > *readsHeldUntil_)) readsHeldUntil_ = held;
   ws_.send(h_, s_, fields_, next_, end);
-  sent_.clear();
-  for (const auto& op : h_.ops())
+  for (const auto& op : h_.opsFrom(opsScanned_)) { // only what came since the last send: the history grows
     if (const auto* send = op.as<ops::Send>()) sent_.push_back(send->entry);
+    opsScanned_ = static_cast<size_t>(op.index) + 1;
+  }
   ws_.phase("send", t);
   next_ = end;
 }

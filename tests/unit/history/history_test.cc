@@ -143,6 +143,22 @@ TEST_CASE("history: an age fault records what it did, and reads back the same") 
   CHECK(!read[1].as<ops::FaultOp>()->aged->keys);
 }
 
+TEST_CASE("history: opsFrom gives what came since an index, nothing past the end") {
+  History h;
+  h.append("c1", ops::Note{"a"});
+  h.append("c1", ops::Note{"b"});
+  CHECK(h.opsFrom(0).size() == 2);
+  auto since = h.opsFrom(1);
+  REQUIRE(since.size() == 1);
+  CHECK(since[0].index == 1);
+  CHECK(since[0].as<ops::Note>()->message == "b");
+  CHECK(h.opsFrom(2).empty());
+  CHECK(h.opsFrom(7).empty());
+  h.append("c2", ops::Note{"c"});
+  REQUIRE(h.opsFrom(2).size() == 1);
+  CHECK(h.opsFrom(2)[0].process == "c2");
+}
+
 TEST_CASE("history: reading is strict and names the op and the member") {
   json j = everyKind().toJson();
   auto message = [](const json& ops) {
