@@ -6,8 +6,6 @@
 
 #include <fmt/format.h>
 
-#include <signal.h>
-
 #include <future>
 #include <thread>
 
@@ -53,7 +51,10 @@ void HttpReplicas::startOne(int replica, const char* why) {
                  kHttpServerLogCap, "server", why);
     auto& slot = servers_.at(static_cast<size_t>(replica - 1));
     slot = std::move(p);
-    if (waitReady(*slot) || attempt == kPortAttempts) return;
+    if (waitReady(*slot)) return;
+    if (attempt == kPortAttempts)
+      throw std::runtime_error(fmt::format("server {}: its PORT was taken by another process before it bound it, {} "
+                                           "times in a row", slot->label, kPortAttempts));
     // Its PORT was taken by a process not idemproof's between the check and its bind: not the target's
     // failure. Another port, with a new process.
     h_.append(slot->label, ops::Note{fmt::format("127.0.0.1:{} (its PORT) was taken by another process before it "
