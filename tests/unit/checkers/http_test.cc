@@ -71,6 +71,35 @@ TEST_CASE("http checkers: a mismatch answered 2xx or with another status than th
   }
 }
 
+TEST_CASE("http checkers: a mismatch with another key's own payload is judged by what is beyond that key's effect",
+          "[http]") {
+  // Key 2's payload reused under key 1 (a schedule file may write it): the two carry the same reference.
+  auto history = [](int mismatchStatus) {
+    HttpHistoryBuilder h(2);
+    h.answer(h.request(1, 1), 201, kCreated, "/orders/1");
+    h.answer(h.request(2, 2), 201, R"({"id":2,"status":"created"})", "/orders/2");
+    h.answer(h.request(1, 2, "mismatch"), mismatchStatus, mismatchStatus == 201 ? kCreated : R"({"error":"mismatch"})",
+             mismatchStatus == 201 ? "/orders/1" : "");
+    return h;
+  };
+  {
+    auto h = history(422); // rejected, key 2's one effect: right
+    CHECK(merge(judge(h, {{1, 1}, {2, 1}}, 997)) == Verdict::Pass);
+  }
+  {
+    auto h = history(422); // rejected, but payload 2 took effect twice
+    auto rs = judge(h, {{1, 1}, {2, 2}}, 995);
+    CHECK(kinds(rs).count("mismatch-accepted") == 1);
+    const auto& v = result(rs, "http:mismatch").violations.at(0);
+    CHECK_THAT(v.message, Catch::Matchers::Contains("and got 422; that payload took effect too"));
+    CHECK(v.observed == 422);
+  }
+  {
+    auto h = history(201);
+    CHECK(kinds(judge(h, {{1, 1}, {2, 1}}, 997)).count("mismatch-accepted") == 1);
+  }
+}
+
 TEST_CASE("http checkers: in a race on a fresh key either payload may win", "[http]") {
   // A burst of key 1: copies 1 and 2 carry payload 1, copy 3 payload 2; payload 2 won.
   HttpHistoryBuilder h(2);
