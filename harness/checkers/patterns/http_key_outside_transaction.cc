@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 namespace idem::detail::patterns {
 
 Found httpKeyOutsideTransaction(const HistoryView& h, const Violation& v) {
@@ -20,9 +22,18 @@ Found httpKeyOutsideTransaction(const HistoryView& h, const Violation& v) {
     if (!fault.fault.isKill() && kind != "drop" && kind != "error" && kind != "restart") continue;
     // The request in flight at the fault: the last one written before it.
     if (!fault.request) continue;
+    // What the request committed: its COMMITs, and its writes outside a transaction block, which PostgreSQL
+    // commits on their own (node-postgres's `pool.query(INSERT …)` with no BEGIN).
     std::vector<StepAt> commits;
+    std::set<int64_t> autocommits;
     for (const auto& st : stepsOf(h, fault.process, fault.requestOp, fault.op)) {
-      if (st.step->reachedServer() && !st.step->error && isCommit(*st.step)) commits.push_back(st);
+      if (!st.step->reachedServer() || st.step->error) continue;
+      if (isCommit(*st.step)) {
+        commits.push_back(st);
+      } else if (auto c = isWrite(*st.step) ? commitOf(h, fault.process, st.op) : std::nullopt; c && c->op == st.op) {
+        commits.push_back(st);
+        autocommits.insert(st.op);
+      }
     }
     // A server that keeps the key, the effect and the answer in one transaction commits once per request:
     // a kill after that COMMIT leaves the stored answer for the retry. Two commits, or a key stuck after
@@ -32,7 +43,7 @@ Found httpKeyOutsideTransaction(const HistoryView& h, const Violation& v) {
     std::string names;
     for (size_t i = 0; i < commits.size(); ++i) {
       cited.push_back(commits[i].op);
-      names += (i ? ", " : "") + commits[i].name();
+      names += (i ? ", " : "") + commits[i].name() + (autocommits.count(commits[i].op) ? " in autocommit" : "");
     }
     const char* outcome = v.kind == "stuck-key"      ? "the key was left in progress"
                           : v.kind == "double-effect" ? "a retry executed the request again"

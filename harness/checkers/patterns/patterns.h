@@ -95,9 +95,9 @@ bool isMark(const ops::Step& s, const std::set<std::string>& keyed);
 bool isDuplicateKey(const ops::Step& s);
 /// An INSERT that inserted no row ("INSERT 0 0": ON CONFLICT … DO NOTHING found the row).
 bool insertedNone(const ops::Step& s);
-/// Where a write took effect in PostgreSQL: the COMMIT that ended its transaction (the first COMMIT of the
-/// process after it, when a BEGIN came before it in the same transaction), or the write itself
-/// (autocommit). nullopt when its transaction never committed before `before`.
+/// Where a write took effect in PostgreSQL: the COMMIT that ended its transaction (the first COMMIT on its
+/// connection after it, when a BEGIN on that connection came before it in the same transaction), or the
+/// write itself (autocommit). nullopt when its transaction never committed before `before`.
 std::optional<StepAt> commitOf(const HistoryView& h, const std::string& process, int64_t write, int64_t before = kNoOp);
 /// The write that applied delivery `d`: a read hands entries over in a batch, and the i-th entry of a read
 /// is the one the process's i-th write after it (before its next read) applied; only a write that took

@@ -152,18 +152,23 @@ Mark markOf(const ops::Step& s, const std::set<std::string>& keyed) {
 bool isMark(const ops::Step& s, const std::set<std::string>& keyed) { return markOf(s, keyed) != Mark::None; }
 
 std::optional<StepAt> commitOf(const HistoryView& h, const std::string& process, int64_t write, int64_t before) {
-  // In a transaction when a BEGIN of the process came after its last COMMIT before the write.
+  const ops::Step* w = stepAt(h, write);
+  if (!w) return std::nullopt;
+  // A transaction is its connection's: a process with a pool runs others on its other connections.
+  auto sameConn = [&](const StepAt& st) { return st.step->server == w->server && st.step->conn == w->conn; };
+  // In a transaction when a BEGIN on the write's connection came after its last COMMIT before the write.
   bool open = false;
   for (const auto& st : stepsOf(h, process, -1, write)) {
+    if (!sameConn(st)) continue;
     if (isBegin(*st.step)) open = true;
     else if (isCommit(*st.step) || st.step->verb == "ROLLBACK") open = false;
   }
-  const ops::Step* w = stepAt(h, write);
   if (!open) {
-    if (w && w->reachedServer() && !w->error) return StepAt{write, w};
+    if (w->reachedServer() && !w->error) return StepAt{write, w};
     return std::nullopt;
   }
   for (const auto& st : stepsOf(h, process, write, before)) {
+    if (!sameConn(st)) continue;
     if (st.step->verb == "ROLLBACK") return std::nullopt;
     if (isCommit(*st.step)) {
       if (st.step->reachedServer() && !st.step->error) return st;

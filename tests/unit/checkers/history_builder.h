@@ -252,11 +252,12 @@ public:
   }
   /// A request that got no answer (`outcome`: how its connection ended).
   void lost(int id, const char* outcome = "reset") { h.append("client", ops::Response{id, outcome, 0, "", "", ""}); }
-  /// A PostgreSQL statement of the server; k counts per verb over the run, as the proxy does.
-  void sql(const std::string& verb, const std::string& detail = "") {
+  /// A PostgreSQL statement of the server on its connection `conn`; k counts per verb over the run, as the
+  /// proxy does.
+  void sql(const std::string& verb, const std::string& detail = "", int conn = 1) {
     ops::Step s;
     s.server = "pg";
-    s.conn = 1;
+    s.conn = conn;
     s.verb = verb;
     s.k = ++k_[verb];
     s.detail = detail.empty() ? verb : detail;

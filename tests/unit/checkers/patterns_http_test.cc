@@ -114,6 +114,49 @@ TEST_CASE("http-key-outside-transaction: the key row committed alone, a kill rig
                                   "the key was left in progress");
 }
 
+TEST_CASE("http-key-outside-transaction: the key row inserted in autocommit, a kill right after", "[patterns][http]") {
+  // node-postgres's pool.query(INSERT …) with no BEGIN: PostgreSQL commits the statement on its own. Another
+  // connection of the pool has a transaction open meanwhile, which is not this statement's.
+  HttpHistoryBuilder o(2);
+  o.request(1, 1);
+  o.sql("BEGIN", "BEGIN", 2);
+  o.sql("INSERT", "INSERT INTO idempotency_keys(key, request_hash, state) VALUES ($1, $2, 'in_progress')", 1);
+  o.kill("after:INSERT#1");
+  o.lost(1);
+  retriedInProgress(o);
+  auto rs = judge(o, {}, 1000);
+  const Violation* v = violationOf(rs, "stuck-key");
+  REQUIRE(v);
+  REQUIRE(v->pattern);
+  CHECK(v->pattern->id == "http-key-outside-transaction");
+  CHECK(v->pattern->explanation == "s1 committed part of the work of r1 (the first request of key 1) in a transaction of its "
+                                  "own (INSERT#1 in autocommit) and was killed at after:INSERT#1 before the transaction "
+                                  "that completes the key; the key was left in progress");
+}
+
+TEST_CASE("http-key-outside-transaction: a write in its connection's open transaction is no autocommit, whatever "
+          "another connection committed", "[patterns][http]") {
+  // Connection 1's transaction holds the INSERT, killed before its COMMIT; connection 2 committed a
+  // transaction of its own meanwhile, which does not end connection 1's.
+  HttpHistoryBuilder o(2);
+  o.request(1, 1);
+  o.sql("BEGIN", "BEGIN", 1);
+  o.sql("BEGIN", "BEGIN", 2);
+  o.sql("COMMIT", "COMMIT", 2);
+  o.sql("INSERT", "INSERT INTO idempotency_keys(key, request_hash, state) VALUES ($1, $2, 'in_progress')", 1);
+  o.kill("after:INSERT#1");
+  auto ops = o.ops();
+  Scenario s = builtin("orders");
+  detail::HistoryView h(s, ops);
+  Violation v;
+  v.kind = "stuck-key";
+  v.invariant = "http:liveness";
+  auto found = detail::patterns::httpKeyOutsideTransaction(h, v);
+  REQUIRE(found); // connection 2's COMMIT is the one commit of the request's work
+  CHECK_THAT(found->explanation, Contains("in a transaction of its own (COMMIT#1)"));
+  CHECK_THAT(found->explanation, !Contains("INSERT#1 in autocommit"));
+}
+
 TEST_CASE("http-key-outside-transaction: the key committed apart, its connection dropped, the key stuck",
           "[patterns][http]") {
   HttpHistoryBuilder o(2);
