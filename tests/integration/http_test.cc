@@ -63,6 +63,10 @@ TEST_CASE("http: check finds check-then-insert's double order only with concurre
   const auto& cx = cti.report["check"]["counterexample"];
   CHECK(concurrent(cx["schedule"])); // a burst, or a retry while the first is in flight
   CHECK(cx["verdicts"].back() == "fail");
+  // Shrunk to the key's requests alone, its steps show the race: named, with its fix.
+  auto doubled = violations(cti.report, "double-effect");
+  REQUIRE(doubled.size() == 1);
+  CHECK(doubled[0]["pattern"]["id"] == "http-check-then-insert");
 }
 
 TEST_CASE("http: key-outside-tx leaves a key in progress for good after COMMIT, the correct target passes the kill "

@@ -27,6 +27,7 @@ Found unguardedVersion(const HistoryView& h, const Violation& v);      ///< ungu
 Found retryAfterAmbiguousCommit(const HistoryView& h, const Violation& v); ///< retry_after_ambiguous_commit.cc
 Found httpKeyOutsideTransaction(const HistoryView& h, const Violation& v); ///< http_key_outside_transaction.cc
 Found httpNoRequestHash(const HistoryView& h, const Violation& v);     ///< http_no_request_hash.cc
+Found httpCheckThenInsert(const HistoryView& h, const Violation& v);   ///< http_check_then_insert.cc
 Found revokedMemberWorks(const HistoryView& h, const Violation& v);    ///< revoked_member_works.cc
 Found retentionShorterThanWindow(const HistoryView& h, const Violation& v); ///< retention_shorter_than_window.cc
 Found pausedMemberWorks(const HistoryView& h, const Violation& v);     ///< paused_member_works.cc

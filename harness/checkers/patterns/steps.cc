@@ -222,7 +222,8 @@ Pattern make(std::string id, std::string name, std::vector<int64_t> ops, std::st
 
 Found classify(const HistoryView& h, const Violation& v) {
   // From the most specific: a race or a broken connection explains a duplicate before a plain missing dedup.
-  for (auto* fn : {retentionShorterThanWindow, httpNoRequestHash, httpKeyOutsideTransaction, revokedMemberWorks,
+  for (auto* fn : {retentionShorterThanWindow, httpNoRequestHash, httpKeyOutsideTransaction, httpCheckThenInsert,
+                   revokedMemberWorks,
                    pausedMemberWorks, ackBeforeEffect, dedupOutsideTransaction, checkThenAct, retryAfterAmbiguousCommit,
                    dedupOnBrokerId, effectWithoutDedup, unguardedVersion, poisonRetriedForever, poisonDropped,
                    sinkCallCommitOrder}) {
@@ -246,6 +247,7 @@ std::string patternName(const std::string& id) {
       {"retry-after-ambiguous-commit", "retry without dedup after an ambiguous commit"},
       {"http-key-outside-transaction", "the key's state outside the effect's transaction"},
       {"http-no-request-hash", "no request hash"},
+      {"http-check-then-insert", "check-then-insert on the key"},
       {"revoked-member-works", "a revoked member keeps working"},
       {"paused-member-works", "a paused consumer wakes as a zombie"},
       {"retention-shorter-than-window", "dedup retention shorter than the retry window"},

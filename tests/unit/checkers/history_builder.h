@@ -254,10 +254,12 @@ public:
   void lost(int id, const char* outcome = "reset") { h.append("client", ops::Response{id, outcome, 0, "", "", ""}); }
   /// A PostgreSQL statement of the server on its connection `conn`; k counts per verb over the run, as the
   /// proxy does.
-  void sql(const std::string& verb, const std::string& detail = "", int conn = 1) {
+  void sql(const std::string& verb, const std::string& detail = "", int conn = 1,
+           std::vector<std::string> tables = {}) {
     ops::Step s;
     s.server = "pg";
     s.conn = conn;
+    s.tables = std::move(tables);
     s.verb = verb;
     s.k = ++k_[verb];
     s.detail = detail.empty() ? verb : detail;

@@ -157,6 +157,74 @@ TEST_CASE("http-key-outside-transaction: a write in its connection's open transa
   CHECK_THAT(found->explanation, !Contains("INSERT#1 in autocommit"));
 }
 
+namespace {
+
+/// A burst of two copies of key 1 served on connections 1 and 2 of s1, each: BEGIN, a SELECT of the key,
+/// the order, the key row with no ON CONFLICT, COMMIT; `lookedLate`: connection 2 looked after connection 1
+/// committed (as behind a lock).
+HttpHistoryBuilder raced(bool lookedLate) {
+  HttpHistoryBuilder o(1);
+  int a = o.request(1, 1, "original", 1), b = o.request(1, 1, "retry", 2);
+  const std::vector<std::string> keys{"idempotency_keys"}, orders{"orders"};
+  auto select = [&](int conn) { o.sql("SELECT", "SELECT request_hash FROM idempotency_keys WHERE key = $1", conn, keys); };
+  auto work = [&](int conn) {
+    o.sql("INSERT", "INSERT INTO orders(ref, customer) VALUES ($1, $2)", conn, orders);
+    o.sql("INSERT", "INSERT INTO idempotency_keys(key, request_hash, status) VALUES ($1, $2, 201)", conn, keys);
+    o.sql("COMMIT", "COMMIT", conn);
+  };
+  o.sql("BEGIN", "BEGIN", 1);
+  o.sql("BEGIN", "BEGIN", 2);
+  select(1);
+  if (!lookedLate) select(2);
+  work(1);
+  if (lookedLate) select(2);
+  work(2);
+  o.answer(a, 201, "{\"id\":1}", "/orders/1");
+  o.answer(b, 201, "{\"id\":2}", "/orders/2");
+  return o;
+}
+
+} // namespace
+
+TEST_CASE("http-check-then-insert: two copies of a key each looked it up before the other's row was committed",
+          "[patterns][http]") {
+  auto o = raced(false);
+  auto rs = judge(o, {{1, 2}}, 998);
+  const Violation* v = violationOf(rs, "double-effect");
+  REQUIRE(v);
+  REQUIRE(v->pattern);
+  CHECK(v->pattern->id == "http-check-then-insert");
+  CHECK(v->pattern->explanation == "two requests of key 1 ran at once: s1's connection 1 and s1's connection 2 each looked "
+                                  "the key up (SELECT#1, SELECT#2) before the other's key row was committed (INSERT#2, "
+                                  "COMMIT#1; INSERT#4, COMMIT#2); with no unique constraint on the key both inserts went "
+                                  "in, and both requests executed");
+  CHECK_THAT(v->pattern->fix, Contains("ON CONFLICT (key) DO NOTHING"));
+
+  // A third key row committed meanwhile (another key's request in flight): which two were this key's is not
+  // in the steps, so nothing is named.
+  auto ops = o.ops();
+  Scenario s = builtin("orders");
+  detail::HistoryView h(s, ops);
+  Violation three = *v;
+  three.observed = 3;
+  CHECK_FALSE(detail::patterns::httpCheckThenInsert(h, three));
+}
+
+TEST_CASE("http-check-then-insert: a look-up after the other's commit names no race", "[patterns][http]") {
+  auto o = raced(true);
+  auto ops = o.ops();
+  Scenario s = builtin("orders");
+  detail::HistoryView h(s, ops);
+  Violation v;
+  v.kind = "double-effect";
+  v.invariant = "http:exactly-once";
+  v.key = "key 1";
+  v.observed = 2;
+  for (int64_t i = 0; i < static_cast<int64_t>(ops.size()); ++i)
+    if (ops[static_cast<size_t>(i)].as<ops::Request>() || ops[static_cast<size_t>(i)].as<ops::Response>()) v.ops.push_back(i);
+  CHECK_FALSE(detail::patterns::httpCheckThenInsert(h, v));
+}
+
 TEST_CASE("http-key-outside-transaction: the key committed apart, its connection dropped, the key stuck",
           "[patterns][http]") {
   HttpHistoryBuilder o(2);
