@@ -2,6 +2,7 @@
 #include "core/owner.h"
 
 #include "core/child.h"
+#include "core/ports.h"
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace idem {
@@ -153,6 +155,24 @@ std::vector<pid_t> processesWithEnv(const std::string& name, const std::string& 
     if (v && (value.empty() || *v == value) && processStart(pid)) out.push_back(pid);
   }
   return out;
+}
+
+bool groupListensOn(pid_t pgid, int port) {
+  std::set<std::string> sockets; // as /proc/PID/fd/N links name them
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"})
+    for (unsigned long inode : listeningInodes(slurp(table), port)) sockets.insert(fmt::format("socket:[{}]", inode));
+  if (sockets.empty()) return false;
+  for (pid_t pid : otherPids()) {
+    auto st = procStat(pid);
+    if (!st || st->pgrp != pgid) continue;
+    std::error_code ec;
+    for (const auto& fd : fs::directory_iterator(fmt::format("/proc/{}/fd", pid), ec)) {
+      std::error_code lec;
+      auto target = fs::read_symlink(fd.path(), lec);
+      if (!lec && sockets.count(target.string())) return true;
+    }
+  }
+  return false;
 }
 
 void becomeSubreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1); }

@@ -54,6 +54,11 @@ std::string envOf(pid_t pid, const std::string& name);
 /// The command line of `pid`, arguments joined by spaces, at most 200 bytes ("" when gone).
 std::string commandLine(pid_t pid);
 
+/// Whether a process of process group `pgid` (other than this one) holds a socket that listens on TCP port
+/// `port`: whether what answers on 127.0.0.1:port is that group's, or another process's that took the port
+/// first.
+bool groupListensOn(pid_t pgid, int port);
+
 /// Makes this process the child subreaper of everything it starts (prctl PR_SET_CHILD_SUBREAPER): a
 /// process whose parent dies is re-parented to idemproof, not to init, so that no descendant of a
 /// consumer can leave idemproof's sight, whatever it does to its process group, session or environment.

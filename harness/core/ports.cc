@@ -2,8 +2,6 @@
 
 #include "core/error.h"
 
-#include <fmt/format.h>
-
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -14,8 +12,6 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -142,38 +138,6 @@ std::set<unsigned long> listeningInodes(std::string_view text, int port) {
     }
   }
   return out;
-}
-
-bool groupListensOn(int pgid, int port) {
-  auto slurp = [](const std::filesystem::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
-  std::set<std::string> sockets;
-  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"})
-    for (unsigned long inode : listeningInodes(slurp(table), port)) sockets.insert(fmt::format("socket:[{}]", inode));
-  if (sockets.empty()) return false;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so after its last ')'.
-    std::string stat = slurp(e.path() / "stat");
-    auto close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream f(stat.substr(close + 1));
-    std::string state;
-    long ppid = 0, pgrp = 0;
-    if (!(f >> state >> ppid >> pgrp) || pgrp != pgid) continue;
-    for (const auto& fd : std::filesystem::directory_iterator(e.path() / "fd", ec)) {
-      std::error_code lec;
-      auto target = std::filesystem::read_symlink(fd.path(), lec);
-      if (!lec && sockets.count(target.string())) return true;
-    }
-  }
-  return false;
 }
 
 } // namespace idem

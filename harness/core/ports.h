@@ -48,11 +48,7 @@ PortLease freeListenPort();
 PortLease freeServerPort();
 
 /// The socket inodes that listen on TCP port `port` (any local address) in the text of /proc/net/tcp or
-/// /proc/net/tcp6.
+/// /proc/net/tcp6 (core/owner.h groupListensOn).
 std::set<unsigned long> listeningInodes(std::string_view procNetTcp, int port);
-
-/// Whether a process of process group `pgid` holds a socket that listens on TCP port `port`: whether what
-/// answers on 127.0.0.1:port is that group's, or another process's that took the port first.
-bool groupListensOn(int pgid, int port);
 
 } // namespace idem

@@ -2,6 +2,7 @@
 
 #include "supervisor/http_client.h"
 
+#include "core/owner.h"
 #include "core/ports.h"
 
 #include <fmt/format.h>
