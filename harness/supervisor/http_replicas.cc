@@ -42,11 +42,10 @@ void HttpReplicas::startOne(int replica, const char* why) {
     p.owner = ++nserver_;
     p.label = fmt::format("s{}", nserver_);
     p.lease = freeListenPort();
-    p.port = p.lease.port();
     ctl_.addProcess(p.owner, p.label);
     // The name it is given is its replica's: s3 replacing s1 serves replica 1 ("s1").
     procs_.start(p, fmt::format("s{}", replica),
-                 {{"PORT", std::to_string(p.port)}, {"IDEMPOTENCY_LEASE_MS", std::to_string(spec.policy.leaseMs)},
+                 {{"PORT", std::to_string(p.port())}, {"IDEMPOTENCY_LEASE_MS", std::to_string(spec.policy.leaseMs)},
                   {"IDEMPOTENCY_PAYLOAD_EQUIVALENCE", spec.policy.payloadEquivalence},
                   {"DEDUP_TTL_MS", ws_.target.dedupTtlMs ? std::to_string(*ws_.target.dedupTtlMs) : ""}},
                  kHttpServerLogCap, "server", why);
@@ -59,7 +58,7 @@ void HttpReplicas::startOne(int replica, const char* why) {
     // Its PORT was taken by a process not idemproof's between the check and its bind: not the target's
     // failure. Another port, with a new process.
     h_.append(slot->label, ops::Note{fmt::format("127.0.0.1:{} (its PORT) was taken by another process before it "
-                                                 "bound it; a new process on another port replaces it", slot->port)});
+                                                 "bound it; a new process on another port replaces it", slot->port())});
     hub_.close(slot->owner);
     slot.reset();
   }
@@ -76,7 +75,7 @@ bool HttpReplicas::waitReady(Server& s) {
     auto exited = [&] {
       auto es = s.child.poll();
       if (!es) return false;
-      if (HttpCall(s.port, "GET", "/", {}, "").connect() && !groupListensOn(s.child.pid(), s.port)) {
+      if (HttpCall(s.port(), "GET", "/", {}, "").connect() && !groupListensOn(s.child.pid(), s.port())) {
         procs_.ended(s, *es, "port-taken");
         return true;
       }
@@ -87,27 +86,27 @@ bool HttpReplicas::waitReady(Server& s) {
     // What answers may be another process's that took the port first, before this one tried to bind it:
     // ready only when the listener is a socket of the server's own process group.
     if (ready(s)) {
-      if (groupListensOn(s.child.pid(), s.port)) return true;
+      if (groupListensOn(s.child.pid(), s.port())) return true;
       foreign = true;
     }
     if (remaining_().count() == 0) throw HttpRunLimit{"deadline", fmt::format("server {} not ready at the deadline", s.label)};
     if (Clock::now() - since > opt.start_timeout)
       throw HttpRunLimit{"start-timeout",
                          foreign ? fmt::format("server {} did not listen on 127.0.0.1:{} (its PORT) within {} ms: a "
-                                               "process not its own answered there", s.label, s.port,
+                                               "process not its own answered there", s.label, s.port(),
                                                opt.start_timeout.count())
                          : ws_.target.health.empty()
                              ? fmt::format("server {} did not accept a connection on 127.0.0.1:{} (its PORT) within {} "
-                                           "ms; raise --start-timeout", s.label, s.port, opt.start_timeout.count())
+                                           "ms; raise --start-timeout", s.label, s.port(), opt.start_timeout.count())
                              : fmt::format("server {} did not answer GET {} with a 2xx on 127.0.0.1:{} (its PORT) within "
-                                           "{} ms; raise --start-timeout", s.label, ws_.target.health, s.port,
+                                           "{} ms; raise --start-timeout", s.label, ws_.target.health, s.port(),
                                            opt.start_timeout.count())};
     std::this_thread::sleep_for(milliseconds(5)); // a process binding its port: nothing to wait on but time
   }
 }
 
 bool HttpReplicas::ready(const Server& s) {
-  auto c = std::make_shared<HttpCall>(s.port, "GET", ws_.target.health.empty() ? "/" : ws_.target.health,
+  auto c = std::make_shared<HttpCall>(s.port(), "GET", ws_.target.health.empty() ? "/" : ws_.target.health,
                                       std::map<std::string, std::string>{}, "");
   if (ws_.target.health.empty()) return c->connect();
   // A server may accept before it answers: its health check gets a second, then is cancelled and asked again.

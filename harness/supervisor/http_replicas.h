@@ -36,7 +36,7 @@ public:
 
   int count() const { return static_cast<int>(servers_.size()); }
   /// Replica r's (1-based) live process: its port and label. Every replica has one between start() and stop().
-  int port(int replica) const { return at(replica).port; }
+  int port(int replica) const { return at(replica).port(); }
   const std::string& label(int replica) const { return at(replica).label; }
 
   /// Starts every replica, one after the other, each ready before the next starts.
@@ -52,7 +52,7 @@ public:
 private:
   struct Server : TargetProcess {
     PortLease lease; ///< its PORT, no other idemproof command's while it lives
-    int port = 0;
+    int port() const { return lease.port(); }
   };
   const Server& at(int replica) const { return *servers_.at(static_cast<size_t>(replica - 1)); }
   /// Starts replica r's process and waits until it is ready, on another port when another process took its

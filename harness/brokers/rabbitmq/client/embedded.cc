@@ -89,10 +89,9 @@ EmbeddedRabbit::EmbeddedRabbit()
   for (int attempt = 1;; ++attempt) {
     // From the servers' own range: a proxy's listening port (bound to port 0) or an HTTP target's PORT
     // could otherwise be the node's during its boot, and the readiness probe would reach that instead.
-    for (auto& l : leases_) l = freeServerPort();
-    port_ = leases_[0].port();
-    distPort_ = leases_[1].port();
-    epmdPort_ = leases_[2].port();
+    port_ = freeServerPort();
+    distPort_ = freeServerPort();
+    epmdPort_ = freeServerPort();
     // The guest account is gone (no default user but ours); no plugin; loopback only.
     writeFile(home_ / "rabbit.conf",
               fmt::format("listeners.tcp.default = 127.0.0.1:{}\n"
@@ -101,7 +100,7 @@ EmbeddedRabbit::EmbeddedRabbit()
                           "default_pass = {}\n"
                           "default_vhost = /\n"
                           "log.file.level = warning\n",
-                          port_, user_, password_),
+                          port_.port(), user_, password_),
                 account_);
     try {
       start(attempt < 3);
@@ -124,9 +123,9 @@ std::map<std::string, std::string> EmbeddedRabbit::env() const {
   e["HOME"] = h;
   e["RABBITMQ_NODENAME"] = node_;
   e["RABBITMQ_NODE_IP_ADDRESS"] = "127.0.0.1";
-  e["RABBITMQ_NODE_PORT"] = std::to_string(port_);
-  e["RABBITMQ_DIST_PORT"] = std::to_string(distPort_);
-  e["ERL_EPMD_PORT"] = std::to_string(epmdPort_);
+  e["RABBITMQ_NODE_PORT"] = std::to_string(port_.port());
+  e["RABBITMQ_DIST_PORT"] = std::to_string(distPort_.port());
+  e["ERL_EPMD_PORT"] = std::to_string(epmdPort_.port());
   e["ERL_EPMD_ADDRESS"] = "127.0.0.1";
   e["RABBITMQ_MNESIA_BASE"] = h + "/mnesia";
   e["RABBITMQ_LOG_BASE"] = h + "/log";
@@ -155,10 +154,10 @@ void EmbeddedRabbit::start(bool portTakenIsRetried) {
   // Its own epmd, in the foreground: the node registers there and not with a machine-wide one, and it
   // goes when we stop it (one the node starts by itself daemonizes and stays).
   if (!epmd_.valid() || epmd_.poll())
-    epmd_ = Child::spawn(spec({"epmd", "-port", std::to_string(epmdPort_), "-address", "127.0.0.1"}, "epmd of embedded RabbitMQ"));
+    epmd_ = Child::spawn(spec({"epmd", "-port", std::to_string(epmdPort_.port()), "-address", "127.0.0.1"}, "epmd of embedded RabbitMQ"));
   server_ = Child::spawn(spec({kServer}, "embedded RabbitMQ"));
   const auto deadline = t0 + kStartTimeout;
-  while (!loginWorks(port_, user_, password_)) {
+  while (!loginWorks(port_.port(), user_, password_)) {
     if (auto st = server_.poll()) {
       if (portTakenIsRetried && servers::serverLogTail(log_).find("eaddrinuse") != std::string::npos) {
         halt();

@@ -29,7 +29,7 @@ public:
   EmbeddedRabbit(const EmbeddedRabbit&) = delete;
   EmbeddedRabbit& operator=(const EmbeddedRabbit&) = delete;
 
-  int port() const { return port_; }
+  int port() const { return port_.port(); }
   const std::string& user() const { return user_; }
   const std::string& password() const { return password_; }
   /// How long the last start took, from spawn to the first AMQP login.
@@ -59,8 +59,7 @@ private:
   servers::Account account_;
   std::filesystem::path home_, log_;
   std::string node_, user_, password_;
-  int port_ = 0, distPort_ = 0, epmdPort_ = 0;
-  PortLease leases_[3]; ///< the three ports, no other idemproof command's while the node lives
+  PortLease port_, distPort_, epmdPort_; ///< no other idemproof command's while the node lives
   std::chrono::milliseconds startTime_{0};
   std::mutex mu_;
   Child epmd_, server_;
