@@ -31,9 +31,7 @@ std::string skippedBy(const HistoryView& h, const std::string& id, int64_t after
 std::string pgSkippedBy(const HistoryView& h, int n, const ops::Step& mark, int64_t after, std::vector<int64_t>& cited) {
   auto sameTable = [&](const ops::Step& s) {
     if (mark.tables.empty() || s.tables.empty()) return s.detail == mark.detail;
-    return std::any_of(s.tables.begin(), s.tables.end(), [&](const std::string& t) {
-      return std::find(mark.tables.begin(), mark.tables.end(), t) != mark.tables.end();
-    });
+    return shareTable(s, mark);
   };
   for (const auto& [proc, _] : h.logs) {
     bool holds = false; // the process's last read handed it event n

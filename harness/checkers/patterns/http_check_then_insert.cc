@@ -22,12 +22,6 @@ struct Lookup {
   StepAt select, insert, commit;
 };
 
-bool shareTable(const ops::Step& a, const ops::Step& b) {
-  return std::any_of(a.tables.begin(), a.tables.end(), [&](const std::string& t) {
-    return std::find(b.tables.begin(), b.tables.end(), t) != b.tables.end();
-  });
-}
-
 } // namespace
 
 Found httpCheckThenInsert(const HistoryView& h, const Violation& v) {

@@ -74,6 +74,8 @@ AckWords ackWords(const std::string& verb);
 const ops::Step* stepAt(const HistoryView& h, int64_t index);
 /// A PostgreSQL statement that writes: INSERT, UPDATE, DELETE, MERGE.
 bool isWrite(const ops::Step& s);
+/// Whether two PostgreSQL statements name a table in common (their decoded `tables`).
+bool shareTable(const ops::Step& a, const ops::Step& b);
 /// A PostgreSQL COMMIT (or END).
 bool isCommit(const ops::Step& s);
 bool isBegin(const ops::Step& s);

@@ -67,6 +67,12 @@ bool isWrite(const ops::Step& s) {
   return onPg(s) && (s.verb == "INSERT" || s.verb == "UPDATE" || s.verb == "DELETE" || s.verb == "MERGE");
 }
 
+bool shareTable(const ops::Step& a, const ops::Step& b) {
+  return std::any_of(a.tables.begin(), a.tables.end(), [&](const std::string& t) {
+    return std::find(b.tables.begin(), b.tables.end(), t) != b.tables.end();
+  });
+}
+
 bool isCommit(const ops::Step& s) { return onPg(s) && (s.verb == "COMMIT" || s.verb == "END"); }
 
 bool isBegin(const ops::Step& s) { return onPg(s) && (s.verb == "BEGIN" || s.verb == "START"); }
