@@ -19,7 +19,7 @@ Found ackBeforeEffect(const HistoryView& h, const Violation& v) {
       if (!kill) continue;
       auto between = stepsOf(h, a.process, a.op, kill->op);
       if (std::any_of(between.begin(), between.end(), [&](const StepAt& s) {
-            if (isCommit(*s.step)) return s.step->reachedServer() && !s.step->error;
+            if (isCommit(*s.step)) return committed(*s.step);
             return isWrite(*s.step) && commitOf(h, a.process, s.op, kill->op).has_value();
           }))
         continue;

@@ -126,7 +126,7 @@ Found dedupOutsideTransaction(const HistoryView& h, const Violation& v) {
           // cut short took no effect).
           if (std::any_of(held.begin(), held.end(), [&](const StepAt& s) {
                 if (s.op <= st.op) return false;
-                if (isCommit(*s.step)) return s.step->reachedServer() && !s.step->error;
+                if (isCommit(*s.step)) return committed(*s.step);
                 return isWrite(*s.step) && commitOf(h, d->process, s.op, end->op).has_value();
               }))
             continue;

@@ -78,6 +78,10 @@ bool isWrite(const ops::Step& s);
 bool shareTable(const ops::Step& a, const ops::Step& b);
 /// A PostgreSQL COMMIT (or END).
 bool isCommit(const ops::Step& s);
+/// A COMMIT that took effect: it reached the server, and the server did not answer it with an error or
+/// with "ROLLBACK" (the answer to a COMMIT of a transaction a failed statement aborted).
+bool committed(const ops::Step& s);
+/// BEGIN or START TRANSACTION.
 bool isBegin(const ops::Step& s);
 /// A statement whose text has `word` (case-insensitive): "ON CONFLICT".
 bool says(const ops::Step& s, const std::string& word);
@@ -100,7 +104,9 @@ bool isDuplicateKey(const ops::Step& s);
 bool insertedNone(const ops::Step& s);
 /// Where a write took effect in PostgreSQL: the COMMIT that ended its transaction (the first COMMIT on its
 /// connection after it, when a BEGIN on that connection came before it in the same transaction), or the
-/// write itself (autocommit). nullopt when its transaction never committed before `before`.
+/// write itself (autocommit). nullopt when its transaction never committed before `before`: it was rolled
+/// back, its COMMIT was answered "ROLLBACK", or a ROLLBACK TO a savepoint set before the write undid it (a
+/// ROLLBACK TO SAVEPOINT ends no transaction; RELEASE merges a savepoint into the one around it).
 std::optional<StepAt> commitOf(const HistoryView& h, const std::string& process, int64_t write, int64_t before = kNoOp);
 /// The write that applied delivery `d`: a read hands entries over in a batch, and the i-th entry of a read
 /// is the one the process's i-th write after it (before its next read) applied; only a write that took

@@ -22,8 +22,6 @@ const char* kFix =
     "outbox row (the call and its id) in the effect's transaction and let a relay make the call with the "
     "outbox id as its key and mark the row sent";
 
-bool committed(const ops::Step& s) { return isCommit(s) && s.reachedServer() && !s.error; }
-
 /// Call, then commit: an execution whose process was killed before any COMMIT reached the server after it.
 Found callThenCommit(const HistoryView& h, const SinkView& s, const Violation& v, int n) {
   const std::string ref = s.idOf(n);

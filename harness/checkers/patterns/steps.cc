@@ -75,7 +75,65 @@ bool shareTable(const ops::Step& a, const ops::Step& b) {
 
 bool isCommit(const ops::Step& s) { return onPg(s) && (s.verb == "COMMIT" || s.verb == "END"); }
 
+bool committed(const ops::Step& s) {
+  // A COMMIT of a transaction that a failed statement aborted is answered "ROLLBACK", with no error.
+  return isCommit(s) && s.reachedServer() && !s.error && s.summary.rfind("ROLLBACK", 0) != 0;
+}
+
 bool isBegin(const ops::Step& s) { return onPg(s) && (s.verb == "BEGIN" || s.verb == "START"); }
+
+namespace {
+
+/// What a PostgreSQL statement does to its connection's transaction, and the savepoint it names.
+struct TxStatement {
+  enum class Kind { Other, Begin, End, Savepoint, Release, RollbackTo };
+  Kind kind = Kind::Other;
+  std::string savepoint; ///< upper-cased: SAVEPOINT x, RELEASE [SAVEPOINT] x, ROLLBACK [WORK] TO [SAVEPOINT] x
+};
+
+TxStatement txStatement(const ops::Step& s) {
+  using K = TxStatement::Kind;
+  if (!onPg(s)) return {};
+  if (isBegin(s)) return {K::Begin, ""};
+  if (isCommit(s) || s.verb == "ABORT") return {K::End, ""};
+  if (s.verb != "ROLLBACK" && s.verb != "SAVEPOINT" && s.verb != "RELEASE") return {};
+  std::vector<std::string> words; // the first statement's words: a savepoint's name ends at `;`
+  std::string word;
+  for (char c : s.detail + ";") {
+    if (c == ';' || std::isspace(static_cast<unsigned char>(c))) {
+      if (!word.empty()) words.push_back(patternUpper(word));
+      word.clear();
+      if (c == ';') break;
+    } else {
+      word += c;
+    }
+  }
+  size_t i = 1;
+  auto skip = [&](std::initializer_list<const char*> optional) {
+    for (const char* w : optional)
+      if (i < words.size() && words[i] == w) ++i;
+  };
+  auto name = [&] { return i < words.size() ? words[i] : std::string(); };
+  if (s.verb == "SAVEPOINT") return {K::Savepoint, name()};
+  if (s.verb == "RELEASE") {
+    skip({"SAVEPOINT"});
+    return {K::Release, name()};
+  }
+  skip({"WORK", "TRANSACTION"});
+  if (i >= words.size() || words[i] != "TO") return {K::End, ""};
+  ++i;
+  skip({"SAVEPOINT"});
+  return {K::RollbackTo, name()};
+}
+
+/// The last index of `name` in the savepoints (PostgreSQL allows a name twice: the newer one counts).
+std::optional<size_t> savepointIndex(const std::vector<std::string>& savepoints, const std::string& name) {
+  for (size_t i = savepoints.size(); i-- > 0;)
+    if (savepoints[i] == name) return i;
+  return std::nullopt;
+}
+
+} // namespace
 
 bool says(const ops::Step& s, const std::string& word) {
   return patternUpper(s.detail).find(patternUpper(word)) != std::string::npos;
@@ -158,28 +216,51 @@ Mark markOf(const ops::Step& s, const std::set<std::string>& keyed) {
 bool isMark(const ops::Step& s, const std::set<std::string>& keyed) { return markOf(s, keyed) != Mark::None; }
 
 std::optional<StepAt> commitOf(const HistoryView& h, const std::string& process, int64_t write, int64_t before) {
+  using K = TxStatement::Kind;
   const ops::Step* w = stepAt(h, write);
   if (!w) return std::nullopt;
   // A transaction is its connection's: a process with a pool runs others on its other connections.
   auto sameConn = [&](const StepAt& st) { return st.step->server == w->server && st.step->conn == w->conn; };
-  // In a transaction when a BEGIN on the write's connection came after its last COMMIT before the write.
+  // In a transaction when a BEGIN on the write's connection came after its last COMMIT or ROLLBACK before
+  // the write; a ROLLBACK TO SAVEPOINT ends no transaction. The savepoints of that transaction still open.
   bool open = false;
+  std::vector<std::string> savepoints;
+  auto apply = [&](const TxStatement& t) {
+    if (t.kind == K::Savepoint) {
+      savepoints.push_back(t.savepoint);
+    } else if (t.kind == K::Release || t.kind == K::RollbackTo) {
+      // RELEASE drops the savepoint and those after it; ROLLBACK TO keeps it and drops those after it.
+      if (auto at = savepointIndex(savepoints, t.savepoint)) savepoints.resize(*at + (t.kind == K::RollbackTo));
+    }
+  };
   for (const auto& st : stepsOf(h, process, -1, write)) {
     if (!sameConn(st)) continue;
-    if (isBegin(*st.step)) open = true;
-    else if (isCommit(*st.step) || st.step->verb == "ROLLBACK") open = false;
+    const TxStatement t = txStatement(*st.step);
+    if (t.kind == K::Begin || t.kind == K::End) {
+      open = t.kind == K::Begin;
+      savepoints.clear();
+    } else if (!st.step->error) {
+      apply(t);
+    }
   }
   if (!open) {
     if (w->reachedServer() && !w->error) return StepAt{write, w};
     return std::nullopt;
   }
+  // The savepoints set before the write and not released since: a ROLLBACK TO one of them undoes it.
+  size_t enclosing = savepoints.size();
   for (const auto& st : stepsOf(h, process, write, before)) {
     if (!sameConn(st)) continue;
-    if (st.step->verb == "ROLLBACK") return std::nullopt;
-    if (isCommit(*st.step)) {
-      if (st.step->reachedServer() && !st.step->error) return st;
+    const TxStatement t = txStatement(*st.step);
+    if (t.kind == K::End) {
+      if (committed(*st.step)) return st;
       return std::nullopt;
     }
+    if (st.step->error || t.kind == K::Other || t.kind == K::Begin) continue;
+    const auto at = savepointIndex(savepoints, t.savepoint);
+    if (t.kind == K::RollbackTo && at && *at < enclosing) return std::nullopt;
+    apply(t);
+    enclosing = std::min(enclosing, savepoints.size());
   }
   return std::nullopt;
 }

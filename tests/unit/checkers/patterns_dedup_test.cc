@@ -298,3 +298,56 @@ TEST_CASE("lost events that no classifier explains: no pattern is named", "[patt
     CHECK_FALSE(v.pattern);
   }
 }
+
+TEST_CASE("where a write took effect: savepoints, ROLLBACK TO and a COMMIT answered ROLLBACK", "[patterns]") {
+  // The statements of ORMs that nest transactions (Django's atomic, SQLAlchemy's begin_nested, Knex's
+  // nested transaction): a ROLLBACK TO SAVEPOINT undoes the writes after its savepoint and ends nothing.
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s);
+  b.initial(balances(0));
+  sendWallet(b, kAmounts, {1});
+  b.spawn("c1");
+  auto sql = [&](const std::string& verb, const std::string& text, const std::string& summary, bool error = false) {
+    return b.sql("c1", verb, text, {}, summary, error);
+  };
+  sql("BEGIN", "BEGIN", "BEGIN");
+  const int64_t credit = sql("UPDATE", "UPDATE wallets SET balance = balance + $1", "UPDATE 1");
+  sql("SAVEPOINT", "SAVEPOINT \"s1_x\"", "SAVEPOINT");
+  const int64_t undone = sql("INSERT", "INSERT INTO processed(event_id) VALUES ($1)", "INSERT 0 1");
+  sql("ROLLBACK", "ROLLBACK TO SAVEPOINT \"s1_x\"", "ROLLBACK");
+  sql("SAVEPOINT", "savepoint s2", "SAVEPOINT");
+  const int64_t released = sql("INSERT", "INSERT INTO processed(event_id) VALUES ($1)", "INSERT 0 1");
+  sql("RELEASE", "RELEASE SAVEPOINT s2", "RELEASE");
+  const int64_t commit = sql("COMMIT", "COMMIT", "COMMIT");
+  // A second transaction: a failed statement aborts it, and its COMMIT is answered ROLLBACK.
+  sql("START", "START TRANSACTION", "START TRANSACTION");
+  const int64_t aborted = sql("UPDATE", "UPDATE wallets SET balance = balance + $1", "UPDATE 1");
+  sql("INSERT", "INSERT INTO processed(event_id) VALUES ($1)", "duplicate key value violates unique constraint", true);
+  sql("COMMIT", "COMMIT", "ROLLBACK");
+  // A third: ROLLBACK TO a savepoint set after the write leaves the write in its transaction.
+  sql("BEGIN", "BEGIN", "BEGIN");
+  const int64_t kept = sql("UPDATE", "UPDATE wallets SET balance = balance + $1", "UPDATE 1");
+  sql("SAVEPOINT", "SAVEPOINT later", "SAVEPOINT");
+  sql("ROLLBACK", "ROLLBACK WORK TO later", "ROLLBACK");
+  const int64_t lastCommit = sql("COMMIT", "COMMIT", "COMMIT");
+  // A savepoint released before a ROLLBACK TO an older one merges into it: the older one's rollback undoes it.
+  sql("BEGIN", "BEGIN", "BEGIN");
+  sql("SAVEPOINT", "SAVEPOINT outer_sp", "SAVEPOINT");
+  sql("SAVEPOINT", "SAVEPOINT inner_sp", "SAVEPOINT");
+  const int64_t merged = sql("UPDATE", "UPDATE wallets SET balance = balance + $1", "UPDATE 1");
+  sql("RELEASE", "RELEASE inner_sp", "RELEASE");
+  sql("ROLLBACK", "ROLLBACK TO SAVEPOINT outer_sp", "ROLLBACK");
+  sql("COMMIT", "COMMIT", "COMMIT");
+  auto ops = b.ops();
+  detail::HistoryView h(s, ops);
+  using detail::patterns::commitOf;
+  REQUIRE(commitOf(h, "c1", credit));
+  CHECK(commitOf(h, "c1", credit)->op == commit); // the ROLLBACK TO ended no transaction
+  CHECK_FALSE(commitOf(h, "c1", undone));
+  REQUIRE(commitOf(h, "c1", released));
+  CHECK(commitOf(h, "c1", released)->op == commit);
+  CHECK_FALSE(commitOf(h, "c1", aborted));
+  REQUIRE(commitOf(h, "c1", kept));
+  CHECK(commitOf(h, "c1", kept)->op == lastCommit);
+  CHECK_FALSE(commitOf(h, "c1", merged));
+}
