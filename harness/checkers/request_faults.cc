@@ -36,7 +36,10 @@ std::vector<RequestFault> requestFaults(const std::vector<Op>& ops) {
     } else if (const auto* a = op.as<ops::Response>()) {
       open.erase(a->id);
     } else if (const auto* f = op.as<ops::FaultOp>()) {
-      RequestFault rf{op.index, op.process, f->fault};
+      RequestFault rf;
+      rf.op = op.index;
+      rf.process = op.process;
+      rf.fault = f->fault;
       for (const auto& [id, q] : open) { // ids are in the order written
         rf.inFlight.push_back(q.first);
         if (q.second > rf.requestOp) rf.request = q.first, rf.requestOp = q.second;
