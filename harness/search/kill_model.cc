@@ -134,7 +134,11 @@ std::set<std::string> KillModel::resourcesOf(const ops::Step& step) {
   // join, heartbeat, offset commit: all on the topic and its group).
   if (streamVerb(step.verb) || !step.delivered.empty() || !step.acked.empty() || step.server != "valkey")
     return {"stream"};
-  if (step.verb == "EXEC") return {"valkey:*"};
+  // A transaction or a script may touch any key, the stream's entries included (MULTI, XACK, XDEL, EXEC; a
+  // script that marks the event and acknowledges it): it conflicts with every Valkey step.
+  static const std::set<std::string> kAnyKey = {"EXEC",     "EVAL",        "EVALSHA", "EVAL_RO",
+                                                "EVALSHA_RO", "FCALL", "FCALL_RO"};
+  if (kAnyKey.count(step.verb)) return {"valkey:*", "stream"};
   // The key: the command line's second word ("SET seen:abc NX" -> "seen:abc"), up to its last ':'.
   const auto from = step.detail.find(' ');
   if (from == std::string::npos || step.verb == "PING" || step.verb == "MULTI" || step.verb == "INFO") return out;

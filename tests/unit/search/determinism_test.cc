@@ -258,6 +258,10 @@ TEST_CASE("what a step may conflict on: its tables, a COMMIT's transaction, the 
   CHECK(KillModel::resourcesOf(step("pg", "BEGIN", "BEGIN")).empty());
   CHECK(KillModel::resourcesOf(step("valkey", "XAUTOCLAIM", "XAUTOCLAIM s g c2 20 0-0")) == Set{"stream"});
   CHECK(KillModel::resourcesOf(step("valkey", "SET", "SET seen:1f2e NX")) == Set{"valkey:seen:"});
-  CHECK(KillModel::resourcesOf(step("valkey", "EXEC", "EXEC")) == Set{"valkey:*"});
+  CHECK(KillModel::resourcesOf(step("valkey", "EXEC", "EXEC")) == Set{"valkey:*", "stream"});
+  // A script's second word is its text or its SHA, no key: it may touch any key and the stream.
+  CHECK(KillModel::resourcesOf(step("valkey", "EVAL", "EVAL \"redis.call('XACK', KEYS[1] ...\" 1 s")) ==
+        Set{"valkey:*", "stream"});
+  CHECK(KillModel::resourcesOf(step("valkey", "EVALSHA", "EVALSHA 9a3f 1 s g 1-0")) == Set{"valkey:*", "stream"});
   CHECK(KillModel::resourcesOf(step("valkey", "PING", "PING")).empty());
 }
