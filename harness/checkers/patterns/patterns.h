@@ -28,6 +28,7 @@ Found retryAfterAmbiguousCommit(const HistoryView& h, const Violation& v); ///< 
 Found httpKeyOutsideTransaction(const HistoryView& h, const Violation& v); ///< http_key_outside_transaction.cc
 Found httpNoRequestHash(const HistoryView& h, const Violation& v);     ///< http_no_request_hash.cc
 Found httpCheckThenInsert(const HistoryView& h, const Violation& v);   ///< http_check_then_insert.cc
+Found httpLeaseWithoutFence(const HistoryView& h, const Violation& v); ///< http_lease_without_fence.cc
 Found revokedMemberWorks(const HistoryView& h, const Violation& v);    ///< revoked_member_works.cc
 Found retentionShorterThanWindow(const HistoryView& h, const Violation& v); ///< retention_shorter_than_window.cc
 Found pausedMemberWorks(const HistoryView& h, const Violation& v);     ///< paused_member_works.cc
@@ -83,6 +84,8 @@ bool isCommit(const ops::Step& s);
 bool committed(const ops::Step& s);
 /// BEGIN or START TRANSACTION.
 bool isBegin(const ops::Step& s);
+/// COMMIT, END, ROLLBACK or ABORT: not a ROLLBACK TO SAVEPOINT, which ends no transaction.
+bool endsTransaction(const ops::Step& s);
 /// A statement whose text has `word` (case-insensitive): "ON CONFLICT".
 bool says(const ops::Step& s, const std::string& word);
 /// How a step was recognised as a dedup mark: Named when its table's name says that it records processed

@@ -126,6 +126,12 @@ TxStatement txStatement(const ops::Step& s) {
   return {K::RollbackTo, name()};
 }
 
+} // namespace
+
+bool endsTransaction(const ops::Step& s) { return txStatement(s).kind == TxStatement::Kind::End; }
+
+namespace {
+
 /// The last index of `name` in the savepoints (PostgreSQL allows a name twice: the newer one counts).
 std::optional<size_t> savepointIndex(const std::vector<std::string>& savepoints, const std::string& name) {
   for (size_t i = savepoints.size(); i-- > 0;)
@@ -309,7 +315,8 @@ Pattern make(std::string id, std::string name, std::vector<int64_t> ops, std::st
 
 Found classify(const HistoryView& h, const Violation& v) {
   // From the most specific: a race or a broken connection explains a duplicate before a plain missing dedup.
-  for (auto* fn : {retentionShorterThanWindow, httpNoRequestHash, httpKeyOutsideTransaction, httpCheckThenInsert,
+  for (auto* fn : {retentionShorterThanWindow, httpNoRequestHash, httpKeyOutsideTransaction, httpLeaseWithoutFence,
+                   httpCheckThenInsert,
                    revokedMemberWorks,
                    pausedMemberWorks, ackBeforeEffect, dedupOutsideTransaction, checkThenAct, retryAfterAmbiguousCommit,
                    dedupOnBrokerId, effectWithoutDedup, unguardedVersion, poisonRetriedForever, poisonDropped,
@@ -335,6 +342,7 @@ std::string patternName(const std::string& id) {
       {"http-key-outside-transaction", "the key's state outside the effect's transaction"},
       {"http-no-request-hash", "no request hash"},
       {"http-check-then-insert", "check-then-insert on the key"},
+      {"http-lease-without-fence", "a lock's lease trusted past its expiry"},
       {"revoked-member-works", "a revoked member keeps working"},
       {"paused-member-works", "a paused consumer wakes as a zombie"},
       {"retention-shorter-than-window", "dedup retention shorter than the retry window"},

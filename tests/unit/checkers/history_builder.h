@@ -265,6 +265,19 @@ public:
     s.detail = detail.empty() ? verb : detail;
     h.append("s1", s);
   }
+  /// A Valkey command of the server on its connection `conn`, answered `summary`, written `atUs` µs into the
+  /// run.
+  void valkey(const std::string& verb, const std::string& detail, int conn, const std::string& summary, int64_t atUs) {
+    ops::Step s;
+    s.server = "valkey";
+    s.conn = conn;
+    s.verb = verb;
+    s.k = ++k_[verb];
+    s.detail = detail;
+    s.summary = summary;
+    s.tReqUs = atUs;
+    h.append("s1", s);
+  }
   /// A kill of the server at `point` (the history's fault op).
   void kill(const std::string& point) { h.append("s1", ops::FaultOp{Fault::parse(point, "test"), 9}); }
   /// A fault of another kind at the server's step (drop, error, restart, ...): no signal.

@@ -8,6 +8,7 @@
 using namespace idem;
 using namespace idem::testing;
 using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
 
 namespace {
 
@@ -277,4 +278,79 @@ TEST_CASE("http: an error at a retry's COMMIT is named with the retry, and a del
   CHECK(detail::requestName(r) == "r3 (the client's retry of key 2 at the end)");
   r.burst = 2;
   CHECK(detail::requestName(r) == "r3 (copy 2 of a burst of key 2)");
+}
+
+namespace {
+
+/// r1 takes lock:k1 with a 1000 ms lease on Valkey connection 1 and works in a transaction on PostgreSQL
+/// connection 1, held by a delay before its COMMIT; its retry r2 takes the lock `secondAtUs` µs in and
+/// orders on connection 2; r1's COMMIT, then its release finding the lock gone. `releasedFirst`: r1 gave the
+/// lock back (a compare-and-delete that deleted it) before the retry took it; `otherKey`: another key's
+/// request was written before the delay, so the request in flight then was not the key's.
+HttpHistoryBuilder leaseRun(int64_t secondAtUs, bool releasedFirst, bool otherKey = false) {
+  HttpHistoryBuilder o(2);
+  const std::vector<std::string> keys{"idempotency_keys"}, orders{"orders"};
+  int a = o.request(1, 1);
+  o.valkey("SET", "SET lock:k1 901 NX PX 1000", 1, "+OK", 0);
+  o.sql("BEGIN", "BEGIN", 1);
+  o.sql("INSERT", "INSERT INTO orders(ref, customer) VALUES ($1, $2)", 1, orders);
+  o.sql("INSERT", "INSERT INTO idempotency_keys(key, request_hash, status) VALUES ($1, $2, 201)", 1, keys);
+  if (otherKey) o.request(2, 2);
+  o.fault("delay:before:COMMIT#1:1500");
+  if (releasedFirst) o.valkey("EVAL", "EVAL if redis.call('GET', KEYS[1]) == ARGV[1] then ...", 1, "(integer) 1", 100000);
+  int b = o.request(1, 1, "retry");
+  o.valkey("SET", "SET lock:k1 902 NX PX 1000", 2, "+OK", secondAtUs);
+  o.sql("BEGIN", "BEGIN", 2);
+  o.sql("INSERT", "INSERT INTO orders(ref, customer) VALUES ($1, $2)", 2, orders);
+  o.sql("INSERT", "INSERT INTO idempotency_keys(key, request_hash, status) VALUES ($1, $2, 201)", 2, keys);
+  o.sql("COMMIT", "COMMIT", 1);
+  o.valkey("EVAL", "EVAL if redis.call('GET', KEYS[1]) == ARGV[1] then ...", 1, "(integer) 0", secondAtUs + 300000);
+  o.sql("COMMIT", "COMMIT", 2);
+  o.answer(a, 201, "{\"id\":1}", "/orders/1", "late");
+  o.answer(b, 201, "{\"id\":2}", "/orders/2");
+  return o;
+}
+
+} // namespace
+
+TEST_CASE("http-lease-without-fence: a retry takes the lock whose lease ran out while its holder still worked",
+          "[patterns][http]") {
+  auto o = leaseRun(1200000, false);
+  auto rs = judge(o, {{1, 2}}, 998);
+  const Violation* v = violationOf(rs, "double-effect");
+  REQUIRE(v);
+  REQUIRE(v->pattern);
+  CHECK(v->pattern->id == "http-lease-without-fence");
+  CHECK(v->pattern->name == "a lock's lease trusted past its expiry");
+  CHECK(v->pattern->explanation == "s1 took the lock lock:k1 with a lease of 1000 ms (SET#1) for r1 (the first request of "
+                                  "key 1), whose work outlasted it (s1 delayed at delay:before:COMMIT#1:1500): s1 took "
+                                  "the same lock again 1.2 s later (SET#2), before the first holder's transaction "
+                                  "(BEGIN#1 … COMMIT#1) committed, and both executed; its release (EVAL#1) then found the "
+                                  "lock no longer its own");
+  CHECK_THAT(v->pattern->fix, StartsWith("a lease is no fence: take a fencing token"));
+}
+
+TEST_CASE("a lock taken again before its lease ran out, after its holder gave it back, or held back with another "
+          "key in flight, names no lease", "[patterns][http]") {
+  // Key 1's double effect as the checker cites it: its requests.
+  auto named = [](int64_t secondAtUs, bool releasedFirst, bool otherKey) {
+    auto o = leaseRun(secondAtUs, releasedFirst, otherKey);
+    auto ops = o.ops();
+    Scenario s = builtin("orders");
+    detail::HistoryView h(s, ops);
+    Violation v;
+    v.kind = "double-effect";
+    v.invariant = "http:exactly-once";
+    v.key = "key 1";
+    v.observed = 2;
+    for (int64_t i = 0; i < static_cast<int64_t>(ops.size()); ++i) {
+      const auto* r = ops[static_cast<size_t>(i)].as<ops::Request>();
+      if (r && r->key == 1) v.ops.push_back(i);
+    }
+    return detail::patterns::httpLeaseWithoutFence(h, v).has_value();
+  };
+  CHECK(named(1200000, false, false)); // the run of the case above
+  CHECK_FALSE(named(500000, false, false));
+  CHECK_FALSE(named(1200000, true, false));
+  CHECK_FALSE(named(1200000, false, true));
 }
