@@ -55,6 +55,11 @@ std::vector<Op> History::ops() const {
   return ops_;
 }
 
+size_t History::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ops_.size();
+}
+
 std::vector<Op> History::opsFrom(size_t from) const {
   std::lock_guard<std::mutex> lock(mu_);
   if (from >= ops_.size()) return {};

@@ -314,6 +314,8 @@ public:
   int64_t append(std::string process, Record record);
   /// A copy of every op so far, in order.
   std::vector<Op> ops() const;
+  /// How many ops there are: the index the next one gets.
+  size_t size() const;
   /// A copy of the ops from index `from` on (none when there are no more): what came since a look before.
   std::vector<Op> opsFrom(size_t from) const;
   nlohmann::json toJson() const;

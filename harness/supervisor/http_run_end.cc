@@ -59,8 +59,9 @@ void HttpLoop::settle() {
   int attempt = 0;
   for (int key : keys) {
     if (completed_.count(key)) continue;
-    const auto until = Clock::now() + milliseconds(spec_.policy.leaseMs) + kLeaseMargin;
+    auto until = Clock::now() + milliseconds(spec_.policy.leaseMs) + kLeaseMargin;
     while (true) {
+      const size_t before = h_.size();
       // Round robin over the replicas, each live (a process that ended was replaced): a retry goes to any.
       Flight& f = launch(attempt++ % s_.replicas + 1, 0, "settle", key, key, keyValue(key), ClientOp::Wait::Answer);
       pump([&] { return f.done.load(); });
@@ -74,6 +75,12 @@ void HttpLoop::settle() {
       // A timed-out request of the key a delay still holds is an answer still due: the client retries on
       // until it has come (then the lease counts from a server with nothing of the key in flight).
       const bool due = late_ && !late_->done && late_->key == key;
+      // A fault while the retry was in flight (its server killed and replaced, PostgreSQL restarted, ...) is
+      // the harness's, not the server's answer: the lease counts again from the server that comes after it.
+      // Faults fire once each, so this ends.
+      const auto since = h_.opsFrom(before);
+      if (again && std::any_of(since.begin(), since.end(), [](const Op& op) { return op.as<ops::FaultOp>(); }))
+        until = std::max(until, Clock::now() + milliseconds(spec_.policy.leaseMs) + kLeaseMargin);
       if (!again || (Clock::now() >= until && !due)) break;
       pump([t = Clock::now() + kRetryEvery] { return Clock::now() >= t; }); // the client's back-off
     }

@@ -1,12 +1,14 @@
 /// Faults other than kills at an HTTP server's steps, through the real binary: a dropped connection and an
 /// injected error that http-correct rides out, a drop after the COMMIT that leaves http-key-outside-tx's
 /// key in progress for good, diagnosed by the request the fault hit and the step, and the same at the Valkey
-/// commands of a server that keeps its keys there (tests/targets/py-orders-valkey).
+/// commands of a server that keeps its keys there (tests/targets/py-orders-valkey); a kill during the client's
+/// last retries, whose replacement is slow to start.
 #include "support.h"
 
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <map>
 
 using namespace itest;
 
@@ -53,6 +55,24 @@ TEST_CASE("http faults: correct rides out a drop and an error, key-outside-tx st
   REQUIRE(twice.size() == 1);
   CHECK(twice[0]["message"].get<std::string>().find("r1 (the first request of key 1) was in flight when s1's "
                                                     "connection dropped at drop:after:SET#2") != std::string::npos);
+}
+
+TEST_CASE("http faults: a kill during the client's last retries gives the slow replacement the whole lease",
+          "[http]") {
+  // r1 gets a 503 (the injected error at its COMMIT); the client's retry r2 is killed after its COMMIT, and
+  // the replacement answers only 2 s later (tests/targets/http-slow-restart), past the lease counted from
+  // before the kill. The lease counts again from the fault: the next retry gets the stored 201.
+  const auto sched = ordersSchedule("http-slow-restart", {{{"op", "send"}, {"key", 1}}},
+                                    {"error:before:COMMIT#1:40001", "after:COMMIT#2"});
+  Result r = clean({"replay", sched, "--target", testTarget("http-slow-restart")});
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  std::map<int, std::string> outcomes;
+  for (const auto& op : r.report["runs"][0]["history"])
+    if (op["type"] == "response") outcomes[op["value"]["id"].get<int>()] = op["value"]["outcome"];
+  CHECK(outcomes[2] == "reset");
+  REQUIRE(outcomes.size() >= 3);
+  CHECK(outcomes.rbegin()->second == "answered");
 }
 
 } // namespace http_faults_itest
