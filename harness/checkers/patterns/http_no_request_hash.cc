@@ -1,8 +1,12 @@
 // HTTP: no request hash. A key reused with another payload got an answer of success (the first request's)
 // or took effect: the server looked the key up without comparing the request with the one it first saw.
+// Named only when a request of the key had a 2xx answer before the reused one was written: copies sent at once
+// may each have found no key (a race, not a missing comparison).
 #include "checkers/patterns/patterns.h"
 
 #include <fmt/format.h>
+
+#include <set>
 
 namespace idem::detail::patterns {
 
@@ -19,6 +23,21 @@ Found httpNoRequestHash(const HistoryView& h, const Violation& v) {
     else if (auto* a = op.as<ops::Response>(); a && req && a->id == req->id) resp = a, cited.push_back(i);
   }
   if (!req) return std::nullopt;
+  // The server can only have found the key when a request of it had a 2xx before this one was written;
+  // copies at once (a burst) may each find nothing, and then no comparison could have run.
+  int64_t written = -1;
+  std::set<int> earlier;
+  bool answeredBefore = false;
+  for (const Op& op : h.ops) {
+    if (const auto* r = op.as<ops::Request>()) {
+      if (r == req) written = op.index;
+      else if (r->key == req->key && r->id < req->id && written < 0) earlier.insert(r->id);
+    } else if (const auto* a = op.as<ops::Response>();
+               a && written < 0 && earlier.count(a->id) && a->final() && a->status >= 200 && a->status < 300) {
+      answeredBefore = true;
+    }
+  }
+  if (!answeredBefore) return std::nullopt;
   const bool success = resp && resp->final() && resp->status >= 200 && resp->status < 300;
   if (v.kind == "mismatch-status" && !success) return std::nullopt;
   return make("http-no-request-hash", "no request hash", cited,

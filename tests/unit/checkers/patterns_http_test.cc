@@ -89,6 +89,20 @@ TEST_CASE("http-no-request-hash: a key reused with another payload got the first
   CHECK_THAT(v->pattern->fix, Contains("422"));
 }
 
+TEST_CASE("a key's two payloads sent at once, each executed: no request hash is named", "[patterns][http]") {
+  // A burst's copies: neither found the key when it looked (a race), so no comparison could have run.
+  HttpHistoryBuilder o(2);
+  int a = o.request(1, 1, "original", 1), b = o.request(1, 2, "mismatch", 2);
+  o.sql("INSERT", "INSERT INTO orders(ref, customer) VALUES ($1, $2)", 1, {"orders"});
+  o.sql("INSERT", "INSERT INTO orders(ref, customer) VALUES ($1, $2)", 2, {"orders"});
+  o.answer(a, 201, "{\"order\":1}");
+  o.answer(b, 201, "{\"order\":2}");
+  auto rs = judge(o, {{1, 1}, {2, 1}}, 997);
+  const Violation* v = violationOf(rs, "mismatch-accepted");
+  REQUIRE(v);
+  CHECK_FALSE(v->pattern);
+}
+
 TEST_CASE("http: a mismatch answered with another error is not a missing hash", "[patterns][http]") {
   HttpHistoryBuilder o(2);
   o.answer(o.request(1, 1), 201, "{\"order\":1}");
