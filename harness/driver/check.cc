@@ -431,6 +431,17 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
                                        "schedules after them\n"),
                              std::min<size_t>(cases.classes(), static_cast<size_t>(args.runs)))
               << std::flush;
+  // The class sweep draws one kind (the first of --faults; a delay for HTTP): runs that end within it draw
+  // no other.
+  const std::string swept = sc.http ? "delay" : params.faultKinds.empty() ? "" : params.faultKinds.front();
+  std::vector<std::string> others;
+  for (const auto& k : params.faultKinds)
+    if (k != swept) others.push_back(k);
+  if (cases.classes() >= static_cast<size_t>(args.runs) && !others.empty()) {
+    sum.notes.push_back(fmt::format("--runs {} ends within the class sweep ({} classes, each a {}): no random schedule "
+                                    "runs, so no fault of {} is drawn; raise --runs past {} or pass --no-class-sweep",
+                                    args.runs, cases.classes(), swept, joinWords(others), cases.classes()));
+  }
   std::optional<CaseResult> failing;
   SearchResult res;
   try {
