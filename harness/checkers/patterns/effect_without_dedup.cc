@@ -70,12 +70,13 @@ Found effectWithoutDedup(const HistoryView& h, const Violation& v) {
     }
   }
   // Then, with no kill between an effect and its acknowledgement for any of the events: no dedup step
-  // anywhere in the run.
+  // anywhere in the run that took effect (a mark its transaction rolled back, or a ROLLBACK TO its
+  // savepoint undid, recorded nothing).
   for (int n : v.events) {
     const auto ds = h.deliveriesOf(n);
-    if (std::any_of(h.ops.begin(), h.ops.end(), [keyed = keyedTables(h)](const Op& op) {
+    if (std::any_of(h.ops.begin(), h.ops.end(), [&h, keyed = keyedTables(h)](const Op& op) {
           const auto* s = op.as<ops::Step>();
-          return s && isMark(*s, keyed);
+          return s && isMark(*s, keyed) && commitOf(h, op.process, op.index).has_value();
         }))
       continue;
     // Several entries of one event, each applied (a write that took effect after each one's delivery).

@@ -26,7 +26,15 @@ Found httpKeyOutsideTransaction(const HistoryView& h, const Violation& v) {
     // commits on their own (node-postgres's `pool.query(INSERT …)` with no BEGIN).
     std::vector<StepAt> commits;
     std::set<int64_t> autocommits;
-    for (const auto& st : stepsOf(h, fault.process, fault.requestOp, fault.op)) {
+    // The steps of the request up to the fault, and its own step for an `after` point when the step's
+    // record came after the fault's (a restart answers the step once the server is back).
+    int64_t until = fault.op;
+    if (fault.fault.when == When::After)
+      for (const auto& st : stepsOf(h, fault.process, fault.op)) {
+        if (st.step->verb == fault.fault.verb && st.step->k == fault.fault.k) until = st.op + 1;
+        break;
+      }
+    for (const auto& st : stepsOf(h, fault.process, fault.requestOp, until)) {
       if (!st.step->reachedServer() || st.step->error) continue;
       if (isCommit(*st.step)) {
         commits.push_back(st);

@@ -261,6 +261,27 @@ TEST_CASE("http-key-outside-transaction: the key committed apart, its connection
                                   "transaction that completes the key; the key was left in progress");
 }
 
+TEST_CASE("http-key-outside-transaction: PostgreSQL restarted after the key's COMMIT, whose record came after it",
+          "[patterns][http]") {
+  // A restart fires at the COMMIT's reply and the step is recorded once the server is back: the fault's op
+  // comes first in the history.
+  HttpHistoryBuilder o(2);
+  o.request(1, 1);
+  o.sql("BEGIN");
+  o.sql("INSERT", "INSERT INTO idempotency_keys(key, request_hash, state) VALUES ($1, $2, 'in_progress')");
+  o.fault("restart:after:COMMIT#1:pg");
+  o.sql("COMMIT");
+  o.answer(1, 503, "{\"error\":\"unavailable\"}");
+  for (int i = 0; i < 3; ++i) o.answer(o.request(1, 1, i < 2 ? "retry" : "settle"), 409, "{\"error\":\"in progress\"}");
+  auto rs = judge(o, {}, 1000);
+  const Violation* v = violationOf(rs, "stuck-key");
+  REQUIRE(v);
+  REQUIRE(v->pattern);
+  CHECK(v->pattern->id == "http-key-outside-transaction");
+  CHECK_THAT(v->pattern->explanation, Contains("in a transaction of its own (COMMIT#1) and then PostgreSQL restarted at "
+                                               "restart:after:COMMIT#1:pg"));
+}
+
 TEST_CASE("http: an error at a retry's COMMIT is named with the retry, and a delay explains no key pattern",
           "[patterns][http]") {
   HttpHistoryBuilder o(2);

@@ -201,6 +201,29 @@ std::vector<Op> insertedTwiceRun(const Scenario& s, const std::string& insert) {
 
 } // namespace
 
+TEST_CASE("effect-without-dedup: a mark a ROLLBACK TO its savepoint always undid records nothing", "[patterns]") {
+  // An ORM's nested transaction around the mark, rolled back each time: the mark never took effect.
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s);
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2, 3, 2});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  for (const auto& entry : e) {
+    b.sql("c1", "BEGIN", "BEGIN", {}, "BEGIN");
+    b.sql("c1", "SAVEPOINT", "SAVEPOINT trx2", {}, "SAVEPOINT");
+    b.sql("c1", "INSERT", "INSERT INTO processed_events(event_id) VALUES ($1)", {"processed_events"}, "INSERT 0 1");
+    b.sql("c1", "ROLLBACK", "ROLLBACK TO SAVEPOINT trx2", {}, "ROLLBACK");
+    b.sql("c1", "UPDATE", "UPDATE wallets SET balance = balance + $1", {"wallets"}, "UPDATE 1");
+    b.sql("c1", "COMMIT", "COMMIT", {}, "COMMIT");
+    b.ack("c1", {entry});
+  }
+  b.finalOp(balances(100 + 2 * 300 + 900));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "duplicate");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "effect-without-dedup");
+}
+
 TEST_CASE("effect-without-dedup: the effect an INSERT into a ledger, which is no dedup mark", "[patterns]") {
   Scenario s = builtin("wallet");
   const Violation& v = ofKind(
