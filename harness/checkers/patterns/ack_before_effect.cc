@@ -1,7 +1,9 @@
 // Acknowledge before the effect is durable: the process acknowledged an entry, then was killed before
 // anything it wrote in PostgreSQL took effect (no write at all, or a transaction the kill cut short before
-// its COMMIT); the broker never hands the entry again, the event is lost.
+// its COMMIT), or a fault failed the transaction of its effect (a dropped connection, an error, a restarted
+// server); the broker never hands the entry again, the event is lost.
 #include "checkers/patterns/patterns.h"
+#include "checkers/request_faults.h"
 
 #include <fmt/format.h>
 
@@ -15,17 +17,36 @@ Found ackBeforeEffect(const HistoryView& h, const Violation& v) {
     for (const AckRec& a : h.acks) {
       auto ev = h.entryEvent.find(a.entry);
       if (ev == h.entryEvent.end() || ev->second != n) continue;
+      // What ended the work on the entry: a kill, or a fault that failed its transaction (a dropped
+      // connection, an error, a restarted server) before the process's next acknowledgement.
       const KillRec* kill = killOf(h, a.process, a.op);
-      if (!kill) continue;
-      auto between = stepsOf(h, a.process, a.op, kill->op);
+      int64_t end = kill ? kill->op : -1;
+      std::string cause = kill ? fmt::format("the kill at {}", kill->point) : "";
+      if (!kill) {
+        for (const auto& st : stepsOf(h, a.process, a.op)) // stop at the next acknowledgement
+          if (isAck(*st.step)) {
+            end = st.op;
+            break;
+          }
+        for (const Op& op : h.ops) {
+          const auto* f = op.as<ops::FaultOp>();
+          if (!f || op.index <= a.op || (end >= 0 && op.index > end) || op.process != a.process) continue;
+          if (f->fault.kind != "drop" && f->fault.kind != "error" && f->fault.kind != "restart") continue;
+          end = op.index;
+          cause = faultEvent(f->fault, op.process);
+          break;
+        }
+        if (cause.empty()) continue;
+      }
+      auto between = stepsOf(h, a.process, a.op, end);
       if (std::any_of(between.begin(), between.end(), [&](const StepAt& s) {
             if (isCommit(*s.step)) return committed(*s.step);
-            return isWrite(*s.step) && commitOf(h, a.process, s.op, kill->op).has_value();
+            return isWrite(*s.step) && commitOf(h, a.process, s.op, end).has_value();
           }))
         continue;
       const ops::Step* ack = stepAt(h, a.op);
       const AckWords words = ackWords(ackVerbOf(h));
-      std::vector<int64_t> cited{a.op, kill->op};
+      std::vector<int64_t> cited{a.op, end};
       // The same order for an earlier entry: its acknowledgement, then its effect.
       std::string before;
       const auto earlier = stepsOf(h, a.process, -1, a.op);
@@ -41,9 +62,12 @@ Found ackBeforeEffect(const HistoryView& h, const Violation& v) {
         }
       }
       return make("ack-before-effect", "acknowledge before the effect is durable", cited,
-                  fmt::format("{} acknowledged entry {} ({}) before committing its effect{}; the kill at {} lost "
-                              "event {}",
-                              a.process, a.entry, ack ? ack->name() : words.noun, before, kill->point, n),
+                  fmt::format("{} acknowledged entry {} ({}) before committing its effect{}; {}",
+                              a.process, a.entry, ack ? ack->name() : words.noun, before,
+                              kill ? fmt::format("{} lost event {}", cause, n)
+                                   : fmt::format("then {} and its transaction failed; acknowledged, the entry was never "
+                                                 "handed over again: event {} lost",
+                                                 cause, n)),
                   fmt::format("apply the effect and COMMIT first, then {}; keep a processed-events row in the "
                               "effect's transaction (INSERT INTO processed_events(event_id) VALUES ($1) ON CONFLICT "
                               "DO NOTHING, skip when it inserted no row) so that the redelivery after a kill between "

@@ -69,6 +69,29 @@ TEST_CASE("ack-before-effect: XACK, then a kill before the COMMIT of the effect'
                                   "before:COMMIT#1 lost event 1");
 }
 
+TEST_CASE("ack-before-effect: XACK, then a restart of PostgreSQL fails the effect's transaction", "[patterns]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"restart:before:COMMIT#1:pg"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  b.ack("c1", {e[0]});
+  b.sql("c1", "BEGIN", "BEGIN", {}, "BEGIN");
+  b.sql("c1", "UPDATE", "UPDATE wallets SET balance = balance + $1", {"wallets"}, "UPDATE 1");
+  b.fault("c1", "restart:before:COMMIT#1:pg");
+  b.sql("c1", "COMMIT", "COMMIT", {}, "terminating connection due to administrator command", true);
+  b.ack("c1", {e[1]});
+  credit(b, "c1", e[1], false);
+  b.finalOp(balances(300));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "lost");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "ack-before-effect");
+  CHECK(v.pattern->explanation == "c1 acknowledged entry 1-0 (XACK#1) before committing its effect; then PostgreSQL "
+                                  "restarted at restart:before:COMMIT#1:pg and its transaction failed; acknowledged, "
+                                  "the entry was never handed over again: event 1 lost");
+}
+
 TEST_CASE("an XACK, then the effect committed before the kill: not ack-before-effect", "[patterns]") {
   Scenario s = builtin("wallet");
   HistoryBuilder b(s, {"after:COMMIT#1"});
