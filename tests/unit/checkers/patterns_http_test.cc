@@ -201,6 +201,24 @@ HttpHistoryBuilder raced(bool lookedLate) {
 
 } // namespace
 
+namespace {
+
+/// Key 1's double effect as the checker cites it: the requests of key 1 and every answer.
+Violation keyOneDoubled(const std::vector<Op>& ops) {
+  Violation v;
+  v.kind = "double-effect";
+  v.invariant = "http:exactly-once";
+  v.key = "key 1";
+  v.observed = 2;
+  for (int64_t i = 0; i < static_cast<int64_t>(ops.size()); ++i) {
+    const auto* r = ops[static_cast<size_t>(i)].as<ops::Request>();
+    if ((r && r->key == 1) || ops[static_cast<size_t>(i)].as<ops::Response>()) v.ops.push_back(i);
+  }
+  return v;
+}
+
+} // namespace
+
 TEST_CASE("http-check-then-insert: two copies of a key each looked it up before the other's row was committed",
           "[patterns][http]") {
   auto o = raced(false);
@@ -230,14 +248,7 @@ TEST_CASE("http-check-then-insert: a look-up after the other's commit names no r
   auto ops = o.ops();
   Scenario s = builtin("orders");
   detail::HistoryView h(s, ops);
-  Violation v;
-  v.kind = "double-effect";
-  v.invariant = "http:exactly-once";
-  v.key = "key 1";
-  v.observed = 2;
-  for (int64_t i = 0; i < static_cast<int64_t>(ops.size()); ++i)
-    if (ops[static_cast<size_t>(i)].as<ops::Request>() || ops[static_cast<size_t>(i)].as<ops::Response>()) v.ops.push_back(i);
-  CHECK_FALSE(detail::patterns::httpCheckThenInsert(h, v));
+  CHECK_FALSE(detail::patterns::httpCheckThenInsert(h, keyOneDoubled(ops)));
 }
 
 TEST_CASE("http-key-outside-transaction: the key committed apart, its connection dropped, the key stuck",
@@ -367,22 +378,12 @@ TEST_CASE("http-lease-without-fence: a retry takes the lock whose lease ran out 
 
 TEST_CASE("a lock taken again before its lease ran out, after its holder gave it back, or held back with another "
           "key in flight, names no lease", "[patterns][http]") {
-  // Key 1's double effect as the checker cites it: its requests.
   auto named = [](int64_t secondAtUs, bool releasedFirst, bool otherKey) {
     auto o = leaseRun(secondAtUs, releasedFirst, otherKey);
     auto ops = o.ops();
     Scenario s = builtin("orders");
     detail::HistoryView h(s, ops);
-    Violation v;
-    v.kind = "double-effect";
-    v.invariant = "http:exactly-once";
-    v.key = "key 1";
-    v.observed = 2;
-    for (int64_t i = 0; i < static_cast<int64_t>(ops.size()); ++i) {
-      const auto* r = ops[static_cast<size_t>(i)].as<ops::Request>();
-      if (r && r->key == 1) v.ops.push_back(i);
-    }
-    return detail::patterns::httpLeaseWithoutFence(h, v).has_value();
+    return detail::patterns::httpLeaseWithoutFence(h, keyOneDoubled(ops)).has_value();
   };
   CHECK(named(1200000, false, false)); // the run of the case above
   CHECK_FALSE(named(500000, false, false));
