@@ -13,9 +13,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <optional>
 #include <set>
-#include <map>
 #include <sstream>
 
 namespace idem::detail::patterns {
