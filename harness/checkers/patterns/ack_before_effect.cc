@@ -31,7 +31,7 @@ Found ackBeforeEffect(const HistoryView& h, const Violation& v) {
         for (const Op& op : h.ops) {
           const auto* f = op.as<ops::FaultOp>();
           if (!f || op.index <= a.op || (end >= 0 && op.index > end) || op.process != a.process) continue;
-          if (f->fault.kind != "drop" && f->fault.kind != "error" && f->fault.kind != "restart") continue;
+          if (!failsTransaction(f->fault)) continue;
           end = op.index;
           cause = faultEvent(f->fault, op.process);
           break;

@@ -18,8 +18,7 @@ Found httpKeyOutsideTransaction(const HistoryView& h, const Violation& v) {
   // A kill, or a fault that ends the server's transaction under it: a dropped connection, an error answered
   // instead of a step (the transaction aborts), a server restart (every connection drops).
   for (const RequestFault& fault : requestFaults(h.ops)) {
-    const std::string& kind = fault.fault.kind;
-    if (!fault.fault.isKill() && kind != "drop" && kind != "error" && kind != "restart") continue;
+    if (!fault.fault.isKill() && !failsTransaction(fault.fault)) continue;
     // The request in flight at the fault: the last one written before it.
     if (!fault.request) continue;
     // What the request committed: its COMMITs, and its writes outside a transaction block, which PostgreSQL

@@ -12,7 +12,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <optional>
 #include <set>
@@ -21,11 +20,6 @@
 namespace idem::detail::patterns {
 
 namespace {
-
-std::string upper(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
 
 /// A Valkey lock taken: SET <key> <token> NX with PX, EX, PXAT or EXAT, answered OK.
 struct Take {
@@ -36,7 +30,7 @@ struct Take {
 
 std::optional<Take> takeOf(const StepAt& st) {
   const ops::Step& s = *st.step;
-  if (s.server != "valkey" || upper(s.verb) != "SET" || s.error || !s.replied() || s.summary != "+OK")
+  if (s.server != "valkey" || patternUpper(s.verb) != "SET" || s.error || !s.replied() || s.summary != "+OK")
     return std::nullopt;
   std::istringstream in(s.detail);
   std::vector<std::string> words;
@@ -45,7 +39,7 @@ std::optional<Take> takeOf(const StepAt& st) {
   bool nx = false, lease = false;
   std::optional<int64_t> ms;
   for (size_t i = 3; i < words.size(); ++i) {
-    const std::string w = upper(words[i]);
+    const std::string w = patternUpper(words[i]);
     nx = nx || w == "NX";
     if (w == "PX" || w == "EX" || w == "PXAT" || w == "EXAT") {
       lease = true;
@@ -65,7 +59,7 @@ std::optional<Take> takeOf(const StepAt& st) {
 /// A command that may release a lock: DEL, UNLINK, GETDEL, or a script (a compare-and-delete).
 bool mayRelease(const ops::Step& s) {
   static const std::set<std::string> verbs{"DEL", "UNLINK", "GETDEL", "EVAL", "EVALSHA", "FCALL"};
-  return s.server == "valkey" && verbs.count(upper(s.verb)) > 0;
+  return s.server == "valkey" && verbs.count(patternUpper(s.verb)) > 0;
 }
 
 /// A release that found nothing of its own to delete: "(integer) 0" or nil.
@@ -154,6 +148,7 @@ Found httpLeaseWithoutFence(const HistoryView& h, const Violation& v) {
     if (elapsedUs + std::min<int64_t>(50000, leaseUs / 10) < leaseUs) continue;
     // What held the holder back: a fault of its process between the takes, with the key's request the one
     // in flight, at a step of a transaction begun after the first take that committed after the second.
+    const auto txs = transactionsOf(h, holder);
     for (const RequestFault& f : faults) {
       if (f.op < first.at.op || f.op > second.at.op || f.process != holder || f.fault.isKill()) continue;
       if (!f.request || !keys.count(f.request->key)) continue;
@@ -161,7 +156,6 @@ Found httpLeaseWithoutFence(const HistoryView& h, const Violation& v) {
       for (const auto& st : stepsOf(h, holder, first.at.op))
         if (st.step->verb == f.fault.verb && st.step->k == f.fault.k) held = st;
       if (!held || held->step->server != "pg") continue;
-      const auto txs = transactionsOf(h, holder);
       const auto tx = std::find_if(txs.begin(), txs.end(), [&](const Tx& t) {
         return t.begin.step->conn == held->step->conn && t.begin.op >= first.at.op && t.begin.op <= held->op &&
                t.commit.op >= held->op && t.commit.op > second.at.op;

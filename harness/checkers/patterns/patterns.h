@@ -86,6 +86,11 @@ bool committed(const ops::Step& s);
 bool isBegin(const ops::Step& s);
 /// COMMIT, END, ROLLBACK or ABORT: not a ROLLBACK TO SAVEPOINT, which ends no transaction.
 bool endsTransaction(const ops::Step& s);
+/// A fault that fails the transaction under it while its process lives on: a dropped connection, an error
+/// answered instead of a step (the transaction aborts), a restarted server (every connection drops).
+bool failsTransaction(const Fault& f);
+/// `s` upper-cased (ASCII): how the classifiers compare verbs and statements.
+std::string patternUpper(std::string s);
 /// A statement whose text has `word` (case-insensitive): "ON CONFLICT".
 bool says(const ops::Step& s, const std::string& word);
 /// How a step was recognised as a dedup mark: Named when its table's name says that it records processed

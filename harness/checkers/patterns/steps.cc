@@ -7,12 +7,12 @@
 
 namespace idem::detail::patterns {
 
-namespace {
-
 std::string patternUpper(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
 }
+
+namespace {
 
 bool onPg(const ops::Step& s) { return s.server == "pg"; }
 
@@ -126,12 +126,6 @@ TxStatement txStatement(const ops::Step& s) {
   return {K::RollbackTo, name()};
 }
 
-} // namespace
-
-bool endsTransaction(const ops::Step& s) { return txStatement(s).kind == TxStatement::Kind::End; }
-
-namespace {
-
 /// The last index of `name` in the savepoints (PostgreSQL allows a name twice: the newer one counts).
 std::optional<size_t> savepointIndex(const std::vector<std::string>& savepoints, const std::string& name) {
   for (size_t i = savepoints.size(); i-- > 0;)
@@ -140,6 +134,10 @@ std::optional<size_t> savepointIndex(const std::vector<std::string>& savepoints,
 }
 
 } // namespace
+
+bool endsTransaction(const ops::Step& s) { return txStatement(s).kind == TxStatement::Kind::End; }
+
+bool failsTransaction(const Fault& f) { return f.kind == "drop" || f.kind == "error" || f.kind == "restart"; }
 
 bool says(const ops::Step& s, const std::string& word) {
   return patternUpper(s.detail).find(patternUpper(word)) != std::string::npos;
