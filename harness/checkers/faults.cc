@@ -1,7 +1,6 @@
 #include "checkers/detail.h"
+#include "checkers/holds.h"
 #include "history/trace.h"
-
-
 
 #include <fmt/format.h>
 
@@ -9,6 +8,34 @@
 #include <stdexcept>
 
 namespace idem::detail {
+
+namespace {
+
+/// A timed pause ends at its time whether or not the other consumers moved (docs/faults.md): one that ended
+/// before any other consumer made a request tested the pause alone, not a race with them, and its pass says
+/// nothing about one. Said only when the run had another consumer process.
+std::vector<std::string> pauseNotes(const HistoryView& h) {
+  std::vector<std::string> notes;
+  for (const HoldSpan& p : holdsOf(h.ops)) {
+    if (!p.pause || p.released < 0 || !p.why.ends_with(" ms passed")) continue;
+    bool others = false;
+    for (const Op& op : h.ops)
+      if (op.index < p.released && op.as<ops::Spawn>() && op.process != p.process) others = true;
+    if (!others) continue;
+    const bool moved = std::any_of(h.steps.begin(), h.steps.end(), [&](const StepRec& s) {
+      return s.process != p.process && s.op > p.fired && s.op < p.released;
+    });
+    if (moved) continue;
+    notes.push_back(fmt::format(
+        "{} stopped {} and ended when {}, before any other consumer made a request: the run raced nothing with "
+        "the pause (a longer one, pause:{}:MS, or one that waits for another's point, pause:{}:cN:after:VERB#k, "
+        "makes the race)",
+        p.fault.str(), p.process, p.why, p.fault.point(), p.fault.point()));
+  }
+  return notes;
+}
+
+} // namespace
 
 CheckResult checkFaults(const HistoryView& h) {
   const Schedule& schedule = h.requirePlan().schedule;
@@ -27,7 +54,9 @@ CheckResult checkFaults(const HistoryView& h) {
                                   want.process.empty() ? "the target" : want.process, requests, want.verb,
                                   requests == 1 ? "" : "s"));
   }
-  return resultOf({}, unknown);
+  CheckResult r = resultOf({}, unknown);
+  r.notes = pauseNotes(h);
+  return r;
 }
 
 CheckResult checkObservation(const HistoryView& h) {

@@ -79,6 +79,8 @@ std::string resultsText(const std::vector<CheckResult>& results, const std::stri
     }
     if (unknownReasons && c.verdict == Verdict::Unknown && !c.error.empty())
       out += indent + "unknown: " + c.checker + ": " + c.error + "\n";
+    if (unknownReasons)
+      for (const auto& n : c.notes) out += indent + "note: " + n + "\n";
   }
   return out;
 }

@@ -78,3 +78,43 @@ TEST_CASE("paused-member-works: the same steps after a hold are no paused consum
   const Violation v = pauseDuplicateOf(s, b.ops());
   CHECK((!v.pattern || v.pattern->id != "paused-member-works"));
 }
+
+namespace {
+
+/// c1 paused before its COMMIT by time (500 ms) with c2 started; `c2Moves`: c2 claims the entry while c1
+/// sleeps (before the release note), else c2's first request comes after it.
+std::vector<CheckResult> timedPause(bool c2Moves, bool secondConsumer = true) {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"pause:before:COMMIT#1"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, {100, 300, 900, 2700, 8100}, {1});
+  b.spawn("c1");
+  if (secondConsumer) b.spawn("c2");
+  b.read("c1", "XREADGROUP", e);
+  lookThenCredit(b, "c1", false);
+  b.fault("c1", "pause:before:COMMIT#1");
+  if (c2Moves) b.read("c2", "XAUTOCLAIM", {});
+  b.note("c1", "pause pause:before:COMMIT#1 released: 500 ms passed");
+  b.step("c1", "pg", "COMMIT");
+  b.ack("c1", e);
+  if (secondConsumer && !c2Moves) b.read("c2", "XAUTOCLAIM", {});
+  b.finalOp(balances(100));
+  return checkAll(s, b.ops());
+}
+
+} // namespace
+
+TEST_CASE("faults: a timed pause over before another consumer made a request is noted, the verdict kept", "[faults]") {
+  const auto rs = timedPause(false);
+  const auto& r = result(rs, "faults");
+  CHECK(r.verdict == Verdict::Pass);
+  REQUIRE(r.notes.size() == 1);
+  CHECK_THAT(r.notes[0], Catch::Matchers::StartsWith("pause:before:COMMIT#1 stopped c1 and ended when 500 ms passed, "
+                                                     "before any other consumer made a request"));
+  CHECK_THAT(r.notes[0], Catch::Matchers::Contains("pause:before:COMMIT#1:cN:after:VERB#k"));
+}
+
+TEST_CASE("faults: no note when another consumer moved during the pause, or when the consumer was alone", "[faults]") {
+  CHECK(result(timedPause(true), "faults").notes.empty());
+  CHECK(result(timedPause(false, false), "faults").notes.empty());
+}
