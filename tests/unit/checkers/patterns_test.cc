@@ -150,6 +150,24 @@ TEST_CASE("effect-without-dedup: the producer's retry applied again, no dedup st
                                   "UPDATE#6): no step of the run records that an event was processed");
 }
 
+TEST_CASE("effect-without-dedup: deliveries worked on at once, no write told as an entry's, still named", "[patterns]") {
+  // A prefetch handed to a pool: every delivery comes before the first write, acknowledged as each finishes.
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s);
+  b.initial(balances(0));
+  auto e = sendWallet(b, {5000, 5000, 5000, 5000, 5000}, {1, 2, 3, 4, 5, 2});
+  b.spawn("c1");
+  for (const auto& entry : e) b.read("c1", "XREADGROUP", {entry});
+  for (const auto& entry : e) applySimply(b, "c1", entry, 5000);
+  b.finalOp(balances(30000));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "duplicate");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "effect-without-dedup");
+  CHECK(v.pattern->explanation == "event 2 came as 2 entries (1-1 and 1-5), each delivered (XREADGROUP#2 to c1 and "
+                                  "XREADGROUP#6 to c1) to a consumer that went on to commit writes, and was applied "
+                                  "more than once: no step of the run records that an event was processed");
+}
+
 namespace {
 
 /// Event 1 sent once; the broker forgets its deliveries after c1 applied it, hands it over again and c1
