@@ -44,6 +44,7 @@ void addStep(HistoryView& h, const Op& op, const ops::Step& step) {
   // had it (killed or dropped after, forwarded before a cut).
   if (step.reachedServer() && !step.error) {
     for (const auto& a : step.acked) h.acks.push_back({op.index, op.process, a});
+    for (const auto& r : step.returned) h.returns.push_back({op.index, op.process, r});
   }
   h.steps.push_back(std::move(st));
 }
@@ -166,11 +167,28 @@ bool HistoryView::acked(int n) const {
   });
 }
 
+bool HistoryView::returnedUntouched(const DeliveryRec& d) const {
+  const auto* read = ops[static_cast<size_t>(d.op)].as<ops::Step>();
+  if (!read) return false;
+  auto back = std::find_if(returns.begin(), returns.end(), [&](const AckRec& r) {
+    return r.process == d.process && r.entry == d.entry && r.op > d.op;
+  });
+  if (back == returns.end()) return false;
+  for (int64_t i = d.op + 1; i < back->op; ++i) {
+    const Op& op = ops[static_cast<size_t>(i)];
+    if (op.process != d.process) continue;
+    const auto* s = op.as<ops::Step>();
+    if (!s || s->server != read->server) return false; // a step elsewhere (work), or a kill, exit, fault
+  }
+  return true;
+}
+
 int HistoryView::opportunities(int n) const {
   int total = 0;
   for (const SendRec* s : sendsOf(n)) {
-    int recorded = static_cast<int>(std::count_if(deliveries.begin(), deliveries.end(),
-                                                  [&](const DeliveryRec& d) { return d.entry == s->entry; }));
+    int recorded = static_cast<int>(std::count_if(deliveries.begin(), deliveries.end(), [&](const DeliveryRec& d) {
+      return d.entry == s->entry && !returnedUntouched(d);
+    }));
     bool ackedEntry = std::any_of(acks.begin(), acks.end(), [&](const AckRec& a) { return a.entry == s->entry; });
     int broker = 0;
     if (final) {

@@ -79,6 +79,7 @@ struct HistoryView {
   std::vector<SendRec> sends;
   std::vector<DeliveryRec> deliveries;
   std::vector<AckRec> acks;
+  std::vector<AckRec> returns; ///< entries a process handed back for redelivery (Step::returned)
   std::vector<KillRec> kills;
   std::vector<ExitRec> exits;
   std::vector<StepRec> steps;
@@ -108,8 +109,14 @@ struct HistoryView {
   /// True when some process acknowledged an entry of event n.
   bool acked(int n) const;
   /// How many times event n may have been handed to a consumer: per entry, the most of the recorded
-  /// deliveries, the broker's delivery count of a pending entry, and 1 if it was acknowledged.
+  /// deliveries, the broker's delivery count of a pending entry, and 1 if it was acknowledged. A recorded
+  /// delivery that its process handed back (a nack with requeue) before any step of its own to another
+  /// server (the database: no work on it) is none: a consumer that returns what it cannot apply while
+  /// PostgreSQL is down gets each entry again and again, and applied none of those.
   int opportunities(int n) const;
+  /// Delivery d was handed back by its process (Step::returned) with no op of that process in between but
+  /// its steps on the server that delivered it.
+  bool returnedUntouched(const DeliveryRec& d) const;
   /// The most times event n can have been applied: once per delivery (opportunities), plus one for each
   /// fault after which a live consumer may retry work it holds without a new delivery. A pass is proven
   /// only up to this bound (docs/verdicts.md).

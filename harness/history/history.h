@@ -109,6 +109,8 @@ struct Step {
   bool setUp = false;
   std::vector<std::string> tables;   ///< PostgreSQL: the tables its statements name (proxy/sql_verb.h sqlTables)
   std::vector<std::string> acked;    ///< XACK: the ids in the request
+  /// Handed back for redelivery (an AMQP nack or reject with requeue, a NATS -NAK): the ids it names.
+  std::vector<std::string> returned;
   std::vector<Delivered> delivered;  ///< reads: the entries the reply handed over
 
   std::string name() const { return verb + "#" + std::to_string(k); } ///< "COMMIT#3"

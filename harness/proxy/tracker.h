@@ -51,6 +51,9 @@ struct StepInfo {
   /// It only keeps a session alive (Kafka's Heartbeat): no work of the consumer, so it never counts as
   /// progress for the stall rule (a consumer that heartbeats while work it will never do is left is idle).
   bool keepAlive = false;
+  /// Entries handed back for redelivery (an AMQP nack or reject with requeue, a NATS -NAK): the consumer
+  /// says it did not apply them.
+  std::vector<std::string> returned;
 };
 
 struct ReplyInfo {

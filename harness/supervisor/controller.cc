@@ -50,6 +50,7 @@ ops::Step Controller::stepOf(const Inflight& f) const {
   s.detail = f.step.detail;
   s.tReqUs = f.t_req_us;
   s.acked = f.step.acked;
+  s.returned = f.step.returned;
   s.blocking = f.step.blocking;
   s.setUp = f.setUp;
   s.tables = f.step.tables;

@@ -308,6 +308,7 @@ private:
         out.step.detail = shorten(std::string(f.subject) + (body.empty() ? "" : " " + std::string(body)));
         out.step.oneWay = true;
         if (verb == "ACK" || verb == "TERM") out.step.acked = {std::to_string(ack->streamSeq)};
+        if (verb == "NAK") out.step.returned = {std::to_string(ack->streamSeq)};
         return;
       }
     }

@@ -122,7 +122,7 @@ private:
           ++it;
           continue;
         }
-        if (settles) step.acked.push_back(it->second);
+        (settles ? step.acked : step.returned).push_back(it->second);
         it = tags.erase(it);
       }
       step.oneWay = true;

@@ -117,6 +117,14 @@ public:
     return h.append(proc, std::move(s));
   }
 
+  /// A step that hands `entries` back to the broker for redelivery (an AMQP nack with requeue, a NATS -NAK).
+  int64_t giveBack(const std::string& proc, const std::string& server, const std::string& verb,
+                   const std::vector<std::string>& entries) {
+    ops::Step s = stepOf(server, verb, verb + " ... requeue");
+    s.returned = entries;
+    return h.append(proc, std::move(s));
+  }
+
   /// A kill at `point`, then the exit it causes.
   int64_t kill(const std::string& proc, const std::string& point) {
     int64_t i = h.append(proc, ops::FaultOp{Fault::parse(point, "test"), 9});

@@ -83,7 +83,7 @@ TEST_CASE("nats tracker: a pull answered 404 or 408 is an empty read and a heart
   CHECK(summaries(e) == Strings{"empty: 404 No Messages", "empty: 408 Request Timeout"});
 }
 
-TEST_CASE("nats tracker: NAK and WPI and TERM are steps of their own and TERM acknowledges as ACK does") {
+TEST_CASE("nats tracker: NAK and WPI and TERM are steps of their own, TERM acknowledges as ACK does and NAK hands back") {
   const std::string ack11 = "$JS.ACK.dom.ABCDEF.events_1.consumers_1.2.11.5.1700000000000000000.0.tok";
   const Events e = session({pub(kAck, "", "-NAK"), pub(kAck, "", "+WPI"), pub(ack11, "", "+TERM"), pub(kAck, "", ""),
                             "HPUB " + kAck + " 12 16\r\nNATS/1.0\r\n\r\n+ACK\r\n"},
@@ -92,7 +92,10 @@ TEST_CASE("nats tracker: NAK and WPI and TERM are steps of their own and TERM ac
   CHECK(verbs(e) == Strings{"NAK", "WPI", "TERM", "ACK", "ACK"});
   const auto st = steps(e);
   CHECK(st[0].acked.empty());
+  CHECK(st[0].returned == Strings{"3"});
+  CHECK(st[1].returned.empty());
   CHECK(st[2].acked == Strings{"11"});
+  CHECK(st[2].returned.empty());
   CHECK(st[3].acked == Strings{"3"});
   CHECK(st[4].acked == Strings{"3"});
 }

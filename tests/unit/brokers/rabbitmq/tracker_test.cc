@@ -35,6 +35,7 @@ Strings acks(const Events& e) {
     if (s.acked.empty() && s.verb != "ACK" && s.verb != "NACK" && s.verb != "REJECT") continue;
     std::string line = s.verb;
     for (const auto& a : s.acked) line += " " + a;
+    for (const auto& r : s.returned) line += " back " + r;
     out.push_back(line);
   }
   return out;
@@ -97,8 +98,9 @@ TEST_CASE("rabbitmq tracker: pika's steps, pushes and a multiple ack", "[rabbitm
   CHECK(verbs(e) == Strings{"QUEUE_DECLARE", "PUBLISH", "PUBLISH", "PUBLISH", "QOS", "CONSUME", "ACK", "ACK", "CANCEL",
                             "PUBLISH", "GET", "REJECT", "GET", "ACK", "GET"});
   CHECK(pushes(e) == Strings{"DELIVER m1", "DELIVER m2", "DELIVER m3"});
-  // The second ack names tag 3 with multiple: it settles m2 and m3. The reject requeues: it settles nothing.
-  CHECK(acks(e) == Strings{"ACK m1", "ACK m2 m3", "REJECT", "ACK m4"});
+  // The second ack names tag 3 with multiple: it settles m2 and m3. The reject requeues: it settles nothing
+  // and hands its message back.
+  CHECK(acks(e) == Strings{"ACK m1", "ACK m2 m3", "REJECT back m4", "ACK m4"});
   const auto r = replies(e);
   REQUIRE(r.size() == 7); // declare, qos, consume, cancel, three gets
   CHECK(r.back().empty_read);
@@ -117,7 +119,8 @@ TEST_CASE("rabbitmq tracker: amqplib's nack with requeue, then its redelivery ac
   Events e = feedSession(fresh, loadCapture("amqplib/session.cap"));
   // The requeued message goes back to its place at the head of the queue: delivered again first.
   CHECK(pushes(e) == Strings{"DELIVER m1", "DELIVER m1", "DELIVER m2", "DELIVER m3"});
-  CHECK(acks(e) == Strings{"NACK", "ACK m1", "ACK m2", "ACK m3"});
+  // It settles nothing, and hands m1 back for redelivery.
+  CHECK(acks(e) == Strings{"NACK back m1", "ACK m1", "ACK m2", "ACK m3"});
 }
 
 TEST_CASE("rabbitmq tracker: librabbitmq's consume, acks and an empty get", "[rabbitmq]") {
