@@ -167,6 +167,17 @@ bool HistoryView::acked(int n) const {
   });
 }
 
+namespace {
+
+/// A PostgreSQL step that cannot have applied an event: it never reached the server (withheld, refused), or
+/// it opens or abandons a transaction.
+bool appliesAnything(const ops::Step& s) {
+  if (!s.reachedServer()) return false;
+  return s.verb != "BEGIN" && s.verb != "START" && s.verb != "ROLLBACK";
+}
+
+} // namespace
+
 bool HistoryView::returnedUntouched(const DeliveryRec& d) const {
   const auto* read = ops[static_cast<size_t>(d.op)].as<ops::Step>();
   if (!read) return false;
@@ -178,7 +189,9 @@ bool HistoryView::returnedUntouched(const DeliveryRec& d) const {
     const Op& op = ops[static_cast<size_t>(i)];
     if (op.process != d.process) continue;
     const auto* s = op.as<ops::Step>();
-    if (!s || s->server != read->server) return false; // a step elsewhere (work), or a kill, exit, fault
+    if (!s) return false; // a kill, an exit, a fault
+    if (s->server == read->server || (s->server == "pg" && !appliesAnything(*s))) continue;
+    return false; // work elsewhere: it may have been this delivery's
   }
   return true;
 }

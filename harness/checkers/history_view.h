@@ -115,7 +115,8 @@ struct HistoryView {
   /// PostgreSQL is down gets each entry again and again, and applied none of those.
   int opportunities(int n) const;
   /// Delivery d was handed back by its process (Step::returned) with no op of that process in between but
-  /// its steps on the server that delivered it.
+  /// its steps on the server that delivered it and PostgreSQL steps that apply nothing (BEGIN, ROLLBACK, a
+  /// statement that never reached the server).
   bool returnedUntouched(const DeliveryRec& d) const;
   /// The most times event n can have been applied: once per delivery (opportunities), plus one for each
   /// fault after which a live consumer may retry work it holds without a new delivery. A pass is proven
