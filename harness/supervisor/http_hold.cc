@@ -26,6 +26,18 @@ Schedule rehearsalOf(const Schedule& s) {
   return r;
 }
 
+namespace {
+
+/// A PostgreSQL statement that, after the request's COMMIT, takes no effect: a read, a lock's release, a
+/// session reset.
+bool appliesNothingAfterCommit(const ops::Step& s) {
+  static const char* const kVerbs[] = {"SELECT", "ROLLBACK", "RESET", "DISCARD", "UNLISTEN", "CLOSE", "DEALLOCATE",
+                                       "SET", "SHOW"};
+  return s.server == "pg" && std::any_of(std::begin(kVerbs), std::end(kVerbs), [&](const char* v) { return s.verb == v; });
+}
+
+} // namespace
+
 std::map<int, HoldPoint> learnHoldPoints(const std::vector<Op>& history) {
   std::map<int, HoldPoint> out;
   for (size_t i = 0; i < history.size(); ++i) {
@@ -44,6 +56,14 @@ std::map<int, HoldPoint> learnHoldPoints(const std::vector<Op>& history) {
     }
     if (!answered || steps.empty()) continue;
     std::stable_sort(steps.begin(), steps.end(), [](const ops::Step* a, const ops::Step* b) { return a->tReqUs < b->tReqUs; });
+    // A pool's clean-up on release after the request's COMMIT (asyncpg's `SELECT pg_advisory_unlock_all();
+    // CLOSE ALL; UNLISTEN *; RESET ALL`, SQLAlchemy's ROLLBACK on return) applies nothing: held there, the
+    // request would be in flight with its effect already committed. The COMMIT is its last step.
+    while (steps.size() > 1 && appliesNothingAfterCommit(*steps.back()) &&
+           std::any_of(steps.begin(), steps.end() - 1, [](const ops::Step* st) {
+             return st->server == "pg" && (st->verb == "COMMIT" || st->verb == "END");
+           }))
+      steps.pop_back();
     const ops::Step* lastStep = steps.back();
     HoldPoint p{lastStep->verb, 0, lastStep->server};
     for (const auto* st : steps)

@@ -74,6 +74,23 @@ TEST_CASE("http hold: the last step before the answer is learned whatever it is:
   CHECK(describe(points.at(3)) == "SET (valkey), the 2nd SET after the request");
 }
 
+TEST_CASE("http hold: a pool's clean-up after the COMMIT is no hold point, the COMMIT is") {
+  Written w;
+  // asyncpg's reset on release (one simple query: SELECT pg_advisory_unlock_all(); CLOSE ALL; …; RESET ALL).
+  w.request(1, {{"pg", "BEGIN"}, {"pg", "SELECT"}, {"pg", "INSERT"}, {"pg", "COMMIT"}, {"pg", "SELECT"}});
+  // SQLAlchemy's ROLLBACK when its connection goes back to the pool, then a read of what was stored.
+  w.request(2, {{"pg", "BEGIN"}, {"pg", "INSERT"}, {"pg", "COMMIT"}, {"pg", "ROLLBACK"}, {"pg", "SELECT"}});
+  // Without a COMMIT before it, a SELECT last may be the effect itself (a function in autocommit).
+  w.request(3, {{"pg", "INSERT"}, {"pg", "SELECT"}});
+  // A write after the COMMIT is the request's work: it stays the hold point.
+  w.request(4, {{"pg", "BEGIN"}, {"pg", "COMMIT"}, {"pg", "UPDATE"}, {"pg", "SELECT"}});
+  auto points = learnHoldPoints(w.h.ops());
+  CHECK(points.at(1) == HoldPoint{"COMMIT", 1, "pg"});
+  CHECK(points.at(2) == HoldPoint{"COMMIT", 1, "pg"});
+  CHECK(points.at(3) == HoldPoint{"SELECT", 1, "pg"});
+  CHECK(points.at(4) == HoldPoint{"UPDATE", 1, "pg"});
+}
+
 TEST_CASE("http hold: set-up steps and steps of an earlier request are no request's hold point") {
   Written w;
   w.request(1, {{"pg", "COMMIT"}});
