@@ -100,6 +100,28 @@ TEST_CASE("http checkers: a mismatch with another key's own payload is judged by
   }
 }
 
+TEST_CASE("http checkers: a mismatch refused as declared is not blamed for what its payload's own key did twice",
+          "[http]") {
+  // Key 2's burst of 4 copies, each executed (a check-then-insert server): 4 effects of payload 2. Key 1
+  // reused with payload 2 and refused 422: key 2's double effect explains all 4; nothing shows r2 took effect.
+  HttpHistoryBuilder h(2);
+  h.answer(h.request(1, 1), 201, kCreated, "/orders/1");
+  h.answer(h.request(1, 2, "mismatch"), 422, R"({"error":"mismatch"})");
+  for (int copy = 1; copy <= 4; ++copy) {
+    const int id = h.request(2, 2, "original", copy);
+    h.answer(id, 201, fmt::format(R"({{"id":{},"status":"created"}})", copy + 1), fmt::format("/orders/{}", copy + 1));
+  }
+  auto rs = judge(h, {{1, 1}, {2, 4}}, 995);
+  CHECK(kinds(rs).count("mismatch-accepted") == 0);
+  CHECK(kinds(rs).count("double-effect") == 1);
+  // Beyond what key 2's requests could have done, the excess is the mismatch's again.
+  HttpHistoryBuilder more(2);
+  more.answer(more.request(1, 1), 201, kCreated, "/orders/1");
+  more.answer(more.request(1, 2, "mismatch"), 422, R"({"error":"mismatch"})");
+  more.answer(more.request(2, 2), 201, R"({"id":2,"status":"created"})", "/orders/2");
+  CHECK(kinds(judge(more, {{1, 1}, {2, 2}}, 996)).count("mismatch-accepted") == 1);
+}
+
 TEST_CASE("http checkers: in a race on a fresh key either payload may win", "[http]") {
   // A burst of key 1: copies 1 and 2 carry payload 1, copy 3 payload 2; payload 2 won.
   HttpHistoryBuilder h(2);
