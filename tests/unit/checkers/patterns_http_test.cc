@@ -75,6 +75,46 @@ TEST_CASE("http: a kill after the one transaction of a request names no key patt
   CHECK_FALSE(detail::patterns::httpKeyOutsideTransaction(h, v));
 }
 
+TEST_CASE("http-key-outside-transaction: the order committed first, a kill before the key's row, a retry executed",
+          "[patterns][http]") {
+  // The server commits the order, then stores the key in a transaction of its own: r1 was killed between.
+  // r2 (key 2), served alone afterwards, shows the two transactions a request takes.
+  auto history = [](bool keyApart) {
+    HttpHistoryBuilder o(2);
+    o.request(1, 1);
+    orderCommitted(o);
+    o.kill("after:COMMIT#1");
+    o.lost(1);
+    const int r2 = o.request(2, 2);
+    orderCommitted(o);
+    if (keyApart) {
+      o.sql("BEGIN");
+      o.sql("INSERT", "INSERT INTO idempotency_keys(key, request_hash, body) VALUES ($1, $2, $3)");
+      o.sql("COMMIT");
+    }
+    o.answer(r2, 201, "{\"order\":2}", "/orders/2");
+    const int r3 = o.request(1, 1, "retry");
+    orderCommitted(o);
+    o.answer(r3, 201, "{\"order\":3}", "/orders/3");
+    return o;
+  };
+  auto o = history(true);
+  auto rs = judge(o, {{1, 2}, {2, 1}}, 997);
+  const Violation* v = violationOf(rs, "double-effect");
+  REQUIRE(v);
+  REQUIRE(v->pattern);
+  CHECK(v->pattern->id == "http-key-outside-transaction");
+  CHECK(v->pattern->explanation == "s1 committed part of the work of r1 (the first request of key 1) in a transaction of its "
+                                  "own (COMMIT#1) and was killed at after:COMMIT#1 before the transaction that completes "
+                                  "the key; a retry executed the request again (r2 (the first request of key 2) was "
+                                  "served in two transactions or more)");
+  // Served in one transaction each (no key stored at all): nothing shows the key's state apart.
+  auto plain = history(false);
+  const Violation* w = violationOf(judge(plain, {{1, 2}, {2, 1}}, 997), "double-effect");
+  REQUIRE(w);
+  CHECK((!w->pattern || w->pattern->id != "http-key-outside-transaction"));
+}
+
 TEST_CASE("http-no-request-hash: a key reused with another payload got the first answer", "[patterns][http]") {
   HttpHistoryBuilder o(2);
   o.answer(o.request(1, 1), 201, "{\"order\":1}");
