@@ -1,11 +1,13 @@
 // HTTP: no request hash. A key reused with another payload got an answer of success (the first request's)
 // or took effect: the server looked the key up without comparing the request with the one it first saw.
-// Named only when a request of the key had a 2xx answer before the reused one was written: copies sent at once
-// may each have found no key (a race, not a missing comparison).
+// Named only when a request of the key had a 2xx answer before the reused one was written, or the reused one
+// got an earlier request's answer (its Location, or a body naming its payload): copies sent at once may each
+// have found no key (a race, not a missing comparison).
 #include "checkers/patterns/patterns.h"
 
 #include <fmt/format.h>
 
+#include <map>
 #include <set>
 
 namespace idem::detail::patterns {
@@ -37,8 +39,28 @@ Found httpNoRequestHash(const HistoryView& h, const Violation& v) {
       answeredBefore = true;
     }
   }
-  if (!answeredBefore) return std::nullopt;
   const bool success = resp && resp->final() && resp->status >= 200 && resp->status < 300;
+  // Or its answer is an earlier request's of the key (its Location, or a body that names that request's
+  // payload and not its own): a stored answer replayed, so the key was found although that request had only
+  // timed out by then.
+  bool replayed = false;
+  if (success) {
+    std::map<int, const ops::Response*> answers;
+    for (const Op& op : h.ops)
+      if (const auto* a = op.as<ops::Response>(); a && a->final()) answers[a->id] = a;
+    for (const Op& op : h.ops) {
+      const auto* r = op.as<ops::Request>();
+      if (!r || r->key != req->key || r->id >= req->id || r->body == req->body) continue;
+      auto it = answers.find(r->id);
+      if (it == answers.end()) continue;
+      const ops::Response& a = *it->second;
+      const bool sameLocation = !resp->location.empty() && resp->location == a.location;
+      const bool namesTheirs = !r->ref.empty() && !req->ref.empty() && resp->body.find(r->ref) != std::string::npos &&
+                               resp->body.find(req->ref) == std::string::npos;
+      if (sameLocation || namesTheirs) replayed = true;
+    }
+  }
+  if (!answeredBefore && !replayed) return std::nullopt;
   if (v.kind == "mismatch-status" && !success) return std::nullopt;
   return make("http-no-request-hash", "no request hash", cited,
               fmt::format("r{} reused key {} with another payload (payload {}) and {}: the server found the key "

@@ -129,6 +129,22 @@ TEST_CASE("http-no-request-hash: a key reused with another payload got the first
   CHECK_THAT(v->pattern->fix, Contains("422"));
 }
 
+TEST_CASE("http-no-request-hash: a mismatch sent while the first timed out got the first's stored answer",
+          "[patterns][http]") {
+  // r1 timed out (held in flight); r2 reused key 1 with payload 2, waited for r1 and got its answer replayed.
+  HttpHistoryBuilder o(2);
+  const int r1 = o.request(1, 1);
+  const int r2 = o.request(1, 2, "mismatch");
+  o.sql("INSERT", "INSERT INTO orders(ref, customer) VALUES ($1, $2)", 1, {"orders"});
+  o.answer(r2, 201, "{\"order\":1,\"ref\":\"ref-1\"}", "/orders/1");
+  o.answer(r1, 201, "{\"order\":1,\"ref\":\"ref-1\"}", "/orders/1", "late");
+  auto rs = judge(o, {{1, 1}}, 999);
+  const Violation* v = violationOf(rs, "mismatch-accepted");
+  REQUIRE(v);
+  REQUIRE(v->pattern);
+  CHECK(v->pattern->id == "http-no-request-hash");
+}
+
 TEST_CASE("a key's two payloads sent at once, each executed: no request hash is named", "[patterns][http]") {
   // A burst's copies: neither found the key when it looked (a race), so no comparison could have run.
   HttpHistoryBuilder o(2);
