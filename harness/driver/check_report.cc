@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <iostream>
 
 namespace idem {
@@ -20,7 +22,7 @@ void decideVerdict(CheckSummary& s) {
 }
 
 std::string describeSchedule(const Schedule& s, const Scenario& sc, const std::string& indent) {
-  std::string events;
+  std::vector<std::string> shown;
   for (const auto& e : s.events) {
     std::string fields;
     for (const auto& f : sc.fields) {
@@ -28,12 +30,24 @@ std::string describeSchedule(const Schedule& s, const Scenario& sc, const std::s
       auto it = e.fields.find(f.name);
       if (it != e.fields.end()) fields += fmt::format("{}{}={}", fields.empty() ? "" : " ", f.name, it->second);
     }
-    events += fmt::format("{}{} ({})", events.empty() ? "" : ", ", e.n, fields);
+    shown.push_back(fields);
   }
+  // HTTP payloads alike in every field shown differ in their uuid fields (an order's ref), drawn per run.
+  std::string events;
+  std::vector<std::string> alike;
+  for (size_t i = 0; i < s.events.size(); ++i) {
+    events += fmt::format("{}{} ({})", events.empty() ? "" : ", ", s.events[i].n, shown[i]);
+    if (std::count(shown.begin(), shown.end(), shown[i]) > 1) alike.push_back(std::to_string(s.events[i].n));
+  }
+  std::vector<std::string> uuids;
+  for (const auto& f : sc.fields)
+    if (f.gen == "uuid") uuids.push_back(f.name);
   if (s.http()) {
     std::vector<std::string> reqs, faults;
     for (const auto& c : s.client) reqs.push_back(c.str());
     for (const auto& k : s.faults) faults.push_back(k.str());
+    if (!alike.empty() && !uuids.empty())
+      events += fmt::format(" ({} differ only in {}, drawn per run)", joinWords(alike), joinWords(uuids));
     return fmt::format("{0}payloads: {1}\n{0}requests: {2}\n{0}faults: {3}\n", indent, events, joinWords(reqs),
                        faults.empty() ? "none" : joinWords(faults));
   }
