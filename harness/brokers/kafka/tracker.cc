@@ -111,7 +111,20 @@ public:
     if (r.failed())
       return proxy::Decode::Invalid;
     const std::string_view header = buf.substr(4, r.pos());
-    const std::string_view body = r.rest();
+    std::string_view body = r.rest();
+    std::string patched;
+    if (options_.lateSyncRejoins && p.key == api::kSyncGroup) {
+      // ThrottleTimeMs (v1+), then ErrorCode: INVALID_REQUEST (42) becomes REBALANCE_IN_PROGRESS (27).
+      const size_t at = p.version >= 1 ? 4 : 0;
+      if (body.size() >= at + 2 && static_cast<uint8_t>(body[at]) == 0 && static_cast<uint8_t>(body[at + 1]) == 42) {
+        patched = std::string(body);
+        patched[at + 1] = 27;
+        body = patched;
+        std::string frameBody(header);
+        frameBody += patched;
+        out.replacement = framed(frameBody);
+      }
+    }
     if (!rewrite(p, header, body, out))
       return proxy::Decode::Invalid;
     if (!p.step)

@@ -24,6 +24,12 @@ struct TrackerOptions {
   /// ApiVersions responses are forwarded with each decoded key's highest version capped at what the
   /// tracker decodes.
   bool capVersions = true;
+  /// A SyncGroup answered INVALID_REQUEST is forwarded as REBALANCE_IN_PROGRESS. librdkafka's mock cluster
+  /// (the embedded broker) moves its group to Stable once the leader's SyncGroup carries every member's
+  /// assignment, and refuses a follower's SyncGroup that comes after it as invalid; a real coordinator
+  /// answers it with the member's assignment. kafkajs followers, slower than librdkafka's, get the refusal
+  /// and crash; told the group rebalances, they join again.
+  bool lateSyncRejoins = false;
 };
 
 proxy::TrackerPtr makeTracker(TrackerOptions options = {});

@@ -152,6 +152,7 @@ proxy::Upstream KafkaBroker::upstream() const {
 
 proxy::TrackerPtr KafkaBroker::tracker(int listenPort) {
   TrackerOptions o;
+  o.lateSyncRejoins = true; // librdkafka's mock refuses a late follower's SyncGroup (tracker.h)
   // One broker: every address an answer names is this process's listener.
   o.addressFor = [listenPort](int32_t, const Address&) -> std::optional<Address> {
     return Address{"127.0.0.1", listenPort};

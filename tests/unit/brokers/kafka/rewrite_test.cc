@@ -161,3 +161,41 @@ TEST_CASE("kafka rewrite: every Metadata and FindCoordinator answer of the librd
   }
   CHECK(rewritten >= 5);
 }
+
+TEST_CASE("kafka rewrite: a late follower's SyncGroup refused as invalid is told to rejoin, on the embedded broker only") {
+  for (int v : {0, 3}) {
+    INFO("SyncGroup v" << v);
+    Writer sync; // a follower's: no assignments
+    sync.string(std::string_view("g1"), false);
+    sync.int32(3);
+    sync.string(std::string_view("m-2"), false);
+    if (v >= 3) sync.string(std::nullopt, false); // GroupInstanceId
+    sync.arrayCount(0, false);
+    Writer refused;
+    if (v >= 1) refused.int32(0);
+    refused.int16(42); // INVALID_REQUEST: the mock's group is Stable already
+    refused.bytes(std::string_view(""), false);
+    for (bool embedded : {true, false}) {
+      TrackerOptions o;
+      o.lateSyncRejoins = embedded;
+      TrackerPtr t = makeTracker(o);
+      ClientMsg c;
+      REQUIRE(t->onClient(request(api::kSyncGroup, v, 1, sync.out), c) == Decode::Message);
+      ServerMsg s;
+      REQUIRE(t->onServer(response(api::kSyncGroup, v, 1, refused.out), s) == Decode::Message);
+      CHECK(s.reply.error);
+      if (!embedded) {
+        CHECK(s.replacement.empty());
+        CHECK_THAT(s.reply.summary, Catch::Matchers::StartsWith("INVALID_REQUEST"));
+        continue;
+      }
+      REQUIRE(!s.replacement.empty());
+      CHECK_THAT(s.reply.summary, Catch::Matchers::StartsWith("REBALANCE_IN_PROGRESS"));
+      Reader r(s.replacement);
+      r.int32(); // size
+      r.int32(); // correlation id
+      if (v >= 1) CHECK(r.int32() == 0);
+      CHECK(r.int16() == 27);
+    }
+  }
+}
