@@ -105,6 +105,9 @@ struct Step {
   std::string summary;    ///< "UPDATE 1", "+OK", "2 entries"
   bool blocking = false;  ///< a blocking read
   bool empty = false;     ///< a read that delivered nothing
+  /// PostgreSQL: an extended-protocol group ended by Flush, not Sync (proxy::StepInfo::flushed): an error
+  /// fault cannot stand in for its reply.
+  bool flushed = false;
   /// Connection set-up (history/trace.h setUpCommand): counted apart, never a fault or release point.
   bool setUp = false;
   std::vector<std::string> tables;   ///< PostgreSQL: the tables its statements name (proxy/sql_verb.h sqlTables)

@@ -175,6 +175,7 @@ json valueOf(const ops::Step& s) {
   if (!s.summary.empty()) j["summary"] = s.summary;
   if (s.blocking) j["blocking"] = true;
   if (s.empty) j["empty"] = true;
+  if (s.flushed) j["flushed"] = true;
   if (s.setUp) j["set_up"] = true;
   if (!s.tables.empty()) j["tables"] = s.tables;
   if (!s.acked.empty()) j["acked"] = s.acked;
@@ -201,6 +202,7 @@ ops::Step stepOf(const In& in, const json& v) {
   s.summary = in.str("summary", "");
   s.blocking = in.flag("blocking");
   s.empty = in.flag("empty");
+  s.flushed = in.flag("flushed");
   s.setUp = in.flag("set_up");
   s.tables = in.strings("tables");
   s.acked = in.strings("acked");

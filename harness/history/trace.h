@@ -26,6 +26,7 @@ struct TracePoint {
   std::string prevVerb; ///< the verb of the process's previous kept step ("" at its start)
   std::string nextVerb; ///< the verb of its next kept step ("" at its end)
   int64_t opIndex = -1; ///< Op::index of the step in the history it was traced from
+  bool flushed = false; ///< a PostgreSQL group ended by Flush (ops::Step::flushed): no error fault there
 };
 
 struct SkippedStep {
@@ -43,7 +44,8 @@ Trace traceOf(const std::vector<Op>& history);
 /// The faults of `kinds` at one trace point, in the order of `kinds` (sweep --faults, docs/faults.md):
 /// kill, drop: the point itself; delay: the point, `delayMs` long; error: before points only, the server's
 /// transient error (40001, LOADING); forget: after points of Valkey steps only (where the broker's state
-/// moves); restart: the step's own server. A kind unknown here gives nothing.
+/// moves); restart: the step's own server. A kind unknown here gives nothing, and so does an error at a
+/// PostgreSQL group ended by Flush (it would never fire).
 std::vector<Fault> faultsAt(const TracePoint& p, const std::vector<std::string>& kinds, int delayMs);
 
 /// The delay of a sweep's or check's delay faults: past CLAIM_IDLE_MS, so that the entries in hand become

@@ -51,6 +51,7 @@ ops::Step Controller::stepOf(const Inflight& f) const {
   s.tReqUs = f.t_req_us;
   s.acked = f.step.acked;
   s.returned = f.step.returned;
+  s.flushed = f.step.flushed;
   s.blocking = f.step.blocking;
   s.setUp = f.setUp;
   s.tables = f.step.tables;

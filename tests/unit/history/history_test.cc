@@ -329,3 +329,32 @@ TEST_CASE("history: a final op's dead letters map to JSON and back, and are abse
   CHECK(back[1].as<ops::Final>()->deadLetterWhere.empty());
   CHECK(History::fromJson(j).toJson() == j);
 }
+
+TEST_CASE("trace: no error point at a PostgreSQL group ended by Flush, which an error fault cannot answer") {
+  // postgres.js and asyncpg send Parse and Describe ended by Flush: the proxy can't stand in for the reply.
+  History h;
+  ops::Step parse;
+  parse.server = "pg";
+  parse.verb = "PARSE";
+  parse.k = 1;
+  parse.flushed = true;
+  h.append("c1", parse);
+  ops::Step insert;
+  insert.server = "pg";
+  insert.verb = "INSERT";
+  insert.k = 1;
+  insert.tReqUs = 10;
+  h.append("c1", insert);
+  const Trace t = traceOf(h.ops());
+  REQUIRE(t.points.size() == 4);
+  auto kinds = [&](size_t i) {
+    std::vector<std::string> out;
+    for (const auto& f : faultsAt(t.points[i], {"kill", "error"}, 100)) out.push_back(f.str());
+    return out;
+  };
+  CHECK(kinds(0) == std::vector<std::string>{"before:PARSE#1"});
+  CHECK(kinds(2) == std::vector<std::string>{"before:INSERT#1", "error:before:INSERT#1"});
+  auto back = History::fromJson(h.toJson()).ops();
+  CHECK(back[0].as<ops::Step>()->flushed);
+  CHECK_FALSE(back[1].as<ops::Step>()->flushed);
+}
