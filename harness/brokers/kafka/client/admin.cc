@@ -343,7 +343,7 @@ int16_t KafkaAdmin::leaveGroup(const std::string& hostPort, const Membership& m,
   return code;
 }
 
-void KafkaAdmin::commitAs(const std::string& hostPort, const Membership& m, const std::string& topic,
+bool KafkaAdmin::commitAs(const std::string& hostPort, const Membership& m, const std::string& topic,
                           const std::map<int, int64_t>& offsets, std::chrono::milliseconds timeout) {
   constexpr int32_t kCorrelation = 0x1dE1;
   constexpr int16_t kVersion = 2; // classic; every broker and the mock (≤ 7) take it
@@ -368,23 +368,26 @@ void KafkaAdmin::commitAs(const std::string& hostPort, const Membership& m, cons
   const std::string body = roundTrip(hostPort, framed(w.out), kCorrelation, timeout, what);
   Reader r(body);
   std::vector<std::string> errors;
-  size_t answered = 0;
+  size_t answered = 0, rebalancing = 0;
   for (size_t t = r.arrayCount(false).value_or(0); t > 0 && !r.failed(); --t) {
     const std::string name(r.string(false).value_or(""));
     for (size_t n = r.arrayCount(false).value_or(0); n > 0 && !r.failed(); --n) {
       const int32_t p = r.int32();
       const int16_t code = r.int16();
       ++answered;
+      if (code == 27) ++rebalancing; // REBALANCE_IN_PROGRESS
       if (code != 0 && !r.failed()) errors.push_back(fmt::format("{}-{}: {}", name, p, errorName(code)));
     }
   }
   if (r.failed() || answered != offsets.size())
     throw std::runtime_error(fmt::format("{} to {}: a response that does not answer every partition", what, hostPort));
+  if (answered > 0 && rebalancing == answered) return false;
   if (!errors.empty()) {
     std::string all;
     for (const auto& e : errors) all += (all.empty() ? "" : ", ") + e;
     throw std::runtime_error(fmt::format("{} to {}: {}", what, hostPort, all));
   }
+  return true;
 }
 
 } // namespace idem::kafka::client

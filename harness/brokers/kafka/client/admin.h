@@ -67,10 +67,11 @@ public:
   /// Sets the committed offsets in the name of member `m` (its group, member id and generation, as the
   /// proxy's tracker learnt them: membershipOf), with an OffsetCommit v2 sent to the coordinator at
   /// `hostPort` on a new connection. The broker takes it while `m` is a member of the current generation
-  /// (the mock: in its Up and Rebalancing states). Throws std::runtime_error naming each partition's error
-  /// (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS, …), on a connection failure, or when
-  /// `timeout` runs out.
-  static void commitAs(const std::string& hostPort, const Membership& m, const std::string& topic,
+  /// (the mock: in its Up and Rebalancing states). Returns false when every partition was answered
+  /// REBALANCE_IN_PROGRESS (the group is between a JoinGroup and its SyncGroups: ask again once it is up).
+  /// Throws std::runtime_error naming each partition's error (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, …), on
+  /// a connection failure, or when `timeout` runs out.
+  static bool commitAs(const std::string& hostPort, const Membership& m, const std::string& topic,
                        const std::map<int, int64_t>& offsets, std::chrono::milliseconds timeout);
 
   /// Sends `m`'s LeaveGroup (leaveGroupRequest) to the coordinator at `hostPort` ("host:port") on a new

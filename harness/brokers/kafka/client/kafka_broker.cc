@@ -168,6 +168,7 @@ proxy::TrackerPtr KafkaBroker::tracker(int listenPort) {
 void KafkaBroker::reset() {
   // A new topic and group per run: nothing of the last run's records or offsets is seen again.
   // The broker is this workspace's alone: short names, which entry ids ("events.3-1@0") carry.
+  forgetPending_ = false;
   if (!server_->alive()) {
     // It died under the last run (which then could not be judged): the next one gets a broker again, so
     // that one broken run does not make every later run of the workspace an error.
@@ -221,6 +222,7 @@ std::string positions(const std::string& topic, const std::vector<PartitionProgr
 } // namespace
 
 brokers::Progress KafkaBroker::progress() {
+  if (forgetPending_) forget();
   brokers::Progress out;
   const auto parts = admin_->progress(topic_, group_, kAsk);
   for (const auto& p : parts) out.pending += std::max<int64_t>(0, p.logEnd - std::max<int64_t>(p.committed, 0));
@@ -245,7 +247,10 @@ void KafkaBroker::forget() {
                                      (!newest || m->generation > newest->generation))
         newest = *m;
   }
-  if (newest) KafkaAdmin::commitAs(server_->bootstrap(), *newest, topic_, zero, kAsk);
+  // Between a JoinGroup and its SyncGroups (forget:after:JOIN_GROUP#1) the group takes no commit: it is
+  // made once the group is up, at the next look at the broker's progress.
+  forgetPending_ = false;
+  if (newest) forgetPending_ = !KafkaAdmin::commitAs(server_->bootstrap(), *newest, topic_, zero, kAsk);
   else admin_->commit(topic_, group_, zero);
 }
 

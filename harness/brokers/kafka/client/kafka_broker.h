@@ -71,6 +71,7 @@ private:
   std::unique_ptr<EmbeddedKafka> server_;
   std::unique_ptr<KafkaAdmin> admin_;
   std::shared_ptr<Ledger> ledger_;
+  bool forgetPending_ = false; ///< a forget the group refused while rebalancing: made at the next progress()
 };
 
 } // namespace idem::kafka::client
