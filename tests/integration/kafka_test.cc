@@ -160,15 +160,20 @@ TEST_CASE("kafka: a rebalance fault on a Valkey target is a usage error naming t
 TEST_CASE("kafka: Python (confluent-kafka) and Node (kafkajs) consumers are judged as their code is") {
   // Killed after their third COMMIT, four at once (a Kafka run mostly waits on the group): the correct ones
   // pass, the buggy ones apply an event twice. And kafkajs as two members of one group: a follower whose
-  // SyncGroup comes after the leader's is told to rejoin, never refused (kafkajs crashed on the refusal).
+  // SyncGroup comes after the leader's is told to rejoin, never refused (kafkajs crashed on the refusal); and
+  // a forget right after the first JoinGroup.
   auto rs = cleanAll({{"run", "--target", testTarget("py-kafka-dedup-table"), "--crash", "after:COMMIT#3"},
                       {"run", "--target", testTarget("py-kafka-commit-first"), "--crash", "after:COMMIT#3"},
                       {"run", "--target", testTarget("node-kafka-dedup-table"), "--crash", "after:COMMIT#3"},
                       {"run", "--target", testTarget("node-kafka-autocommit"), "--crash", "after:COMMIT#3"},
-                      {"run", "--target", testTarget("node-kafka-dedup-table"), "--consumers", "2"}});
-  INFO(rs.back().out << rs.back().err);
-  CHECK(rs.back().report["verdict"] == "pass");
-  rs.pop_back();
+                      {"run", "--target", testTarget("node-kafka-dedup-table"), "--consumers", "2"},
+                      // The group takes no commit while it syncs: the forget is made once it is up.
+                      {"run", "--target", testTarget("py-kafka-dedup-table"), "--crash", "forget:after:JOIN_GROUP#1"}});
+  for (int i = 0; i < 2; ++i) {
+    INFO(rs.back().out << rs.back().err);
+    CHECK(rs.back().report["verdict"] == "pass");
+    rs.pop_back();
+  }
   for (size_t i = 0; i < rs.size(); ++i) {
     INFO(rs[i].out << rs[i].err);
     if (i % 2 == 0) {
