@@ -72,7 +72,26 @@ CheckResult checkBroker(const HistoryView& h) {
     v.invariant = "broker";
     v.entries = {entry};
     std::string ev = eventOf(h, entry, v);
-    v.message = fmt::format("entry {} ({}) was never delivered", entry, ev);
+    // Delivered before, and maybe acknowledged: the broker's position went back (a forget, a rebalance) and
+    // no consumer read it again; a consumer that keeps its own position (offsets in its database) skips it.
+    const DeliveryRec* delivered = nullptr;
+    for (const auto& d : h.deliveries)
+      if (d.entry == entry && !delivered) delivered = &d, v.ops.push_back(d.op);
+    const AckRec* acked = nullptr;
+    for (const auto& a : h.acks)
+      if (a.entry == entry && !acked) acked = &a, v.ops.push_back(a.op);
+    if (!delivered) {
+      v.message = fmt::format("entry {} ({}) was never delivered", entry, ev);
+    } else if (!acked) {
+      v.message = fmt::format("entry {} ({}) was delivered ({} to {}) but is unread for the broker at the end: "
+                              "nothing acknowledged it", entry, ev, delivered->label, delivered->process);
+    } else {
+      const auto* ack = h.ops[static_cast<size_t>(acked->op)].as<ops::Step>();
+      v.message = fmt::format("entry {} ({}) was delivered ({} to {}) and acknowledged ({} by {}), yet is unread for "
+                              "the broker at the end: its position went back (a forget, a rebalance) and no consumer "
+                              "read and acknowledged it again",
+                              entry, ev, delivered->label, delivered->process, ack ? ack->name() : "?", acked->process);
+    }
     out.push_back(std::move(v));
   }
   return resultOf(std::move(out), {});

@@ -62,7 +62,18 @@ TEST_CASE("broker: never delivered entries are stuck when proven, at a limit, un
     b.finalOp(balances(400), json::array(), json::array({e[2]}), "stuck");
     const auto r = result(checkAll(s, b.ops()), "broker");
     REQUIRE(r.violations.size() == 1);
-    CHECK(r.violations[0].message == "entry 1-2 (event 3) was never delivered");
+    // Read once (XREADGROUP#1) and never acknowledged, and unread for the broker at the end.
+    CHECK(r.violations[0].message == "entry 1-2 (event 3) was delivered (XREADGROUP#1 to c1) but is unread for the "
+                                     "broker at the end: nothing acknowledged it");
+  }
+  SECTION("acknowledged, then unread again: the broker's position went back and no one read it again") {
+    b.ack("c1", {e[2]});
+    b.finalOp(balances(400), json::array(), json::array({e[2]}), "stuck");
+    const auto r = result(checkAll(s, b.ops()), "broker");
+    REQUIRE(r.violations.size() == 1);
+    CHECK(r.violations[0].message == "entry 1-2 (event 3) was delivered (XREADGROUP#1 to c1) and acknowledged (XACK#2 "
+                                     "by c1), yet is unread for the broker at the end: its position went back (a "
+                                     "forget, a rebalance) and no consumer read and acknowledged it again");
   }
   SECTION("the run ended at the deadline: the consumer may still have been busy") {
     b.finalOp(balances(400), json::array(), json::array({e[2]}), "limit");
