@@ -162,7 +162,7 @@ std::string timeline(const json& run) {
   // Lanes: names, server lines over the whole height, process lines from start to exit.
   for (const auto& lane : c.lanes) {
     int x = c.x(lane);
-    std::string label = lane == "pg" ? "PostgreSQL" : lane == "valkey" ? "Valkey" : lane == "dead-letter" ? "Dead letter"
+    std::string label = lane == "pg" ? "PostgreSQL" : lane == "valkey" ? c.brokerTitle : lane == "dead-letter" ? "Dead letter"
                         : lane == "sink" ? "Sink" : cut(lane, 9);
     bool server = lane == "pg" || lane == "valkey" || lane == "dead-letter" || lane == "sink";
     out += fmt::format("<text class=\"lane{}\" x=\"{}\" y=\"20\">{}</text>", server ? " server" : "", x, esc(label));

@@ -28,6 +28,8 @@ struct Row {
 /// What the rows need to know about the run as a whole.
 struct Context {
   std::vector<std::string> lanes;          ///< producer, c1, c2, ..., valkey, pg, dead-letter, sink (HTTP: client, s1, s2, ..., pg)
+  /// The broker lane's ("valkey") title: the broker the run's steps went to (Valkey, Kafka, NATS, RabbitMQ).
+  std::string brokerTitle = "Valkey";
   std::map<int, std::string> requestServer; ///< HTTP: request id -> the server process it went to
   std::map<std::string, std::string> tags; ///< stream entry -> "e3" / "e2 (retry)"
   std::set<int64_t> hotOps;

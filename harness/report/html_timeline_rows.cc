@@ -51,6 +51,8 @@ Context contextOf(const json& run, const std::vector<Op>& history) {
     if (const auto* s = op.as<ops::Send>()) c.tags[s->entry] = fmt::format("e{}{}", s->n, s->retry ? "′" : "");
     if (const auto* r = op.as<ops::Request>()) c.requestServer[r->id] = r->server;
     if (const auto* st = op.as<ops::Step>(); st && st->server == "valkey") valkey = true;
+    if (const auto* st = op.as<ops::Step>(); st && st->server != "pg" && st->server != "sink" && !http)
+      c.brokerTitle = serverTitle(st->server);
   }
   if (valkey) c.lanes.push_back("valkey");
   c.lanes.push_back("pg");
