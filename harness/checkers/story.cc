@@ -154,13 +154,19 @@ Story eventStory(const HistoryView& h, int n, bool lost) {
   } else {
     std::set<std::string> seen;
     std::string clause;
-    for (size_t i = 0; i < ds.size(); ++i) {
-      const DeliveryRec& d = *ds[i];
-      std::string verb = i == 0 ? "delivered to" : seen.count(d.entry) ? "redelivered to"
-                                                                        : fmt::format("delivered again (entry {}) to", d.entry);
-      seen.insert(d.entry);
-      clause += fmt::format("{}{} {} ({})", i ? ", " : "", verb, d.process, d.label);
-      clause += teller.after(d, nextDelivery(ds, i));
+    // The entries one read handed over together are told together, then what came after them: a kill after
+    // a batch never reads as coming before the batch's second entry.
+    for (size_t i = 0; i < ds.size();) {
+      size_t j = i;
+      for (; j < ds.size() && ds[j]->op == ds[i]->op && ds[j]->process == ds[i]->process; ++j) {
+        const DeliveryRec& d = *ds[j];
+        std::string verb = j == 0 ? "delivered to" : seen.count(d.entry) ? "redelivered to"
+                                                                          : fmt::format("delivered again (entry {}) to", d.entry);
+        seen.insert(d.entry);
+        clause += fmt::format("{}{} {} ({})", j ? ", " : "", verb, d.process, d.label);
+      }
+      for (size_t k = i; k < j; ++k) clause += teller.after(*ds[k], nextDelivery(ds, k));
+      i = j;
     }
     parts.push_back(clause);
   }

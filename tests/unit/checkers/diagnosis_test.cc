@@ -366,3 +366,34 @@ TEST_CASE("an undelivered event and acknowledged ones missing together", "[diagn
                                      "not applied; the amounts cannot tell; balance of w1 is 5000, expected 15000");
   }
 }
+
+TEST_CASE("a duplicate's story tells a read's entries together, then the kill after them", "[diagnosis]") {
+  // One read hands c1 both entries of event 2 (its producer retry too); c1 is killed after applying the first,
+  // c2 claims what was left and applies it again: the kill comes after the read's second entry in the story.
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"after:COMMIT#2"});
+  b.initial(balances(0));
+  const std::vector<int> amount{100, 1000, 10000, 100000, 1000000, 1000}; // per entry: any count decodes
+  auto e = sendWallet(b, {100, 1000, 10000, 100000, 1000000}, {1, 2, 3, 4, 5, 2});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  applySimply(b, "c1", e[0], amount[0]);
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE", "UPDATE wallets SET balance_halala = balance_halala + 1000 WHERE id = 'w1'");
+  b.step("c1", "pg", "COMMIT", "COMMIT", "killed-after");
+  b.kill("c1", "after:COMMIT#2");
+  b.spawn("c2");
+  std::vector<std::string> rest(e.begin() + 1, e.end());
+  b.read("c2", "XAUTOCLAIM", rest);
+  for (size_t i = 1; i < e.size(); ++i) applySimply(b, "c2", e[i], amount[i]);
+  b.finalOp(balances(1111100 + 2000));
+  auto rs = checkAll(s, b.ops());
+  std::string story;
+  for (const auto& v : result(rs, "invariant:balance").violations) story += v.message + "\n";
+  INFO(story);
+  const auto again = story.find("delivered again (entry 1-5) to c1 (XREADGROUP#1)");
+  const auto killed = story.find("c1 killed at after:COMMIT#2");
+  REQUIRE(again != std::string::npos);
+  REQUIRE(killed != std::string::npos);
+  CHECK(again < killed);
+}
