@@ -8,6 +8,9 @@
 
 namespace idem::kafka {
 
+/// The codes the harness itself acts on (the broker's answers it reads or forwards changed).
+inline constexpr int16_t kRebalanceInProgress = 27, kInvalidRequest = 42;
+
 /// "REBALANCE_IN_PROGRESS" for 27; "ERROR_<code>" for a code not in the table.
 std::string errorName(int16_t code);
 /// The code named `name` ("REBALANCE_IN_PROGRESS"), or nullopt.

@@ -1,6 +1,7 @@
 #include "brokers/kafka/tracker.h"
 
 #include "brokers/kafka/api.h"
+#include "brokers/kafka/errors.h"
 #include "brokers/kafka/messages.h"
 #include "brokers/kafka/wire.h"
 
@@ -111,20 +112,8 @@ public:
     if (r.failed())
       return proxy::Decode::Invalid;
     const std::string_view header = buf.substr(4, r.pos());
-    std::string_view body = r.rest();
     std::string patched;
-    if (options_.lateSyncRejoins && p.key == api::kSyncGroup) {
-      // ThrottleTimeMs (v1+), then ErrorCode: INVALID_REQUEST (42) becomes REBALANCE_IN_PROGRESS (27).
-      const size_t at = p.version >= 1 ? 4 : 0;
-      if (body.size() >= at + 2 && static_cast<uint8_t>(body[at]) == 0 && static_cast<uint8_t>(body[at + 1]) == 42) {
-        patched = std::string(body);
-        patched[at + 1] = 27;
-        body = patched;
-        std::string frameBody(header);
-        frameBody += patched;
-        out.replacement = framed(frameBody);
-      }
-    }
+    const std::string_view body = lateSyncRejoins(p, header, r.rest(), patched, out);
     if (!rewrite(p, header, body, out))
       return proxy::Decode::Invalid;
     if (!p.step)
@@ -172,6 +161,30 @@ private:
     return session_;
   }
 
+  /// Forwards `body` after `header` in place of the broker's response.
+  static void replace(std::string_view header, std::string_view body, proxy::ServerMsg& out) {
+    std::string frameBody(header);
+    frameBody += body;
+    out.replacement = framed(frameBody);
+  }
+
+  /// With TrackerOptions::lateSyncRejoins, a SyncGroup answered INVALID_REQUEST is forwarded as
+  /// REBALANCE_IN_PROGRESS: returns the body the client gets (in `patched` when changed), which the step reads.
+  std::string_view lateSyncRejoins(const Pending& p, std::string_view header, std::string_view body,
+                                   std::string& patched, proxy::ServerMsg& out) const {
+    if (!options_.lateSyncRejoins || p.key != api::kSyncGroup) return body;
+    Reader r(body);
+    if (p.version >= 1) r.int32(); // ThrottleTimeMs
+    const size_t at = r.pos();
+    if (r.int16() != kInvalidRequest || r.failed()) return body;
+    Writer code;
+    code.int16(kRebalanceInProgress);
+    patched = std::string(body);
+    patched.replace(at, 2, code.out);
+    replace(header, patched, out);
+    return patched;
+  }
+
   /// Responses that carry broker addresses or API versions: forwarded rewritten when that changes them.
   bool rewrite(const Pending& p, std::string_view header, std::string_view body, proxy::ServerMsg& out) {
     const bool addresses = p.key == api::kMetadata || p.key == api::kFindCoordinator ||
@@ -183,11 +196,7 @@ private:
       return false;
     if (const auto it = res.maxVersions.find(api::kLeaveGroup); it != res.maxVersions.end())
       membership_.leaveVersion = std::min<int16_t>(it->second, apiInfo(api::kLeaveGroup).maxVersion);
-    if (res.body) {
-      std::string frameBody(header);
-      frameBody += *res.body;
-      out.replacement = framed(frameBody);
-    }
+    if (res.body) replace(header, *res.body, out);
     return true;
   }
 

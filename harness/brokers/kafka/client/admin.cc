@@ -375,7 +375,7 @@ bool KafkaAdmin::commitAs(const std::string& hostPort, const Membership& m, cons
       const int32_t p = r.int32();
       const int16_t code = r.int16();
       ++answered;
-      if (code == 27) ++rebalancing; // REBALANCE_IN_PROGRESS
+      if (code == kRebalanceInProgress) ++rebalancing;
       if (code != 0 && !r.failed()) errors.push_back(fmt::format("{}-{}: {}", name, p, errorName(code)));
     }
   }
