@@ -102,8 +102,9 @@ CheckDecision decideCheck(const CheckCounts& c, const CheckFinding* cx, std::opt
     d.notes.push_back(fmt::format("{} run{} had a fault that never fired (coverage loss, not a failure of the target)",
                                   cov.runsWithLoss, plural(cov.runsWithLoss)));
   if (cov.unreached() > 0)
-    d.notes.push_back(fmt::format("{} of them {} at a process's k-th step in a run of several processes, which another "
-                                  "process did instead: counted as coverage loss only",
+    d.notes.push_back(fmt::format("{} of them {} at a process's k-th step of a verb in a run of several processes, which "
+                                  "that process never reached (which process takes a step is the broker's or the "
+                                  "client's choice there): counted as coverage loss only",
                                   cov.unreached(), cov.unreached() == 1 ? "was" : "were"));
   if (decided) {
     d.verdict = *decided;

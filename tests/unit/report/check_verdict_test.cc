@@ -60,7 +60,8 @@ TEST_CASE("points unreached in runs of several consumers count as coverage loss 
   CheckDecision d = decideCheck(c, nullptr, std::nullopt);
   CHECK(d.verdict == Verdict::Pass);
   CHECK(noted(d, "3 runs had a fault that never fired"));
-  CHECK(noted(d, "3 of them were at a process's k-th step in a run of several processes"));
+  CHECK(noted(d, "3 of them were at a process's k-th step of a verb in a run of several processes, which that "
+                "process never reached"));
 
   // The same points in runs of one process: the target never reached them.
   CheckCounts one = c;
