@@ -170,27 +170,126 @@ bool HistoryView::acked(int n) const {
 namespace {
 
 /// A PostgreSQL step that cannot have applied an event: it never reached the server (withheld, refused), or
-/// it opens or abandons a transaction.
+/// it only opens or abandons a transaction. A step named by its first statement (a simple query of several
+/// statements, a pipelined group) that names a table does more than that: "BEGIN; INSERT …; COMMIT" applies.
+/// One statement, shown whole: a detail not cut short ("...") with no ';' before its end.
+bool oneStatement(const ops::Step& s) {
+  std::string_view d = s.detail;
+  while (!d.empty() && (d.back() == ';' || d.back() == ' ')) d.remove_suffix(1);
+  const bool cut = d.size() >= 3 && d.substr(d.size() - 3) == "...";
+  return !cut && d.find(';') == std::string_view::npos;
+}
+
+/// A PostgreSQL step that cannot have applied an event: it never reached the server (withheld, refused), it
+/// only opens or abandons a transaction, or it is a COMMIT answered ROLLBACK (the transaction had failed). A
+/// step named by its first statement (a simple query of several statements, a pipelined group) that names
+/// a table does more than that: "BEGIN; INSERT …; COMMIT" applies.
 bool appliesAnything(const ops::Step& s) {
   if (!s.reachedServer()) return false;
-  return s.verb != "BEGIN" && s.verb != "START" && s.verb != "ROLLBACK";
+  if (!s.tables.empty()) return true;
+  if (s.verb == "BEGIN" || s.verb == "START" || s.verb == "ROLLBACK") return false;
+  const bool failedCommit = (s.verb == "COMMIT" || s.verb == "END") && oneStatement(s) && s.replied() && !s.error &&
+                            s.summary == "ROLLBACK";
+  return !failedCommit;
+}
+
+/// A plain BEGIN (START TRANSACTION), or a plain ROLLBACK (ABORT) that is not ROLLBACK TO a savepoint.
+bool opens(const ops::Step& s) { return (s.verb == "BEGIN" || s.verb == "START") && s.tables.empty() && oneStatement(s); }
+bool abandons(const ops::Step& s) {
+  if ((s.verb != "ROLLBACK" && s.verb != "ABORT") || !s.tables.empty() || !oneStatement(s)) return false;
+  std::string upper;
+  for (char c : s.detail) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return upper.find(" TO ") == std::string::npos && upper.find("PREPARED") == std::string::npos;
+}
+
+/// A statement that ends a transaction one way or another (a savepoint's ROLLBACK TO included).
+bool endsTransaction(const ops::Step& s) {
+  return s.verb == "COMMIT" || s.verb == "END" || s.verb == "ROLLBACK" || s.verb == "ABORT" || s.verb == "PREPARE";
 }
 
 } // namespace
 
+bool HistoryView::undone(int64_t at) const {
+  const Op& self = ops[static_cast<size_t>(at)];
+  const auto* w = self.as<ops::Step>();
+  if (!w || w->server != "pg" || !oneStatement(*w)) return false;
+  if (endsTransaction(*w) || w->verb == "SAVEPOINT" || w->verb == "RELEASE") return false;
+  const auto sameConn = [&](const Op& op) -> const ops::Step* {
+    if (op.process != self.process) return nullptr;
+    const auto* s = op.as<ops::Step>();
+    return s && s->server == "pg" && s->conn == w->conn ? s : nullptr;
+  };
+  const auto lifeEnds = [&](const Op& op) {
+    return op.process == self.process && (op.as<ops::Exit>() || op.as<ops::Spawn>());
+  };
+  const auto undecoded = [&](const Op& op) {
+    const auto* o = op.as<ops::Opaque>();
+    return op.process == self.process && o && o->server == "pg" && o->conn == w->conn;
+  };
+  // Inside a transaction this connection opened: a plain BEGIN before it, and nothing since that could end it.
+  bool inside = false;
+  for (int64_t i = at - 1; i >= 0 && !inside; --i) {
+    const Op& op = ops[static_cast<size_t>(i)];
+    if (lifeEnds(op) || undecoded(op)) return false;
+    const auto* s = sameConn(op);
+    if (!s || !s->reachedServer()) continue;
+    if (opens(*s)) inside = true;
+    else if (!oneStatement(*s) || endsTransaction(*s)) return false;
+  }
+  if (!inside) return false;
+  // ... and that transaction never committed: it was rolled back, its COMMIT was answered ROLLBACK (it had
+  // failed), or the connection's process went on to its end with no COMMIT sent on it.
+  for (size_t i = static_cast<size_t>(at) + 1; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    if (lifeEnds(op)) return true;
+    if (undecoded(op)) return false;
+    const auto* s = sameConn(op);
+    if (!s) continue;
+    if (!s->reachedServer()) continue; // never reached the server (a COMMIT too): the transaction is still open
+    if (abandons(*s)) return true;
+    if (s->verb == "COMMIT" || s->verb == "END") // answered ROLLBACK: the transaction had failed
+      return oneStatement(*s) && s->replied() && !s->error && s->summary == "ROLLBACK";
+    if (!oneStatement(*s) || opens(*s) || endsTransaction(*s))
+      return false; // something that may end it some other way (ROLLBACK TO, PREPARE TRANSACTION): not decided here
+  }
+  return true; // the history ended with it open: the run's end stopped the process
+}
+
 bool HistoryView::returnedUntouched(const DeliveryRec& d) const {
   const auto* read = ops[static_cast<size_t>(d.op)].as<ops::Step>();
   if (!read) return false;
-  auto back = std::find_if(returns.begin(), returns.end(), [&](const AckRec& r) {
-    return r.process == d.process && r.entry == d.entry && r.op > d.op;
-  });
-  if (back == returns.end()) return false;
-  for (int64_t i = d.op + 1; i < back->op; ++i) {
-    const Op& op = ops[static_cast<size_t>(i)];
+  // The window ends where the process handed the entry back, or where its life ended (the broker hands what
+  // it held to another consumer): whichever comes first.
+  int64_t end = -1;
+  for (size_t i = static_cast<size_t>(d.op) + 1; i < ops.size() && end < 0; ++i) {
+    const Op& op = ops[i];
     if (op.process != d.process) continue;
+    if (op.as<ops::Exit>() || op.as<ops::Spawn>()) end = static_cast<int64_t>(i);
+    else if (const auto* s = op.as<ops::Step>();
+             s && std::find(s->returned.begin(), s->returned.end(), d.entry) != s->returned.end())
+      end = static_cast<int64_t>(i);
+  }
+  if (end < 0) return false;
+  // Work for this delivery is a request its process sent inside the window. A step is recorded when its
+  // reply comes, so a request sent before the delivery (a COMMIT whose reply a restart held) can be recorded
+  // inside the window, and one sent inside it can be recorded after its end.
+  const int64_t from = ops[static_cast<size_t>(d.op)].time_us, to = ops[static_cast<size_t>(end)].time_us;
+  for (size_t i = static_cast<size_t>(d.op) + 1; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    if (op.process != d.process) continue;
+    const bool inside = static_cast<int64_t>(i) < end;
     const auto* s = op.as<ops::Step>();
-    if (!s) return false; // a kill, an exit, a fault
-    if (s->server == read->server || (s->server == "pg" && !appliesAnything(*s))) continue;
+    if (!s) {
+      if (!inside) continue;
+      // A fault that fired (a kill too: what it cut short is a step of its own), a note, a stall: no work.
+      if (op.as<ops::FaultOp>() || op.as<ops::Note>() || op.as<ops::Stall>()) continue;
+      return false; // a call to the sink, bytes the proxy could not decode, …: it may have been work
+    }
+    if (s->server == read->server) continue;
+    const bool sentBefore = s->tReqUs > 0 && s->tReqUs < from;
+    const bool sentAfter = !inside && (s->tReqUs == 0 || s->tReqUs > to);
+    if (sentBefore || sentAfter) continue;
+    if (s->server == "pg" && (!appliesAnything(*s) || undone(static_cast<int64_t>(i)))) continue;
     return false; // work elsewhere: it may have been this delivery's
   }
   return true;

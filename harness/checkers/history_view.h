@@ -114,10 +114,15 @@ struct HistoryView {
   /// server (the database: no work on it) is none: a consumer that returns what it cannot apply while
   /// PostgreSQL is down gets each entry again and again, and applied none of those.
   int opportunities(int n) const;
-  /// Delivery d was handed back by its process (Step::returned) with no op of that process in between but
-  /// its steps on the server that delivered it and PostgreSQL steps that apply nothing (BEGIN, ROLLBACK, a
-  /// statement that never reached the server).
+  /// Delivery d was handed back by its process (Step::returned), or its process's life ended, before that
+  /// process sent any request but to the server that delivered it and PostgreSQL statements that apply
+  /// nothing (BEGIN, ROLLBACK, a COMMIT answered ROLLBACK, a statement that never reached the server, or one
+  /// that was undone()). Requests count by when they were sent, not when their reply was recorded.
   bool returnedUntouched(const DeliveryRec& d) const;
+  /// The PostgreSQL statement at op `at` took no effect: one statement inside a transaction its connection
+  /// opened with a plain BEGIN, which never committed (rolled back, its COMMIT answered ROLLBACK, or no COMMIT
+  /// sent on that connection before its process's end). False whenever the steps leave any doubt.
+  bool undone(int64_t at) const;
   /// The most times event n can have been applied: once per delivery (opportunities), plus one for each
   /// fault after which a live consumer may retry work it holds without a new delivery. A pass is proven
   /// only up to this bound (docs/verdicts.md).

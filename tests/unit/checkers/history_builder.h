@@ -51,6 +51,9 @@ public:
     plan_ = h.append("harness", std::move(p));
   }
 
+  /// The connection the next PostgreSQL steps are on (a consumer's reconnect moves on to a new one).
+  int pgConn = 1;
+
   void initial(const json& observed) { h.append("harness", ops::Initial{observedOf(observed)}); }
 
   std::string eventId(int n) const { return fmt::format("00000000-0000-4000-8000-{:012d}", n); }
@@ -194,7 +197,7 @@ private:
   ops::Step stepOf(const std::string& server, const std::string& verb, const std::string& detail) {
     ops::Step s;
     s.server = server;
-    s.conn = 1;
+    s.conn = server == "pg" ? pgConn : 1;
     s.verb = verb;
     s.k = ++k_[verb];
     s.detail = detail;
