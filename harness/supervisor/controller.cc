@@ -33,6 +33,12 @@ void Controller::addProcess(int owner, std::string name) {
   st.lastActivity = st.spawned = Clock::now();
 }
 
+void Controller::setStarting(int owner, bool starting) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (starting) starting_.insert(owner);
+  else starting_.erase(owner);
+}
+
 void Controller::setPid(int owner, pid_t pgid) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -93,6 +99,7 @@ void Controller::endInflight(int owner, ProcessState& st, const Inflight& f) {
 
 proxy::Decision Controller::onConnect(int owner, proxy::Server server, int conn) {
   std::unique_lock<std::mutex> lock(mu_);
+  if (starting_.count(owner)) return {}; // an HTTP server's start-up: no fault point, not counted (setStarting)
   // A relay's steps are numbered apart from the consumers' (fault.h): rN:VERB#k alone reaches them.
   const int k = ++counts_[isRelayLabel(names_[owner]) ? "relay/CONNECT" : "CONNECT"];
   const int pk = ++processCounts_[{names_[owner], "CONNECT"}];
@@ -150,7 +157,7 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   // PING, a driver's SET): numbered apart, so that it never shifts the count of the target's own steps (a SQL
   // SELECT#1 is the first SQL SELECT), and never a fault point nor a hold's release point.
   bool& worked = connectionWorked_[{owner, static_cast<int>(server), conn}];
-  const bool setUp = setUpCommand(serverName(server), step.verb, step.detail, worked);
+  const bool setUp = setUpCommand(serverName(server), step.verb, step.detail, worked) || starting_.count(owner) > 0;
   worked = worked || !setUp;
   const std::string counted = stepCounter(step.verb, setUp);
   const bool relay = isRelayLabel(names_[owner]);

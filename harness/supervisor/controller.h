@@ -46,6 +46,11 @@ public:
   /// Registers a consumer process: its owner id in the hub, its name and its process group.
   void addProcess(int owner, std::string name);
   void setPid(int owner, pid_t pgid);
+  /// An HTTP server's start-up: until it is ready (it answers its health check), its steps are set-up
+  /// (numbered apart, never a fault point nor a hold's release point), as a client's connection set-up is.
+  /// A framework's check of its migrations before it listens is no step of the key's logic, and a fault
+  /// there would only stop the server from ever serving.
+  void setStarting(int owner, bool starting);
   /// Holds every request of `owner` that arrives before `until`, at the proxy, until then (noted once with
   /// `why`): a replacement of a killed consumer starts at once, and its first look at the stream still comes
   /// only once the dead one's entries are claimable — the time passes while it starts instead of before.
@@ -209,6 +214,7 @@ private:
   std::vector<Fault> faults_;         // not fired yet
   std::map<std::string, int> counts_; // verb -> occurrences so far
   std::map<std::pair<std::string, std::string>, int> processCounts_; // (process, verb) -> occurrences so far
+  std::set<int> starting_;            // owners in their start-up (setStarting)
   std::map<int64_t, Inflight> inflight_;
   /// Replies held by a delay fault, until the proxy lets them through.
   struct HeldReply {

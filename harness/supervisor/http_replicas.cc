@@ -43,6 +43,7 @@ void HttpReplicas::startOne(int replica, const char* why) {
     p.label = fmt::format("s{}", nserver_);
     p.lease = freeListenPort();
     ctl_.addProcess(p.owner, p.label);
+    ctl_.setStarting(p.owner, true); // its start-up steps are set-up until it is ready (controller.h)
     // The name it is given is its replica's: s3 replacing s1 serves replica 1 ("s1").
     procs_.start(p, fmt::format("s{}", replica),
                  {{"PORT", std::to_string(p.port())}, {"IDEMPOTENCY_LEASE_MS", std::to_string(spec.policy.leaseMs)},
@@ -51,7 +52,18 @@ void HttpReplicas::startOne(int replica, const char* why) {
                  kHttpServerLogCap, "server", why);
     auto& slot = servers_.at(static_cast<size_t>(replica - 1));
     slot = std::move(p);
-    if (waitReady(*slot)) return;
+    bool up = false;
+    try {
+      up = waitReady(*slot);
+    } catch (const std::runtime_error&) {
+      if (slot->child.poll()) { // it exited before it was ready, its exit recorded: nothing left to stop
+        hub_.close(slot->owner);
+        slot.reset();
+      }
+      throw;
+    }
+    ctl_.setStarting(slot->owner, false);
+    if (up) return;
     if (attempt == kPortAttempts)
       throw std::runtime_error(fmt::format("server {}: its PORT was taken by another process before it bound it, {} "
                                            "times in a row", slot->label, kPortAttempts));

@@ -2,7 +2,7 @@
 /// injected error that http-correct rides out, a drop after the COMMIT that leaves http-key-outside-tx's
 /// key in progress for good, diagnosed by the request the fault hit and the step, and the same at the Valkey
 /// commands of a server that keeps its keys there (tests/targets/py-orders-valkey); a kill during the client's
-/// last retries, whose replacement is slow to start.
+/// last retries, whose replacement is slow to start; a server that queries the database before it listens.
 #include "support.h"
 
 #include <catch2/catch.hpp>
@@ -73,6 +73,30 @@ TEST_CASE("http faults: a kill during the client's last retries gives the slow r
   CHECK(outcomes[2] == "reset");
   REQUIRE(outcomes.size() >= 3);
   CHECK(outcomes.rbegin()->second == "answered");
+}
+
+TEST_CASE("http faults: a server's queries before it is ready are set-up, never a fault point, in every replacement",
+          "[http]") {
+  // py-orders-startup-check queries the catalog before it listens, as Django's runserver checks its
+  // migrations. after:SELECT#1 is the first SELECT of a request: the kill lands there (not on the start-up,
+  // where the server would only die before serving), and the replacement's own start-up query is set-up too.
+  Result r = clean({"run", "--target", testTarget("py-orders-startup-check"), "--scenario", "orders", "--crash",
+                    "after:SELECT#1"});
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  int startups = 0, spawns = 0, kills = 0;
+  for (const auto& op : r.report["runs"][0]["history"]) {
+    if (op["type"] == "spawn") ++spawns;
+    if (op["type"] == "fault") ++kills;
+    if (op["type"] != "step" || op["value"]["server"] != "pg") continue;
+    const std::string detail = op["value"]["detail"];
+    if (detail.find("pg_catalog.pg_class") == std::string::npos) continue;
+    ++startups;
+    CHECK(op["value"].value("set_up", false));
+  }
+  CHECK(kills == 1);
+  CHECK(spawns == 2);   // s1, and the replacement after the kill
+  CHECK(startups == 2); // each one's start-up query
 }
 
 } // namespace http_faults_itest

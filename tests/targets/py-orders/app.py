@@ -1,4 +1,6 @@
 """py-orders: POST /orders with an Idempotency-Key, as a typical Flask + psycopg 3 service writes it.
+With STARTUP_CHECK=1 (tests/targets/py-orders-startup-check) it first queries the catalog, as a framework
+checking its migrations does, before it listens.
 
 The policy is Stripe's (scenario orders-409): a key reused with another payload is 409; a retry while the
 first request is still running WAITS for it and then replays its answer; the key is opaque (the whole
@@ -122,5 +124,10 @@ if __name__ == "__main__":
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     # One line per request from werkzeug would be most of the log; keep its warnings and errors.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    if os.environ.get("STARTUP_CHECK") == "1":
+        # As Django's runserver checks its migrations before it listens (tests/targets/py-orders-startup-check):
+        # one query on a connection of its own, closed before the server serves.
+        with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
+            conn.execute("SELECT c.relname FROM pg_catalog.pg_class c WHERE c.relname = 'idempotency_keys'").fetchall()
     print(f"py-orders: listening on 127.0.0.1:{os.environ['PORT']}", file=sys.stderr, flush=True)
     app.run(host="127.0.0.1", port=int(os.environ["PORT"]), threaded=True)
