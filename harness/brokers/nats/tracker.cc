@@ -276,11 +276,12 @@ private:
       Pull p{std::string(f.reply), {}, 1, 0, false};
       for (const auto& [sid, pattern] : subs_)
         if (matches(pattern, f.reply)) p.sids.push_back(sid);
-      bool noWait = false;
+      bool noWait = false, expires = false;
       const auto j = nlohmann::json::parse(f.payload, nullptr, false);
       if (j.is_object()) {
         if (j.contains("batch") && j["batch"].is_number_unsigned()) p.batch = std::max<uint64_t>(1, j["batch"].get<uint64_t>());
         if (j.contains("no_wait") && j["no_wait"].is_boolean()) noWait = j["no_wait"].get<bool>();
+        if (j.contains("expires") && j["expires"].is_number_unsigned()) expires = j["expires"].get<uint64_t>() > 0;
       } else if (j.is_number_unsigned()) {
         p.batch = std::max<uint64_t>(1, j.get<uint64_t>());
       }
@@ -290,7 +291,9 @@ private:
       out.step.verb = "FETCH";
       out.step.detail = shorten(std::string(f.subject) + " " + std::string(f.payload));
       out.step.read = true;
-      out.step.blocking = !noWait; // it waits for a message until it expires (or for ever)
+      // It waits for a message until it expires (or for ever). A no_wait pull with an expiry waits too: the
+      // server (2.9) holds it until it expires, then answers 408 (nats.go's Fetch(n) for n > 1 pulls so).
+      out.step.blocking = !noWait || expires;
       return;
     }
     if (auto ack = parseAckSubject(f.subject)) {

@@ -83,6 +83,21 @@ TEST_CASE("nats tracker: a pull answered 404 or 408 is an empty read and a heart
   CHECK(summaries(e) == Strings{"empty: 404 No Messages", "empty: 408 Request Timeout"});
 }
 
+TEST_CASE("nats tracker: a no_wait pull with an expiry waits until it expires: a blocking read (nats.go's Fetch)") {
+  // nats.go 1.22's sub.Fetch(10) pulls {"expires":…,"batch":10,"no_wait":true}; nats-server 2.9 holds it
+  // until it expires and answers 408, as it does a pull without no_wait.
+  const Events e = session({pub(kPull, "_INBOX.p.1", "{\"expires\":4989992475,\"batch\":10,\"no_wait\":true}"),
+                            pub(kPull, "_INBOX.p.2", "{\"expires\":0,\"batch\":10,\"no_wait\":true}")},
+                           {hmsg("_INBOX.p.1", "2", "", "NATS/1.0 408 Request Timeout\r\n\r\n", ""),
+                            hmsg("_INBOX.p.2", "2", "", "NATS/1.0 404 No Messages\r\n\r\n", "")});
+  requireBalanced(e);
+  const auto st = steps(e);
+  REQUIRE(st.size() == 2);
+  CHECK(st[0].blocking);
+  CHECK(!st[1].blocking);
+  CHECK(summaries(e) == Strings{"empty: 408 Request Timeout", "empty: 404 No Messages"});
+}
+
 TEST_CASE("nats tracker: NAK and WPI and TERM are steps of their own, TERM acknowledges as ACK does and NAK hands back") {
   const std::string ack11 = "$JS.ACK.dom.ABCDEF.events_1.consumers_1.2.11.5.1700000000000000000.0.tok";
   const Events e = session({pub(kAck, "", "-NAK"), pub(kAck, "", "+WPI"), pub(ack11, "", "+TERM"), pub(kAck, "", ""),
