@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <future>
 #include <thread>
 
@@ -34,7 +35,7 @@ void HttpReplicas::start() {
 void HttpReplicas::startOne(int replica, const char* why) {
   const auto& opt = ws_.options;
   const auto& spec = *ws_.scenario.http;
-  for (int attempt = 1;; ++attempt) {
+  for (int portTaken = 0;;) {
     if (nserver_ >= opt.max_processes)
       throw HttpRunLimit{"restart-bound", fmt::format("restart bound of {} server processes reached; raise --max-processes",
                                                       opt.max_processes)};
@@ -52,9 +53,9 @@ void HttpReplicas::startOne(int replica, const char* why) {
                  kHttpServerLogCap, "server", why);
     auto& slot = servers_.at(static_cast<size_t>(replica - 1));
     slot = std::move(p);
-    bool up = false;
+    Start how = Start::Ready;
     try {
-      up = waitReady(*slot);
+      how = waitReady(*slot);
     } catch (const std::runtime_error&) {
       if (slot->child.poll()) { // it exited before it was ready, its exit recorded: nothing left to stop
         hub_.close(slot->owner);
@@ -63,20 +64,24 @@ void HttpReplicas::startOne(int replica, const char* why) {
       throw;
     }
     ctl_.setStarting(slot->owner, false);
-    if (up) return;
-    if (attempt == kPortAttempts)
-      throw std::runtime_error(fmt::format("server {}: its PORT was taken by another process before it bound it, {} "
-                                           "times in a row", slot->label, kPortAttempts));
-    // Its PORT was taken by a process not idemproof's between the check and its bind: not the target's
-    // failure. Another port, with a new process.
-    h_.append(slot->label, ops::Note{fmt::format("127.0.0.1:{} (its PORT) was taken by another process before it "
-                                                 "bound it; a new process on another port replaces it", slot->port())});
+    if (how == Start::Ready) return;
+    if (how == Start::PortTaken) {
+      if (++portTaken == kPortAttempts)
+        throw std::runtime_error(fmt::format("server {}: its PORT was taken by another process before it bound it, {} "
+                                             "times in a row", slot->label, kPortAttempts));
+      // Its PORT was taken by a process not idemproof's between the check and its bind: not the target's
+      // failure. Another port, with a new process.
+      h_.append(slot->label, ops::Note{fmt::format("127.0.0.1:{} (its PORT) was taken by another process before it "
+                                                   "bound it; a new process on another port replaces it", slot->port())});
+    }
+    // Exited after a restart: restartOutcome noted it ("s3 exited (exit 1) and was replaced"); a new process,
+    // as for a server that exits on what it saw once it serves. --max-processes bounds the attempts.
     hub_.close(slot->owner);
     slot.reset();
   }
 }
 
-bool HttpReplicas::waitReady(Server& s) {
+HttpReplicas::Start HttpReplicas::waitReady(Server& s) {
   const auto& opt = ws_.options;
   const auto since = Clock::now();
   bool foreign = false; // another process answered on its port
@@ -84,21 +89,26 @@ bool HttpReplicas::waitReady(Server& s) {
     tend_();
     // A process that exits before it is ready while another process listens on its port did not fail by
     // itself: it could not bind (EADDRINUSE). Not a crash: startOne replaces it on another port.
-    auto exited = [&] {
+    auto exited = [&]() -> std::optional<Start> {
       auto es = s.child.poll();
-      if (!es) return false;
+      if (!es) return std::nullopt;
       if (HttpCall(s.port(), "GET", "/", {}, "").connect() && !groupListensOn(s.child.pid(), s.port())) {
         procs_.ended(s, *es, "port-taken");
-        return true;
+        return Start::PortTaken;
       }
       procs_.ended(s, *es, "self");
+      // A server restart while it started (a fault another process's step fired): its start-up query failed.
+      if (std::any_of(restarted_.begin(), restarted_.end(), [&](const Restarted& r) { return r.owner == s.owner; })) {
+        restartOutcome(s, es->str());
+        return Start::ExitedAfterRestart;
+      }
       throw std::runtime_error(fmt::format("server {} exited before it was ready ({}); see its log", s.label, es->str()));
     };
-    if (exited()) return false;
+    if (auto e = exited()) return *e;
     // What answers may be another process's that took the port first, before this one tried to bind it:
     // ready only when the listener is a socket of the server's own process group.
     if (ready(s)) {
-      if (groupListensOn(s.child.pid(), s.port())) return true;
+      if (groupListensOn(s.child.pid(), s.port())) return Start::Ready;
       foreign = true;
     }
     if (remaining_().count() == 0) throw HttpRunLimit{"deadline", fmt::format("server {} not ready at the deadline", s.label)};

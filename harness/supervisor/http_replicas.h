@@ -59,9 +59,13 @@ private:
   /// port first (at most kPortAttempts processes).
   void startOne(int replica, const char* why);
   static constexpr int kPortAttempts = 3;
-  /// Until replica r's process accepts a connection (and its health path answers 2xx, when there is one):
-  /// true; false when it exited because another process took its port (recorded, by "port-taken").
-  bool waitReady(Server& s);
+  /// How a process's start-up ended: ready, or exited in a way that is not the target's failure and calls
+  /// for a new process: another process took its port (recorded by "port-taken"), or a server restart it
+  /// lived through while starting (its start-up query failed: recorded by "self", with the restart's note).
+  enum class Start { Ready, PortTaken, ExitedAfterRestart };
+  /// Until replica r's process accepts a connection (and its health path answers 2xx, when there is one).
+  /// Throws when it exits before that by itself.
+  Start waitReady(Server& s);
   bool ready(const Server& s);
   /// How process `s` that ends now (`exit`: how it exited by itself, "" when the harness stopped or killed
   /// it) came through the restarts it lived through: "s1 reconnected" / "s1 exited (exit 1) and was
