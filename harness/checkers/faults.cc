@@ -49,10 +49,17 @@ CheckResult checkFaults(const HistoryView& h) {
     auto requests = std::count_if(h.steps.begin(), h.steps.end(), [&](const StepRec& s) {
       return s.verb == want.verb && (want.process.empty() || s.process == want.process);
     });
+    auto shutdown = std::count_if(h.steps.begin(), h.steps.end(), [&](const StepRec& s) {
+      const auto* st = h.ops[static_cast<size_t>(s.op)].as<ops::Step>();
+      return s.verb == want.verb && (want.process.empty() || s.process == want.process) && st && st->stopping;
+    });
     std::string what = want.isKill() ? "kill point" : "fault";
-    unknown.push_back(fmt::format("{} {} never fired: {} made {} {} request{}", what, want.str(),
+    unknown.push_back(fmt::format("{} {} never fired: {} made {} {} request{}{}", what, want.str(),
                                   want.process.empty() ? "the target" : want.process, requests, want.verb,
-                                  requests == 1 ? "" : "s"));
+                                  requests == 1 ? "" : "s",
+                                  shutdown == 0 ? ""
+                                  : fmt::format(", {} of them while idemproof stopped its process (a shutdown "
+                                                "step is no fault point)", shutdown == requests ? "all" : std::to_string(shutdown))));
   }
   CheckResult r = resultOf({}, unknown);
   r.notes = pauseNotes(h);

@@ -110,6 +110,11 @@ struct Step {
   bool flushed = false;
   /// Connection set-up (history/trace.h setUpCommand): counted apart, never a fault or release point.
   bool setUp = false;
+  /// Sent once idemproof had begun to stop its process (SIGTERM at the run's end, or to replace it): its
+  /// shutdown (a client's basic.cancel, a group's LeaveGroup, a last commit). Numbered as any step and
+  /// judged as any, but never a fault point: the run is over, and a forget or restart there could not be
+  /// carried out, nor its aftermath run.
+  bool stopping = false;
   std::vector<std::string> tables;   ///< PostgreSQL: the tables its statements name (proxy/sql_verb.h sqlTables)
   std::vector<std::string> acked;    ///< XACK: the ids in the request
   /// Handed back for redelivery (an AMQP nack or reject with requeue, a NATS -NAK): the ids it names.

@@ -177,6 +177,7 @@ json valueOf(const ops::Step& s) {
   if (s.empty) j["empty"] = true;
   if (s.flushed) j["flushed"] = true;
   if (s.setUp) j["set_up"] = true;
+  if (s.stopping) j["stopping"] = true;
   if (!s.tables.empty()) j["tables"] = s.tables;
   if (!s.acked.empty()) j["acked"] = s.acked;
   if (!s.returned.empty()) j["returned"] = s.returned;
@@ -204,6 +205,7 @@ ops::Step stepOf(const In& in, const json& v) {
   s.empty = in.flag("empty");
   s.flushed = in.flag("flushed");
   s.setUp = in.flag("set_up");
+  s.stopping = in.flag("stopping");
   s.tables = in.strings("tables");
   s.acked = in.strings("acked");
   s.returned = in.strings("returned");

@@ -20,6 +20,7 @@ Trace traceOf(const std::vector<Op>& history) {
 
     if (!s->replied()) t.skipped.push_back({s->name(), "in flight when the run ended"});
     else if (s->empty) t.skipped.push_back({s->name(), "a read that delivered nothing"});
+    else if (s->stopping) t.skipped.push_back({s->name(), "sent while idemproof stopped its process (its shutdown)"});
     // A relay's poll of the outbox that found nothing (its count depends on timing): as a read that
     // delivered nothing, it changes no state.
     else if (isRelayLabel(op->process) && s->summary == "SELECT 0")

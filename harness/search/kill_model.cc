@@ -17,7 +17,9 @@ std::map<std::string, int> KillModel::reliableCounts(const std::vector<Op>& hist
   for (size_t i = 0; i < history.size() && (last == history.size() || i <= last); ++i) {
     const auto* step = history[i].as<ops::Step>();
     // A relay's steps are numbered apart (plan/fault.h) and its polls depend on timing: no consumer's verb.
-    if (step && step->replied() && !setUpStep(*step) && !isRelayLabel(history[i].process)) counts[step->verb]++;
+    // A shutdown's steps (a cancel, a LeaveGroup) are no fault points: no count either.
+    if (step && step->replied() && !setUpStep(*step) && !step->stopping && !isRelayLabel(history[i].process))
+      counts[step->verb]++;
   }
   counts.erase("");
   return counts;
@@ -33,7 +35,8 @@ bool relayPoll(const ops::Step& s) { return s.server == "pg" && s.summary == "SE
 std::map<std::string, int> relayCounts(const std::vector<Op>& history) {
   std::map<std::string, int> counts;
   for (const auto& [op, step] : recordsOf<ops::Step>(history))
-    if (op->process == "r1" && step->replied() && !setUpStep(*step) && !relayPoll(*step)) counts[step->verb]++;
+    if (op->process == "r1" && step->replied() && !setUpStep(*step) && !step->stopping && !relayPoll(*step))
+      counts[step->verb]++;
   counts.erase("");
   return counts;
 }
@@ -55,7 +58,7 @@ KillModel KillModel::learn(const std::vector<Op>& small, int smallEntries, const
     };
     for (const auto* h : {&large, &small})
       for (const auto& [op, step] : recordsOf<ops::Step>(*h)) {
-        if (setUpStep(*step)) continue; // a Valkey SELECT is no SQL SELECT
+        if (setUpStep(*step) || step->stopping) continue; // a Valkey SELECT is no SQL SELECT; a shutdown, no point
         if (!mine(*op, *step)) continue;
         add(step->verb);
         if (!step->verb.empty() && !m.servers_.count(step->verb)) m.servers_[step->verb] = step->server;

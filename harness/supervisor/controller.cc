@@ -39,6 +39,11 @@ void Controller::setStarting(int owner, bool starting) {
   else starting_.erase(owner);
 }
 
+void Controller::setStopping(int owner) {
+  std::lock_guard<std::mutex> lock(mu_);
+  stopping_.insert(owner);
+}
+
 void Controller::setPid(int owner, pid_t pgid) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -60,6 +65,7 @@ ops::Step Controller::stepOf(const Inflight& f) const {
   s.flushed = f.step.flushed;
   s.blocking = f.step.blocking;
   s.setUp = f.setUp;
+  s.stopping = f.stopping;
   s.tables = f.step.tables;
   return s;
 }
@@ -103,6 +109,7 @@ proxy::Decision Controller::onConnect(int owner, proxy::Server server, int conn)
   // A relay's steps are numbered apart from the consumers' (fault.h): rN:VERB#k alone reaches them.
   const int k = ++counts_[isRelayLabel(names_[owner]) ? "relay/CONNECT" : "CONNECT"];
   const int pk = ++processCounts_[{names_[owner], "CONNECT"}];
+  if (stopping_.count(owner)) return {}; // its shutdown: never a fault point (setStopping)
   auto fault = takeFault(When::Before, "CONNECT", k, names_[owner], pk);
   if (!fault) return {};
   ops::Step step;
@@ -162,7 +169,7 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   const std::string counted = stepCounter(step.verb, setUp);
   const bool relay = isRelayLabel(names_[owner]);
   Inflight f{owner, server, conn, step, ++counts_[relay ? "relay/" + counted : counted], history_.nowUs(), now,
-             ++processCounts_[{names_[owner], counted}], false, {}, setUp};
+             ++processCounts_[{names_[owner], counted}], false, {}, setUp, stopping_.count(owner) > 0};
   auto& st = states_[owner];
   st.steps++;
   if (!st.firstRequest) st.firstRequest = now;
@@ -178,7 +185,7 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   token.id = nextToken_++;
   auto released = setUp ? std::vector<proxy::StepToken>{} : reached(names_[owner], When::Before, step.verb, f.pk);
   proxy::Decision d;
-  auto fault = setUp ? std::nullopt : takeFault(When::Before, step.verb, f.k, names_[owner], f.pk);
+  auto fault = setUp || f.stopping ? std::nullopt : takeFault(When::Before, step.verb, f.k, names_[owner], f.pk);
   if (fault) d = fire(lock, owner, *fault, stepOf(f), server, token, step.flushed);
   const bool gateMatch = !setUp && !gateVerb_.empty() && step.verb == gateVerb_ && gateLeft_ != 0;
   if (gateMatch && gateSkip_ > 0) {
@@ -278,7 +285,7 @@ proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, co
       settledForGroup(e.id);
     }
   }
-  if (auto fault = f.setUp ? std::nullopt : takeFault(When::After, f.step.verb, f.k, names_[owner], f.pk)) {
+  if (auto fault = f.setUp || f.stopping ? std::nullopt : takeFault(When::After, f.step.verb, f.k, names_[owner], f.pk)) {
     proxy::Decision d = fire(lock, owner, *fault, s, f.server, token, false);
     if (d.kind == proxy::Decision::Kind::Hold) {
       // The reply reaches the process after the delay (onReleased): still in flight until then, counted as

@@ -51,6 +51,9 @@ public:
   /// A framework's check of its migrations before it listens is no step of the key's logic, and a fault
   /// there would only stop the server from ever serving.
   void setStarting(int owner, bool starting);
+  /// Idemproof is stopping the process (SIGTERM): its steps from now on are its shutdown (ops::Step::stopping),
+  /// numbered and judged as any, never a fault point.
+  void setStopping(int owner);
   /// Holds every request of `owner` that arrives before `until`, at the proxy, until then (noted once with
   /// `why`): a replacement of a killed consumer starts at once, and its first look at the stream still comes
   /// only once the dead one's entries are claimable — the time passes while it starts instead of before.
@@ -181,6 +184,7 @@ private:
     bool answered = false; ///< an error fault: the server runs idemproof's stand-in instead (Decision::Replace)
     std::string replyStandIn; ///< what the client gets instead of the stand-in's reply ("" : the reply itself)
     bool setUp = false;       ///< connection set-up (history/trace.h setUpCommand): numbered apart, never a fault point
+    bool stopping = false;    ///< sent while idemproof stops its process (setStopping): never a fault point
   };
   /// The fault at (when, verb, k) of the run, or at (when, process, verb, pk) of the process, if the
   /// schedule has it and it has not fired yet; removes it.
@@ -215,6 +219,7 @@ private:
   std::map<std::string, int> counts_; // verb -> occurrences so far
   std::map<std::pair<std::string, std::string>, int> processCounts_; // (process, verb) -> occurrences so far
   std::set<int> starting_;            // owners in their start-up (setStarting)
+  std::set<int> stopping_;            // owners idemproof is stopping (setStopping)
   std::map<int64_t, Inflight> inflight_;
   /// Replies held by a delay fault, until the proxy lets them through.
   struct HeldReply {

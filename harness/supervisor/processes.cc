@@ -47,6 +47,7 @@ void TargetProcesses::ended(const TargetProcess& p, const ExitStatus& es, const 
 
 ExitStatus TargetProcesses::stop(TargetProcess& p, std::chrono::milliseconds grace) {
   // A stopped group would hold its SIGTERM until the grace ran out and be SIGKILLed for it.
+  ctl_.setStopping(p.owner); // what it sends from now on is its shutdown: no fault point
   if (continueGroup(p.owner)) h_.append(p.label, ops::Note{"woken (SIGCONT) from its pause before it is stopped"});
   auto es = p.child.stop(grace);
   {

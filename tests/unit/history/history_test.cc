@@ -309,6 +309,34 @@ TEST_CASE("trace: set-up steps have no points, are numbered apart and keep their
   CHECK(h.toJson()[4]["value"].contains("set_up") == false); // written only when set
 }
 
+TEST_CASE("trace: a shutdown's steps are numbered as any but have no points, and keep their flag through JSON") {
+  // kombu cancels its consumer (basic.cancel) once idemproof sends SIGTERM; kafkajs leaves its group.
+  History h;
+  auto step = [&](const std::string& verb, int k, bool stopping) {
+    ops::Step s;
+    s.server = "rabbitmq";
+    s.verb = verb;
+    s.k = k;
+    s.stopping = stopping;
+    s.tReqUs = static_cast<int64_t>(h.ops().size());
+    h.append("c1", s);
+  };
+  step("DELIVER", 1, false);
+  step("ACK", 1, false);
+  step("CANCEL", 1, true);
+  Trace t = traceOf(h.ops());
+  std::vector<std::string> points;
+  for (const auto& p : t.points) points.push_back(p.fault.str());
+  CHECK(points == std::vector<std::string>{"before:DELIVER#1", "after:DELIVER#1", "before:ACK#1", "after:ACK#1"});
+  REQUIRE(t.skipped.size() == 1);
+  CHECK(t.skipped[0].step == "CANCEL#1");
+  CHECK(t.skipped[0].reason == "sent while idemproof stopped its process (its shutdown)");
+  auto back = History::fromJson(h.toJson()).ops();
+  CHECK(back[2].as<ops::Step>()->stopping);
+  CHECK_FALSE(back[1].as<ops::Step>()->stopping);
+  CHECK(h.toJson()[1]["value"].contains("stopping") == false); // written only when set
+}
+
 TEST_CASE("history: a final op's dead letters map to JSON and back, and are absent without poison") {
   History h;
   ops::Final f;
