@@ -32,12 +32,19 @@ CheckResult checkProcesses(const HistoryView& h) {
   // Processes a fault other than a kill reached (a dropped connection, an error reply, a delay past its
   // own timeout): exiting on the error it saw is a way to handle it — the harness restarts it — not a crash.
   // A server restart reaches every process alive then.
+  // A forget or a rebalance tells the waiting process nothing itself, but the broker may tell it afterwards:
+  // NATS answers a pull on the durable made anew 409, Kafka a commit of a member taken out UNKNOWN_MEMBER_ID.
+  // A process that got an error from its broker after one of them fired lived through it too.
   std::set<std::string> faulted, alive;
+  bool brokerTold = false;
   for (const Op& op : h.ops) {
     if (op.as<ops::Spawn>()) alive.insert(op.process);
     else if (op.as<ops::Exit>()) alive.erase(op.process);
     else if (const auto* f = op.as<ops::FaultOp>(); f && f->fault.kind == "restart") faulted.insert(alive.begin(), alive.end());
+    else if (f && (f->fault.kind == "forget" || f->fault.kind == "rebalance")) brokerTold = true;
     else if (f && !f->fault.isKill() && faultKind(f->fault.kind, "fault").leavesAftermath()) faulted.insert(op.process);
+    else if (const auto* s = op.as<ops::Step>(); s && brokerTold && s->error && s->server != "pg" && s->server != "sink")
+      faulted.insert(op.process);
     // A serialization failure or a deadlock the server itself reported (several consumers at once, no fault
     // needed): the transient errors a consumer is told to retry, or exit on and be restarted.
     else if (const auto* s = op.as<ops::Step>(); s && s->error && s->server == "pg" &&

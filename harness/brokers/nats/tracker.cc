@@ -352,15 +352,24 @@ private:
       if (h.status == 0 || h.status == 100)
         return true; // a heartbeat, or a message that is no answer: Pass
       // A status ends the pull (404 No Messages, 408 Request Timeout, 409 …): its FETCH's reply if it brought
-      // nothing yet, else no step.
+      // nothing yet. After messages, the end of a batch is no step, but an error is one the server pushes
+      // (409 Consumer Deleted once a forget made the durable anew): the client was told, and may exit on it.
       const bool answered = pull->answered;
+      const uint64_t delivered = pull->delivered, batch = pull->batch;
       pulls_.erase(pull);
-      if (answered) return true;
-      out.kind = proxy::ServerMsg::Kind::ReplyEnd;
+      const bool error = h.status != 404 && h.status != 408;
+      if (answered && !error) return true;
+      out.kind = answered ? proxy::ServerMsg::Kind::Push : proxy::ServerMsg::Kind::ReplyEnd;
       out.reply.empty_read = true;
-      out.reply.error = h.status != 404 && h.status != 408;
+      out.reply.error = error;
       out.reply.summary = shorten(std::to_string(h.status) + (h.description.empty() ? "" : " " + h.description));
       out.reply.waiting = waitingOnBatch();
+      if (answered) {
+        out.step.verb = "FETCH";
+        out.step.read = true;
+        out.step.detail = shorten(out.reply.summary + ": ends a pull request for " + std::to_string(batch) + " after " +
+                                  std::to_string(delivered) + " message" + (delivered == 1 ? "" : "s"));
+      }
       return true;
     }
     proxy::EntryView e;

@@ -117,6 +117,41 @@ TEST_CASE("process: exiting non-zero by itself is a crash naming status and log"
   CHECK(r.violations[2].message == "c6 crashed: signal 6 (SIGABRT) (log /tmp/run/c6.log)");
 }
 
+TEST_CASE("process: an exit on an error the broker answered after a forget or a rebalance is no crash", "[process]") {
+  // NATS answers a pull on the durable a forget made anew 409; Kafka a commit of a member a rebalance took
+  // out UNKNOWN_MEMBER_ID. A consumer that exits on it is restarted, as on any fault it lived through.
+  Scenario s = builtin("wallet");
+  for (const std::string fault : {"forget:after:FETCH#1", "rebalance:after:BEGIN#2"}) {
+    HistoryBuilder b(s);
+    b.initial(balances(0));
+    b.spawn("c1");
+    b.fault("c1", fault);
+    b.sql("c1", "COMMIT", "COMMIT", {}, "COMMIT");
+    b.exit("c1", 1, std::nullopt, "self");
+    b.finalOp(balances(0));
+    auto ops = b.ops();
+    // c1's broker error after the fault, before its exit.
+    ops::Step refused;
+    refused.server = "nats";
+    refused.conn = 1;
+    refused.verb = "FETCH";
+    refused.k = 2;
+    refused.error = true;
+    refused.summary = "409 Consumer Deleted";
+    Op o;
+    o.process = "c1";
+    o.record = refused;
+    ops.insert(ops.end() - 2, o);
+    for (size_t i = 0; i < ops.size(); ++i) ops[i].index = static_cast<int64_t>(i);
+    INFO(fault);
+    CHECK(result(checkAll(s, ops), "process").verdict == Verdict::Pass);
+    // Without that error it was told nothing: its exit 1 is a crash.
+    ops.erase(ops.end() - 3);
+    for (size_t i = 0; i < ops.size(); ++i) ops[i].index = static_cast<int64_t>(i);
+    CHECK(result(checkAll(s, ops), "process").verdict == Verdict::Fail);
+  }
+}
+
 TEST_CASE("faults: a kill point that never fired makes the run unknown", "[faults]") {
   Scenario s = builtin("wallet");
   std::vector<std::string> e;

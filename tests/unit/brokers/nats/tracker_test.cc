@@ -83,6 +83,28 @@ TEST_CASE("nats tracker: a pull answered 404 or 408 is an empty read and a heart
   CHECK(summaries(e) == Strings{"empty: 404 No Messages", "empty: 408 Request Timeout"});
 }
 
+TEST_CASE("nats tracker: an error status after a batch's messages is a step the server pushes, its end is none") {
+  // A forget makes the durable anew: the pull still open after its first message gets 409 Consumer Deleted,
+  // and nats.js throws it at the consumer. A 408 that ends a batch early is no step.
+  const Events e = session({pub(kPull, "_INBOX.p.1", "{\"batch\":10,\"expires\":1000000000}"),
+                            pub(kPull, "_INBOX.p.2", "{\"batch\":10,\"expires\":1000000000}")},
+                           {hmsg("_INBOX.p.1", "2", kAck, "", "{\"event_id\":\"e1\"}"),
+                            hmsg("_INBOX.p.1", "2", "", "NATS/1.0 408 Request Timeout\r\n\r\n", ""),
+                            hmsg("_INBOX.p.2", "2", kAck, "", "{\"event_id\":\"e2\"}"),
+                            hmsg("_INBOX.p.2", "2", "", "NATS/1.0 409 Consumer Deleted\r\n\r\n", "")});
+  requireBalanced(e);
+  CHECK(steps(e).size() == 2);
+  std::vector<ServerMsg> pushes;
+  for (const auto& m : e.server)
+    if (m.kind == ServerMsg::Kind::Push) pushes.push_back(m);
+  REQUIRE(pushes.size() == 1);
+  CHECK(pushes[0].step.verb == "FETCH");
+  CHECK(pushes[0].step.detail == "409 Consumer Deleted: ends a pull request for 10 after 1 message");
+  CHECK(pushes[0].reply.error);
+  CHECK(pushes[0].reply.empty_read);
+  CHECK(pushes[0].reply.summary == "409 Consumer Deleted");
+}
+
 TEST_CASE("nats tracker: a no_wait pull with an expiry waits until it expires: a blocking read (nats.go's Fetch)") {
   // nats.go 1.22's sub.Fetch(10) pulls {"expires":…,"batch":10,"no_wait":true}; nats-server 2.9 holds it
   // until it expires and answers 408, as it does a pull without no_wait.
