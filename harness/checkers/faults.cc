@@ -58,8 +58,10 @@ CheckResult checkFaults(const HistoryView& h) {
                                   want.process.empty() ? "the target" : want.process, requests, want.verb,
                                   requests == 1 ? "" : "s",
                                   shutdown == 0 ? ""
-                                  : fmt::format(", {} of them while idemproof stopped its process (a shutdown "
-                                                "step is no fault point)", shutdown == requests ? "all" : std::to_string(shutdown))));
+                                  : fmt::format(", {} while idemproof stopped its process (a shutdown step is no "
+                                                "fault point)", requests == 1 ? std::string("sent")
+                                                                : shutdown == requests ? std::string("all sent")
+                                                                                       : fmt::format("{} of them sent", shutdown))));
   }
   CheckResult r = resultOf({}, unknown);
   r.notes = pauseNotes(h);

@@ -2,6 +2,8 @@
 #include "check_util.h"
 #include "checkers/diagnosis.h"
 
+#include <csignal>
+
 using namespace idem;
 using namespace idem::testing;
 using nlohmann::json;
@@ -163,6 +165,22 @@ TEST_CASE("faults: a kill point that never fired makes the run unknown", "[fault
   CHECK(r.violations.empty());
   CHECK(r.error == "kill point after:COMMIT#3 never fired: the target made 2 COMMIT requests; "
                    "kill point before:XACK#9 never fired: the target made 1 XACK request");
+}
+
+TEST_CASE("faults: a fault at a shutdown step never fires, and its note says why", "[faults]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"forget:after:CANCEL#1"});
+  b.initial(balances(0));
+  b.spawn("c1");
+  const int64_t cancel = b.step("c1", "rabbitmq", "CANCEL");
+  b.exit("c1", std::nullopt, SIGTERM, "harness");
+  b.finalOp(balances(0));
+  auto ops = b.ops();
+  std::get<ops::Step>(ops[static_cast<size_t>(cancel)].record).stopping = true;
+  const auto& r = result(checkAll(s, ops), "faults");
+  CHECK(r.verdict == Verdict::Unknown);
+  CHECK(r.error == "fault forget:after:CANCEL#1 never fired: the target made 1 CANCEL request, sent while idemproof "
+                   "stopped its process (a shutdown step is no fault point)");
 }
 
 TEST_CASE("run: an error op makes the run unknown", "[run]") {
