@@ -46,13 +46,12 @@ CheckResult checkFaults(const HistoryView& h) {
       return f && f->fault == want;
     });
     if (fired) continue;
-    auto requests = std::count_if(h.steps.begin(), h.steps.end(), [&](const StepRec& s) {
-      return s.verb == want.verb && (want.process.empty() || s.process == want.process);
-    });
-    auto shutdown = std::count_if(h.steps.begin(), h.steps.end(), [&](const StepRec& s) {
-      const auto* st = h.ops[static_cast<size_t>(s.op)].as<ops::Step>();
-      return s.verb == want.verb && (want.process.empty() || s.process == want.process) && st && st->stopping;
-    });
+    int requests = 0, shutdown = 0; // its verb's requests, and those of them sent while a process was stopped
+    for (const StepRec& s : h.steps) {
+      if (s.verb != want.verb || (!want.process.empty() && s.process != want.process)) continue;
+      ++requests;
+      if (const auto* st = h.ops[static_cast<size_t>(s.op)].as<ops::Step>(); st && st->stopping) ++shutdown;
+    }
     std::string what = want.isKill() ? "kill point" : "fault";
     unknown.push_back(fmt::format("{} {} never fired: {} made {} {} request{}{}", what, want.str(),
                                   want.process.empty() ? "the target" : want.process, requests, want.verb,

@@ -169,15 +169,17 @@ bool HistoryView::acked(int n) const {
 
 namespace {
 
-/// A PostgreSQL step that cannot have applied an event: it never reached the server (withheld, refused), or
-/// it only opens or abandons a transaction. A step named by its first statement (a simple query of several
-/// statements, a pipelined group) that names a table does more than that: "BEGIN; INSERT …; COMMIT" applies.
 /// One statement, shown whole: a detail not cut short ("...") with no ';' before its end.
 bool oneStatement(const ops::Step& s) {
   std::string_view d = s.detail;
   while (!d.empty() && (d.back() == ';' || d.back() == ' ')) d.remove_suffix(1);
   const bool cut = d.size() >= 3 && d.substr(d.size() - 3) == "...";
   return !cut && d.find(';') == std::string_view::npos;
+}
+
+/// A COMMIT answered ROLLBACK: its transaction had failed, and nothing of it took effect.
+bool failedCommit(const ops::Step& s) {
+  return (s.verb == "COMMIT" || s.verb == "END") && oneStatement(s) && s.replied() && !s.error && s.summary == "ROLLBACK";
 }
 
 /// A PostgreSQL step that cannot have applied an event: it never reached the server (withheld, refused), it
@@ -188,9 +190,7 @@ bool appliesAnything(const ops::Step& s) {
   if (!s.reachedServer()) return false;
   if (!s.tables.empty()) return true;
   if (s.verb == "BEGIN" || s.verb == "START" || s.verb == "ROLLBACK") return false;
-  const bool failedCommit = (s.verb == "COMMIT" || s.verb == "END") && oneStatement(s) && s.replied() && !s.error &&
-                            s.summary == "ROLLBACK";
-  return !failedCommit;
+  return !failedCommit(s);
 }
 
 /// A plain BEGIN (START TRANSACTION), or a plain ROLLBACK (ABORT) that is not ROLLBACK TO a savepoint.
@@ -247,8 +247,7 @@ bool HistoryView::undone(int64_t at) const {
     if (!s) continue;
     if (!s->reachedServer()) continue; // never reached the server (a COMMIT too): the transaction is still open
     if (abandons(*s)) return true;
-    if (s->verb == "COMMIT" || s->verb == "END") // answered ROLLBACK: the transaction had failed
-      return oneStatement(*s) && s->replied() && !s->error && s->summary == "ROLLBACK";
+    if (s->verb == "COMMIT" || s->verb == "END") return failedCommit(*s);
     if (!oneStatement(*s) || opens(*s) || endsTransaction(*s))
       return false; // something that may end it some other way (ROLLBACK TO, PREPARE TRANSACTION): not decided here
   }
