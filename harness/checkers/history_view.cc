@@ -1,5 +1,7 @@
 #include "checkers/history_view.h"
 
+#include "checkers/tx_statement.h"
+
 #include "plan/fault_kind.h"
 
 #include <fmt/format.h>
@@ -169,17 +171,10 @@ bool HistoryView::acked(int n) const {
 
 namespace {
 
-/// One statement, shown whole: a detail not cut short ("...") with no ';' before its end.
-bool oneStatement(const ops::Step& s) {
-  std::string_view d = s.detail;
-  while (!d.empty() && (d.back() == ';' || d.back() == ' ')) d.remove_suffix(1);
-  const bool cut = d.size() >= 3 && d.substr(d.size() - 3) == "...";
-  return !cut && d.find(';') == std::string_view::npos;
-}
-
 /// A COMMIT answered ROLLBACK: its transaction had failed, and nothing of it took effect.
 bool failedCommit(const ops::Step& s) {
-  return (s.verb == "COMMIT" || s.verb == "END") && oneStatement(s) && s.replied() && !s.error && s.summary == "ROLLBACK";
+  return txStatement(s).kind == TxStatement::Kind::Commit && oneStatement(s) && s.replied() && !s.error &&
+         s.summary == "ROLLBACK";
 }
 
 /// A PostgreSQL step that cannot have applied an event: it never reached the server (withheld, refused), it
@@ -189,31 +184,25 @@ bool failedCommit(const ops::Step& s) {
 bool appliesAnything(const ops::Step& s) {
   if (!s.reachedServer()) return false;
   if (!s.tables.empty()) return true;
-  if (s.verb == "BEGIN" || s.verb == "START" || s.verb == "ROLLBACK") return false;
+  using K = TxStatement::Kind;
+  const K k = txStatement(s).kind;
+  if (k == K::Begin || k == K::Rollback || k == K::RollbackTo) return false;
   return !failedCommit(s);
 }
 
-/// A plain BEGIN (START TRANSACTION), or a plain ROLLBACK (ABORT) that is not ROLLBACK TO a savepoint.
-bool opens(const ops::Step& s) { return (s.verb == "BEGIN" || s.verb == "START") && s.tables.empty() && oneStatement(s); }
-bool abandons(const ops::Step& s) {
-  if ((s.verb != "ROLLBACK" && s.verb != "ABORT") || !s.tables.empty() || !oneStatement(s)) return false;
-  std::string upper;
-  for (char c : s.detail) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return upper.find(" TO ") == std::string::npos && upper.find("PREPARED") == std::string::npos;
-}
-
-/// A statement that ends a transaction one way or another (a savepoint's ROLLBACK TO included).
-bool endsTransaction(const ops::Step& s) {
-  return s.verb == "COMMIT" || s.verb == "END" || s.verb == "ROLLBACK" || s.verb == "ABORT" || s.verb == "PREPARE";
+/// A plain BEGIN (START TRANSACTION) or a plain ROLLBACK (ABORT), alone in its step and naming no table.
+bool plain(const ops::Step& s, TxStatement::Kind kind) {
+  return txStatement(s).kind == kind && s.tables.empty() && oneStatement(s);
 }
 
 } // namespace
 
 bool HistoryView::undone(int64_t at) const {
+  using K = TxStatement::Kind;
   const Op& self = ops[static_cast<size_t>(at)];
   const auto* w = self.as<ops::Step>();
   if (!w || w->server != "pg" || !oneStatement(*w)) return false;
-  if (endsTransaction(*w) || w->verb == "SAVEPOINT" || w->verb == "RELEASE") return false;
+  if (txStatement(*w).kind != K::Other) return false; // a transaction statement is no work of its own
   const auto sameConn = [&](const Op& op) -> const ops::Step* {
     if (op.process != self.process) return nullptr;
     const auto* s = op.as<ops::Step>();
@@ -233,8 +222,9 @@ bool HistoryView::undone(int64_t at) const {
     if (lifeEnds(op) || undecoded(op)) return false;
     const auto* s = sameConn(op);
     if (!s || !s->reachedServer()) continue;
-    if (opens(*s)) inside = true;
-    else if (!oneStatement(*s) || endsTransaction(*s)) return false;
+    const K k = txStatement(*s).kind;
+    if (plain(*s, K::Begin)) inside = true;
+    else if (!oneStatement(*s) || (k != K::Other && k != K::Savepoint && k != K::Release)) return false;
   }
   if (!inside) return false;
   // ... and that transaction never committed: it was rolled back, its COMMIT was answered ROLLBACK (it had
@@ -246,9 +236,10 @@ bool HistoryView::undone(int64_t at) const {
     const auto* s = sameConn(op);
     if (!s) continue;
     if (!s->reachedServer()) continue; // never reached the server (a COMMIT too): the transaction is still open
-    if (abandons(*s)) return true;
-    if (s->verb == "COMMIT" || s->verb == "END") return failedCommit(*s);
-    if (!oneStatement(*s) || opens(*s) || endsTransaction(*s))
+    if (plain(*s, K::Rollback)) return true;
+    const K k = txStatement(*s).kind;
+    if (k == K::Commit) return failedCommit(*s);
+    if (!oneStatement(*s) || (k != K::Other && k != K::Savepoint && k != K::Release))
       return false; // something that may end it some other way (ROLLBACK TO, PREPARE TRANSACTION): not decided here
   }
   return true; // the history ended with it open: the run's end stopped the process

@@ -84,7 +84,8 @@ bool isCommit(const ops::Step& s);
 bool committed(const ops::Step& s);
 /// BEGIN or START TRANSACTION.
 bool isBegin(const ops::Step& s);
-/// COMMIT, END, ROLLBACK or ABORT: not a ROLLBACK TO SAVEPOINT, which ends no transaction.
+/// COMMIT, END, ROLLBACK, ABORT or a two-phase step (PREPARE TRANSACTION, COMMIT or ROLLBACK PREPARED): not a
+/// ROLLBACK TO SAVEPOINT, which ends no transaction (checkers/tx_statement.h).
 bool endsTransaction(const ops::Step& s);
 /// A fault that fails the transaction under it while its process lives on: a dropped connection, an error
 /// answered instead of a step (the transaction aborts), a restarted server (every connection drops).

@@ -1,5 +1,7 @@
 #include "checkers/patterns/patterns.h"
 
+#include "checkers/tx_statement.h"
+
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -80,50 +82,14 @@ bool committed(const ops::Step& s) {
   return isCommit(s) && s.reachedServer() && !s.error && s.summary.rfind("ROLLBACK", 0) != 0;
 }
 
-bool isBegin(const ops::Step& s) { return onPg(s) && (s.verb == "BEGIN" || s.verb == "START"); }
+bool isBegin(const ops::Step& s) { return txStatement(s).kind == TxStatement::Kind::Begin; }
 
 namespace {
 
-/// What a PostgreSQL statement does to its connection's transaction, and the savepoint it names.
-struct TxStatement {
-  enum class Kind { Other, Begin, End, Savepoint, Release, RollbackTo };
-  Kind kind = Kind::Other;
-  std::string savepoint; ///< upper-cased: SAVEPOINT x, RELEASE [SAVEPOINT] x, ROLLBACK [WORK] TO [SAVEPOINT] x
-};
-
-TxStatement txStatement(const ops::Step& s) {
+/// COMMIT, ROLLBACK, or a two-phase step: the transaction of the connection is over (a ROLLBACK TO is not).
+bool ends(const TxStatement& t) {
   using K = TxStatement::Kind;
-  if (!onPg(s)) return {};
-  if (isBegin(s)) return {K::Begin, ""};
-  if (isCommit(s) || s.verb == "ABORT") return {K::End, ""};
-  if (s.verb != "ROLLBACK" && s.verb != "SAVEPOINT" && s.verb != "RELEASE") return {};
-  std::vector<std::string> words; // the first statement's words: a savepoint's name ends at `;`
-  std::string word;
-  for (char c : s.detail + ";") {
-    if (c == ';' || std::isspace(static_cast<unsigned char>(c))) {
-      if (!word.empty()) words.push_back(patternUpper(word));
-      word.clear();
-      if (c == ';') break;
-    } else {
-      word += c;
-    }
-  }
-  size_t i = 1;
-  auto skip = [&](std::initializer_list<const char*> optional) {
-    for (const char* w : optional)
-      if (i < words.size() && words[i] == w) ++i;
-  };
-  auto name = [&] { return i < words.size() ? words[i] : std::string(); };
-  if (s.verb == "SAVEPOINT") return {K::Savepoint, name()};
-  if (s.verb == "RELEASE") {
-    skip({"SAVEPOINT"});
-    return {K::Release, name()};
-  }
-  skip({"WORK", "TRANSACTION"});
-  if (i >= words.size() || words[i] != "TO") return {K::End, ""};
-  ++i;
-  skip({"SAVEPOINT"});
-  return {K::RollbackTo, name()};
+  return t.kind == K::Commit || t.kind == K::Rollback || t.kind == K::Prepare || t.kind == K::Prepared;
 }
 
 /// The last index of `name` in the savepoints (PostgreSQL allows a name twice: the newer one counts).
@@ -135,7 +101,7 @@ std::optional<size_t> savepointIndex(const std::vector<std::string>& savepoints,
 
 } // namespace
 
-bool endsTransaction(const ops::Step& s) { return txStatement(s).kind == TxStatement::Kind::End; }
+bool endsTransaction(const ops::Step& s) { return ends(txStatement(s)); }
 
 bool failsTransaction(const Fault& f) { return f.kind == "drop" || f.kind == "error" || f.kind == "restart"; }
 
@@ -240,7 +206,7 @@ std::optional<StepAt> commitOf(const HistoryView& h, const std::string& process,
   for (const auto& st : stepsOf(h, process, -1, write)) {
     if (!sameConn(st)) continue;
     const TxStatement t = txStatement(*st.step);
-    if (t.kind == K::Begin || t.kind == K::End) {
+    if (t.kind == K::Begin || ends(t)) {
       open = t.kind == K::Begin;
       savepoints.clear();
     } else if (!st.step->error) {
@@ -256,7 +222,7 @@ std::optional<StepAt> commitOf(const HistoryView& h, const std::string& process,
   for (const auto& st : stepsOf(h, process, write, before)) {
     if (!sameConn(st)) continue;
     const TxStatement t = txStatement(*st.step);
-    if (t.kind == K::End) {
+    if (ends(t)) {
       if (committed(*st.step)) return st;
       return std::nullopt;
     }

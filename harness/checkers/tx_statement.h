@@ -1,0 +1,35 @@
+#pragma once
+/// What a PostgreSQL step does to its connection's transaction: one reading of BEGIN, COMMIT, ROLLBACK,
+/// savepoints and two-phase commit, shared by the view (which statements a rollback undid) and the
+/// anti-pattern classifiers (which COMMIT made a write durable).
+
+#include "history/history.h"
+
+#include <string>
+
+namespace idem::detail {
+
+struct TxStatement {
+  enum class Kind {
+    Other,      ///< not a transaction statement, or not a PostgreSQL step
+    Begin,      ///< BEGIN, START TRANSACTION
+    Commit,     ///< COMMIT, END (answered ROLLBACK when the transaction had failed)
+    Rollback,   ///< ROLLBACK, ABORT: not ROLLBACK TO a savepoint
+    RollbackTo, ///< ROLLBACK [WORK | TRANSACTION] TO [SAVEPOINT] name: ends no transaction
+    Savepoint,  ///< SAVEPOINT name
+    Release,    ///< RELEASE [SAVEPOINT] name
+    Prepare,    ///< PREPARE TRANSACTION 'gid': ends the transaction without committing it
+    Prepared,   ///< COMMIT PREPARED, ROLLBACK PREPARED: settles an earlier prepared transaction
+  };
+  Kind kind = Kind::Other;
+  std::string savepoint; ///< upper-cased, for Savepoint, Release and RollbackTo
+};
+
+/// The transaction statement a step starts with (its first statement: a simple query of several is read by
+/// its first). Steps of other servers are Other.
+TxStatement txStatement(const ops::Step& s);
+
+/// One statement, shown whole: a detail not cut short ("...") with no ';' before its end.
+bool oneStatement(const ops::Step& s);
+
+} // namespace idem::detail
