@@ -76,8 +76,10 @@ void addCommon(CLI::App& cmd, CommonArgs& a, bool manyTargets) {
     cmd.add_option("--target", a.targets, "target folder holding target.json (repeat for several)")->required();
   else
     cmd.add_option("--target", a.targets, "target folder holding target.json")->required()->expected(1);
-  cmd.add_option("--scenario", a.scenario, "scenario name (scenarios/NAME.json) or a scenario file")
-      ->capture_default_str();
+  cmd.add_option("--scenario", a.scenario,
+                 "scenario name (scenarios/NAME.json) or a scenario file (default: the first scenario the target "
+                 "lists, in every target given)")
+      ->each([&a](const std::string&) { a.scenarioGiven = true; });
   addOutputs(cmd, a);
   cmd.add_option("--database-url", a.databaseUrl, "use this PostgreSQL (libpq URI) instead of an embedded one");
   cmd.add_option("--valkey-url", a.valkeyUrl, "use this Valkey/Redis (redis://host:port/db) instead of an embedded one");
@@ -150,6 +152,7 @@ void addFaults(CLI::App& cmd, CommonArgs& a, const std::string& help) {
 }
 
 CommonArgs& finish(CommonArgs& a) {
+  if (!a.scenarioGiven) a.scenario = defaultScenario(a.targets);
   const auto& d = durations()[&a];
   a.run.deadline = std::chrono::milliseconds(static_cast<int64_t>(d[0]));
   a.run.stall = std::chrono::milliseconds(static_cast<int64_t>(d[1]));

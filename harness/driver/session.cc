@@ -95,6 +95,19 @@ bool httpScenario(const std::string& nameOrFile) {
   }
 }
 
+std::string defaultScenario(const std::vector<std::string>& targets) {
+  std::vector<Target> loaded;
+  try {
+    for (const auto& t : targets) loaded.push_back(loadTarget(t));
+  } catch (const std::exception&) {
+    return "wallet";
+  }
+  if (loaded.empty()) return "wallet";
+  for (const auto& name : loaded.front().scenarios)
+    if (std::all_of(loaded.begin(), loaded.end(), [&](const Target& t) { return t.implements(name); })) return name;
+  return "wallet";
+}
+
 bool sinkScenario(const std::string& nameOrFile) {
   try {
     return loadScenario(nameOrFile, scenariosDir()).sink.has_value();

@@ -25,7 +25,8 @@ namespace idem {
 /// Flags common to run, sweep, check, replay, compare.
 struct CommonArgs {
   std::vector<std::string> targets;
-  std::string scenario = "wallet";
+  std::string scenario = "wallet"; ///< without --scenario: defaultScenario() of the targets
+  bool scenarioGiven = false;       ///< --scenario was on the command line
   std::string reportDir;      ///< default reports/latest
   std::string databaseUrl;
   std::string valkeyUrl;
@@ -136,6 +137,10 @@ private:
 /// Whether the scenario named on the command line is of kind http (false also when it can't be read: the
 /// session then says why).
 bool httpScenario(const std::string& nameOrFile);
+/// The scenario a command runs when --scenario is not given: the first one the first target lists that every
+/// target implements; `wallet` when they have none in common (the Session then names what each lists). A
+/// manifest that can't be read is left for the Session to report.
+std::string defaultScenario(const std::vector<std::string>& targets);
 /// Whether the scenario `nameOrFile` has a sink (false when it can't be loaded: the Session says why).
 bool sinkScenario(const std::string& nameOrFile);
 

@@ -114,3 +114,15 @@ TEST_CASE("SIGINT in the middle of a run leaves no process and no temp dir") {
   Result r = clean({"run", "--target", testTarget("hangs"), "--scenario", "wallet", "--stall-timeout", "30s"}, 1500);
   CHECK(r.status == 130);
 }
+
+TEST_CASE("run: without --scenario, the first scenario the target lists") {
+  // versioned-guard lists customer-city alone: asking for wallet by default would only be an error.
+  Result r = clean({"run", "--target", target("versioned-guard")});
+  INFO(r.out << r.err);
+  CHECK(r.status == 0);
+  CHECK(r.report["scenario"] == "customer-city");
+  // Two targets with no scenario in common: the error names what each lists.
+  Result none = clean({"compare", "--target", target("versioned-guard"), "--target", target("simple")});
+  CHECK(none.status == 2);
+  CHECK(none.err.find("does not implement scenario") != std::string::npos);
+}
