@@ -175,6 +175,9 @@ private:
   std::string unrecoveredWhy(const Proc& p, Clock::time_point now) const;
   /// Every busy live process's busyWhy, joined by "; ".
   std::string busyReport(Clock::time_point now) const;
+  /// What to do about a run that reached --deadline with its busy processes: raise it, and, when one has been
+  /// silent (no request, no reply awaited) for half of it or more, that such a one may be hung rather than slow.
+  std::string deadlineAdvice(Clock::time_point now) const;
 
   Workspace::Impl& ws_;
   History& h_;

@@ -282,8 +282,8 @@ ConsumerLoop::End ConsumerLoop::loop() {
       std::string busy = busyReport(now);
       const std::string relay = outboxWhy(now);
       return {ops::RunEnd::Limit, "deadline",
-              fmt::format("deadline of {} reached{}{}; raise --deadline", span(opt_.deadline.count()),
-                          busy.empty() ? "" : " with " + busy, relay.empty() ? "" : "; " + relay)};
+              fmt::format("deadline of {} reached{}{}; {}", span(opt_.deadline.count()),
+                          busy.empty() ? "" : " with " + busy, relay.empty() ? "" : "; " + relay, deadlineAdvice(now))};
     }
     if (End out; watchRelay(now, out)) return out;
     releaseInfeasibleHolds(now);

@@ -70,4 +70,22 @@ std::string ConsumerLoop::busyReport(Clock::time_point now) const {
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
+std::string ConsumerLoop::deadlineAdvice(Clock::time_point now) const {
+  const auto paused = [&](const Proc& p) {
+    for (const auto& h : ctl_.activeHolds())
+      if (h.pause && h.process == p.label) return true;
+    return false;
+  };
+  for (const auto& p : live_) {
+    if (idle(p) || paused(p)) continue;
+    auto st = ctl_.state(p.owner);
+    if (st.steps == 0 || !st.waitingFor.empty() || msBetween(st.lastActivity, now) * 2 < opt_.deadline.count()) continue;
+    // Slow and hung look alike from the outside (no request either way): the advice names both.
+    return fmt::format("raise --deadline if {} works that long between requests; if it is hung (a deadlock, a "
+                       "wait nothing ends), a longer deadline only ends the same way",
+                       p.label);
+  }
+  return "raise --deadline";
+}
+
 } // namespace idem
