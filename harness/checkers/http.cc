@@ -81,9 +81,15 @@ CheckResult exactlyOnce(const HttpView& h) {
       out.push_back(std::move(v));
     } else if (n == 0) {
       if (const Req* ref = h.reference(key)) {
+        // Why, when the history shows it: a COMMIT answered ROLLBACK that the server took for success.
+        std::string why = "the key's state committed without the effect";
+        if (const ops::Step* c = h.failedCommitDuring(*ref))
+          why = fmt::format("while r{} was in flight {}'s {}#{} was answered ROLLBACK (a statement of its transaction "
+                            "had failed, so nothing of it took effect), and the server answered success anyway",
+                            ref->r->id, ref->r->server, c->verb, c->k);
         auto v = violation(h, "lost-effect", "exactly-once", key,
-                           fmt::format("r{} was answered {} for key {}, but no effect of it exists: the key's state "
-                                       "committed without the effect", ref->r->id, ref->a->status, key),
+                           fmt::format("r{} was answered {} for key {}, but no effect of it exists: {}", ref->r->id,
+                                       ref->a->status, key, why),
                            {ref});
         v.expected = 1;
         v.observed = 0;

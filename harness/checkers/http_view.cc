@@ -1,5 +1,7 @@
 #include "checkers/http_view.h"
 
+#include "checkers/tx_statement.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -17,7 +19,7 @@ int64_t wholeNumber(const std::string& text, const std::string& what) {
   return v;
 }
 
-HttpView::HttpView(const HttpSpec& s, const std::vector<Op>& ops, const ops::Plan& p) : spec(s), plan(p) {
+HttpView::HttpView(const HttpSpec& s, const std::vector<Op>& all, const ops::Plan& p) : spec(s), plan(p), ops(all) {
   std::map<int, size_t> byId;
   for (const Op& op : ops) {
     if (auto* r = op.as<ops::Request>()) {
@@ -99,6 +101,18 @@ bool HttpView::faultedDuring(const Req& q) const {
   return std::any_of(faults.begin(), faults.end(), [&](const RequestFault& f) {
     return !f.fault.isKill() && f.op > q.op->index && f.op < q.answeredAt();
   });
+}
+
+const ops::Step* HttpView::failedCommitDuring(const Req& q) const {
+  const int64_t end = std::min<int64_t>(q.answeredAt(), static_cast<int64_t>(ops.size()));
+  for (int64_t i = q.op->index + 1; i < end; ++i) {
+    const Op& op = ops[static_cast<size_t>(i)];
+    const auto* s = op.as<ops::Step>();
+    if (s && op.process == q.r->server && txStatement(*s).kind == TxStatement::Kind::Commit && s->replied() &&
+        !s->error && s->summary == "ROLLBACK")
+      return s;
+  }
+  return nullptr;
 }
 
 bool HttpView::killedDuring(const Req& q) const {

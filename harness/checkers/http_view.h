@@ -28,6 +28,7 @@ int64_t wholeNumber(const std::string& text, const std::string& what);
 struct HttpView {
   const HttpSpec& spec;
   const ops::Plan& plan;
+  const std::vector<Op>& ops;                ///< the whole history
   const ops::Initial* initial = nullptr;
   const ops::Final* final = nullptr;
   std::vector<Req> reqs;                     ///< in the order written
@@ -58,6 +59,9 @@ struct HttpView {
   /// Whether another request with the key ran while `q` did (written before `q`'s answer, answered after
   /// `q` was written).
   bool overlapped(const Req& q) const;
+  /// The first COMMIT the server process that served `q` sent while `q` was in flight that PostgreSQL answered
+  /// ROLLBACK (its transaction had failed, so nothing of it took effect), or nullptr.
+  const ops::Step* failedCommitDuring(const Req& q) const;
   /// Whether a kill fired while `q` was in flight (after it was written, before its answer).
   bool killedDuring(const Req& q) const;
   /// Whether a fault other than a kill (a dropped connection, an error, a restart, ...) fired at the server

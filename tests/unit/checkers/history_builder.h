@@ -266,7 +266,7 @@ public:
   /// A PostgreSQL statement of the server on its connection `conn`; k counts per verb over the run, as the
   /// proxy does.
   void sql(const std::string& verb, const std::string& detail = "", int conn = 1,
-           std::vector<std::string> tables = {}) {
+           std::vector<std::string> tables = {}, const std::string& summary = "") {
     ops::Step s;
     s.server = "pg";
     s.conn = conn;
@@ -274,6 +274,7 @@ public:
     s.verb = verb;
     s.k = ++k_[verb];
     s.detail = detail.empty() ? verb : detail;
+    s.summary = summary;
     h.append("s1", s);
   }
   /// A Valkey command of the server on its connection `conn`, answered `summary`, written `atUs` µs into the

@@ -315,3 +315,27 @@ TEST_CASE("http checkers: a double effect across replicas names the replica each
   CHECK(v.kind == "double-effect");
   CHECK_THAT(v.message, Catch::Matchers::Contains("(2 requests with it: r1 (s1), r2 (s2))"));
 }
+
+TEST_CASE("http checkers: a lost effect whose COMMIT was answered ROLLBACK says so", "[http]") {
+  // PDO's commit() takes any answer to COMMIT for success: a statement of the transaction had failed (here an
+  // error answered instead of a DEALLOCATE), PostgreSQL answered the COMMIT with ROLLBACK, and the server
+  // answered 201 for an order that does not exist.
+  HttpHistoryBuilder h(1);
+  const int r1 = h.request(1, 1);
+  h.sql("BEGIN");
+  h.sql("INSERT", "INSERT INTO orders (ref) VALUES ($1)", 1, {"orders"}, "INSERT 0 1");
+  h.sql("COMMIT", "COMMIT", 1, {}, "ROLLBACK");
+  h.answer(r1, 201, kCreated, "/orders/1");
+  auto rs = judge(h, {{1, 0}}, 1000);
+  CHECK(kinds(rs).count("lost-effect") == 1);
+  const auto& v = result(rs, "http:exactly-once").violations.at(0);
+  CHECK_THAT(v.message, Catch::Matchers::Contains("while r1 was in flight s1's COMMIT#1 was answered ROLLBACK"));
+  // The same answer after a COMMIT that took effect is the old reading: the key's state without the effect.
+  HttpHistoryBuilder ok(1);
+  const int q1 = ok.request(1, 1);
+  ok.sql("COMMIT", "COMMIT", 1, {}, "COMMIT");
+  ok.answer(q1, 201, kCreated, "/orders/1");
+  auto rs2 = judge(ok, {{1, 0}}, 1000);
+  CHECK_THAT(result(rs2, "http:exactly-once").violations.at(0).message,
+             Catch::Matchers::Contains("the key's state committed without the effect"));
+}
