@@ -267,9 +267,24 @@ std::vector<Fault> raceHoldPoints(const std::vector<Op>& history, int n) {
   // events: a step of it with k > 1 may be the second event's, which the races' one-event schedules never
   // reach. Then only the first occurrence of each verb, which the first event's work has.
   const bool batch = work.front().steps.back().step->acked.size() > 1;
+  // A driver's connection set-up before the first statement on the data is no place for a race: held there,
+  // c1 has not looked at the event yet. SQLAlchemy connects at its first use, after the delivery, and sends
+  // BEGIN, a pg_type lookup, version(), current_schema(), SHOW … and ROLLBACK before the consumer's own
+  // first statement. So PostgreSQL steps before the first one naming a table of the user's (not a pg_ catalog)
+  // are left out; other servers' steps (a Valkey mark) stay. With no such statement, every step stays.
+  const auto onData = [](const ProcessStep& p) {
+    return p.step->server == "pg" && std::any_of(p.step->tables.begin(), p.step->tables.end(), [](const std::string& t) {
+             return t.rfind("pg_", 0) != 0;
+           });
+  };
+  const auto& steps = work.front().steps;
+  const bool hasData = std::any_of(steps.begin(), steps.end(), onData);
+  bool reached = !hasData;
   std::vector<ClassedPoint> points, firsts;
-  for (const auto& p : work.front().steps) {
+  for (const auto& p : steps) {
     if (!p.step->delivered.empty()) continue;
+    reached = reached || onData(p);
+    if (!reached && p.step->server == "pg") continue;
     points.push_back({p.fault("hold", When::Before), {}, p.step->server, p.step->detail});
     if (p.k == 1) firsts.push_back(points.back());
   }
