@@ -186,6 +186,9 @@ SearchResult search(WorkerPool& pool, const Cases& cases, const Materialize& mat
         (!sum.firstUnknownRun || i < sum.firstUnknownIndex)) {
       sum.firstUnknownRun = std::move(j);
       sum.firstUnknownIndex = i;
+    } else if (o.verdict == Verdict::Fail && (!sum.firstFailingRun || i < sum.firstFailingIndex)) {
+      sum.firstFailingRun = std::move(j);
+      sum.firstFailingIndex = i;
     }
     if (o.coverageLoss() && (losses.size() < 5 || i < losses.rbegin()->first)) {
       std::vector<std::string> missed;
@@ -226,6 +229,7 @@ SearchResult search(WorkerPool& pool, const Cases& cases, const Materialize& mat
     failing = res.failure;
     res.firstFailure = items[*res.firstFailure];
   }
+  if (!res.firstFailure || sum.firstFailingIndex != *res.firstFailure) sum.firstFailingRun.reset();
   return res;
 }
 

@@ -57,6 +57,11 @@ struct CheckSummary : CheckCounts {
   /// that an unknown can be read and replayed, not only counted.
   std::optional<Judged> firstUnknownRun;
   size_t firstUnknownIndex = 0;
+  /// The failing run of the search the counterexample starts from (the one with the lowest index): in the
+  /// report when no replay of the counterexample failed (a flaky verdict), so that the violation seen is
+  /// kept with its history, not only counted.
+  std::optional<Judged> firstFailingRun;
+  size_t firstFailingIndex = 0;
   std::optional<Shard> shard;     ///< --shard: the search ran this slice of the indices
   RunSummaries runSummaries{kPageRuns}; ///< every counted run of the search, in index order (spooled)
   std::vector<std::string> faults; ///< the fault kinds drawn

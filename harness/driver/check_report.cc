@@ -141,6 +141,8 @@ std::string reportCheck(Session& session, CheckSummary& s) {
   ReportBuilder report(session.header("check"));
   const std::string target = session.targets().front().name;
   if (s.cx && s.cx->judged) report.addRun(session.record(*s.cx->judged, "counterexample", target));
+  else if (s.cx && s.firstFailingRun) // no replay failed again (flaky): the run that did, as the search ran it
+    report.addRun(session.record(*s.firstFailingRun, fmt::format("run-{}", s.firstFailingIndex + 1), target));
   if (s.trace) report.addRun(session.record(*s.trace, "trace", target));
   if (s.firstUnknownRun)
     report.addRun(session.record(*s.firstUnknownRun, fmt::format("run-{}", s.firstUnknownIndex + 1), target));

@@ -180,6 +180,10 @@ TEST_CASE("check: a nondeterministic target is flaky (exit 2), never a clean fai
   CHECK(seen.count("fail") == 1);
   CHECK(seen.count("pass") == 1);
   CHECK(r.out.find("nondeterministic") != std::string::npos);
+  // The violation seen is kept with its history: a failing replay of it, or the search's run that failed.
+  bool kept = false;
+  for (const auto& run : r.report["runs"]) kept = kept || (!run["violations"].empty() && run.contains("history"));
+  CHECK(kept);
 }
 
 TEST_CASE("check: versioned-naive ends at a stale version, shrunk to two versions of one customer", "[check]") {
