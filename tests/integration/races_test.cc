@@ -53,12 +53,13 @@ TEST_CASE("races: check finds check-then-act's duplicate only with two consumers
   Result r = clean(args);
   INFO(r.out << r.err);
   // The shrunk hold may be released at c2's own point (c2:before:SELECT#1): the two SELECTs then race at the
-  // server, and on a loaded machine c2's backend can run its SELECT after c1's COMMIT (seen once in a fresh
-  // clone's run: fail, fail, pass, reported as flaky). Most replays fail, and every failing one is the duplicate.
+  // server, and c2's whole transaction can commit before c1's SELECT runs (seen in fresh clones' runs: fail,
+  // fail, pass and fail, pass, pass, reported as flaky). Some replay fails, and every failing one is the
+  // duplicate.
   REQUIRE(r.report["replay"]["verdicts"].size() == 3);
   int failed = 0;
   for (const auto& v : r.report["replay"]["verdicts"]) failed += v == "fail";
-  CHECK(failed >= 2);
+  CHECK(failed >= 1);
   CHECK((r.status == 1 || (r.status == 2 && failed < 3)));
   CHECK(!violations(r.report, "duplicate").empty());
 }
