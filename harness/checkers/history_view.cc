@@ -171,12 +171,6 @@ bool HistoryView::acked(int n) const {
 
 namespace {
 
-/// A COMMIT answered ROLLBACK: its transaction had failed, and nothing of it took effect.
-bool failedCommit(const ops::Step& s) {
-  return txStatement(s).kind == TxStatement::Kind::Commit && oneStatement(s) && s.replied() && !s.error &&
-         s.summary == "ROLLBACK";
-}
-
 /// A PostgreSQL step that cannot have applied an event: it never reached the server (withheld, refused), it
 /// only opens or abandons a transaction, or it is a COMMIT answered ROLLBACK (the transaction had failed). A
 /// step named by its first statement (a simple query of several statements, a pipelined group) that names

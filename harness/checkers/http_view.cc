@@ -108,9 +108,7 @@ const ops::Step* HttpView::failedCommitDuring(const Req& q) const {
   for (int64_t i = q.op->index + 1; i < end; ++i) {
     const Op& op = ops[static_cast<size_t>(i)];
     const auto* s = op.as<ops::Step>();
-    if (s && op.process == q.r->server && txStatement(*s).kind == TxStatement::Kind::Commit && s->replied() &&
-        !s->error && s->summary == "ROLLBACK")
-      return s;
+    if (s && op.process == q.r->server && failedCommit(*s)) return s;
   }
   return nullptr;
 }

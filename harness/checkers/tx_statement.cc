@@ -13,6 +13,11 @@ bool oneStatement(const ops::Step& s) {
   return !cut && d.find(';') == std::string_view::npos;
 }
 
+bool failedCommit(const ops::Step& s) {
+  return txStatement(s).kind == TxStatement::Kind::Commit && oneStatement(s) && s.replied() && !s.error &&
+         s.summary == "ROLLBACK";
+}
+
 TxStatement txStatement(const ops::Step& s) {
   using K = TxStatement::Kind;
   if (s.server != "pg") return {};

@@ -32,4 +32,8 @@ TxStatement txStatement(const ops::Step& s);
 /// One statement, shown whole: a detail not cut short ("...") with no ';' before its end.
 bool oneStatement(const ops::Step& s);
 
+/// A COMMIT (one statement) that PostgreSQL answered ROLLBACK: its transaction had failed, and nothing of it
+/// took effect.
+bool failedCommit(const ops::Step& s);
+
 } // namespace idem::detail

@@ -278,13 +278,12 @@ std::vector<Fault> raceHoldPoints(const std::vector<Op>& history, int n) {
            });
   };
   const auto& steps = work.front().steps;
-  const bool hasData = std::any_of(steps.begin(), steps.end(), onData);
-  bool reached = !hasData;
+  const auto data = std::find_if(steps.begin(), steps.end(), onData); // steps.end(): every step stays
   std::vector<ClassedPoint> points, firsts;
-  for (const auto& p : steps) {
+  for (auto it = steps.begin(); it != steps.end(); ++it) {
+    const auto& p = *it;
     if (!p.step->delivered.empty()) continue;
-    reached = reached || onData(p);
-    if (!reached && p.step->server == "pg") continue;
+    if (data != steps.end() && it < data && p.step->server == "pg") continue;
     points.push_back({p.fault("hold", When::Before), {}, p.step->server, p.step->detail});
     if (p.k == 1) firsts.push_back(points.back());
   }

@@ -169,6 +169,8 @@ private:
   void restartOutcome(const Proc& p, const std::string& exit);
   /// Why a live process is not idle, for a limit's reason: "c2 silent for 58 s holding 3 entries".
   std::string busyWhy(const Proc& p, Clock::time_point now) const;
+  /// The pause (SIGSTOP) `p` is stopped in, if any.
+  std::optional<Controller::ActiveHold> pauseOf(const Proc& p) const;
   /// How a live process that a fault reached failed to recover, for a stuck reason: "c1 made no request for
   /// 3027 ms after the Valkey restart (restart:before:XREADGROUP#2:valkey): its client did not reconnect", or
   /// "c1 after drop:after:COMMIT#2".

@@ -30,10 +30,15 @@ void ConsumerLoop::restartOutcome(const Proc& p, const std::string& exit) {
   }
 }
 
+std::optional<Controller::ActiveHold> ConsumerLoop::pauseOf(const Proc& p) const {
+  for (auto& h : ctl_.activeHolds())
+    if (h.pause && h.process == p.label) return std::move(h);
+  return std::nullopt;
+}
+
 std::string ConsumerLoop::busyWhy(const Proc& p, Clock::time_point now) const {
-  for (const auto& h : ctl_.activeHolds())
-    if (h.pause && h.process == p.label)
-      return fmt::format("{} paused (SIGSTOP) at {} for {}", p.label, h.fault.str(), span(msBetween(h.since, now)));
+  if (const auto h = pauseOf(p))
+    return fmt::format("{} paused (SIGSTOP) at {} for {}", p.label, h->fault.str(), span(msBetween(h->since, now)));
   auto st = ctl_.state(p.owner);
   if (st.steps == 0)
     return fmt::format("{} made no request to PostgreSQL or {} in the {} since it started", p.label,
@@ -71,13 +76,8 @@ std::string ConsumerLoop::busyReport(Clock::time_point now) const {
 }
 
 std::string ConsumerLoop::deadlineAdvice(Clock::time_point now) const {
-  const auto paused = [&](const Proc& p) {
-    for (const auto& h : ctl_.activeHolds())
-      if (h.pause && h.process == p.label) return true;
-    return false;
-  };
   for (const auto& p : live_) {
-    if (idle(p) || paused(p)) continue;
+    if (idle(p) || pauseOf(p)) continue;
     auto st = ctl_.state(p.owner);
     if (st.steps == 0 || !st.waitingFor.empty() || msBetween(st.lastActivity, now) * 2 < opt_.deadline.count()) continue;
     // Slow and hung look alike from the outside (no request either way): the advice names both.
