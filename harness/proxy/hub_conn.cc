@@ -170,7 +170,8 @@ bool Conn::onMessage(const ClientMsg& m, std::string bytes) {
     sendClient(m.local_reply);
     return true;
   }
-  heldReq += bytes;
+  // A replacement of another length would shift the offsets the steps' ends are counted in (upHanded).
+  heldReq += m.replacement.size() == bytes.size() ? m.replacement : bytes;
   // Not part of a step, or a piece of one too large to hold that the server can't act on before its
   // last byte: whatever is held goes first, in order.
   if (m.kind == ClientMsg::Kind::Pass || m.kind == ClientMsg::Kind::Stream) passHeld(true);

@@ -86,6 +86,9 @@ struct ClientMsg {
   Kind kind = Kind::Pass;
   StepInfo step;           ///< when kind == RequestEnd
   std::string local_reply; ///< when kind == LocalReply
+  /// When not empty: the bytes the proxy forwards to the server in place of the message's `size` bytes, of
+  /// the same length (Kafka: a Fetch whose max wait is capped for the embedded broker).
+  std::string replacement;
 };
 
 /// What one server->client message means.

@@ -72,8 +72,11 @@ public:
       return d;
     }
     RequestFacts facts;
+    const size_t bodyAt = 4 + r.pos();
     if (!readRequest(p.key, p.version, r.rest(), names_, facts))
       return proxy::Decode::Invalid;
+    if (p.key == api::kFetch)
+      capFetchWait(buf.substr(0, out.size), bodyAt, p.version, facts, out);
     if (facts.noResponse) // acks=0: nothing will end it, so it is no step
       return d;
     learn(facts.group, facts.member, facts.generation);
@@ -159,6 +162,27 @@ private:
     for (const auto& [tp, offset] : f.fetchOffsets)
       session_[tp] = offset;
     return session_;
+  }
+
+  /// With TrackerOptions::fetchWaitCapMs, a Fetch that asks a longer max wait is forwarded asking the cap
+  /// (`frame`: the whole request; `bodyAt`: where its body starts). MaxWaitMs follows ReplicaId (an int32)
+  /// up to v14 and leads the body from v15; tagged fields come last, so flexible versions place it alike.
+  void capFetchWait(std::string_view frame, size_t bodyAt, int16_t version, RequestFacts& facts,
+                    proxy::ClientMsg& out) const {
+    const int32_t cap = options_.fetchWaitCapMs;
+    if (cap <= 0 || facts.waitMs <= cap) return;
+    const size_t at = bodyAt + (version <= 14 ? 4 : 0);
+    if (at + 4 > frame.size() || Reader(frame.substr(at, 4)).int32() != facts.waitMs)
+      return; // not where the layout puts it: forwarded as it is
+    Writer w;
+    w.int32(cap);
+    out.replacement = std::string(frame);
+    out.replacement.replace(at, 4, w.out);
+    const std::string asked = " max wait " + std::to_string(facts.waitMs) + " ms";
+    if (const auto pos = facts.detail.find(asked); pos != std::string::npos)
+      facts.detail.replace(pos, asked.size(), " max wait " + std::to_string(cap) + " ms (asked " +
+                                                  std::to_string(facts.waitMs) + ")");
+    facts.waitMs = cap;
   }
 
   /// Forwards `body` after `header` in place of the broker's response.

@@ -30,6 +30,12 @@ struct TrackerOptions {
   /// answers it with the member's assignment. kafkajs followers, slower than librdkafka's, get the refusal
   /// and crash; told the group rebalances, they join again.
   bool lateSyncRejoins = false;
+  /// Above 0: a Fetch asking a longer max wait is forwarded with this one (ClientMsg::replacement), and its
+  /// step waits this long. librdkafka's mock cluster answers a Fetch that finds no record at its max wait,
+  /// even when a record arrives meanwhile, where a real broker answers at once: at kafkajs's default of
+  /// 5 s, every record produced during a poll waited up to 5 s. An earlier empty answer is one a broker
+  /// may give; the client polls again.
+  int32_t fetchWaitCapMs = 0;
 };
 
 proxy::TrackerPtr makeTracker(TrackerOptions options = {});

@@ -1,7 +1,8 @@
 // The wallet consumer on Kafka in Node: kafkajs 2.2.4 and node-postgres 8 (pinned in package-lock.json).
 // It subscribes to $TOPIC in group $GROUP (clientId $CONSUMER) through $KAFKA_BOOTSTRAP, from the
-// beginning, with kafkajs's eachMessage; sessionTimeout 6000, heartbeatInterval 2000, maxWaitTimeInMs 100
-// (as targets/common/kafka.h). Flags from the manifest's `env`:
+// beginning, with kafkajs's eachMessage; sessionTimeout 6000 and heartbeatInterval 2000 (as
+// targets/common/kafka.h), kafkajs's default maxWaitTimeInMs (5000, which the embedded broker's proxy asks
+// as 500). Flags from the manifest's `env`:
 //   default          dedup-table: autoCommit off; in one transaction INSERT the event_id into
 //                    processed_messages (ON CONFLICT DO NOTHING) and credit the wallet only if the row was
 //                    inserted; after COMMIT commit the offset after the record (correct)
@@ -33,8 +34,7 @@ async function main() {
   const db = new Client({ connectionString: env.DATABASE_URL });
   await db.connect();
   const kafka = new Kafka({ clientId: env.CONSUMER, brokers: [env.KAFKA_BOOTSTRAP], logLevel: logLevel.ERROR });
-  const consumer = kafka.consumer({ groupId: env.GROUP, sessionTimeout: 6000, heartbeatInterval: 2000,
-                                    maxWaitTimeInMs: 100 });
+  const consumer = kafka.consumer({ groupId: env.GROUP, sessionTimeout: 6000, heartbeatInterval: 2000 });
   let closing = false;
   process.on('SIGTERM', () => {
     if (closing) return;

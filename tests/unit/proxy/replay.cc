@@ -89,6 +89,11 @@ std::string describe(const ClientMsg& m) {
   }
   if (m.kind == ClientMsg::Kind::LocalReply)
     o << " reply=" << m.local_reply;
+  if (!m.replacement.empty()) { // in hex: a binary protocol's frame
+    o << " replaced=";
+    for (unsigned char c : m.replacement)
+      o << "0123456789abcdef"[c >> 4] << "0123456789abcdef"[c & 15];
+  }
   return o.str();
 }
 

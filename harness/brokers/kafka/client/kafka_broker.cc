@@ -153,6 +153,9 @@ proxy::Upstream KafkaBroker::upstream() const {
 proxy::TrackerPtr KafkaBroker::tracker(int listenPort) {
   TrackerOptions o;
   o.lateSyncRejoins = true; // librdkafka's mock refuses a late follower's SyncGroup (tracker.h)
+  // The mock answers a Fetch that finds nothing at its max wait, not when a record arrives (tracker.h):
+  // librdkafka's default fetch.wait.max.ms, so that a kafkajs consumer at its 5 s default reads as soon.
+  o.fetchWaitCapMs = 500;
   // One broker: every address an answer names is this process's listener.
   o.addressFor = [listenPort](int32_t, const Address&) -> std::optional<Address> {
     return Address{"127.0.0.1", listenPort};

@@ -91,6 +91,35 @@ TEST_CASE("kafka tracker: a Fetch answered with nothing new is an empty read") {
   CHECK(re[0].summary == "no records");
 }
 
+TEST_CASE("kafka tracker: for the embedded broker, a Fetch asking a longer max wait than the cap is forwarded "
+          "asking the cap, and its step waits that long") {
+  const Factory capped = [] {
+    TrackerOptions o;
+    o.fetchWaitCapMs = 500;
+    return makeTracker(std::move(o));
+  };
+  for (int v : {4, 11, 12, 13, 15}) {
+    INFO("Fetch v" << v);
+    const std::string topic = v >= 13 ? std::string(16, 'i') : std::string("payments");
+    const std::string asked = request(api::kFetch, v, 3, fetchRequest(v, {{topic, 0, 2}}, 5000));
+    const std::string short_ = request(api::kFetch, v, 4, fetchRequest(v, {{topic, 0, 2}}, 100));
+    const auto c = chunks({asked, short_}, {});
+    checkSplitInvariance(capped, c);
+    const Events e = wholeOf(capped, c);
+    REQUIRE(e.client.size() == 2);
+    // The same request with 500 in place of 5000, of the same length; what asks less goes as it is.
+    CHECK(e.client[0].replacement == request(api::kFetch, v, 3, fetchRequest(v, {{topic, 0, 2}}, 500)));
+    CHECK(e.client[0].step.waitMs == 500);
+    CHECK(e.client[0].step.detail.find("max wait 500 ms (asked 5000)") != std::string::npos);
+    CHECK(e.client[1].replacement.empty());
+    CHECK(e.client[1].step.waitMs == 100);
+    // Without the cap (a broker of the user's), nothing is rewritten.
+    const Events plainly = wholeOf(plain, c);
+    CHECK(plainly.client[0].replacement.empty());
+    CHECK(plainly.client[0].step.waitMs == 5000);
+  }
+}
+
 TEST_CASE("kafka tracker: records before the fetch position are not delivered (a batch starts earlier)") {
   const Events e = session({request(api::kFetch, 11, 3, fetchRequest(11, {{"payments", 0, 1}}))},
                            {response(api::kFetch, 11, 3, fetchResponse(11, {{"payments", 0, 0, wallets(1, 3)}}))});
