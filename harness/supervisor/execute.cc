@@ -357,11 +357,18 @@ ConsumerLoop::End ConsumerLoop::loop() {
       // 5 s, a pull request's 5 s timeout): in place of the restart that confirms any other stall, a stall
       // of idle processes is proven once it lasted as long again, with no work by any in between. A spin is
       // no wait: proven as it is.
+      // Clients' own recovery timers at their defaults run longer than that window: Bunny reconnects
+      // 10 s after a dropped connection, the RabbitMQ Java client 5 s: so it lasts liveness::kClientRecoveryMs at least.
       const bool waitAgain = !d.spin;
       if (waitAgain && faultStallWork != m.lastWork) {
         faultStallWork = m.lastWork;
-        h_.append("harness", ops::Note{fmt::format("{} ({}); waiting as long again for it to recover by itself", why,
-                                                   fmt::join(unrecovered, ", "))});
+        h_.append("harness", ops::Note{fmt::format("{} ({}); waiting as long again, and {} at least, for it to "
+                                                   "recover by itself",
+                                                   why, fmt::join(unrecovered, ", "), span(liveness::kClientRecoveryMs))});
+        ending.reset();
+        continue;
+      }
+      if (waitAgain && msBetween(m.lastWork, now) < liveness::kClientRecoveryMs) {
         ending.reset();
         continue;
       }
@@ -370,8 +377,9 @@ ConsumerLoop::End ConsumerLoop::loop() {
               fmt::format("{}{}; the consumer did not recover from the fault by itself ({}; it lives, and no one "
                           "restarts a live process{})",
                           why, waitAgain ? ", twice" : "", fmt::join(unrecovered, ", "),
-                          waitAgain ? "; a client that waits longer before it reconnects or asks again needs a "
-                                      "larger --stall-timeout"
+                          waitAgain ? fmt::format("; a client that waits longer than {} before it reconnects or asks "
+                                                  "again needs a larger --stall-timeout",
+                                                  span(std::max<int64_t>(liveness::kClientRecoveryMs, msBetween(m.lastWork, now))))
                                     : "")};
     }
     h_.append("harness", ops::Stall{broker.pending, broker.position, !restarted, why});

@@ -24,6 +24,11 @@ using Clock = std::chrono::steady_clock;
 
 /// Milliseconds from `a` to `b`.
 int64_t msBetween(Clock::time_point a, Clock::time_point b);
+
+/// The least time a stall of live processes that a fault other than a kill reached lasts before it is proven
+/// stuck (they may recover on a timer of their client's: Bunny reconnects 10 s after a dropped connection,
+/// the RabbitMQ Java client 5 s, nats.js 2 s); --stall-timeout lengthens it, never shortens it.
+inline constexpr int64_t kClientRecoveryMs = 15000;
 /// A time in a reason's words: "58 s" / "450 ms".
 std::string span(int64_t ms);
 
