@@ -231,6 +231,9 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
     if (sc.http && std::count(o.faults.begin(), o.faults.end(), "delay") > 0)
       for (auto& p : classifyPastLeasePoints(base.history.ops(), static_cast<int>(sc.http->policy.leaseMs + kPastLeaseMs)))
         classed[1].push_back(std::move(p));
+    // A consumer that acknowledges several entries at once: its work slowed past a commit timer, then killed.
+    if (!sc.http && std::count(o.faults.begin(), o.faults.end(), "delay") > 0)
+      for (auto& p : classifySlowWorkPoints(base.history.ops())) classed[1].push_back(std::move(p));
     auto raced = o.races ? raceSchedules(sc, forColumn(defaultScheduleFor(session, targets[t].name, 2), col), base.history.ops(),
                                          o.racePerClass < 0 ? o.perClass : o.racePerClass)
                          : std::vector<RaceSchedule>{};
@@ -261,9 +264,11 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
           const std::vector<int> counts = which == 0 || sc.http ? std::vector<int>{1} // one server process
                                                                 : faultKind(p.fault.kind, "--faults").comparedConsumers();
           for (int n : counts) {
-            Schedule s = forColumn(defaultScheduleFor(session, targets[t].name, applicationWeight(p.fault)), col);
+            std::vector<Fault> pointFaults{p.fault};
+            pointFaults.insert(pointFaults.end(), p.also.begin(), p.also.end());
+            Schedule s = forColumn(defaultScheduleFor(session, targets[t].name, applicationWeight(pointFaults)), col);
             if (p.cls.id == "delay-past-lease") s = pastLeaseSchedule(std::move(s));
-            s.faults = {p.fault};
+            s.faults = pointFaults;
             if (n > 1) { // c1 takes the first batch, so its steps are the single consumer's
               s.consumers = n;
               s.faults[0].process = "c1";
@@ -278,8 +283,11 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
               // The retry is one more delivery of event 1: the amounts must tell its application apart too.
               if (!session.args().scenarioValues) s.values = makeDecodable(sc, s, applicationWeight(p.fault));
             }
-            const std::string f = s.faults[0].str();
-            jobs.push_back({col, t, c.id, o.runPrefix + columnId(cols[col]) + "/" + f,
+            std::vector<std::string> fs;
+            for (const auto& x : s.faults) fs.push_back(x.str());
+            const std::string f = fmt::format("{}", fmt::join(fs, ", "));
+            const std::string runId = fmt::format("{}", fmt::join(fs, "+"));
+            jobs.push_back({col, t, c.id, o.runPrefix + columnId(cols[col]) + "/" + runId,
                             fmt::format("{} ({}{}){}", c.label, f, n > 1 ? fmt::format(", {} consumers", n) : "",
                                         columnTitle(cols[col])),
                             s, {}});
@@ -343,7 +351,11 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
     // offset commit on a timer, records a fetch bundled otherwise), the run otherwise passing, did not
     // test the class: not applicable to that run, its faults_fired 0 (docs/verdicts.md).
     const CaseResult o = classify(j.schedule, j.result.history.ops(), j.result.results, j.result.error);
-    if (j.cls.rfind("race:", 0) == 0) c.verdict = o.verdict;
+    if (j.cls.rfind("race:", 0) == 0) {
+      c.verdict = o.verdict;
+      // A race that did not happen (no copy reached c2 while c1 was held) tested nothing: not a pass.
+      if (c.verdict == Verdict::Pass && !raced(j.cls, j.schedule, j.result.history.ops())) c.verdict = Verdict::NotApplicable;
+    } else if (o.verdict == Verdict::Pass && !o.planned.empty() && o.fired.empty()) c.verdict = Verdict::NotApplicable;
     else if (o.verdict == Verdict::Pass && !o.planned.empty() && o.fired.empty()) c.verdict = Verdict::NotApplicable;
     std::vector<std::string> fs;
     for (const auto& f : j.schedule.faults) fs.push_back(f.str());

@@ -24,6 +24,8 @@ using Class = CompareClass;
 /// A fault at a point of a fault-free trace and its class.
 struct ClassedPoint {
   Fault fault;
+  /// Faults its schedule runs with it (slow:ack: the kill after the process's next acknowledgement).
+  std::vector<Fault> also = {};
   Class cls;
   std::string server, detail;
   int64_t opIndex = -1; ///< its step's Op::index in the fault-free history (TracePoint::opIndex)
@@ -49,6 +51,18 @@ std::vector<ClassedPoint> classifyFaultPoints(const std::vector<Op>& history, co
 std::vector<ClassedPoint> classifyPastLeasePoints(const std::vector<Op>& history, int delayMs);
 /// The default schedule `s` with its first request's client timing out (docs/http-contract.md).
 Schedule pastLeaseSchedule(Schedule s);
+
+/// How long class "slow:ack" delays a statement of the work: past the 5 s `auto.commit.interval.ms` that
+/// librdkafka (confluent-kafka, node-rdkafka, the Go client) and the Java client commit offsets on by default.
+inline constexpr int kSlowWorkMs = 6000;
+/// Class "slow:ack", for a consumer that acknowledges several entries at once (an offset auto-commit on a
+/// timer, a batch's commit, a multiple ack) — c1's first acknowledgement in the fault-free history settles
+/// two entries or more it had not acknowledged: at each of c1's statements on the data before it (a
+/// PostgreSQL step naming a table of the user's), a delay of kSlowWorkMs, and c1 killed right after its next
+/// acknowledgement. An acknowledgement made meanwhile that covers the entry in work (an auto-commit of the
+/// offsets a poll stored) loses that entry; one that covers only finished work is harmless. None for a
+/// consumer that acknowledges each entry after its own work (the kill classes cover it).
+std::vector<ClassedPoint> classifySlowWorkPoints(const std::vector<Op>& history);
 
 /// At most `n` of `points` (all when n <= 0 or there are fewer), spread evenly, the first included.
 std::vector<ClassedPoint> sample(const std::vector<ClassedPoint>& points, int n);
@@ -117,6 +131,14 @@ struct RaceSchedule {
 ///                  acknowledgement not: the entry goes to a third process).
 std::vector<RaceSchedule> raceSchedules(const Scenario& sc, const Schedule& base, const std::vector<Op>& history,
                                         int perClass);
+
+/// Whether a run of race class `cls` (schedule `s`, its history) raced: c1's hold (the schedule's first
+/// fault) fired and, before it was released, c2 was delivered an entry — for "race:versions" any entry (the
+/// other version), for the others an entry of an event c1 had been delivered before the hold (its retry,
+/// or the very entry, claimed). A run that did not race tested nothing of its class: a consumer whose
+/// prefetch let the broker hand the retry to c1 too, a broker that hands no entry of a live consumer to
+/// another (RabbitMQ, Kafka), a hold whose step c1 never reached.
+bool raced(const std::string& cls, const Schedule& s, const std::vector<Op>& history);
 
 /// Adds the classes of `mine` (one target's, in its order) that `order` lacks, each after the class that
 /// precedes it in `mine`.

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 
 namespace idem::compare {
 
@@ -93,6 +94,59 @@ std::vector<ClassedPoint> classifyPastLeasePoints(const std::vector<Op>& history
       c.detail = p.detail;
       out.push_back(std::move(c));
     }
+  }
+  return out;
+}
+
+namespace {
+
+/// A PostgreSQL statement on a table of the user's (not a pg_ catalog): the consumer's work on the data, not
+/// a driver's connection set-up.
+bool onUserData(const ProcessStep& p) {
+  return p.step->server == "pg" && std::any_of(p.step->tables.begin(), p.step->tables.end(), [](const std::string& t) {
+           return t.rfind("pg_", 0) != 0;
+         });
+}
+
+} // namespace
+
+std::vector<ClassedPoint> classifySlowWorkPoints(const std::vector<Op>& history) {
+  const auto steps = processSteps(history, "c1");
+  const auto counted = [](const ProcessStep& p) { return !setUpStep(*p.step) && p.step->replied() && !p.step->empty; };
+  std::set<std::string> acked;
+  auto batch = steps.end();
+  for (auto it = steps.begin(); it != steps.end() && batch == steps.end(); ++it) {
+    if (!counted(*it) || it->step->acked.empty()) continue;
+    size_t fresh = 0;
+    for (const auto& e : it->step->acked) fresh += acked.insert(e).second ? 1 : 0;
+    if (fresh >= 2) batch = it;
+  }
+  if (batch == steps.end()) return {};
+  const std::string ackVerb = batch->step->verb;
+  const Class cls{"slow:ack", "fault", "slow work past an acknowledgement",
+                  fmt::format("delay:c1:before:VERB#k:{} at a statement of c1's work before it acknowledged several "
+                              "entries at once, then c1 killed after its next acknowledgement ({}): one on a timer or of "
+                              "a batch that covers an entry still in work loses it",
+                              kSlowWorkMs, ackVerb)};
+  std::vector<ClassedPoint> out;
+  int acks = 0;     // c1's acknowledgements of that verb so far (their k)
+  bool delivered = false;
+  for (auto it = steps.begin(); it != batch; ++it) {
+    if (!counted(*it)) continue;
+    delivered = delivered || !it->step->delivered.empty();
+    if (it->step->verb == ackVerb) acks = it->k;
+    if (!delivered || !onUserData(*it)) continue;
+    ClassedPoint c;
+    c.fault = it->fault("delay", When::Before);
+    c.fault.args = {std::to_string(kSlowWorkMs)};
+    Fault kill = Fault::kill(When::After, ackVerb, acks + 1);
+    kill.process = "c1";
+    c.also = {kill};
+    c.cls = cls;
+    c.server = it->step->server;
+    c.detail = it->step->detail;
+    c.opIndex = it->op->index;
+    out.push_back(std::move(c));
   }
   return out;
 }
@@ -272,13 +326,8 @@ std::vector<Fault> raceHoldPoints(const std::vector<Op>& history, int n) {
   // BEGIN, a pg_type lookup, version(), current_schema(), SHOW … and ROLLBACK before the consumer's own
   // first statement. So PostgreSQL steps before the first one naming a table of the user's (not a pg_ catalog)
   // are left out; other servers' steps (a Valkey mark) stay. With no such statement, every step stays.
-  const auto onData = [](const ProcessStep& p) {
-    return p.step->server == "pg" && std::any_of(p.step->tables.begin(), p.step->tables.end(), [](const std::string& t) {
-             return t.rfind("pg_", 0) != 0;
-           });
-  };
   const auto& steps = work.front().steps;
-  const auto data = std::find_if(steps.begin(), steps.end(), onData); // steps.end(): every step stays
+  const auto data = std::find_if(steps.begin(), steps.end(), onUserData); // steps.end(): every step stays
   std::vector<ClassedPoint> points, firsts;
   for (auto it = steps.begin(); it != steps.end(); ++it) {
     const auto& p = *it;
@@ -389,6 +438,38 @@ std::vector<RaceSchedule> raceSchedules(const Scenario& sc, const Schedule& base
     }
   }
   return out;
+}
+
+bool raced(const std::string& cls, const Schedule& s, const std::vector<Op>& history) {
+  if (s.faults.empty() || s.faults.front().kind != "hold") return false;
+  const Fault& hold = s.faults.front();
+  const std::string holder = hold.process.empty() ? "c1" : hold.process;
+  std::map<std::string, int> eventOf; // entry -> event
+  for (const auto& [op, send] : recordsOf<ops::Send>(history)) eventOf[send->entry] = send->n;
+  const std::string released = "hold " + hold.str() + " released";
+  std::set<int> holderEvents;
+  bool holding = false;
+  for (const auto& op : history) {
+    if (!holding) {
+      if (const auto* f = op.as<ops::FaultOp>(); f && op.process == holder && f->fault.kind == "hold") {
+        holding = true;
+        continue;
+      }
+      if (const auto* st = op.as<ops::Step>(); st && op.process == holder)
+        for (const auto& d : st->delivered)
+          if (auto e = eventOf.find(d.entry); e != eventOf.end()) holderEvents.insert(e->second);
+      continue;
+    }
+    if (const auto* n = op.as<ops::Note>(); n && op.process == holder && n->message.rfind(released, 0) == 0)
+      return false; // released before any such delivery
+    const auto* st = op.as<ops::Step>();
+    if (!st || op.process == holder || op.process == "harness") continue;
+    for (const auto& d : st->delivered) {
+      if (cls == "race:versions") return true;
+      if (auto e = eventOf.find(d.entry); e != eventOf.end() && holderEvents.count(e->second)) return true;
+    }
+  }
+  return false;
 }
 
 void mergeClassOrder(std::vector<Class>& order, const std::vector<Class>& mine) {

@@ -10,7 +10,14 @@ COMMIT_FIRST=1 (py-kafka-commit-first): it commits the offset after the record f
 wallet with no dedup. It is NOT correct: killed between the two it loses the record, and a producer retry
 is applied twice.
 
-Settings as targets/common/kafka.h: auto.offset.reset=earliest, session.timeout.ms=6000,
+AUTO_COMMIT=1 (py-kafka-autocommit-dedup): confluent-kafka's default commits — auto-commit every 5 s of the
+offsets its polls stored (enable.auto.offset.store: a record's offset is stored as poll() returns it), its
+default fetch wait — with the same dedup transaction and no commit of its own (the session settings below
+stay: librdkafka's default 45 s session makes the embedded broker wait 44 s for a killed member's successor). It is NOT
+correct: a commit on the timer while a record is still in work covers it, and a kill then loses it (a
+producer retry is harmless).
+
+Settings as targets/common/kafka.h (AUTO_COMMIT=1: the first three): auto.offset.reset=earliest, session.timeout.ms=6000,
 heartbeat.interval.ms=2000, fetch.wait.max.ms=100. SIGTERM sets a flag checked between records (a poll
 waits at most 100 ms); the consumer closes (LeaveGroup) and exits 0. Any other error is printed and exits 1.
 """
@@ -34,7 +41,8 @@ import psycopg  # noqa: E402
 from confluent_kafka import Consumer, KafkaException, TopicPartition  # noqa: E402
 
 COMMIT_FIRST = os.environ.get("COMMIT_FIRST") == "1"
-NAME = "py-kafka-commit-first" if COMMIT_FIRST else "py-kafka-dedup-table"
+AUTO_COMMIT = os.environ.get("AUTO_COMMIT") == "1"
+NAME = "py-kafka-commit-first" if COMMIT_FIRST else "py-kafka-autocommit-dedup" if AUTO_COMMIT else "py-kafka-dedup-table"
 
 
 def fields_of(msg):
@@ -75,10 +83,11 @@ def commit(consumer, msg):
 def run():
     env = os.environ
     db = psycopg.connect(env["DATABASE_URL"], autocommit=True, prepare_threshold=None)
-    consumer = Consumer({"bootstrap.servers": env["KAFKA_BOOTSTRAP"], "group.id": env["GROUP"],
-                         "client.id": env["CONSUMER"], "enable.auto.commit": False,
-                         "auto.offset.reset": "earliest", "session.timeout.ms": 6000,
-                         "heartbeat.interval.ms": 2000, "fetch.wait.max.ms": 100})
+    settings = {"bootstrap.servers": env["KAFKA_BOOTSTRAP"], "group.id": env["GROUP"], "client.id": env["CONSUMER"],
+                "auto.offset.reset": "earliest", "session.timeout.ms": 6000, "heartbeat.interval.ms": 2000}
+    if not AUTO_COMMIT:
+        settings.update({"enable.auto.commit": False, "fetch.wait.max.ms": 100})
+    consumer = Consumer(settings)
     try:
         consumer.subscribe([env["TOPIC"]])
         while not stop:
@@ -96,7 +105,8 @@ def run():
                 credit(db, fields, dedup=False)
             else:
                 credit(db, fields, dedup=True)
-                commit(consumer, msg)
+                if not AUTO_COMMIT:
+                    commit(consumer, msg)
     finally:
         consumer.close()
 

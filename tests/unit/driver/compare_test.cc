@@ -86,6 +86,41 @@ TEST_CASE("compare: a consumer that commits a batch's offsets at once is held in
   CHECK(simpleHolds == std::set<std::string>{"BEGIN#1", "UPDATE#1", "COMMIT#1", "XACK#1"});
 }
 
+TEST_CASE("compare: a race run in which no copy reached c2 while c1 was held did not race") {
+  // A Java RabbitMQ consumer (prefetch 10) held before its UPDATE#1 for race:dup: the retry, sent in flight,
+  // went to c1 too (it had room under its prefetch), c2 got nothing and the hold ran out. With prefetch 1
+  // the broker handed the retry to c2 while c1 was held.
+  Schedule s;
+  s.faults = {Fault::parse("hold:c1:before:UPDATE#1:c2:after:ACK#1", "test")};
+  CHECK(!raced("race:dup", s, recorded("amqp-prefetch-10-race-dup.history.json")));
+  CHECK(raced("race:dup", s, recorded("amqp-prefetch-1-race-dup.history.json")));
+  // Not a race schedule, or c1's hold never fired: no race.
+  CHECK(!raced("race:dup", Schedule{}, recorded("amqp-prefetch-1-race-dup.history.json")));
+  Schedule other = s;
+  other.faults = {Fault::parse("hold:c1:before:UPDATE#9:c2:after:ACK#1", "test")};
+  CHECK(raced("race:dup", other, recorded("amqp-prefetch-1-race-dup.history.json"))); // it fired there as #1
+}
+
+TEST_CASE("compare: slow work past an acknowledgement, for a consumer that acknowledges several entries at once") {
+  // confluent-kafka at its defaults: auto-commit every 5 s of the offsets its polls stored. Its first
+  // OffsetCommit settles the six records: a delay at each statement on the data before it, and a kill
+  // after the next commit.
+  const auto points = classifySlowWorkPoints(recorded("kafka-auto-commit-default.history.json"));
+  REQUIRE(points.size() >= 6);
+  for (const auto& p : points) {
+    INFO(p.fault.str());
+    CHECK(p.cls.id == "slow:ack");
+    CHECK(p.fault.kind == "delay");
+    CHECK(p.fault.process == "c1");
+    CHECK(p.fault.args == std::vector<std::string>{std::to_string(kSlowWorkMs)});
+    CHECK((p.fault.verb == "INSERT" || p.fault.verb == "UPDATE"));
+    REQUIRE(p.also.size() == 1);
+    CHECK(p.also[0].str() == "c1:after:COMMIT_OFFSET#1");
+  }
+  // simple acknowledges each entry after its own work: nothing new to find there.
+  CHECK(classifySlowWorkPoints(recorded("simple-default.history.json")).empty());
+}
+
 TEST_CASE("compare: dedup-valkey's trace has the gap that loses a payment, after SET and before BEGIN") {
   std::set<std::string> ids;
   for (const auto& p : classifyKillPoints(recorded("dedup-valkey-after-SET3.history.json"))) ids.insert(p.cls.id);
