@@ -105,7 +105,10 @@ TEST_CASE("the search reports the lowest failing case whatever the number of wor
     REQUIRE(res.failure);
     CHECK(res.failure->verdict == Verdict::Fail);
     CHECK(res.ran == 18);
-    CHECK(calls.load() < 18 + workers + 1);
+    // One worker stops at the failure; with several, how many later cases start while case 17 runs is the
+    // scheduler's choice (a loaded machine let 24 start with 4 workers): no bound is sure but the count.
+    if (workers == 1) CHECK(calls.load() == 18);
+    else CHECK(calls.load() <= 100);
   }
   auto none = searchCases(30, 2, [](int, size_t) { return CaseResult{Verdict::Pass}; });
   CHECK(!none.firstFailure);
