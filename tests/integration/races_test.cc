@@ -102,14 +102,19 @@ TEST_CASE("races: compare names the race classes, a Python check-then-act fails 
                     "--runs", "1", "--per-class", "1", "--faults", "drop"});
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
+  // The dedup table never fails a race; a run in which c2 got no copy while c1 was held (timing) did not race
+  // and is n/a, so at least one of its race cells passes, never all n/a.
+  int goodPasses = 0;
   for (const char* cls : {"race:claim", "race:dup", "race:claim+kill", "race:dup+kill"}) {
     INFO(cls);
     auto naive = cellOf(r.report, cls, naiveName), good = cellOf(r.report, cls, "py-dedup-table");
     REQUIRE(!naive.is_null());
     REQUIRE(!good.is_null());
-    CHECK(good["verdict"] == "pass");
+    CHECK((good["verdict"] == "pass" || good["verdict"] == "n/a"));
+    goodPasses += good["verdict"] == "pass" ? 1 : 0;
     CHECK(good["faults_fired"] == good["faults_planned"]);
   }
+  CHECK(goodPasses > 0);
   CHECK(cellOf(r.report, "race:claim", naiveName)["verdict"] == "fail");
   CHECK(cellOf(r.report, "race:dup", naiveName)["verdict"] == "fail");
   // Every sequential class passes the Python check-then-act: only the races break it.
