@@ -24,6 +24,13 @@ namespace idem::compare {
 
 namespace {
 
+/// The text forms of `faults`, joined by `sep`.
+std::string faultsText(const std::vector<Fault>& faults, const char* sep) {
+  std::vector<std::string> out;
+  for (const auto& f : faults) out.push_back(f.str());
+  return fmt::format("{}", fmt::join(out, sep));
+}
+
 struct Job {
   size_t column = 0; ///< index into the columns (columnsOf)
   size_t target = 0; ///< index into the session's targets
@@ -283,11 +290,8 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
               // The retry is one more delivery of event 1: the amounts must tell its application apart too.
               if (!session.args().scenarioValues) s.values = makeDecodable(sc, s, applicationWeight(p.fault));
             }
-            std::vector<std::string> fs;
-            for (const auto& x : s.faults) fs.push_back(x.str());
-            const std::string f = fmt::format("{}", fmt::join(fs, ", "));
-            const std::string runId = fmt::format("{}", fmt::join(fs, "+"));
-            jobs.push_back({col, t, c.id, o.runPrefix + columnId(cols[col]) + "/" + runId,
+            const std::string f = faultsText(s.faults, ", ");
+            jobs.push_back({col, t, c.id, o.runPrefix + columnId(cols[col]) + "/" + faultsText(s.faults, "+"),
                             fmt::format("{} ({}{}){}", c.label, f, n > 1 ? fmt::format(", {} consumers", n) : "",
                                         columnTitle(cols[col])),
                             s, {}});
@@ -303,10 +307,8 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
       if (!serial.count(r.cls.id)) mine.push_back(r.cls);
       int i = ++serial[r.cls.id];
       r.schedule.target = targets[t].name;
-      std::vector<std::string> fs;
-      for (const auto& f : r.schedule.faults) fs.push_back(f.str());
       jobs.push_back({col, t, r.cls.id, fmt::format("{}{}/{}#{}", o.runPrefix, columnId(cols[col]), r.cls.id, i),
-                      fmt::format("{} ({}){}", r.cls.label, fmt::join(fs, ", "), columnTitle(cols[col])),
+                      fmt::format("{} ({}){}", r.cls.label, faultsText(r.schedule.faults, ", "), columnTitle(cols[col])),
                       std::move(r.schedule), {}});
     }
     mergeClassOrder(races, mine);
@@ -356,10 +358,7 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
       // A race that did not happen (no copy reached c2 while c1 was held) tested nothing: not a pass.
       if (c.verdict == Verdict::Pass && !raced(j.cls, j.schedule, j.result.history.ops())) c.verdict = Verdict::NotApplicable;
     } else if (o.verdict == Verdict::Pass && !o.planned.empty() && o.fired.empty()) c.verdict = Verdict::NotApplicable;
-    else if (o.verdict == Verdict::Pass && !o.planned.empty() && o.fired.empty()) c.verdict = Verdict::NotApplicable;
-    std::vector<std::string> fs;
-    for (const auto& f : j.schedule.faults) fs.push_back(f.str());
-    c.point = fmt::format("{}", fmt::join(fs, " + "));
+    c.point = faultsText(j.schedule.faults, " + ");
     c.planned = static_cast<int>(j.schedule.faults.size());
     c.fired = static_cast<int>(recordsOf<ops::FaultOp>(j.result.history.ops()).size());
     c.pattern = j.result.pattern();

@@ -112,11 +112,10 @@ bool onUserData(const ProcessStep& p) {
 
 std::vector<ClassedPoint> classifySlowWorkPoints(const std::vector<Op>& history) {
   const auto steps = processSteps(history, "c1");
-  const auto counted = [](const ProcessStep& p) { return !setUpStep(*p.step) && p.step->replied() && !p.step->empty; };
   std::set<std::string> acked;
   auto batch = steps.end();
   for (auto it = steps.begin(); it != steps.end() && batch == steps.end(); ++it) {
-    if (!counted(*it) || it->step->acked.empty()) continue;
+    if (!workStep(*it->step) || it->step->acked.empty()) continue;
     size_t fresh = 0;
     for (const auto& e : it->step->acked) fresh += acked.insert(e).second ? 1 : 0;
     if (fresh >= 2) batch = it;
@@ -132,7 +131,7 @@ std::vector<ClassedPoint> classifySlowWorkPoints(const std::vector<Op>& history)
   int acks = 0;     // c1's acknowledgements of that verb so far (their k)
   bool delivered = false;
   for (auto it = steps.begin(); it != batch; ++it) {
-    if (!counted(*it)) continue;
+    if (!workStep(*it->step)) continue;
     delivered = delivered || !it->step->delivered.empty();
     if (it->step->verb == ackVerb) acks = it->k;
     if (!delivered || !onUserData(*it)) continue;

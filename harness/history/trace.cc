@@ -81,6 +81,8 @@ std::vector<ProcessStep> processSteps(const std::vector<Op>& history, const std:
   return out;
 }
 
+bool workStep(const ops::Step& s) { return !setUpStep(s) && s.replied() && !s.empty; }
+
 std::vector<EntryWork> entryWork(const std::vector<Op>& history, const std::string& process) {
   std::map<std::string, std::pair<int, bool>> sends; // entry -> (event, retry)
   for (const auto& [op, s] : recordsOf<ops::Send>(history)) sends[s->entry] = {s->n, s->retry};
@@ -90,7 +92,7 @@ std::vector<EntryWork> entryWork(const std::vector<Op>& history, const std::stri
   bool started = false;
   for (const auto& p : processSteps(history, process)) {
     const auto& s = *p.step;
-    if (setUpStep(s) || !s.replied() || s.empty) continue;
+    if (!workStep(s)) continue;
     started = started || !s.delivered.empty();
     if (!started) continue;
     current.push_back(p);

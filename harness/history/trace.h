@@ -75,6 +75,9 @@ struct EntryWork {
   bool retry = false; ///< the producer's retry of an event sent before (ops::Send::retry)
   std::vector<ProcessStep> steps;
 };
+/// Whether a step counts as a process's work in entryWork: not set-up, answered, not a read that delivered
+/// nothing.
+bool workStep(const ops::Step& s);
 /// The entries `process` acknowledged, in order, with the work of each.
 std::vector<EntryWork> entryWork(const std::vector<Op>& history, const std::string& process);
 
