@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace idem::detail {
@@ -11,6 +12,46 @@ bool oneStatement(const ops::Step& s) {
   while (!d.empty() && (d.back() == ';' || d.back() == ' ')) d.remove_suffix(1);
   const bool cut = d.size() >= 3 && d.substr(d.size() - 3) == "...";
   return !cut && d.find(';') == std::string_view::npos;
+}
+
+namespace {
+
+/// The upper-cased first word of `sql` and where the text after its first statement starts (npos: none).
+std::pair<std::string, size_t> firstWord(std::string_view sql) {
+  size_t i = 0;
+  while (i < sql.size() && std::isspace(static_cast<unsigned char>(sql[i]))) ++i;
+  std::string word;
+  for (; i < sql.size() && std::isalpha(static_cast<unsigned char>(sql[i])); ++i)
+    word += static_cast<char>(std::toupper(static_cast<unsigned char>(sql[i])));
+  return {word, sql.find(';', i)};
+}
+
+bool beginVerb(const std::string& v) { return v == "BEGIN" || v == "START"; }
+
+} // namespace
+
+bool opensWithBegin(const ops::Step& s) {
+  if (s.server != "pg" || beginVerb(s.verb)) return false;
+  auto [word, end] = firstWord(s.detail);
+  return beginVerb(word) && end != std::string::npos;
+}
+
+bool commitsWithin(const ops::Step& s) {
+  if (s.server != "pg" || s.error || !s.reachedServer() || s.verb == "COMMIT" || s.verb == "END") return false;
+  const size_t last = s.summary.rfind("; ");
+  return last != std::string::npos && s.summary.compare(last + 2, std::string::npos, "COMMIT") == 0;
+}
+
+std::string namedStatementText(const ops::Step& s) {
+  std::string_view d = s.detail;
+  if (s.server != "pg" || beginVerb(s.verb)) return s.detail;
+  for (;;) {
+    auto [word, end] = firstWord(d);
+    if (!beginVerb(word) || end == std::string_view::npos) break;
+    d.remove_prefix(end + 1);
+    while (!d.empty() && d.front() == ' ') d.remove_prefix(1);
+  }
+  return std::string(d);
 }
 
 bool failedCommit(const ops::Step& s) {

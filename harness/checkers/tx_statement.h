@@ -29,6 +29,18 @@ struct TxStatement {
 /// its first). Steps of other servers are Other.
 TxStatement txStatement(const ops::Step& s);
 
+/// A PostgreSQL step named by a statement after a leading BEGIN (START TRANSACTION) of its own: pgjdbc and
+/// Npgsql send a transaction's BEGIN under the Sync of its first statement, one step named by that statement
+/// (docs/steps.md). The step opens the transaction and does its first work.
+bool opensWithBegin(const ops::Step& s);
+
+/// A PostgreSQL step of several statements whose last is a COMMIT that committed ("BEGIN; INSERT …; COMMIT"
+/// pipelined under one Sync, its summary ending "; COMMIT"): its writes are durable when its reply comes.
+bool commitsWithin(const ops::Step& s);
+
+/// The text of the statement that names a step: its detail after a leading BEGIN (opensWithBegin).
+std::string namedStatementText(const ops::Step& s);
+
 /// One statement, shown whole: a detail not cut short ("...") with no ';' before its end.
 bool oneStatement(const ops::Step& s);
 

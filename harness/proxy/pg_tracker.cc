@@ -34,17 +34,22 @@ SqlPtr sqlOf(std::string_view sql) {
   return std::make_shared<const Sql>(Sql{sqlVerb(sql), std::string(sql.substr(0, kSqlRaw))});
 }
 
+/// BEGIN, START TRANSACTION: a statement that only opens a transaction.
+bool opensTransaction(const std::string& verb) { return verb == "BEGIN" || verb == "START"; }
+
 /// The extended-protocol messages since the last step request.
 struct Group {
   size_t parses = 0, binds = 0, describes = 0, executes = 0, closes = 0;
-  SqlPtr first_execute;   ///< the statement of the first Execute's portal
+  /// The statement that names the group: its first Execute's, or the first after a leading BEGIN (pgjdbc and
+  /// Npgsql send a transaction's BEGIN under the Sync of its first statement: "BEGIN; INSERT …" is an INSERT).
+  SqlPtr named_execute;
   std::string executed;   ///< the texts of the Executes' statements, joined by "; " (bounded)
   SqlPtr first_sql;       ///< the first statement parsed or described (null: none yet)
 
   size_t messages() const { return parses + binds + describes + executes + closes; }
   std::string verb() const {
     if (executes)
-      return first_execute->verb;
+      return named_execute->verb;
     return parses ? "PARSE" : binds ? "BIND" : describes ? "DESCRIBE" : closes ? "CLOSE" : "SYNC";
   }
   StepInfo step() const {
@@ -225,9 +230,9 @@ private:
     }
     case 'E': {
       const SqlPtr sql = portal(r.cstring());
-      if (group_.executes++ == 0)
-        group_.first_execute = sql;
-      else if (group_.executed.size() < kSqlRaw)
+      if (group_.executes++ == 0 || opensTransaction(group_.named_execute->verb))
+        group_.named_execute = sql;
+      if (group_.executes > 1 && group_.executed.size() < kSqlRaw)
         group_.executed += "; ";
       if (group_.executed.size() < kSqlRaw)
         group_.executed += sql->text;

@@ -3,6 +3,7 @@
 // itself when a fault failed the effect's transaction: an error, a dropped connection, a restarted
 // server), and the redelivery found the mark and skipped the event: lost.
 #include "checkers/patterns/patterns.h"
+#include "checkers/tx_statement.h"
 
 #include <fmt/format.h>
 
@@ -137,8 +138,10 @@ Found dedupOutsideTransaction(const HistoryView& h, const Violation& v) {
           // Its transaction wrote nothing but marks, and no other transaction committed before the end.
           auto txn = stepsOf(h, d->process, -1, commit->op);
           int64_t begin = -1;
-          for (const auto& s : txn)
+          for (const auto& s : txn) {
             if (isBegin(*s.step) || isCommit(*s.step)) begin = s.op;
+            else if (opensWithBegin(*s.step)) begin = s.op - 1; // "BEGIN; INSERT …": its statement is the transaction's
+          }
           bool onlyMarks = true;
           for (const auto& s : stepsOf(h, d->process, begin, commit->op + 1))
             if (isWrite(*s.step) && !isMark(*s.step, keyed)) onlyMarks = false;

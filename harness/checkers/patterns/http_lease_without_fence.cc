@@ -7,6 +7,7 @@
 // back the first holder's process (a delay, a hold, a pause) while the key's request was the one in flight,
 // at a step of a transaction begun after the first take and committed after the second.
 #include "checkers/patterns/patterns.h"
+#include "checkers/tx_statement.h"
 #include "checkers/request_faults.h"
 
 #include <fmt/format.h>
@@ -77,7 +78,7 @@ std::vector<Tx> transactionsOf(const HistoryView& h, const std::string& process)
   for (const auto& st : stepsOf(h, process)) {
     const ops::Step& s = *st.step;
     if (s.server != "pg") continue;
-    if (isBegin(s)) {
+    if (isBegin(s) || (opensWithBegin(s) && !endsTransaction(s))) { // "BEGIN; INSERT …" opens it too
       open[s.conn] = Tx{st, {}};
     } else if (auto it = open.find(s.conn); it != open.end()) {
       if (endsTransaction(s)) {

@@ -129,7 +129,7 @@ std::string firstStatement(const std::string& sql) {
 
 /// INSERT … ON CONFLICT [target] DO NOTHING; not DO UPDATE (an upsert writes the effect again).
 bool doesNothingOnConflict(const ops::Step& s) {
-  const std::string u = patternUpper(firstStatement(s.detail));
+  const std::string u = patternUpper(firstStatement(namedStatementText(s)));
   const size_t at = u.find("ON CONFLICT");
   if (at == std::string::npos) return false;
   const size_t nothing = u.find("DO NOTHING", at), update = u.find("DO UPDATE", at);
@@ -206,13 +206,19 @@ std::optional<StepAt> commitOf(const HistoryView& h, const std::string& process,
   for (const auto& st : stepsOf(h, process, -1, write)) {
     if (!sameConn(st)) continue;
     const TxStatement t = txStatement(*st.step);
-    if (t.kind == K::Begin || ends(t)) {
-      open = t.kind == K::Begin;
+    if (t.kind == K::Begin || ends(t) || opensWithBegin(*st.step) || commitsWithin(*st.step)) {
+      // "BEGIN; INSERT …" opens one too (a pipelined BEGIN), "…; COMMIT" that committed ends it
+      open = !ends(t) && !commitsWithin(*st.step);
       savepoints.clear();
     } else if (!st.step->error) {
       apply(t);
     }
   }
+  if (opensWithBegin(*w)) { // the write is its transaction's first statement, sent with its BEGIN
+    open = true;
+    savepoints.clear();
+  }
+  if (open && commitsWithin(*w)) return StepAt{write, w}; // "…; INSERT …; COMMIT" in one step
   if (!open) {
     if (w->reachedServer() && !w->error) return StepAt{write, w};
     return std::nullopt;

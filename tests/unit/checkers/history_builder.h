@@ -93,11 +93,13 @@ public:
   /// A PostgreSQL statement as the tracker decodes it: the tables it names, its reply's summary ("INSERT 0
   /// 1"), and `error` when the reply was one (the summary is then the server's message).
   int64_t sql(const std::string& proc, const std::string& verb, const std::string& detail,
-              std::vector<std::string> tables, const std::string& summary, bool error = false) {
+              std::vector<std::string> tables, const std::string& summary, bool error = false,
+              const std::string& outcome = "ok") {
     ops::Step s = stepOf("pg", verb, detail);
     s.tables = std::move(tables);
     s.summary = summary;
     s.error = error;
+    s.outcome = outcomeOf(outcome);
     return h.append(proc, std::move(s));
   }
 

@@ -118,6 +118,28 @@ TEST_CASE("pg extended: prepared statements and portals name the Sync group by i
   checkSplits(client, server);
 }
 
+TEST_CASE("pg extended: a group that opens with BEGIN is named by the statement after it") {
+  // pgjdbc with autocommit off and Npgsql send a transaction's BEGIN under the Sync of its first statement.
+  const std::string client =
+      parse("", "BEGIN") + bind("", "") + execute("") + parse("", "INSERT INTO t VALUES ($1)") + bind("", "") +
+      describeMessage('P', "") + execute("") + syncMessage() +                                       // INSERT
+      parse("", "BEGIN") + bind("", "") + execute("") + syncMessage() +                              // BEGIN
+      parse("", "START TRANSACTION") + bind("", "") + execute("") + parse("", "UPDATE t SET x = 1") + bind("", "") +
+      execute("") + parse("", "COMMIT") + bind("", "") + execute("") + syncMessage();               // UPDATE
+  const std::string server = msg('1', "") + msg('2', "") + complete("BEGIN") + msg('1', "") + msg('2', "") +
+                             msg('n', "") + complete("INSERT 0 1") + ready() + msg('1', "") + msg('2', "") +
+                             complete("BEGIN") + ready() + msg('1', "") + msg('2', "") + complete("START TRANSACTION") +
+                             msg('1', "") + msg('2', "") + complete("UPDATE 2") + msg('1', "") + msg('2', "") +
+                             complete("COMMIT") + ready();
+  const Events e = session(client, server);
+  CHECK(verbs(e) == Strings{"INSERT", "BEGIN", "UPDATE"});
+  CHECK(steps(e)[0].detail == "BEGIN; INSERT INTO t VALUES ($1)");
+  CHECK(steps(e)[0].tables == Strings{"t"});
+  CHECK(steps(e)[2].detail == "START TRANSACTION; UPDATE t SET x = 1; COMMIT");
+  CHECK(summaries(e) == Strings{"BEGIN; INSERT 0 1", "BEGIN", "START TRANSACTION; UPDATE 2; COMMIT"});
+  checkSplits(client, server);
+}
+
 TEST_CASE("pg Flush: a group with held messages ends at Flush, its reply at its last response") {
   const std::string client = parse("", "INSERT INTO t VALUES (1)") + bind("", "") + describeMessage('P', "") +
                              execute("") + flushMessage() + flushMessage() + syncMessage() +                     // INSERT, SYNC
