@@ -51,6 +51,10 @@ struct StepInfo {
   /// It only keeps a session alive (Kafka's Heartbeat): no work of the consumer, so it never counts as
   /// progress for the stall rule (a consumer that heartbeats while work it will never do is left is idle).
   bool keepAlive = false;
+  /// It only sets up the consumer's session (an AMQP prefetch, a queue or exchange declared or bound): no read
+  /// and no work. A client that reconnects after its connection was cut replays such steps on its own (the
+  /// RabbitMQ Java client's recovery): they leave it reconnecting, not working (supervisor/liveness.h).
+  bool configures = false;
   /// Entries handed back for redelivery (an AMQP nack or reject with requeue, a NATS -NAK): the consumer
   /// says it did not apply them.
   std::vector<std::string> returned;

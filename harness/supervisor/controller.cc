@@ -175,7 +175,9 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   if (!st.firstRequest) st.firstRequest = now;
   st.lastActivity = now;
   st.lastWasEmptyRead = false;
-  st.cutAt.clear();
+  // A client reconnecting on its own replays its session's set-up (a prefetch, a declare): still
+  // reconnecting, not working, until it reads or works again.
+  if (!step.configures) st.cutAt.clear();
   // A relay polls the outbox for as long as it lives: its steps are no consumer's work (the outbox query
   // tells when it is done: relay.cc).
   if (!step.read && !step.keepAlive && !relay) lastWork_ = now;

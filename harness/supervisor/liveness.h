@@ -41,7 +41,8 @@ struct Process {
   bool lastWasEmptyRead = false;    ///< its latest step is a read that delivered nothing
   bool waiting = false;             ///< its broker pushes it entries (an AMQP consumer)
   /// Its latest step ended with its connection cut under it (a dropped connection, a server restart, a
-  /// server that closed it) and it has made no request since: "XREADGROUP#2 (valkey)", else "".
+  /// server that closed it) and it has made no request since but its session's set-up (StepInfo::configures):
+  /// "XREADGROUP#2 (valkey)", else "".
   std::string cutAt;
   size_t held = 0;                  ///< entries delivered to it that no process has settled yet
   std::set<std::string> spinning;   ///< held entries handed to it again three times or more

@@ -148,6 +148,26 @@ TEST_CASE("liveness: a connection cut under a consumer that holds nothing leaves
   CHECK_FALSE(holding.idle(1));
 }
 
+TEST_CASE("liveness: a client that replays its session's set-up after a cut is still reconnecting, not working") {
+  Steps s;
+  auto consume = s.send(1, "XREADGROUP", true);
+  s.ctl.onCut(1, consume, proxy::CutKind::Forwarded); // the broker restarted under it
+  REQUIRE(s.idle(1));
+  // The RabbitMQ Java client's recovery: a new connection, its prefetch set again, and no consumer.
+  proxy::StepInfo qos;
+  qos.verb = "QOS";
+  qos.configures = true;
+  proxy::StepToken t;
+  s.ctl.onRequest(1, proxy::Server::Broker, 2, qos, t);
+  CHECK_FALSE(s.idle(1)); // waiting for its reply
+  s.ctl.onReply(1, t, {});
+  CHECK(s.ctl.state(1).cutAt == "XREADGROUP#1 (valkey)");
+  CHECK(s.idle(1)); // a stall once the stall time passes with its entries left
+  s.step(1, "UPDATE"); // work: busy again
+  CHECK(s.ctl.state(1).cutAt.empty());
+  CHECK_FALSE(s.idle(1));
+}
+
 TEST_CASE("liveness: a request whose connection goes unobserved is no cut: the process stays busy until its next request") {
   Steps s;
   auto q = s.send(1, "SELECT"); // its result outgrows what the proxy holds for one step: the bytes flow on, unseen

@@ -113,6 +113,8 @@ TEST_CASE("rabbitmq tracker: pika's steps, pushes and a multiple ack", "[rabbitm
       CHECK(m.step.read);
     }
   for (const auto& s : steps(e)) CHECK(s.oneWay == (s.verb == "ACK" || s.verb == "REJECT" || s.verb == "PUBLISH"));
+  // Only the session's set-up configures: the declare and the prefetch.
+  for (const auto& s : steps(e)) CHECK(s.configures == (s.verb == "QUEUE_DECLARE" || s.verb == "QOS"));
 }
 
 TEST_CASE("rabbitmq tracker: amqplib's nack with requeue, then its redelivery acked", "[rabbitmq]") {
