@@ -8,10 +8,12 @@
 
 #include <fmt/format.h>
 
+#include "checkers/holds.h"
 #include "driver/commands.h"
 #include "search/model.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -441,28 +443,27 @@ std::vector<RaceSchedule> raceSchedules(const Scenario& sc, const Schedule& base
 
 bool raced(const std::string& cls, const Schedule& s, const std::vector<Op>& history) {
   if (s.faults.empty() || s.faults.front().kind != "hold") return false;
-  const Fault& hold = s.faults.front();
-  const std::string holder = hold.process.empty() ? "c1" : hold.process;
+  const std::string holder = s.faults.front().process.empty() ? "c1" : s.faults.front().process;
+  // The holder's first hold, from its firing to its release (checkers/holds.h: one reading of the two).
+  const auto spans = holdsOf(history);
+  const auto hold = std::find_if(spans.begin(), spans.end(), [&](const HoldSpan& h) {
+    return h.process == holder && !h.pause;
+  });
+  if (hold == spans.end()) return false; // it never fired
+  const int64_t end = hold->released < 0 ? std::numeric_limits<int64_t>::max() : hold->released;
   std::map<std::string, int> eventOf; // entry -> event
   for (const auto& [op, send] : recordsOf<ops::Send>(history)) eventOf[send->entry] = send->n;
-  const std::string released = "hold " + hold.str() + " released";
   std::set<int> holderEvents;
-  bool holding = false;
   for (const auto& op : history) {
-    if (!holding) {
-      if (const auto* f = op.as<ops::FaultOp>(); f && op.process == holder && f->fault.kind == "hold") {
-        holding = true;
-        continue;
-      }
-      if (const auto* st = op.as<ops::Step>(); st && op.process == holder)
+    const auto* st = op.as<ops::Step>();
+    if (!st || op.index >= end) continue;
+    if (op.index < hold->fired) {
+      if (op.process == holder)
         for (const auto& d : st->delivered)
           if (auto e = eventOf.find(d.entry); e != eventOf.end()) holderEvents.insert(e->second);
       continue;
     }
-    if (const auto* n = op.as<ops::Note>(); n && op.process == holder && n->message.rfind(released, 0) == 0)
-      return false; // released before any such delivery
-    const auto* st = op.as<ops::Step>();
-    if (!st || op.process == holder || op.process == "harness") continue;
+    if (op.process == holder || op.process == "harness") continue;
     for (const auto& d : st->delivered) {
       if (cls == "race:versions") return true;
       if (auto e = eventOf.find(d.entry); e != eventOf.end() && holderEvents.count(e->second)) return true;
