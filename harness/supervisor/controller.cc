@@ -183,6 +183,8 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   if (!step.read && !step.keepAlive && !relay) lastWork_ = now;
   else if (!step.blocking) st.lastPoll = now;
   for (const auto& id : step.acked) settledForGroup(id);
+  for (const auto& id : step.returned)
+    if (st.held.count(id)) st.returned.insert(id);
   ++activity_;
   token.id = nextToken_++;
   auto released = setUp ? std::vector<proxy::StepToken>{} : reached(names_[owner], When::Before, step.verb, f.pk);
@@ -323,6 +325,7 @@ std::vector<proxy::StepToken> Controller::replied(int owner, ops::Step s, const 
         fresh = true;
         continue;
       }
+      st.returned.erase(e.id); // its own again
       if (st.held.insert(e.id).second) fresh = true;
       else if (st.handedAgain[e.id]++ == 0) st.handedAgainSince[e.id] = now;
     }
@@ -426,7 +429,7 @@ liveness::Process Controller::livenessOf(int owner) const {
   v.lastWasEmptyRead = st.lastWasEmptyRead;
   v.waiting = st.waiting;
   v.cutAt = st.cutAt;
-  v.held = st.held.size();
+  v.held = st.held.size() - st.returned.size(); // what it handed back is no work of its
   for (const auto& [id, n] : st.handedAgain) {
     if (n < 3) continue; // handed again three times or more: a spin, since it was first handed again
     v.spinning.insert(id);
@@ -449,6 +452,7 @@ Controller::Clock::time_point Controller::lastWork() const {
 void Controller::settledForGroup(const std::string& id) {
   for (auto& [o, other] : states_) {
     other.held.erase(id);
+    other.returned.erase(id);
     other.handedAgain.erase(id);
     other.handedAgainSince.erase(id);
   }

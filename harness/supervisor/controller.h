@@ -88,6 +88,9 @@ public:
     /// Entries delivered to it that no process has acknowledged since (an acknowledgement by any process
     /// settles the entry for the group: it is then no one's work).
     std::set<std::string> held;
+    /// Of `held`, those it handed back (an AMQP nack or reject with requeue, a NATS -NAK) and was not handed
+    /// again since: no work of its own, though the broker has not settled them yet.
+    std::set<std::string> returned;
     bool gotEntries = false;       ///< a read has delivered entries to it
     /// Entries a read handed to it again while it already held them, and how often (it re-reads what it
     /// does not finish: three times or more is a spin).

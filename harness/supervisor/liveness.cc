@@ -45,7 +45,11 @@ Decision RunEnding::observe(Clock::time_point now, const Moment& m, const std::f
   }
   // Work is left. A stall: every live process idle, and no work by any, for the stall time; or every
   // pending entry spinning (handed again and again to the process holding it, never settled), for the stall
-  // time.
+  // time. Never while the harness holds a process: the hold ends first, and idleness counts from then.
+  if (m.harnessHolds) {
+    allIdleSince_.reset();
+    return {};
+  }
   if (allIdle) {
     if (!allIdleSince_) allIdleSince_ = now;
     auto since = std::max(*allIdleSince_, m.lastWork);

@@ -78,6 +78,9 @@ struct Moment {
   /// A target with an outbox relay: its unsent outbox rows. The relay's work: while any is left the run is
   /// not settled, whatever the consumers do (the relay is no process of `live`).
   int64_t outbox = 0;
+  /// A hold or a pause of the harness is active: a process waits on the harness, not on itself. No stall
+  /// is proven meanwhile (a hold lasts the stall time at most: supervisor/holds.cc).
+  bool harnessHolds = false;
 };
 
 struct Decision {

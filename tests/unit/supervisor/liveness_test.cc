@@ -262,6 +262,51 @@ TEST_CASE("run ending: a spin is a stall once its entries were handed back for t
   CHECK(d.spin); // no wait: proven as it is, after a fault too
 }
 
+TEST_CASE("run ending: no stall is proven while the harness holds a process, neither a spin nor every consumer idle") {
+  liveness::RunEnding ending(50ms, 3020ms);
+  Steps s;
+  for (int i = 0; i < 4; ++i) {
+    s.read(1, "XAUTOCLAIM", {"1-2"});
+    s.read(1, "XREADGROUP", {}, true);
+  }
+  liveness::Process v = s.view(1);
+  v.spinSince = t0;
+  liveness::Moment held = moment({v}, 1, t0);
+  held.harnessHolds = true; // c1 works on it at last, and a hold stops it before its COMMIT
+  CHECK(ending.observe(t0 + 10s, held, notParked).kind == Decision::Kind::Working);
+  CHECK(ending.observe(t0 + 10100ms, moment({v}, 1, t0), notParked).kind == Decision::Kind::Stalled);
+
+  liveness::RunEnding idle(50ms, 3020ms);
+  Steps quiet;
+  quiet.read(1, "XREADGROUP", {}, true);
+  liveness::Moment m = moment({quiet.view(1)}, 2, t0);
+  m.harnessHolds = true;
+  CHECK(idle.observe(t0 + 1s, m, notParked).kind == Decision::Kind::Working);
+  CHECK(idle.observe(t0 + 10s, m, notParked).kind == Decision::Kind::Working);
+  // Idleness counts from the hold's end.
+  CHECK(idle.observe(t0 + 11s, moment({quiet.view(1)}, 2, t0), notParked).kind == Decision::Kind::Working);
+  CHECK(idle.observe(t0 + 14030ms, moment({quiet.view(1)}, 2, t0), notParked).kind == Decision::Kind::Stalled);
+}
+
+TEST_CASE("liveness: an entry the consumer handed back (a nack with requeue) is no work of its own") {
+  Steps s;
+  auto deliver = s.send(1, "XREADGROUP", true);
+  s.reply(1, deliver, {"1-1"}, true);
+  REQUIRE_FALSE(s.idle(1));
+  proxy::StepInfo nack;
+  nack.verb = "NACK";
+  nack.returned = {"1-1"};
+  proxy::StepToken t;
+  s.ctl.onRequest(1, proxy::Server::Broker, 1, nack, t);
+  s.ctl.onReply(1, t, {});
+  CHECK(s.view(1).held == 0);
+  s.read(1, "XREADGROUP", {}, true);
+  CHECK(s.idle(1));
+  s.read(1, "XREADGROUP", {"1-1"}, true); // handed to it again: its own again
+  CHECK(s.view(1).held == 1);
+  CHECK_FALSE(s.idle(1));
+}
+
 TEST_CASE("run ending: a consumer that claims its own entries again while it works on them a while is no spin") {
   liveness::RunEnding ending(50ms, 3020ms);
   Steps s;
