@@ -133,6 +133,10 @@ public:
     (void)request, (void)code;
     return std::nullopt;
   }
+  /// Whether its error answer ends the connection (AMQP's connection.close: the broker discards whatever
+  /// the client sends after it but close-ok, sends nothing more, and closes): the proxy then closes both
+  /// sides once the client has it, so that nothing in flight reaches either side.
+  virtual bool errorEndsConnection() const { return false; }
   /// The broker's transient error for a step of `verb` (an error fault without a code).
   virtual std::string defaultError(const std::string& verb) const {
     (void)verb;

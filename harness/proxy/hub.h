@@ -102,6 +102,8 @@ struct BrokerSide {
   /// layout): the answer to `request` (its whole bytes) with error `code`, nullopt when it has none.
   /// Unset: the broker's errors are the fixed replies proxy/errors.h builds (RESP).
   std::function<std::optional<std::string>(std::string_view request, const std::string& code)> errorAnswer;
+  /// With errorAnswer: the answer ends the connection (AMQP's connection.close), closed once the client has it.
+  bool errorEndsConnection = false;
   /// With errorAnswer: the broker's transient error for a step of this verb (an error fault without code).
   std::function<std::string(const std::string& verb)> defaultError;
 };

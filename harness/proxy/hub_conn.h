@@ -108,6 +108,8 @@ struct Conn : std::enable_shared_from_this<Conn> {
   /// Carries out a decision on a complete request (its bytes in heldReq) or reply (in heldRep) of
   /// `token`. Returns false when the connection must stop processing (killed, dropped, or held: paused).
   bool decide(const Decision& d, const StepToken& token, bool request);
+  /// An error answer in the broker's name that ends its connection (BrokerSide::errorEndsConnection).
+  bool endsConnection(const Decision& d) const;
   /// Sends a decided request on to the server (awaiting its reply), or a decided reply to the client.
   void forward(bool request, const StepToken& token, std::string bytes);
   /// A one-way request was handed on: its step ends here, with an empty reply that the listener may still

@@ -7,6 +7,10 @@ namespace idem::proxy {
 
 namespace hub_detail {
 
+bool Conn::endsConnection(const Decision& d) const {
+  return !d.brokerError.empty() && server == Server::Broker && hub.broker.errorEndsConnection;
+}
+
 bool Conn::decide(const Decision& d, const StepToken& token, bool request) {
   std::string& held = request ? heldReq : heldRep;
   std::optional<Held>& hold = request ? holdReq : holdRep;
@@ -45,7 +49,7 @@ bool Conn::decide(const Decision& d, const StepToken& token, bool request) {
       oneWay.erase(token.id);
     }
     sendClient(std::move(answer));
-    if (!d.close) return true;
+    if (!d.close && !endsConnection(d)) return true;
     closeAfterAnswer = true; // maybeClose: once the client has it, close (FIN) both sides
     clientEof = true;
     maybeClose();
@@ -105,7 +109,11 @@ bool Conn::onPush(const ServerMsg& m) {
     }
     heldRep.clear();
     sendClient(std::move(answer));
-    return true;
+    if (!endsConnection(d)) return true;
+    closeAfterAnswer = true; // nothing more from the broker after its connection.close
+    clientEof = true;
+    maybeClose();
+    return false;
   }
   if (d.kind == Decision::Kind::Hold) { // before the listener sees what it delivered: on release
     holdRep = Held{token, std::move(heldRep), nullptr, m.reply};

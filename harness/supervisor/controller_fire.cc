@@ -77,6 +77,8 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
       // The broker's own answer to this request with the code (the hub builds it from the request's bytes).
       d.kind = proxy::Decision::Kind::Answer;
       d.brokerError = effect.code;
+      // An answer that ends the connection (AMQP's connection.close): the client reconnects on its own.
+      if (hub_->broker().errorEndsConnection) states_[owner].cutAt = fmt::format("{}#{} ({})", step.verb, step.k, step.server);
       step.outcome = ops::StepOutcome::Answered;
       history_.append(name, std::move(step));
       return d;

@@ -42,6 +42,7 @@ struct Workspace::Impl {
     if (b->answersErrorsByRequest()) {
       side.errorAnswer = [b](std::string_view request, const std::string& code) { return b->errorAnswer(request, code); };
       side.defaultError = [b](const std::string& verb) { return b->defaultError(verb); };
+      side.errorEndsConnection = b->errorEndsConnection();
     }
     return side;
   }

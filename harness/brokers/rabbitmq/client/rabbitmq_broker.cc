@@ -267,8 +267,9 @@ std::optional<std::string> RabbitMqBroker::errorAnswer(std::string_view request,
   Frame f;
   if (readFrame(request, f) == Framed::Whole && f.type == 1)
     if (auto m = readMethod(f.payload)) failing = m->id;
-  // The client answers connection.close-ok, which the broker, whose connection is still open, takes for a
-  // protocol error: it closes the connection too.
+  // The proxy closes both sides once the client has it (errorEndsConnection): what the client sends after
+  // it (close-ok, acks already on their way) never reaches the broker, which requeues what was unacked, as
+  // a broker that closed the connection discards all but close-ok.
   return connectionClose(reply, text, failing);
 }
 

@@ -47,6 +47,8 @@ public:
   /// An error fault answers the request with a connection.close in the broker's name (CONNECTION_FORCED,
   /// 320, by default; INTERNAL_ERROR, 541): AMQP's errors end a channel or the connection.
   bool answersErrorsByRequest() const override { return true; }
+  /// A connection.close: the proxy closes the connection once the client has it, as the broker does.
+  bool errorEndsConnection() const override { return true; }
   std::optional<std::string> errorAnswer(std::string_view request, const std::string& code) const override;
   std::string defaultError(const std::string&) const override { return "CONNECTION_FORCED"; }
   bool restart() override;
