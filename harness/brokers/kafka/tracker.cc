@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <deque>
+#include <utility>
+#include <vector>
 
 namespace idem::kafka {
 namespace {
@@ -24,6 +26,40 @@ proxy::Decode frame(std::string_view buf, size_t minimum, size_t& size) {
   return buf.size() < size ? proxy::Decode::NeedMoreData : proxy::Decode::Message;
 }
 
+/// Who sends a SyncGroup: its group, generation and member, and (v5+) the protocol it names.
+struct SyncAsk {
+  std::string group, member;
+  int32_t generation = 0;
+  std::optional<std::string> protocolType, protocolName;
+};
+
+/// Reads a SyncGroup request body of `version`: who asks (`ask`), and the assignments a leader gives in it
+/// (member id, assignment bytes). False when it does not decode.
+bool readSyncGroup(std::string_view body, int16_t version, SyncAsk& ask,
+                   std::vector<std::pair<std::string, std::string>>& given) {
+  Reader r(body);
+  const bool compact = version >= 4;
+  const auto group = r.string(compact);
+  ask.generation = r.int32();
+  const auto member = r.string(compact);
+  if (version >= 3) r.string(compact); // GroupInstanceId
+  if (version >= 5) {
+    if (auto t = r.string(compact)) ask.protocolType = std::string(*t);
+    if (auto n = r.string(compact)) ask.protocolName = std::string(*n);
+  }
+  const auto count = r.arrayCount(compact);
+  for (size_t i = 0; count && i < *count && !r.failed(); ++i) {
+    const auto id = r.string(compact);
+    const auto assignment = r.bytes(compact);
+    if (compact) r.skipTags();
+    if (id && assignment) given.emplace_back(std::string(*id), std::string(*assignment));
+  }
+  if (r.failed() || !group || !member) return false;
+  ask.group = std::string(*group);
+  ask.member = std::string(*member);
+  return true;
+}
+
 /// A request sent and not answered yet.
 struct Pending {
   int32_t correlation = 0;
@@ -31,6 +67,7 @@ struct Pending {
   bool step = false;
   bool decode = false; ///< its answer is read (a step, or set-up the tracker rewrites)
   std::map<TopicPartition, int64_t> positions; ///< Fetch: where each partition is read from
+  std::optional<SyncAsk> sync; ///< SyncGroup, with TrackerOptions::lateSyncRejoins: who asked
 };
 
 class KafkaTracker final : public proxy::Tracker {
@@ -83,6 +120,7 @@ public:
     joinAsked_ = joinAsked_ || p.key == api::kJoinGroup;
     if (p.key == api::kFetch)
       p.positions = sessionPositions(facts);
+    if (p.key == api::kSyncGroup && options_.lateSyncRejoins) rememberSync(r.rest(), p);
     p.step = true;
     outstanding_.push_back(std::move(p));
     out.kind = proxy::ClientMsg::Kind::RequestEnd;
@@ -192,7 +230,35 @@ private:
     out.replacement = framed(frameBody);
   }
 
-  /// With TrackerOptions::lateSyncRejoins, a SyncGroup answered INVALID_REQUEST is forwarded as
+  /// A SyncGroup request (TrackerOptions::lateSyncRejoins): who asks, kept with it, and a leader's
+  /// assignments, kept for every connection of the broker.
+  void rememberSync(std::string_view body, Pending& p) const {
+    SyncAsk ask;
+    std::vector<std::pair<std::string, std::string>> given;
+    if (!readSyncGroup(body, p.version, ask, given)) return;
+    if (options_.syncAssignments && !given.empty()) {
+      std::lock_guard<std::mutex> lock(options_.syncAssignments->mu);
+      auto& m = options_.syncAssignments->byMember;
+      // Only the latest generation of a group is ever asked for again.
+      for (auto it = m.begin(); it != m.end();)
+        it = std::get<0>(it->first) == ask.group && std::get<1>(it->first) < ask.generation ? m.erase(it) : std::next(it);
+      for (auto& [member, assignment] : given) m[{ask.group, ask.generation, member}] = std::move(assignment);
+    }
+    p.sync = std::move(ask);
+  }
+
+  /// The assignment a leader's SyncGroup gave this request's member in its generation, if any.
+  std::optional<std::string> assignmentFor(const Pending& p) const {
+    if (!p.sync || !options_.syncAssignments) return std::nullopt;
+    std::lock_guard<std::mutex> lock(options_.syncAssignments->mu);
+    const auto& m = options_.syncAssignments->byMember;
+    const auto it = m.find({p.sync->group, p.sync->generation, p.sync->member});
+    if (it == m.end()) return std::nullopt;
+    return it->second;
+  }
+
+  /// With TrackerOptions::lateSyncRejoins, a SyncGroup answered INVALID_REQUEST is forwarded with the
+  /// member's assignment from its leader's SyncGroup (as a real coordinator answers it), else as
   /// REBALANCE_IN_PROGRESS: returns the body the client gets (in `patched` when changed), which the step reads.
   std::string_view lateSyncRejoins(const Pending& p, std::string_view header, std::string_view body,
                                    std::string& patched, proxy::ServerMsg& out) const {
@@ -201,6 +267,21 @@ private:
     if (p.version >= 1) r.int32(); // ThrottleTimeMs
     const size_t at = r.pos();
     if (r.int16() != kInvalidRequest || r.failed()) return body;
+    if (auto assignment = assignmentFor(p)) {
+      const bool compact = p.version >= 4;
+      Writer w;
+      if (p.version >= 1) w.int32(0); // ThrottleTimeMs
+      w.int16(0);                     // no error
+      if (p.version >= 5) {
+        w.string(p.sync->protocolType, compact);
+        w.string(p.sync->protocolName, compact);
+      }
+      w.bytes(*assignment, compact);
+      if (compact) w.noTags();
+      patched = std::move(w.out);
+      replace(header, patched, out);
+      return patched;
+    }
     Writer code;
     code.int16(kRebalanceInProgress);
     patched = std::string(body);

@@ -9,13 +9,25 @@
 #include "proxy/tracker.h"
 
 #include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <string>
+#include <tuple>
 
 namespace idem::kafka {
 
 /// A request or response larger than this is not framed: the connection passes through unobserved
 /// from it on (the proxy holds at most 32 MiB for one step).
 inline constexpr size_t kMaxFrame = 64 << 20;
+
+/// The assignments of the leaders' SyncGroup requests, shared by the trackers of one broker's connections:
+/// per group, generation and member, the assignment bytes the leader gave the member.
+struct SyncAssignments {
+  std::mutex mu;
+  std::map<std::tuple<std::string, int32_t, std::string>, std::string> byMember;
+};
 
 struct TrackerOptions {
   /// Set: Metadata and FindCoordinator responses (and NodeEndpoints of flexible Fetch and Produce
@@ -24,12 +36,15 @@ struct TrackerOptions {
   /// ApiVersions responses are forwarded with each decoded key's highest version capped at what the
   /// tracker decodes.
   bool capVersions = true;
-  /// A SyncGroup answered INVALID_REQUEST is forwarded as REBALANCE_IN_PROGRESS. librdkafka's mock cluster
-  /// (the embedded broker) moves its group to Stable once the leader's SyncGroup carries every member's
-  /// assignment, and refuses a follower's SyncGroup that comes after it as invalid; a real coordinator
-  /// answers it with the member's assignment. kafkajs followers, slower than librdkafka's, get the refusal
-  /// and crash; told the group rebalances, they join again.
+  /// A SyncGroup answered INVALID_REQUEST is forwarded as a real coordinator answers it: with the member's
+  /// assignment, taken from the leader's SyncGroup of that generation (`syncAssignments`, shared by the
+  /// broker's connections); as REBALANCE_IN_PROGRESS when no leader's request gave one. librdkafka's mock
+  /// cluster (the embedded broker) moves its group to Stable once the leader's SyncGroup carries every
+  /// member's assignment, and refuses a follower's SyncGroup that comes after it as invalid. Followers
+  /// slower than the leader (kafkajs; sarama, whose leader and follower sync at once) got the refusal and
+  /// crashed, or rejoined and lost the race again, every generation.
   bool lateSyncRejoins = false;
+  std::shared_ptr<SyncAssignments> syncAssignments;
   /// Above 0: a Fetch asking a longer max wait is forwarded with this one (ClientMsg::replacement), and its
   /// step waits this long. librdkafka's mock cluster answers a Fetch that finds no record at its max wait,
   /// even when a record arrives meanwhile, where a real broker answers at once: at kafkajs's default of

@@ -137,7 +137,8 @@ private:
 
 } // namespace
 
-KafkaBroker::KafkaBroker(int partitions) : partitions_(partitions), ledger_(std::make_shared<Ledger>()) {
+KafkaBroker::KafkaBroker(int partitions)
+    : partitions_(partitions), ledger_(std::make_shared<Ledger>()), syncAssignments_(std::make_shared<SyncAssignments>()) {
   server_ = std::make_unique<EmbeddedKafka>();
   admin_ = std::make_unique<KafkaAdmin>(server_->bootstrap());
 }
@@ -153,6 +154,7 @@ proxy::Upstream KafkaBroker::upstream() const {
 proxy::TrackerPtr KafkaBroker::tracker(int listenPort) {
   TrackerOptions o;
   o.lateSyncRejoins = true; // librdkafka's mock refuses a late follower's SyncGroup (tracker.h)
+  o.syncAssignments = syncAssignments_;
   // The mock answers a Fetch that finds nothing at its max wait, not when a record arrives (tracker.h):
   // librdkafka's default fetch.wait.max.ms, so that a kafkajs consumer at its 5 s default reads as soon.
   o.fetchWaitCapMs = 500;

@@ -9,6 +9,10 @@
 #include <memory>
 #include <string>
 
+namespace idem::kafka {
+struct SyncAssignments; // brokers/kafka/tracker.h
+} // namespace idem::kafka
+
 namespace idem::kafka::client {
 
 class EmbeddedKafka;
@@ -71,6 +75,8 @@ private:
   std::unique_ptr<EmbeddedKafka> server_;
   std::unique_ptr<KafkaAdmin> admin_;
   std::shared_ptr<Ledger> ledger_;
+  /// The leaders' SyncGroup assignments, for the late followers' answers (tracker.h, lateSyncRejoins).
+  std::shared_ptr<SyncAssignments> syncAssignments_;
   bool forgetPending_ = false; ///< a forget the group refused while rebalancing: made at the next progress()
 };
 

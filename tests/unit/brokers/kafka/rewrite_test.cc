@@ -199,3 +199,90 @@ TEST_CASE("kafka rewrite: a late follower's SyncGroup refused as invalid is told
     }
   }
 }
+
+TEST_CASE("kafka rewrite: a late follower's SyncGroup refused as invalid gets its assignment from its leader's") {
+  // ConsumerProtocol assignment: version 0, topic "payments" partition 2, no user data.
+  Writer assignment;
+  assignment.int16(0);
+  assignment.arrayCount(1, false);
+  assignment.string(std::string_view("payments"), false);
+  assignment.arrayCount(1, false);
+  assignment.int32(2);
+  assignment.bytes(std::string_view(""), false);
+  for (int v : {0, 1, 3, 4, 5}) {
+    INFO("SyncGroup v" << v);
+    const bool compact = v >= 4;
+    auto syncOf = [&](const std::string& member, bool leader) {
+      Writer w;
+      w.string(std::string_view("g1"), compact);
+      w.int32(3);
+      w.string(std::string_view(member), compact);
+      if (v >= 3) w.string(std::nullopt, compact); // GroupInstanceId
+      if (v >= 5) {
+        w.string(std::string_view("consumer"), compact);
+        w.string(std::string_view("range"), compact);
+      }
+      w.arrayCount(leader ? 2 : 0, compact);
+      if (leader)
+        for (const std::string m : {"m-1", "m-2"}) {
+          w.string(std::string_view(m), compact);
+          w.bytes(m == "m-2" ? std::string_view(assignment.out) : std::string_view("x"), compact);
+          if (compact) w.noTags();
+        }
+      if (compact) w.noTags();
+      return w.out;
+    };
+    TrackerOptions o;
+    o.lateSyncRejoins = true;
+    o.syncAssignments = std::make_shared<SyncAssignments>();
+    TrackerPtr leader = makeTracker(o), follower = makeTracker(o); // two connections of one broker
+    ClientMsg c;
+    REQUIRE(leader->onClient(request(api::kSyncGroup, v, 1, syncOf("m-1", true)), c) == Decode::Message);
+    REQUIRE(follower->onClient(request(api::kSyncGroup, v, 7, syncOf("m-2", false)), c) == Decode::Message);
+    Writer refused;
+    if (v >= 1) refused.int32(0);
+    refused.int16(42); // INVALID_REQUEST: the mock's group went Stable on the leader's SyncGroup
+    if (v >= 5) {
+      refused.string(std::nullopt, compact);
+      refused.string(std::nullopt, compact);
+    }
+    refused.bytes(std::string_view(""), compact);
+    if (compact) refused.noTags();
+    ServerMsg s;
+    REQUIRE(follower->onServer(response(api::kSyncGroup, v, 7, refused.out), s) == Decode::Message);
+    REQUIRE(!s.replacement.empty());
+    CHECK(!s.reply.error);
+    CHECK_THAT(s.reply.summary, Catch::Matchers::Contains("payments"));
+    Reader r(s.replacement);
+    r.int32(); // size
+    CHECK(r.int32() == 7); // correlation id
+    if (compact) r.skipTags();
+    if (v >= 1) CHECK(r.int32() == 0);
+    CHECK(r.int16() == 0);
+    if (v >= 5) {
+      CHECK(r.string(compact) == std::optional<std::string_view>("consumer"));
+      CHECK(r.string(compact) == std::optional<std::string_view>("range"));
+    }
+    CHECK(r.bytes(compact) == std::optional<std::string_view>(assignment.out));
+    if (compact) r.skipTags();
+    CHECK(!r.failed());
+    CHECK(r.left() == 0);
+    // Another generation's follower has no assignment here: told to rejoin.
+    TrackerPtr stale = makeTracker(o);
+    Writer old;
+    old.string(std::string_view("g1"), compact);
+    old.int32(2);
+    old.string(std::string_view("m-2"), compact);
+    if (v >= 3) old.string(std::nullopt, compact);
+    if (v >= 5) {
+      old.string(std::nullopt, compact);
+      old.string(std::nullopt, compact);
+    }
+    old.arrayCount(0, compact);
+    if (compact) old.noTags();
+    REQUIRE(stale->onClient(request(api::kSyncGroup, v, 9, old.out), c) == Decode::Message);
+    ServerMsg s2;
+    REQUIRE(stale->onServer(response(api::kSyncGroup, v, 9, refused.out), s2) == Decode::Message);
+    CHECK_THAT(s2.reply.summary, Catch::Matchers::StartsWith("REBALANCE_IN_PROGRESS"));
+  }
+}
