@@ -21,7 +21,8 @@ size_t columns(const std::string& s) {
 } // namespace
 
 Progress::Progress(std::string label, size_t total, bool enabled)
-    : label_(std::move(label)), total_(total), enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
+    : label_(std::move(label)), total_(total), enabled_(enabled), start_(std::chrono::steady_clock::now()),
+      lastPlain_(start_) {}
 
 Progress::~Progress() { clear(); }
 
@@ -77,19 +78,29 @@ void Progress::clear() {
   width_ = 0;
 }
 
-void Progress::draw(bool force) {
-  if (!enabled_) return;
-  auto now = std::chrono::steady_clock::now();
-  if (!force && now - lastDraw_ < std::chrono::milliseconds(100) && done_ < total_) return;
-  lastDraw_ = now;
-  double elapsed = std::chrono::duration<double>(now - start_).count();
+std::string Progress::line() const {
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   // No total (a shrink, which ends when no smaller schedule fails): the count alone.
   std::string line = total_ ? fmt::format("  {}: {}/{} schedules", label_, done_, total_)
                             : fmt::format("  {}: {} schedule{}", label_, done_, done_ == 1 ? "" : "s");
   if (violations_) line += fmt::format(" · {} failed", violations_);
   std::string left = timeLeft(elapsed, done_, total_);
   if (!left.empty()) line += " · " + left;
-  line = escapeControls(line); // the label names a scenario or target (core/terminal.h)
+  return escapeControls(line); // the label names a scenario or target (core/terminal.h)
+}
+
+void Progress::draw(bool force) {
+  auto now = std::chrono::steady_clock::now();
+  if (!enabled_) { // off a terminal: a line of its own once a minute
+    if (now - lastPlain_ < std::chrono::minutes(1)) return;
+    lastPlain_ = now;
+    std::fprintf(stderr, "%s\n", line().c_str());
+    std::fflush(stderr);
+    return;
+  }
+  if (!force && now - lastDraw_ < std::chrono::milliseconds(100) && done_ < total_) return;
+  lastDraw_ = now;
+  const std::string line = this->line();
   size_t cols = columns(line), pad = width_ > cols ? width_ - cols : 0;
   std::fprintf(stderr, "\r%s%s", line.c_str(), std::string(pad, ' ').c_str());
   std::fflush(stderr);

@@ -1,8 +1,9 @@
 #pragma once
 /// The progress line of long commands (sweep, compare, demo, check): on a terminal, one line on stderr
 /// rewritten in place — "  compare wallet: 34/120 schedules · 3 violations · ~12 s left" — and erased
-/// when the work ends. Off a terminal (CI, pipes) it prints nothing: the command prints one summary line
-/// at the end instead. Thread-safe: workers may report from any thread.
+/// when the work ends. Off a terminal (CI, pipes) the same text as a line of its own once a minute, from a
+/// minute in (a CI job that prints nothing for ten minutes is often killed as hung); a shorter command
+/// prints none. Thread-safe: workers may report from any thread.
 #include <chrono>
 #include <cstddef>
 #include <mutex>
@@ -12,7 +13,8 @@ namespace idem {
 
 class Progress {
 public:
-  /// `enabled` defaults to: stderr is a terminal. `total` 0: not known, the line shows the count alone.
+  /// `enabled` defaults to: stderr is a terminal (else a line a minute). `total` 0: not known, the line
+  /// shows the count alone.
   explicit Progress(std::string label, size_t total = 0, bool enabled = Progress::terminal());
   ~Progress();
   Progress(const Progress&) = delete;
@@ -39,11 +41,12 @@ public:
 
 private:
   void draw(bool force); // with mu_ held
+  std::string line() const; // with mu_ held
   mutable std::mutex mu_;
   std::string label_;
   size_t total_ = 0, done_ = 0, violations_ = 0, width_ = 0;
   bool enabled_;
-  std::chrono::steady_clock::time_point start_, lastDraw_;
+  std::chrono::steady_clock::time_point start_, lastDraw_, lastPlain_;
 };
 
 } // namespace idem
