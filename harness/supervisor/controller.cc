@@ -97,7 +97,7 @@ void Controller::endInflight(int owner, ProcessState& st, const Inflight& f) {
   st.waitingFor.clear();
   for (const auto& [id, g] : inflight_) { // ordered by token: the oldest non-blocking one left
     if (g.owner != owner || g.step.blocking) continue;
-    st.waitingFor = fmt::format("{}#{} ({})", g.step.verb, g.k, serverName(g.server));
+    st.waitingFor = pointText(g.step.verb, g.k, serverName(g.server));
     st.waitingSince = g.sent;
     break;
   }
@@ -229,7 +229,7 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
     s.inflight++;
     if (step.blocking) s.inflightBlocking++;
     if (!step.blocking && s.waitingFor.empty()) {
-      s.waitingFor = fmt::format("{}#{} ({})", step.verb, f.k, serverName(server));
+      s.waitingFor = pointText(step.verb, f.k, serverName(server));
       s.waitingSince = now;
     }
     inflight_.emplace(token.id, std::move(f));
@@ -375,7 +375,7 @@ void Controller::onCut(int owner, const proxy::StepToken& token, proxy::CutKind 
   // A connection that goes unobserved is not cut: its bytes still flow (a 100 MiB result may take seconds
   // to reach the client), so the process is between two steps of its work, busy, until its next request.
   if (st.inflight == 0 && how != proxy::CutKind::Unobserved)
-    st.cutAt = fmt::format("{}#{} ({})", f.step.verb, f.k, serverName(f.server));
+    st.cutAt = pointText(f.step.verb, f.k, serverName(f.server));
   ++activity_;
   ops::Step s = stepOf(f);
   s.outcome = how == proxy::CutKind::Withheld    ? ops::StepOutcome::Withheld
@@ -416,6 +416,10 @@ Controller::ProcessState Controller::state(int owner) const {
   return it == states_.end() ? ProcessState{} : it->second;
 }
 
+std::string Controller::pointText(const std::string& verb, int k, const std::string& server) {
+  return fmt::format("{}#{} ({})", verb, k, server);
+}
+
 liveness::Process Controller::livenessOf(int owner) const {
   std::lock_guard<std::mutex> lock(mu_);
   liveness::Process v;
@@ -429,7 +433,7 @@ liveness::Process Controller::livenessOf(int owner) const {
   v.lastWasEmptyRead = st.lastWasEmptyRead;
   v.waiting = st.waiting;
   v.cutAt = st.cutAt;
-  v.held = st.held.size() - st.returned.size(); // what it handed back is no work of its
+  v.held = st.holding();
   for (const auto& [id, n] : st.handedAgain) {
     if (n < 3) continue; // handed again three times or more: a spin, since it was first handed again
     v.spinning.insert(id);

@@ -106,6 +106,8 @@ public:
     Clock::time_point spawned;
     std::optional<Clock::time_point> firstRequest; ///< its first request (start-up: spawned to this)
     std::optional<Clock::time_point> holdUntil;    ///< holdRequestsUntil: its requests wait until then
+    /// The entries it holds as work of its own: `held` but those it handed back.
+    size_t holding() const { return held.size() - returned.size(); }
   };
   ProcessState state(int owner) const;
   /// Until when the broker may hold a blocking read in flight now, of any process, for its whole wait
@@ -175,6 +177,8 @@ public:
   uint64_t waitForActivity(uint64_t seen, std::chrono::milliseconds timeout);
 
 private:
+  /// A step's point in reasons and cut marks: "XREADGROUP#2 (valkey)".
+  static std::string pointText(const std::string& verb, int k, const std::string& server);
   struct Inflight {
     int owner = 0;
     proxy::Server server = proxy::Server::Pg;

@@ -55,7 +55,7 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
   case Effect::Action::Drop:
     d.kind = proxy::Decision::Kind::Drop;
     step.outcome = before ? ops::StepOutcome::DroppedBefore : ops::StepOutcome::DroppedAfter;
-    states_[owner].cutAt = fmt::format("{}#{} ({})", step.verb, step.k, step.server);
+    states_[owner].cutAt = pointText(step.verb, step.k, step.server);
     break;
   case Effect::Action::Error: {
     const std::string& here = serverName(server);
@@ -78,7 +78,7 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
       d.kind = proxy::Decision::Kind::Answer;
       d.brokerError = effect.code;
       // An answer that ends the connection (AMQP's connection.close): the client reconnects on its own.
-      if (hub_->broker().errorEndsConnection) states_[owner].cutAt = fmt::format("{}#{} ({})", step.verb, step.k, step.server);
+      if (hub_->broker().errorEndsConnection) states_[owner].cutAt = pointText(step.verb, step.k, step.server);
       step.outcome = ops::StepOutcome::Answered;
       history_.append(name, std::move(step));
       return d;
@@ -100,7 +100,7 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
     d.kind = proxy::Decision::Kind::Answer;
     d.answer = proxy::errorReply(server, effect.code, effect.message, 'I', effect.fatal);
     d.close = effect.fatal;
-    if (effect.fatal) states_[owner].cutAt = fmt::format("{}#{} ({})", step.verb, step.k, step.server);
+    if (effect.fatal) states_[owner].cutAt = pointText(step.verb, step.k, step.server);
     step.outcome = ops::StepOutcome::Answered;
     history_.append(name, std::move(step));
     return d;

@@ -48,7 +48,7 @@ std::string ConsumerLoop::busyWhy(const Proc& p, Clock::time_point now) const {
     return fmt::format("{} waiting {} for the reply to {}", p.label, span(msBetween(st.waitingSince, now)),
                        st.waitingFor);
   const std::string cut = st.cutAt.empty() ? "" : " (its connection was cut under " + st.cutAt + ")";
-  if (const size_t holding = st.held.size() - st.returned.size(); holding > 0)
+  if (const size_t holding = st.holding(); holding > 0)
     return fmt::format("{} silent for {} holding {} entr{}{}", p.label, span(msBetween(st.lastActivity, now)),
                        holding, holding == 1 ? "y" : "ies", cut);
   return fmt::format("{} silent for {} after its last step{}", p.label, span(msBetween(st.lastActivity, now)), cut);

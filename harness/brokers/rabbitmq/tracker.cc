@@ -28,11 +28,12 @@ struct Content {
   std::string body;
 };
 
-/// Set-up of a channel's session: a prefetch, a declare, a bind, publisher confirms or transactions chosen.
+/// Set-up of a channel's session: a prefetch, a queue or exchange declared or bound, publisher confirms or
+/// transactions chosen.
 bool configures(uint32_t id) {
   using namespace methods;
   const uint32_t cls = id >> 16;
-  return id == BasicQos || id == ConfirmSelect || id == TxSelect ||
+  return id == BasicQos || id == QueueDeclare || id == ConfirmSelect || id == TxSelect ||
          (cls == 40 && id != methodId(40, 20)) ||        // exchange declare, bind, unbind; not delete
          id == methodId(50, 20) || id == methodId(50, 50); // queue bind, unbind
 }
@@ -155,15 +156,12 @@ private:
       getNoAck_[f.channel] = m->noAck;
       break;
     case BasicCancel: consumers_.erase(key(f.channel, m->consumerTag)); break;
-    case QueueDeclare:
-      step.detail = "QUEUE_DECLARE " + m->queue;
-      step.configures = true;
-      break;
+    case QueueDeclare: step.detail = "QUEUE_DECLARE " + m->queue; break;
     case ChannelClose: unacked_.erase(f.channel); return Decode::Message; // the broker requeues them
     case ChannelOpen: case ChannelCloseOk: case ConnectionClose: case ConnectionCloseOk: return Decode::Message;
     default: break;
     }
-    step.configures = step.configures || configures(m->id);
+    step.configures = configures(m->id);
     if ((m->id >> 16) == 10) return Decode::Message; // connection set-up
     if (!answered(*m)) {
       if ((m->id >> 16) == 20) return Decode::Message; // channel.flow-ok

@@ -203,12 +203,15 @@ std::optional<StepAt> commitOf(const HistoryView& h, const std::string& process,
       if (auto at = savepointIndex(savepoints, t.savepoint)) savepoints.resize(*at + (t.kind == K::RollbackTo));
     }
   };
+  // A step opens a transaction (BEGIN; or "BEGIN; INSERT …", a pipelined BEGIN) or ends one (COMMIT,
+  // ROLLBACK; or "…; COMMIT" that committed, a whole transaction in one step), or neither.
+  const auto opens = [](const ops::Step& s, const TxStatement& t) { return t.kind == K::Begin || opensWithBegin(s); };
+  const auto closes = [](const ops::Step& s, const TxStatement& t) { return ends(t) || commitsWithin(s); };
   for (const auto& st : stepsOf(h, process, -1, write)) {
     if (!sameConn(st)) continue;
     const TxStatement t = txStatement(*st.step);
-    if (t.kind == K::Begin || ends(t) || opensWithBegin(*st.step) || commitsWithin(*st.step)) {
-      // "BEGIN; INSERT …" opens one too (a pipelined BEGIN), "…; COMMIT" that committed ends it
-      open = !ends(t) && !commitsWithin(*st.step);
+    if (opens(*st.step, t) || closes(*st.step, t)) {
+      open = !closes(*st.step, t);
       savepoints.clear();
     } else if (!st.step->error) {
       apply(t);
@@ -218,7 +221,7 @@ std::optional<StepAt> commitOf(const HistoryView& h, const std::string& process,
     open = true;
     savepoints.clear();
   }
-  if (open && commitsWithin(*w)) return StepAt{write, w}; // "…; INSERT …; COMMIT" in one step
+  if (open && commitsWithin(*w)) return StepAt{write, w};
   if (!open) {
     if (w->reachedServer() && !w->error) return StepAt{write, w};
     return std::nullopt;
