@@ -33,11 +33,12 @@ public:
     // first, killed before its effect.
     if (kill && ack && ack->op < kill->op && !(lost_ && !stepBetween(d.process, ack->op, kill->op))) kill = nullptr;
     if (ack && lost_) {
-      // A reject or nack without requeue settles the entry too: the broker drops it.
+      // A discard (an AMQP reject or nack without requeue, a NATS +TERM) settles the entry too: the broker
+      // drops it.
       const auto* st = h_.ops[static_cast<size_t>(ack->op)].as<ops::Step>();
-      if (st && (st->verb == "REJECT" || st->verb == "NACK"))
-        out += fmt::format(" and rejected by {} without requeue ({}#{}): the broker dropped it without effect",
-                           d.process, st->verb, st->k);
+      if (st && st->discards)
+        out += fmt::format(" and discarded by {} ({}#{}): the broker dropped it without effect", d.process,
+                           st->verb, st->k);
       else
         out += fmt::format(" and acknowledged by {} without effect", d.process);
       st_.ops.push_back(ack->op);

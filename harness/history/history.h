@@ -119,6 +119,9 @@ struct Step {
   std::vector<std::string> acked;    ///< XACK: the ids in the request
   /// Handed back for redelivery (an AMQP nack or reject with requeue, a NATS -NAK): the ids it names.
   std::vector<std::string> returned;
+  /// Its `acked` entries are settled without being applied: the broker drops them (an AMQP nack or reject
+  /// without requeue, a NATS +TERM).
+  bool discards = false;
   std::vector<Delivered> delivered;  ///< reads: the entries the reply handed over
 
   std::string name() const { return verb + "#" + std::to_string(k); } ///< "COMMIT#3"

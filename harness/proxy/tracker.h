@@ -58,6 +58,9 @@ struct StepInfo {
   /// Entries handed back for redelivery (an AMQP nack or reject with requeue, a NATS -NAK): the consumer
   /// says it did not apply them.
   std::vector<std::string> returned;
+  /// Its `acked` entries are settled without being applied: the broker drops them (an AMQP nack or reject
+  /// without requeue, a NATS +TERM). Settled as by an acknowledgement; told apart in a diagnosis.
+  bool discards = false;
 };
 
 struct ReplyInfo {

@@ -62,6 +62,7 @@ ops::Step Controller::stepOf(const Inflight& f) const {
   s.tReqUs = f.t_req_us;
   s.acked = f.step.acked;
   s.returned = f.step.returned;
+  s.discards = f.step.discards;
   s.flushed = f.step.flushed;
   s.blocking = f.step.blocking;
   s.setUp = f.setUp;

@@ -311,6 +311,7 @@ private:
         out.step.detail = shorten(std::string(f.subject) + (body.empty() ? "" : " " + std::string(body)));
         out.step.oneWay = true;
         if (verb == "ACK" || verb == "TERM") out.step.acked = {std::to_string(ack->streamSeq)};
+        out.step.discards = verb == "TERM";
         if (verb == "NAK") out.step.returned = {std::to_string(ack->streamSeq)};
         return;
       }

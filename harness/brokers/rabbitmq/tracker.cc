@@ -135,6 +135,7 @@ private:
         (settles ? step.acked : step.returned).push_back(it->second);
         it = tags.erase(it);
       }
+      step.discards = m->id != BasicAck && !m->requeue && !step.acked.empty();
       step.oneWay = true;
       return end(step, out, false);
     }

@@ -264,7 +264,7 @@ TEST_CASE("a lost event that the amounts identify needs no kill", "[diagnosis]")
                      "w1 is 4000, expected 6000");
 }
 
-TEST_CASE("a lost event its consumer rejected without requeue is told as dropped, not acknowledged", "[diagnosis]") {
+TEST_CASE("a lost event its consumer discarded (a reject without requeue) is told as dropped, not acknowledged", "[diagnosis]") {
   Scenario s = builtin("wallet");
   HistoryBuilder b(s);
   b.initial(balances(0));
@@ -272,15 +272,14 @@ TEST_CASE("a lost event its consumer rejected without requeue is told as dropped
   b.spawn("c1");
   for (const auto& e : entries) b.brokerStep("c1", "rabbitmq", "DELIVER", {e});
   b.brokerStep("c1", "rabbitmq", "ACK", {}, {entries[0]});
-  b.brokerStep("c1", "rabbitmq", "REJECT", {}, {entries[1]}); // requeue false: the broker drops it
+  b.discard("c1", "rabbitmq", "REJECT", {entries[1]}); // requeue false: the broker drops it
   b.brokerStep("c1", "rabbitmq", "ACK", {}, {entries[2]});
   b.finalOp(balances(4000));
   const CheckResult r = result(checkAll(s, b.ops()), "invariant:balance");
   INFO(r.error);
   REQUIRE(!r.violations.empty());
-  CHECK(r.violations[0].message == "event 2 lost: delivered to c1 (DELIVER#2) and rejected by c1 without requeue "
-                                   "(REJECT#1): the broker dropped it without effect; balance of w1 is 4000, "
-                                   "expected 6000");
+  CHECK(r.violations[0].message == "event 2 lost: delivered to c1 (DELIVER#2) and discarded by c1 (REJECT#1): the "
+                                   "broker dropped it without effect; balance of w1 is 4000, expected 6000");
 }
 
 TEST_CASE("an event never delivered is missing for certain, and stuck rather than lost", "[diagnosis]") {

@@ -130,6 +130,15 @@ public:
     return h.append(proc, std::move(s));
   }
 
+  /// A step that settles `entries` without applying them (an AMQP reject without requeue, a NATS +TERM).
+  int64_t discard(const std::string& proc, const std::string& server, const std::string& verb,
+                  const std::vector<std::string>& entries) {
+    ops::Step s = stepOf(server, verb, verb + " ...");
+    s.acked = entries;
+    s.discards = true;
+    return h.append(proc, std::move(s));
+  }
+
   /// A kill at `point`, then the exit it causes.
   int64_t kill(const std::string& proc, const std::string& point) {
     int64_t i = h.append(proc, ops::FaultOp{Fault::parse(point, "test"), 9});

@@ -89,6 +89,13 @@ History everyKind() {
   call.status = 200;
   call.execution = 1;
   h.append("sink", call);
+  ops::Step term;
+  term.server = "nats";
+  term.verb = "TERM";
+  term.k = 1;
+  term.acked = {"7"};
+  term.discards = true;
+  h.append("c1", term);
   return h;
 }
 
@@ -107,6 +114,8 @@ TEST_CASE("history: every record maps to JSON and back unchanged") {
   auto ops = back.ops();
   CHECK(ops[4].as<ops::Step>()->delivered.at(0).entry == "1-0");
   CHECK(ops[5].as<ops::Step>()->outcome == ops::StepOutcome::KilledAfter);
+  CHECK(ops.back().as<ops::Step>()->discards);
+  CHECK(!ops[5].as<ops::Step>()->discards);
   CHECK(ops[6].as<ops::FaultOp>()->fault.str() == "after:COMMIT#1");
   CHECK(ops[1].as<ops::Initial>()->observed.at("balance")[1][1] == std::nullopt);
   CHECK(ops[12].as<ops::Final>()->end == ops::RunEnd::Limit);

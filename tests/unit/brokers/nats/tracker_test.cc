@@ -120,7 +120,7 @@ TEST_CASE("nats tracker: a no_wait pull with an expiry waits until it expires: a
   CHECK(summaries(e) == Strings{"empty: 408 Request Timeout", "empty: 404 No Messages"});
 }
 
-TEST_CASE("nats tracker: NAK and WPI and TERM are steps of their own, TERM acknowledges as ACK does and NAK hands back") {
+TEST_CASE("nats tracker: NAK and WPI and TERM are steps of their own, TERM settles as ACK does but discards, NAK hands back") {
   const std::string ack11 = "$JS.ACK.dom.ABCDEF.events_1.consumers_1.2.11.5.1700000000000000000.0.tok";
   const Events e = session({pub(kAck, "", "-NAK"), pub(kAck, "", "+WPI"), pub(ack11, "", "+TERM"), pub(kAck, "", ""),
                             "HPUB " + kAck + " 12 16\r\nNATS/1.0\r\n\r\n+ACK\r\n"},
@@ -133,6 +133,7 @@ TEST_CASE("nats tracker: NAK and WPI and TERM are steps of their own, TERM ackno
   CHECK(st[1].returned.empty());
   CHECK(st[2].acked == Strings{"11"});
   CHECK(st[2].returned.empty());
+  for (size_t i = 0; i < st.size(); ++i) CHECK(st[i].discards == (i == 2)); // only TERM drops what it settles
   CHECK(st[3].acked == Strings{"3"});
   CHECK(st[4].acked == Strings{"3"});
 }

@@ -117,6 +117,32 @@ TEST_CASE("rabbitmq tracker: pika's steps, pushes and a multiple ack", "[rabbitm
   for (const auto& s : steps(e)) CHECK(s.configures == (s.verb == "QUEUE_DECLARE" || s.verb == "QOS"));
 }
 
+TEST_CASE("rabbitmq tracker: a reject without requeue settles its message and discards it", "[rabbitmq]") {
+  // pika's session with its basic.reject's requeue bit cleared (the last byte of the method's arguments).
+  auto chunks = loadCapture("pika/session.cap");
+  int flipped = 0;
+  for (auto& c : chunks) {
+    if (!c.client) continue;
+    for (size_t at = c.bytes.find(std::string("\x00\x3c\x00\x5a", 4)); at != std::string::npos;
+         at = c.bytes.find(std::string("\x00\x3c\x00\x5a", 4), at + 1)) {
+      if (at < 7 || c.bytes[at - 7] != '\x01') continue; // a method frame's payload starts 7 bytes in
+      const size_t bits = at + 4 + 8;                       // class, method, delivery tag
+      REQUIRE(bits < c.bytes.size());
+      CHECK(c.bytes[bits] == '\x01');
+      c.bytes[bits] = '\x00';
+      ++flipped;
+    }
+  }
+  REQUIRE(flipped == 1);
+  const Events e = feedSession(fresh, chunks);
+  // The recorded server handed m4 out again; the tracker only reads what the client said of it.
+  CHECK(acks(e) == Strings{"ACK m1", "ACK m2 m3", "REJECT m4", "ACK m4"});
+  for (const auto& s : steps(e)) {
+    CHECK(s.discards == (s.verb == "REJECT"));
+    if (s.verb == "REJECT") CHECK(s.returned.empty());
+  }
+}
+
 TEST_CASE("rabbitmq tracker: amqplib's nack with requeue, then its redelivery acked", "[rabbitmq]") {
   Events e = feedSession(fresh, loadCapture("amqplib/session.cap"));
   // The requeued message goes back to its place at the head of the queue: delivered again first.
