@@ -16,6 +16,7 @@
 
 #include <condition_variable>
 #include <cstdlib>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -126,7 +127,13 @@ std::string Cleanup::interruptedName() {
 }
 
 Cleanup::ExitHold::ExitHold() { exitHolds.fetch_add(1); }
-Cleanup::ExitHold::~ExitHold() { exitHolds.fetch_sub(1); }
+Cleanup::ExitHold::~ExitHold() {
+  // Once the last hold goes, the signal thread may _exit at once: what the command printed (buffered when
+  // its output is a pipe or a file, as in CI) must be out first.
+  std::cout.flush();
+  std::cerr.flush();
+  exitHolds.fetch_sub(1);
+}
 
 void Cleanup::installSignalHandlers() {
   static std::once_flag once;

@@ -3,6 +3,8 @@
 /// one cell per class x target.
 #include "driver/compare.h"
 
+#include "core/cleanup.h"
+#include "core/workers.h"
 #include "driver/pool.h"
 #include "plan/fault_kind.h"
 #include "report/check_verdict.h"
@@ -17,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -37,23 +40,26 @@ struct Job {
   std::string cls, id, title;
   Schedule schedule;
   Judged result;
+  bool spoiled = false; ///< judged once a signal came: it ran (if at all) while the clean-up stopped everything
 };
 
-/// Runs `jobs[from..]` on the pool (all its workers, or one: `alone`).
+/// Runs `jobs[from..]` on the pool (all its workers, or one: `alone`). Once a signal came, a job is marked
+/// spoiled (it ran while the clean-up stopped the servers, or did not run): the others are not started.
 void runJobs(WorkerPool& pool, std::vector<Job>& jobs, size_t from, bool alone, Progress& progress) {
-  std::vector<WorkerPool::Job> work;
-  for (size_t i = from; i < jobs.size(); ++i) work.push_back({jobs[i].target, jobs[i].schedule});
-  auto done = [&](size_t, const Judged& j) { progress.done(j.verdict == Verdict::Fail); };
-  std::vector<Judged> judged;
-  if (alone) {
-    for (size_t i = 0; i < work.size(); ++i) {
-      judged.push_back(pool.judge(0, work[i].target, work[i].schedule));
-      done(i, judged.back());
+  std::mutex mu;
+  const size_t n = jobs.size() - from;
+  const int workers = alone ? 1 : std::max(1, std::min(pool.size(), static_cast<int>(n)));
+  parallelFor(n, workers, [&](int w, size_t i) {
+    Job& job = jobs[from + i];
+    if (Cleanup::interrupted()) {
+      job.spoiled = true;
+      return;
     }
-  } else {
-    judged = pool.judgeAll(work, false, done);
-  }
-  for (size_t i = 0; i < judged.size(); ++i) jobs[from + i].result = std::move(judged[i]);
+    job.result = pool.judge(w, job.target, job.schedule);
+    std::lock_guard<std::mutex> lock(mu);
+    if (Cleanup::interrupted()) job.spoiled = true;
+    progress.done(job.result.verdict == Verdict::Fail);
+  });
 }
 
 /// "the scenario's own: 3 events, stream 2 3 1 1′ (′ a retry; phase 2: after the rest is acknowledged)".
@@ -158,7 +164,7 @@ Matrix matrixOf(const std::vector<Class>& classes, const std::vector<Column>& co
           ++unreached;
         } else if (j.verdict != Verdict::Pass) {
           ++cell.unknown;
-          if (!example) example = i;
+          if (!example && !j.notRun) example = i;
         }
       }
       cell.verdict = cell.schedules == unreached ? Verdict::NotApplicable
@@ -224,6 +230,7 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
   std::vector<CompareCost> costs;
   for (size_t col = 0; col < cols.size(); ++col) {
     const size_t t = cols[col].target;
+    if (jobs[col].spoiled) continue; // no trace to take the classes from
     const Judged& base = jobs[col].result;
     RunCost cost = costOf(base.history.ops());
     costs.push_back({targets[t].name, cols[col].sinkPolicy, cost.entries, cost.steps, cost.wall_us, cost.msgsPerSecond(),
@@ -346,6 +353,13 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
   out.schedules = jobs.size();
   std::vector<JudgedCell> judged;
   for (const auto& j : jobs) {
+    if (j.spoiled) { // says nothing of the target: unknown, never an example
+      ++out.notRun;
+      JudgedCell c{j.column, j.cls, j.id, Verdict::Unknown, {}, faultsText(j.schedule.faults, " + "), 0, 0};
+      c.notRun = true;
+      judged.push_back(std::move(c));
+      continue;
+    }
     JudgedCell c{j.column, j.cls, j.id, j.result.verdict, j.result.kinds(), "", 0, 0};
     // A race class's kill that the target's own course never reached (c2 exited on the race's 40001
     // before any XACK) is coverage loss, counted in faults_fired, as in check: not an unknown cell. A kill
@@ -377,6 +391,7 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
   for (size_t col = 0; col < cols.size(); ++col) m.targets[col].manifest = targets[cols[col].target].manifest.string();
   out.verdict = m.verdict;
   out.unknownCells = m.unknownCells;
+  out.interrupted = Cleanup::interruptedName();
   out.compare = {.classes = classes, .targets = std::move(m.targets), .cells = std::move(m.cells),
                  .costs = std::move(costs), .runsPerClass = o.runs, .perClass = o.perClass, .events = o.events,
                  .seed = o.seed, .sinkPolicies = o.sinkPolicies};

@@ -179,6 +179,10 @@ struct Comparison {
   Verdict verdict = Verdict::Unknown; ///< fail > unknown > pass over every cell
   bool unknownCells = false;   ///< some cell holds a schedule that could not be judged (even beside a failure)
   size_t schedules = 0;
+  /// Interrupted by a signal: its name ("SIGINT"), and the schedules that did not run (or were cut short by
+  /// the clean-up): each is counted unknown in its cell, and the comparison is at best unknown.
+  std::string interrupted;
+  size_t notRun = 0;
 };
 
 /// A column of the matrix: a target, under one sink policy when the comparison has that axis.
@@ -207,6 +211,7 @@ struct JudgedCell {
   std::string point;      ///< its fault, for kill and fault classes (its holds and kill, for race classes)
   int planned = 0, fired = 0; ///< its faults, and those that fired
   std::string pattern = {};   ///< the short name of its first violation's anti-pattern, "" when none
+  bool notRun = false;        ///< an interrupt came before it ran or while it ran: unknown, and no example
 };
 
 /// The matrix: one cell per class x column (n/a where the target has no schedule of the class), each

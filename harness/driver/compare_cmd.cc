@@ -4,6 +4,7 @@
 #include "history/trace.h"
 #include "plan/fault_kind.h"
 
+#include "core/cleanup.h"
 #include "core/error.h"
 #include "report/shard_section.h"
 
@@ -63,6 +64,7 @@ std::string terminalTable(const CompareSection& c) {
 } // namespace compare
 
 int compareCommand(const CommonArgs& commonIn, const CompareArgs& args) {
+  Cleanup::ExitHold hold; // interrupted, the comparison still reports the schedules that finished before the signal
   auto t0 = std::chrono::steady_clock::now();
   CommonArgs common = commonIn;
   if (httpScenario(common.scenario))
@@ -91,6 +93,7 @@ int compareCommand(const CommonArgs& commonIn, const CompareArgs& args) {
 
   ReportBuilder report(session.header("compare"));
   report.verdict(out.verdict);
+  report.interrupted(out.interrupted);
   report.section("compare", out.compare);
   for (auto& r : out.runs) report.addRun(std::move(r));
   if (o.shard) {
@@ -116,9 +119,13 @@ int compareCommand(const CommonArgs& commonIn, const CompareArgs& args) {
   std::cout << fmt::format("{}: {} of {} {} fail a class; {} schedules, {:.1f} s\n", toString(out.verdict), failing,
                            out.compare.targets.size(), o.sinkPolicies.empty() ? "targets" : "columns (target, sink policy)",
                            out.schedules, static_cast<double>(ms) / 1000.0);
+  if (!out.interrupted.empty())
+    std::cout << fmt::format("interrupted by {}: {} of {} schedules not run (or cut short), counted unknown in their "
+                             "cells\n", out.interrupted, out.notRun, out.schedules);
   if (unknown > 0)
     std::cout << fmt::format("unknown: {} cell{} hold{} schedules that could not be judged (marked unknown, or +N? beside "
-                             "a failure): exit 2\n", unknown, unknown == 1 ? "" : "s", unknown == 1 ? "s" : "");
+                             "a failure){}\n", unknown, unknown == 1 ? "" : "s", unknown == 1 ? "s" : "",
+                             out.interrupted.empty() ? ": exit 2" : "");
   std::cout << "report: " << (session.reportDir() / "report.html").string() << " (and report.json)\n";
   if (unknown > 0) return 2;
   return args.failOnViolation && out.verdict == Verdict::Fail ? 1 : 0;

@@ -309,6 +309,46 @@ TEST_CASE("SIGINT during a check: exit 130, and the report and JUnit count only 
   std::filesystem::remove(junit, ec);
 }
 
+TEST_CASE("SIGINT during a compare: exit 130, its matrix in the report and on stdout, what did not run unknown") {
+  const std::string tag = "cmp-interrupted-" + std::to_string(::getpid());
+  Background bg("cmp-interrupted",
+                {"compare", "--target", target("dedup-table"), "--target", target("retry-no-dedup"), "--scenario",
+                 "wallet", "--workers", "1"},
+                {{"IDEMPROOF_TEST_TAG", tag}});
+  // Interrupted while its consumers run: whether in the baselines or in the classes, most schedules are
+  // still to run.
+  bool running = eventually([&] { return !tagged(tag, "retry-no-dedup/retry-no-dedup").empty(); });
+  ::kill(bg.child.id(), SIGINT);
+  bg.child.wait();
+  REQUIRE(running);
+  std::ifstream err(bg.dir / "err"), out(bg.dir / "out");
+  std::string errText((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
+  std::string outText((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
+  INFO("stdout: " << outText << "\nstderr: " << errText);
+  CHECK(bg.child.exit_code() == 130);
+  // Printed before the exit, although stdout is a file (buffered).
+  CHECK(outText.find("interrupted by SIGINT: ") != std::string::npos);
+  REQUIRE(std::filesystem::exists(bg.report() / "report.json"));
+  std::ifstream rep(bg.report() / "report.json");
+  nlohmann::json report = nlohmann::json::parse(rep);
+  CHECK(report["interrupted"] == "SIGINT");
+  CHECK(report["verdict"] != "pass");
+  int unknown = 0;
+  for (const auto& c : report["compare"]["cells"]) {
+    CHECK(c["unknown"].get<int>() <= c["schedules"].get<int>());
+    unknown += c["unknown"].get<int>();
+    // An example is a run that was judged: never one the signal cut short.
+    if (!c["example"].get<std::string>().empty()) {
+      bool shown = false;
+      for (const auto& r : report["runs"]) shown = shown || r["id"] == c["example"];
+      CHECK(shown);
+    }
+  }
+  CHECK(unknown > 0); // the schedules the signal kept from running
+  CHECK(eventually([&] { return leftovers(tag).empty(); }, std::chrono::seconds(10)));
+  CHECK(tempDirsIn(bg.root).empty());
+}
+
 TEST_CASE("a burst of 16 answered with endless chunked bodies costs idemproof under 100 MiB, and is no pass") {
   // tests/targets/http-hostile, HOSTILE_MODE=chunks: every POST gets a 201 whose chunked body never ends.
   // The client keeps a digest and the first bytes of each answer, and stops reading one at 64 MiB.
