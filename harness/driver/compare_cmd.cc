@@ -36,8 +36,12 @@ std::string terminalTable(const CompareSection& c) {
     w = std::max(w, std::min<size_t>(t.name.size(), 24));
     for (const auto& cls : c.classes) w = std::max(w, std::min<size_t>(cellText(cls.id, t).size(), 24));
   }
+  // The first column as wide as the longest class label (a Kafka kill class: "after SYNC_GROUP, before
+  // COMMIT_OFFSET"), within reason.
+  size_t hw = 34;
+  for (const auto& cls : c.classes) hw = std::max(hw, std::min<size_t>(cls.label.size(), 64));
   auto line = [&](const std::string& head, const std::function<std::string(size_t)>& col) {
-    std::string out = fmt::format("  {:<34}", head.substr(0, 34));
+    std::string out = fmt::format("  {:<{}}", head.substr(0, hw), hw);
     for (size_t i = 0; i < c.targets.size(); ++i) out += fmt::format(" {:<{}}", col(i).substr(0, w), w);
     while (out.back() == ' ') out.pop_back();
     return out + "\n";

@@ -367,6 +367,32 @@ TEST_CASE("compare: under both sink policies a target is two columns, each folde
   CHECK(row.rfind("pass") < row.rfind("FAIL")); // keyed: honour passes, ignore fails
 }
 
+TEST_CASE("compare: the terminal table prints a long class label whole, its cells in line") {
+  std::vector<Class> classes{{"default", "schedule", "default schedule", ""},
+                             {"kill:SYNC_GROUP>COMMIT_OFFSET", "kill", "after SYNC_GROUP, before COMMIT_OFFSET", ""}};
+  const auto cols = columnsOf({"kafka-dedup-table", "kafka-commit-after"}, {});
+  std::vector<JudgedCell> judged{
+      {0, "default", "a/default", Verdict::Pass, {}, ""},
+      {0, "kill:SYNC_GROUP>COMMIT_OFFSET", "a/k", Verdict::Pass, {}, "after:SYNC_GROUP#1"},
+      {1, "default", "b/default", Verdict::Pass, {}, ""},
+      {1, "kill:SYNC_GROUP>COMMIT_OFFSET", "b/k", Verdict::Fail, {"duplicate"}, "after:SYNC_GROUP#1"},
+  };
+  Matrix m = matrixOf(classes, cols, judged);
+  CompareSection section{.classes = classes, .targets = m.targets, .cells = m.cells};
+  const std::string table = terminalTable(section);
+  INFO(table);
+  std::istringstream lines(table);
+  std::string head, first, second;
+  std::getline(lines, head);
+  std::getline(lines, first);
+  std::getline(lines, second);
+  CHECK(second.rfind("  after SYNC_GROUP, before COMMIT_OFFSET ", 0) == 0);
+  // Every row's cells start where the header's do.
+  CHECK(head.find("kafka-dedup-table") == first.find("pass"));
+  CHECK(head.find("kafka-dedup-table") == second.find("pass"));
+  CHECK(head.find("kafka-commit-after") == second.find("FAIL duplicate"));
+}
+
 TEST_CASE("compare: a class judged by a later retry runs after the last acknowledgement, not a shutdown step") {
   auto point = [](const std::string& text, int64_t op) {
     ClassedPoint p;
