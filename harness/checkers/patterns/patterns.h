@@ -19,6 +19,7 @@ namespace idem::detail::patterns {
 using Found = std::optional<Pattern>;
 
 Found ackBeforeEffect(const HistoryView& h, const Violation& v);       ///< ack_before_effect.cc
+Found ackAfterFailure(const HistoryView& h, const Violation& v);       ///< ack_after_failure.cc
 Found effectWithoutDedup(const HistoryView& h, const Violation& v);    ///< effect_without_dedup.cc
 Found dedupOutsideTransaction(const HistoryView& h, const Violation& v); ///< dedup_outside_transaction.cc
 Found dedupOnBrokerId(const HistoryView& h, const Violation& v);       ///< dedup_on_broker_id.cc

@@ -291,7 +291,7 @@ Found classify(const HistoryView& h, const Violation& v) {
   for (auto* fn : {retentionShorterThanWindow, httpNoRequestHash, httpKeyOutsideTransaction, httpLeaseWithoutFence,
                    httpCheckThenInsert,
                    revokedMemberWorks,
-                   pausedMemberWorks, ackBeforeEffect, dedupOutsideTransaction, checkThenAct, retryAfterAmbiguousCommit,
+                   pausedMemberWorks, ackBeforeEffect, dedupOutsideTransaction, ackAfterFailure, checkThenAct, retryAfterAmbiguousCommit,
                    dedupOnBrokerId, effectWithoutDedup, unguardedVersion, poisonRetriedForever, poisonDropped,
                    sinkCallCommitOrder}) {
     if (auto p = fn(h, v)) return p;
@@ -306,6 +306,7 @@ namespace idem {
 std::string patternName(const std::string& id) {
   static const std::map<std::string, std::string> names{
       {"ack-before-effect", "acknowledge before the effect is durable"},
+      {"ack-after-failure", "acknowledge what failed"},
       {"effect-without-dedup", "effect without dedup"},
       {"dedup-outside-transaction", "dedup mark outside the effect's transaction"},
       {"dedup-on-broker-id", "dedup on the broker's id"},
