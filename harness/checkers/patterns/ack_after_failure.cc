@@ -87,11 +87,17 @@ Found ackAfterFailure(const HistoryView& h, const Violation& v) {
                               "since: {}, it was never handed over again, event {} lost",
                               a.process, a.entry, n, d->label, cause, a.process, settled,
                               ack ? ack->name() : "its acknowledgement", out, settled, n),
-                  "acknowledge an entry only once its effect committed: when its transaction fails, retry it, or "
-                  "leave the entry unacknowledged (exit, or hand it back) so that the broker hands it again; a "
-                  "client that commits the position it consumed to as it closes (kafka-python's close() with "
-                  "auto-commit on, its default) must not close so after a failure: close(autocommit=False), or turn "
-                  "auto-commit off and commit after each COMMIT");
+                  std::string("acknowledge an entry only once its effect committed: when its transaction fails, "
+                              "retry it, or leave the entry unacknowledged (exit, or hand it back) so that the broker "
+                              "hands it again") +
+                      (ack && ack->discards
+                           ? "; hand a failed message back with a requeue (aio-pika: message.process(requeue=True)), "
+                             "or to a dead letter once it can never pass"
+                           : ack && patternUpper(ack->verb).find("OFFSET") != std::string::npos
+                                 ? "; a client that commits the position it consumed to as it closes (kafka-python's "
+                                   "close() with auto-commit on, its default) must not close so after a failure: "
+                                   "close(autocommit=False), or turn auto-commit off and commit after each COMMIT"
+                                 : ""));
     }
   }
   return std::nullopt;

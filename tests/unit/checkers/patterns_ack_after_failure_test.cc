@@ -64,6 +64,7 @@ TEST_CASE("ack-after-failure: a dropped connection under the credit, then an XAC
         "c1 held entry 1-0 of event 1 (XREADGROUP#1); then its connection to PostgreSQL was cut at COMMIT#1, and c1 "
         "acknowledged the entry (XACK#1) with no COMMIT since: acknowledged, it was never handed over again, event 1 "
         "lost");
+  CHECK_THAT(v.pattern->fix, !Contains("kafka-python"));
 }
 
 TEST_CASE("ack-after-failure: a reject without requeue after a failed credit is told as a discard", "[patterns]") {
@@ -81,6 +82,8 @@ TEST_CASE("ack-after-failure: a reject without requeue after a failed credit is 
   REQUIRE(v.pattern);
   CHECK(v.pattern->id == "ack-after-failure");
   CHECK_THAT(v.pattern->explanation, Contains("and c1 discarded the entry (REJECT#1) with no COMMIT since: discarded,"));
+  CHECK_THAT(v.pattern->fix, Contains("requeue=True"));
+  CHECK_THAT(v.pattern->fix, !Contains("kafka-python"));
 }
 
 TEST_CASE("ack-after-failure: not named when a COMMIT took effect after the failure, nor for a kill", "[patterns]") {
