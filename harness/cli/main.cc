@@ -9,10 +9,15 @@
 
 #include <iostream>
 
+#include <signal.h>
 #include <unistd.h>
 
 int main(int argc, char** argv) {
   using namespace idem;
+  // Output to a reader that went away (`idemproof check … | head`) must not kill idemproof before its
+  // clean-up, its report and its exit status: the write fails instead, and the command goes on. (Children
+  // get SIGPIPE's default back: core/child.cc.)
+  ::signal(SIGPIPE, SIG_IGN);
   Cleanup::installSignalHandlers();
   escapeStandardStreams(); // nothing printed from data drives the terminal (core/terminal.h)
   becomeSubreaper(); // what a consumer starts and leaves behind comes back to idemproof (core/owner.h)

@@ -3,12 +3,15 @@
 /// left and no temp dir.
 #include "support.h"
 
+#include <boost/process.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <set>
 
 using namespace itest;
+namespace bp = boost::process;
 
 TEST_CASE("simple fails the default wallet schedule with event 2 applied twice") {
   Result r = clean({"run", "--target", target("simple"), "--scenario", "wallet"});
@@ -113,6 +116,26 @@ TEST_CASE("misbehaving targets give exit 2 or a clear violation, never a pass or
 TEST_CASE("SIGINT in the middle of a run leaves no process and no temp dir") {
   Result r = clean({"run", "--target", testTarget("hangs"), "--scenario", "wallet", "--stall-timeout", "30s"}, 1500);
   CHECK(r.status == 130);
+}
+
+TEST_CASE("stdout to a reader that went away: the run goes on, writes its report and exits with its verdict") {
+  const auto dir = freshTmpRoot("epipe-" + std::to_string(::getpid()));
+  const std::string tag = "epipe-" + std::to_string(::getpid());
+  bp::environment env = boost::this_process::environment();
+  env["IDEMPROOF_TEST_TAG"] = tag;
+  env["IDEMPROOF_TMPDIR"] = dir.string();
+  bp::pipe out;
+  bp::child c((build() / "idemproof").string(),
+              bp::args({"run", "--target", target("dedup-table"), "--scenario", "wallet", "--report", (dir / "report").string()}),
+              bp::std_out > out, bp::std_err > bp::null, bp::std_in < bp::null, env, bp::start_dir(repo().string()));
+  out.close(); // the reader is gone before idemproof prints anything
+  c.wait();
+  CHECK(c.exit_code() == 0); // not killed by SIGPIPE: the run's own verdict, a pass
+  CHECK(std::filesystem::exists(dir / "report" / "report.json"));
+  CHECK(leftovers(tag).empty());
+  CHECK(tempDirsIn(dir).empty());
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
 }
 
 TEST_CASE("run: without --scenario, the first scenario the target lists") {
