@@ -4,6 +4,7 @@
 /// (search/search.h); the first failure is confirmed by replays, shrunk with RapidCheck's shrink tree,
 /// replayed again and saved as a schedule file with the command that replays it.
 #include "driver/check.h"
+#include "driver/compare.h"
 #include "driver/progress.h"
 #include "supervisor/broker_registry.h"
 
@@ -86,6 +87,9 @@ bool learnModel(WorkerPool& pool, const Scenario& sc, const Target& t, CheckSumm
     return false;
   }
   sum.model = KillModel::learn(js.history.ops(), 1, jl.history.ops(), largeEntries);
+  if (!sc.http)
+    for (const auto& p : compare::classifySlowWorkPoints(jl.history.ops()))
+      if (!p.also.empty()) sum.slowWork.push_back({p.fault.verb, p.fault.k, p.also.front().verb, p.also.front().k});
   if (jl.verdict == Verdict::Fail)
     sum.notes.push_back("the scenario's default schedule fails even without faults (see `idemproof run`)");
   if (sum.model.empty()) sum.notes.push_back("the trace run recorded no step: no kill point can be generated");
@@ -420,6 +424,8 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
   ModelParams params = checkParams(common, args);
   // HTTP: some delays are drawn past the declared lease (a lock that expires while its holder works).
   if (sc.http) params.leaseMs = sc.http->policy.leaseMs;
+  params.slowWork = sum.slowWork;
+  params.slowWorkMs = compare::kSlowWorkMs;
   const auto gen = shapeGen(sc, sum.model, params);
   Materialize materializeShape = [&](const Shape& s) {
     Schedule x = materialize(s, sc, sum.model, sum.seed, params);
@@ -428,12 +434,16 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
   };
   // The class sweep first (search/classes.h), then the random schedules of the seed.
   const Cases cases(gen, args.noClassSweep ? std::vector<Shape>{} : classShapes(sc, sum.model, params), params, sum.seed);
+  const size_t slowShapes = args.noClassSweep ? 0 : slowWorkShapes(sc, sum.model, params).size();
   if (cases.classes() > 0)
     std::cout << fmt::format(fmt::runtime(sc.http ? "  runs 1..{} time out one request and delay it past the lease once before each verb; "
                                        "random schedules after them\n"
-                                     : "  runs 1..{} kill once at each class of kill point of the trace (when, verb); random "
+                                     : "  runs 1..{} kill once at each class of kill point of the trace (when, verb){}; random "
                                        "schedules after them\n"),
-                             std::min<size_t>(cases.classes(), static_cast<size_t>(args.runs)))
+                             std::min<size_t>(cases.classes(), static_cast<size_t>(args.runs)),
+                             slowShapes == 0 ? "" : fmt::format(", then slow c1's work past its next acknowledgement of "
+                                                                "several entries at {} point{}", slowShapes,
+                                                                slowShapes == 1 ? "" : "s"))
               << std::flush;
   // The class sweep draws one kind (the first of --faults; a delay for HTTP): runs that end within it draw
   // no other.

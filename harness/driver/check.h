@@ -51,6 +51,8 @@ struct CheckSummary : CheckCounts {
   int minConsumers = 1, maxConsumers = 1;
   nlohmann::json coverageLoss = nlohmann::json::array(); ///< the first runs with a point that never fired
   KillModel model;
+  /// The slow-work points of the fault-free trace (compare's slow:ack class): the class shapes plan them.
+  std::vector<ModelParams::SlowWork> slowWork;
   std::optional<Counterexample> cx;
   std::optional<Judged> trace;  ///< a trace run that could not be judged (its logs go to the report)
   /// The unknown (or error) run of the search with the lowest index, and that index: in the report, so

@@ -96,6 +96,50 @@ std::vector<Shape> classShapes(const Scenario& sc, const KillModel& km, const Mo
         s.kills = {k};
         out.push_back(std::move(s));
       }
+  for (auto& s : slowWorkShapes(sc, km, p)) out.push_back(std::move(s));
+  return out;
+}
+
+std::vector<Shape> slowWorkShapes(const Scenario& sc, const KillModel& km, const ModelParams& p) {
+  auto kindOf = [&](const std::string& kind) {
+    auto it = std::find(p.faultKinds.begin(), p.faultKinds.end(), kind);
+    return it == p.faultKinds.end() ? -1 : static_cast<int>(it - p.faultKinds.begin());
+  };
+  auto verbOf = [&](const std::string& verb) {
+    auto it = std::find(km.verbs().begin(), km.verbs().end(), verb);
+    return it == km.verbs().end() ? -1 : static_cast<int>(it - km.verbs().begin());
+  };
+  const int delay = kindOf("delay"), kill = kindOf("kill");
+  // One consumer, the trace's own events: the points are those of c1's trace. Its first point and its last.
+  if (sc.http || p.slowWork.empty() || delay < 0 || kill < 0 || p.maxKills < 2 || p.minConsumers > 1) return {};
+  std::vector<ModelParams::SlowWork> points{p.slowWork.front()};
+  if (p.slowWork.size() > 1) points.push_back(p.slowWork.back());
+  Shape base;
+  const auto& events = sc.default_schedule.events;
+  for (size_t i = 0; i < events.size(); ++i) base.events.push_back(drawsOf(sc, events[i], static_cast<int>(i)));
+  if (base.events.empty()) return {};
+  base.keys = std::max<int>(1, sc.keys.size());
+  std::vector<Shape> out;
+  for (const auto& w : points) {
+    const int work = verbOf(w.work), ack = verbOf(w.ack);
+    if (work < 0 || ack < 0 || km.bound(w.work, static_cast<int>(base.events.size())) < w.k ||
+        km.bound(w.ack, static_cast<int>(base.events.size())) < w.ackK)
+      continue; // a point past what every run reaches: it would land elsewhere
+    Shape s = base;
+    Shape::Kill slow;
+    slow.verb = work;
+    slow.before = true;
+    slow.k = w.k;
+    slow.kind = delay;
+    slow.slowWork = true;
+    Shape::Kill after;
+    after.verb = ack;
+    after.before = false;
+    after.k = w.ackK;
+    after.kind = kill;
+    s.kills = {slow, after};
+    out.push_back(std::move(s));
+  }
   return out;
 }
 

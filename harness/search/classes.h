@@ -24,8 +24,14 @@ namespace idem {
 /// p.faultKinds at VERB#1 (a verb that many events never reach is left out). For an HTTP scenario with
 /// `delay` among p.faultKinds and a declared lease (p.leaseMs): one request its client gives up on, and a
 /// delay past the lease before VERB#1 of each verb. Empty when no fault is drawn (p.maxKills 0) or when the
-/// model is empty.
+/// model is empty. Last, the slow-work shapes.
 std::vector<Shape> classShapes(const Scenario& sc, const KillModel& km, const ModelParams& p);
+
+/// Slow work past an acknowledgement (p.slowWork, from the trace of a consumer that acknowledges several
+/// entries at once): at its first point and at its last, the default schedule's events with one consumer,
+/// a delay of p.slowWorkMs before c1's step there and c1 killed right after its next acknowledgement. None
+/// unless `delay` and `kill` are both among p.faultKinds, or when a point lies past what every run reaches.
+std::vector<Shape> slowWorkShapes(const Scenario& sc, const KillModel& km, const ModelParams& p);
 
 /// A fixed shape as a shrinkable: its shrinks drop the faults (when p.minKills is 0), then one event at a
 /// time (never below max(1, p.minEvents)), recursively.

@@ -44,6 +44,18 @@ struct ModelParams {
   /// HTTP scenarios: server replicas per schedule, uniform in [min, max]; shrinks toward min. With 2 or more,
   /// each request draws the replica it goes to and each burst whether its copies are split across them.
   int minReplicas = 1, maxReplicas = 1;
+  /// Slow work past an acknowledgement, from the fault-free trace (classShapes): a delay of `slowWorkMs` at a
+  /// step of c1's work (`work`#k) before it acknowledged several entries at once, and c1 killed right after
+  /// its next acknowledgement (`ack`#ackK): an acknowledgement on a timer, or of a batch, that covers an entry
+  /// still in work loses it. Empty: none planned.
+  struct SlowWork {
+    std::string work;
+    int k = 1;
+    std::string ack;
+    int ackK = 1;
+  };
+  std::vector<SlowWork> slowWork;
+  int slowWorkMs = 6000;
 };
 
 struct Shape {
@@ -68,6 +80,8 @@ struct Shape {
     /// HTTP scenarios: a delay lasts the declared lease_ms and kPastLeaseMs more instead of ModelParams::delayMs
     /// (a lock whose lease runs out while its holder still works). Shrinks toward false.
     bool pastLease = false;
+    /// A delay lasts ModelParams::slowWorkMs (class shapes of slow work only; never drawn).
+    bool slowWork = false;
   };
   /// A hold (plan/faults/hold.cc) on one process's step, released by the others' idleness (release 0),
   /// by time (1: ModelParams::holdMs; never drawn, as it leaves the order to timing) or when another process

@@ -39,6 +39,42 @@ TEST_CASE("the class sweep kills once at each class: before the entry work from 
   CHECK(classShapes(sc, km, p).empty());
 }
 
+TEST_CASE("slow work: a delay past the next acknowledgement and a kill after it, at the trace's first and last point") {
+  auto sc = builtin("wallet");
+  auto km = dedupTableModel();
+  ModelParams p;
+  p.faultKinds = {"kill", "drop", "delay"};
+  p.slowWorkMs = 6000;
+  p.slowWork = {{"INSERT", 1, "XACK", 1}, {"UPDATE", 1, "XACK", 1}, {"UPDATE", 2, "XACK", 1}};
+  auto slow = slowWorkShapes(sc, km, p);
+  REQUIRE(slow.size() == 2); // the first point and the last
+  std::vector<std::string> faults;
+  for (const auto& s : slow) {
+    Schedule x = materialize(s, sc, km, 1, p);
+    CHECK(x.consumers == 1);
+    CHECK(x.events.size() == sc.default_schedule.events.size());
+    std::string text;
+    for (const auto& f : x.faults) text += (text.empty() ? "" : " ") + f.str();
+    faults.push_back(text);
+  }
+  CHECK(faults == std::vector<std::string>{"delay:before:INSERT#1:6000 after:XACK#1", "delay:before:UPDATE#2:6000 after:XACK#1"});
+  // Last among the class shapes.
+  auto all = classShapes(sc, km, p);
+  REQUIRE(all.size() == 2 * km.verbs().size() + 2);
+  CHECK(nlohmann::json(materialize(all.back(), sc, km, 1, p)).dump() == nlohmann::json(materialize(slow.back(), sc, km, 1, p)).dump());
+  // Not without a delay or a kill to draw, nor with two consumers at least.
+  ModelParams noDelay = p;
+  noDelay.faultKinds = {"kill", "drop"};
+  CHECK(slowWorkShapes(sc, km, noDelay).empty());
+  ModelParams two = p;
+  two.minConsumers = 2;
+  CHECK(slowWorkShapes(sc, km, two).empty());
+  // A point past what every run of the default events reaches is left out.
+  ModelParams far = p;
+  far.slowWork = {{"INSERT", 99, "XACK", 1}};
+  CHECK(slowWorkShapes(sc, km, far).empty());
+}
+
 TEST_CASE("cases: the classes first, then the seed's random schedules as before, whatever the shard") {
   auto sc = builtin("wallet");
   auto km = dedupTableModel();
