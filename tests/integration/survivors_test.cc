@@ -77,6 +77,28 @@ struct Background {
   std::filesystem::path report() const { return dir / "report"; }
 };
 
+/// What an idemproof in the background left once interrupted by SIGINT (sent here) and ended: its exit
+/// status, stdout, stderr and report.json (null when it wrote none).
+struct Interrupted {
+  int status = -1;
+  std::string out, err;
+  nlohmann::json report;
+};
+Interrupted interrupt(Background& bg) {
+  ::kill(bg.child.id(), SIGINT);
+  bg.child.wait();
+  Interrupted in;
+  in.status = bg.child.exit_code();
+  auto text = [](const std::filesystem::path& p) {
+    std::ifstream f(p);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  };
+  in.out = text(bg.dir / "out");
+  in.err = text(bg.dir / "err");
+  if (std::filesystem::exists(bg.report() / "report.json")) in.report = nlohmann::json::parse(text(bg.report() / "report.json"));
+  return in;
+}
+
 /// The peak resident set of `run` (idemproof itself, not the processes it runs), in KiB, read from its
 /// VmHWM (which only grows) until it exits; then waits for it.
 long peakUntilExit(bp::child& run) {
@@ -277,17 +299,12 @@ TEST_CASE("SIGINT during a check: exit 130, and the report and JUnit count only 
                 {{"IDEMPROOF_TEST_TAG", tag}});
   // Interrupted while its consumers run: the search is under way.
   bool running = eventually([&] { return !tagged(tag, "dedup-table/dedup-table").empty(); });
-  ::kill(bg.child.id(), SIGINT);
-  bg.child.wait();
   REQUIRE(running);
-  std::ifstream err(bg.dir / "err"), out(bg.dir / "out");
-  std::string errText((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
-  std::string outText((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
-  INFO("stdout: " << outText << "\nstderr: " << errText);
-  CHECK(bg.child.exit_code() == 130);
-  REQUIRE(std::filesystem::exists(bg.report() / "report.json"));
-  std::ifstream rep(bg.report() / "report.json");
-  nlohmann::json report = nlohmann::json::parse(rep);
+  const Interrupted in = interrupt(bg);
+  INFO("stdout: " << in.out << "\nstderr: " << in.err);
+  CHECK(in.status == 130);
+  REQUIRE(!in.report.is_null());
+  const nlohmann::json& report = in.report;
   CHECK(report["interrupted"] == "SIGINT");
   CHECK(report["verdict"] == "unknown");
   const auto& check = report["check"];
@@ -318,19 +335,14 @@ TEST_CASE("SIGINT during a compare: exit 130, its matrix in the report and on st
   // Interrupted while its consumers run: whether in the baselines or in the classes, most schedules are
   // still to run.
   bool running = eventually([&] { return !tagged(tag, "retry-no-dedup/retry-no-dedup").empty(); });
-  ::kill(bg.child.id(), SIGINT);
-  bg.child.wait();
   REQUIRE(running);
-  std::ifstream err(bg.dir / "err"), out(bg.dir / "out");
-  std::string errText((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
-  std::string outText((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
-  INFO("stdout: " << outText << "\nstderr: " << errText);
-  CHECK(bg.child.exit_code() == 130);
+  const Interrupted in = interrupt(bg);
+  INFO("stdout: " << in.out << "\nstderr: " << in.err);
+  CHECK(in.status == 130);
   // Printed before the exit, although stdout is a file (buffered).
-  CHECK(outText.find("interrupted by SIGINT: ") != std::string::npos);
-  REQUIRE(std::filesystem::exists(bg.report() / "report.json"));
-  std::ifstream rep(bg.report() / "report.json");
-  nlohmann::json report = nlohmann::json::parse(rep);
+  CHECK(in.out.find("interrupted by SIGINT: ") != std::string::npos);
+  REQUIRE(!in.report.is_null());
+  const nlohmann::json& report = in.report;
   CHECK(report["interrupted"] == "SIGINT");
   CHECK(report["verdict"] != "pass");
   int unknown = 0;
