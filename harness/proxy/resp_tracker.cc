@@ -67,6 +67,36 @@ std::string commandLine(const std::vector<std::string_view>& args) {
   return out + "...";
 }
 
+/// `args` with the secrets it carries masked for a step's detail (the history and the report keep it, and
+/// with --valkey-url the password is the user's): AUTH's password, HELLO's AUTH password, MIGRATE's AUTH
+/// and AUTH2 passwords, and the value of CONFIG SET requirepass or masterauth.
+std::vector<std::string_view> withoutSecrets(std::vector<std::string_view> args) {
+  static constexpr std::string_view kMasked = "***";
+  auto is = [](std::string_view a, std::string_view word) {
+    return a.size() == word.size() && std::equal(a.begin(), a.end(), word.begin(), [](char x, char y) {
+             return std::toupper(static_cast<unsigned char>(x)) == y;
+           });
+  };
+  if (args.empty()) return args;
+  if (is(args[0], "AUTH")) {
+    if (args.size() >= 2) args.back() = kMasked; // AUTH password, AUTH user password
+  } else if (is(args[0], "HELLO") || is(args[0], "MIGRATE")) {
+    for (size_t i = 1; i < args.size(); ++i) {
+      if (is(args[i], "AUTH") && i + 1 < args.size()) {
+        // HELLO … AUTH user password; MIGRATE … AUTH password
+        const size_t secret = is(args[0], "HELLO") ? i + 2 : i + 1;
+        if (secret < args.size()) args[secret] = kMasked;
+      } else if (is(args[i], "AUTH2") && i + 2 < args.size()) {
+        args[i + 2] = kMasked; // MIGRATE … AUTH2 user password
+      }
+    }
+  } else if (is(args[0], "CONFIG") && args.size() >= 4 && is(args[1], "SET")) {
+    for (size_t i = 2; i + 1 < args.size(); i += 2)
+      if (is(args[i], "REQUIREPASS") || is(args[i], "MASTERAUTH")) args[i + 1] = kMasked;
+  }
+  return args;
+}
+
 struct Pending {
   ReadShape shape = ReadShape::None;
   bool noAck = false; ///< XREADGROUP … NOACK: the group counts what it delivers acknowledged
@@ -119,7 +149,7 @@ public:
     out.kind = ClientMsg::Kind::RequestEnd;
     StepInfo& step = out.step;
     step.verb = upperWord(args_[0]);
-    step.detail = commandLine(args_);
+    step.detail = commandLine(withoutSecrets(args_));
     Pending p;
     const std::string& v = step.verb;
     step.read = isAny(v, {"XREADGROUP", "XREAD", "XAUTOCLAIM", "XCLAIM"});

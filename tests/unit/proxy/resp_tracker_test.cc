@@ -69,6 +69,23 @@ TEST_CASE("resp commands: multibulk and inline, verb upper case, detail escaped 
   oneCommand(std::string(70000, 'a'), Decode::Invalid);    // inline line too long
 }
 
+TEST_CASE("resp commands: a password in a step's detail is masked, whatever command carries it") {
+  CHECK(oneCommand(cmd({"AUTH", "s3cret"})).step.detail == "AUTH ***");
+  CHECK(oneCommand(cmd({"auth", "default", "s3cret"})).step.detail == "auth default ***");
+  CHECK(oneCommand(cmd({"HELLO", "3", "AUTH", "default", "s3cret", "SETNAME", "c1"})).step.detail ==
+        "HELLO 3 AUTH default *** SETNAME c1");
+  CHECK(oneCommand(cmd({"hello", "3", "setname", "c1", "auth", "u", "s3cret"})).step.detail == "hello 3 setname c1 auth u ***");
+  CHECK(oneCommand(cmd({"MIGRATE", "h", "6379", "", "0", "5000", "AUTH", "s3cret", "KEYS", "k"})).step.detail ==
+        "MIGRATE h 6379  0 5000 AUTH *** KEYS k");
+  CHECK(oneCommand(cmd({"MIGRATE", "h", "6379", "k", "0", "5000", "AUTH2", "u", "s3cret"})).step.detail ==
+        "MIGRATE h 6379 k 0 5000 AUTH2 u ***");
+  CHECK(oneCommand(cmd({"CONFIG", "SET", "maxmemory", "1mb", "requirepass", "s3cret"})).step.detail ==
+        "CONFIG SET maxmemory 1mb requirepass ***");
+  CHECK(oneCommand(cmd({"HELLO", "3"})).step.detail == "HELLO 3");
+  CHECK(oneCommand(cmd({"SET", "auth", "s3cret"})).step.detail == "SET auth s3cret"); // a value, no password
+  CHECK(oneCommand("AUTH s3cret\r\n").step.detail == "AUTH ***");               // inline
+}
+
 TEST_CASE("resp commands: blocking reads and pops, XACK ids") {
   CHECK(oneCommand(cmd({"XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">"})).step.blocking);
   CHECK(oneCommand(cmd({"xread", "count", "1", "block", "10", "streams", "s", "$"})).step.blocking);
