@@ -129,7 +129,8 @@ bool setUpCommand(const std::string& server, const std::string& verb, const std:
     if (verb == "AUTH" || verb == "SELECT" || verb == "HELLO") return true;
     if (verb == "CLIENT") {
       const std::string sub = subcommand(detail);
-      return sub == "SETNAME" || sub == "SETINFO";
+      // SETINFO: node-redis, redis-py 5; MAINT_NOTIFICATIONS: node-redis 5.9 and later, on every connection.
+      return sub == "SETNAME" || sub == "SETINFO" || sub == "MAINT_NOTIFICATIONS";
     }
     return !connectionWorked && (verb == "INFO" || verb == "PING");
   }

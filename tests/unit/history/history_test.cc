@@ -263,6 +263,8 @@ TEST_CASE("set-up: what clients send as they connect is set-up, INFO, PING and S
   }
   CHECK(setUpCommand("valkey", "CLIENT", "client setname c1", true));
   CHECK(setUpCommand("valkey", "CLIENT", "CLIENT SETINFO LIB-NAME ioredis", false));
+  // node-redis 5.9 and later, on every connection (a server of a cluster's maintenance notices; Valkey 7 refuses it).
+  CHECK(setUpCommand("valkey", "CLIENT", "CLIENT MAINT_NOTIFICATIONS ON moving-endpoint-type external-ip", true));
   CHECK_FALSE(setUpCommand("valkey", "CLIENT", "CLIENT TRACKING ON", false)); // it changes what the server sends
   CHECK_FALSE(setUpCommand("valkey", "CLIENT", "CLIENT", false));
   // ioredis's ready check and a handshake PING; later, the target's own health check stays a step.
