@@ -45,6 +45,11 @@ void TargetProcesses::ended(const TargetProcess& p, const ExitStatus& es, const 
   h_.append(p.label, exitOf(es, by));
 }
 
+namespace {
+/// The least grace after which a process SIGKILLed at its end is said to have ignored its SIGTERM.
+constexpr std::chrono::milliseconds kGraceToJudgeSigterm{500};
+} // namespace
+
 ExitStatus TargetProcesses::stop(TargetProcess& p, std::chrono::milliseconds grace) {
   // A stopped group would hold its SIGTERM until the grace ran out and be SIGKILLed for it.
   ctl_.setStopping(p.owner); // what it sends from now on is its shutdown: no fault point
@@ -55,7 +60,9 @@ ExitStatus TargetProcesses::stop(TargetProcess& p, std::chrono::milliseconds gra
     stopped_.erase(p.owner);
   }
   auto e = exitOf(es, "harness");
-  e.ignoredSigterm = es.signal == SIGKILL;
+  // Ignored only if it had time to act on it: at a deadline the grace is what is left of it, down to nothing,
+  // and a SIGKILL then says nothing of how the process handles SIGTERM.
+  e.ignoredSigterm = es.signal == SIGKILL && grace >= kGraceToJudgeSigterm;
   h_.append(p.label, e);
   return es;
 }
