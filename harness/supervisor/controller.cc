@@ -176,9 +176,9 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   if (!st.firstRequest) st.firstRequest = now;
   st.lastActivity = now;
   st.lastWasEmptyRead = false;
-  // A client reconnecting on its own replays its session's set-up (a prefetch, a declare): still
-  // reconnecting, not working, until it reads or works again.
-  if (!step.configures) st.cutAt.clear();
+  // A client reconnecting on its own replays its session's set-up (AUTH or HELLO, a prefetch, a declare):
+  // still reconnecting, not working, until it reads or works again.
+  if (!step.configures && !setUp) st.cutAt.clear();
   // A relay polls the outbox for as long as it lives: its steps are no consumer's work (the outbox query
   // tells when it is done: relay.cc).
   if (!step.read && !step.keepAlive && !relay) lastWork_ = now;
@@ -290,6 +290,8 @@ proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, co
       settledForGroup(e.id);
     }
   }
+  // Its acknowledgements reached the broker: now, before a fault after the step acts (a forget undoes them).
+  if (!reply.error && !f.answered) ackedAtBroker_.insert(s.acked.begin(), s.acked.end());
   if (auto fault = f.setUp || f.stopping ? std::nullopt : takeFault(When::After, f.step.verb, f.k, names_[owner], f.pk)) {
     proxy::Decision d = fire(lock, owner, *fault, s, f.server, token, false);
     if (d.kind == proxy::Decision::Kind::Hold) {
@@ -326,6 +328,7 @@ std::vector<proxy::StepToken> Controller::replied(int owner, ops::Step s, const 
         fresh = true;
         continue;
       }
+      if (ackedAtBroker_.count(e.id)) continue; // a copy the broker settles (ackedAtBroker_)
       st.returned.erase(e.id); // its own again
       if (st.held.insert(e.id).second) fresh = true;
       else if (st.handedAgain[e.id]++ == 0) st.handedAgainSince[e.id] = now;

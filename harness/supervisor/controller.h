@@ -266,6 +266,11 @@ private:
   std::map<int, RequestHold> requestHolds_;
   Clock::time_point lastWork_ = Clock::now();
   std::set<std::string> seenDelivered_; ///< every entry a reply has delivered (seenDelivered)
+  /// Entries whose acknowledgement reached the broker (the step forwarded, and answered without an error)
+  /// since the last server action that can undo one (a forget, a restart). A later delivery of one is a
+  /// copy the broker settles by itself — a JetStream redelivery sent before the server read the ack that
+  /// settles it: recorded, but no one's work to hold.
+  std::set<std::string> ackedAtBroker_;
   /// Entry `id` is acknowledged for the group: no process holds it any more (caller holds mu_).
   void settledForGroup(const std::string& id);
 };

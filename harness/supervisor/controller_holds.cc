@@ -5,6 +5,8 @@
 /// at its step in controller_fire.cc.
 #include "supervisor/controller.h"
 
+#include "plan/fault_kind.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -126,6 +128,9 @@ void Controller::serverActionDone(const ServerAction& a, std::optional<ops::Aged
   {
     std::lock_guard<std::mutex> lock(mu_);
     history_.append(a.process, ops::FaultOp{a.fault, 0, std::move(aged)});
+    // A forget takes acknowledgements back; a restart may lose one its server had not made durable.
+    const auto action = faultKind(a.fault.kind, "fault").effect(a.fault).action;
+    if (action == Effect::Action::Forget || action == Effect::Action::Restart) ackedAtBroker_.clear();
     ++activity_;
   }
   cv_.notify_all();

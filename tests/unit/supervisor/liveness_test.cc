@@ -288,6 +288,56 @@ TEST_CASE("run ending: no stall is proven while the harness holds a process, nei
   CHECK(idle.observe(t0 + 14030ms, moment({quiet.view(1)}, 2, t0), notParked).kind == Decision::Kind::Stalled);
 }
 
+TEST_CASE("liveness: a Valkey client that says only AUTH or HELLO after a cut is still reconnecting, not working") {
+  Steps s;
+  auto read = s.send(1, "XREADGROUP", true);
+  s.ctl.onCut(1, read, proxy::CutKind::Withheld); // a drop before its read
+  REQUIRE(s.idle(1));
+  // node-redis's own reconnect: the handshake, its library's name, and then nothing.
+  for (const char* line : {"HELLO 3 AUTH default ***", "CLIENT SETINFO LIB-NAME node-redis",
+                           "CLIENT MAINT_NOTIFICATIONS ON moving-endpoint-type external-ip"}) {
+    proxy::StepInfo hello;
+    hello.detail = line;
+    hello.verb = hello.detail.substr(0, hello.detail.find(' '));
+    proxy::StepToken t;
+    s.ctl.onRequest(1, proxy::Server::Valkey, 2, hello, t);
+    s.ctl.onReply(1, t, {});
+  }
+  CHECK(s.ctl.state(1).cutAt == "XREADGROUP#1 (valkey)");
+  CHECK(s.idle(1));
+  s.read(1, "XREADGROUP", {}, true); // it reads again: back at work
+  CHECK(s.ctl.state(1).cutAt.empty());
+}
+
+TEST_CASE("liveness: a copy of an entry handed out after its acknowledgement reached the broker is no one's work") {
+  // A JetStream pull answered with a message the server redelivered before it read the ack that settles it.
+  Steps s;
+  s.read(1, "XREADGROUP", {"1-1"});
+  s.ack(1, "1-1");
+  s.read(1, "XREADGROUP", {"1-1"}, true);
+  CHECK(s.view(1).held == 0);
+  s.read(1, "XREADGROUP", {}, true); // it skips the copy (its dedup, or an error) and pulls again
+  CHECK(s.idle(1));
+  s.read(2, "XAUTOCLAIM", {"1-1"}); // to another process alike
+  CHECK(s.view(2).held == 0);
+
+  // A forget after the acknowledgement takes it back: what the broker hands out again is work.
+  Steps f({Fault::parse("forget:after:XACK#1", "test")});
+  f.read(1, "XREADGROUP", {"1-1"});
+  auto ack = f.send(1, "XACK", false, {"1-1"});
+  proxy::ReplyInfo one;
+  one.summary = ":1";
+  REQUIRE(f.ctl.onReply(1, ack, one).kind == proxy::Decision::Kind::Hold); // until the broker went back
+  auto due = f.ctl.takeServerActions();
+  REQUIRE(due.size() == 1);
+  f.ctl.serverActionDone(due[0]);
+  f.ctl.onReleased(1, ack);
+  f.read(1, "XREADGROUP", {"1-1"}, true);
+  CHECK(f.view(1).held == 1);
+  f.read(1, "XREADGROUP", {}, true);
+  CHECK_FALSE(f.idle(1));
+}
+
 TEST_CASE("liveness: an entry the consumer handed back (a nack with requeue) is no work of its own") {
   Steps s;
   auto deliver = s.send(1, "XREADGROUP", true);
