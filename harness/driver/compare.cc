@@ -194,6 +194,24 @@ Matrix matrixOf(const std::vector<Class>& classes, const std::vector<Column>& co
   return m;
 }
 
+Verdict cellVerdict(const std::string& cls, const Schedule& s, const Judged& j) {
+  // A race class's kill that the target's own course never reached (c2 exited on the race's 40001 before
+  // any XACK) is coverage loss, counted in faults_fired, as in check: not an unknown cell. A kill or fault
+  // class's point that this run of the target never reached (its steps vary from run to run: an offset
+  // commit on a timer, records a fetch bundled otherwise), the run otherwise passing, did not test the
+  // class: not applicable to that run, its faults_fired below its faults_planned (docs/verdicts.md). So
+  // with a class of two faults of which one fired: slow work whose delay never came because the timer's
+  // acknowledgement, and the kill after it, came first.
+  const CaseResult o = classify(s, j.history.ops(), j.results, j.error);
+  if (cls.rfind("race:", 0) == 0) {
+    // A race that did not happen (no copy reached c2 while c1 was held) tested nothing: not a pass.
+    return o.verdict == Verdict::Pass && !raced(cls, s, j.history.ops()) ? Verdict::NotApplicable : o.verdict;
+  }
+  if (o.verdict == Verdict::Pass && !o.planned.empty() && o.fired.size() < o.planned.size())
+    return Verdict::NotApplicable;
+  return j.verdict;
+}
+
 Comparison compareTargets(Session& session, const Options& options, Progress& progress) {
   const auto& sc = session.scenario();
   Options o = options;
@@ -361,17 +379,7 @@ Comparison compareTargets(Session& session, const Options& options, Progress& pr
       continue;
     }
     JudgedCell c{j.column, j.cls, j.id, j.result.verdict, j.result.kinds(), "", 0, 0};
-    // A race class's kill that the target's own course never reached (c2 exited on the race's 40001
-    // before any XACK) is coverage loss, counted in faults_fired, as in check: not an unknown cell. A kill
-    // or fault class's point that this run of the target never reached (its steps vary from run to run: an
-    // offset commit on a timer, records a fetch bundled otherwise), the run otherwise passing, did not
-    // test the class: not applicable to that run, its faults_fired 0 (docs/verdicts.md).
-    const CaseResult o = classify(j.schedule, j.result.history.ops(), j.result.results, j.result.error);
-    if (j.cls.rfind("race:", 0) == 0) {
-      c.verdict = o.verdict;
-      // A race that did not happen (no copy reached c2 while c1 was held) tested nothing: not a pass.
-      if (c.verdict == Verdict::Pass && !raced(j.cls, j.schedule, j.result.history.ops())) c.verdict = Verdict::NotApplicable;
-    } else if (o.verdict == Verdict::Pass && !o.planned.empty() && o.fired.empty()) c.verdict = Verdict::NotApplicable;
+    c.verdict = cellVerdict(j.cls, j.schedule, j.result);
     c.point = faultsText(j.schedule.faults, " + ");
     c.planned = static_cast<int>(j.schedule.faults.size());
     c.fired = static_cast<int>(recordsOf<ops::FaultOp>(j.result.history.ops()).size());

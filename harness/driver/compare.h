@@ -139,6 +139,10 @@ std::vector<RaceSchedule> raceSchedules(const Scenario& sc, const Schedule& base
 /// prefetch let the broker hand the retry to c1 too, a broker that hands no entry of a live consumer to
 /// another (RabbitMQ, Kafka), a hold whose step c1 never reached.
 bool raced(const std::string& cls, const Schedule& s, const std::vector<Op>& history);
+/// The verdict a judged schedule `j` of class `cls` brings to its cell: its own; n/a when it did not test
+/// its class — a kill or fault class whose planned faults did not all fire, the run otherwise passing, or a
+/// race class that raced nothing; a race class's unfired kill counts as coverage loss, as in check.
+Verdict cellVerdict(const std::string& cls, const Schedule& s, const Judged& j);
 
 /// Adds the classes of `mine` (one target's, in its order) that `order` lacks, each after the class that
 /// precedes it in `mine`.

@@ -458,3 +458,28 @@ TEST_CASE("compare: the gaps around a sink's CALL are labelled as the call") {
   CHECK(classOf["before:CALL#1"] == "after INSERT, before the call (sink)");
   CHECK(classOf["after:COMMIT#1"] == "after COMMIT, before XACK");
 }
+
+TEST_CASE("compare: a schedule of a class that did not fire all its faults, otherwise passing, is n/a to its cell") {
+  Schedule s;
+  s.faults = {Fault::parse("delay:c1:before:UPDATE#3:6000", "test"), Fault::parse("c1:after:COMMIT_OFFSET#1", "test")};
+  auto judged = [&](std::vector<std::string> fired, Verdict balance) {
+    Judged j;
+    j.schedule = s;
+    for (const auto& f : fired) j.history.append("c1", ops::FaultOp{Fault::parse(f, "test"), 9});
+    j.results = {{"invariant:balance", balance, {}, ""},
+                 {"faults", fired.size() == s.faults.size() ? Verdict::Pass : Verdict::Unknown, {}, "never fired"}};
+    j.verdict = balance == Verdict::Fail ? Verdict::Fail : fired.size() == s.faults.size() ? Verdict::Pass : Verdict::Unknown;
+    return j;
+  };
+  // The timer's acknowledgement came before the slowed step: the kill fired, the delay never did.
+  CHECK(cellVerdict("slow:ack", s, judged({"c1:after:COMMIT_OFFSET#1"}, Verdict::Pass)) == Verdict::NotApplicable);
+  CHECK(cellVerdict("slow:ack", s, judged({}, Verdict::Pass)) == Verdict::NotApplicable);
+  CHECK(cellVerdict("slow:ack", s, judged({"delay:c1:before:UPDATE#3:6000", "c1:after:COMMIT_OFFSET#1"}, Verdict::Pass)) ==
+        Verdict::Pass);
+  // A violation is a failure whatever fired.
+  CHECK(cellVerdict("slow:ack", s, judged({"c1:after:COMMIT_OFFSET#1"}, Verdict::Fail)) == Verdict::Fail);
+  // Another checker that could not judge keeps the schedule unknown.
+  Judged other = judged({"c1:after:COMMIT_OFFSET#1"}, Verdict::Pass);
+  other.results[0].verdict = Verdict::Unknown;
+  CHECK(cellVerdict("slow:ack", s, other) == Verdict::Unknown);
+}
