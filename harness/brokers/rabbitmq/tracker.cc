@@ -218,15 +218,34 @@ private:
       return reply(out);
     case ChannelClose: case ConnectionClose: {
       // The server ends the channel (or the connection) after an error: the answer of a request waiting on it.
+      // Its unacknowledged messages go back to the queue.
+      std::vector<std::string> back;
+      for (const auto& [ch, tags] : unacked_)
+        if (m->id == ConnectionClose || ch == f.channel)
+          for (const auto& [tag, entry] : tags) back.push_back(entry);
       if (m->id == ChannelClose) unacked_.erase(f.channel);
       else unacked_.clear();
+      const std::string prefix = std::to_string(f.channel) + "/"; // its consumers end with it
+      for (auto it = consumers_.begin(); it != consumers_.end();)
+        it = m->id == ConnectionClose || it->first.rfind(prefix, 0) == 0 ? consumers_.erase(it) : std::next(it);
       const bool waits = std::any_of(outstanding_.begin(), outstanding_.end(), [&](const Outstanding& o) {
         return m->id == ConnectionClose || o.channel == f.channel;
       });
-      if (!waits) return Decode::Message;
       out.reply.error = true;
       out.reply.summary = std::to_string(m->replyCode) + " " + m->replyText;
-      return reply(out);
+      if (waits) return reply(out);
+      if (back.empty()) {
+        out.reply = {};
+        return Decode::Message;
+      }
+      // Of itself (an ack the client sent with a delivery tag the channel does not know: 406): a step of the
+      // server's that hands the messages back, so that no one counts them as the client's work any more.
+      out.kind = ServerMsg::Kind::Push;
+      out.step.verb = verbOf(m->id);
+      out.step.detail = out.step.verb + " " + out.reply.summary;
+      out.step.returned = std::move(back);
+      out.reply.waiting = !consumers_.empty();
+      return Decode::Message;
     }
     case ChannelOpenOk: case ChannelCloseOk: case ConnectionCloseOk: return Decode::Message;
     case BasicConsumeOk:

@@ -189,6 +189,53 @@ TEST_CASE("rabbitmq tracker: what a connection holds unacknowledged", "[rabbitmq
   CHECK(tracker->unacked().empty());
 }
 
+TEST_CASE("rabbitmq tracker: a channel.close the server sends of itself hands the channel's messages back", "[rabbitmq]") {
+  // The amqplib session up to its first delivery (m1, channel 1, unacknowledged); then the server closes the
+  // channel, as RabbitMQ does on an ack of a delivery tag the channel does not know.
+  auto chunks = loadCapture("amqplib/session.cap");
+  auto tracker = idem::rabbitmq::makeTracker();
+  std::string cin, sin;
+  bool delivered = false;
+  for (size_t i = 0; i < chunks.size() && !delivered; ++i) {
+    std::string& in = chunks[i].client ? cin : sin;
+    in += chunks[i].bytes;
+    while (!delivered) {
+      if (chunks[i].client) {
+        ClientMsg m;
+        if (tracker->onClient(in, m) != idem::proxy::Decode::Message) break;
+        in.erase(0, m.size);
+      } else {
+        ServerMsg m;
+        if (tracker->onServer(in, m) != idem::proxy::Decode::Message) break;
+        in.erase(0, m.size);
+        delivered = m.kind == ServerMsg::Kind::Push;
+      }
+    }
+  }
+  REQUIRE(delivered);
+  REQUIRE(tracker->unacked() == std::set<std::string>{"m1"});
+  const std::string text = "PRECONDITION_FAILED - unknown delivery tag 4";
+  std::string payload = std::string("\x00\x14\x00\x28\x01\x96", 6) + static_cast<char>(text.size()) + text +
+                        std::string("\x00\x3c\x00\x50", 4);
+  std::string frame = std::string("\x01\x00\x01", 3);
+  for (int shift : {24, 16, 8, 0}) frame += static_cast<char>((payload.size() >> shift) & 0xFF);
+  frame += payload + "\xce";
+  ServerMsg close;
+  REQUIRE(tracker->onServer(frame, close) == idem::proxy::Decode::Message);
+  CHECK(close.size == frame.size());
+  CHECK(close.kind == ServerMsg::Kind::Push);
+  CHECK(close.step.verb == "CHANNEL_CLOSE");
+  CHECK(close.step.returned == Strings{"m1"});
+  CHECK(close.step.acked.empty());
+  CHECK(close.reply.error);
+  CHECK(close.reply.summary == "406 " + text);
+  CHECK(tracker->unacked().empty());
+  // With nothing left unacknowledged, another close passes unseen.
+  ServerMsg again;
+  REQUIRE(tracker->onServer(frame, again) == idem::proxy::Decode::Message);
+  CHECK(again.kind == ServerMsg::Kind::Pass);
+}
+
 TEST_CASE("rabbitmq tracker: bytes that are no AMQP are refused", "[rabbitmq]") {
   auto t = fresh();
   ClientMsg m;
