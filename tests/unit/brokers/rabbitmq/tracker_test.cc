@@ -41,6 +41,30 @@ Strings acks(const Events& e) {
   return out;
 }
 
+/// Feeds a recorded session to `tracker` chunk by chunk, each direction's messages as they complete, until
+/// `stop` says so of a server message; whether it did.
+template <class Stop>
+bool feedUntil(idem::proxy::Tracker& tracker, const std::vector<Chunk>& chunks, Stop stop) {
+  std::string cin, sin;
+  for (const auto& c : chunks) {
+    std::string& in = c.client ? cin : sin;
+    in += c.bytes;
+    while (true) {
+      if (c.client) {
+        ClientMsg m;
+        if (tracker.onClient(in, m) != idem::proxy::Decode::Message) break;
+        in.erase(0, m.size);
+      } else {
+        ServerMsg m;
+        if (tracker.onServer(in, m) != idem::proxy::Decode::Message) break;
+        in.erase(0, m.size);
+        if (stop(m)) return true;
+      }
+    }
+  }
+  return false;
+}
+
 std::string field(const EntryView& e, const std::string& k) {
   for (const auto& [key, v] : e.fields)
     if (key == k) return v;
@@ -162,29 +186,15 @@ TEST_CASE("rabbitmq tracker: librabbitmq's consume, acks and an empty get", "[ra
 
 TEST_CASE("rabbitmq tracker: what a connection holds unacknowledged", "[rabbitmq]") {
   // The amqplib session cut right after its first delivery: m1 is held, until the nack gives it back.
-  auto chunks = loadCapture("amqplib/session.cap");
   auto tracker = idem::rabbitmq::makeTracker();
-  std::string cin, sin;
   bool held = false;
-  for (const auto& c : chunks) {
-    std::string& in = c.client ? cin : sin;
-    in += c.bytes;
-    while (true) {
-      if (c.client) {
-        ClientMsg m;
-        if (tracker->onClient(in, m) != idem::proxy::Decode::Message) break;
-        in.erase(0, m.size);
-      } else {
-        ServerMsg m;
-        if (tracker->onServer(in, m) != idem::proxy::Decode::Message) break;
-        in.erase(0, m.size);
-        if (m.kind == ServerMsg::Kind::Push && !held) {
-          CHECK(tracker->unacked() == std::set<std::string>{"m1"});
-          held = true;
-        }
-      }
+  feedUntil(*tracker, loadCapture("amqplib/session.cap"), [&](const ServerMsg& m) {
+    if (m.kind == ServerMsg::Kind::Push && !held) {
+      CHECK(tracker->unacked() == std::set<std::string>{"m1"});
+      held = true;
     }
-  }
+    return false;
+  });
   CHECK(held);
   CHECK(tracker->unacked().empty());
 }
@@ -192,26 +202,9 @@ TEST_CASE("rabbitmq tracker: what a connection holds unacknowledged", "[rabbitmq
 TEST_CASE("rabbitmq tracker: a channel.close the server sends of itself hands the channel's messages back", "[rabbitmq]") {
   // The amqplib session up to its first delivery (m1, channel 1, unacknowledged); then the server closes the
   // channel, as RabbitMQ does on an ack of a delivery tag the channel does not know.
-  auto chunks = loadCapture("amqplib/session.cap");
   auto tracker = idem::rabbitmq::makeTracker();
-  std::string cin, sin;
-  bool delivered = false;
-  for (size_t i = 0; i < chunks.size() && !delivered; ++i) {
-    std::string& in = chunks[i].client ? cin : sin;
-    in += chunks[i].bytes;
-    while (!delivered) {
-      if (chunks[i].client) {
-        ClientMsg m;
-        if (tracker->onClient(in, m) != idem::proxy::Decode::Message) break;
-        in.erase(0, m.size);
-      } else {
-        ServerMsg m;
-        if (tracker->onServer(in, m) != idem::proxy::Decode::Message) break;
-        in.erase(0, m.size);
-        delivered = m.kind == ServerMsg::Kind::Push;
-      }
-    }
-  }
+  const bool delivered = feedUntil(*tracker, loadCapture("amqplib/session.cap"),
+                                   [](const ServerMsg& m) { return m.kind == ServerMsg::Kind::Push; });
   REQUIRE(delivered);
   REQUIRE(tracker->unacked() == std::set<std::string>{"m1"});
   const std::string text = "PRECONDITION_FAILED - unknown delivery tag 4";
