@@ -34,6 +34,19 @@ namespace idem {
 
 namespace fs = std::filesystem;
 
+std::string timingFlags(const RunOptions& run) {
+  const RunOptions defaults;
+  std::string out;
+  if (run.claim_idle_ms != defaults.claim_idle_ms) out += fmt::format(" --claim-idle-ms {}", run.claim_idle_ms);
+  auto duration = [&](const char* flag, std::chrono::milliseconds v, std::chrono::milliseconds d) {
+    if (v != d) out += fmt::format(" {} {}ms", flag, v.count());
+  };
+  duration("--deadline", run.deadline, defaults.deadline);
+  duration("--stall-timeout", run.stall, defaults.stall);
+  duration("--settle", run.settle, defaults.settle);
+  return out;
+}
+
 std::string shellQuote(const std::string& s) {
   if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:+,@") ==
                         std::string::npos)
@@ -111,6 +124,7 @@ void save(Session& session, const CommonArgs& common, const CheckArgs& args, Cou
   if (args.scenarioGiven && (scArg.find('/') != std::string::npos || scArg.find(".json") != std::string::npos))
     cx.replayCommand += " --scenario " + shellQuote(scArg);
   if (!common.sinkPolicy.empty()) cx.replayCommand += " --sink-policy " + common.sinkPolicy; // the provider it failed against
+  cx.replayCommand += timingFlags(common.run);
 }
 
 std::vector<Schedule> copies(const Schedule& s, int n) { return std::vector<Schedule>(static_cast<size_t>(std::max(1, n)), s); }

@@ -40,6 +40,10 @@ Schedule defaultScheduleFor(const Session& session, const std::string& target, i
 
 /// `s` as one word of a POSIX shell: as is when it needs no quoting, else in single quotes.
 std::string shellQuote(const std::string& s);
+/// The timing flags of `run` that differ from their defaults (" --claim-idle-ms 2000 --stall-timeout 20000ms"),
+/// for a replay command: a schedule replayed at other timings may not fail alike (NATS's AckWait is
+/// --claim-idle-ms).
+std::string timingFlags(const RunOptions& run);
 
 /// The line printed on stderr for a run that could not be judged: its error and where the consumers' output
 /// was kept (`logs`: label -> path relative to the report dir, as Session::writeLogs returns).

@@ -94,7 +94,7 @@ std::string replayCommandOf(const Session& session, const Schedule& s, size_t ta
   const std::string& sc = session.args().scenario;
   if (sc.find('/') != std::string::npos || sc.find(".json") != std::string::npos) cmd += " --scenario " + shellQuote(sc);
   if (!s.sinkPolicy.empty()) cmd += " --sink-policy " + s.sinkPolicy;
-  return cmd;
+  return cmd + timingFlags(session.args().run);
 }
 
 /// A column's part of run ids and report folders: "sink-keyed", "sink-keyed/ignore".
