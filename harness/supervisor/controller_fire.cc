@@ -177,6 +177,7 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
     d.kind = proxy::Decision::Kind::Hold;
     d.hold = effect.time;
     delayed_.insert(token.id);
+    delayUntil_[token.id] = Clock::now() + effect.time;
     history_.append(name, ops::FaultOp{fault, 0});
     return d;
   }

@@ -57,6 +57,14 @@ int Controller::delayed() const {
                                         [&](int64_t t) { return inflight_.count(t) > 0 || heldReplies_.count(t) > 0; }));
 }
 
+bool Controller::delaying() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto now = Clock::now();
+  return std::any_of(delayUntil_.begin(), delayUntil_.end(), [&](const auto& d) {
+    return d.second > now && (inflight_.count(d.first) > 0 || heldReplies_.count(d.first) > 0);
+  });
+}
+
 std::vector<proxy::StepToken> Controller::reached(const std::string& process, When when, const std::string& verb, int k) {
   if (when == When::After) processReplies_[{process, verb}]++;
   std::vector<proxy::StepToken> out;

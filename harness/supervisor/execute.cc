@@ -325,7 +325,7 @@ ConsumerLoop::End ConsumerLoop::loop() {
     if (auto why = poisonUnbounded(broker)) return {ops::RunEnd::Stuck, "", *why};
     liveness::Moment m{views(), broker.pending, delivered, toStart_ > 0, std::max(ctl_.lastWork(), lastEvent_)};
     m.readsHeldUntil = readsHeldUntil_;
-    m.harnessHolds = !ctl_.activeHolds().empty();
+    m.harnessHolds = !ctl_.activeHolds().empty() || ctl_.delaying();
     m.unseen = delivered && !ctl_.seenDelivered(sent_);
     // The outbox counts only once the consumers are done: before, it fills as they work.
     if (broker.pending == 0 && delivered) m.outbox = outbox(now);

@@ -48,6 +48,7 @@ Decision RunEnding::observe(Clock::time_point now, const Moment& m, const std::f
   // time. Never while the harness holds a process: the hold ends first, and idleness counts from then.
   if (m.harnessHolds) {
     allIdleSince_.reset();
+    heldAt_ = now;
     return {};
   }
   if (allIdle) {
@@ -70,6 +71,7 @@ Decision RunEnding::observe(Clock::time_point now, const Moment& m, const std::f
   std::optional<Clock::time_point> spinSince;
   for (const Process& p : m.live)
     if (p.spinSince) spinSince = spinSince ? std::max(*spinSince, *p.spinSince) : *p.spinSince;
+  if (spinSince && heldAt_) spinSince = std::max(*spinSince, *heldAt_);
   if (m.delivered && !spin.empty() && m.pending <= static_cast<int64_t>(spin.size()) && spinSince &&
       msBetween(*spinSince, now) >= stall_.count())
     return {Decision::Kind::Stalled,

@@ -78,8 +78,10 @@ struct Moment {
   /// A target with an outbox relay: its unsent outbox rows. The relay's work: while any is left the run is
   /// not settled, whatever the consumers do (the relay is no process of `live`).
   int64_t outbox = 0;
-  /// A hold or a pause of the harness is active: a process waits on the harness, not on itself. No stall
-  /// is proven meanwhile (a hold lasts the stall time at most: supervisor/holds.cc).
+  /// A hold, a pause or a delay of the harness is active: a process waits on the harness, not on itself. No
+  /// stall is proven meanwhile (a hold lasts the stall time at most: supervisor/holds.cc; a delay its time),
+  /// and a spin counts from its end: what a broker redelivered while the harness held the process (a pull's
+  /// answer delayed past AckWait) is no re-read it could have settled.
   bool harnessHolds = false;
 };
 
@@ -112,6 +114,8 @@ public:
 private:
   std::chrono::milliseconds settle_, stall_;
   std::optional<Clock::time_point> allIdleSince_;
+  /// The last moment the harness held a process (Moment::harnessHolds): a spin counts from then too.
+  std::optional<Clock::time_point> heldAt_;
 };
 
 } // namespace idem::liveness

@@ -274,7 +274,9 @@ TEST_CASE("run ending: no stall is proven while the harness holds a process, nei
   liveness::Moment held = moment({v}, 1, t0);
   held.harnessHolds = true; // c1 works on it at last, and a hold stops it before its COMMIT
   CHECK(ending.observe(t0 + 10s, held, notParked).kind == Decision::Kind::Working);
-  CHECK(ending.observe(t0 + 10100ms, moment({v}, 1, t0), notParked).kind == Decision::Kind::Stalled);
+  // The spin counts from the hold's end: what the broker handed again meanwhile, the process could not settle.
+  CHECK(ending.observe(t0 + 10100ms, moment({v}, 1, t0), notParked).kind == Decision::Kind::Working);
+  CHECK(ending.observe(t0 + 13030ms, moment({v}, 1, t0), notParked).kind == Decision::Kind::Stalled);
 
   liveness::RunEnding idle(50ms, 3020ms);
   Steps quiet;
@@ -286,6 +288,15 @@ TEST_CASE("run ending: no stall is proven while the harness holds a process, nei
   // Idleness counts from the hold's end.
   CHECK(idle.observe(t0 + 11s, moment({quiet.view(1)}, 2, t0), notParked).kind == Decision::Kind::Working);
   CHECK(idle.observe(t0 + 14030ms, moment({quiet.view(1)}, 2, t0), notParked).kind == Decision::Kind::Stalled);
+}
+
+TEST_CASE("controller: a step a delay fault withholds is the harness's doing until it goes on") {
+  Steps s({Fault::parse("delay:before:BEGIN#1:60000", "test")});
+  CHECK_FALSE(s.ctl.delaying());
+  auto begin = s.send(1, "BEGIN");
+  CHECK(s.ctl.delaying()); // its request withheld for a minute
+  s.reply(1, begin);
+  CHECK_FALSE(s.ctl.delaying()); // the step ended (the proxy let it through)
 }
 
 TEST_CASE("liveness: a Valkey client that says only AUTH or HELLO after a cut is still reconnecting, not working") {
