@@ -161,8 +161,8 @@ public:
   /// Of those, the steps a delay fault holds (its request or its reply withheld for the fault's time, or let
   /// through and not answered yet): an HTTP client's timed-out request is then in flight at the server.
   int delayed() const;
-  /// A delay fault withholds a step's request or reply right now (its time not over): the process waits on
-  /// the harness.
+  /// A delay fault withholds a step's request or reply right now (its time not over, the step not ended):
+  /// the process waits on the harness.
   bool delaying() const;
   /// The activity counter (a step, a reply, a fault): compare to tell whether anything moved.
   uint64_t activity() const;
@@ -252,8 +252,11 @@ private:
   int64_t nextToken_ = 1;
   std::string gateVerb_;          ///< "" when the gate is open
   int gateLeft_ = 0;              ///< how many more it holds (-1: no bound)
-  std::set<int64_t> delayed_;     ///< tokens of steps a delay fault held (delayed() counts those not ended)
-  std::map<int64_t, Clock::time_point> delayUntil_; ///< token -> when its delay ends (delaying())
+  /// Steps a delay fault held: token -> when its delay ends (delayed() counts those not ended, delaying()
+  /// those whose delay is not over either).
+  std::map<int64_t, Clock::time_point> delayed_;
+  /// The step of `token` has not ended: in flight, or its reply held (caller holds mu_).
+  bool stepOpen(int64_t token) const;
   int gateSkip_ = 0;              ///< how many more requests of its verb pass before it holds
   std::string gateWhy_;
   std::vector<int64_t> gateHeld_; ///< tokens it holds

@@ -176,8 +176,7 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
     // The step goes on after the delay: it is recorded when it ends, as any other.
     d.kind = proxy::Decision::Kind::Hold;
     d.hold = effect.time;
-    delayed_.insert(token.id);
-    delayUntil_[token.id] = Clock::now() + effect.time;
+    delayed_[token.id] = Clock::now() + effect.time;
     history_.append(name, ops::FaultOp{fault, 0});
     return d;
   }

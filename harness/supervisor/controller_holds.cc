@@ -51,18 +51,18 @@ void Controller::openGate(const std::string& why) {
   cv_.notify_all();
 }
 
+bool Controller::stepOpen(int64_t token) const { return inflight_.count(token) > 0 || heldReplies_.count(token) > 0; }
+
 int Controller::delayed() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return static_cast<int>(std::count_if(delayed_.begin(), delayed_.end(),
-                                        [&](int64_t t) { return inflight_.count(t) > 0 || heldReplies_.count(t) > 0; }));
+  return static_cast<int>(
+      std::count_if(delayed_.begin(), delayed_.end(), [&](const auto& d) { return stepOpen(d.first); }));
 }
 
 bool Controller::delaying() const {
   std::lock_guard<std::mutex> lock(mu_);
   const auto now = Clock::now();
-  return std::any_of(delayUntil_.begin(), delayUntil_.end(), [&](const auto& d) {
-    return d.second > now && (inflight_.count(d.first) > 0 || heldReplies_.count(d.first) > 0);
-  });
+  return std::any_of(delayed_.begin(), delayed_.end(), [&](const auto& d) { return d.second > now && stepOpen(d.first); });
 }
 
 std::vector<proxy::StepToken> Controller::reached(const std::string& process, When when, const std::string& verb, int k) {
