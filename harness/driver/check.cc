@@ -34,28 +34,6 @@ namespace idem {
 
 namespace fs = std::filesystem;
 
-std::string timingFlags(const RunOptions& run) {
-  const RunOptions defaults;
-  std::string out;
-  if (run.claim_idle_ms != defaults.claim_idle_ms) out += fmt::format(" --claim-idle-ms {}", run.claim_idle_ms);
-  auto duration = [&](const char* flag, std::chrono::milliseconds v, std::chrono::milliseconds d) {
-    if (v != d) out += fmt::format(" {} {}ms", flag, v.count());
-  };
-  duration("--deadline", run.deadline, defaults.deadline);
-  duration("--stall-timeout", run.stall, defaults.stall);
-  duration("--settle", run.settle, defaults.settle);
-  return out;
-}
-
-std::string shellQuote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:+,@") ==
-                        std::string::npos)
-    return s;
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -447,8 +425,11 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
     return x;
   };
   // The class sweep first (search/classes.h), then the random schedules of the seed.
-  const Cases cases(gen, args.noClassSweep ? std::vector<Shape>{} : classShapes(sc, sum.model, params), params, sum.seed);
-  const size_t slowShapes = args.noClassSweep ? 0 : slowWorkShapes(sc, sum.model, params).size();
+  std::vector<Shape> classes = args.noClassSweep ? std::vector<Shape>{} : classShapes(sc, sum.model, params);
+  const auto slowShapes = static_cast<size_t>(std::count_if(classes.begin(), classes.end(), [](const Shape& s) {
+    return std::any_of(s.kills.begin(), s.kills.end(), [](const Shape::Kill& k) { return k.slowWork; });
+  }));
+  const Cases cases(gen, std::move(classes), params, sum.seed);
   if (cases.classes() > 0)
     std::cout << fmt::format(fmt::runtime(sc.http ? "  runs 1..{} time out one request and delay it past the lease once before each verb; "
                                        "random schedules after them\n"

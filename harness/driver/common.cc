@@ -11,6 +11,28 @@
 
 namespace idem {
 
+std::string timingFlags(const RunOptions& run) {
+  const RunOptions defaults;
+  std::string out;
+  if (run.claim_idle_ms != defaults.claim_idle_ms) out += fmt::format(" --claim-idle-ms {}", run.claim_idle_ms);
+  auto duration = [&](const char* flag, std::chrono::milliseconds v, std::chrono::milliseconds d) {
+    if (v != d) out += fmt::format(" {} {}ms", flag, v.count());
+  };
+  duration("--deadline", run.deadline, defaults.deadline);
+  duration("--stall-timeout", run.stall, defaults.stall);
+  duration("--settle", run.settle, defaults.settle);
+  return out;
+}
+
+std::string shellQuote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:+,@") ==
+                        std::string::npos)
+    return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 Schedule generatedSchedule(const Scenario& sc, int events, uint64_t seed) {
   if (events < 1) throw UsageError("--events: must be at least 1");
   Rng rng(seed);
