@@ -231,13 +231,10 @@ private:
       const bool waits = std::any_of(outstanding_.begin(), outstanding_.end(), [&](const Outstanding& o) {
         return m->id == ConnectionClose || o.channel == f.channel;
       });
+      if (!waits && back.empty()) return Decode::Message;
       out.reply.error = true;
       out.reply.summary = std::to_string(m->replyCode) + " " + m->replyText;
       if (waits) return reply(out);
-      if (back.empty()) {
-        out.reply = {};
-        return Decode::Message;
-      }
       // Of itself (an ack the client sent with a delivery tag the channel does not know: 406): a step of the
       // server's that hands the messages back, so that no one counts them as the client's work any more.
       out.kind = ServerMsg::Kind::Push;
