@@ -164,6 +164,10 @@ public:
   /// XAUTOCLAIM min idle time and NATS's AckWait are CLAIM_IDLE_MS; RabbitMQ hands a live connection's
   /// deliveries to no one, and the pause only delays it.
   virtual int64_t pauseMs(int claimIdleMs) const { return std::max<int64_t>(500, 3 * int64_t(claimIdleMs)); }
+  /// Whether an entry that a live consumer holds unacknowledged for CLAIM_IDLE_MS is delivered again (to a
+  /// Valkey consumer's claim; NATS's AckWait). The plan op records it: a run whose balance has more than
+  /// one explanation because of such deliveries can then name the flag that removes them.
+  virtual bool redeliversAfterClaimIdle() const { return false; }
   /// Whether a process whose broker proxy listens on `listenPort` has asked to join the group. A
   /// rebalance evicts the old member only then: the group is never left without a member in between (a
   /// broker may then wait out an empty group's join delay, or, as librdkafka's mock does, give the newcomer

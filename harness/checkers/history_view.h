@@ -160,6 +160,15 @@ struct HistoryView {
   LateRetries lateRetries(int n) const;
   /// True when every entry of event n is listed as never delivered by the final op.
   bool neverDelivered(int n) const;
+  /// A delivery of an entry of event n while a process it was delivered to before still held it: that
+  /// process neither died nor exited since, did not acknowledge or hand the entry back, and no fault acted
+  /// on it in between (a pause, a hold, a delay hand its work over on purpose) — the broker's redelivery
+  /// timeout passed (ops::Plan::claimIdleRedelivers).
+  struct HeldRedelivery {
+    const DeliveryRec* again = nullptr;
+    std::string holder;
+  };
+  std::vector<HeldRedelivery> redeliveredWhileHeld(int n) const;
   /// Events that a killed or crashed process was working on when it died: the unacknowledged entries
   /// delivered to it that its last steps mention (by the id field's value), else the first one.
   std::set<int> inProgressAtDeath() const;

@@ -75,8 +75,8 @@ public:
         return;
       }
       const auto& other = ex.solutions[0] == std::vector<int>(units_.size(), 1) ? ex.solutions[1] : ex.solutions[0];
-      unknown.push_back(fmt::format("{} of {} is {} as expected, but {} gives the same value: {} (docs/verdicts.md)",
-                                    inv_.name, key_, observed, phrase(other), tell()));
+      unknown.push_back(fmt::format("{} of {} is {} as expected, but {} gives the same value: {}{} (docs/verdicts.md)",
+                                    inv_.name, key_, observed, phrase(other), tell(), heldClause(other)));
       return;
     }
     // The value is not "every group once". A retry past the producer's retry window may be applied again:
@@ -179,6 +179,30 @@ private:
                        sentAt, window ? fmt::format("within the producer's retry window of {} ms", *window)
                                       : std::string("and the scenario declares no retry window (every retry counts)"),
                        aged, expired, expired == 1 ? "" : "s", pruned, pruned == 1 ? "" : "s");
+  }
+
+  /// "; event 2 was delivered again (XREADGROUP#5 to c2) while c1 held it unacknowledged, CLAIM_IDLE_MS
+  /// (20 ms) after: …" — when the broker's redelivery timeout gave the deliveries that `m` applies more than
+  /// once, a larger --claim-idle-ms removes them. "" otherwise.
+  std::string heldClause(const std::vector<int>& m) const {
+    if (!h_.plan || !h_.plan->claimIdleRedelivers) return "";
+    std::vector<std::string> parts;
+    for (size_t i = 0; i < m.size(); ++i) {
+      if (m[i] <= 1) continue;
+      std::vector<std::string> steps, holders;
+      for (int n : groups_[i]->events)
+        for (const auto& r : h_.redeliveredWhileHeld(n)) {
+          steps.push_back(fmt::format("{} to {}", r.again->label, r.again->process));
+          if (std::find(holders.begin(), holders.end(), r.holder) == holders.end()) holders.push_back(r.holder);
+        }
+      if (!steps.empty())
+        parts.push_back(fmt::format("{} was delivered again ({}) while {} held it unacknowledged",
+                                    groupLabel(inv_, h_, *groups_[i]), listAnd(steps), listAnd(holders)));
+    }
+    if (parts.empty()) return "";
+    return fmt::format("; {}, its CLAIM_IDLE_MS ({} ms) over: give --claim-idle-ms above the time the consumer "
+                       "holds an entry (or works through a batch) to leave fewer deliveries to tell apart",
+                       listAnd(parts), h_.plan->claimIdleMs);
   }
 
   const char* tell() const { return sum_ ? "the amounts cannot tell" : "a count cannot tell"; }

@@ -8,7 +8,8 @@
 ///
 /// | type      | process          | value (the record below)                                                |
 /// |-----------|------------------|--------------------------------------------------------------------------|
-/// | `plan`    | harness          | the schedule, target, claim_idle_ms, stream, group, sink_policy (op 0)    |
+/// | `plan`    | harness          | the schedule, target, claim_idle_ms, stream, group, sink_policy,          |
+/// |           |                  | claim_idle_redelivers (op 0)                                              |
 /// | `initial` | harness          | observed: the rows of every invariant after reset, before any send       |
 /// | `send`    | producer         | entry, n, event_id, fields, phase, retry                                  |
 /// | `spawn`   | c1, c2, …, r1, … | pid, consumer, log, restart (first, new-name, same-name, after-exit, …)  |
@@ -58,6 +59,9 @@ struct Plan {
   /// A scenario with a sink: the provider's policy the run's sink follows, "honour" or "ignore" (keys); the
   /// scenario's own unless a command's --sink-policy overrode it. "" without a sink.
   std::string sinkPolicy = {};
+  /// The broker delivers an entry again once a live consumer has held it unacknowledged for claimIdleMs
+  /// (Broker::redeliversAfterClaimIdle): Valkey consumers claim it, NATS's AckWait.
+  bool claimIdleRedelivers = false;
 };
 
 struct Initial {

@@ -130,6 +130,7 @@ json valueOf(const ops::Plan& p) {
   json j{{"schedule", p.schedule}, {"target", p.target}, {"claim_idle_ms", p.claimIdleMs}, {"stream", p.stream},
          {"group", p.group}};
   if (!p.sinkPolicy.empty()) j["sink_policy"] = p.sinkPolicy;
+  if (p.claimIdleRedelivers) j["claim_idle_redelivers"] = true;
   return j;
 }
 ops::Plan planOf(const In& in, const json& v, const std::string& where) {
@@ -140,6 +141,7 @@ ops::Plan planOf(const In& in, const json& v, const std::string& where) {
   p.stream = in.str("stream", "");
   p.group = in.str("group", "");
   p.sinkPolicy = in.str("sink_policy", "");
+  p.claimIdleRedelivers = in.flag("claim_idle_redelivers");
   (void)v;
   return p;
 }

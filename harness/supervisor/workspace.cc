@@ -485,7 +485,8 @@ History Workspace::execute(const Schedule& schedule) {
   if (im.sink) im.sink->reset(*im.scenario.sink, honours, &h);
   h.append("harness", ops::Plan{schedule, im.target.name, schedule.claimIdleMs > 0 ? schedule.claimIdleMs : im.options.claim_idle_ms,
                                 im.broker->stream(), im.broker->group(),
-                                im.scenario.sink ? (honours ? "honour" : "ignore") : ""});
+                                im.scenario.sink ? (honours ? "honour" : "ignore") : "",
+                                im.broker->redeliversAfterClaimIdle()});
   try {
     if (!brokerError.empty()) throw std::runtime_error(brokerError);
     im.reset();

@@ -45,6 +45,7 @@ public:
   std::map<std::string, std::string> connectionEnv(int proxyPort) const override;
   std::map<std::string, std::string> consumerEnv() const override { return {{"STREAM", stream_}, {"GROUP", group_}}; }
   void reconnect() override;
+  bool redeliversAfterClaimIdle() const override { return true; } ///< consumers claim what idles CLAIM_IDLE_MS
   /// "<stream>.<declared>": a stream beside the run's own.
   std::string deadLetter(const std::string& kind, const std::string& declared) override;
   std::vector<DeadLetter> deadLetters(const std::string& idField) override;

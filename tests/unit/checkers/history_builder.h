@@ -53,6 +53,8 @@ public:
 
   /// The connection the next PostgreSQL steps are on (a consumer's reconnect moves on to a new one).
   int pgConn = 1;
+  /// The plan's claim_idle_redelivers: the broker delivers again what a live consumer holds too long.
+  bool claimIdleRedelivers = false;
 
   void initial(const json& observed) { h.append("harness", ops::Initial{observedOf(observed)}); }
 
@@ -191,6 +193,7 @@ public:
     auto& plan = std::get<ops::Plan>(out[static_cast<size_t>(plan_)].record);
     for (const auto& [n, fields] : sent_) plan.schedule.events.push_back({n, fields});
     for (const auto& [entry, n] : order_) plan.schedule.stream.push_back({n, 1});
+    plan.claimIdleRedelivers = claimIdleRedelivers;
     return out;
   }
 

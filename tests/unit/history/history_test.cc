@@ -20,7 +20,7 @@ History everyKind() {
   s.events = {{1, {{"wallet", "w1"}, {"amount", "100"}}}};
   s.stream = {{1, 1}};
   s.faults = {Fault::parse("after:COMMIT#1")};
-  h.append("harness", ops::Plan{s, "t", 20, "stream", "group", "honour"});
+  h.append("harness", ops::Plan{s, "t", 20, "stream", "group", "honour", true});
   h.append("harness", ops::Initial{{{"balance", {{"w1", "0"}, {"w2", std::nullopt}}}}});
   h.append("producer", ops::Send{"1-0", 1, "uuid-1", {{"wallet", "w1"}, {"amount", "100"}}, 1, false});
   h.append("c1", ops::Spawn{42, "c1", "/tmp/c1.log", "first"});
@@ -123,6 +123,8 @@ TEST_CASE("history: every record maps to JSON and back unchanged") {
   CHECK(j[12]["value"]["deadline"] == true);
   CHECK(ops[15].as<ops::Response>()->jsonDigest == "00aa");
   CHECK(ops[15].as<ops::Response>()->size == 2);
+  CHECK(ops[0].as<ops::Plan>()->claimIdleRedelivers);
+  CHECK(j[0]["value"]["claim_idle_redelivers"] == true);
 }
 
 TEST_CASE("history: an age fault records what it did, and reads back the same") {

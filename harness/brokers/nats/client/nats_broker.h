@@ -45,6 +45,7 @@ public:
   std::map<std::string, std::string> consumerEnv() const override;
   void reconnect() override;
   bool restart() override;
+  bool redeliversAfterClaimIdle() const override { return true; } ///< AckWait is CLAIM_IDLE_MS
   /// An `error` at a NATS step: the server refuses the publish (tracker.h: errorAnswer).
   bool answersErrorsByRequest() const override { return true; }
   std::optional<std::string> errorAnswer(std::string_view request, const std::string& code) const override;
