@@ -162,12 +162,16 @@ const KillRec* HistoryView::killAfter(const std::string& process, int64_t after)
   return nullptr;
 }
 
-bool HistoryView::acked(int n) const {
-  return std::any_of(acks.begin(), acks.end(), [&](const AckRec& a) {
+std::vector<const AckRec*> HistoryView::acksOf(int n) const {
+  std::vector<const AckRec*> out;
+  for (const auto& a : acks) {
     auto it = entryEvent.find(a.entry);
-    return it != entryEvent.end() && it->second == n;
-  });
+    if (it != entryEvent.end() && it->second == n) out.push_back(&a);
+  }
+  return out;
 }
+
+bool HistoryView::acked(int n) const { return !acksOf(n).empty(); }
 
 namespace {
 

@@ -102,6 +102,8 @@ struct HistoryView {
   std::vector<const SendRec*> sendsOf(int n) const;
   /// The deliveries of the entries of event n, in op order.
   std::vector<const DeliveryRec*> deliveriesOf(int n) const;
+  /// The acknowledgements of the entries of event n, in op order.
+  std::vector<const AckRec*> acksOf(int n) const;
   /// The first ack of `entry` by `process` with op index in (after, before); nullptr when none.
   const AckRec* ackBy(const std::string& process, const std::string& entry, int64_t after, int64_t before) const;
   /// The first kill of `process` after op `after`; nullptr when none.

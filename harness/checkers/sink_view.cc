@@ -208,12 +208,10 @@ Story sinkStory(const SinkView& s, const std::string& ref) {
       }
     }
     // Its first acknowledgement.
-    for (const auto& a : h.acks) {
-      auto e = h.entryEvent.find(a.entry);
-      if (e == h.entryEvent.end() || e->second != n) continue;
+    if (const auto acks = h.acksOf(n); !acks.empty()) {
+      const AckRec& a = *acks.front();
       const auto* ack = h.ops[static_cast<size_t>(a.op)].as<ops::Step>();
       tell(a.op, fmt::format("acknowledged by {}{}", a.process, ack ? " (" + ack->name() + ")" : ""));
-      break;
     }
   }
   bool called = false;

@@ -38,9 +38,8 @@ bool restartsPg(const Fault& f) { return f.kind == "restart" && !f.args.empty() 
 Found ackAfterFailure(const HistoryView& h, const Violation& v) {
   if (v.kind != "lost") return std::nullopt;
   for (int n : v.events) {
-    for (const AckRec& a : h.acks) {
-      auto ev = h.entryEvent.find(a.entry);
-      if (ev == h.entryEvent.end() || ev->second != n) continue;
+    for (const AckRec* rec : h.acksOf(n)) {
+      const AckRec& a = *rec;
       // The delivery to the process that acknowledged it: its last before the acknowledgement.
       const DeliveryRec* d = nullptr;
       for (const DeliveryRec* x : h.deliveriesOf(n))

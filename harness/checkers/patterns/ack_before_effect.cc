@@ -14,9 +14,8 @@ namespace idem::detail::patterns {
 Found ackBeforeEffect(const HistoryView& h, const Violation& v) {
   if (v.kind != "lost") return std::nullopt;
   for (int n : v.events) {
-    for (const AckRec& a : h.acks) {
-      auto ev = h.entryEvent.find(a.entry);
-      if (ev == h.entryEvent.end() || ev->second != n) continue;
+    for (const AckRec* acked : h.acksOf(n)) {
+      const AckRec& a = *acked;
       // What ended the work on the entry: a kill, or a fault that failed its transaction (a dropped
       // connection, an error, a restarted server) before the process's next acknowledgement.
       const KillRec* kill = killOf(h, a.process, a.op);

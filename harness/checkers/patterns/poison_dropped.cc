@@ -10,10 +10,8 @@ Found poisonDropped(const HistoryView& h, const Violation& v) {
   if (v.invariant != "poison:dead-lettered" || v.kind != "not-dead-lettered" || v.events.size() != 1)
     return std::nullopt;
   const int n = v.events.front();
-  std::set<std::string> entries;
-  for (const SendRec* s : h.sendsOf(n)) entries.insert(s->entry);
-  for (const auto& a : h.acks) {
-    if (!entries.count(a.entry)) continue;
+  for (const AckRec* acked : h.acksOf(n)) {
+    const AckRec& a = *acked;
     std::vector<int64_t> cited = v.ops;
     for (const DeliveryRec* d : h.deliveriesOf(n))
       if (d->entry == a.entry && d->op < a.op) cited.push_back(d->op);
