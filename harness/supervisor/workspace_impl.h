@@ -38,7 +38,7 @@ struct Workspace::Impl {
   /// The broker side of a hub of this workspace's proxies.
   proxy::BrokerSide brokerSide() const {
     brokers::Broker* b = broker.get();
-    proxy::BrokerSide side{b->name(), b->protocol(), b->upstream(), [b](int port) { return b->tracker(port); }, {}, {}};
+    proxy::BrokerSide side{b->name(), b->protocol(), b->upstream(), [b](int port) { return b->tracker(port); }, {}, false, {}};
     if (b->answersErrorsByRequest()) {
       side.errorAnswer = [b](std::string_view request, const std::string& code) { return b->errorAnswer(request, code); };
       side.defaultError = [b](const std::string& verb) { return b->defaultError(verb); };
