@@ -43,9 +43,11 @@ void addStep(HistoryView& h, const Op& op, const ops::Step& step) {
     }
   }
   // An XACK took effect when the server executed it: its reply came, or it was withheld after the server
-  // had it (killed or dropped after, forwarded before a cut).
-  if (step.reachedServer() && !step.error) {
-    for (const auto& a : step.acked) h.acks.push_back({op.index, op.process, a});
+  // had it (killed or dropped after, forwarded before a cut). What a step hands back is handed back by an
+  // error answer as well: a nack has none of its own, and a closed channel requeues what it held.
+  if (step.reachedServer()) {
+    if (!step.error)
+      for (const auto& a : step.acked) h.acks.push_back({op.index, op.process, a});
     for (const auto& r : step.returned) h.returns.push_back({op.index, op.process, r});
   }
   h.steps.push_back(std::move(st));

@@ -26,8 +26,8 @@ struct ClassedPoint {
   Fault fault;
   /// Faults its schedule runs with it (slow:ack: the kill after the process's next acknowledgement).
   std::vector<Fault> also = {};
-  Class cls;
-  std::string server, detail;
+  Class cls = {};
+  std::string server = {}, detail = {};
   int64_t opIndex = -1; ///< its step's Op::index in the fault-free history (TracePoint::opIndex)
 };
 

@@ -334,7 +334,7 @@ std::vector<Fault> raceHoldPoints(const std::vector<Op>& history, int n) {
     const auto& p = *it;
     if (!p.step->delivered.empty()) continue;
     if (data != steps.end() && it < data && p.step->server == "pg") continue;
-    points.push_back({p.fault("hold", When::Before), {}, p.step->server, p.step->detail});
+    points.push_back({.fault = p.fault("hold", When::Before), .server = p.step->server, .detail = p.step->detail});
     if (p.k == 1) firsts.push_back(points.back());
   }
   if (batch && !firsts.empty()) points = std::move(firsts);

@@ -14,7 +14,7 @@ const char* toString(CutKind k) {
 }
 
 Hub::Hub(Upstream pg, Upstream valkey, StepListener& listener)
-    : Hub(std::move(pg), BrokerSide{"valkey", "RESP", std::move(valkey), [](int) { return makeRespTracker(); }, {}, {}}, listener) {}
+    : Hub(std::move(pg), BrokerSide{"valkey", "RESP", std::move(valkey), [](int) { return makeRespTracker(); }, {}, false, {}}, listener) {}
 
 Hub::Hub(Upstream pg, BrokerSide broker, StepListener& listener)
     : impl_(std::make_unique<Impl>(std::move(pg), std::move(broker), listener)) {

@@ -59,7 +59,7 @@ struct Group {
     else if (first_sql)
       sql = first_sql->text;
     // A round trip that only prepares runs nothing: no tables.
-    return StepInfo{verb(), sqlDetail(sql), {}, false, false, executes ? sqlTables(sql) : std::vector<std::string>{}};
+    return StepInfo{.verb = verb(), .detail = sqlDetail(sql), .tables = executes ? sqlTables(sql) : std::vector<std::string>{}};
   }
 };
 
@@ -195,11 +195,11 @@ private:
     switch (m.type) {
     case 'Q': {
       const std::string_view sql = r.cstring(), head = sql.substr(0, kSqlRaw);
-      requestEnd(out, StepInfo{sqlVerb(sql), sqlDetail(head), {}, false, false, sqlTables(head)}, false);
+      requestEnd(out, StepInfo{.verb = sqlVerb(sql), .detail = sqlDetail(head), .tables = sqlTables(head)}, false);
       break;
     }
     case 'F':
-      requestEnd(out, StepInfo{"FUNCTION", "function " + std::to_string(r.int32()), {}, false, false, {}}, false);
+      requestEnd(out, StepInfo{.verb = "FUNCTION", .detail = "function " + std::to_string(r.int32())}, false);
       break;
     case 'P': {
       const std::string name(r.cstring());

@@ -31,13 +31,13 @@ struct EntryView {
 struct StepInfo {
   std::string verb;     ///< "COMMIT", "XREADGROUP", "PARSE" (prepare-only round trip), "SYNC", ...
   std::string detail;   ///< the SQL text or the command line, abbreviated to ~200 bytes
-  std::vector<std::string> acked; ///< XACK: the entry ids in the request
+  std::vector<std::string> acked = {}; ///< XACK: the entry ids in the request
   bool blocking = false;          ///< XREADGROUP/XREAD/BLPOP/... with BLOCK: the reply may take long
   /// PostgreSQL: an extended-protocol group ended by Flush, not Sync (after an error the server skips to
   /// the client's next Sync, so no ReadyForQuery ends its reply).
   bool flushed = false;
   /// PostgreSQL: the tables its statements read or write (sqlTables of the SQL it executes).
-  std::vector<std::string> tables;
+  std::vector<std::string> tables = {};
   /// A read of the broker's entries (XREADGROUP, XREAD, XAUTOCLAIM, XCLAIM; a Kafka Fetch): it may deliver
   /// entries, and does no work by itself.
   bool read = false;
@@ -57,7 +57,7 @@ struct StepInfo {
   bool configures = false;
   /// Entries handed back for redelivery (an AMQP nack or reject with requeue, a NATS -NAK): the consumer
   /// says it did not apply them.
-  std::vector<std::string> returned;
+  std::vector<std::string> returned = {};
   /// Its `acked` entries are settled without being applied: the broker drops them (an AMQP nack or reject
   /// without requeue, a NATS +TERM). Settled as by an acknowledgement; told apart in a diagnosis.
   bool discards = false;
@@ -73,6 +73,9 @@ struct ReplyInfo {
   /// They went to a process its group no longer counts as a member (evicted at a rebalance, not rejoined):
   /// recorded as its deliveries, but not its to settle (its client drops them once it learns it left).
   bool stale = false;
+  /// Entries the answer hands back for redelivery: the server closed the channel they were delivered on
+  /// (RabbitMQ's channel.close answering a request, which requeues the channel's unacknowledged messages).
+  std::vector<std::string> returned;
   std::string summary;     ///< e.g. "UPDATE 1", "+OK", "(nil)", "2 entries", abbreviated
   /// From here on the client waits for the broker to push it entries (an AMQP consumer after its
   /// basic.consume): it is at rest once it holds no entry, as after a read that delivered nothing.

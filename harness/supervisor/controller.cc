@@ -337,6 +337,11 @@ std::vector<proxy::StepToken> Controller::replied(int owner, ops::Step s, const 
     st.lastWasEmptyRead = reply.empty_read && st.inflight == 0;
     if (reply.waiting) st.waiting = true;
   }
+  // An error answer can hand entries back too (a closed channel): no longer its work.
+  for (const auto& id : reply.returned) {
+    if (st.held.count(id)) st.returned.insert(id);
+    if (std::find(s.returned.begin(), s.returned.end(), id) == s.returned.end()) s.returned.push_back(id);
+  }
   if (s.outcome != ops::StepOutcome::Answered) s.outcome = ops::StepOutcome::Ok;
   const std::string verb = s.verb;
   history_.append(names_[owner], std::move(s));

@@ -234,7 +234,10 @@ private:
       if (!waits && back.empty()) return Decode::Message;
       out.reply.error = true;
       out.reply.summary = std::to_string(m->replyCode) + " " + m->replyText;
-      if (waits) return reply(out);
+      if (waits) { // the answer of the request, which hands the messages back with it
+        out.reply.returned = std::move(back);
+        return reply(out);
+      }
       // Of itself (an ack the client sent with a delivery tag the channel does not know: 406): a step of the
       // server's that hands the messages back, so that no one counts them as the client's work any more.
       out.kind = ServerMsg::Kind::Push;

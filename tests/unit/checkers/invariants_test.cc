@@ -108,6 +108,21 @@ TEST_CASE("sum-of-distinct: deliveries handed back untouched are no applications
         })) == Verdict::Unknown);
 }
 
+TEST_CASE("sum-of-distinct: entries a server's error answer handed back (a closed channel) are handed back too",
+          "[invariants]") {
+  // The server closes the channel each delivery came on (RabbitMQ's channel.close, answering a request or
+  // of itself): an error step whose `returned` the broker requeued.
+  const auto closed = [](std::vector<Op>& ops) {
+    for (auto& op : ops)
+      if (auto* st = std::get_if<ops::Step>(&op.record); st && st->verb == "NACK") {
+        st->verb = "CHANNEL_CLOSE";
+        st->error = true;
+      }
+  };
+  CHECK(balanceOf(givenBack([](HistoryBuilder&) {}, {}, closed)) == Verdict::Pass);
+  CHECK(balanceOf(givenBack(mark, {}, closed)) == Verdict::Unknown); // work on the database in between
+}
+
 TEST_CASE("sum-of-distinct: a write in a transaction that never committed applied nothing, whatever ended it",
           "[invariants]") {
   // Rolled back (the consumer's error path), its COMMIT answered ROLLBACK (the transaction had failed), or

@@ -217,6 +217,25 @@ TEST_CASE("liveness: an entry the consumer handed back (a nack with requeue) is 
   CHECK_FALSE(s.idle(1));
 }
 
+TEST_CASE("liveness: entries an error answer hands back (a closed channel) are no work of its own, and the step says so") {
+  Steps s;
+  s.read(1, "XREADGROUP", {"1-1", "1-2"}, true);
+  REQUIRE(s.view(1).held == 2);
+  proxy::StepInfo qos;
+  qos.verb = "QOS";
+  proxy::StepToken t;
+  s.ctl.onRequest(1, proxy::Server::Broker, 1, qos, t);
+  proxy::ReplyInfo closed;
+  closed.error = true;
+  closed.returned = {"1-2"};
+  s.ctl.onReply(1, t, closed);
+  CHECK(s.view(1).held == 1);
+  const auto* step = s.history.ops().back().as<ops::Step>();
+  REQUIRE(step);
+  CHECK(step->error);
+  CHECK(step->returned == std::vector<std::string>{"1-2"});
+}
+
 TEST_CASE("liveness: a blocking read whose reply a fault held is counted out once, so the next blocking read is idle") {
   // delay:after:XREADGROUP#1 holds the reply of a blocking read; once it reaches the process, the process's
   // next blocking read in flight is idle again (it used to count as a request waiting for its reply, and a

@@ -19,6 +19,19 @@ namespace {
 
 TrackerPtr fresh() { return idem::rabbitmq::makeTracker(); }
 
+/// A method frame on channel 1 carrying `payload` (class, method, arguments).
+std::string methodFrame(const std::string& payload) {
+  std::string frame = std::string("\x01\x00\x01", 3);
+  for (int shift : {24, 16, 8, 0}) frame += static_cast<char>((payload.size() >> shift) & 0xFF);
+  return frame + payload + "\xce";
+}
+
+/// The server's channel.close of channel 1 with code 406 and `text`, naming basic.ack as the failed method.
+std::string channelClose(const std::string& text) {
+  return methodFrame(std::string("\x00\x14\x00\x28\x01\x96", 6) + static_cast<char>(text.size()) + text +
+                     std::string("\x00\x3c\x00\x50", 4));
+}
+
 /// The server pushes, as "DELIVER <entry>".
 Strings pushes(const Events& e) {
   Strings out;
@@ -208,11 +221,7 @@ TEST_CASE("rabbitmq tracker: a channel.close the server sends of itself hands th
   REQUIRE(delivered);
   REQUIRE(tracker->unacked() == std::set<std::string>{"m1"});
   const std::string text = "PRECONDITION_FAILED - unknown delivery tag 4";
-  std::string payload = std::string("\x00\x14\x00\x28\x01\x96", 6) + static_cast<char>(text.size()) + text +
-                        std::string("\x00\x3c\x00\x50", 4);
-  std::string frame = std::string("\x01\x00\x01", 3);
-  for (int shift : {24, 16, 8, 0}) frame += static_cast<char>((payload.size() >> shift) & 0xFF);
-  frame += payload + "\xce";
+  const std::string frame = channelClose(text);
   ServerMsg close;
   REQUIRE(tracker->onServer(frame, close) == idem::proxy::Decode::Message);
   CHECK(close.size == frame.size());
@@ -227,6 +236,28 @@ TEST_CASE("rabbitmq tracker: a channel.close the server sends of itself hands th
   ServerMsg again;
   REQUIRE(tracker->onServer(frame, again) == idem::proxy::Decode::Message);
   CHECK(again.kind == ServerMsg::Kind::Pass);
+}
+
+TEST_CASE("rabbitmq tracker: a channel.close answering a request hands the channel's messages back with it", "[rabbitmq]") {
+  // m1 delivered on channel 1 and unacknowledged; the client asks for a prefetch of 10 (basic.qos) on that
+  // channel, and the server answers with a close of the channel: the request failed, m1 goes back.
+  auto tracker = idem::rabbitmq::makeTracker();
+  REQUIRE(feedUntil(*tracker, loadCapture("amqplib/session.cap"),
+                    [](const ServerMsg& m) { return m.kind == ServerMsg::Kind::Push; }));
+  REQUIRE(tracker->unacked() == std::set<std::string>{"m1"});
+  const std::string qos = methodFrame(std::string("\x00\x3c\x00\x0a\x00\x00\x00\x00\x00\x0a\x00", 11));
+  ClientMsg ask;
+  REQUIRE(tracker->onClient(qos, ask) == idem::proxy::Decode::Message);
+  REQUIRE(ask.kind == ClientMsg::Kind::RequestEnd);
+  const std::string text = "PRECONDITION_FAILED - prefetch refused";
+  const std::string frame = channelClose(text);
+  ServerMsg close;
+  REQUIRE(tracker->onServer(frame, close) == idem::proxy::Decode::Message);
+  CHECK(close.kind == ServerMsg::Kind::ReplyEnd);
+  CHECK(close.reply.error);
+  CHECK(close.reply.summary == "406 " + text);
+  CHECK(close.reply.returned == Strings{"m1"});
+  CHECK(tracker->unacked().empty());
 }
 
 TEST_CASE("rabbitmq tracker: bytes that are no AMQP are refused", "[rabbitmq]") {
