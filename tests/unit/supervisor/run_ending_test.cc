@@ -8,6 +8,19 @@ using namespace idem;
 using namespace idem::test;
 using liveness::Decision;
 
+namespace {
+
+/// c1 claims entry 1-2 again and again, reading nothing new in between: what the Controller keeps of it.
+liveness::Process claimsAgain(Steps& s) {
+  for (int i = 0; i < 4; ++i) {
+    s.read(1, "XAUTOCLAIM", {"1-2"});
+    s.read(1, "XREADGROUP", {}, true);
+  }
+  return s.view(1);
+}
+
+} // namespace
+
 TEST_CASE("run ending: a slow consumer holding claimed entries is never stalled, however long it is silent") {
   liveness::RunEnding ending(50ms, 3020ms);
   Steps s;
@@ -60,11 +73,7 @@ TEST_CASE("run ending: entries sent under a read the broker holds to its wait ar
 TEST_CASE("run ending: a spin is a stall once its entries were handed back for the stall time, only when every pending entry spins") {
   liveness::RunEnding ending(50ms, 3020ms);
   Steps s;
-  for (int i = 0; i < 4; ++i) {
-    s.read(1, "XAUTOCLAIM", {"1-2"});
-    s.read(1, "XREADGROUP", {}, true);
-  }
-  liveness::Process v = s.view(1);
+  liveness::Process v = claimsAgain(s);
   CHECK(v.spinning == std::set<std::string>{"1-2"});
   REQUIRE(v.spinSince);
   v.spinSince = t0; // first handed back at t0 (the controller's clock is the machine's: set on the view)
@@ -81,11 +90,7 @@ TEST_CASE("run ending: a spin is a stall once its entries were handed back for t
 TEST_CASE("run ending: no stall is proven while the harness holds a process, neither a spin nor every consumer idle") {
   liveness::RunEnding ending(50ms, 3020ms);
   Steps s;
-  for (int i = 0; i < 4; ++i) {
-    s.read(1, "XAUTOCLAIM", {"1-2"});
-    s.read(1, "XREADGROUP", {}, true);
-  }
-  liveness::Process v = s.view(1);
+  liveness::Process v = claimsAgain(s);
   v.spinSince = t0;
   liveness::Moment held = moment({v}, 1, t0);
   held.harnessHolds = true; // c1 works on it at last, and a hold stops it before its COMMIT
