@@ -130,7 +130,7 @@ proxy::Decision Controller::onConnect(int owner, proxy::Server server, int conn)
       return d;
     }
     // An error at startup always ends the session (the server sends FATAL and closes).
-    const Effect e = effect.code.empty() ? defaultError("pg") : effect;
+    const Effect e = effect.code.empty() ? defaultError("pg", When::Before, "CONNECT") : effect;
     d.kind = proxy::Decision::Kind::Answer;
     d.answer = proxy::errorReply(server, e.code, e.message, 'I', true);
     d.close = true;

@@ -27,7 +27,8 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
   if (effect.action == Effect::Action::Error && effect.code.empty()) {
     // The step's server's transient error: a broker whose answers depend on the request says which.
     const bool byRequest = server == proxy::Server::Broker && hub_ && hub_->broker().defaultError;
-    effect = byRequest ? errorEffect(hub_->broker().defaultError(step.verb)) : defaultError(serverName(server), fault.when);
+    effect = byRequest ? errorEffect(hub_->broker().defaultError(step.verb))
+                       : defaultError(serverName(server), fault.when, step.verb, !step.tables.empty());
   }
   const std::string& name = names_[owner];
   proxy::Decision d;

@@ -21,7 +21,7 @@
 /// client something that is not so; a provider that charged and then answered 500 is what `after:CALL#k`
 /// plays. At a CALL step an error without CODE is 503 before and 500 after.
 /// Without CODE (`error:before:COMMIT#1`) the error is the step's server's transient one: 40001 on
-/// PostgreSQL, LOADING on Valkey, on Kafka the broker's for that request (REBALANCE_IN_PROGRESS for a group
+/// PostgreSQL (57P01 at a statement on no data, 53300 at CONNECT: defaultError), LOADING on Valkey, on Kafka the broker's for that request (REBALANCE_IN_PROGRESS for a group
 /// request or an offset commit, COORDINATOR_LOAD_IN_PROGRESS for an offset fetch, NOT_LEADER_OR_FOLLOWER
 /// for a fetch, produce or offset list) — what sweep and check use, since a verb alone does not name its
 /// server.
@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <set>
 #include <stdexcept>
 #include <vector>
 
@@ -164,7 +165,9 @@ public:
     return process + " answered an error at " + f.str();
   }
   FaultClass sweepClass(const Fault&) const override {
-    return {"error", "error reply", "error:before:VERB#k: 40001 serialization_failure on PostgreSQL, LOADING on Valkey"};
+    return {"error", "error reply",
+            "error:before:VERB#k: 40001 serialization_failure on PostgreSQL (57P01 at BEGIN, ROLLBACK, SET: statements on "
+            "no data), LOADING on Valkey"};
   }
 };
 
@@ -182,10 +185,17 @@ Effect errorEffect(const std::string& code) {
   return Effect{Effect::Action::Error, {}, e->code, e->message, e->server, e->fatal};
 }
 
-Effect defaultError(const std::string& server, When when) {
+Effect defaultError(const std::string& server, When when, const std::string& verb, bool namesTables) {
   if (server == "sink") return errorEffect(when == When::After ? "500" : "503");
-  const faults::ServerError* e = faults::findError(server == "pg" ? "40001" : "LOADING");
-  return Effect{Effect::Action::Error, {}, e->code, e->message, e->server, e->fatal};
+  if (server != "pg") return errorEffect("LOADING");
+  // A serialization failure or a deadlock comes from reading or locking data. A statement that touches none
+  // fails only with its session: answering BEGIN with 40001 would leave a client in a state no server can
+  // put it in (psycopg 3.1 then counts a transaction that never began, and refuses the next one).
+  static const std::set<std::string> sessionOnly{"BEGIN",   "START", "ROLLBACK", "ABORT",   "SAVEPOINT", "RELEASE",
+                                                 "SET",     "RESET", "SHOW",     "DISCARD", "DEALLOCATE",
+                                                 "LISTEN",  "UNLISTEN"};
+  if (verb == "CONNECT") return errorEffect("53300");
+  return errorEffect(!namesTables && sessionOnly.count(verb) ? "57P01" : "40001");
 }
 
 } // namespace idem

@@ -76,7 +76,17 @@ TEST_CASE("fault: the built-in kinds beyond kill, their arguments and their effe
   // Without a code: the step's server's transient error, chosen when it fires.
   CHECK(faultKind("error", "test").effect(Fault::parse("error:before:XACK#1")).code.empty());
   CHECK(defaultError("pg").code == "40001");
+  CHECK(defaultError("pg", When::Before, "UPDATE", true).code == "40001");
   CHECK(defaultError("valkey").code == "LOADING");
+  // Where PostgreSQL can fail only by ending the session: a statement on no data, a new connection.
+  for (const char* verb : {"BEGIN", "START", "ROLLBACK", "SAVEPOINT", "SET", "SHOW"}) {
+    INFO(verb);
+    CHECK(defaultError("pg", When::Before, verb, false).code == "57P01");
+    CHECK(defaultError("pg", When::Before, verb, false).fatal);
+  }
+  CHECK(defaultError("pg", When::Before, "BEGIN", true).code == "40001"); // BEGIN; UPDATE …; COMMIT in one step
+  CHECK(defaultError("pg", When::Before, "SELECT", false).code == "40001");
+  CHECK(defaultError("pg", When::Before, "CONNECT").code == "53300");
   CHECK(usageError([] { Fault::parse("error:after:COMMIT#1:40001", "--crash"); }).find("acts before its step only") !=
         std::string::npos);
   CHECK(usageError([] { Fault::parse("error:before:COMMIT#1:12345", "--crash"); })

@@ -270,6 +270,25 @@ TEST_CASE("error 40001 at COMMIT: the server rolls back, the client gets the err
   CHECK(stepOf(rig.history, "COMMIT", 1)["error"] == true);
 }
 
+TEST_CASE("an error without a code at BEGIN ends the session (57P01), as PostgreSQL can; at UPDATE it is 40001") {
+  Rig rig({"error:before:BEGIN#1", "error:before:UPDATE#1"});
+  RawClient client(rig.ports.pg);
+  pgStartup(client);
+  client.send(wire::query("BEGIN"));
+  auto res = client.readUntilClosed();
+  CHECK(res.closed);
+  CHECK(res.bytes.find("FATAL") != std::string::npos);
+  CHECK(res.bytes.find("57P01") != std::string::npos);
+  REQUIRE(rig.waitOps("step", 1));
+  CHECK(stepLines(rig.history) == std::vector<std::string>{"BEGIN#1 answered"});
+  CHECK(rig.pg.count() == 0); // the BEGIN never reached the server
+  RawClient again(rig.ports.pg);
+  pgStartup(again);
+  again.send(wire::query("UPDATE t SET v = 1"));
+  REQUIRE(rig.pg.waitCount(1));
+  CHECK(queries(rig.pg).at(0).find("40001") != std::string::npos); // the server raises it itself
+}
+
 TEST_CASE("hold c1 before SET#1 until c2 after SET#1: c2 runs freely, c1's request goes on once c2's reply is back") {
   Rig rig({"hold:c1:before:SET#1:c2:after:SET#1"});
   SecondProcess second(rig);
