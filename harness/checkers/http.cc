@@ -248,8 +248,10 @@ CheckResult burst(const HttpView& h) {
   for (const auto& q : h.reqs) {
     if (!q.r->burst || !HttpView::keyed(q) || !q.final() || h.bound.at(q.r->key) != q.r->body) continue;
     int st = q.a->status;
-    // A 5xx is a copy's honest answer when a fault hit the server while it ran (the client retries it).
-    bool fine = (st >= 200 && st < 300) || (pol.inFlight != 0 && st == pol.inFlight) || (st >= 500 && h.faultedDuring(q));
+    // A 5xx is a copy's honest answer when a fault hit the server while it ran, or a restart before it left
+    // the server a pooled connection it killed (the client retries it).
+    bool fine = (st >= 200 && st < 300) || (pol.inFlight != 0 && st == pol.inFlight) ||
+                (st >= 500 && (h.faultedDuring(q) || h.staleAfterRestart(q)));
     if (fine) continue;
     auto v = violation(h, "burst-error", "burst", q.r->key,
                        fmt::format("r{}, copy {} of a burst with key {}, got {}; a copy gets the first answer{}, never "

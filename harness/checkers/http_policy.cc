@@ -43,7 +43,8 @@ void checkStored5xx(const HttpView& h, std::vector<Violation>& out) {
           const bool cut = f.fault.kind == "drop" || f.fault.kind == "restart" ||
                            (f.fault.kind == "error" && !f.fault.args.empty() && f.fault.args[0].rfind("57P", 0) == 0);
           return cut && f.op > first->op->index && f.op < first->answeredAt();
-        }))
+        }) ||
+        h.staleAfterRestart(*first)) // or on a connection a restart before it had killed
       continue;
     const auto& stored = *first->a;
     for (const Req* q : qs) {

@@ -103,6 +103,21 @@ bool HttpView::faultedDuring(const Req& q) const {
   });
 }
 
+bool HttpView::staleAfterRestart(const Req& q) const {
+  if (!q.final() || q.a->status < 500) return false;
+  for (const RequestFault& f : faults) {
+    if (f.fault.kind != "restart" || f.fault.args.empty() || f.op >= q.answeredAt()) continue;
+    const std::string& server = f.fault.args[0]; // "pg", "valkey"
+    // A request to it sent before the restart (steps are recorded at their reply, so by when they were sent).
+    const int64_t at = ops[static_cast<size_t>(f.op)].time_us;
+    for (const Op& op : ops) {
+      const auto* s = op.as<ops::Step>();
+      if (s && op.process == q.r->server && s->server == server && s->tReqUs > 0 && s->tReqUs < at) return true;
+    }
+  }
+  return false;
+}
+
 const ops::Step* HttpView::failedCommitDuring(const Req& q) const {
   const int64_t end = std::min<int64_t>(q.answeredAt(), static_cast<int64_t>(ops.size()));
   for (int64_t i = q.op->index + 1; i < end; ++i) {

@@ -67,6 +67,12 @@ struct HttpView {
   /// Whether a fault other than a kill (a dropped connection, an error, a restart, ...) fired at the server
   /// while `q` was in flight: a 5xx may then be the server's honest answer.
   bool faultedDuring(const Req& q) const;
+  /// Whether `q`'s 5xx may be the aftermath of a restart, before `q` was answered, of a server that its
+  /// server process had sent requests to: a pool hands out the connections it held from before (psycopg_pool
+  /// does not check them at its defaults), and each fails once. How many it held the history does not say
+  /// (a pool opens connections it has not used yet), so every 5xx of that process after the restart is
+  /// excused; a bug that answers 5xx shows in the schedules without a restart.
+  bool staleAfterRestart(const Req& q) const;
   std::string killText() const { return kills.empty() ? "" : kills.back(); }
   /// Whether `q` was written once the declared retention had passed (after_retention, or aged_ms at least
   /// retention_ms): the key may have been forgotten, and a fresh execution is as right as a replay.
