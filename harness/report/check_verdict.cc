@@ -9,7 +9,10 @@ namespace idem {
 
 void FaultCoverage::add(const std::vector<Fault>& planned, const std::vector<Fault>& fired, int processes) {
   if (!planned.empty()) ++runsWithKills;
-  if (fired.size() < planned.size()) ++runsWithLoss;
+  if (fired.size() < planned.size()) {
+    ++runsWithLoss;
+    if (processes > 1) ++runsUnreached;
+  }
   for (const auto& p : planned) {
     byVerb[p.verb].first++;
     byKind[p.kind][p.verb].first++;
@@ -102,10 +105,11 @@ CheckDecision decideCheck(const CheckCounts& c, const CheckFinding* cx, std::opt
     d.notes.push_back(fmt::format("{} run{} had a fault that never fired (coverage loss, not a failure of the target)",
                                   cov.runsWithLoss, plural(cov.runsWithLoss)));
   if (cov.unreached() > 0)
-    d.notes.push_back(fmt::format("{} of them {} at a process's k-th step of a verb in a run of several processes, which "
-                                  "that process never reached (which process takes a step is the broker's or the "
-                                  "client's choice there): counted as coverage loss only",
-                                  cov.unreached(), cov.unreached() == 1 ? "was" : "were"));
+    d.notes.push_back(fmt::format("{} of them ran several processes, and their {} fault{} {} at a process's k-th step "
+                                  "of a verb which that process never reached (which process takes a step is the "
+                                  "broker's or the client's choice there): counted as coverage loss only",
+                                  cov.runsUnreached, cov.unreached(), plural(cov.unreached()),
+                                  cov.unreached() == 1 ? "was" : "were"));
   if (decided) {
     d.verdict = *decided;
     return d;

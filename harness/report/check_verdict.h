@@ -25,6 +25,7 @@ struct FaultCoverage {
   std::map<std::string, int> unreachedShared;
   int runsWithKills = 0;
   int runsWithLoss = 0;  ///< runs in which some planned fault never fired
+  int runsUnreached = 0; ///< of those, runs of several processes (their unfired faults: unreachedShared)
   /// One run of `processes` consumers (or HTTP replicas): the faults it planned and those of them that fired.
   void add(const std::vector<Fault>& planned, const std::vector<Fault>& fired, int processes = 1);
   int planned() const;

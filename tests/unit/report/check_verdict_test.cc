@@ -60,8 +60,14 @@ TEST_CASE("points unreached in runs of several consumers count as coverage loss 
   CheckDecision d = decideCheck(c, nullptr, std::nullopt);
   CHECK(d.verdict == Verdict::Pass);
   CHECK(noted(d, "3 runs had a fault that never fired"));
-  CHECK(noted(d, "3 of them were at a process's k-th step of a verb in a run of several processes, which that "
-                "process never reached"));
+  CHECK(noted(d, "3 of them ran several processes, and their 3 faults were at a process's k-th step of a verb which "
+                "that process never reached"));
+  // Counted by run: one run of two processes with two faults unreached.
+  CheckCounts two;
+  two.runs = two.passed = two.runsRequested = 1;
+  addRun(two.coverage, {"kill:c2:after:SET#4", "kill:c2:after:SET#5"}, {}, 2);
+  CHECK(noted(decideCheck(two, nullptr, std::nullopt), "1 run had a fault that never fired"));
+  CHECK(noted(decideCheck(two, nullptr, std::nullopt), "1 of them ran several processes, and their 2 faults were"));
 
   // The same points in runs of one process: the target never reached them.
   CheckCounts one = c;
