@@ -71,10 +71,10 @@ CheckResult checkReplays(const HttpView& h) {
                                    asJson && !a.jsonDigest.empty() && !first.jsonDigest.empty() ? " (also as JSON)" : ""));
       auto v = violation(h, "replay-mismatch", "replay", key,
                          fmt::format("r{} {} key {} and got {}: {}", q->r->id, sentAfter ? "retried the completed" : "sent",
-                                     key, brief(a), fmt::format("{}", fmt::join(diff, "; "))),
+                                     key, briefAgainst(a, first), fmt::format("{}", fmt::join(diff, "; "))),
                          {ref, q});
-      v.expected = brief(first);
-      v.observed = brief(a);
+      v.expected = briefAgainst(first, a);
+      v.observed = briefAgainst(a, first);
       out.push_back(std::move(v));
     }
   }

@@ -138,6 +138,15 @@ std::string brief(const ops::Response& a) {
                      body.empty() ? "" : " " + body);
 }
 
+std::string briefAgainst(const ops::Response& a, const ops::Response& b) {
+  const auto at = std::mismatch(a.body.begin(), a.body.end(), b.body.begin(), b.body.end()).first - a.body.begin();
+  if (at < 70 || a.body == b.body) return brief(a);
+  const size_t from = static_cast<size_t>(at) - 30;
+  const std::string window = a.body.substr(from, 60);
+  return fmt::format("{}{} ...{}{}", a.status, a.location.empty() ? "" : " Location " + a.location, window,
+                     from + window.size() < a.body.size() ? "..." : "");
+}
+
 std::string ids(const std::vector<const Req*>& qs) {
   // Requests written to more than one server process (replicas, a replacement): each names its own.
   std::set<std::string> servers;

@@ -86,6 +86,9 @@ struct HttpView {
 
 /// "201 Location /orders/1 {...}": an answer in one short line.
 std::string brief(const ops::Response& a);
+/// brief(a) beside another answer `b`: when their bodies first differ past what brief() shows, the body is
+/// shown around that byte ("...": what is left out), so that two answers never read alike.
+std::string briefAgainst(const ops::Response& a, const ops::Response& b);
 /// "r1, r3"
 /// "r1, r2"; "r1 (s1), r2 (s2)" when they were written to more than one server process (replicas).
 std::string ids(const std::vector<const Req*>& qs);

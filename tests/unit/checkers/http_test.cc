@@ -303,6 +303,19 @@ TEST_CASE("http checkers: replays compared as the policy says: as JSON by defaul
   CHECK(kinds(rs) == std::set<std::string>{"replay-mismatch"});
 }
 
+TEST_CASE("http checkers: answers that first differ past what a brief shows are shown around the difference", "[http]") {
+  const std::string head = R"({"id": 1, "ref": "ref-1", "customer": "alice", "sku": "sku-1", "qty": 1, )";
+  HttpHistoryBuilder h(1);
+  h.answerJson(h.request(1, 1), 201, head + R"("amount": 4500, "status": "created"})", "/orders/1");
+  h.answerJson(h.request(1, 1, "retry"), 201, head + R"("amount": 4500.0, "status": "created"})", "/orders/1");
+  auto rs = judge(h, {{1, 1}}, 999);
+  REQUIRE(kinds(rs) == std::set<std::string>{"replay-mismatch"});
+  const Violation& v = result(rs, "http:replay").violations.at(0);
+  CHECK(v.expected != v.observed);
+  CHECK_THAT(v.observed.get<std::string>(), Catch::Matchers::Contains("4500.0"));
+  CHECK_THAT(v.message, Catch::Matchers::Contains("4500.0"));
+}
+
 TEST_CASE("http checkers: a double effect across replicas names the replica each request went to", "[http]") {
   HttpHistoryBuilder h(1);
   const int r1 = h.request(1, 1, "original", 1);
