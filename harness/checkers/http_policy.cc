@@ -84,7 +84,14 @@ void checkInFlightWait(const HttpView& h, std::vector<Violation>& out) {
             o.answeredAt() < q->answeredAt() && o.answeredAt() > q->op->index &&
             (!waited || o.answeredAt() > waited->answeredAt()))
           waited = &o;
-      if (st >= 400 && st < 500 && st != pol.mismatch) {
+      // A waiter may give up once it has waited the lease while the request of its key still ran: a server
+      // cannot tell a slow request from a lost one (PostgreSQL's lock_timeout set to the lease).
+      const bool gaveUp = (q->answerOp->time_us - q->op->time_us) / 1000 >= pol.leaseMs &&
+                          std::any_of(h.reqs.begin(), h.reqs.end(), [&](const Req& o) {
+                            return &o != q && HttpView::keyed(o) && o.r->key == key && o.op->index < q->op->index &&
+                                   (!o.final() || o.answeredAt() > q->answeredAt());
+                          });
+      if (st >= 400 && st < 500 && st != pol.mismatch && !gaveUp) {
         auto v = violation(h, "in-flight-rejected", "replay", key,
                            fmt::format("r{} sent key {} while another request of it ran and got {}; the policy declares "
                                        "in_flight \"wait\": it waits for that request and gets its answer", q->r->id, key,

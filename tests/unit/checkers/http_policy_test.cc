@@ -105,6 +105,22 @@ TEST_CASE("http policy checkers: in_flight wait, a request that overlapped its k
     h.answer(b, 201, R"({"id":2,"status":"created"})", "/orders/2");
     CHECK(kindsOf(judge(h, {{1, 2}}, 998, "", wait)).count("double-effect") == 1);
   }
+  for (int64_t waitedMs : {1200, 300}) { // r2 gave up with 409 while r1 still ran: after the lease, or before it
+    INFO(waitedMs);
+    HttpHistoryBuilder g(1);
+    int first = g.request(1, 1), second = g.request(1, 1, "retry");
+    g.answer(second, 409, R"({"error":"request in progress"})");
+    g.answer(first, 201, kFirstAnswer, "/orders/1");
+    g.finalOp({{1, 1}}, 999);
+    auto ops = g.ops();
+    for (auto& op : ops) {
+      op.time_us = op.index * 1000;
+      if (auto* r = op.as<ops::Response>(); r && r->id == second) op.time_us += waitedMs * 1000;
+      if (auto* r = op.as<ops::Response>(); r && r->id == first) op.time_us += 2000000;
+    }
+    const auto rs = checkAll(wait, ops);
+    CHECK(kindsOf(rs).count("in-flight-rejected") == (waitedMs < 1000 ? 1u : 0u));
+  }
   // r2 got r1's answer, but 3 s after r1 had its own: past the 1000 ms lease (and the 500 ms margin).
   HttpHistoryBuilder h(1);
   int a = h.request(1, 1), b = h.request(1, 1, "retry");
