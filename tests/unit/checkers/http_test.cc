@@ -303,7 +303,7 @@ TEST_CASE("http checkers: replays compared as the policy says: as JSON by defaul
   CHECK(kinds(rs) == std::set<std::string>{"replay-mismatch"});
 }
 
-TEST_CASE("http checkers: answers that first differ past what a brief shows are shown around the difference", "[http]") {
+TEST_CASE("http checkers: answers that first differ past their short form are shown around the difference", "[http]") {
   const std::string head = R"({"id": 1, "ref": "ref-1", "customer": "alice", "sku": "sku-1", "qty": 1, )";
   HttpHistoryBuilder h(1);
   h.answerJson(h.request(1, 1), 201, head + R"("amount": 4500, "status": "created"})", "/orders/1");

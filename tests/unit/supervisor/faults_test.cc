@@ -270,7 +270,7 @@ TEST_CASE("error 40001 at COMMIT: the server rolls back, the client gets the err
   CHECK(stepOf(rig.history, "COMMIT", 1)["error"] == true);
 }
 
-TEST_CASE("an error without a code at BEGIN ends the session (57P01), as PostgreSQL can; at UPDATE it is 40001") {
+TEST_CASE("an error without a code ends the session at BEGIN (57P01), as PostgreSQL can, and is 40001 at UPDATE") {
   Rig rig({"error:before:BEGIN#1", "error:before:UPDATE#1"});
   RawClient client(rig.ports.pg);
   pgStartup(client);
