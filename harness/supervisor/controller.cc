@@ -94,10 +94,11 @@ std::optional<Fault> Controller::takeFault(When when, const std::string& verb, i
 
 void Controller::endInflight(int owner, ProcessState& st, const Inflight& f) {
   st.inflight--;
-  if (f.step.blocking) st.inflightBlocking--;
+  if (f.step.blocking || f.step.keepAlive) st.inflightBlocking--;
+  if (f.step.keepAlive) st.inflightKeepAlive--;
   st.waitingFor.clear();
   for (const auto& [id, g] : inflight_) { // ordered by token: the oldest non-blocking one left
-    if (g.owner != owner || g.step.blocking) continue;
+    if (g.owner != owner || g.step.blocking || g.step.keepAlive) continue;
     st.waitingFor = pointText(g.step.verb, g.k, serverName(g.server));
     st.waitingSince = g.sent;
     break;
@@ -228,8 +229,9 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
     // It goes to the server (now, or after a hold): a step in flight until its reply or a cut.
     auto& s = states_[owner];
     s.inflight++;
-    if (step.blocking) s.inflightBlocking++;
-    if (!step.blocking && s.waitingFor.empty()) {
+    if (step.blocking || step.keepAlive) s.inflightBlocking++;
+    if (step.keepAlive) s.inflightKeepAlive++;
+    if (!step.blocking && !step.keepAlive && s.waitingFor.empty()) {
       s.waitingFor = pointText(step.verb, f.k, serverName(server));
       s.waitingSince = now;
     }
@@ -298,7 +300,8 @@ proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, co
       // The reply reaches the process after the delay (onReleased): still in flight until then, counted as
       // before (onReleased ends it again, a blocking read included).
       st.inflight++;
-      if (f.step.blocking) st.inflightBlocking++;
+      if (f.step.blocking || f.step.keepAlive) st.inflightBlocking++;
+      if (f.step.keepAlive) st.inflightKeepAlive++;
       heldReplies_[token.id] = HeldReply{std::move(f), std::move(s), reply};
     }
     const bool cut = d.kind == proxy::Decision::Kind::Kill;
@@ -308,14 +311,15 @@ proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, co
     return d;
   }
   holdEnded(token.id); // a held request whose time passed: its reply is here
-  auto released = replied(owner, std::move(s), reply, f.setUp ? 0 : f.pk);
+  auto released = replied(owner, std::move(s), reply, f.setUp ? 0 : f.pk, f.step.keepAlive);
   lock.unlock();
   releaseTokens(released);
   cv_.notify_all();
   return {};
 }
 
-std::vector<proxy::StepToken> Controller::replied(int owner, ops::Step s, const proxy::ReplyInfo& reply, int pk) {
+std::vector<proxy::StepToken> Controller::replied(int owner, ops::Step s, const proxy::ReplyInfo& reply, int pk,
+                                                  bool keepAlive) {
   auto& st = states_[owner];
   const auto now = Clock::now();
   if (!reply.error) {
@@ -334,7 +338,8 @@ std::vector<proxy::StepToken> Controller::replied(int owner, ops::Step s, const 
       else if (st.handedAgain[e.id]++ == 0) st.handedAgainSince[e.id] = now;
     }
     if (fresh) lastWork_ = now;
-    st.lastWasEmptyRead = reply.empty_read && st.inflight == 0;
+    // A keep-alive's reply says nothing of its work; an empty read with only keep-alives in flight is one.
+    if (!keepAlive) st.lastWasEmptyRead = reply.empty_read && st.inflight == st.inflightKeepAlive;
     if (reply.waiting) st.waiting = true;
   }
   // An error answer can hand entries back too (a closed channel): no longer its work.
@@ -360,7 +365,7 @@ void Controller::onReleased(int owner, const proxy::StepToken& token) {
   st.lastActivity = Clock::now();
   ++activity_;
   holdEnded(token.id);
-  auto released = replied(owner, std::move(h.step), h.reply, h.f.pk);
+  auto released = replied(owner, std::move(h.step), h.reply, h.f.pk, h.f.step.keepAlive);
   lock.unlock();
   releaseTokens(released);
   cv_.notify_all();

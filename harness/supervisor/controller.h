@@ -76,8 +76,11 @@ public:
     std::string killPoint;         ///< the kill that fired on it ("" when the signal reached no process)
     int steps = 0;                 ///< requests seen (completed or not)
     int inflight = 0;              ///< requests without a reply yet
-    int inflightBlocking = 0;      ///< of which blocking reads
-    std::string waitingFor;        ///< the oldest non-blocking request in flight: "COMMIT#3 (pg)"
+    /// Of which blocking reads and keep-alives (a Kafka Heartbeat, which Sarama sends behind its blocking
+    /// Fetch on one connection): requests whose reply the process does not wait on to go on with its work.
+    int inflightBlocking = 0;
+    int inflightKeepAlive = 0;     ///< of which keep-alives
+    std::string waitingFor;        ///< the oldest request in flight neither blocking nor a keep-alive: "COMMIT#3 (pg)"
     Clock::time_point waitingSince;
     bool lastWasEmptyRead = false; ///< its latest step is a read that delivered nothing, and none is in flight
     /// Its broker pushes it entries (ReplyInfo::waiting, an AMQP consumer): at rest whenever it holds none.
@@ -210,7 +213,8 @@ private:
   void endInflight(int owner, ProcessState& st, const Inflight& f);
   /// Its reply reached the process: what it delivered is in its hands; records it ok. Returns the holds
   /// this releases (reached).
-  std::vector<proxy::StepToken> replied(int owner, ops::Step step, const proxy::ReplyInfo& reply, int pk);
+  std::vector<proxy::StepToken> replied(int owner, ops::Step step, const proxy::ReplyInfo& reply, int pk,
+                                        bool keepAlive = false);
   /// The held step `token` ended (replied, cut): its hold is over.
   void holdEnded(int64_t token);
   /// A pause's release: SIGCONT to the paused group before its step goes on (nothing for a hold).

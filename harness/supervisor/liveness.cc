@@ -21,7 +21,7 @@ std::string entries(size_t n) { return fmt::format("{} entr{}", n, n == 1 ? "y" 
 bool idle(const Process& p) {
   if (p.inflight > p.inflightBlocking) return false; // waiting for a reply it will act on
   if (p.held > 0) return false;                      // delivered work it has not settled
-  if (p.inflight > 0) return true;                   // only blocking reads: acts when one returns
+  if (p.inflight > 0) return true;                   // only blocking reads (and keep-alives): acts when one returns
   // Between polls, waiting for the broker's pushes, or reconnecting on its own timer.
   return p.lastWasEmptyRead || p.waiting || !p.cutAt.empty();
 }

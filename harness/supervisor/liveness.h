@@ -37,7 +37,7 @@ struct Process {
   std::string label;                ///< "c1"
   int steps = 0;                    ///< requests it made
   int inflight = 0;                 ///< requests without a reply yet
-  int inflightBlocking = 0;         ///< of which blocking reads (XREADGROUP … BLOCK, BLPOP, …)
+  int inflightBlocking = 0;         ///< of which blocking reads (XREADGROUP … BLOCK, BLPOP, …) and keep-alives
   bool lastWasEmptyRead = false;    ///< its latest step is a read that delivered nothing
   bool waiting = false;             ///< its broker pushes it entries (an AMQP consumer)
   /// Its latest step ended with its connection cut under it (a dropped connection, a server restart, a
@@ -50,7 +50,8 @@ struct Process {
   std::optional<Clock::time_point> spinSince;
 };
 
-/// Idle: it holds nothing, and it can't act before a reply reaches it (only blocking reads in flight) or
+/// Idle: it holds nothing, and it can't act before a reply reaches it (only blocking reads in flight, and
+/// keep-alives: a Heartbeat queued behind a blocking Fetch on one connection waits as long as it) or
 /// before its own timer fires (its latest step was a read that delivered nothing, or its connection was cut
 /// under it: it polls or reconnects when it wants to). Busy: anything else — a request in flight that is not
 /// a blocking read, delivered work it has not settled, silence before its first request, silence after a

@@ -299,3 +299,21 @@ TEST_CASE("controller: a relay's steps are numbered apart: no VERB#k of the run 
   CHECK(ctl.lastWork() == work);
   CHECK(ctl.state(2).steps == 2);
 }
+
+TEST_CASE("liveness: a keep-alive queued behind a blocking read is no work, and its reply leaves an empty read idle") {
+  // Sarama sends its Heartbeat on the connection of its blocking Fetch: the reply waits behind the Fetch's.
+  Steps s;
+  auto fetch = s.send(1, "XREADGROUP", true);
+  proxy::StepInfo beat;
+  beat.verb = "HEARTBEAT";
+  beat.keepAlive = true;
+  proxy::StepToken hb;
+  s.ctl.onRequest(1, proxy::Server::Broker, 1, beat, hb);
+  CHECK(s.idle(1)); // a blocking read and a keep-alive in flight
+  s.reply(1, fetch, {}, true); // the empty read comes back first
+  CHECK(s.idle(1));
+  s.ctl.onReply(1, hb, {});
+  CHECK(s.idle(1)); // the keep-alive's reply: still the empty read's rest
+  s.step(1, "BEGIN");
+  CHECK_FALSE(s.idle(1));
+}
