@@ -168,14 +168,11 @@ bool ConsumerLoop::ended(size_t i, bool byKill) {
   lastEvent_ = Clock::now();
   if (!byKill && st.steps == 0 && st.faulted.empty() && !metRestart) { // (a connection refused by a fault is not that)
     // Nothing reached a server: there is nothing to judge, and restarting it would only repeat that.
-    const int conns = hub_.connections(p.owner);
-    throw UsageError(fmt::format(
-        "target '{}' cannot start: {} exited ({}) before any request reached a server ({}); its output: {}",
-        ws_.target.name, p.label, es.str(),
-        conns == 0 ? std::string("it opened no connection to idemproof's proxies")
-                   : fmt::format("it opened {} connection{}, with connection set-up or a request the server refused "
-                                 "on {}", conns, conns == 1 ? "" : "s", conns == 1 ? "it" : "them"),
-        (ws_.logDir / (p.label + ".log")).string()));
+    // Set-up (Kafka's ApiVersions and Metadata, a startup packet) is no step: a client whose set-up the
+    // server refused ends here too.
+    throw UsageError(fmt::format("target '{}' cannot start: {} exited ({}) before any step of its work reached a "
+                                 "server (connection set-up is none: one the server refused ends here too)",
+                                 ws_.target.name, p.label, es.str()));
   }
   if (nproc_ >= opt_.max_processes) return false;
   if (byKill) {

@@ -131,7 +131,7 @@ TEST_CASE("a target that exits 0 at once cannot start: exit 2, not stuck") {
   CHECK(r.status == 2);
   CHECK(r.report["verdict"] == "error");
   CHECK(violations(r.report, "stuck").empty());
-  CHECK(r.err.find("cannot start: c1 exited (exit 0) before any request reached a server") != std::string::npos);
+  CHECK(r.err.find("cannot start: c1 exited (exit 0) before any step of its work reached a server") != std::string::npos);
   // The log it points at is the copy in the report folder, which outlives the run.
   CHECK(r.err.find((r.reportDir / "logs" / "run" / "c1.log").string()) != std::string::npos);
   CHECK(std::filesystem::exists(r.reportDir / "logs" / "run" / "c1.log"));
