@@ -17,6 +17,26 @@
 
 namespace idem {
 
+namespace {
+
+/// The process does not wait on the step's reply to go on with its work: a blocking read, a keep-alive.
+bool passive(const proxy::StepInfo& step) { return step.blocking || step.keepAlive; }
+
+/// One more (`delta` 1) or one fewer (-1) request of the process in flight, counted by what it is.
+void countInflight(Controller::ProcessState& st, const proxy::StepInfo& step, int delta) {
+  st.inflight += delta;
+  if (passive(step)) st.inflightBlocking += delta;
+  if (step.keepAlive) st.inflightKeepAlive += delta;
+}
+
+/// The process handed these entries back (or its server took them back): those it held are no work of its own.
+void handBack(Controller::ProcessState& st, const std::vector<std::string>& ids) {
+  for (const auto& id : ids)
+    if (st.held.count(id)) st.returned.insert(id);
+}
+
+} // namespace
+
 const std::string& Controller::serverName(proxy::Server s) const {
   static const std::string pg = "pg", valkey = "valkey";
   if (hub_) return hub_->name(s);
@@ -93,12 +113,10 @@ std::optional<Fault> Controller::takeFault(When when, const std::string& verb, i
 }
 
 void Controller::endInflight(int owner, ProcessState& st, const Inflight& f) {
-  st.inflight--;
-  if (f.step.blocking || f.step.keepAlive) st.inflightBlocking--;
-  if (f.step.keepAlive) st.inflightKeepAlive--;
+  countInflight(st, f.step, -1);
   st.waitingFor.clear();
   for (const auto& [id, g] : inflight_) { // ordered by token: the oldest non-blocking one left
-    if (g.owner != owner || g.step.blocking || g.step.keepAlive) continue;
+    if (g.owner != owner || passive(g.step)) continue;
     st.waitingFor = pointText(g.step.verb, g.k, serverName(g.server));
     st.waitingSince = g.sent;
     break;
@@ -185,8 +203,7 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   if (!step.read && !step.keepAlive && !relay) lastWork_ = now;
   else if (!step.blocking) st.lastPoll = now;
   for (const auto& id : step.acked) settledForGroup(id);
-  for (const auto& id : step.returned)
-    if (st.held.count(id)) st.returned.insert(id);
+  handBack(st, step.returned);
   ++activity_;
   token.id = nextToken_++;
   auto released = setUp ? std::vector<proxy::StepToken>{} : reached(names_[owner], When::Before, step.verb, f.pk);
@@ -228,10 +245,8 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
       d.kind == proxy::Decision::Kind::Replace) {
     // It goes to the server (now, or after a hold): a step in flight until its reply or a cut.
     auto& s = states_[owner];
-    s.inflight++;
-    if (step.blocking || step.keepAlive) s.inflightBlocking++;
-    if (step.keepAlive) s.inflightKeepAlive++;
-    if (!step.blocking && !step.keepAlive && s.waitingFor.empty()) {
+    countInflight(s, step, 1);
+    if (!passive(step) && s.waitingFor.empty()) {
       s.waitingFor = pointText(step.verb, f.k, serverName(server));
       s.waitingSince = now;
     }
@@ -299,9 +314,7 @@ proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, co
     if (d.kind == proxy::Decision::Kind::Hold) {
       // The reply reaches the process after the delay (onReleased): still in flight until then, counted as
       // before (onReleased ends it again, a blocking read included).
-      st.inflight++;
-      if (f.step.blocking || f.step.keepAlive) st.inflightBlocking++;
-      if (f.step.keepAlive) st.inflightKeepAlive++;
+      countInflight(st, f.step, 1);
       heldReplies_[token.id] = HeldReply{std::move(f), std::move(s), reply};
     }
     const bool cut = d.kind == proxy::Decision::Kind::Kill;
@@ -343,10 +356,9 @@ std::vector<proxy::StepToken> Controller::replied(int owner, ops::Step s, const 
     if (reply.waiting) st.waiting = true;
   }
   // An error answer can hand entries back too (a closed channel): no longer its work.
-  for (const auto& id : reply.returned) {
-    if (st.held.count(id)) st.returned.insert(id);
+  handBack(st, reply.returned);
+  for (const auto& id : reply.returned)
     if (std::find(s.returned.begin(), s.returned.end(), id) == s.returned.end()) s.returned.push_back(id);
-  }
   if (s.outcome != ops::StepOutcome::Answered) s.outcome = ops::StepOutcome::Ok;
   const std::string verb = s.verb;
   history_.append(names_[owner], std::move(s));

@@ -214,7 +214,7 @@ private:
   /// Its reply reached the process: what it delivered is in its hands; records it ok. Returns the holds
   /// this releases (reached).
   std::vector<proxy::StepToken> replied(int owner, ops::Step step, const proxy::ReplyInfo& reply, int pk,
-                                        bool keepAlive = false);
+                                        bool keepAlive);
   /// The held step `token` ended (replied, cut): its hold is over.
   void holdEnded(int64_t token);
   /// A pause's release: SIGCONT to the paused group before its step goes on (nothing for a hold).
