@@ -314,35 +314,25 @@ bool HistoryView::neverDelivered(int n) const {
 
 std::vector<HistoryView::HeldRedelivery> HistoryView::redeliveredWhileHeld(int n) const {
   auto within = [](int64_t op, int64_t from, int64_t to) { return op > from && op < to; };
-  auto ended = [&](const std::string& p, int64_t from, int64_t to) {
-    return std::any_of(kills.begin(), kills.end(), [&](const KillRec& k) { return k.process == p && within(k.op, from, to); }) ||
-           std::any_of(exits.begin(), exits.end(), [&](const ExitRec& e) { return e.process == p && within(e.op, from, to); });
-  };
-  auto settled = [&](const std::vector<AckRec>& recs, const std::string& p, const std::string& entry, int64_t from,
-                     int64_t to) {
-    return std::any_of(recs.begin(), recs.end(), [&](const AckRec& a) {
-      return a.process == p && a.entry == entry && within(a.op, from, to);
-    });
-  };
-  auto faulted = [&](const std::string& p, int64_t from, int64_t to) {
-    return std::any_of(otherFaults.begin(), otherFaults.end(),
-                       [&](const FaultRec& f) { return f.process == p && within(f.op, from, to); });
+  // Whether process p still held `entry` from op `from` until op `to`, with no fault on it in between.
+  auto held = [&](const std::string& p, const std::string& entry, int64_t from, int64_t to) {
+    const KillRec* k = killAfter(p, from);
+    return !(k && k->op < to) && !ackBy(p, entry, from, to) &&
+           std::none_of(exits.begin(), exits.end(), [&](const ExitRec& e) { return e.process == p && within(e.op, from, to); }) &&
+           std::none_of(returns.begin(), returns.end(), [&](const AckRec& r) {
+             return r.process == p && r.entry == entry && within(r.op, from, to);
+           }) &&
+           std::none_of(otherFaults.begin(), otherFaults.end(),
+                        [&](const FaultRec& f) { return f.process == p && within(f.op, from, to); });
   };
   std::vector<HeldRedelivery> out;
   const auto got = deliveriesOf(n);
-  for (size_t j = 1; j < got.size(); ++j) {
-    for (size_t i = 0; i < j; ++i) {
-      const DeliveryRec& first = *got[i];
-      const DeliveryRec& again = *got[j];
-      if (first.entry != again.entry || ended(first.process, first.op, again.op) ||
-          settled(acks, first.process, first.entry, first.op, again.op) ||
-          settled(returns, first.process, first.entry, first.op, again.op) ||
-          faulted(first.process, first.op, again.op))
-        continue;
-      out.push_back({&again, first.process});
-      break;
-    }
-  }
+  for (size_t j = 1; j < got.size(); ++j)
+    for (size_t i = 0; i < j; ++i)
+      if (got[i]->entry == got[j]->entry && held(got[i]->process, got[i]->entry, got[i]->op, got[j]->op)) {
+        out.push_back({got[j], got[i]->process});
+        break;
+      }
   return out;
 }
 

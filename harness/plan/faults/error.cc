@@ -21,10 +21,10 @@
 /// client something that is not so; a provider that charged and then answered 500 is what `after:CALL#k`
 /// plays. At a CALL step an error without CODE is 503 before and 500 after.
 /// Without CODE (`error:before:COMMIT#1`) the error is the step's server's transient one: 40001 on
-/// PostgreSQL (57P01 at a statement on no data, 53300 at CONNECT: defaultError), LOADING on Valkey, on Kafka the broker's for that request (REBALANCE_IN_PROGRESS for a group
-/// request or an offset commit, COORDINATOR_LOAD_IN_PROGRESS for an offset fetch, NOT_LEADER_OR_FOLLOWER
-/// for a fetch, produce or offset list) — what sweep and check use, since a verb alone does not name its
-/// server.
+/// PostgreSQL (57P01 at a statement on no data, 53300 at CONNECT: defaultError), LOADING on Valkey, on Kafka
+/// the broker's for that request (REBALANCE_IN_PROGRESS for a group request or an offset commit,
+/// COORDINATOR_LOAD_IN_PROGRESS for an offset fetch, NOT_LEADER_OR_FOLLOWER for a fetch, produce or offset
+/// list) — what sweep and check use, since a verb alone does not name its server.
 #include "plan/faults/kinds.h"
 
 #include "core/error.h"
