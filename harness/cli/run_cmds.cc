@@ -44,6 +44,11 @@ void addRunCommands(CLI::App& app, Handler& handler) {
   sweep->add_option("--reduce-above", sweepArgs.reduceAbove,
                     fmt::format("reduce a trace of more than N points (default {}; 0 reduces every sweep)", kSweepReduceAbove))
       ->check(CLI::Range(0, 1000000));
+  sweep->add_option("--trace-from", sweepArgs.traceFrom,
+                    "place the faults on the fault-free run in this report (a folder or its report.json, of idemproof "
+                    "run without --crash or of a sweep, same schedule) instead of this sweep's own: every shard then "
+                    "plans the same faults (docs/scale.md)")
+      ->check([](const std::string& v) { return v.empty() ? std::string("an empty path names no report") : std::string(); });
   static bool interleave = false;
   sweep->add_flag("--interleave", interleave,
                   "two consumers: hold c1 at each of its steps until c2 passes each of its steps (a grid; "
@@ -53,7 +58,7 @@ void addRunCommands(CLI::App& app, Handler& handler) {
       throw CLI::ValidationError("--interleave", "is not sharded yet; leave out --shard");
     if (interleave && sweep->count("--faults") > 0)
       throw CLI::ValidationError("--interleave", "sweeps holds only; leave out --faults");
-    for (const char* flag : {"--events", "--exhaustive", "--reduce-above"})
+    for (const char* flag : {"--events", "--exhaustive", "--reduce-above", "--trace-from"})
       if (interleave && sweep->count(flag) > 0)
         throw CLI::ValidationError("--interleave", fmt::format("has a reduction of its own; leave out {}", flag));
     if (sweep->count("--exhaustive") > 0 && sweep->count("--reduce-above") > 0)

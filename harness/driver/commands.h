@@ -24,6 +24,7 @@ struct SweepArgs {
   int events = 0;          ///< --events N: a generated schedule of N events (with --seed); 0: the default one
   bool exhaustive = false; ///< --exhaustive: every point of the trace, however many
   int reduceAbove = -1;    ///< --reduce-above N: the reduced selection above N points; -1: kSweepReduceAbove
+  std::string traceFrom;   ///< --trace-from REPORT: the faults placed on that report's fault-free run (trace_from.h)
 };
 int sweepCommand(const CommonArgs& common, const SweepArgs& args);
 /// sweep --interleave (interleave.cc): the default schedule with two consumers, every hold point of c1

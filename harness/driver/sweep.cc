@@ -10,6 +10,7 @@
 
 #include "driver/pool.h"
 #include "driver/progress.h"
+#include "driver/trace_from.h"
 #include "history/point_class.h"
 #include "history/trace.h"
 #include "plan/fault_kind.h"
@@ -18,6 +19,7 @@
 #include "report/shard_section.h"
 #include "report/sweep_section.h"
 #include "scenario/decodable.h"
+#include "supervisor/http_body.h" // fnv64Hex
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -72,6 +74,10 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
     base.values = makeDecodable(sc, base, weight);
   }
   const int reduceAbove = args.exhaustive ? -1 : args.reduceAbove >= 0 ? args.reduceAbove : kSweepReduceAbove;
+  // Read before any server starts: a report that cannot give the trace is bad input.
+  std::vector<Op> givenTrace;
+  if (!args.traceFrom.empty())
+    givenTrace = traceFrom(args.traceFrom, sc, base, weight, args.events > 0 || !common.scenarioValues);
 
   WorkerPool pool(session);
   Judged baseline = pool.judge(0, 0, base, true);
@@ -88,7 +94,8 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
   // still has a trace). An unknown fault-free run says nothing certain about the steps: no point is run.
   const bool traceUsable = !baselineSpoiled && (baseline.verdict == Verdict::Pass || baseline.verdict == Verdict::Fail);
   if (traceUsable) {
-    const auto& history = report.runs().front().history;
+    // The points of this run's fault-free trace, or of the one --trace-from gave (then every shard's).
+    const std::vector<Op>& history = args.traceFrom.empty() ? report.runs().front().history : givenTrace;
     Trace trace = traceOf(history);
     points = std::move(trace.points);
     section.skipped = trace.skipped;
@@ -130,8 +137,13 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
       pointOf.push_back(i);
     }
   }
+  // What was planned, as one value: shards that traced different steps plan different faults (merge.cc).
+  std::string planned;
+  for (const auto& s : schedules) planned += s.faults.front().str() + "\n";
+  section.faultsDigest = schedules.empty() ? "" : fnv64Hex(planned);
+  if (!args.traceFrom.empty()) section.traceFrom = args.traceFrom;
   // A shard runs the faults whose index (in the order above) is in its slice; the baseline runs in every
-  // shard, since the points come from its trace.
+  // shard, since the points come from its trace (or from --trace-from's).
   std::vector<size_t> indexOf(schedules.size());
   for (size_t i = 0; i < indexOf.size(); ++i) indexOf[i] = i;
   const size_t allFaults = schedules.size();
@@ -158,9 +170,10 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
   progress.clear();
 
   int fails = baseline.verdict == Verdict::Fail && !baselineSpoiled ? 1 : 0, unknown = 0, notFired = 0;
-  std::cout << fmt::format("sweep {} × {}: baseline {} ({}){}\n", target.name, sc.name, toString(baseline.verdict),
+  std::cout << fmt::format("sweep {} × {}: baseline {} ({}){}{}\n", target.name, sc.name, toString(baseline.verdict),
                            base.summary(), common.shard ? fmt::format("; shard {}: {} of {} faults", common.shard->str(),
-                                                                      schedules.size(), allFaults) : "");
+                                                                      schedules.size(), allFaults) : "",
+                           args.traceFrom.empty() ? "" : "; faults placed on the trace of " + args.traceFrom);
   if (!baseline.error.empty())
     std::cerr << errorLine(baseline.error, report.runs().front().logs, session.reportDir()) << "\n";
   std::cout << fmt::format("  {:<30} {:<7} {:<10} {}\n", "fault", "server", "verdict", "violations");

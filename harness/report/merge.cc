@@ -42,6 +42,8 @@ const std::vector<std::pair<FieldOf, const char*>>& sameFields() {
       {in("/sweep/events"), "--events"},
       {in("/sweep/reduce_above"), "--exhaustive or --reduce-above"},
       {in("/sweep/selected_points"), "reduced selection (the fault-free traces differ)"},
+      {in("/sweep/faults_digest"),
+       "faults planned (their fault-free runs took different steps: give every shard one trace with --trace-from)"},
       {in("/compare/classes"), "classes (the targets' fault-free traces differ)"},
       {in("/compare/runs_per_class"), "--runs"},
       {in("/compare/per_class"), "--per-class"},

@@ -79,7 +79,8 @@ void to_json(nlohmann::json& j, const SweepSection& s) {
   j = {{"points", s.points}, {"fault_kinds", s.faultKinds}, {"skipped", s.skipped}, {"failed", s.failed},
        {"unknown", s.unknown}, {"not_fired", s.notFired}, {"trace_points", s.tracePoints},
        {"selected_points", s.selectedPoints}, {"classes", s.classes}, {"reduced", s.reduced}, {"not_run", s.notRun},
-       {"reduce_above", orNull(s.reduceAbove)}, {"events", orNull(s.events)}, {"no_faults", orNull(s.noFaults)}};
+       {"reduce_above", orNull(s.reduceAbove)}, {"events", orNull(s.events)}, {"no_faults", orNull(s.noFaults)},
+       {"faults_digest", s.faultsDigest}, {"trace_from", orNull(s.traceFrom)}};
 }
 
 void from_json(const nlohmann::json& j, SweepSection& s) {
@@ -97,6 +98,8 @@ void from_json(const nlohmann::json& j, SweepSection& s) {
   s.reduceAbove = optionalOf<int>(j, "reduce_above");
   s.events = optionalOf<int>(j, "events");
   s.noFaults = optionalOf<std::string>(j, "no_faults");
+  s.faultsDigest = j.value("faults_digest", std::string());
+  s.traceFrom = optionalOf<std::string>(j, "trace_from");
   s.interleave = optionalOf<InterleaveGrid>(j, "interleave");
 }
 

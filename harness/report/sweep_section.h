@@ -68,6 +68,10 @@ struct SweepSection {
   std::optional<int> reduceAbove; ///< null with --exhaustive
   std::optional<int> events;      ///< --events, null when not given
   std::optional<std::string> noFaults; ///< why no fault ran, null when some did
+  /// FNV-1a 64 of the faults planned from the trace (every shard's, in the sweep's order): shards that
+  /// placed their faults on different traces differ in it, and merge refuses them. "" when none was planned.
+  std::string faultsDigest;
+  std::optional<std::string> traceFrom; ///< --trace-from: the report whose fault-free run gave the trace
   /// sweep --interleave only: then points is empty, faultKinds is {"hold"}, and the section has only
   /// points, fault_kinds, skipped, failed, unknown, not_fired and interleave (the others read as their
   /// defaults).

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 
 using namespace itest;
@@ -255,4 +256,68 @@ TEST_CASE("compare merged from 3 shards is the unsharded compare field by field,
     return na;
   };
   for (const auto& shard : runs.split.shards) CHECK(notApplicable(shard) > notApplicable(runs.whole));
+}
+
+TEST_CASE("sweep shards that take their trace from one fault-free run with --trace-from plan the faults the "
+          "unsharded sweep on that run plans, and merge refuses shards that planned other faults", "[shard]") {
+  const Result traced = clean({"run", "--target", target("dedup-table"), "--scenario", "wallet"});
+  INFO(traced.out << traced.err);
+  REQUIRE(traced.status == 0);
+  const std::string from = traced.reportDir.string();
+  auto runs = requireMergedEqualsWhole({"sweep", "--target", target("dedup-table"), "--scenario", "wallet", "--faults",
+                                        "drop", "--trace-from", from});
+  CHECK(runs.whole.status == 0);
+  const json& whole = runs.whole.report["sweep"];
+  CHECK(whole["trace_from"] == from);
+  REQUIRE(whole["faults_digest"].is_string());
+  CHECK(whole["faults_digest"] != "");
+  CHECK(runs.whole.out.find("faults placed on the trace of " + from) != std::string::npos);
+  for (const auto& shard : runs.split.shards) CHECK(shard.report["sweep"]["faults_digest"] == whole["faults_digest"]);
+
+  // A shard that traced other steps plans other faults: its report says so, and merge names the field.
+  const auto& last = runs.split.shards.back();
+  const std::filesystem::path other = last.reportDir.parent_path() / (last.reportDir.filename().string() + "-other");
+  std::filesystem::create_directories(other);
+  json changed = last.report;
+  changed["sweep"]["faults_digest"] = "0123456789abcdef";
+  std::ofstream(other / "report.json") << changed.dump();
+  const Result merged = idemproof({"merge", runs.split.shards[0].reportDir.string(), runs.split.shards[1].reportDir.string(),
+                                   other.string()});
+  INFO(merged.out << merged.err);
+  CHECK(merged.status == 2);
+  CHECK(merged.err.find("faults planned") != std::string::npos);
+  CHECK(merged.err.find("--trace-from") != std::string::npos);
+}
+
+TEST_CASE("sweep --trace-from refuses, with exit 2 naming the flag and before any server starts, a report whose "
+          "fault-free run had faults or ran another schedule, and a report of another command", "[shard]") {
+  const Result killed = clean({"run", "--target", target("dedup-table"), "--scenario", "wallet", "--crash", "after:COMMIT#2"});
+  REQUIRE(killed.report.is_object());
+  const Result checked = clean({"check", "--target", target("dedup-table"), "--scenario", "wallet", "--runs", "1",
+                                "--no-class-sweep", "--max-events", "2"});
+  REQUIRE(checked.report.is_object());
+  const Result traced = clean({"run", "--target", target("dedup-table"), "--scenario", "wallet"});
+  REQUIRE(traced.status == 0);
+  struct Case {
+    std::vector<std::string> extra;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"--trace-from", killed.reportDir.string()}, "its run had faults (after:COMMIT#2)"},
+      {{"--trace-from", checked.reportDir.string()}, "a report of check"},
+      {{"--trace-from", traced.reportDir.string(), "--events", "3"}, "is not this sweep's"},
+      {{"--trace-from", traced.reportDir.string(), "--scenario-values"}, "other values"},
+      {{"--trace-from", (traced.reportDir / "nothing-here").string()}, "no such file"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args{"sweep", "--target", target("dedup-table"), "--scenario", "wallet"};
+    args.insert(args.end(), c.extra.begin(), c.extra.end());
+    const Result r = clean(args);
+    INFO(r.out << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.err.rfind("idemproof: --trace-from ", 0) == 0);
+    CHECK(r.err.find(c.says) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.out.find("baseline") == std::string::npos); // no fault-free run started
+  }
 }
