@@ -1,6 +1,7 @@
 /// The Controller (controller.h): counts and records every step, decides what happens to it (a fault,
 /// the gate, a hold) and keeps each process's state for the supervisor. The holds and their release are in
-/// controller_holds.cc, what a fault does at its step in controller_fire.cc.
+/// controller_holds.cc, what a fault does at its step in controller_fire.cc, what the supervisor reads of
+/// it in controller_views.cc.
 #include "supervisor/controller.h"
 
 #include "history/trace.h"
@@ -260,16 +261,6 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   return d;
 }
 
-int Controller::inflightAll() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return static_cast<int>(inflight_.size());
-}
-
-uint64_t Controller::activity() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return activity_;
-}
-
 proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, const proxy::ReplyInfo& reply) {
   std::unique_lock<std::mutex> lock(mu_);
   auto it = inflight_.find(token.id);
@@ -425,58 +416,8 @@ void Controller::onOpaque(int owner, proxy::Server server, int conn, const char*
   cv_.notify_all();
 }
 
-std::optional<Controller::Clock::time_point> Controller::readsHeldUntil() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::optional<Clock::time_point> until;
-  for (const auto& [id, f] : inflight_) {
-    if (!f.step.blocking || f.step.waitMs <= 0) continue;
-    const auto end = f.sent + std::chrono::milliseconds(f.step.waitMs);
-    if (!until || end > *until) until = end;
-  }
-  return until;
-}
-
-Controller::ProcessState Controller::state(int owner) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = states_.find(owner);
-  return it == states_.end() ? ProcessState{} : it->second;
-}
-
 std::string Controller::pointText(const std::string& verb, int k, const std::string& server) {
   return fmt::format("{}#{} ({})", verb, k, server);
-}
-
-liveness::Process Controller::livenessOf(int owner) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  liveness::Process v;
-  if (auto n = names_.find(owner); n != names_.end()) v.label = n->second;
-  auto it = states_.find(owner);
-  if (it == states_.end()) return v;
-  const ProcessState& st = it->second;
-  v.steps = st.steps;
-  v.inflight = st.inflight;
-  v.inflightBlocking = st.inflightBlocking;
-  v.lastWasEmptyRead = st.lastWasEmptyRead;
-  v.waiting = st.waiting;
-  v.cutAt = st.cutAt;
-  v.held = st.holding();
-  for (const auto& [id, n] : st.handedAgain) {
-    if (n < 3) continue; // handed again three times or more: a spin, since it was first handed again
-    v.spinning.insert(id);
-    auto since = st.handedAgainSince.at(id);
-    v.spinSince = v.spinSince ? std::max(*v.spinSince, since) : since;
-  }
-  return v;
-}
-
-std::vector<Fault> Controller::pendingFaults() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return faults_;
-}
-
-Controller::Clock::time_point Controller::lastWork() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return lastWork_;
 }
 
 void Controller::settledForGroup(const std::string& id) {
@@ -486,17 +427,6 @@ void Controller::settledForGroup(const std::string& id) {
     other.handedAgain.erase(id);
     other.handedAgainSince.erase(id);
   }
-}
-
-bool Controller::seenDelivered(const std::vector<std::string>& entries) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return std::all_of(entries.begin(), entries.end(), [&](const std::string& e) { return seenDelivered_.count(e) > 0; });
-}
-
-uint64_t Controller::waitForActivity(uint64_t seen, std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait_for(lock, timeout, [&] { return activity_ != seen; });
-  return activity_;
 }
 
 } // namespace idem
