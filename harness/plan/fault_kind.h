@@ -132,7 +132,8 @@ std::chrono::microseconds timeKillDelay(const Fault& f);
 /// The error an `error` fault without a code answers at a step of `server` with `verb` ("valkey": LOADING;
 /// "sink": 503 before the call, 500 after it; "pg": 40001 serialization_failure at a statement on data, and
 /// where PostgreSQL can fail only by ending the session — a new connection (CONNECT: 53300), a statement that
-/// only opens or ends a transaction or sets the session, naming no table (BEGIN, ROLLBACK, SET, …: 57P01).
+/// only opens or ends a transaction or sets the session, naming no table (BEGIN, ROLLBACK, SET, …: 57P01), and
+/// an extended-protocol round trip of Close or Sync messages alone (CLOSE, SYNC: 57P01).
 Effect defaultError(const std::string& server, When when = When::Before, const std::string& verb = "",
                     bool namesTables = true);
 /// The error effect of the code `code` of the error table (docs/faults.md); throws std::logic_error for a

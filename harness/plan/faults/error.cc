@@ -167,7 +167,7 @@ public:
   FaultClass sweepClass(const Fault&) const override {
     return {"error", "error reply",
             "error:before:VERB#k: 40001 serialization_failure on PostgreSQL (57P01 at BEGIN, ROLLBACK, SET: statements on "
-            "no data), LOADING on Valkey"};
+            "no data; at a Close or a Sync alone), LOADING on Valkey"};
   }
 };
 
@@ -191,9 +191,13 @@ Effect defaultError(const std::string& server, When when, const std::string& ver
   // A serialization failure or a deadlock comes from reading or locking data. A statement that touches none
   // fails only with its session: answering BEGIN with 40001 would leave a client in a state no server can
   // put it in (psycopg 3.1 then counts a transaction that never began, and refuses the next one).
+  // So does a round trip of the extended protocol that only closes statements or portals (CLOSE: closing one
+  // that does not exist is no error either) or only syncs (SYNC): a client need not wait for their answer —
+  // tokio-postgres sends a Close when it drops a statement and discards what comes back — so an error that
+  // aborted the transaction there went unseen, and the COMMIT after it silently rolled back.
   static const std::set<std::string> sessionOnly{"BEGIN",   "START", "ROLLBACK", "ABORT",   "SAVEPOINT", "RELEASE",
                                                  "SET",     "RESET", "SHOW",     "DISCARD", "DEALLOCATE",
-                                                 "LISTEN",  "UNLISTEN"};
+                                                 "LISTEN",  "UNLISTEN", "CLOSE", "SYNC"};
   if (verb == "CONNECT") return errorEffect("53300");
   return errorEffect(!namesTables && sessionOnly.count(verb) ? "57P01" : "40001");
 }

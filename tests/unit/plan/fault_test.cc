@@ -79,13 +79,16 @@ TEST_CASE("fault: the built-in kinds beyond kill, their arguments and their effe
   CHECK(defaultError("pg", When::Before, "UPDATE", true).code == "40001");
   CHECK(defaultError("valkey").code == "LOADING");
   // Where PostgreSQL can fail only by ending the session: a statement on no data, a new connection.
-  for (const char* verb : {"BEGIN", "START", "ROLLBACK", "SAVEPOINT", "SET", "SHOW"}) {
+  // A round trip of Close or Sync messages alone too: PostgreSQL fails neither but by ending the session, and
+  // a client need not read their answer (tokio-postgres closes a dropped statement without waiting).
+  for (const char* verb : {"BEGIN", "START", "ROLLBACK", "SAVEPOINT", "SET", "SHOW", "CLOSE", "SYNC"}) {
     INFO(verb);
     CHECK(defaultError("pg", When::Before, verb, false).code == "57P01");
     CHECK(defaultError("pg", When::Before, verb, false).fatal);
   }
   CHECK(defaultError("pg", When::Before, "BEGIN", true).code == "40001"); // BEGIN; UPDATE …; COMMIT in one step
   CHECK(defaultError("pg", When::Before, "SELECT", false).code == "40001");
+  CHECK(defaultError("pg", When::Before, "PARSE", false).code == "40001"); // a prepare is waited for
   CHECK(defaultError("pg", When::Before, "CONNECT").code == "53300");
   CHECK(usageError([] { Fault::parse("error:after:COMMIT#1:40001", "--crash"); }).find("acts before its step only") !=
         std::string::npos);

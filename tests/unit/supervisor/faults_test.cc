@@ -289,6 +289,24 @@ TEST_CASE("an error without a code ends the session at BEGIN (57P01), as Postgre
   CHECK(queries(rig.pg).at(0).find("40001") != std::string::npos); // the server raises it itself
 }
 
+TEST_CASE("an error without a code at a round trip of Close and Sync alone ends the session (57P01): PostgreSQL fails "
+          "it no other way, and a client that dropped a statement does not read the answer") {
+  Rig rig({"error:before:CLOSE#1"});
+  RawClient client(rig.ports.pg);
+  pgStartup(client);
+  client.send(wire::query("BEGIN"));
+  REQUIRE(rig.pg.waitCount(1));
+  REQUIRE(rig.waitOps("step", 1));
+  client.send(wire::closeMessage('S', "s0") + wire::syncMessage());
+  auto res = client.readUntilClosed();
+  CHECK(res.closed);
+  CHECK(res.bytes.find("FATAL") != std::string::npos);
+  CHECK(res.bytes.find("57P01") != std::string::npos);
+  REQUIRE(rig.waitOps("step", 2));
+  CHECK(stepLines(rig.history) == std::vector<std::string>{"BEGIN#1 ok", "CLOSE#1 answered"});
+  CHECK(queries(rig.pg) == std::vector<std::string>{"BEGIN"}); // no statement raising 40001 in the transaction
+}
+
 TEST_CASE("hold c1 before SET#1 until c2 after SET#1: c2 runs freely, c1's request goes on once c2's reply is back") {
   Rig rig({"hold:c1:before:SET#1:c2:after:SET#1"});
   SecondProcess second(rig);
