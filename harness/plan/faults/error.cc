@@ -143,6 +143,11 @@ public:
       codes.push_back("500 to 599 (HTTP, the sink)");
       throw UsageError(fmt::format("{}: no error '{}' (errors: {})", what, f.args[0], fmt::join(codes, ", ")));
     }
+    // PostgreSQL fails a Close (of a statement, a portal or a cursor) or a lone Sync only by ending the
+    // session, and a client need not read their answer: a transient error there aborts a transaction unseen.
+    if ((f.verb == "CLOSE" || f.verb == "SYNC") && std::string(e->server) == "pg" && !e->fatal)
+      throw UsageError(fmt::format("{}: PostgreSQL answers {} with no {} (it fails a Close or a Sync only by ending the "
+                                   "session): give 57P01, or leave out the code", what, f.verb, e->code));
     if (f.when == When::After && std::string(e->server) != "sink")
       throw UsageError(fmt::format("{}: {} after a step: only an HTTP status (500 to 599) of the sink may answer "
                                    "after the call executed", what, f.args[0]));

@@ -90,6 +90,11 @@ TEST_CASE("fault: the built-in kinds beyond kill, their arguments and their effe
   CHECK(defaultError("pg", When::Before, "SELECT", false).code == "40001");
   CHECK(defaultError("pg", When::Before, "PARSE", false).code == "40001"); // a prepare is waited for
   CHECK(defaultError("pg", When::Before, "CONNECT").code == "53300");
+  CHECK(usageError([] { Fault::parse("error:before:CLOSE#3:40001", "--crash"); })
+            .find(": PostgreSQL answers CLOSE with no 40001 (it fails a Close or a Sync only by ending the session): "
+                  "give 57P01, or leave out the code") != std::string::npos);
+  CHECK(usageError([] { Fault::parse("error:before:SYNC#1:40p01", "--crash"); }).find("with no 40P01") != std::string::npos);
+  CHECK(Fault::parse("error:before:CLOSE#3:57P01", "--crash").args.at(0) == "57P01");
   CHECK(usageError([] { Fault::parse("error:after:COMMIT#1:40001", "--crash"); }).find("acts before its step only") !=
         std::string::npos);
   CHECK(usageError([] { Fault::parse("error:before:COMMIT#1:12345", "--crash"); })
