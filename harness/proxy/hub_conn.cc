@@ -117,7 +117,8 @@ void Conn::process() {
     return;
   }
   size_t off = 0;
-  while (!dead && !hold && off < in.size()) {
+  // The server's side also waits while a one-way request is held after it was handed on (holdSent).
+  while (!dead && !hold && (fromClient || holdSent.empty()) && off < in.size()) {
     if (opaque) {
       held.append(in, off, std::string::npos);
       off = in.size();
@@ -266,7 +267,7 @@ void Conn::maybeClose() {
     return;
   }
   if (clientEof && !writingUpstream && outUpstream.empty() && !holdReq) return finish();
-  if (upstreamEof && !writingClient && outClient.empty() && !holdRep) return finish();
+  if (upstreamEof && !writingClient && outClient.empty() && !holdRep && holdSent.empty()) return finish();
 }
 
 void Conn::drop() {
@@ -291,6 +292,13 @@ void Conn::finish() {
   if (holdRep) hub.listener.onCut(owner, holdRep->token, CutKind::Forwarded);
   holdReq.reset();
   holdRep.reset();
+  auto sentHolds = std::move(holdSent);
+  holdSent.clear();
+  for (auto& [id, h] : sentHolds) { // handed on before the connection ended
+    hub.held.erase(id);
+    if (h.timer) h.timer->cancel();
+    hub.listener.onCut(owner, h.token, CutKind::Forwarded);
+  }
   auto pending = std::move(inflight);
   inflight.clear();
   for (const auto& t : pending)

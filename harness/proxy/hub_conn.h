@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -56,6 +57,11 @@ struct Conn : std::enable_shared_from_this<Conn> {
     std::optional<ReplyInfo> push;
   };
   std::optional<Held> holdReq, holdRep;
+  /// One-way requests held after they were handed on (a delay or a server action after an ACK). Apart from
+  /// holdRep, which a push of the server may hold at the same time: each is released in its own time (the
+  /// listener's onReleased) or cut with the connection. While any is held, what the server sends waits, as
+  /// behind holdRep.
+  std::map<int64_t, Held> holdSent;
   std::array<char, 65536> bufC{}, bufU{};
 
   /// `port`: the listener that accepted it (a broker's tracker may need it: Kafka's rewrites the broker
@@ -113,8 +119,8 @@ struct Conn : std::enable_shared_from_this<Conn> {
   /// Sends a decided request on to the server (awaiting its reply), or a decided reply to the client.
   void forward(bool request, const StepToken& token, std::string bytes);
   /// A one-way request was handed on: its step ends here, with an empty reply that the listener may still
-  /// kill, drop or hold at (what the server sends next then waits). What is held of another step's reply
-  /// stays held.
+  /// kill, drop or hold at (held in holdSent: what the server sends next then waits). What is held of
+  /// another step's reply stays held.
   void sent(const StepToken& token);
   /// A server push (ServerMsg::Push), its bytes in heldRep: the listener sees it as a step's request, then
   /// as its reply; false when the connection stopped moving.

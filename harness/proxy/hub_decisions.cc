@@ -77,12 +77,17 @@ void Conn::forward(bool request, const StepToken& token, std::string bytes) {
 }
 
 void Conn::sent(const StepToken& token) {
-  std::string other = std::move(heldRep);
-  heldRep.clear();
   ReplyInfo r;
   r.summary = "sent";
   Decision d = hub.listener.onReply(owner, token, r);
   if (dead) return;
+  if (d.kind == Decision::Kind::Hold) { // apart from holdRep, which a push the server sent may hold already
+    Held& h = holdSent.insert_or_assign(token.id, Held{token, {}, nullptr, std::nullopt}).first->second;
+    arm(h, d.hold);
+    return;
+  }
+  std::string other = std::move(heldRep);
+  heldRep.clear();
   decide(d, token, false);
   heldRep = std::move(other);
 }
@@ -144,7 +149,15 @@ void Conn::arm(Held& h, std::chrono::milliseconds after) {
 
 void Conn::release(int64_t token) {
   if (dead) return;
-  if (holdReq && holdReq->token.id == token) {
+  if (auto sentHold = holdSent.find(token); sentHold != holdSent.end()) {
+    const StepToken t = sentHold->second.token;
+    holdSent.erase(sentHold);
+    hub.held.erase(token);
+    hub.listener.onReleased(owner, t);
+    if (dead) return;
+    if (!holdRep && holdSent.empty()) processServer();
+    maybeClose();
+  } else if (holdReq && holdReq->token.id == token) {
     Held h = std::move(*holdReq);
     holdReq.reset();
     hub.held.erase(token);
