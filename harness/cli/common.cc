@@ -110,6 +110,15 @@ void addCommon(CLI::App& cmd, CommonArgs& a, bool manyTargets) {
   };
   duration("--deadline", d[0], "wall-clock limit of one schedule (bounds every wait); a consumer still busy then makes "
                                "the run unknown, e.g. 120s");
+  // A bare number is milliseconds: `--deadline 45` meant as seconds would end every run before its consumer
+  // could start, and every run would be unknown for it.
+  cmd.get_option("--deadline")->check(CLI::Validator(
+      [](std::string& v) {
+        return std::stod(v) < 1000 ? fmt::format("{0} ms is shorter than any run (a number without a unit is "
+                                                 "milliseconds: {0}s is {0} seconds); give 1s or more", v)
+                                   : std::string();
+      },
+      "DURATION >= 1s"));
   duration("--stall-timeout", d[1], "work left while every consumer is idle for CLAIM_IDLE_MS + this: restart once, "
                                     "then stuck");
   duration("--grace", d[2], "SIGTERM to SIGKILL grace period of a consumer");

@@ -71,6 +71,8 @@ TEST_CASE("malformed input: exit 2, one line naming the flag, file or field, bef
   const std::string ok = R"("command": ["true"], "scenarios": ["wallet"])";
   std::vector<Case> cases = {
       {"zero deadline", {"run", "--target", simple, "--deadline", "0"}, "--deadline"},
+      {"deadline in seconds without a unit", {"run", "--target", simple, "--deadline", "45"},
+       "--deadline: 45 ms is shorter than any run (a number without a unit is milliseconds: 45s is 45 seconds)"},
       {"zero stall timeout", {"run", "--target", simple, "--stall-timeout", "0"}, "--stall-timeout"},
       {"negative grace", {"run", "--target", simple, "--grace", "-1"}, "--grace"},
       {"zero time budget", {"check", "--target", simple, "--time-budget", "0"}, "--time-budget"},
