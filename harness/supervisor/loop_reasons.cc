@@ -22,10 +22,12 @@ void ConsumerLoop::restartOutcome(const Proc& p, const std::string& exit) {
     if (it == r.connections.end()) continue;
     int before = it->second;
     r.connections.erase(it);
-    std::string what = hub_.connections(p.owner) > before
-                           ? fmt::format("{} reconnected", p.label)
-                           : !exit.empty() ? fmt::format("{} exited ({}) and was replaced", p.label, exit)
-                                           : fmt::format("{} made no new connection", p.label);
+    // A process may connect again and still exit: its server not up yet, the client's own give-up.
+    const bool again = hub_.connections(p.owner) > before;
+    std::string what = again && !exit.empty() ? fmt::format("{} connected again, then exited ({}) and was replaced", p.label, exit)
+                       : again                ? fmt::format("{} reconnected", p.label)
+                       : !exit.empty()        ? fmt::format("{} exited ({}) and was replaced", p.label, exit)
+                                              : fmt::format("{} made no new connection", p.label);
     h_.append(p.label, ops::Note{fmt::format("after the {} restart ({}): {}", r.server, r.fault, what)});
   }
 }
