@@ -289,8 +289,8 @@ TEST_CASE("an error without a code ends the session at BEGIN (57P01), as Postgre
   CHECK(queries(rig.pg).at(0).find("40001") != std::string::npos); // the server raises it itself
 }
 
-TEST_CASE("an error without a code at a round trip of Close and Sync alone ends the session (57P01): PostgreSQL fails "
-          "it no other way, and a client that dropped a statement does not read the answer") {
+TEST_CASE("an error without a code at a round trip of Close and Sync alone ends the session (57P01), as PostgreSQL "
+          "fails it no other way and a client that dropped a statement does not read the answer") {
   Rig rig({"error:before:CLOSE#1"});
   RawClient client(rig.ports.pg);
   pgStartup(client);
