@@ -201,6 +201,9 @@ struct Pull {
   uint64_t batch = 1;
   uint64_t delivered = 0; ///< messages it brought
   bool answered = false;  ///< its FETCH step has ended
+  /// The client unsubscribed every subscription its inbox had (nats.js's fetch() gives up after missed
+  /// heartbeats, UNSUBs and pulls again on a new inbox): what comes to it, the client drops.
+  bool retired = false;
 };
 
 class NatsTracker final : public proxy::Tracker {
@@ -226,7 +229,13 @@ public:
       return d; // Pass
     }
     if (line.op == "UNSUB" && line.args.size() == 1) {
-      subs_.erase(std::string(line.args[0]));
+      const std::string sid(line.args[0]);
+      subs_.erase(sid);
+      // A pull keeps its sids: the server's messages to it name the stream's subject and the inbox's sid.
+      for (auto& p : pulls_)
+        p.retired = p.retired ||
+                    (std::none_of(p.sids.begin(), p.sids.end(), [&](const std::string& s) { return subs_.count(s) > 0; }) &&
+                     std::none_of(subs_.begin(), subs_.end(), [&](const auto& s) { return matches(s.second, p.inbox); }));
       return d;
     }
     if (line.op == "CONNECT" || line.op == "UNSUB" || line.op == "PING" || line.op == "PONG")
@@ -335,9 +344,40 @@ private:
       return f.subject == p.inbox || std::find(p.sids.begin(), p.sids.end(), f.sid) != p.sids.end();
     });
     // A FETCH step ends in the order the requests were sent: an answer to a request while an older one, to
-    // another inbox, waits unanswered would end the wrong step.
+    // another inbox, waits unanswered would end the wrong step. An older one whose inbox the client gave up
+    // (retired) gets no answer the client reads: its step ends with this answer, as one the server skipped.
     const bool inOrder = pull == pulls_.end() || pull->answered ||
-                         std::none_of(pulls_.begin(), pull, [](const Pull& p) { return !p.answered; });
+                         std::none_of(pulls_.begin(), pull, [](const Pull& p) { return !p.answered && !p.retired; });
+    // What ends an unanswered pull's FETCH step: a message, or a status that is no heartbeat.
+    const Headers hdr = parseHeaders(f.headers);
+    const bool ends = ack || (hdr.status != 0 && hdr.status != 100);
+    if (pull != pulls_.end() && !pull->answered && ends) {
+      const auto before = static_cast<size_t>(pull - pulls_.begin());
+      size_t skipped = 0;
+      for (size_t i = 0; i < before; ++i) skipped += !pulls_[i].answered && pulls_[i].retired;
+      if (inOrder && skipped > 0) {
+        pulls_.erase(std::remove_if(pulls_.begin(), pulls_.begin() + static_cast<std::ptrdiff_t>(before),
+                                    [](const Pull& p) { return !p.answered && p.retired; }),
+                     pulls_.begin() + static_cast<std::ptrdiff_t>(before));
+        pull = pulls_.begin() + static_cast<std::ptrdiff_t>(before - skipped);
+        out.skipped = skipped; // this message ends a step (ReplyEnd) below
+      }
+    }
+    if (pull != pulls_.end() && pull->retired && inOrder && ends) {
+      // Sent to an inbox the client no longer reads: it drops it. The pull's FETCH step ends, having delivered
+      // nothing, at its first answer; the rest pass. The message stays the server's until AckWait.
+      const bool first = !pull->answered;
+      const std::string inbox = pull->inbox;
+      pull->answered = true;
+      if (!ack || ++pull->delivered >= pull->batch) pulls_.erase(pull); // a status ends the pull
+      if (!first) return true;
+      out.kind = proxy::ServerMsg::Kind::ReplyEnd;
+      out.reply.empty_read = true;
+      out.reply.summary = shorten(std::string(ack ? "a message" : "a status") + " to " + inbox +
+                                  ", whose subscription the client unsubscribed: dropped unread");
+      out.reply.waiting = waitingOnBatch();
+      return true;
+    }
     if (pull == pulls_.end() || !inOrder) {
       // A push consumer's delivery, or an answer out of order: its entry would go unseen, and the connection
       // is unobserved from here on.
