@@ -117,6 +117,13 @@ const ServerError* findError(const std::string& code) {
 
 namespace {
 
+/// A round trip of the extended protocol that only closes statements or portals (CLOSE: closing one that does
+/// not exist is no error either) or only syncs (SYNC): PostgreSQL fails it only by ending the session, and a
+/// client need not wait for its answer — tokio-postgres sends a Close when it drops a statement and discards
+/// what comes back — so a transient error there aborted a transaction unseen, and the COMMIT after it rolled
+/// back without an error.
+bool closesOrSyncsOnly(const std::string& verb) { return verb == "CLOSE" || verb == "SYNC"; }
+
 class ErrorReply : public FaultKind {
 public:
   std::string name() const override { return "error"; }
@@ -143,9 +150,7 @@ public:
       codes.push_back("500 to 599 (HTTP, the sink)");
       throw UsageError(fmt::format("{}: no error '{}' (errors: {})", what, f.args[0], fmt::join(codes, ", ")));
     }
-    // PostgreSQL fails a Close (of a statement, a portal or a cursor) or a lone Sync only by ending the
-    // session, and a client need not read their answer: a transient error there aborts a transaction unseen.
-    if ((f.verb == "CLOSE" || f.verb == "SYNC") && std::string(e->server) == "pg" && !e->fatal)
+    if (closesOrSyncsOnly(f.verb) && std::string(e->server) == "pg" && !e->fatal)
       throw UsageError(fmt::format("{}: PostgreSQL answers {} with no {} (it fails a Close or a Sync only by ending the "
                                    "session): give 57P01, or leave out the code", what, f.verb, e->code));
     if (f.when == When::After && std::string(e->server) != "sink")
@@ -196,15 +201,13 @@ Effect defaultError(const std::string& server, When when, const std::string& ver
   // A serialization failure or a deadlock comes from reading or locking data. A statement that touches none
   // fails only with its session: answering BEGIN with 40001 would leave a client in a state no server can
   // put it in (psycopg 3.1 then counts a transaction that never began, and refuses the next one).
-  // So does a round trip of the extended protocol that only closes statements or portals (CLOSE: closing one
-  // that does not exist is no error either) or only syncs (SYNC): a client need not wait for their answer —
-  // tokio-postgres sends a Close when it drops a statement and discards what comes back — so an error that
-  // aborted the transaction there went unseen, and the COMMIT after it silently rolled back.
+  // So does a Close or a Sync alone (faults::closesOrSyncsOnly).
   static const std::set<std::string> sessionOnly{"BEGIN",   "START", "ROLLBACK", "ABORT",   "SAVEPOINT", "RELEASE",
                                                  "SET",     "RESET", "SHOW",     "DISCARD", "DEALLOCATE",
-                                                 "LISTEN",  "UNLISTEN", "CLOSE", "SYNC"};
+                                                 "LISTEN",  "UNLISTEN"};
   if (verb == "CONNECT") return errorEffect("53300");
-  return errorEffect(!namesTables && sessionOnly.count(verb) ? "57P01" : "40001");
+  const bool sessionEnds = faults::closesOrSyncsOnly(verb) || (!namesTables && sessionOnly.count(verb) > 0);
+  return errorEffect(sessionEnds ? "57P01" : "40001");
 }
 
 } // namespace idem
