@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/json_file.h"
+#include "report/report_file.h"
 #include "scenario/decodable.h"
 
 #include <fmt/format.h>
@@ -20,8 +21,7 @@ constexpr uintmax_t kTraceReportMaxBytes = uintmax_t(1) << 30;
 } // namespace
 
 std::vector<Op> traceFrom(const std::string& path, const Scenario& sc, const Schedule& base, int kills, bool revalue) {
-  std::error_code ec;
-  const fs::path file = fs::is_directory(path, ec) ? fs::path(path) / "report.json" : fs::path(path);
+  const fs::path file = reportFileOf(path);
   const std::string what = "--trace-from " + file.string();
   auto refuse = [&](const std::string& why) { return UsageError(fmt::format("{}: {}", what, why)); };
   const nlohmann::json report = readJsonFile(file, what, kTraceReportMaxBytes);

@@ -1,4 +1,5 @@
 #include "report/explain.h"
+#include "report/report_file.h"
 
 #include "core/error.h"
 #include "core/json_file.h"
@@ -77,8 +78,7 @@ std::string explainReport(const json& report) {
 }
 
 json readReportForExplain(const std::filesystem::path& path) {
-  namespace fs = std::filesystem;
-  const fs::path file = fs::is_directory(path) ? path / "report.json" : path;
+  const std::filesystem::path file = reportFileOf(path);
   json report = readJsonFile(file, file.string(), uintmax_t{256} << 20);
   if (!report.is_object() || !report.contains("runs") || !report["runs"].is_array())
     throw UsageError(fmt::format("{}: not an idemproof report (no \"runs\")", file.string()));
