@@ -201,7 +201,7 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   if (!step.configures && !setUp) st.cutAt.clear();
   // A relay polls the outbox for as long as it lives: its steps are no consumer's work (the outbox query
   // tells when it is done: relay.cc).
-  if (!step.read && !step.keepAlive && !relay) lastWork_ = now;
+  if (!step.read && !step.keepAlive && !relay) lastWork_ = st.lastWorkAt = now;
   else if (!step.blocking) st.lastPoll = now;
   for (const auto& id : step.acked) settledForGroup(id);
   handBack(st, step.returned);
@@ -334,6 +334,8 @@ std::vector<proxy::StepToken> Controller::replied(int owner, ops::Step s, const 
       // Settled by its own delivery (RabbitMQ's no-ack): work, which no one holds.
       if (std::find(s.acked.begin(), s.acked.end(), e.id) != s.acked.end()) {
         fresh = true;
+        st.settledOnDelivery = true;
+        st.lastWorkAt = now;
         continue;
       }
       if (ackedAtBroker_.count(e.id)) continue; // a copy the broker settles (ackedAtBroker_)

@@ -95,6 +95,11 @@ public:
     /// again since: no work of its own, though the broker has not settled them yet.
     std::set<std::string> returned;
     bool gotEntries = false;       ///< a read has delivered entries to it
+    /// Its broker settled entries as it delivered them to it (RabbitMQ's no-ack): held by no one, they may
+    /// still be its work in memory, which no acknowledgement will tell the end of.
+    bool settledOnDelivery = false;
+    /// Its latest request of work (no read, no keep-alive) or delivery its broker settled at once.
+    Clock::time_point lastWorkAt;
     /// Entries a read handed to it again while it already held them, and how often (it re-reads what it
     /// does not finish: three times or more is a spin).
     std::map<std::string, int> handedAgain;

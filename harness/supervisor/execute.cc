@@ -219,7 +219,16 @@ bool ConsumerLoop::allParked() const {
 
 std::vector<liveness::Process> ConsumerLoop::views() const {
   std::vector<liveness::Process> out;
-  for (const auto& p : live_) out.push_back(ctl_.livenessOf(p.owner));
+  const auto now = Clock::now();
+  for (const auto& p : live_) {
+    out.push_back(ctl_.livenessOf(p.owner));
+    // A consumer whose broker settles each delivery (no-ack, NOACK) acknowledges nothing when it is done:
+    // what it was handed stays its work until it has sent no request of work (reads and keep-alives aside)
+    // and been handed nothing for the stall time. (Ended at once instead, a run would stop it between the
+    // statements of its work.)
+    const auto st = ctl_.state(p.owner);
+    out.back().workingUnacknowledged = st.settledOnDelivery && now - st.lastWorkAt < opt_.stall;
+  }
   return out;
 }
 

@@ -21,6 +21,7 @@ std::string entries(size_t n) { return fmt::format("{} entr{}", n, n == 1 ? "y" 
 bool idle(const Process& p) {
   if (p.inflight > p.inflightBlocking) return false; // waiting for a reply it will act on
   if (p.held > 0) return false;                      // delivered work it has not settled
+  if (p.workingUnacknowledged) return false;         // delivered work no acknowledgement will end
   if (p.inflight > 0) return true;                   // only blocking reads (and keep-alives): acts when one returns
   // Between polls, waiting for the broker's pushes, or reconnecting on its own timer.
   return p.lastWasEmptyRead || p.waiting || !p.cutAt.empty();
@@ -30,6 +31,7 @@ std::string busyWhy(const Process& p) {
   if (p.steps == 0) return "starting (no request yet)";
   if (p.inflight > p.inflightBlocking) return "waiting for a reply";
   if (p.held > 0) return "holding " + entries(p.held);
+  if (p.workingUnacknowledged) return "working on entries its broker settled as it delivered them";
   return "between two steps of its work";
 }
 

@@ -45,6 +45,10 @@ struct Process {
   /// "XREADGROUP#2 (valkey)", else "".
   std::string cutAt;
   size_t held = 0;                  ///< entries delivered to it that no process has settled yet
+  /// Entries its broker settled as it delivered them (no-ack) came to it, and its latest request of work
+  /// or such delivery is more recent than the stall time: it may be working on them still (views(),
+  /// execute.cc).
+  bool workingUnacknowledged = false;
   std::set<std::string> spinning;   ///< held entries handed to it again three times or more
   /// When the last of `spinning` was first handed to it again.
   std::optional<Clock::time_point> spinSince;
@@ -54,8 +58,9 @@ struct Process {
 /// keep-alives: a Heartbeat queued behind a blocking Fetch on one connection waits as long as it) or
 /// before its own timer fires (its latest step was a read that delivered nothing, or its connection was cut
 /// under it: it polls or reconnects when it wants to). Busy: anything else — a request in flight that is not
-/// a blocking read, delivered work it has not settled, silence before its first request, silence after a
-/// step of its work.
+/// a blocking read, delivered work it has not settled (or work its broker settled as it delivered it, for the
+/// stall time after its latest request of work), silence before its first request, silence after a step of
+/// its work.
 bool idle(const Process& p);
 
 /// Why a busy process is busy, for people: "holding 3 entries", "waiting for a reply", "starting" ….

@@ -282,6 +282,33 @@ TEST_CASE("liveness: a consumer the broker pushes entries to is idle whenever it
   CHECK(s.idle(1));
 }
 
+TEST_CASE("liveness: a consumer whose deliveries settle themselves (no-ack) is working while it was recently active") {
+  // RabbitMQ's no-ack: each DELIVER acknowledges its own message. Nothing is held, and no acknowledgement
+  // will tell when the consumer is done with what is in its memory: views() (execute.cc) counts it working
+  // for the stall time after its latest request or delivery.
+  Steps s;
+  proxy::ReplyInfo waiting;
+  waiting.waiting = true;
+  s.ctl.onReply(1, s.send(1, "CONSUME"), waiting);
+  CHECK_FALSE(s.ctl.state(1).settledOnDelivery);
+  proxy::StepInfo deliver;
+  deliver.verb = "DELIVER";
+  deliver.read = true;
+  deliver.acked = {"events.1-1"};
+  proxy::StepToken d;
+  s.ctl.onRequest(1, proxy::Server::Broker, 1, deliver, d);
+  proxy::ReplyInfo one = waiting;
+  one.delivered.push_back({"events.1-1", {{"n", "1"}}});
+  s.ctl.onReply(1, d, one);
+  CHECK(s.ctl.state(1).settledOnDelivery);
+  auto v = s.view(1);
+  CHECK(v.held == 0);
+  CHECK(liveness::idle(v)); // by what the Controller keeps alone: subscribed, holding nothing
+  v.workingUnacknowledged = true;
+  CHECK_FALSE(liveness::idle(v));
+  CHECK(liveness::busyWhy(v) == "working on entries its broker settled as it delivered them");
+}
+
 TEST_CASE("controller: a relay's steps are numbered apart: no VERB#k of the run reaches them") {
   History h;
   Controller ctl(h, {Fault::parse("before:COMMIT#1")});
