@@ -54,6 +54,9 @@ struct PendingEntry {
 struct Leftover {
   std::vector<PendingEntry> pending;    ///< delivered, not acknowledged
   std::vector<std::string> undelivered; ///< the group will deliver them (again)
+  /// Settled by a delivery no consumer connection was seen to read (RabbitMQ's no-ack pushes on their way
+  /// when their process was killed): gone from the broker, held by no one.
+  std::vector<std::string> settledUnseen;
   std::vector<std::string> stream;      ///< every entry the broker holds, in its order
   std::string position;                 ///< Progress::position at the end
 };

@@ -173,7 +173,15 @@ std::vector<const AckRec*> HistoryView::acksOf(int n) const {
   return out;
 }
 
-bool HistoryView::acked(int n) const { return !acksOf(n).empty(); }
+bool HistoryView::acked(int n) const { return !acksOf(n).empty() || settledUnseen(n); }
+
+bool HistoryView::settledUnseen(int n) const {
+  if (!final) return false;
+  const auto& gone = final->settledUnseen;
+  for (const SendRec* s : sendsOf(n))
+    if (std::find(gone.begin(), gone.end(), s->entry) != gone.end()) return true;
+  return false;
+}
 
 namespace {
 

@@ -108,8 +108,12 @@ struct HistoryView {
   const AckRec* ackBy(const std::string& process, const std::string& entry, int64_t after, int64_t before) const;
   /// The first kill of `process` after op `after`; nullptr when none.
   const KillRec* killAfter(const std::string& process, int64_t after) const;
-  /// True when some process acknowledged an entry of event n.
+  /// True when some process acknowledged an entry of event n, or the broker settled one by a delivery no
+  /// process read (settledUnseen).
   bool acked(int n) const;
+  /// True when the final op lists an entry of event n as settled by a delivery no process read (a no-ack
+  /// push on its way when its consumer was killed: gone from the broker, in no process's hands).
+  bool settledUnseen(int n) const;
   /// How many times event n may have been handed to a consumer: per entry, the most of the recorded
   /// deliveries, the broker's delivery count of a pending entry, and 1 if it was acknowledged. A recorded
   /// delivery that its process handed back (a nack with requeue) before any step of its own to another

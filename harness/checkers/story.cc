@@ -143,6 +143,8 @@ Story eventStory(const HistoryView& h, int n, bool lost) {
     parts.push_back(fmt::format("acknowledged by {}'s {} before any delivery of it reached a process", unseenAck->process,
                                 step.empty() ? "step" : step));
     st.ops.push_back(unseenAck->op);
+  } else if (ds.empty() && h.settledUnseen(n)) {
+    parts.push_back("settled by a delivery no process read");
   } else if (ds.empty()) {
     parts.push_back(h.neverDelivered(n) ? "never delivered" : "no delivery of it was recorded");
   } else if (procs.size() == 1 && !killBetween(h, ds.front()->process, ds.front()->op, ds.back()->op)) {

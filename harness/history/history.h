@@ -210,6 +210,8 @@ struct Final {
   Observed observed;
   std::vector<PendingEntry> pending;
   std::vector<std::string> undelivered;
+  /// Entries the broker settled by a delivery no tracker read (brokers::Leftover::settledUnseen).
+  std::vector<std::string> settledUnseen = {};
   std::vector<std::string> stream;
   std::string lastDelivered;
   RunEnd end = RunEnd::Settled;

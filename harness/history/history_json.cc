@@ -358,6 +358,7 @@ json valueOf(const ops::Final& f) {
     j["dead_letter"] = {{"where", f.deadLetterWhere}, {"entries", letters}};
   }
   if (f.outboxPending) j["outbox_pending"] = *f.outboxPending;
+  if (!f.settledUnseen.empty()) j["settled_unseen"] = f.settledUnseen;
   return j;
 }
 ops::Final finalOf(const In& in, const json& v) {
@@ -371,6 +372,7 @@ ops::Final finalOf(const In& in, const json& v) {
   }
   if (!in.has("undelivered") || !v["undelivered"].is_array()) in.fail("undelivered", "is missing or not an array");
   f.undelivered = in.strings("undelivered");
+  if (in.has("settled_unseen")) f.settledUnseen = in.strings("settled_unseen");
   f.stream = in.strings("stream");
   f.lastDelivered = in.str("last_delivered", "");
   f.limit = in.str("limit", "");

@@ -110,6 +110,7 @@ ops::Final Workspace::Impl::finalState() {
   auto left = broker->leftover();
   for (auto& p : left.pending) f.pending.push_back({p.entry, p.consumer, p.idleMs, p.deliveries});
   f.undelivered = std::move(left.undelivered);
+  f.settledUnseen = std::move(left.settledUnseen);
   f.stream = std::move(left.stream);
   f.lastDelivered = std::move(left.position);
   readDeadLetters(f);

@@ -107,7 +107,10 @@ TEST_CASE("rabbitmq: pika and amqplib consumers, manual acks and auto-ack, judge
                       {"run", "--target", testTarget("node-amqp-ack-first"), "--crash", "after:BEGIN#3", "--crash",
                        "delay:before:BEGIN#3:300", "--amqp-url", url},
                       // auto_ack: each delivery settles its message; a kill before a COMMIT loses what was pushed.
-                      {"run", "--target", testTarget("py-amqp-auto-ack"), "--crash", "before:COMMIT#2", "--amqp-url", url}});
+                      {"run", "--target", testTarget("py-amqp-auto-ack"), "--crash", "before:COMMIT#2", "--amqp-url", url},
+                      // Killed as its subscription is answered: the pushes that follow are settled on their way,
+                      // read by the proxy or not. Gone from the queue either way: lost, never "never delivered".
+                      {"run", "--target", testTarget("py-amqp-auto-ack"), "--crash", "after:CONSUME#1", "--amqp-url", url}});
   for (int i : {0, 2}) {
     INFO(rs[i].out << rs[i].err);
     CHECK(rs[i].report["verdict"] == "pass");
@@ -124,6 +127,15 @@ TEST_CASE("rabbitmq: pika and amqplib consumers, manual acks and auto-ack, judge
     CHECK(verbsOn(rs[4], "rabbitmq").count("ACK") == 0);
     CHECK(violations(rs[4].report, "stuck").empty());
     CHECK(onlyViolation(rs[4], "lost")["message"].get<std::string>().find("(DELIVER#") != std::string::npos);
+    CHECK(onlyViolation(rs[4], "lost")["pattern"]["id"] == "ack-before-effect");
+  }
+  {
+    INFO(rs[5].out << rs[5].err);
+    CHECK(rs[5].report["verdict"] == "fail");
+    CHECK(violations(rs[5].report, "stuck").empty());
+    CHECK(onlyViolation(rs[5], "lost")["events"] == nlohmann::json::array({1, 2, 3, 4, 5}));
+    CHECK(onlyViolation(rs[5], "lost")["pattern"]["id"] == "ack-before-effect");
+    CHECK(onlyViolation(rs[5], "lost")["message"].get<std::string>().find("never delivered") == std::string::npos);
   }
 }
 

@@ -104,6 +104,7 @@ public:
       for (const auto& [tag, entry] : tags) out.insert(entry);
     return out;
   }
+  bool settlesOnDelivery() const override { return noAckAsked_; }
 
 private:
   Decode clientMethod(const Frame& f, ClientMsg& out) {
@@ -149,12 +150,14 @@ private:
     case BasicConsume:
       step.detail = "CONSUME " + m->queue + (m->noAck ? " no-ack" : "");
       consumeNoAck_[f.channel] = m->noAck;
+      noAckAsked_ = noAckAsked_ || m->noAck;
       if (m->noWait && !m->consumerTag.empty()) consumers_[key(f.channel, m->consumerTag)] = m->noAck;
       break;
     case BasicGet:
       step.detail = "GET " + m->queue + (m->noAck ? " no-ack" : "");
       step.read = true;
       getNoAck_[f.channel] = m->noAck;
+      noAckAsked_ = noAckAsked_ || m->noAck;
       break;
     case BasicCancel: consumers_.erase(key(f.channel, m->consumerTag)); break;
     case QueueDeclare: step.detail = "QUEUE_DECLARE " + m->queue; break;
@@ -329,6 +332,7 @@ private:
   std::map<uint16_t, std::map<uint64_t, std::string>> unacked_; ///< channel -> delivery tag -> entry
   std::map<std::string, bool> consumers_;                       ///< "channel/tag" -> no-ack
   std::map<uint16_t, bool> consumeNoAck_, getNoAck_;            ///< of the latest consume / get per channel
+  bool noAckAsked_ = false;                                     ///< any consume or get with no-ack
   std::map<uint16_t, ClientContent> clientContent_;
   std::map<uint16_t, Content> serverContent_;
 };

@@ -23,6 +23,9 @@ public:
   /// The entries delivered on this connection and not acknowledged, rejected or given back yet: what the
   /// broker gives back to the queue when the connection closes.
   virtual std::set<std::string> unacked() const = 0;
+  /// The connection asked for messages the broker settles as it sends them (basic.consume or basic.get with
+  /// no-ack): what it pushes may be gone from the queue before any of it is read.
+  virtual bool settlesOnDelivery() const = 0;
 };
 
 std::unique_ptr<AmqpTracker> makeTracker();

@@ -1,7 +1,9 @@
 // Acknowledge before the effect is durable: the process acknowledged an entry, then was killed before
 // anything it wrote in PostgreSQL took effect (no write at all, or a transaction the kill cut short before
 // its COMMIT), or a fault failed the transaction of its effect (a dropped connection, an error, a restarted
-// server); the broker never hands the entry again, the event is lost.
+// server); the broker never hands the entry again, the event is lost. The same order asked of the broker: a
+// consumer whose deliveries settle themselves (AMQP no-ack, XREADGROUP … NOACK) killed, or its transaction
+// failed, after the delivery and before the effect; or killed while such deliveries were on their way to it.
 #include "checkers/patterns/patterns.h"
 #include "checkers/request_faults.h"
 
@@ -10,6 +12,66 @@
 #include <algorithm>
 
 namespace idem::detail::patterns {
+
+namespace {
+
+constexpr const char* kSettledFix =
+    "consume with manual acknowledgements and acknowledge each entry after its effect's COMMIT; keep a "
+    "processed-events row in the effect's transaction (INSERT INTO processed_events(event_id) VALUES ($1) ON "
+    "CONFLICT DO NOTHING, skip when it inserted no row) so that the redelivery after a kill between COMMIT and "
+    "the acknowledgement is harmless";
+
+/// Event n lost by a delivery that settled itself: one the process read (its acknowledgement is the
+/// delivery's own step), then a kill or a fault that failed its transaction; or one no process read.
+Found settledByDelivery(const HistoryView& h, int n) {
+  if (h.settledUnseen(n)) {
+    if (h.kills.empty()) return std::nullopt;
+    std::string entry;
+    for (const SendRec* s : h.sendsOf(n))
+      if (entry.empty() && std::find(h.final->settledUnseen.begin(), h.final->settledUnseen.end(), s->entry) !=
+                               h.final->settledUnseen.end())
+        entry = s->entry;
+    const KillRec& k = h.kills.front();
+    std::vector<int64_t> cited;
+    for (const KillRec& each : h.kills) cited.push_back(each.op);
+    return make("ack-before-effect", "acknowledge before the effect is durable", cited,
+                fmt::format("the broker settled entry {} ({}) as it sent it, by a subscription that acknowledges "
+                            "on delivery; {} was killed at {} while those deliveries were on their way, and no "
+                            "process was handed it again: event {} lost",
+                            entry, fmt::format("event {}", n), k.process, k.point, n),
+                kSettledFix);
+  }
+  for (const AckRec* a : h.acksOf(n)) {
+    const auto own = std::find_if(h.deliveries.begin(), h.deliveries.end(), [&](const DeliveryRec& d) {
+      return d.op == a->op && d.entry == a->entry;
+    });
+    if (own == h.deliveries.end()) continue; // acknowledged by a step of its own
+    std::string cause;
+    int64_t end = -1;
+    if (const KillRec* kill = killOf(h, a->process, a->op)) {
+      cause = fmt::format("{} was killed at {}", a->process, kill->point);
+      end = kill->op;
+    } else {
+      for (const Op& op : h.ops) {
+        const auto* f = op.as<ops::FaultOp>();
+        if (!f || op.index <= a->op || op.process != a->process || !failsTransaction(f->fault)) continue;
+        cause = faultEvent(f->fault, op.process) + " and its transaction failed";
+        end = op.index;
+        break;
+      }
+    }
+    if (cause.empty()) continue;
+    return make("ack-before-effect", "acknowledge before the effect is durable", {a->op, end},
+                fmt::format("{} was handed entry {} (event {}) by {}, a delivery the broker counts as its "
+                            "acknowledgement; then {} before the event's effect was durable, and the broker never "
+                            "handed it again: event {} lost",
+                            a->process, a->entry, n, own->label, cause, n),
+                kSettledFix);
+  }
+  return std::nullopt;
+}
+
+} // namespace
 
 Found ackBeforeEffect(const HistoryView& h, const Violation& v) {
   if (v.kind != "lost") return std::nullopt;
@@ -74,6 +136,8 @@ Found ackBeforeEffect(const HistoryView& h, const Violation& v) {
                               words.thenEntry, words.noun));
     }
   }
+  for (int n : v.events)
+    if (auto p = settledByDelivery(h, n)) return p;
   return std::nullopt;
 }
 

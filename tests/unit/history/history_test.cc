@@ -58,6 +58,7 @@ History everyKind() {
   f.limit = "deadline";
   f.reason = "c2 silent for 58 s holding 1 entry";
   f.outboxPending = 3;
+  f.settledUnseen = {"1-1"};
   h.append("harness", f);
   h.append("harness", ops::Error{"cannot start"});
   ops::Request rq;
@@ -121,6 +122,7 @@ TEST_CASE("history: every record maps to JSON and back unchanged") {
   CHECK(ops[12].as<ops::Final>()->end == ops::RunEnd::Limit);
   CHECK(ops[11].as<ops::Escape>()->command == "sleep 301");
   CHECK(j[12]["value"]["deadline"] == true);
+  CHECK(ops[12].as<ops::Final>()->settledUnseen == std::vector<std::string>{"1-1"});
   CHECK(ops[15].as<ops::Response>()->jsonDigest == "00aa");
   CHECK(ops[15].as<ops::Response>()->size == 2);
   CHECK(ops[0].as<ops::Plan>()->claimIdleRedelivers);

@@ -77,6 +77,12 @@ int64_t AmqpAdmin::ready(const std::string& name) {
   return ok ? ok->message_count : 0;
 }
 
+int64_t AmqpAdmin::consumers(const std::string& name) {
+  auto* ok = amqp_queue_declare(conn_, 1, amqp_cstring_bytes(name.c_str()), 1, 0, 0, 0, amqp_empty_table);
+  check("queue.declare passive");
+  return ok ? ok->consumer_count : 0;
+}
+
 void AmqpAdmin::publish(const std::string& queue, const std::string& body, const std::string& messageId,
                         const std::string& eventId) {
   amqp_basic_properties_t props{};
@@ -99,9 +105,21 @@ void AmqpAdmin::publish(const std::string& queue, const std::string& body, const
 }
 
 std::vector<std::pair<std::string, std::string>> AmqpAdmin::drain(const std::string& queue) {
+  return take(queue, true);
+}
+
+std::vector<std::string> AmqpAdmin::peek(const std::string& queue) {
+  std::vector<std::string> ids;
+  for (auto& [id, body] : take(queue, false)) ids.push_back(std::move(id));
+  amqp_basic_recover(conn_, 1, 1);
+  check("basic.recover");
+  return ids;
+}
+
+std::vector<std::pair<std::string, std::string>> AmqpAdmin::take(const std::string& queue, bool settle) {
   std::vector<std::pair<std::string, std::string>> out;
   for (;;) {
-    auto r = amqp_basic_get(conn_, 1, amqp_cstring_bytes(queue.c_str()), 1);
+    auto r = amqp_basic_get(conn_, 1, amqp_cstring_bytes(queue.c_str()), settle ? 1 : 0);
     if (r.reply_type != AMQP_RESPONSE_NORMAL)
       throw std::runtime_error(fmt::format("{}: basic.get {}: {}", where_, queue, describe(r)));
     if (r.reply.id != AMQP_BASIC_GET_OK_METHOD) return out; // get-empty

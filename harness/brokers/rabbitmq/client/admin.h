@@ -24,6 +24,8 @@ public:
   void deleteQueue(const std::string& name);
   /// Messages ready in the queue (a passive queue.declare's message count: not the unacknowledged ones).
   int64_t ready(const std::string& name);
+  /// Consumers subscribed to the queue (a passive queue.declare's consumer count).
+  int64_t consumers(const std::string& name);
   /// Publishes a persistent message to `queue` through the default exchange, with its message_id and an
   /// `event_id` header when not empty.
   void publish(const std::string& queue, const std::string& body, const std::string& messageId,
@@ -31,8 +33,13 @@ public:
 
   /// Takes every message of `queue` (basic.get, acknowledged on delivery): (message_id, body) each, in order.
   std::vector<std::pair<std::string, std::string>> drain(const std::string& queue);
+  /// The message_id of every message ready in `queue`, in order; each is handed back (basic.get, then
+  /// basic.recover with requeue), so the queue holds them as before.
+  std::vector<std::string> peek(const std::string& queue);
 
 private:
+  /// basic.get until the queue is empty: settled at delivery (`settle`), or left unacknowledged.
+  std::vector<std::pair<std::string, std::string>> take(const std::string& queue, bool settle);
   /// Throws when the last RPC failed.
   void check(const char* what);
   amqp_connection_state_t_* conn_ = nullptr;

@@ -13,8 +13,10 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
+#include <thread>
 
 namespace idem::rabbitmq::client {
 
@@ -31,6 +33,7 @@ struct Ledger {
   std::map<std::string, Published> published;
   std::set<std::string> undelivered, acked;
   std::map<const void*, std::set<std::string>> unacked; ///< by live connection (its tracker)
+  bool noAck = false; ///< a connection asked for deliveries the broker settles as it sends them
 
   std::set<std::string> allUnacked() {
     std::set<std::string> out;
@@ -71,6 +74,7 @@ private:
     if (delivered)
       for (const auto& e : *delivered) ledger_->undelivered.erase(e.id);
     ledger_->unacked[this] = inner_->unacked();
+    ledger_->noAck = ledger_->noAck || inner_->settlesOnDelivery();
   }
 
   std::unique_ptr<AmqpTracker> inner_;
@@ -166,6 +170,7 @@ void RabbitMqBroker::reset() {
   ledger_->published.clear();
   ledger_->undelivered.clear();
   ledger_->acked.clear();
+  ledger_->noAck = false;
 }
 
 std::vector<std::string> RabbitMqBroker::publish(const std::vector<brokers::Message>& messages) {
@@ -214,14 +219,39 @@ void RabbitMqBroker::forget() {
   for (const auto& [id, p] : again) admin([&](AmqpAdmin& a) { a.publish(queue_, p.body, id, p.eventId); });
 }
 
+std::set<std::string> RabbitMqBroker::settledUnseen() {
+  // Pushes of a no-ack subscription that no tracker read (its process killed while they were on their way)
+  // are settled by the broker all the same: neither ready in the queue nor held by a connection. The queue
+  // says which: asked once no consumer is subscribed, when a closed connection's unacknowledged messages
+  // are back in it. Runs with no no-ack connection never ask (nothing leaves the queue unacknowledged).
+  std::set<std::string> missing;
+  {
+    std::lock_guard<std::mutex> lock(ledger_->mu);
+    if (!ledger_->noAck) return missing;
+    const auto unacked = ledger_->allUnacked();
+    for (const auto& id : ledger_->order)
+      if (!ledger_->acked.count(id) && !unacked.count(id)) missing.insert(id);
+  }
+  if (missing.empty()) return missing;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (admin([&](AmqpAdmin& a) { return a.consumers(queue_); }) > 0) {
+    if (std::chrono::steady_clock::now() > until) return {}; // still subscribed: the queue cannot tell yet
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (const auto& id : admin([&](AmqpAdmin& a) { return a.peek(queue_); })) missing.erase(id);
+  return missing;
+}
+
 brokers::Leftover RabbitMqBroker::leftover() {
   brokers::Leftover l;
   const auto p = progress();
+  const auto gone = settledUnseen();
   std::lock_guard<std::mutex> lock(ledger_->mu);
   const auto unacked = ledger_->allUnacked();
   for (const auto& id : ledger_->order) {
     l.stream.push_back(id);
     if (unacked.count(id)) l.pending.push_back({id, "", 0, 1});
+    else if (gone.count(id)) l.settledUnseen.push_back(id);
     else if (!ledger_->acked.count(id)) l.undelivered.push_back(id); // in the queue: delivered (again) later
   }
   l.position = p.position;

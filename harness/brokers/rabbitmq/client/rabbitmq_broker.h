@@ -11,6 +11,7 @@
 #include "brokers/rabbitmq/client/endpoint.h"
 
 #include <memory>
+#include <set>
 #include <string>
 
 namespace idem::rabbitmq::client {
@@ -69,6 +70,8 @@ private:
   void attach(std::shared_ptr<EmbeddedRabbit> node);
   /// The queue of run `n`.
   std::string queueName(int n) const;
+  /// The run's messages a no-ack delivery took from the queue unseen (leftover()).
+  std::set<std::string> settledUnseen();
 
   std::shared_ptr<EmbeddedRabbit> node_; ///< null on the user's broker
   AmqpEndpoint at_;

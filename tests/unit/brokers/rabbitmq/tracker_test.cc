@@ -282,3 +282,20 @@ TEST_CASE("rabbitmq tracker: the connection.close of an error fault is a broker'
   CHECK(m->replyCode == 320);
   CHECK(m->replyText == "CONNECTION_FORCED - shutdown");
 }
+
+TEST_CASE("rabbitmq tracker: a basic.consume with no-ack is a connection whose deliveries settle themselves", "[rabbitmq]") {
+  // pika's auto_ack=True: basic.consume (60, 20) of queue "q", tag "t", bits no-ack (2), an empty table.
+  const auto consume = [](char bits) {
+    return methodFrame(std::string("\x00\x3c\x00\x14\x00\x00\x01q\x01t", 10) + bits + std::string(4, '\0'));
+  };
+  for (const auto& [bits, settles] : std::vector<std::pair<char, bool>>{{'\x00', false}, {'\x02', true}}) {
+    auto t = idem::rabbitmq::makeTracker();
+    ClientMsg m;
+    REQUIRE(t->onClient(std::string_view("AMQP\0\0\x09\x01", 8), m) == idem::proxy::Decode::Message);
+    CHECK_FALSE(t->settlesOnDelivery());
+    ClientMsg ask;
+    REQUIRE(t->onClient(consume(bits), ask) == idem::proxy::Decode::Message);
+    CHECK(ask.step.detail == std::string("CONSUME q") + (settles ? " no-ack" : ""));
+    CHECK(t->settlesOnDelivery() == settles);
+  }
+}
