@@ -45,6 +45,10 @@ CheckResult checkProcesses(const HistoryView& h) {
     else if (f && !f->fault.isKill() && faultKind(f->fault.kind, "fault").leavesAftermath()) faulted.insert(op.process);
     else if (const auto* s = op.as<ops::Step>(); s && brokerTold && s->error && s->server != "pg" && s->server != "sink")
       faulted.insert(op.process);
+    // A broker's error while its group's membership changed (a Kafka member joining or leaving: several
+    // consumers at once, or one replaced, no fault needed): the client may retry it, or exit on it.
+    else if (const auto* s = op.as<ops::Step>(); s && s->error && s->transient)
+      faulted.insert(op.process);
     // A serialization failure or a deadlock the server itself reported (several consumers at once, no fault
     // needed): the transient errors a consumer is told to retry, or exit on and be restarted.
     else if (const auto* s = op.as<ops::Step>(); s && s->error && s->server == "pg" &&

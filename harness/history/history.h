@@ -126,6 +126,8 @@ struct Step {
   /// Its `acked` entries are settled without being applied: the broker drops them (an AMQP nack or reject
   /// without requeue, a NATS +TERM).
   bool discards = false;
+  /// Its error is one the broker answers while a group's membership changes (proxy::ReplyInfo::transient).
+  bool transient = false;
   std::vector<Delivered> delivered;  ///< reads: the entries the reply handed over
 
   std::string name() const { return verb + "#" + std::to_string(k); } ///< "COMMIT#3"

@@ -184,6 +184,7 @@ json valueOf(const ops::Step& s) {
   if (!s.acked.empty()) j["acked"] = s.acked;
   if (!s.returned.empty()) j["returned"] = s.returned;
   if (s.discards) j["discards"] = true;
+  if (s.transient) j["transient"] = true;
   if (!s.delivered.empty()) {
     json d = json::array();
     for (const auto& e : s.delivered) d.push_back({{"entry", e.entry}, {"fields", e.fields}});
@@ -213,6 +214,7 @@ ops::Step stepOf(const In& in, const json& v) {
   s.acked = in.strings("acked");
   s.returned = in.strings("returned");
   s.discards = in.flag("discards");
+  s.transient = in.flag("transient");
   if (in.has("delivered")) {
     if (!v["delivered"].is_array()) in.fail("delivered", "is not an array");
     for (const auto& d : v["delivered"]) {

@@ -65,6 +65,10 @@ struct StepInfo {
 
 struct ReplyInfo {
   bool error = false;      ///< ErrorResponse / RESP error
+  /// The error is one a broker answers of itself while the membership of a group changes (Kafka's
+  /// REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, a coordinator moving): a client may retry
+  /// it, or exit on it and be replaced.
+  bool transient = false;
   bool empty_read = false; ///< a read (XREADGROUP, XREAD, XAUTOCLAIM, XCLAIM) that delivered no entry
   std::vector<EntryView> delivered; ///< entries a read delivered (XAUTOCLAIM: the claimed ones)
   /// The read acknowledges what it delivers (XREADGROUP … NOACK: the group never lists them pending): each

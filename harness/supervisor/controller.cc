@@ -274,6 +274,7 @@ proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, co
   ++activity_;
   ops::Step s = stepOf(f);
   s.error = reply.error;
+  s.transient = reply.error && reply.transient;
   s.summary = reply.summary;
   if (f.answered) s.outcome = ops::StepOutcome::Answered; // the server ran idemproof's stand-in, not the request
   if (!f.replyStandIn.empty()) { // the stand-in's own reply is not what the client is told

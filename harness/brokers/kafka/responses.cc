@@ -5,6 +5,8 @@
 #include "brokers/kafka/errors.h"
 #include "proxy/abbrev.h"
 
+#include <algorithm>
+
 namespace idem::kafka {
 namespace {
 
@@ -80,6 +82,12 @@ bool readResponse(int16_t key, int16_t version, std::string_view body,
   out = ResponseFacts{};
   proxy::ReplyInfo& r = out.reply;
   r.error = !c.errors.empty();
+  // Errors a coordinator answers while its group's membership changes: every one of the answer's.
+  r.transient = r.error && std::all_of(c.errors.begin(), c.errors.end(), [](const auto& e) {
+    return e.second == 14 || e.second == 15 || e.second == 16 || e.second == 22 || e.second == 25 ||
+           e.second == 27 || e.second == 82;
+  }); // COORDINATOR_LOAD_IN_PROGRESS, _NOT_AVAILABLE, NOT_COORDINATOR, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
+      // REBALANCE_IN_PROGRESS, FENCED_INSTANCE_ID
   std::string summary;
   switch (key) {
   case api::kFetch:

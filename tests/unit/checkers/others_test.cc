@@ -154,6 +154,32 @@ TEST_CASE("process: an exit on an error the broker answered after a forget or a 
   }
 }
 
+TEST_CASE("process: an exit on a group error the broker answered while members joined is no crash", "[process]") {
+  // Two Kafka consumers: c2 joins, the coordinator refuses c1's offset commit (REBALANCE_IN_PROGRESS) until
+  // the group is stable again, and c1 gives up and exits 1: no fault, yet an error it may exit on. The same
+  // exit after an error that says nothing of the group (a topic it may not read) is a crash.
+  Scenario s = builtin("wallet");
+  for (const bool transient : {true, false}) {
+    HistoryBuilder b(s);
+    b.initial(balances(0));
+    b.spawn("c1");
+    b.spawn("c2");
+    ops::Step refused;
+    refused.server = "kafka";
+    refused.conn = 1;
+    refused.verb = "COMMIT_OFFSET";
+    refused.k = 1;
+    refused.error = true;
+    refused.transient = transient;
+    refused.summary = transient ? "events.1-0: REBALANCE_IN_PROGRESS" : "events.1-0: TOPIC_AUTHORIZATION_FAILED";
+    b.h.append("c1", refused);
+    b.exit("c1", 1, std::nullopt, "self");
+    b.finalOp(balances(0));
+    INFO(refused.summary);
+    CHECK(result(checkAll(s, b.ops()), "process").verdict == (transient ? Verdict::Pass : Verdict::Fail));
+  }
+}
+
 TEST_CASE("faults: a kill point that never fired makes the run unknown", "[faults]") {
   Scenario s = builtin("wallet");
   std::vector<std::string> e;

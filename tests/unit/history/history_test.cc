@@ -96,6 +96,8 @@ History everyKind() {
   term.k = 1;
   term.acked = {"7"};
   term.discards = true;
+  term.error = true;
+  term.transient = true;
   h.append("c1", term);
   return h;
 }
@@ -116,6 +118,7 @@ TEST_CASE("history: every record maps to JSON and back unchanged") {
   CHECK(ops[4].as<ops::Step>()->delivered.at(0).entry == "1-0");
   CHECK(ops[5].as<ops::Step>()->outcome == ops::StepOutcome::KilledAfter);
   CHECK(ops.back().as<ops::Step>()->discards);
+  CHECK(ops.back().as<ops::Step>()->transient);
   CHECK(!ops[5].as<ops::Step>()->discards);
   CHECK(ops[6].as<ops::FaultOp>()->fault.str() == "after:COMMIT#1");
   CHECK(ops[1].as<ops::Initial>()->observed.at("balance")[1][1] == std::nullopt);

@@ -166,7 +166,14 @@ TEST_CASE("kafka tracker: OffsetCommit (v8, flexible) acks its positions, a part
   CHECK(st[0].detail == "OffsetCommit v8 group g1 generation 3 member m-1: payments-0@2 payments-1@5");
   const auto re = replies(e);
   CHECK(re[0].error);
+  CHECK(re[0].transient); // a group's error while its membership changes
   CHECK(re[0].summary == "payments-1: REBALANCE_IN_PROGRESS");
+  // An error that says nothing of the group, beside it: the reply is no transient one.
+  const Events denied = session(
+      {request(api::kOffsetCommit, 8, 9, offsetCommitRequest(8, "payments", {{0, 2}, {1, 5}}))},
+      {response(api::kOffsetCommit, 8, 9, offsetCommitResponse(8, "payments", {{0, 29}, {1, 27}}))});
+  CHECK(replies(denied)[0].error);
+  CHECK_FALSE(replies(denied)[0].transient);
 }
 
 TEST_CASE("kafka tracker: every decoded version of OffsetCommit and Fetch frames and decodes") {
