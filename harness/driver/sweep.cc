@@ -242,13 +242,15 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
     report.section("shard", shard);
   }
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
-  report.timings({{"total_ms", ms}, {"schedules", schedules.size() + 1}});
+  // Interrupted: the schedules that ran to their end, which alone are counted.
+  const size_t ran = schedules.size() - std::min(notRun, schedules.size());
+  report.timings({{"total_ms", ms}, {"schedules", ran + 1}});
   std::string path = report.write(session.reportDir().string(), common.junit);
   // `fails` counts the fault-free run's failure too (the verdict and the report's sweep.failed): the line
   // counts the faults' runs and says the fault-free run failed apart.
   const bool baselineFailed = baseline.verdict == Verdict::Fail && !baselineSpoiled;
   std::cout << fmt::format("{}: {} faults run ({}{}), {} failed{}, {} not fired, {} unknown, {} steps skipped; {} ms\n",
-                           toString(verdict), schedules.size(), fmt::join(swept, ","),
+                           toString(verdict), ran, fmt::join(swept, ","),
                            reduced ? fmt::format("; reduced: {} of {} points, {} classes", points.size(), tracePoints,
                                                  classesInTrace) : "",
                            fails - (baselineFailed ? 1 : 0), baselineFailed ? " and the fault-free run" : "", notFired,

@@ -4,12 +4,14 @@
 #include "support.h"
 
 #include <boost/process.hpp>
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <fstream>
+#include <set>
 #include <thread>
 
 using namespace itest;
@@ -324,6 +326,30 @@ TEST_CASE("SIGINT during a check: exit 130, and the report and JUnit count only 
   CHECK(tempDirsIn(bg.root).empty());
   std::error_code ec;
   std::filesystem::remove(junit, ec);
+}
+
+TEST_CASE("SIGINT during a sweep: exit 130, and its summary counts only the faults that ran") {
+  const std::string tag = "sweep-interrupted-" + std::to_string(::getpid());
+  Background bg("sweep-interrupted", {"sweep", "--target", target("dedup-table"), "--scenario", "wallet", "--workers", "1"},
+                {{"IDEMPROOF_TEST_TAG", tag}});
+  // Interrupted once a second consumer process ran (a fault's run: the fault-free one is over).
+  std::set<int> seen;
+  bool second = eventually([&] {
+    for (int pid : tagged(tag, "dedup-table/dedup-table")) seen.insert(pid);
+    return seen.size() >= 2;
+  }, std::chrono::seconds(60));
+  REQUIRE(second);
+  const Interrupted in = interrupt(bg);
+  INFO("stdout: " << in.out << "\nstderr: " << in.err);
+  CHECK(in.status == 130);
+  REQUIRE(!in.report.is_null());
+  const int notRun = in.report["sweep"]["not_run"].get<int>();
+  CHECK(notRun > 0);
+  // "unknown: N faults run (kill), …": N is what ran, as the report's schedules (the fault-free run aside).
+  const int ran = in.report["timings"]["schedules"].get<int>() - 1;
+  CHECK(in.out.find(fmt::format("unknown: {} faults run (kill)", ran)) != std::string::npos);
+  CHECK(in.out.find(fmt::format("interrupted by SIGINT: {} of {} faults not run", notRun, ran + notRun)) != std::string::npos);
+  CHECK(eventually([&] { return leftovers(tag).empty(); }, std::chrono::seconds(10)));
 }
 
 TEST_CASE("SIGINT during a compare: exit 130, its matrix in the report and on stdout, what did not run unknown") {
