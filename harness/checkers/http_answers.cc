@@ -167,12 +167,26 @@ CheckResult checkLiveness(const HttpView& h) {
       continue;
     }
     std::string got = !last || !last->a ? "no answer" : last->final() ? brief(*last->a) : last->a->outcome;
+    // The server that gave the last answer made no new connection after a restart (the run's note): it
+    // answers with the connections the restart broke, which is why no answer came.
+    std::string why;
+    if (last && !last->r->server.empty()) {
+      const std::string tail = last->r->server + " made no new connection";
+      for (const Op& op : h.ops) {
+        const auto* n = op.as<ops::Note>();
+        if (!n || op.process != last->r->server || n->message.rfind("after the ", 0) != 0 ||
+            n->message.size() < tail.size() || n->message.compare(n->message.size() - tail.size(), tail.size(), tail) != 0)
+          continue;
+        why = fmt::format("; {} (its connections broke and it opened none: reconnect, or take a fresh one from the "
+                          "pool, when one fails)", n->message);
+      }
+    }
     auto v = violation(h, inflight ? "stuck-key" : "no-answer", "liveness", key,
                        inflight ? fmt::format("key {} is in progress for good: the client retried it through the "
                                               "{} ms lease (and half a second more), and the last of its {} requests (r{}) "
                                               "still got {}", key, h.spec.policy.leaseMs, qs.size(), last->r->id, got)
-                                : fmt::format("key {} never got a definite answer: the last of its {} requests{} got {}", key,
-                                              qs.size(), last ? fmt::format(" (r{})", last->r->id) : "", got),
+                                : fmt::format("key {} never got a definite answer: the last of its {} requests{} got {}{}", key,
+                                              qs.size(), last ? fmt::format(" (r{})", last->r->id) : "", got, why),
                        last ? std::vector<const Req*>{last} : std::vector<const Req*>{});
     v.observed = got;
     out.push_back(std::move(v));

@@ -122,6 +122,22 @@ TEST_CASE("http checkers: a mismatch refused as declared is not blamed for what 
   CHECK(kinds(judge(more, {{1, 1}, {2, 2}}, 996)).count("mismatch-accepted") == 1);
 }
 
+TEST_CASE("http checkers: no answer from a server that opened no connection after a restart says so", "[http]") {
+  for (const char* outcome : {"made no new connection", "reconnected"}) {
+    HttpHistoryBuilder h(1);
+    h.fault("restart:before:SELECT#4:pg");
+    h.h.append("s1", ops::Note{fmt::format("after the PostgreSQL restart (restart:before:SELECT#4:pg): s1 {}", outcome)});
+    h.answer(h.request(1, 1), 503, R"({"error":"database unavailable"})");
+    h.answer(h.request(1, 1, "settle"), 503, R"({"error":"database unavailable"})");
+    auto rs = judge(h, {}, 1000);
+    REQUIRE(kinds(rs) == std::set<std::string>{"no-answer"});
+    const std::string message = result(rs, "http:liveness").violations.at(0).message;
+    INFO(message);
+    CHECK((message.find("s1 made no new connection (its connections broke and it opened none") != std::string::npos) ==
+          (std::string(outcome) == "made no new connection"));
+  }
+}
+
 TEST_CASE("http checkers: in a race on a fresh key either payload may win", "[http]") {
   // A burst of key 1: copies 1 and 2 carry payload 1, copy 3 payload 2; payload 2 won.
   HttpHistoryBuilder h(2);
