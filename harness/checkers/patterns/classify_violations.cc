@@ -20,6 +20,15 @@ void classifyViolations(const Scenario& s, const std::vector<Op>& history, std::
         }
       }
     }
+    // An HTTP key that executed twice also replays an answer that differs (the second execution's) or a
+    // wrong status: those violations of the key are the double effect's, and name its pattern.
+    for (auto& r : results)
+      for (auto& v : r.violations) {
+        if (v.pattern || v.key.empty() || v.kind == "double-effect" || v.invariant.rfind("http:", 0) != 0) continue;
+        for (const auto& other : results)
+          for (const auto& d : other.violations)
+            if (!v.pattern && d.kind == "double-effect" && d.key == v.key && d.pattern) v.pattern = d.pattern;
+      }
   } catch (const std::exception&) {
     // A history the view cannot index: no pattern is named.
   }

@@ -288,6 +288,11 @@ TEST_CASE("http-check-then-insert: two copies of a key each looked it up before 
                                   "COMMIT#1; INSERT#4, COMMIT#2); with no unique constraint on the key both inserts went "
                                   "in, and both requests executed");
   CHECK_THAT(v->pattern->fix, Contains("ON CONFLICT (key) DO NOTHING"));
+  // The second execution's answer differs from the first's: that replay violation is the double effect's.
+  const Violation* m = violationOf(rs, "replay-mismatch");
+  REQUIRE(m);
+  REQUIRE(m->pattern);
+  CHECK(m->pattern->id == "http-check-then-insert");
 
   // A third key row committed meanwhile (another key's request in flight): which two were this key's is not
   // in the steps, so nothing is named.
