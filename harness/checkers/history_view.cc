@@ -45,7 +45,12 @@ void addStep(HistoryView& h, const Op& op, const ops::Step& step) {
   // An XACK took effect when the server executed it: its reply came, or it was withheld after the server
   // had it (killed or dropped after, forwarded before a cut). What a step hands back is handed back by an
   // error answer as well: a nack has none of its own, and a closed channel requeues what it held.
-  if (step.reachedServer()) {
+  // A delivery that settles itself (a no-ack push) is settled once the broker sent it, whether or not the
+  // process ever read it (killed before the push reached it).
+  const bool settlesItself = !step.acked.empty() && std::all_of(step.acked.begin(), step.acked.end(), [&](const std::string& a) {
+    return std::any_of(step.delivered.begin(), step.delivered.end(), [&](const ops::Delivered& d) { return d.entry == a; });
+  });
+  if (step.reachedServer() || (settlesItself && !step.error)) {
     if (!step.error)
       for (const auto& a : step.acked) h.acks.push_back({op.index, op.process, a});
     for (const auto& r : step.returned) h.returns.push_back({op.index, op.process, r});

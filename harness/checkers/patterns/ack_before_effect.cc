@@ -21,6 +21,13 @@ constexpr const char* kSettledFix =
     "CONFLICT DO NOTHING, skip when it inserted no row) so that the redelivery after a kill between COMMIT and "
     "the acknowledgement is harmless";
 
+/// The acknowledgement is its step's own delivery of the entry (a no-ack push, a NOACK read), read by the
+/// process or not.
+bool settlesItself(const HistoryView& h, const AckRec& a) {
+  const ops::Step* s = stepAt(h, a.op);
+  return s && std::any_of(s->delivered.begin(), s->delivered.end(), [&](const ops::Delivered& d) { return d.entry == a.entry; });
+}
+
 /// Event n lost by a delivery that settled itself: one the process read (its acknowledgement is the
 /// delivery's own step), then a kill or a fault that failed its transaction; or one no process read.
 Found settledByDelivery(const HistoryView& h, int n) {
@@ -42,10 +49,8 @@ Found settledByDelivery(const HistoryView& h, int n) {
                 kSettledFix);
   }
   for (const AckRec* a : h.acksOf(n)) {
-    const auto own = std::find_if(h.deliveries.begin(), h.deliveries.end(), [&](const DeliveryRec& d) {
-      return d.op == a->op && d.entry == a->entry;
-    });
-    if (own == h.deliveries.end()) continue; // acknowledged by a step of its own
+    if (!settlesItself(h, *a)) continue; // acknowledged by a step of its own
+    const ops::Step* own = stepAt(h, a->op);
     std::string cause;
     int64_t end = -1;
     if (const KillRec* kill = killOf(h, a->process, a->op)) {
@@ -65,7 +70,7 @@ Found settledByDelivery(const HistoryView& h, int n) {
                 fmt::format("{} was handed entry {} (event {}) by {}, a delivery the broker counts as its "
                             "acknowledgement; then {} before the event's effect was durable, and the broker never "
                             "handed it again: event {} lost",
-                            a->process, a->entry, n, own->label, cause, n),
+                            a->process, a->entry, n, own->name(), cause, n),
                 kSettledFix);
   }
   return std::nullopt;
@@ -78,6 +83,7 @@ Found ackBeforeEffect(const HistoryView& h, const Violation& v) {
   for (int n : v.events) {
     for (const AckRec* acked : h.acksOf(n)) {
       const AckRec& a = *acked;
+      if (settlesItself(h, a)) continue; // no acknowledgement to move after the COMMIT: below
       // What ended the work on the entry: a kill, or a fault that failed its transaction (a dropped
       // connection, an error, a restarted server) before the process's next acknowledgement.
       const KillRec* kill = killOf(h, a.process, a.op);

@@ -92,3 +92,27 @@ TEST_CASE("settled unseen: pushes on their way at a kill are lost, not stuck and
     CHECK(!vs[0].pattern);
   }
 }
+
+TEST_CASE("ack-before-effect: a push that settles itself, killed before it reached the process or before any COMMIT",
+          "[patterns]") {
+  // Killed at before:DELIVER#1: the broker sent and settled the message, the process never read it. Killed
+  // at after:DELIVER#1, before any COMMIT: no acknowledgement of the consumer's to move after a COMMIT.
+  for (const std::string point : {"before:DELIVER#1", "after:DELIVER#1"}) {
+    Scenario s = builtin("wallet");
+    HistoryBuilder b(s, {point});
+    b.initial(balances(0));
+    auto e = sendWallet(b, kAmounts, {1});
+    b.spawn("c1");
+    b.step("c1", "rabbitmq", "CONSUME", "CONSUME events.1 no-ack");
+    b.brokerStep("c1", "rabbitmq", "DELIVER", {e[0]}, {e[0]}, point == "before:DELIVER#1" ? "killed-before" : "killed-after");
+    b.kill("c1", point);
+    b.spawn("c2");
+    b.finalOp(balances(0));
+    INFO(point);
+    const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "lost");
+    REQUIRE(v.pattern);
+    CHECK(v.pattern->id == "ack-before-effect");
+    CHECK_THAT(v.pattern->explanation, Contains("by DELIVER#1, a delivery the broker counts as its acknowledgement"));
+    CHECK_THAT(v.pattern->fix, Catch::Matchers::StartsWith("consume with manual acknowledgements"));
+  }
+}
