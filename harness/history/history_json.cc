@@ -18,7 +18,6 @@ public:
   In(const json& v, std::string where) : v_(v), where_(std::move(where)) {
     if (!v_.is_object()) fail("value", "is not an object");
   }
-
   [[noreturn]] void fail(const std::string& member, const std::string& why) const {
     throw std::runtime_error(fmt::format("{}: '{}' {}", where_, member, why));
   }
@@ -374,7 +373,7 @@ ops::Final finalOf(const In& in, const json& v) {
   }
   if (!in.has("undelivered") || !v["undelivered"].is_array()) in.fail("undelivered", "is missing or not an array");
   f.undelivered = in.strings("undelivered");
-  if (in.has("settled_unseen")) f.settledUnseen = in.strings("settled_unseen");
+  f.settledUnseen = in.strings("settled_unseen"); // absent before it was recorded: none
   f.stream = in.strings("stream");
   f.lastDelivered = in.str("last_delivered", "");
   f.limit = in.str("limit", "");
