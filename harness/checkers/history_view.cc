@@ -47,9 +47,8 @@ void addStep(HistoryView& h, const Op& op, const ops::Step& step) {
   // error answer as well: a nack has none of its own, and a closed channel requeues what it held.
   // A delivery that settles itself (a no-ack push) is settled once the broker sent it, whether or not the
   // process ever read it (killed before the push reached it).
-  const bool settlesItself = !step.acked.empty() && std::all_of(step.acked.begin(), step.acked.end(), [&](const std::string& a) {
-    return std::any_of(step.delivered.begin(), step.delivered.end(), [&](const ops::Delivered& d) { return d.entry == a; });
-  });
+  const bool settlesItself = !step.acked.empty() && std::all_of(step.acked.begin(), step.acked.end(),
+                                                                [&](const std::string& a) { return step.delivers(a); });
   if (step.reachedServer() || (settlesItself && !step.error)) {
     if (!step.error)
       for (const auto& a : step.acked) h.acks.push_back({op.index, op.process, a});
@@ -180,12 +179,14 @@ std::vector<const AckRec*> HistoryView::acksOf(int n) const {
 
 bool HistoryView::acked(int n) const { return !acksOf(n).empty() || settledUnseen(n); }
 
-bool HistoryView::settledUnseen(int n) const {
-  if (!final) return false;
+bool HistoryView::settledUnseen(int n) const { return !settledUnseenEntry(n).empty(); }
+
+std::string HistoryView::settledUnseenEntry(int n) const {
+  if (!final) return "";
   const auto& gone = final->settledUnseen;
   for (const SendRec* s : sendsOf(n))
-    if (std::find(gone.begin(), gone.end(), s->entry) != gone.end()) return true;
-  return false;
+    if (std::find(gone.begin(), gone.end(), s->entry) != gone.end()) return s->entry;
+  return "";
 }
 
 namespace {

@@ -114,6 +114,8 @@ struct HistoryView {
   /// True when the final op lists an entry of event n as settled by a delivery no process read (a no-ack
   /// push on its way when its consumer was killed: gone from the broker, in no process's hands).
   bool settledUnseen(int n) const;
+  /// The first entry of event n the final op lists so, "" when none.
+  std::string settledUnseenEntry(int n) const;
   /// How many times event n may have been handed to a consumer: per entry, the most of the recorded
   /// deliveries, the broker's delivery count of a pending entry, and 1 if it was acknowledged. A recorded
   /// delivery that its process handed back (a nack with requeue) before any step of its own to another

@@ -4,11 +4,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace idem {
 
 using nlohmann::json;
 
 namespace ops {
+
+bool Step::delivers(const std::string& entry) const {
+  return std::any_of(delivered.begin(), delivered.end(), [&](const Delivered& d) { return d.entry == entry; });
+}
 
 bool Step::reachedServer() const {
   return outcome == StepOutcome::Ok || outcome == StepOutcome::KilledAfter || outcome == StepOutcome::Forwarded ||

@@ -135,6 +135,8 @@ struct Step {
   bool replied() const { return outcome == StepOutcome::Ok; }
   /// The server may have executed it: replied, killed or dropped after, or forwarded before a cut.
   bool reachedServer() const;
+  /// `entry` is among what it delivered.
+  bool delivers(const std::string& entry) const;
 };
 
 /// What an `age` fault did to the consumer's dedup state (docs/faults.md, "Dedup state that ages").

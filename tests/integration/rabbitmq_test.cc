@@ -32,7 +32,7 @@ std::string nodeUrl() { return fmt::format("amqp://{}:{}@127.0.0.1:{}/%2F", node
 /// Whether queue `name` exists on the node's default vhost (a passive declare fails when not).
 bool queueExists(const std::string& name) {
   try {
-    idem::rabbitmq::client::AmqpAdmin("127.0.0.1", node()->port(), node()->user(), node()->password(), "/").ready(name);
+    idem::rabbitmq::client::AmqpAdmin("127.0.0.1", node()->port(), node()->user(), node()->password(), "/").counts(name);
     return true;
   } catch (const std::runtime_error&) {
     return false;

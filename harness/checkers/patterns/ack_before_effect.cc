@@ -25,27 +25,33 @@ constexpr const char* kSettledFix =
 /// process or not.
 bool settlesItself(const HistoryView& h, const AckRec& a) {
   const ops::Step* s = stepAt(h, a.op);
-  return s && std::any_of(s->delivered.begin(), s->delivered.end(), [&](const ops::Delivered& d) { return d.entry == a.entry; });
+  return s && s->delivers(a.entry);
+}
+
+/// The first fault on `process` after op `after` (and not after `until`, when it is not -1) that fails the
+/// transaction of its effect (a dropped connection, an error, a restarted server); nullptr when none.
+const Op* failingFault(const HistoryView& h, const std::string& process, int64_t after, int64_t until) {
+  for (const Op& op : h.ops) {
+    const auto* f = op.as<ops::FaultOp>();
+    if (f && op.index > after && (until < 0 || op.index <= until) && op.process == process && failsTransaction(f->fault))
+      return &op;
+  }
+  return nullptr;
 }
 
 /// Event n lost by a delivery that settled itself: one the process read (its acknowledgement is the
 /// delivery's own step), then a kill or a fault that failed its transaction; or one no process read.
 Found settledByDelivery(const HistoryView& h, int n) {
-  if (h.settledUnseen(n)) {
+  if (const std::string entry = h.settledUnseenEntry(n); !entry.empty()) {
     if (h.kills.empty()) return std::nullopt;
-    std::string entry;
-    for (const SendRec* s : h.sendsOf(n))
-      if (entry.empty() && std::find(h.final->settledUnseen.begin(), h.final->settledUnseen.end(), s->entry) !=
-                               h.final->settledUnseen.end())
-        entry = s->entry;
     const KillRec& k = h.kills.front();
     std::vector<int64_t> cited;
     for (const KillRec& each : h.kills) cited.push_back(each.op);
     return make("ack-before-effect", "acknowledge before the effect is durable", cited,
-                fmt::format("the broker settled entry {} ({}) as it sent it, by a subscription that acknowledges "
-                            "on delivery; {} was killed at {} while those deliveries were on their way, and no "
-                            "process was handed it again: event {} lost",
-                            entry, fmt::format("event {}", n), k.process, k.point, n),
+                fmt::format("the broker settled entry {} (event {}) as it sent it, by a subscription that "
+                            "acknowledges on delivery; {} was killed at {} while those deliveries were on their way, "
+                            "and no process was handed it again: event {} lost",
+                            entry, n, k.process, k.point, n),
                 kSettledFix);
   }
   for (const AckRec* a : h.acksOf(n)) {
@@ -56,14 +62,9 @@ Found settledByDelivery(const HistoryView& h, int n) {
     if (const KillRec* kill = killOf(h, a->process, a->op)) {
       cause = fmt::format("{} was killed at {}", a->process, kill->point);
       end = kill->op;
-    } else {
-      for (const Op& op : h.ops) {
-        const auto* f = op.as<ops::FaultOp>();
-        if (!f || op.index <= a->op || op.process != a->process || !failsTransaction(f->fault)) continue;
-        cause = faultEvent(f->fault, op.process) + " and its transaction failed";
-        end = op.index;
-        break;
-      }
+    } else if (const Op* fault = failingFault(h, a->process, a->op, -1)) {
+      cause = faultEvent(fault->as<ops::FaultOp>()->fault, fault->process) + " and its transaction failed";
+      end = fault->index;
     }
     if (cause.empty()) continue;
     return make("ack-before-effect", "acknowledge before the effect is durable", {a->op, end},
@@ -95,13 +96,9 @@ Found ackBeforeEffect(const HistoryView& h, const Violation& v) {
             end = st.op;
             break;
           }
-        for (const Op& op : h.ops) {
-          const auto* f = op.as<ops::FaultOp>();
-          if (!f || op.index <= a.op || (end >= 0 && op.index > end) || op.process != a.process) continue;
-          if (!failsTransaction(f->fault)) continue;
-          end = op.index;
-          cause = faultEvent(f->fault, op.process);
-          break;
+        if (const Op* fault = failingFault(h, a.process, a.op, end)) {
+          end = fault->index;
+          cause = faultEvent(fault->as<ops::FaultOp>()->fault, fault->process);
         }
         if (cause.empty()) continue;
       }

@@ -71,16 +71,10 @@ void AmqpAdmin::deleteQueue(const std::string& name) {
   check("queue.delete");
 }
 
-int64_t AmqpAdmin::ready(const std::string& name) {
+AmqpAdmin::Counts AmqpAdmin::counts(const std::string& name) {
   auto* ok = amqp_queue_declare(conn_, 1, amqp_cstring_bytes(name.c_str()), 1, 0, 0, 0, amqp_empty_table);
   check("queue.declare passive");
-  return ok ? ok->message_count : 0;
-}
-
-int64_t AmqpAdmin::consumers(const std::string& name) {
-  auto* ok = amqp_queue_declare(conn_, 1, amqp_cstring_bytes(name.c_str()), 1, 0, 0, 0, amqp_empty_table);
-  check("queue.declare passive");
-  return ok ? ok->consumer_count : 0;
+  return ok ? Counts{ok->message_count, ok->consumer_count} : Counts{};
 }
 
 void AmqpAdmin::publish(const std::string& queue, const std::string& body, const std::string& messageId,

@@ -22,10 +22,12 @@ public:
   /// A durable queue `name` (nothing when it exists).
   void declareQueue(const std::string& name);
   void deleteQueue(const std::string& name);
-  /// Messages ready in the queue (a passive queue.declare's message count: not the unacknowledged ones).
-  int64_t ready(const std::string& name);
-  /// Consumers subscribed to the queue (a passive queue.declare's consumer count).
-  int64_t consumers(const std::string& name);
+  /// A passive queue.declare's counts: the messages ready in the queue (not the unacknowledged ones) and
+  /// the consumers subscribed to it.
+  struct Counts {
+    int64_t ready = 0, consumers = 0;
+  };
+  Counts counts(const std::string& name);
   /// Publishes a persistent message to `queue` through the default exchange, with its message_id and an
   /// `event_id` header when not empty.
   void publish(const std::string& queue, const std::string& body, const std::string& messageId,

@@ -194,7 +194,7 @@ std::vector<std::string> RabbitMqBroker::publish(const std::vector<brokers::Mess
 
 brokers::Progress RabbitMqBroker::progress() {
   brokers::Progress out;
-  const int64_t ready = admin([&](AmqpAdmin& a) { return a.ready(queue_); });
+  const int64_t ready = admin([&](AmqpAdmin& a) { return a.counts(queue_); }).ready;
   std::lock_guard<std::mutex> lock(ledger_->mu);
   const int64_t unacked = static_cast<int64_t>(ledger_->allUnacked().size());
   out.pending = ready + unacked;
@@ -234,7 +234,7 @@ std::set<std::string> RabbitMqBroker::settledUnseen() {
   }
   if (missing.empty()) return missing;
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  while (admin([&](AmqpAdmin& a) { return a.consumers(queue_); }) > 0) {
+  while (admin([&](AmqpAdmin& a) { return a.counts(queue_); }).consumers > 0) {
     if (std::chrono::steady_clock::now() > until) return {}; // still subscribed: the queue cannot tell yet
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
