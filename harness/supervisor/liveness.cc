@@ -41,8 +41,12 @@ Decision RunEnding::observe(Clock::time_point now, const Moment& m, const std::f
   if (m.pending == 0 && m.delivered) {
     allIdleSince_.reset();
     if (!allIdle || m.toStart || m.outbox > 0) return {};
+    // A reply on its way that carries entries its broker settled as it sent them (NOACK): the consumer has
+    // not got them yet, however long the proxy takes to read it on a busy machine. Waited for until a proxy
+    // carried it, for the stall time at most (a reply its connection's end swallowed never comes).
+    if (m.unseen && quiet < stall_.count()) return {Decision::Kind::Settling, ""};
     // Quiet for the settle time, or proven over at once: every live process parked in a blocking read.
-    if (quiet < settle_.count() && (m.unseen || !parked())) return {Decision::Kind::Settling, ""};
+    if (!m.unseen && quiet < settle_.count() && !parked()) return {Decision::Kind::Settling, ""};
     return {Decision::Kind::Settled, ""};
   }
   // Work is left. A stall: every live process idle, and no work by any, for the stall time; or every

@@ -79,7 +79,8 @@ struct Moment {
   std::optional<Clock::time_point> readsHeldUntil = std::nullopt;
   /// The broker counts entries delivered that no reply through a proxy has carried yet: a reply on its way
   /// (a read the server answered, which the proxy has not decoded). Every process parked in a blocking read
-  /// then proves nothing at once — the one waiting may be about to get them —, the settle time is waited out.
+  /// then proves nothing — the one waiting may be about to get them —: the reply is waited for, the stall
+  /// time at most.
   bool unseen = false;
   /// A target with an outbox relay: its unsent outbox rows. The relay's work: while any is left the run is
   /// not settled, whatever the consumers do (the relay is no process of `live`).

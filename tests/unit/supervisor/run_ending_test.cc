@@ -154,6 +154,11 @@ TEST_CASE("run ending: a broker that counts entries delivered before any reply c
   liveness::Moment m = moment({s.view(1)}, 0, t0);
   m.unseen = true;
   CHECK(ending.observe(t0 + 10ms, m, [] { return true; }).kind == Decision::Kind::Settling);
+  // Past the settle time too: a proxy slow to read the reply on a loaded machine is no end of the work.
+  CHECK(ending.observe(t0 + 60ms, m, [] { return true; }).kind == Decision::Kind::Settling);
+  CHECK(ending.observe(t0 + 3000ms, m, [] { return true; }).kind == Decision::Kind::Settling);
+  // A reply that never comes (its connection ended with it): over once the stall time passed.
+  CHECK(ending.observe(t0 + 3020ms, m, [] { return true; }).kind == Decision::Kind::Settled);
   // The reply comes (its entries acknowledged by their delivery, as NOACK has it): work, and nothing held.
   proxy::ReplyInfo r;
   r.delivered.push_back({"1-1", {{"n", "1"}}});
