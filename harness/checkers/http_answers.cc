@@ -171,12 +171,9 @@ CheckResult checkLiveness(const HttpView& h) {
     // answers with the connections the restart broke, which is why no answer came.
     std::string why;
     if (last && !last->r->server.empty()) {
-      const std::string tail = last->r->server + " made no new connection";
       for (const Op& op : h.ops) {
         const auto* n = op.as<ops::Note>();
-        if (!n || op.process != last->r->server || n->message.rfind("after the ", 0) != 0 ||
-            n->message.size() < tail.size() || n->message.compare(n->message.size() - tail.size(), tail.size(), tail) != 0)
-          continue;
+        if (!n || op.process != last->r->server || !n->saysNoNewConnection(last->r->server)) continue;
         why = fmt::format("; {} (its connections broke and it opened none: reconnect, or take a fresh one from the "
                           "pool, when one fails)", n->message);
       }

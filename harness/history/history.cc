@@ -21,6 +21,18 @@ bool Step::reachedServer() const {
          outcome == StepOutcome::DroppedAfter;
 }
 
+Note Note::afterRestart(const std::string& server, const std::string& fault, const std::string& outcome) {
+  return Note{fmt::format("after the {} restart ({}): {}", server, fault, outcome)};
+}
+
+std::string Note::noNewConnection(const std::string& label) { return label + " made no new connection"; }
+
+bool Note::saysNoNewConnection(const std::string& label) const {
+  const std::string tail = ": " + noNewConnection(label);
+  return message.rfind("after the ", 0) == 0 && message.size() >= tail.size() &&
+         message.compare(message.size() - tail.size(), tail.size(), tail) == 0;
+}
+
 std::string Exit::text() const { return signal ? fmt::format("signal {}", *signal) : fmt::format("exit {}", status.value_or(-1)); }
 
 } // namespace ops

@@ -168,6 +168,14 @@ struct Exit {
 
 struct Note {
   std::string message;
+
+  /// What a process did after a restart of a server it used: "after the pg restart
+  /// (restart:after:COMMIT#1:pg): c1 reconnected". `outcome` names the process first.
+  static Note afterRestart(const std::string& server, const std::string& fault, const std::string& outcome);
+  /// The outcome of a process that opened no connection after the restart: "c1 made no new connection".
+  static std::string noNewConnection(const std::string& label);
+  /// This note is afterRestart(…, noNewConnection(label)).
+  bool saysNoNewConnection(const std::string& label) const;
 };
 
 struct Opaque {

@@ -182,8 +182,8 @@ void HttpReplicas::restartOutcome(const Server& s, const std::string& exit) {
     std::string what = hub_.connections(s.owner) > it->connections
                            ? fmt::format("{} reconnected", s.label)
                            : !exit.empty() ? fmt::format("{} exited ({}) and was replaced", s.label, exit)
-                                           : fmt::format("{} made no new connection", s.label);
-    h_.append(s.label, ops::Note{fmt::format("after the {} restart ({}): {}", it->server, it->fault, what)});
+                                           : ops::Note::noNewConnection(s.label);
+    h_.append(s.label, ops::Note::afterRestart(it->server, it->fault, what));
     it = restarted_.erase(it);
   }
 }

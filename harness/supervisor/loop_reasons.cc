@@ -27,8 +27,8 @@ void ConsumerLoop::restartOutcome(const Proc& p, const std::string& exit) {
     std::string what = again && !exit.empty() ? fmt::format("{} connected again, then exited ({}) and was replaced", p.label, exit)
                        : again                ? fmt::format("{} reconnected", p.label)
                        : !exit.empty()        ? fmt::format("{} exited ({}) and was replaced", p.label, exit)
-                                              : fmt::format("{} made no new connection", p.label);
-    h_.append(p.label, ops::Note{fmt::format("after the {} restart ({}): {}", r.server, r.fault, what)});
+                                              : ops::Note::noNewConnection(p.label);
+    h_.append(p.label, ops::Note::afterRestart(r.server, r.fault, what));
   }
 }
 

@@ -123,10 +123,10 @@ TEST_CASE("http checkers: a mismatch refused as declared is not blamed for what 
 }
 
 TEST_CASE("http checkers: no answer from a server that opened no connection after a restart says so", "[http]") {
-  for (const char* outcome : {"made no new connection", "reconnected"}) {
+  for (const std::string& outcome : {ops::Note::noNewConnection("s1"), std::string("s1 reconnected")}) {
     HttpHistoryBuilder h(1);
     h.fault("restart:before:SELECT#4:pg");
-    h.h.append("s1", ops::Note{fmt::format("after the PostgreSQL restart (restart:before:SELECT#4:pg): s1 {}", outcome)});
+    h.h.append("s1", ops::Note::afterRestart("PostgreSQL", "restart:before:SELECT#4:pg", outcome));
     h.answer(h.request(1, 1), 503, R"({"error":"database unavailable"})");
     h.answer(h.request(1, 1, "settle"), 503, R"({"error":"database unavailable"})");
     auto rs = judge(h, {}, 1000);
@@ -134,7 +134,7 @@ TEST_CASE("http checkers: no answer from a server that opened no connection afte
     const std::string message = result(rs, "http:liveness").violations.at(0).message;
     INFO(message);
     CHECK((message.find("s1 made no new connection (its connections broke and it opened none") != std::string::npos) ==
-          (std::string(outcome) == "made no new connection"));
+          (outcome == "s1 made no new connection"));
   }
 }
 

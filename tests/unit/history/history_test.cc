@@ -404,3 +404,13 @@ TEST_CASE("trace: no error point at a PostgreSQL group ended by Flush, which an 
   CHECK(back[0].as<ops::Step>()->flushed);
   CHECK_FALSE(back[1].as<ops::Step>()->flushed);
 }
+
+TEST_CASE("history: the note after a restart tells a process that made no new connection, and no other") {
+  const ops::Note none = ops::Note::afterRestart("pg", "restart:after:COMMIT#1:pg", ops::Note::noNewConnection("c1"));
+  CHECK(none.message == "after the pg restart (restart:after:COMMIT#1:pg): c1 made no new connection");
+  CHECK(none.saysNoNewConnection("c1"));
+  CHECK_FALSE(none.saysNoNewConnection("1"));
+  CHECK_FALSE(ops::Note::afterRestart("pg", "restart:after:COMMIT#1:pg", ops::Note::noNewConnection("c11")).saysNoNewConnection("c1"));
+  CHECK_FALSE(ops::Note::afterRestart("pg", "restart:after:COMMIT#1:pg", "c1 reconnected").saysNoNewConnection("c1"));
+  CHECK_FALSE(ops::Note{"c1 made no new connection"}.saysNoNewConnection("c1"));
+}
