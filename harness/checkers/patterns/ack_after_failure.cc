@@ -50,21 +50,28 @@ Found ackAfterFailure(const HistoryView& h, const Violation& v) {
       bool lived = true;
       for (const ExitRec& x : h.exits) lived = lived && !(x.process == a.process && x.op > d->op && x.op < a.op);
       if (!lived) continue;
-      // The last failure of its transaction while it held the entry, with nothing committed after it.
+      // The last failure of its transaction while it held the entry, with nothing committed after it on that
+      // transaction's connection. A process working several entries at once (a prefetch of 10 on a pool)
+      // commits other entries' work on its other connections meanwhile: that work is no retry of this one.
+      // A restart drops every connection: any work that took effect after it counts.
       int64_t failure = -1;
+      int failedConn = 0; // 1-based; 0 after a restart: any connection
       std::string cause;
       for (const Op& op : h.ops) {
         if (op.index <= d->op || op.index >= a.op || op.process != a.process) continue;
         if (const auto* st = op.as<ops::Step>()) {
           if (failedOnPg(*st)) {
             failure = op.index;
+            failedConn = st->conn;
             cause = st->error ? fmt::format("PostgreSQL answered {} with an error", st->name())
                               : fmt::format("its connection to PostgreSQL was cut at {}", st->name());
-          } else if (failure >= 0 && tookEffect(h, a.process, {op.index, st}, a.op)) {
+          } else if (failure >= 0 && (st->server != "pg" || failedConn == 0 || st->conn == failedConn) &&
+                     tookEffect(h, a.process, {op.index, st}, a.op)) {
             failure = -1;
           }
         } else if (const auto* f = op.as<ops::FaultOp>(); f && restartsPg(f->fault)) {
           failure = op.index;
+          failedConn = 0;
           cause = faultEvent(f->fault, op.process);
         }
       }

@@ -86,6 +86,40 @@ TEST_CASE("ack-after-failure: a reject without requeue after a failed credit is 
   CHECK_THAT(v.pattern->fix, !Contains("kafka-python"));
 }
 
+TEST_CASE("ack-after-failure: a process working entries at once commits another's work on its other connection",
+          "[patterns]") {
+  // A prefetch of 10 on a pool: entry 1's transaction fails on connection 1 while entry 2's commits on
+  // connection 2; then the handler of entry 1 discards it. Entry 2's COMMIT is no retry of entry 1's work.
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"error:before:COMMIT#1"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2});
+  b.spawn("c1");
+  b.brokerStep("c1", "rabbitmq", "DELIVER", {e[0]});
+  b.brokerStep("c1", "rabbitmq", "DELIVER", {e[1]});
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE", "UPDATE wallets SET balance_halala = balance_halala + $1 WHERE id = $2");
+  b.pgConn = 2;
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE", "UPDATE wallets SET balance_halala = balance_halala + $1 WHERE id = $2");
+  b.pgConn = 1;
+  b.fault("c1", "error:before:COMMIT#1");
+  const int64_t failed = b.sql("c1", "COMMIT", "COMMIT", {}, "ERROR: 57014 canceling statement", true, "answered");
+  b.pgConn = 2;
+  b.step("c1", "pg", "COMMIT");
+  b.brokerStep("c1", "rabbitmq", "ACK", {}, {e[1]});
+  b.pgConn = 1;
+  b.step("c1", "pg", "ROLLBACK");
+  const int64_t nack = b.discard("c1", "rabbitmq", "NACK", {e[0]});
+  b.finalOp(balances(300));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "lost");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "ack-after-failure");
+  CHECK_THAT(v.pattern->explanation, Contains("PostgreSQL answered COMMIT#1 with an error, and c1 discarded the entry (NACK#1)"));
+  CHECK_THAT(v.pattern->ops, Catch::Matchers::VectorContains(failed));
+  CHECK_THAT(v.pattern->ops, Catch::Matchers::VectorContains(nack));
+}
+
 TEST_CASE("ack-after-failure: not named when a COMMIT took effect after the failure, nor for a kill", "[patterns]") {
   Scenario s = builtin("wallet");
   SECTION("the failure, then a COMMIT of other work, then the acknowledgement") {
