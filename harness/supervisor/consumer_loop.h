@@ -200,6 +200,7 @@ private:
   struct Restarted {
     std::string fault, server;
     std::map<int, int> connections; ///< owner -> connections made before the restart (processes not told yet)
+    Clock::time_point up{};         ///< when the server was back: silence counts from then (unrecoveredWhy)
   };
   std::vector<Restarted> restarted_;
   int nproc_ = 0;

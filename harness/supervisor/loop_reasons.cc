@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 namespace idem {
 
 void ConsumerLoop::restartServer(const Fault& f) {
@@ -13,6 +15,7 @@ void ConsumerLoop::restartServer(const Fault& f) {
   for (const auto& p : live_) r.connections[p.owner] = hub_.connections(p.owner);
   if (relay_) r.connections[relay_->owner] = hub_.connections(relay_->owner);
   ws_.restartServer(f.args.at(0), hub_);
+  r.up = Clock::now();
   restarted_.push_back(std::move(r));
 }
 
@@ -61,8 +64,10 @@ std::string ConsumerLoop::unrecoveredWhy(const Proc& p, Clock::time_point now) c
   for (auto r = restarted_.rbegin(); !st.cutAt.empty() && r != restarted_.rend(); ++r) {
     auto it = r->connections.find(p.owner);
     if (it == r->connections.end()) continue;
+    // Counted from the server's return: a client refused while the server was down (a RabbitMQ node takes
+    // seconds to boot) was not silent then.
     return fmt::format("{} made no request for {} after the {} restart ({}): its client {}", p.label,
-                       span(msBetween(st.lastActivity, now)), r->server, r->fault,
+                       span(msBetween(std::max(st.lastActivity, r->up), now)), r->server, r->fault,
                        hub_.connections(p.owner) > it->second ? "reconnected but sent nothing"
                                                               : "did not reconnect");
   }
