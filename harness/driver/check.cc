@@ -251,7 +251,10 @@ Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Mate
   cx.schedule = cx.found;
   cx.verdicts = cx.foundVerdicts;
   std::set<std::string> seen{nlohmann::json(cx.found).dump()};
+  // A signal spoils every run after it (the clean-up pulls the servers away): nothing more is replayed.
+  auto interrupted = [] { return Cleanup::interrupted() != 0; };
   for (const auto& r : deterministicShapes(shrinkable, params)) {
+    if (interrupted()) break;
     Schedule s = materializeShape(r.shape.value());
     if (!seen.insert(nlohmann::json(s).dump()).second) continue; // the same schedule as one replayed already
     std::vector<std::string> verdicts;
@@ -269,8 +272,9 @@ Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Mate
     break;
   }
   cx.flaky = !consistent;
-  if (cx.flaky) return cx;
+  if (cx.flaky || interrupted()) return cx;
   ShrinkLimits limits;
+  limits.stop = interrupted;
   limits.workers = pool.size();
   limits.replays = args.replays;
   // Shrinking may take minutes: on a terminal, a line tells how far it got (off one, the summary after).
@@ -289,7 +293,7 @@ Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Mate
                            sr.stopped.empty() ? "" : "; stopped: " + sr.stopped, sr.schedule.summary())
             << std::flush;
   // Newest first; the start (found or reduced) failed every replay already and stays if none of them does.
-  for (auto it = sr.accepted.rbegin(); it != sr.accepted.rend(); ++it) {
+  for (auto it = sr.accepted.rbegin(); it != sr.accepted.rend() && !interrupted(); ++it) {
     std::vector<std::string> replays;
     std::optional<Judged> judged;
     if (!replayAll(pool, *it, args.replays, first.kinds, replays, judged)) {
@@ -459,7 +463,8 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
     if (!Cleanup::interrupted()) throw;
     sum.runs = static_cast<int>(sum.runSummaries.size());
   }
-  if (res.firstFailure && !Cleanup::interrupted()) {
+  const bool shrinking = res.firstFailure && !Cleanup::interrupted();
+  if (shrinking) {
     auto tShrink = Clock::now();
     sum.cx = counterexampleOf(pool, cases, materializeShape, res, *failing, args, params);
     sum.shrinkMs = msSince(tShrink);
@@ -468,8 +473,10 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
   sum.interrupted = Cleanup::interruptedName();
   if (!sum.interrupted.empty() && res.firstFailure) {
     sum.cx.reset(); // its replays and shrink steps were cut short: what they say is not the target's
-    sum.notes.push_back(fmt::format("run {} failed ({}) before the interruption; it was not replayed nor shrunk: "
-                                    "run the check again", *res.firstFailure + 1, kindsText(failing->kinds)));
+    sum.notes.push_back(fmt::format("run {} failed ({}) before the interruption; {}: run the check again",
+                                    *res.firstFailure + 1, kindsText(failing->kinds),
+                                    shrinking ? "the interruption cut its replays and its shrinking short"
+                                              : "it was not replayed nor shrunk"));
   }
   sum.totalMs = msSince(t0);
   decideVerdict(sum);

@@ -77,6 +77,10 @@ ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const CaseResult&
         res.stopped = fmt::format("the shrink budget of {} runs is spent", limits.maxRuns);
         return res;
       }
+      if (limits.stop && limits.stop()) {
+        res.stopped = "interrupted";
+        return res;
+      }
       if (res.flakyCandidates >= limits.maxFlaky) {
         res.stopped = fmt::format("{} candidates failed once and then passed", res.flakyCandidates);
         return res;

@@ -53,6 +53,8 @@ struct ShrinkLimits {
   /// Told after every batch of candidates: the runs spent so far, the steps accepted and the schedule
   /// kept (check's progress line while it shrinks).
   std::function<void(size_t runs, int steps, const Schedule& kept)> onBatch;
+  /// Asked before every batch: true ends the shrink where it is (a signal: every run after it is spoiled).
+  std::function<bool()> stop;
 };
 
 struct ShrinkResult {

@@ -119,6 +119,35 @@ TEST_CASE("a concurrent candidate is confirmed by every replay at once, and one 
   FAIL("no schedule with two consumers among 200");
 }
 
+TEST_CASE("a shrink stops before its next batch once told to stop, and says so") {
+  const Racy r0;
+  const auto mat = r0.materializer();
+  size_t batches = 0;
+  BatchEval always = [&](const std::vector<Schedule>& ss) {
+    ++batches;
+    std::vector<CaseResult> out;
+    for (const auto& s : ss) out.push_back(verdict(!s.events.empty()));
+    return out;
+  };
+  for (uint64_t i = 0; i < 200; ++i) {
+    auto c = generateCase(r0.gen, 9, i);
+    if (mat(c.value()).events.size() < 3) continue;
+    ShrinkLimits limits{1, 500, 5, 1};
+    batches = 0;
+    const auto whole = shrinkFailure(c, verdict(true), mat, always, limits);
+    if (batches < 4) continue; // a shrink of a few batches at least
+    REQUIRE(whole.stopped.empty()); // a local minimum
+    batches = 0;
+    limits.stop = [&] { return batches >= 1; }; // a signal during the first batch
+    const auto cut = shrinkFailure(c, verdict(true), mat, always, limits);
+    CHECK(cut.stopped == "interrupted");
+    CHECK(batches <= 2); // that batch, and the confirmation of a candidate it accepted
+    CHECK(cut.runs < whole.runs);
+    return;
+  }
+  FAIL("no schedule among 200 whose shrink takes four batches");
+}
+
 TEST_CASE("deterministic shapes: one consumer, no holds, each hold removed, and shrinking goes on from them") {
   auto sc = builtin("wallet");
   auto km = racyModel();
