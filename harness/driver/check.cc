@@ -1,8 +1,7 @@
-/// idemproof check: one fault-free trace of the target (its steps, learned as a KillModel), then the class
-/// sweep (search/classes.h: one kill at each (when, verb) of the model) and schedules generated from the
-/// pure model (search/model.h) with the seed, run on every worker
-/// (search/search.h); the first failure is confirmed by replays, shrunk with RapidCheck's shrink tree,
-/// replayed again and saved as a schedule file with the command that replays it.
+/// idemproof check: one fault-free trace of the target (its steps, learned as a KillModel), then the class sweep
+/// (search/classes.h: one kill at each (when, verb)) and schedules generated from the pure model (search/model.h)
+/// with the seed, on every worker (search/search.h); the first failure is confirmed by replays, shrunk with
+/// RapidCheck's shrink tree, replayed again and saved as a schedule file with the command that replays it.
 #include "driver/check.h"
 #include "driver/compare.h"
 #include "driver/progress.h"
@@ -25,6 +24,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <mutex>
 #include <random>
 #include <set>
@@ -251,8 +251,7 @@ Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Mate
   cx.schedule = cx.found;
   cx.verdicts = cx.foundVerdicts;
   std::set<std::string> seen{nlohmann::json(cx.found).dump()};
-  // A signal spoils every run after it (the clean-up pulls the servers away): nothing more is replayed.
-  auto interrupted = [] { return Cleanup::interrupted() != 0; };
+  auto interrupted = [] { return Cleanup::interrupted() != 0; }; // every run after a signal is spoiled
   for (const auto& r : deterministicShapes(shrinkable, params)) {
     if (interrupted()) break;
     Schedule s = materializeShape(r.shape.value());
@@ -290,16 +289,18 @@ Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Mate
   cx.shrinkRuns = sr.runs;
   cx.flakyCandidates = sr.flakyCandidates;
   std::cout << fmt::format("  shrunk in {} step{} ({} runs{}): {}\n", sr.steps, sr.steps == 1 ? "" : "s", sr.runs,
-                           sr.stopped.empty() ? "" : "; stopped: " + sr.stopped, sr.schedule.summary())
-            << std::flush;
+                           sr.stopped.empty() ? "" : "; stopped: " + sr.stopped, sr.schedule.summary()) << std::flush;
   // Newest first; the start (found or reduced) failed every replay already and stays if none of them does.
   for (auto it = sr.accepted.rbegin(); it != sr.accepted.rend() && !interrupted(); ++it) {
     std::vector<std::string> replays;
     std::optional<Judged> judged;
     if (!replayAll(pool, *it, args.replays, first.kinds, replays, judged)) {
       cx.tried.push_back({"shrunk", it->summary(), replays});
-      std::cout << fmt::format("  replays of the shrunk schedule disagree ({}): {}\n", joinWords(replays), it->summary())
-                << std::flush;
+      // Runs idemproof could not carry out say nothing of the target, and those before would err alike.
+      const bool erred = std::all_of(replays.begin(), replays.end(), [](const std::string& v) { return v == "error"; });
+      std::cout << fmt::format("  replays of the shrunk schedule {} ({}): {}\n", erred ? "ended in errors" : "disagree",
+                               joinWords(replays), it->summary()) << std::flush;
+      if (erred) break;
       continue;
     }
     cx.schedule = *it;
@@ -448,13 +449,11 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
   // no other.
   const std::string swept = sc.http ? "delay" : params.faultKinds.empty() ? "" : params.faultKinds.front();
   std::vector<std::string> others;
-  for (const auto& k : params.faultKinds)
-    if (k != swept) others.push_back(k);
-  if (cases.classes() >= static_cast<size_t>(args.runs) && !others.empty()) {
+  std::copy_if(params.faultKinds.begin(), params.faultKinds.end(), std::back_inserter(others), [&](auto& k) { return k != swept; });
+  if (cases.classes() >= static_cast<size_t>(args.runs) && !others.empty())
     sum.notes.push_back(fmt::format("--runs {} ends within the class sweep ({} classes, each a {}): no random schedule "
                                     "runs, so no fault of {} is drawn; raise --runs past {} or pass --no-class-sweep",
                                     args.runs, cases.classes(), swept, joinWords(others), cases.classes()));
-  }
   std::optional<CaseResult> failing;
   SearchResult res;
   try {
