@@ -31,9 +31,9 @@ void addCheckCommands(CLI::App& app, Handler& handler) {
   auto* check = app.add_subcommand(
       "check", "generate schedules from a seed (events, retries, reordering, kills), run them, shrink the first failure");
   addCommon(*check, checkCommon, false);
-  addFaults(*check, checkCommon, "fault kinds the schedules draw, e.g. kill,forget (default: all: kill, drop, delay, "
-                                 "error, forget, restart on embedded servers, and hold with two consumers or more; rebalance, age and "
-                                 "pause only when named)");
+  addFaults(*check, checkCommon, "fault kinds the schedules draw, e.g. kill,forget (default for consumers: all: kill, "
+                                 "drop, delay, error, forget, restart on embedded servers, and hold with two consumers or more; "
+                                 "rebalance, age and pause only when named; for an HTTP scenario: kill)");
   addShard(*check, checkCommon, "schedules (by index)");
   check->add_option("--runs", checkArgs.runs, "schedules to generate and run")->check(CLI::Range(1, 1000000))
       ->capture_default_str();
