@@ -97,8 +97,9 @@ Found ackAfterFailure(const HistoryView& h, const Violation& v) {
                               "retry it, or leave the entry unacknowledged (exit, or hand it back) so that the broker "
                               "hands it again") +
                       (ack && ack->discards
-                           ? "; hand a failed message back with a requeue (aio-pika: message.process(requeue=True)), "
-                             "or to a dead letter once it can never pass"
+                           ? "; hand a failed message back with a requeue (aio-pika: message.process(requeue=True); "
+                             "rascal: ackOrNack(err, {strategy: 'nack', requeue: true}), since its ackOrNack(err) nacks "
+                             "without requeue), or to a dead letter once it can never pass"
                            : ack && patternUpper(ack->verb).find("OFFSET") != std::string::npos
                                  ? "; a client that commits the position it consumed to as it closes (kafka-python's "
                                    "close() with auto-commit on, its default) must not close so after a failure: "

@@ -118,6 +118,7 @@ TEST_CASE("ack-after-failure: a process working entries at once commits another'
   CHECK_THAT(v.pattern->explanation, Contains("PostgreSQL answered COMMIT#1 with an error, and c1 discarded the entry (NACK#1)"));
   CHECK_THAT(v.pattern->ops, Catch::Matchers::VectorContains(failed));
   CHECK_THAT(v.pattern->ops, Catch::Matchers::VectorContains(nack));
+  CHECK_THAT(v.pattern->fix, Contains("ackOrNack(err, {strategy: 'nack', requeue: true})"));
 }
 
 TEST_CASE("ack-after-failure: not named when a COMMIT took effect after the failure, nor for a kill", "[patterns]") {
