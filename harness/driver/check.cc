@@ -297,7 +297,7 @@ Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Mate
     if (!replayAll(pool, *it, args.replays, first.kinds, replays, judged)) {
       cx.tried.push_back({"shrunk", it->summary(), replays});
       // Runs idemproof could not carry out say nothing of the target, and those before would err alike.
-      const bool erred = std::all_of(replays.begin(), replays.end(), [](const std::string& v) { return v == "error"; });
+      const bool erred = std::all_of(replays.begin(), replays.end(), [](const auto& v) { return v == toString(Verdict::Error); });
       std::cout << fmt::format("  replays of the shrunk schedule {} ({}): {}\n", erred ? "ended in errors" : "disagree",
                                joinWords(replays), it->summary()) << std::flush;
       if (erred) break;
