@@ -146,6 +146,9 @@ public:
   /// For the listener, on the I/O thread, right after it killed `owner`: drop everything of the owner
   /// at once (nothing more is forwarded either way).
   void cutNow(int owner);
+  /// For the listener, on the I/O thread: how cutting the owner now would end its step in flight `token`
+  /// (what onCut would then say), nullopt when none of the owner's connections has that step.
+  std::optional<CutKind> cutKind(int owner, const StepToken& token) const;
   /// Releases a step held by a Hold decision (request or reply); no-op when it is not held (any more).
   /// Safe from any thread, also from inside a listener callback: it happens soon after, on the I/O thread.
   void release(const StepToken& token);

@@ -277,6 +277,15 @@ void Conn::drop() {
   finish();
 }
 
+std::optional<CutKind> Conn::cutKindOf(int64_t token) const {
+  if (dead) return std::nullopt;
+  if (holdReq && holdReq->token.id == token) return CutKind::Withheld;
+  if ((holdRep && holdRep->token.id == token) || holdSent.count(token)) return CutKind::Forwarded;
+  for (const auto& t : inflight)
+    if (t.token.id == token) return upHanded >= t.end ? CutKind::Forwarded : CutKind::Withheld;
+  return std::nullopt;
+}
+
 void Conn::finish() {
   if (dead) return;
   dead = true;
@@ -328,6 +337,14 @@ void Hub::Impl::accept(int owner, Server server, tcp::acceptor& acc) {
 void Hub::Impl::forget(const ConnPtr& c) {
   auto it = owners.find(c->owner);
   if (it != owners.end()) it->second.conns.erase(c);
+}
+
+std::optional<CutKind> Hub::cutKind(int owner, const StepToken& token) const {
+  auto it = impl_->owners.find(owner);
+  if (it == impl_->owners.end()) return std::nullopt;
+  for (const auto& c : it->second.conns)
+    if (auto how = c->cutKindOf(token.id)) return how;
+  return std::nullopt;
 }
 
 void Hub::Impl::cut(int owner) {

@@ -78,6 +78,8 @@ struct Conn : std::enable_shared_from_this<Conn> {
   /// Reads what the client (or the server) sent, decodes it, and reads again; EOF or an error marks that
   /// side ended.
   void readFrom(bool fromClient);
+  /// How finish() would end step `token` now (Withheld, Forwarded), nullopt when it is not in flight here.
+  std::optional<CutKind> cutKindOf(int64_t token) const;
   void processClient();
   void processServer();
   /// The decode loop of one direction (ClientMsg: requests; ServerMsg: replies): takes whole messages off

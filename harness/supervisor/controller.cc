@@ -379,15 +379,23 @@ void Controller::onReleased(int owner, const proxy::StepToken& token) {
 
 void Controller::onCut(int owner, const proxy::StepToken& token, proxy::CutKind how) {
   std::unique_lock<std::mutex> lock(mu_);
+  std::vector<proxy::StepToken> released;
+  if (!cutStep(owner, token.id, how, released)) return;
+  lock.unlock();
+  releaseTokens(released);
+  cv_.notify_all();
+}
+
+bool Controller::cutStep(int owner, int64_t token, proxy::CutKind how, std::vector<proxy::StepToken>& released) {
   Inflight f;
-  if (auto held = heldReplies_.find(token.id); held != heldReplies_.end()) {
+  if (auto held = heldReplies_.find(token); held != heldReplies_.end()) {
     f = std::move(held->second.f);
     heldReplies_.erase(held);
-  } else if (auto it = inflight_.find(token.id); it != inflight_.end()) {
+  } else if (auto it = inflight_.find(token); it != inflight_.end()) {
     f = std::move(it->second);
     inflight_.erase(it);
   } else {
-    return;
+    return false;
   }
   auto& st = states_[owner];
   endInflight(owner, st, f);
@@ -402,12 +410,26 @@ void Controller::onCut(int owner, const proxy::StepToken& token, proxy::CutKind 
               : how == proxy::CutKind::Forwarded ? ops::StepOutcome::Forwarded
                                                  : ops::StepOutcome::Unobserved;
   history_.append(names_[owner], std::move(s));
-  holdEnded(token.id);
-  auto released = f.setUp ? std::vector<proxy::StepToken>{}
-                           : reached(names_[owner], When::After, f.step.verb, f.pk); // it is past that step too
-  lock.unlock();
-  releaseTokens(released);
-  cv_.notify_all();
+  holdEnded(token);
+  if (!f.setUp) { // it is past that step too
+    auto more = reached(names_[owner], When::After, f.step.verb, f.pk);
+    released.insert(released.end(), more.begin(), more.end());
+  }
+  return true;
+}
+
+void Controller::cutOthers(int owner, const proxy::StepToken& token) {
+  if (!hub_) return;
+  std::vector<int64_t> ids;
+  for (const auto& [id, f] : inflight_)
+    if (f.owner == owner && id != token.id) ids.push_back(id);
+  for (const auto& [id, h] : heldReplies_)
+    if (h.f.owner == owner && id != token.id) ids.push_back(id);
+  std::sort(ids.begin(), ids.end()); // in the order they were asked
+  std::vector<proxy::StepToken> released;
+  for (int64_t id : ids)
+    if (auto how = hub_->cutKind(owner, proxy::StepToken{id})) cutStep(owner, id, *how, released);
+  releaseTokens(released); // later, on the I/O thread
 }
 
 void Controller::onOpaque(int owner, proxy::Server server, int conn, const char* direction, uint64_t offset,

@@ -216,6 +216,12 @@ private:
   ops::Step stepOf(const Inflight& f) const;
   /// Ends a step in flight (reply, cut): the owner's counters and what it waits for.
   void endInflight(int owner, ProcessState& st, const Inflight& f);
+  /// Ends step `token` of `owner`, in flight or held, as a cut `how` ended it: records it; returns the holds
+  /// this releases. False (nothing done) when it is not in flight.
+  bool cutStep(int owner, int64_t token, proxy::CutKind how, std::vector<proxy::StepToken>& released);
+  /// At a kill of `owner` at step `token`: ends its other steps in flight as the cut that follows will
+  /// (Hub::cutKind), so that the history has each before the kill.
+  void cutOthers(int owner, const proxy::StepToken& token);
   /// Its reply reached the process: what it delivered is in its hands; records it ok. Returns the holds
   /// this releases (reached).
   std::vector<proxy::StepToken> replied(int owner, ops::Step step, const proxy::ReplyInfo& reply, int pk,

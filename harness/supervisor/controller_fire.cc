@@ -38,19 +38,21 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
     auto& st = states_[owner];
     st.killed = true; // its connections are cut either way: the supervisor must reap and replace it
     d.kind = proxy::Decision::Kind::Kill;
-    if (err != 0) {
-      // No signal reached the process: the fault did not fire. The step ends as the proxy cut it.
-      step.outcome = before ? ops::StepOutcome::Withheld : ops::StepOutcome::Forwarded;
-      history_.append(name, std::move(step));
+    if (err == 0) st.killPoint = fault.str();
+    // No signal reached the process (killpg failed, no process id): the fault did not fire, and the step
+    // ends as the proxy cut it.
+    step.outcome = err != 0 ? (before ? ops::StepOutcome::Withheld : ops::StepOutcome::Forwarded)
+                            : (before ? ops::StepOutcome::KilledBefore : ops::StepOutcome::KilledAfter);
+    history_.append(name, std::move(step));
+    // Its other steps in flight end with this cut: recorded before the kill, so that whatever reached a
+    // server before the kill is before it in the history too (a statement forwarded on another connection).
+    cutOthers(owner, token);
+    if (err != 0)
       history_.append(name, ops::Note{fmt::format("kill point {} was reached but no signal was delivered: {}",
                                                   fault.str(), pids_.count(owner) ? std::strerror(err)
                                                                                   : "no process id yet")});
-      return d;
-    }
-    st.killPoint = fault.str();
-    step.outcome = before ? ops::StepOutcome::KilledBefore : ops::StepOutcome::KilledAfter;
-    history_.append(name, std::move(step));
-    history_.append(name, ops::FaultOp{fault, SIGKILL});
+    else
+      history_.append(name, ops::FaultOp{fault, SIGKILL});
     return d;
   }
   case Effect::Action::Drop:

@@ -90,3 +90,27 @@ TEST_CASE("pg: without kill points bytes pass unchanged, verbs count per verb ov
   CHECK(opsOf(rig.history, "fault").empty());
   CHECK(rig.child.alive());
 }
+
+TEST_CASE("pg: a statement forwarded on another connection before a kill is recorded before the kill") {
+  // c1 has an INSERT on one connection at the server (its reply not back) when it is killed before its
+  // COMMIT on another: the INSERT may have taken effect, and the history says so before the kill.
+  Rig rig({"before:COMMIT#1"});
+  RawClient a(rig.ports.pg), b(rig.ports.pg);
+  pgStartup(a);
+  pgStartup(b);
+  rig.pg.holdRepliesUntil(100); // the INSERT's reply never comes
+  a.send(pg::query("INSERT INTO t VALUES (1)"));
+  REQUIRE(rig.pg.waitCount(1));
+  b.send(pg::query("COMMIT"));
+
+  CHECK(b.readUntilClosed().closed);
+  CHECK(a.readUntilClosed().closed);
+  requireKilled(rig.child);
+  REQUIRE(rig.waitOps("step", 2));
+  CHECK(stepLines(rig.history) == std::vector<std::string>{"COMMIT#1 killed-before", "INSERT#1 forwarded"});
+  auto kills = opsOf(rig.history, "fault");
+  REQUIRE(kills.size() == 1);
+  CHECK(kills[0].value["fault"] == "before:COMMIT#1");
+  for (const auto& s : opsOf(rig.history, "step")) CHECK(s.index < kills[0].index);
+  CHECK(rig.ctl.state(1).inflight == 0);
+}
