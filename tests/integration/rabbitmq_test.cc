@@ -136,6 +136,11 @@ TEST_CASE("rabbitmq: pika and amqplib consumers, manual acks and auto-ack, judge
     CHECK(onlyViolation(rs[5], "lost")["events"] == nlohmann::json::array({1, 2, 3, 4, 5}));
     CHECK(onlyViolation(rs[5], "lost")["pattern"]["id"] == "ack-before-effect");
     CHECK(onlyViolation(rs[5], "lost")["message"].get<std::string>().find("never delivered") == std::string::npos);
+    // Gone from the queue, each settled: no work is left, so the run settles without a stall and a restart.
+    for (const auto& op : rs[5].report["runs"][0]["history"]) {
+      CHECK(op["type"] != "stall");
+      if (op["type"] == "final") CHECK(op["value"].value("reason", "") == "");
+    }
   }
 }
 

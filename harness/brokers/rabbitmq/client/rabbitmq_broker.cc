@@ -198,7 +198,10 @@ brokers::Progress RabbitMqBroker::progress() {
   std::lock_guard<std::mutex> lock(ledger_->mu);
   const int64_t unacked = static_cast<int64_t>(ledger_->allUnacked().size());
   out.pending = ready + unacked;
-  out.delivered = ledger_->undelivered.empty();
+  // Left the queue, every one: delivered, though no tracker may have read a push of a no-ack subscription
+  // (its connection cut while it was on its way: settled all the same, settledUnseen). A push still on its
+  // way is waited for as any delivery unseen (liveness.h), never counted as work no one will do.
+  out.delivered = ledger_->undelivered.empty() || (ledger_->noAck && ready == 0);
   out.position = fmt::format("{} ready, {} unacknowledged", ready, unacked);
   return out;
 }
