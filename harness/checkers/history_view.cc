@@ -189,6 +189,13 @@ std::string HistoryView::settledUnseenEntry(int n) const {
   return "";
 }
 
+const KillRec* HistoryView::settledUnseenKill() const {
+  const bool otherCut = std::any_of(otherFaults.begin(), otherFaults.end(), [](const FaultRec& f) {
+    return f.fault.kind == "drop" || f.fault.kind == "error" || f.fault.kind == "restart";
+  });
+  return kills.size() == 1 && !otherCut ? &kills.front() : nullptr;
+}
+
 namespace {
 
 /// A PostgreSQL step that cannot have applied an event: it never reached the server (withheld, refused), it

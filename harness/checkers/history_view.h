@@ -116,6 +116,9 @@ struct HistoryView {
   bool settledUnseen(int n) const;
   /// The first entry of event n the final op lists so, "" when none.
   std::string settledUnseenEntry(int n) const;
+  /// The kill that ended the connection such pushes were on their way over: the run's one kill when no other
+  /// fault ended a connection (drop, error, restart); nullptr when which one did is not known.
+  const KillRec* settledUnseenKill() const;
   /// How many times event n may have been handed to a consumer: per entry, the most of the recorded
   /// deliveries, the broker's delivery count of a pending entry, and 1 if it was acknowledged. A recorded
   /// delivery that its process handed back (a nack with requeue) before any step of its own to another

@@ -144,7 +144,13 @@ Story eventStory(const HistoryView& h, int n, bool lost) {
                                 step.empty() ? "step" : step));
     st.ops.push_back(unseenAck->op);
   } else if (ds.empty() && h.settledUnseen(n)) {
-    parts.push_back("settled by a delivery no process read");
+    std::string clause = "settled by a delivery no process read";
+    if (const KillRec* k = h.settledUnseenKill()) { // the kill that cut its connection
+      clause += fmt::format(" ({} killed at {})", k->process, k->point);
+      st.ops.push_back(k->op);
+      if (st.kill_point.empty()) st.kill_point = k->point;
+    }
+    parts.push_back(std::move(clause));
   } else if (ds.empty()) {
     parts.push_back(h.neverDelivered(n) ? "never delivered" : "no delivery of it was recorded");
   } else if (procs.size() == 1 && !killBetween(h, ds.front()->process, ds.front()->op, ds.back()->op)) {

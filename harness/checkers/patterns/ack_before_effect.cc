@@ -4,6 +4,7 @@
 // server); the broker never hands the entry again, the event is lost. The same order asked of the broker: a
 // consumer whose deliveries settle themselves (AMQP no-ack, XREADGROUP … NOACK) killed, or its transaction
 // failed, after the delivery and before the effect; or killed while such deliveries were on their way to it.
+#include "checkers/diagnosis.h"
 #include "checkers/patterns/patterns.h"
 #include "checkers/request_faults.h"
 
@@ -44,14 +45,21 @@ const Op* failingFault(const HistoryView& h, const std::string& process, int64_t
 Found settledByDelivery(const HistoryView& h, int n) {
   if (const std::string entry = h.settledUnseenEntry(n); !entry.empty()) {
     if (h.kills.empty()) return std::nullopt;
-    const KillRec& k = h.kills.front();
     std::vector<int64_t> cited;
-    for (const KillRec& each : h.kills) cited.push_back(each.op);
+    std::vector<std::string> each;
+    for (const KillRec& k : h.kills) {
+      cited.push_back(k.op);
+      each.push_back(fmt::format("{} at {}", k.process, k.point));
+    }
+    const KillRec* k = h.settledUnseenKill();
+    const std::string cut = k ? fmt::format("{} was killed at {}", k->process, k->point)
+                              : fmt::format("{} killed ({})", each.size() == 1 ? "a process was" : "processes were",
+                                            listAnd(each));
     return make("ack-before-effect", "acknowledge before the effect is durable", cited,
                 fmt::format("the broker settled entry {} (event {}) as it sent it, by a subscription that "
-                            "acknowledges on delivery; {} was killed at {} while those deliveries were on their way, "
-                            "and no process was handed it again: event {} lost",
-                            entry, n, k.process, k.point, n),
+                            "acknowledges on delivery; {} while those deliveries were on their way, and no process "
+                            "was handed it again: event {} lost",
+                            entry, n, cut, n),
                 kSettledFix);
   }
   for (const AckRec* a : h.acksOf(n)) {

@@ -73,14 +73,41 @@ TEST_CASE("settled unseen: pushes on their way at a kill are lost, not stuck and
     const auto& vs = result(rs, "invariant:balance").violations;
     REQUIRE(vs.size() == 1);
     CHECK(vs[0].kind == "lost");
-    CHECK_THAT(vs[0].message, Contains("event 1 settled by a delivery no process read"));
+    CHECK_THAT(vs[0].message, Contains("event 1 settled by a delivery no process read (c1 killed at after:CONSUME#1)"));
     CHECK_THAT(vs[0].message, !Contains("never delivered"));
+    CHECK(vs[0].kill_point == "after:CONSUME#1"); // the one kill: it cut the connection they were on their way over
     REQUIRE(vs[0].pattern);
     CHECK(vs[0].pattern->id == "ack-before-effect");
     CHECK(vs[0].pattern->explanation ==
           "the broker settled entry 1-0 (event 1) as it sent it, by a subscription that acknowledges on delivery; c1 "
           "was killed at after:CONSUME#1 while those deliveries were on their way, and no process was handed it "
           "again: event 1 lost");
+  }
+  SECTION("two kills: which one cut the pushes is not known, and neither is named as the kill point") {
+    HistoryBuilder b(s, {"after:CONSUME#1", "after:CONSUME#2"});
+    b.initial(balances(0));
+    auto e = sendWallet(b, kAmounts, {1, 2});
+    b.spawn("c1");
+    b.step("c1", "rabbitmq", "CONSUME", "CONSUME events.1 no-ack", "killed-after");
+    b.kill("c1", "after:CONSUME#1");
+    b.spawn("c2");
+    b.step("c2", "rabbitmq", "CONSUME", "CONSUME events.1 no-ack", "killed-after");
+    b.kill("c2", "after:CONSUME#2");
+    b.spawn("c3");
+    b.step("c3", "rabbitmq", "CONSUME", "CONSUME events.1 no-ack");
+    b.finalOp(balances(0), json::array(), json::array());
+    auto ops = b.ops();
+    finalOf(ops).settledUnseen = e;
+    auto rs = checkAll(s, ops);
+    const auto& vs = result(rs, "invariant:balance").violations;
+    REQUIRE(vs.size() == 1);
+    CHECK(vs[0].kind == "lost");
+    CHECK_THAT(vs[0].message, Contains("event 1 settled by a delivery no process read;"));
+    CHECK(vs[0].kill_point.empty());
+    REQUIRE(vs[0].pattern);
+    CHECK_THAT(vs[0].pattern->explanation,
+               Contains("processes were killed (c1 at after:CONSUME#1 and c2 at after:CONSUME#2) while those "
+                        "deliveries were on their way"));
   }
   SECTION("still in the broker: stuck, never delivered, no anti-pattern") {
     auto rs = checkAll(s, history(false));
