@@ -106,8 +106,9 @@ CheckDecision decideCheck(const CheckCounts& c, const CheckFinding* cx, std::opt
                                   cov.runsWithLoss, plural(cov.runsWithLoss)));
   if (cov.unreached() > 0)
     d.notes.push_back(fmt::format("{} of them ran several processes, and their {} fault{} {} at a process's k-th step "
-                                  "of a verb which that process never reached (which process takes a step is the "
-                                  "broker's or the client's choice there): counted as coverage loss only",
+                                  "of a verb which that process never reached (in such a run which process takes "
+                                  "which step is decided as it runs: by the broker, the client, or the requests a "
+                                  "replica is sent and whether they reach that step): counted as coverage loss only",
                                   cov.runsUnreached, cov.unreached(), plural(cov.unreached()),
                                   cov.unreached() == 1 ? "was" : "were"));
   if (decided) {
