@@ -46,29 +46,40 @@ void callDetail(const std::string& detail, std::string& ref, std::string& key, b
 
 std::map<int64_t, int64_t> linkCalls(const std::vector<Op>& history) {
   struct Candidate {
-    int64_t op;
+    int64_t op, reqUs;
     std::string ref, key;
-    bool keyed, linked;
+    bool keyed, keyCut, linked;
   };
   std::vector<Candidate> steps;
   for (const Op& op : history)
     if (const auto* st = op.as<ops::Step>(); st && isCallStep(*st) && carried(*st)) {
-      Candidate c{op.index, "", "", false, false};
+      Candidate c{op.index, st->tReqUs, "", "", false, false, false};
       callDetail(st->detail, c.ref, c.key, c.keyed);
+      // A detail cut short ends in "...": its key is a prefix of the call's.
+      c.keyCut = c.keyed && c.key.size() >= 3 && c.key.compare(c.key.size() - 3, 3, "...") == 0 &&
+                 st->detail.size() >= c.key.size() && st->detail.compare(st->detail.size() - c.key.size(),
+                                                                         c.key.size(), c.key) == 0;
+      if (c.keyCut) c.key.resize(c.key.size() - 3);
       steps.push_back(std::move(c));
     }
   std::map<int64_t, int64_t> out;
   for (const Op& op : history) {
     const auto* call = op.as<ops::Call>();
     if (!call) continue;
+    // A step carried a call only if its request was complete before the sink decided. Of those, one whose
+    // key is the call's before one that only shares its ref; then one recorded after the call (a step is
+    // recorded when it ends), the first; else one that ended before the sink decided (a request held and
+    // handed on after its client gave up on it), the last.
     Candidate* best = nullptr;
+    auto rank = [&](const Candidate& c) {
+      const bool key = c.keyed == call->keyHeader &&
+                       (!c.keyed || c.key == call->key || (c.keyCut && call->key.rfind(c.key, 0) == 0));
+      const bool after = c.op > op.index;
+      return std::make_tuple(key, after, after ? -c.op : c.op);
+    };
     for (auto& st : steps) {
-      if (st.linked || st.op < op.index || st.ref != call->ref) continue;
-      if (st.keyed == call->keyHeader && (!st.keyed || st.key == call->key)) {
-        best = &st;
-        break;
-      }
-      if (!best) best = &st; // a detail cut short: the ref alone
+      if (st.linked || st.ref != call->ref || st.reqUs > op.time_us) continue;
+      if (!best || rank(st) > rank(*best)) best = &st;
     }
     if (!best) continue;
     best->linked = true;

@@ -13,7 +13,7 @@
 
 namespace idem::detail {
 
-/// A consumer's CALL step (server "sink"): its detail is "POST /charges key=… ref=…".
+/// A consumer's CALL step (server "sink"): its detail is "POST /charges ref=… key=…".
 struct CallStep {
   int64_t op = 0;
   std::string process;
@@ -57,12 +57,14 @@ struct SinkView {
 };
 
 /// The CALL step that carried each call record of `history`: record op index -> step op index. Each record,
-/// in the order the sink received them, goes to the first CALL step (server "sink") not yet linked, recorded
-/// after it, that reached the sink (or was answered in its place) with the record's ref, one with the same
-/// key first (the sink records a call as it decides, before its answer leaves; a step is recorded when it
-/// ends, so after the call it carried). The report's timeline draws the same links.
+/// in the order the sink received them, goes to a CALL step (server "sink") not yet linked that reached the
+/// sink (or was answered in its place) with the record's ref and whose request was complete before the sink
+/// decided: one with the same key first (a key cut short in the detail: its prefix); then the first recorded
+/// after the record (the sink records a call as it decides, before its answer leaves; a step is recorded
+/// when it ends, its answer held or not), else the last recorded before it (a request handed on after its
+/// connection ended). The report's timeline draws the same links.
 std::map<int64_t, int64_t> linkCalls(const std::vector<Op>& history);
-/// The ref= and key= of a CALL step's detail ("POST /charges key=… ref=…"); `keyed` false without a key.
+/// The ref= and key= of a CALL step's detail ("POST /charges ref=… key=…", either order); `keyed` false without a key.
 void callDetail(const std::string& detail, std::string& ref, std::string& key, bool& keyed);
 
 /// "call 3 (executed, execution 2)", "call 4 (replayed execution 2)", "call 5 (mismatch, 422)".

@@ -88,10 +88,12 @@ public:
     out.kind = ClientMsg::Kind::RequestEnd;
     out.step.verb = "CALL";
     std::string detail = std::string(req.method_string()) + " " + std::string(req.target());
-    auto key = req.find(call_.keyHeader);
-    if (key != req.end()) detail += " key=" + std::string(key->value());
+    // The reference first: a key may be long (255 bytes at some providers), and a detail cut short keeps
+    // the event's id whole.
     const std::string ref = member(req.body(), call_.ref);
     if (!ref.empty()) detail += " ref=" + ref;
+    auto key = req.find(call_.keyHeader);
+    if (key != req.end()) detail += " key=" + std::string(key->value());
     out.step.detail = abbreviate(detail);
     pending_.push_back(req.method() == http::verb::head);
     return Decode::Message;

@@ -156,7 +156,7 @@ struct HttpCall {
 
 TrackerPtr makePgTracker();   ///< PostgreSQL frontend/backend protocol v3
 TrackerPtr makeRespTracker(); ///< RESP2 and RESP3 (HELLO 3 switches replies to RESP3)
-/// HTTP/1.1 (the sink's side): each request is a step, verb CALL, detail "POST /charges key=K ref=R"; its
+/// HTTP/1.1 (the sink's side): each request is a step, verb CALL, detail "POST /charges ref=R key=K"; its
 /// reply is the next final answer, summarised by its status ("200", "200 replayed" with Idempotent-Replayed).
 TrackerPtr makeHttpTracker(HttpCall call = {});
 

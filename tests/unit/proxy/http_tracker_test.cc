@@ -33,7 +33,7 @@ Events httpRun(const std::string& client, const std::string& server) {
 TEST_CASE("http tracker: a request is a CALL step named by method, path, key and ref") {
   const Events e = httpRun(httpPost(kHttpBody, "Idempotency-Key: e-1\r\n"), httpAnswer(200, R"({"id":"ch_1"})"));
   REQUIRE(verbs(e) == std::vector<std::string>{"CALL"});
-  CHECK(steps(e)[0].detail == "POST /charges key=e-1 ref=e-1");
+  CHECK(steps(e)[0].detail == "POST /charges ref=e-1 key=e-1");
   REQUIRE(replies(e).size() == 1);
   CHECK(replies(e)[0].summary == "200");
   CHECK_FALSE(replies(e)[0].error);

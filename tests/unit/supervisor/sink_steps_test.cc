@@ -70,7 +70,7 @@ TEST_CASE("sink steps: error before a CALL is not forwarded, after it the call e
   CHECK(stepOf(history, "CALL", 2)["outcome"] == "answered");
   CHECK(stepOf(history, "CALL", 3)["outcome"] == "ok");
   CHECK(stepOf(history, "CALL", 3)["summary"] == "200");
-  CHECK(stepOf(history, "CALL", 3)["detail"] == "POST /charges key=k-c ref=c");
+  CHECK(stepOf(history, "CALL", 3)["detail"] == "POST /charges ref=c key=k-c");
   const auto calls = opsOf(history, "call"); // the first never reached the sink
   REQUIRE(calls.size() == 2);
   CHECK(calls[0].value["ref"] == "b");
