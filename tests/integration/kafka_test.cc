@@ -86,7 +86,7 @@ TEST_CASE("kafka: reference targets under kills, a forget, a restart and a revok
     INFO(bad.out << bad.err);
     REQUIRE(bad.status == 1);
     auto dup = onlyViolation(bad, "duplicate");
-    CHECK(dup["message"].get<std::string>().find("c1 answered an error at error:before:COMMIT_OFFSET#2") !=
+    CHECK(dup["message"].get<std::string>().find("c1 got an error answer at error:before:COMMIT_OFFSET#2") !=
           std::string::npos);
     // The step is recorded as the broker's answer, with the code.
     bool answered = false;

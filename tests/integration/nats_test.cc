@@ -122,7 +122,7 @@ TEST_CASE("nats: an ACK the server refuses is delivered again, which no-dedup ap
   REQUIRE(r.status == 1);
   auto dup = onlyViolation(r, "duplicate");
   CHECK(dup["events"] == nlohmann::json::array({2}));
-  CHECK(dup["message"].get<std::string>().find("c1 answered an error at error:before:ACK#2") != std::string::npos);
+  CHECK(dup["message"].get<std::string>().find("c1 got an error answer at error:before:ACK#2") != std::string::npos);
   bool answered = false;
   for (const auto& op : r.report["runs"][0]["history"])
     if (op["type"] == "step" && op["value"]["verb"] == "ACK" && op["value"]["k"] == 2)

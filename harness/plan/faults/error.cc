@@ -172,7 +172,7 @@ public:
   }
   std::string phrase(const Fault& f, const std::string& process,
                      const std::function<std::string(const std::string&)>&) const override {
-    return process + " answered an error at " + f.str();
+    return process + " got an error answer at " + f.str();
   }
   FaultClass sweepClass(const Fault&) const override {
     return {"error", "error reply",

@@ -369,10 +369,10 @@ TEST_CASE("http: an error at a retry's COMMIT is named with the retry, and a del
   REQUIRE(v);
   CHECK_THAT(v->message, Contains("r1 (the first request of key 1) was in flight when s1 delayed at "
                                   "delay:after:COMMIT#1:60; r1 (the first request of key 1) was in flight when s1 "
-                                  "answered an error at error:before:COMMIT#2:40001"));
+                                  "got an error answer at error:before:COMMIT#2:40001"));
   REQUIRE(v->pattern);
   CHECK(v->pattern->explanation == "s1 committed part of the work of r1 (the first request of key 1) in a transaction of its "
-                                  "own (COMMIT#1) and then s1 answered an error at error:before:COMMIT#2:40001 before "
+                                  "own (COMMIT#1) and then s1 got an error answer at error:before:COMMIT#2:40001 before "
                                   "the transaction that completes the key; the key was left in progress");
   // The request names as the client wrote them.
   ops::Request r;
