@@ -139,6 +139,13 @@ std::vector<const CallStep*> SinkView::stepsOf(const std::string& ref) const {
   return out;
 }
 
+const CallStep* SinkView::stepOfFault(const Fault& f, const std::string& process) const {
+  int nth = 0;
+  for (const auto& c : steps)
+    if (f.process.empty() ? c.step->k == f.k : c.process == process && ++nth == f.k) return &c;
+  return nullptr;
+}
+
 const SinkCall* SinkView::callAt(int64_t op) const {
   for (const auto& c : calls)
     if (c.op == op) return &c;
@@ -215,7 +222,10 @@ Story sinkStory(const SinkView& s, const std::string& ref) {
       }
       for (const auto& f : h.otherFaults) {
         if (f.process != d.process || f.op <= d.op || f.op > until || f.fault.kind == "forget") continue;
-        tell(f.op, faultKind(f.fault.kind, "fault").phrase(f.fault, f.process, serverTitle));
+        // A fault at a call of another event befell that event's work, not this one's, though the process
+        // held this entry too (read in the same batch).
+        const CallStep* at = f.fault.verb == "CALL" ? s.stepOfFault(f.fault, f.process) : nullptr;
+        if (!at || at->ref.empty() || at->ref == ref) tell(f.op, faultKind(f.fault.kind, "fault").phrase(f.fault, f.process, serverTitle));
       }
     }
     // Its first acknowledgement.
@@ -226,7 +236,12 @@ Story sinkStory(const SinkView& s, const std::string& ref) {
     }
   }
   bool called = false;
-  for (const CallStep* c : s.stepsOf(ref)) {
+  // In the order the calls happened: a call's record is written as the sink decides, its step when the
+  // answer reaches the caller (a held answer: much later).
+  auto when = [&](const CallStep* c) { return c->callOp >= 0 ? std::min(c->callOp, c->op) : c->op; };
+  auto calls = s.stepsOf(ref);
+  std::stable_sort(calls.begin(), calls.end(), [&](const CallStep* a, const CallStep* b) { return when(a) < when(b); });
+  for (const CallStep* c : calls) {
     const SinkCall* rec = c->callOp >= 0 ? s.callAt(c->callOp) : nullptr;
     std::string what = rec ? callText(*rec->call)
                        : c->step->outcome == ops::StepOutcome::Answered

@@ -47,6 +47,9 @@ struct SinkView {
   std::vector<const SinkCall*> callsOf(const std::string& ref) const;
   /// The CALL steps with `ref`, in order.
   std::vector<const CallStep*> stepsOf(const std::string& ref) const;
+  /// The CALL step fault `f` (at a CALL) acted on: CALL#k of the run, or `process`'s own k-th (cN:CALL#k);
+  /// nullptr when none was recorded.
+  const CallStep* stepOfFault(const Fault& f, const std::string& process) const;
   const SinkCall* callAt(int64_t op) const;
   const CallStep* stepAt(int64_t op) const;
   /// The event id of event n ("" when it was never sent).

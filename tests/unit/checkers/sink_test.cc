@@ -60,6 +60,7 @@ public:
     b.sql(proc, "INSERT", "INSERT INTO payments VALUES ($1, $2, $3)", {"payments"}, "INSERT 0 1");
   }
   void commit(const std::string& proc) { b.step(proc, "pg", "COMMIT"); }
+  std::string e1Ref() { return b.eventId(1); }
 
   /// The final op: `booked` the events with a payment row (both in booked and sink:booked).
   std::vector<Op> finish(const std::vector<int>& booked, const std::string& end = "", const std::string& policy = "") {
@@ -311,4 +312,32 @@ TEST_CASE("sink:exactly-once: an ambiguous call retried without a key names its 
                      "at drop:after:CALL#2, c1 called again at CALL#3 (call 3: executed, execution 3), acknowledged by "
                      "c1 (XACK#2)");
   CHECK_FALSE(v.pattern); // no kill between the call and the commit
+}
+
+TEST_CASE("sink: a fault at another event's call is not told in this event's story, nor its kill point",
+          "[checkers][sink]") {
+  // c1 holds events 1 and 2 (one read). Event 1's keyed call is dropped after the sink executed it and
+  // replayed when called again; event 2 is called twice without a key, no fault at all.
+  Payments p;
+  p.effect("c1");
+  p.record(p.e1Ref(), "executed", "k-1");
+  p.b.fault("c1", "drop:after:CALL#1");
+  p.b.step("c1", "sink", "CALL", "POST /charges ref=" + p.e1Ref() + " key=k-1", "dropped-after");
+  p.call("c1", 1, "replayed", "k-1");
+  p.commit("c1");
+  p.b.ack("c1", {p.e1});
+  p.effect("c1");
+  p.call("c1", 2, "executed");
+  p.call("c1", 2, "executed");
+  p.commit("c1");
+  p.b.ack("c1", {p.e2});
+  auto r = check(p.finish({1, 2}), "sink:exactly-once");
+  REQUIRE(r.verdict == Verdict::Fail);
+  REQUIRE(r.violations.size() == 1);
+  const auto& v = r.violations.at(0);
+  CHECK(v.kind == "charged-twice");
+  CHECK(v.events == std::vector<int>{2});
+  CHECK(v.kill_point.empty());
+  CHECK(v.message.find("dropped") == std::string::npos);
+  CHECK(v.message.find("c1 called at CALL#3") != std::string::npos);
 }
