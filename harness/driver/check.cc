@@ -419,8 +419,8 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
     return exitStatus(*sum.verdict);
   }
   ModelParams params = checkParams(common, args);
-  // HTTP: some delays are drawn past the declared lease (a lock that expires while its holder works).
-  if (sc.http) params.leaseMs = sc.http->policy.leaseMs;
+  params.leaseMs = sc.http ? sc.http->policy.leaseMs : 0;   // delays drawn past the lease (model.h)
+  params.callTimeoutMs = sc.sink ? sc.sink->timeoutMs : 0; // and past a sink's call timeout
   params.slowWork = sum.slowWork;
   params.slowWorkMs = compare::kSlowWorkMs;
   const auto gen = shapeGen(sc, sum.model, params);

@@ -125,8 +125,14 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
   const int64_t pastLease = sc.http && timedOut && std::count(swept.begin(), swept.end(), "delay") > 0
                                 ? sc.http->policy.leaseMs + kPastLeaseMs
                                 : 0;
+  // A sink whose consumer's timeout is declared: at each call a delay past it too (scenario.h SinkSpec).
+  const int64_t pastCallTimeout = sc.sink && sc.sink->timeoutMs > 0 && std::count(swept.begin(), swept.end(), "delay") > 0
+                                      ? sc.sink->timeoutMs + kPastLeaseMs
+                                      : 0;
   for (size_t i = 0; i < points.size(); ++i) {
     std::vector<Fault> faults = faultsAt(points[i], swept, sweepDelayMs(common.run.claim_idle_ms));
+    if (pastCallTimeout > 0 && points[i].server == "sink")
+      for (Fault& f : faultsAt(points[i], {"delay"}, static_cast<int>(pastCallTimeout))) faults.push_back(std::move(f));
     // HTTP, with a timed-out request (another may run while it is held): a delay past the declared lease too.
     if (pastLease > 0)
       for (Fault& f : faultsAt(points[i], {"delay"}, static_cast<int>(pastLease))) faults.push_back(std::move(f));

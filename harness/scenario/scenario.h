@@ -157,6 +157,11 @@ struct SinkSpec {
   /// SQL returning one row per event the database booked, its first column the event's id: the database
   /// side of sink:agreement.
   std::string booked;
+  /// How long the consumer waits for the provider's answer before it gives up (`timeout_ms`), 0 when not
+  /// declared. Declared, sweep and check also delay a call kPastLeaseMs longer than that, before and after
+  /// the sink executes it: an answer that comes too late, a request that reaches the provider after its
+  /// client gave up.
+  int timeoutMs = 0;
 };
 
 /// How far past max_deliveries a poison event may go on being delivered before the run ends: the consumer

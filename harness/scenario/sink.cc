@@ -29,9 +29,9 @@ int statusIn(const FieldReader& r, const std::string& key, int fallback, int lo,
 } // namespace
 
 SinkSpec parseSink(const nlohmann::json& j, const std::string& what, const Scenario& s) {
-  if (!j.is_object()) fieldError(what, "sink", "must be an object (method, path, ref, key_header, policy, answer, booked)");
+  if (!j.is_object()) fieldError(what, "sink", "must be an object (method, path, ref, key_header, policy, answer, booked, timeout_ms)");
   FieldReader r(j, what, "sink");
-  r.onlyKnown({"method", "path", "ref", "key_header", "policy", "answer", "booked"});
+  r.onlyKnown({"method", "path", "ref", "key_header", "policy", "answer", "booked", "timeout_ms"});
   if (s.kind == "http") r.fail("method", "an HTTP scenario has no consumer to call a sink");
   SinkSpec k;
   if (r.has("method")) k.method = r.oneOf("method", {"POST", "PUT", "PATCH", "DELETE"});
@@ -56,6 +56,7 @@ SinkSpec parseSink(const nlohmann::json& j, const std::string& what, const Scena
     if (a.has("body")) k.answer = a.raw("body");
   }
   k.booked = *r.text("booked", true);
+  if (r.has("timeout_ms")) k.timeoutMs = statusIn(r, "timeout_ms", 0, 1, 600000, "from 1 to 600000 (ms)");
   return k;
 }
 

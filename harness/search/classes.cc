@@ -97,6 +97,32 @@ std::vector<Shape> classShapes(const Scenario& sc, const KillModel& km, const Mo
         out.push_back(std::move(s));
       }
   for (auto& s : slowWorkShapes(sc, km, p)) out.push_back(std::move(s));
+  for (auto& s : lateAnswerShapes(sc, km, p)) out.push_back(std::move(s));
+  return out;
+}
+
+std::vector<Shape> lateAnswerShapes(const Scenario& sc, const KillModel& km, const ModelParams& p) {
+  const auto delay = std::find(p.faultKinds.begin(), p.faultKinds.end(), "delay");
+  const auto call = std::find(km.verbs().begin(), km.verbs().end(), "CALL");
+  if (!sc.sink || p.callTimeoutMs <= 0 || delay == p.faultKinds.end() || call == km.verbs().end() ||
+      p.maxKills < 1 || p.minConsumers > 1 || km.server("CALL") != "sink")
+    return {};
+  Shape base;
+  const auto& events = sc.default_schedule.events;
+  for (size_t i = 0; i < events.size(); ++i) base.events.push_back(drawsOf(sc, events[i], static_cast<int>(i)));
+  if (base.events.empty() || km.bound("CALL", static_cast<int>(base.events.size())) < 1) return {};
+  base.keys = std::max<int>(1, sc.keys.size());
+  std::vector<Shape> out;
+  for (bool before : {false, true}) {
+    Shape s = base;
+    Shape::Kill k;
+    k.verb = static_cast<int>(call - km.verbs().begin());
+    k.before = before;
+    k.kind = static_cast<int>(delay - p.faultKinds.begin());
+    k.pastLease = true;
+    s.kills = {k};
+    out.push_back(std::move(s));
+  }
   return out;
 }
 

@@ -24,7 +24,7 @@ namespace idem {
 /// p.faultKinds at VERB#1 (a verb that many events never reach is left out). For an HTTP scenario with
 /// `delay` among p.faultKinds and a declared lease (p.leaseMs): one request its client gives up on, and a
 /// delay past the lease before VERB#1 of each verb. Empty when no fault is drawn (p.maxKills 0) or when the
-/// model is empty. Last, the slow-work shapes.
+/// model is empty. Last, the slow-work shapes and the late-answer shapes.
 std::vector<Shape> classShapes(const Scenario& sc, const KillModel& km, const ModelParams& p);
 
 /// Slow work past an acknowledgement (p.slowWork, from the trace of a consumer that acknowledges several
@@ -32,6 +32,12 @@ std::vector<Shape> classShapes(const Scenario& sc, const KillModel& km, const Mo
 /// a delay of p.slowWorkMs before c1's step there and c1 killed right after its next acknowledgement. None
 /// unless `delay` and `kill` are both among p.faultKinds, or when a point lies past what every run reaches.
 std::vector<Shape> slowWorkShapes(const Scenario& sc, const KillModel& km, const ModelParams& p);
+
+/// A sink whose consumer's call timeout is declared (p.callTimeoutMs), `delay` among p.faultKinds: the
+/// default schedule's events with one consumer and a delay past that timeout at c1's first CALL, after the
+/// sink executed it (an answer that comes too late) and before (a request the sink gets after its client
+/// gave up on it). None otherwise.
+std::vector<Shape> lateAnswerShapes(const Scenario& sc, const KillModel& km, const ModelParams& p);
 
 /// A fixed shape as a shrinkable: its shrinks drop the faults (when p.minKills is 0), then one event at a
 /// time (never below max(1, p.minEvents)), recursively.

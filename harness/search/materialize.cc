@@ -65,6 +65,8 @@ void withKind(Fault& p, const Shape::Kill& k, const KillModel& km, const ModelPa
   if (p.kind == "forget") p.when = When::After;
   if (p.kind == "delay") p.args = {std::to_string(params.delayMs)};
   if (p.kind == "delay" && k.pastLease && params.leaseMs > 0) p.args = {std::to_string(params.leaseMs + kPastLeaseMs)};
+  if (p.kind == "delay" && k.pastLease && params.callTimeoutMs > 0 && km.server(p.verb) == "sink")
+    p.args = {std::to_string(params.callTimeoutMs + kPastLeaseMs)};
   if (p.kind == "delay" && k.slowWork) p.args = {std::to_string(params.slowWorkMs)};
   if (p.kind == "restart") {
     // The server of the step; at a call to the sink (idemproof's own server, nothing of the target's to

@@ -112,7 +112,7 @@ rc::Gen<Shape> shapeGen(const Scenario& sc, const KillModel& km, const ModelPara
                                       gen::set(&Shape::Kill::kind, p.faultKinds.size() > 1
                                                                        ? gen::inRange(0, int(p.faultKinds.size()))
                                                                        : gen::just(0)),
-                                      gen::set(&Shape::Kill::pastLease, sc.http ? gen::map(gen::inRange(0, 4), [](int x) { return x == 3; })
+                                      gen::set(&Shape::Kill::pastLease, sc.http || p.callTimeoutMs > 0 ? gen::map(gen::inRange(0, 4), [](int x) { return x == 3; })
                                                                                 : gen::just(false)),
                                       // With an outbox relay one more choice: r1 (materialize).
                                       gen::set(&Shape::Kill::process, several || relay

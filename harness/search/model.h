@@ -32,6 +32,9 @@ struct ModelParams {
   /// HTTP scenarios: the declared lease_ms; a delay drawn past the lease (Shape::Kill::pastLease) lasts it and
   /// kPastLeaseMs more. 0: none drawn.
   int64_t leaseMs = 0;
+  /// A scenario with a sink: its declared timeout_ms (SinkSpec::timeoutMs); a delay drawn past it
+  /// (Shape::Kill::pastLease) at a CALL lasts it and kPastLeaseMs more. 0: none drawn.
+  int64_t callTimeoutMs = 0;
   /// Consumer processes that run at once, uniform in [min, max]; shrinks toward min. With 2 or more,
   /// holds are drawn (0, 1 or 2 of them, at most maxHolds: most concurrency bugs need at most two
   /// preemptions), faults name their process (cN:VERB#k), and a retry may be sent in flight.
@@ -78,7 +81,8 @@ struct Shape {
     /// process mod (consumers + 1) == consumers is r1, its verb and k from the relay's model.
     int process = 0;
     /// HTTP scenarios: a delay lasts the declared lease_ms and kPastLeaseMs more instead of ModelParams::delayMs
-    /// (a lock whose lease runs out while its holder still works). Shrinks toward false.
+    /// (a lock whose lease runs out while its holder still works); at a sink's CALL, its callTimeoutMs and
+    /// kPastLeaseMs more (an answer later than the consumer waits). Shrinks toward false.
     bool pastLease = false;
     /// A delay lasts ModelParams::slowWorkMs (class shapes of slow work only; never drawn).
     bool slowWork = false;

@@ -265,5 +265,8 @@ TEST_CASE("scenario: the sink's fields", "[scenario][errors]") {
   CHECK(err({{"/sink", {{"booked", "SELECT 1"}, {"answer", {{"status", 500}}}}}}) ==
         field("sink.answer.status", "500 is not a success (200 to 299)"));
   CHECK(err({{"/sink", {{"booked", "SELECT 1"}, {"refs", "x"}}}}) ==
-        field("sink.refs", "unknown field (known: method, path, ref, key_header, policy, answer, booked)"));
+        field("sink.refs", "unknown field (known: method, path, ref, key_header, policy, answer, booked, timeout_ms)"));
+  CHECK(err({{"/sink", {{"booked", "SELECT 1"}, {"timeout_ms", 0}}}}) ==
+        field("sink.timeout_ms", "0 is not from 1 to 600000 (ms)"));
+  CHECK(err({{"/sink", {{"booked", "SELECT 1"}, {"timeout_ms", "2s"}}}}).find("sink.timeout_ms") != std::string::npos);
 }

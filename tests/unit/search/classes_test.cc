@@ -7,6 +7,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <set>
 
 using namespace idem;
@@ -109,4 +112,59 @@ TEST_CASE("a class case shrinks to no fault and to fewer events, never below one
   CHECK(steps == 5);
   CHECK(cur.value().events.size() == 1);
   CHECK(cur.value().kills.empty());
+}
+
+namespace {
+
+/// A payments consumer's trace of `events` entries: per entry the sink's CALL, then BEGIN, INSERT, COMMIT
+/// and XACK (acknowledging it).
+std::vector<Op> callTrace(int events) {
+  History h;
+  h.append("harness", ops::Plan{});
+  for (int i = 1; i <= events; ++i) {
+    for (const char* verb : {"CALL", "BEGIN", "INSERT", "COMMIT", "XACK"}) {
+      ops::Step s;
+      s.verb = verb;
+      s.server = std::string(verb) == "CALL" ? "sink" : std::string(verb) == "XACK" ? "valkey" : "pg";
+      s.k = i;
+      if (std::string(verb) == "XACK") s.acked = {fmt::format("1-{}", i)};
+      h.append("c1", s);
+    }
+  }
+  return h.ops();
+}
+
+} // namespace
+
+TEST_CASE("late answers: with a sink's call timeout, a delay past it after and before c1's first CALL") {
+  auto sc = builtin("payments");
+  REQUIRE(sc.sink->timeoutMs == 2000);
+  auto km = KillModel::learn(callTrace(1), 1, callTrace(2), 2);
+  REQUIRE(km.server("CALL") == "sink");
+  ModelParams p;
+  p.faultKinds = {"kill", "delay"};
+  p.callTimeoutMs = sc.sink->timeoutMs;
+  auto late = lateAnswerShapes(sc, km, p);
+  REQUIRE(late.size() == 2);
+  std::vector<std::string> faults;
+  for (const auto& s : late) {
+    Schedule x = materialize(s, sc, km, 1, p);
+    REQUIRE(x.faults.size() == 1);
+    CHECK(x.consumers == 1);
+    faults.push_back(x.faults[0].str());
+  }
+  CHECK(faults == std::vector<std::string>{"delay:after:CALL#1:2500", "delay:before:CALL#1:2500"});
+  // Last among the class shapes; none without a declared timeout or without delays to draw.
+  auto all = classShapes(sc, km, p);
+  CHECK(nlohmann::json(materialize(all.back(), sc, km, 1, p)).dump() == nlohmann::json(materialize(late.back(), sc, km, 1, p)).dump());
+  ModelParams noTimeout = p;
+  noTimeout.callTimeoutMs = 0;
+  CHECK(lateAnswerShapes(sc, km, noTimeout).empty());
+  ModelParams noDelay = p;
+  noDelay.faultKinds = {"kill"};
+  CHECK(lateAnswerShapes(sc, km, noDelay).empty());
+  // A delay drawn past the timeout lasts it only at a CALL: elsewhere it is the short one.
+  Shape s = late.front();
+  s.kills.front().verb = static_cast<int>(std::find(km.verbs().begin(), km.verbs().end(), "COMMIT") - km.verbs().begin());
+  CHECK(materialize(s, sc, km, 1, p).faults[0].str() == fmt::format("delay:after:COMMIT#1:{}", p.delayMs));
 }
