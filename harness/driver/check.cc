@@ -431,20 +431,9 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
   };
   // The class sweep first (search/classes.h), then the random schedules of the seed.
   std::vector<Shape> classes = args.noClassSweep ? std::vector<Shape>{} : classShapes(sc, sum.model, params);
-  const auto slowShapes = static_cast<size_t>(std::count_if(classes.begin(), classes.end(), [](const Shape& s) {
-    return std::any_of(s.kills.begin(), s.kills.end(), [](const Shape::Kill& k) { return k.slowWork; });
-  }));
+  const std::string classLine = classSweepLine(classes, static_cast<size_t>(args.runs), sc.http.has_value());
   const Cases cases(gen, std::move(classes), params, sum.seed);
-  if (cases.classes() > 0)
-    std::cout << fmt::format(fmt::runtime(sc.http ? "  runs 1..{} time out one request and delay it past the lease once before each verb; "
-                                       "random schedules after them\n"
-                                     : "  runs 1..{} kill once at each class of kill point of the trace (when, verb){}; random "
-                                       "schedules after them\n"),
-                             std::min<size_t>(cases.classes(), static_cast<size_t>(args.runs)),
-                             slowShapes == 0 ? "" : fmt::format(", then slow c1's work past its next acknowledgement of "
-                                                                "several entries at {} point{}", slowShapes,
-                                                                slowShapes == 1 ? "" : "s"))
-              << std::flush;
+  if (cases.classes() > 0) std::cout << "  " << classLine << "\n" << std::flush;
   // The class sweep draws one kind (the first of --faults; a delay for HTTP): runs that end within it draw
   // no other.
   const std::string swept = sc.http ? "delay" : params.faultKinds.empty() ? "" : params.faultKinds.front();

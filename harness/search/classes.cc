@@ -1,5 +1,6 @@
 #include "search/classes.h"
 
+#include <fmt/format.h>
 #include <rapidcheck.h>
 
 #include <algorithm>
@@ -86,16 +87,28 @@ std::vector<Shape> classShapes(const Scenario& sc, const KillModel& km, const Mo
   }
   std::reverse(work.begin(), work.end());
   std::vector<Shape> out;
-  for (const auto* verbs : {&work, &rest})
+  auto each = [&](const std::vector<int>& verbs, int process) {
     for (bool before : {true, false})
-      for (int v : *verbs) {
+      for (int v : verbs) {
         Shape s = base;
         Shape::Kill k;
         k.verb = v;
         k.before = before;
+        k.process = process;
         s.kills = {k};
         out.push_back(std::move(s));
       }
+  };
+  each(work, 0);
+  // An outbox relay's own points (r1: process draw `consumers`, materialize), after the consumers' work:
+  // a relay that marks its row sent before its call fails only there.
+  if (const KillModel* relay = km.relay(); relay && !relay->empty()) {
+    std::vector<int> verbs;
+    for (size_t v = 0; v < relay->verbs().size(); ++v)
+      if (relay->bound(relay->verbs()[v], n) >= 1) verbs.push_back(static_cast<int>(v));
+    each(verbs, base.consumers);
+  }
+  each(rest, 0);
   for (auto& s : slowWorkShapes(sc, km, p)) out.push_back(std::move(s));
   for (auto& s : lateAnswerShapes(sc, km, p)) out.push_back(std::move(s));
   return out;
@@ -103,27 +116,59 @@ std::vector<Shape> classShapes(const Scenario& sc, const KillModel& km, const Mo
 
 std::vector<Shape> lateAnswerShapes(const Scenario& sc, const KillModel& km, const ModelParams& p) {
   const auto delay = std::find(p.faultKinds.begin(), p.faultKinds.end(), "delay");
-  const auto call = std::find(km.verbs().begin(), km.verbs().end(), "CALL");
-  if (!sc.sink || p.callTimeoutMs <= 0 || delay == p.faultKinds.end() || call == km.verbs().end() ||
-      p.maxKills < 1 || p.minConsumers > 1 || km.server("CALL") != "sink")
-    return {};
+  if (!sc.sink || p.callTimeoutMs <= 0 || delay == p.faultKinds.end() || p.maxKills < 1 || p.minConsumers > 1) return {};
   Shape base;
   const auto& events = sc.default_schedule.events;
   for (size_t i = 0; i < events.size(); ++i) base.events.push_back(drawsOf(sc, events[i], static_cast<int>(i)));
-  if (base.events.empty() || km.bound("CALL", static_cast<int>(base.events.size())) < 1) return {};
+  const int n = static_cast<int>(base.events.size());
+  // The consumer's calls, else its outbox relay's (r1: process draw 1 with one consumer, materialize).
+  auto calls = [&](const KillModel& m) {
+    const auto it = std::find(m.verbs().begin(), m.verbs().end(), "CALL");
+    return it != m.verbs().end() && m.server("CALL") == "sink" && m.bound("CALL", n) >= 1
+               ? static_cast<int>(it - m.verbs().begin())
+               : -1;
+  };
+  const KillModel* relay = km.relay() && !km.relay()->empty() ? km.relay() : nullptr;
+  int call = calls(km), process = 0;
+  if (call < 0 && relay && (call = calls(*relay)) >= 0) process = 1;
+  if (n == 0 || call < 0) return {};
   base.keys = std::max<int>(1, sc.keys.size());
   std::vector<Shape> out;
   for (bool before : {false, true}) {
     Shape s = base;
     Shape::Kill k;
-    k.verb = static_cast<int>(call - km.verbs().begin());
+    k.verb = call;
     k.before = before;
+    k.process = process;
     k.kind = static_cast<int>(delay - p.faultKinds.begin());
     k.pastLease = true;
     s.kills = {k};
     out.push_back(std::move(s));
   }
   return out;
+}
+
+std::string classSweepLine(const std::vector<Shape>& classes, size_t runs, bool http) {
+  const size_t shown = std::min(classes.size(), runs);
+  if (http)
+    return fmt::format("runs 1..{} time out one request and delay it past the lease once before each verb; random "
+                       "schedules after them", shown);
+  auto count = [&](auto pred) {
+    return std::count_if(classes.begin(), classes.end(), [&](const Shape& s) {
+      return std::any_of(s.kills.begin(), s.kills.end(), pred);
+    });
+  };
+  const auto slow = count([](const Shape::Kill& k) { return k.slowWork; });
+  const auto late = count([](const Shape::Kill& k) { return k.pastLease; });
+  const auto relay = count([](const Shape::Kill& k) { return k.process != 0 && !k.pastLease; });
+  std::string more;
+  if (relay > 0) more += ", the outbox relay's (r1) too";
+  if (slow > 0)
+    more += fmt::format(", then slow c1's work past its next acknowledgement of several entries at {} point{}", slow,
+                        slow == 1 ? "" : "s");
+  if (late > 0) more += ", then answer c1's first call (or r1's) later than its declared timeout, after and before the sink";
+  return fmt::format("runs 1..{} kill once at each class of kill point of the trace (when, verb){}; random schedules "
+                     "after them", shown, more);
 }
 
 std::vector<Shape> slowWorkShapes(const Scenario& sc, const KillModel& km, const ModelParams& p) {

@@ -11,6 +11,7 @@
 #include "search/model.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace idem {
@@ -38,6 +39,10 @@ std::vector<Shape> slowWorkShapes(const Scenario& sc, const KillModel& km, const
 /// sink executed it (an answer that comes too late) and before (a request the sink gets after its client
 /// gave up on it). None otherwise.
 std::vector<Shape> lateAnswerShapes(const Scenario& sc, const KillModel& km, const ModelParams& p);
+
+/// What check's first runs do, for its progress: "runs 1..20 kill once at each class of kill point of the
+/// trace (when, verb), r1's too, …; random schedules after them" (`runs`: how many runs were asked for).
+std::string classSweepLine(const std::vector<Shape>& classes, size_t runs, bool http);
 
 /// A fixed shape as a shrinkable: its shrinks drop the faults (when p.minKills is 0), then one event at a
 /// time (never below max(1, p.minEvents)), recursively.

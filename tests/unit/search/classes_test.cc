@@ -168,3 +168,26 @@ TEST_CASE("late answers: with a sink's call timeout, a delay past it after and b
   s.kills.front().verb = static_cast<int>(std::find(km.verbs().begin(), km.verbs().end(), "COMMIT") - km.verbs().begin());
   CHECK(materialize(s, sc, km, 1, p).faults[0].str() == fmt::format("delay:after:COMMIT#1:{}", p.delayMs));
 }
+
+TEST_CASE("an outbox relay's points are classes too: r1 killed once at each of its verbs, after the consumers' work") {
+  auto sc = builtin("wallet");
+  auto km = dedupTableModel();
+  km.setRelay(KillModel::fromLines({{"SELECT", {0, 1}}, {"CALL", {0, 1}}, {"UPDATE", {0, 1}}, {"COMMIT", {0, 1}}}));
+  ModelParams p;
+  auto shapes = classShapes(sc, km, p);
+  REQUIRE(shapes.size() == 2 * km.verbs().size() + 2 * 4);
+  std::vector<std::string> points;
+  for (const auto& s : shapes) {
+    Schedule x = materialize(s, sc, km, 1, p);
+    REQUIRE(x.faults.size() == 1);
+    points.push_back(x.faults[0].str());
+  }
+  // The consumer's work verbs (before, after), then r1's, then the rest.
+  const std::vector<std::string> relay{"r1:before:SELECT#1", "r1:before:CALL#1", "r1:before:UPDATE#1",
+                                       "r1:before:COMMIT#1", "r1:after:SELECT#1", "r1:after:CALL#1",
+                                       "r1:after:UPDATE#1", "r1:after:COMMIT#1"};
+  CHECK(std::vector<std::string>(points.begin() + 10, points.begin() + 18) == relay);
+  CHECK(points[9] == "after:BEGIN#1");
+  CHECK(points[18] == "before:PARSE#1");
+  CHECK_THAT(classSweepLine(shapes, 20, false), Catch::Matchers::Contains("the outbox relay's (r1) too"));
+}
