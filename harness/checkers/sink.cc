@@ -159,25 +159,40 @@ CheckResult checkSinkKeyStable(const HistoryView& h) {
   for (const auto& c : s.calls) {
     const std::string& ref = c.call->ref;
     if (ref.empty() || !judged.insert(ref).second) continue;
-    // Each key (none counts as one of its own) with the calls that carried it, in order of first use.
-    std::vector<std::pair<std::string, std::vector<const SinkCall*>>> keys;
-    for (const SinkCall* x : s.callsOf(ref)) {
-      const std::string k = x->call->keyHeader ? "'" + x->call->key + "'" : "none";
-      auto it = std::find_if(keys.begin(), keys.end(), [&](const auto& p) { return p.first == k; });
-      if (it == keys.end()) keys.push_back({k, {x}});
-      else it->second.push_back(x);
-    }
+    // Each key (none counts as one of its own) with the calls that carried it, in order of first use; and
+    // the calls the sink never received (answered in its place, dropped or killed before it): a key a
+    // consumer changed there is changed all the same, and the next fault of the kind may fall after it.
+    struct Use {
+      std::string key;
+      std::vector<const SinkCall*> calls;
+      std::vector<const CallStep*> unsent;
+    };
+    std::vector<Use> keys;
+    auto use = [&](const std::string& k) -> Use& {
+      auto it = std::find_if(keys.begin(), keys.end(), [&](const Use& u) { return u.key == k; });
+      return it != keys.end() ? *it : keys.emplace_back(Use{k, {}, {}});
+    };
+    for (const SinkCall* x : s.callsOf(ref)) use(x->call->keyHeader ? "'" + x->call->key + "'" : "none").calls.push_back(x);
+    for (const CallStep* st : s.stepsOf(ref))
+      if (st->callOp < 0 && !st->keyCut && !st->step->reachedServer())
+        use(st->keyed ? "'" + st->key + "'" : "none").unsent.push_back(st);
     if (keys.size() < 2) continue;
     const Story st = sinkStory(s, ref);
     Violation v = violation("sink:key-stable", "key-changed", s, ref, st);
     std::vector<std::string> said;
-    for (const auto& [k, calls] : keys) {
+    for (const auto& u : keys) {
       std::vector<int> ids;
-      for (const SinkCall* x : calls) {
+      for (const SinkCall* x : u.calls) {
         ids.push_back(x->call->id);
         v.ops.push_back(x->op);
       }
-      said.push_back(fmt::format("{} (call{} {})", k, calls.size() == 1 ? "" : "s", listNumbers(ids)));
+      std::vector<std::string> parts;
+      if (!ids.empty()) parts.push_back(fmt::format("call{} {}", ids.size() == 1 ? "" : "s", listNumbers(ids)));
+      for (const CallStep* x : u.unsent) {
+        parts.push_back(fmt::format("{} at {}, which the sink never received", x->process, x->step->name()));
+        v.ops.push_back(x->op);
+      }
+      said.push_back(fmt::format("{} ({})", u.key, fmt::join(parts, "; ")));
     }
     v.expected = 1;
     v.observed = static_cast<int64_t>(keys.size());

@@ -35,6 +35,15 @@ bool detailValue(const std::string& detail, const std::string& name, std::string
 /// A step of this outcome handed its request to the sink (an error fault after it: the request went on).
 bool carried(const ops::Step& s) { return s.reachedServer() || s.outcome == ops::StepOutcome::Answered; }
 
+/// A detail cut short ends in "..." right after its key= value: the key is a prefix of the one sent; takes
+/// the "..." off `key` and says so.
+bool keyCutShort(const std::string& detail, std::string& key) {
+  const bool cut = key.size() >= 3 && key.compare(key.size() - 3, 3, "...") == 0 && detail.size() >= key.size() &&
+                   detail.compare(detail.size() - key.size(), key.size(), key) == 0;
+  if (cut) key.resize(key.size() - 3);
+  return cut;
+}
+
 } // namespace
 
 void callDetail(const std::string& detail, std::string& ref, std::string& key, bool& keyed) {
@@ -55,11 +64,7 @@ std::map<int64_t, int64_t> linkCalls(const std::vector<Op>& history) {
     if (const auto* st = op.as<ops::Step>(); st && isCallStep(*st) && carried(*st)) {
       Candidate c{op.index, st->tReqUs, "", "", false, false, false};
       callDetail(st->detail, c.ref, c.key, c.keyed);
-      // A detail cut short ends in "...": its key is a prefix of the call's.
-      c.keyCut = c.keyed && c.key.size() >= 3 && c.key.compare(c.key.size() - 3, 3, "...") == 0 &&
-                 st->detail.size() >= c.key.size() && st->detail.compare(st->detail.size() - c.key.size(),
-                                                                         c.key.size(), c.key) == 0;
-      if (c.keyCut) c.key.resize(c.key.size() - 3);
+      c.keyCut = c.keyed && keyCutShort(st->detail, c.key);
       steps.push_back(std::move(c));
     }
   std::map<int64_t, int64_t> out;
@@ -97,6 +102,7 @@ SinkView::SinkView(const HistoryView& hv) : h(hv) {
       c.process = op.process;
       c.step = st;
       callDetail(st->detail, c.ref, c.key, c.keyed);
+      c.keyCut = c.keyed && keyCutShort(st->detail, c.key);
       steps.push_back(std::move(c));
     } else if (const auto* call = op.as<ops::Call>()) {
       SinkCall c;

@@ -21,6 +21,7 @@ struct CallStep {
   std::string ref;     ///< the detail's ref= ("" when it has none)
   std::string key;     ///< the detail's key= ("" when it has none)
   bool keyed = false;  ///< the detail carries a key
+  bool keyCut = false; ///< the detail was cut short in its key: `key` is a prefix of the one sent
   int64_t callOp = -1; ///< the call record it carried (SinkView::link), -1 when none
 };
 

@@ -341,3 +341,23 @@ TEST_CASE("sink: a fault at another event's call is not told in this event's sto
   CHECK(v.message.find("dropped") == std::string::npos);
   CHECK(v.message.find("c1 called at CALL#3") != std::string::npos);
 }
+
+TEST_CASE("sink:key-stable: a key changed after a call the sink never received is changed all the same",
+          "[checkers][sink]") {
+  // c1's first call of event 2 is answered 503 in the sink's place (error:before:CALL#2); it calls again
+  // under a fresh key, executed once: charged once, yet its key is not stable.
+  Payments p;
+  first(p, "k-1");
+  p.effect("c1");
+  p.b.fault("c1", "error:before:CALL#2:503");
+  p.b.step("c1", "sink", "CALL", "POST /charges ref=" + kId2 + " key=k-2a", "answered");
+  p.call("c1", 2, "executed", "k-2b");
+  p.commit("c1");
+  p.b.ack("c1", {p.e2});
+  auto rs = checkAll(scenario(), p.finish({1, 2}));
+  CHECK(result(rs, "sink:exactly-once").verdict == Verdict::Pass);
+  const auto& r = result(rs, "sink:key-stable");
+  REQUIRE(r.verdict == Verdict::Fail);
+  CHECK(r.violations.at(0).message.find("called with 2 different Idempotency-Key keys, 'k-2b' (call 2) and 'k-2a' "
+                                        "(c1 at CALL#2, which the sink never received)") != std::string::npos);
+}
