@@ -89,12 +89,23 @@ void Hub::refuse(Server server, bool on) {
       if (on) {
         if (!acc.is_open()) continue;
         o.ports[i] = acc.local_endpoint().port();
-        boost::system::error_code ignore;
+        const tcp::endpoint ep(asio::ip::address_v4::loopback(), static_cast<unsigned short>(o.ports[i]));
+        boost::system::error_code ignore, bound;
         acc.close(ignore); // the pending accept ends with operation_aborted
+        auto hold = std::make_unique<tcp::socket>(impl_->io);
+        hold->open(ep.protocol(), bound);
+        if (!bound) hold->set_option(tcp::socket::reuse_address(true), bound);
+        if (!bound) hold->bind(ep, bound);
+        if (!bound) o.held[i] = std::move(hold); // else refused all the same, the port unheld
         continue;
       }
       if (acc.is_open() || o.ports[i] == 0) continue;
       const tcp::endpoint ep(asio::ip::address_v4::loopback(), static_cast<unsigned short>(o.ports[i]));
+      if (o.held[i]) {
+        boost::system::error_code ignore;
+        o.held[i]->close(ignore);
+        o.held[i].reset();
+      }
       acc.open(ep.protocol());
       acc.set_option(tcp::acceptor::reuse_address(true));
       acc.bind(ep);

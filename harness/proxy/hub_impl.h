@@ -49,6 +49,10 @@ struct Hub::Impl {
     int connections = 0;
     bool cut = false;
     std::array<int, hub_detail::kServers> ports{}; ///< per server: the listeners' ports while refuse() has them closed
+    /// Per server, while refused: a socket bound to the listener's port and not listening. A connection to it
+    /// is refused all the same, and the port is nobody else's meanwhile (an outgoing connection of any
+    /// process would otherwise be handed it as its own port, and the listener could not bind it again).
+    std::array<std::unique_ptr<tcp::socket>, hub_detail::kServers> held{};
   };
   std::map<int, Owner> owners;                 // I/O thread only
   std::map<int64_t, std::weak_ptr<Conn>> held; // token id -> the connection holding that step (I/O thread)

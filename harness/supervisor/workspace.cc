@@ -102,10 +102,26 @@ void Workspace::Impl::restartServer(const std::string& which, proxy::Hub& hub) {
   struct Refusing { // the ports refuse until the restart is over, however it ends
     proxy::Hub& hub;
     proxy::Server side;
-    ~Refusing() { hub.refuse(side, false); }
+    bool listening = false;
+    void listen() { // a port that cannot listen again makes the run err (an exception), never a crash
+      listening = true;
+      try {
+        hub.refuse(side, false);
+      } catch (const std::exception& e) {
+        throw std::runtime_error(std::string("the proxies could not listen on their ports again after the restart: ") +
+                                 e.what());
+      }
+    }
+    ~Refusing() { // on the way out of another error: listen again if it can, and let that error be told
+      if (listening) return;
+      try {
+        hub.refuse(side, false);
+      } catch (...) {
+      }
+    }
   } refusing{hub, which == "pg" ? proxy::Server::Pg : proxy::Server::Broker};
   hub.refuse(refusing.side, true);
-  if (which == broker->name() && broker->restart()) return; // a broker that restarts its own server
+  if (which == broker->name() && broker->restart()) return refusing.listen(); // a broker that restarts its own server
   if (!restarter)
     throw std::runtime_error("a restart fault needs servers of the workspace's own (embedded servers, one pair per "
                              "worker)");
@@ -113,6 +129,7 @@ void Workspace::Impl::restartServer(const std::string& which, proxy::Hub& hub) {
   // The harness's own connection went with the server.
   reconnect(which);
   if (restarts) restartsSeen = restarts();
+  refusing.listen();
 }
 
 ops::Aged Workspace::Impl::age(int64_t ms) {
