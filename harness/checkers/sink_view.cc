@@ -35,22 +35,17 @@ bool detailValue(const std::string& detail, const std::string& name, std::string
 /// A step of this outcome handed its request to the sink (an error fault after it: the request went on).
 bool carried(const ops::Step& s) { return s.reachedServer() || s.outcome == ops::StepOutcome::Answered; }
 
-/// A detail cut short ends in "..." right after its key= value: the key is a prefix of the one sent; takes
-/// the "..." off `key` and says so.
-bool keyCutShort(const std::string& detail, std::string& key) {
-  const bool cut = key.size() >= 3 && key.compare(key.size() - 3, 3, "...") == 0 && detail.size() >= key.size() &&
-                   detail.compare(detail.size() - key.size(), key.size(), key) == 0;
-  if (cut) key.resize(key.size() - 3);
-  return cut;
-}
-
 } // namespace
 
-void callDetail(const std::string& detail, std::string& ref, std::string& key, bool& keyed) {
+void callDetail(const std::string& detail, std::string& ref, std::string& key, bool& keyed, bool& keyCut) {
   ref.clear();
   key.clear();
   detailValue(detail, "ref", ref);
   keyed = detailValue(detail, "key", key) && !key.empty();
+  // A detail cut short ends in "..." right after its key= value: the key is a prefix of the one sent.
+  keyCut = keyed && key.size() >= 3 && key.compare(key.size() - 3, 3, "...") == 0 && detail.size() >= key.size() &&
+           detail.compare(detail.size() - key.size(), key.size(), key) == 0;
+  if (keyCut) key.resize(key.size() - 3);
 }
 
 std::map<int64_t, int64_t> linkCalls(const std::vector<Op>& history) {
@@ -63,8 +58,7 @@ std::map<int64_t, int64_t> linkCalls(const std::vector<Op>& history) {
   for (const Op& op : history)
     if (const auto* st = op.as<ops::Step>(); st && isCallStep(*st) && carried(*st)) {
       Candidate c{op.index, st->tReqUs, "", "", false, false, false};
-      callDetail(st->detail, c.ref, c.key, c.keyed);
-      c.keyCut = c.keyed && keyCutShort(st->detail, c.key);
+      callDetail(st->detail, c.ref, c.key, c.keyed, c.keyCut);
       steps.push_back(std::move(c));
     }
   std::map<int64_t, int64_t> out;
@@ -101,8 +95,7 @@ SinkView::SinkView(const HistoryView& hv) : h(hv) {
       c.op = op.index;
       c.process = op.process;
       c.step = st;
-      callDetail(st->detail, c.ref, c.key, c.keyed);
-      c.keyCut = c.keyed && keyCutShort(st->detail, c.key);
+      callDetail(st->detail, c.ref, c.key, c.keyed, c.keyCut);
       steps.push_back(std::move(c));
     } else if (const auto* call = op.as<ops::Call>()) {
       SinkCall c;

@@ -68,8 +68,9 @@ struct SinkView {
 /// when it ends, its answer held or not), else the last recorded before it (a request handed on after its
 /// connection ended). The report's timeline draws the same links.
 std::map<int64_t, int64_t> linkCalls(const std::vector<Op>& history);
-/// The ref= and key= of a CALL step's detail ("POST /charges ref=… key=…", either order); `keyed` false without a key.
-void callDetail(const std::string& detail, std::string& ref, std::string& key, bool& keyed);
+/// The ref= and key= of a CALL step's detail ("POST /charges ref=… key=…", either order); `keyed` false without a
+/// key; `keyCut` when the detail was cut short in the key (`key` is then the prefix it kept, without "...").
+void callDetail(const std::string& detail, std::string& ref, std::string& key, bool& keyed, bool& keyCut);
 
 /// "call 3 (executed, execution 2)", "call 4 (replayed execution 2)", "call 5 (mismatch, 422)".
 std::string callText(const ops::Call& c);
