@@ -34,6 +34,15 @@ Shape::Event drawsOf(const Scenario& sc, const Event& e, int order) {
   return out;
 }
 
+/// The default schedule's events, each sent once, with one consumer and no fault (no event when it has none).
+Shape defaultEvents(const Scenario& sc) {
+  Shape base;
+  const auto& events = sc.default_schedule.events;
+  for (size_t i = 0; i < events.size(); ++i) base.events.push_back(drawsOf(sc, events[i], static_cast<int>(i)));
+  base.keys = std::max<int>(1, sc.keys.size());
+  return base;
+}
+
 } // namespace
 
 /// HTTP: one request its client gives up on, and a delay past the declared lease before the first step of
@@ -117,9 +126,7 @@ std::vector<Shape> classShapes(const Scenario& sc, const KillModel& km, const Mo
 std::vector<Shape> lateAnswerShapes(const Scenario& sc, const KillModel& km, const ModelParams& p) {
   const auto delay = std::find(p.faultKinds.begin(), p.faultKinds.end(), "delay");
   if (!sc.sink || p.callTimeoutMs <= 0 || delay == p.faultKinds.end() || p.maxKills < 1 || p.minConsumers > 1) return {};
-  Shape base;
-  const auto& events = sc.default_schedule.events;
-  for (size_t i = 0; i < events.size(); ++i) base.events.push_back(drawsOf(sc, events[i], static_cast<int>(i)));
+  const Shape base = defaultEvents(sc);
   const int n = static_cast<int>(base.events.size());
   // The consumer's calls, else its outbox relay's (r1: process draw 1 with one consumer, materialize).
   auto calls = [&](const KillModel& m) {
@@ -132,7 +139,6 @@ std::vector<Shape> lateAnswerShapes(const Scenario& sc, const KillModel& km, con
   int call = calls(km), process = 0;
   if (call < 0 && relay && (call = calls(*relay)) >= 0) process = 1;
   if (n == 0 || call < 0) return {};
-  base.keys = std::max<int>(1, sc.keys.size());
   std::vector<Shape> out;
   for (bool before : {false, true}) {
     Shape s = base;
@@ -185,11 +191,8 @@ std::vector<Shape> slowWorkShapes(const Scenario& sc, const KillModel& km, const
   if (sc.http || p.slowWork.empty() || delay < 0 || kill < 0 || p.maxKills < 2 || p.minConsumers > 1) return {};
   std::vector<ModelParams::SlowWork> points{p.slowWork.front()};
   if (p.slowWork.size() > 1) points.push_back(p.slowWork.back());
-  Shape base;
-  const auto& events = sc.default_schedule.events;
-  for (size_t i = 0; i < events.size(); ++i) base.events.push_back(drawsOf(sc, events[i], static_cast<int>(i)));
+  const Shape base = defaultEvents(sc);
   if (base.events.empty()) return {};
-  base.keys = std::max<int>(1, sc.keys.size());
   std::vector<Shape> out;
   for (const auto& w : points) {
     const int work = verbOf(w.work), ack = verbOf(w.ack);
