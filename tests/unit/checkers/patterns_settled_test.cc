@@ -4,6 +4,11 @@
 // the final record's settled_unseen), the loss is `lost` with the anti-pattern named, never `stuck`.
 #include "patterns_util.h"
 
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
 using namespace idem;
 using namespace idem::testing;
 using Catch::Matchers::Contains;
@@ -51,15 +56,22 @@ TEST_CASE("ack-before-effect: pushes that settle themselves, then a kill before 
 
 TEST_CASE("settled unseen: pushes on their way at a kill are lost, not stuck and never 'never delivered'", "[patterns]") {
   Scenario s = builtin("wallet");
-  auto history = [&](bool unseen) {
-    HistoryBuilder b(s, {"after:CONSUME#1"});
+  // c1 .. c`kills` each killed right after its subscription, then one that lives.
+  auto history = [&](bool unseen, int kills = 1) {
+    std::vector<std::string> points;
+    for (int i = 1; i <= kills; ++i) points.push_back(fmt::format("after:CONSUME#{}", i));
+    HistoryBuilder b(s, points);
     b.initial(balances(0));
     auto e = sendWallet(b, kAmounts, {1, 2});
-    b.spawn("c1");
-    b.step("c1", "rabbitmq", "CONSUME", "CONSUME events.1 no-ack", "killed-after");
-    b.kill("c1", "after:CONSUME#1");
-    b.spawn("c2");
-    b.step("c2", "rabbitmq", "CONSUME", "CONSUME events.1 no-ack");
+    for (int i = 1; i <= kills; ++i) {
+      const std::string c = fmt::format("c{}", i);
+      b.spawn(c);
+      b.step(c, "rabbitmq", "CONSUME", "CONSUME events.1 no-ack", "killed-after");
+      b.kill(c, points[static_cast<size_t>(i - 1)]);
+    }
+    const std::string live = fmt::format("c{}", kills + 1);
+    b.spawn(live);
+    b.step(live, "rabbitmq", "CONSUME", "CONSUME events.1 no-ack");
     // The broker's queue is empty at the end (settled_unseen), or still holds both (undelivered).
     b.finalOp(balances(0), json::array(), unseen ? json::array() : json(e));
     auto ops = b.ops();
@@ -84,21 +96,7 @@ TEST_CASE("settled unseen: pushes on their way at a kill are lost, not stuck and
           "again: event 1 lost");
   }
   SECTION("two kills: which one cut the pushes is not known, and neither is named as the kill point") {
-    HistoryBuilder b(s, {"after:CONSUME#1", "after:CONSUME#2"});
-    b.initial(balances(0));
-    auto e = sendWallet(b, kAmounts, {1, 2});
-    b.spawn("c1");
-    b.step("c1", "rabbitmq", "CONSUME", "CONSUME events.1 no-ack", "killed-after");
-    b.kill("c1", "after:CONSUME#1");
-    b.spawn("c2");
-    b.step("c2", "rabbitmq", "CONSUME", "CONSUME events.1 no-ack", "killed-after");
-    b.kill("c2", "after:CONSUME#2");
-    b.spawn("c3");
-    b.step("c3", "rabbitmq", "CONSUME", "CONSUME events.1 no-ack");
-    b.finalOp(balances(0), json::array(), json::array());
-    auto ops = b.ops();
-    finalOf(ops).settledUnseen = e;
-    auto rs = checkAll(s, ops);
+    auto rs = checkAll(s, history(true, 2));
     const auto& vs = result(rs, "invariant:balance").violations;
     REQUIRE(vs.size() == 1);
     CHECK(vs[0].kind == "lost");
