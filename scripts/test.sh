@@ -13,4 +13,14 @@ cd build
 # The complete matrices (label slow: demo --full, the live exhaustive sweeps) run with `ctest -L slow`.
 # Half as many tests again as the cores: an integration test mostly waits (servers, sleeps, a broker's
 # timers), so one more than the cores keeps them busy (tests/CMakeLists.txt; docs/benchmarks.md).
-ctest --output-on-failure -j"$(( $(nproc) * 3 / 2 > 1 ? $(nproc) * 3 / 2 : 1 ))" -LE slow
+status=0
+ctest --output-on-failure -j"$(( $(nproc) * 3 / 2 > 1 ? $(nproc) * 3 / 2 : 1 ))" -LE slow || status=$?
+if [ "$status" -ne 0 ] && [ -f Testing/Temporary/LastTestsFailed.log ]; then
+  # A CI log may keep only its end: each failing test's first failed assertion again, last.
+  while IFS=: read -r _ name; do
+    echo "=== failed: $name"
+    awk -v t="$name" 'index($0, "Testing: " t) { on = 1 } on && /FAILED:/ { shown = 1 }
+      on && /<end of output>/ { exit } on && shown && n++ < 60' Testing/Temporary/LastTest.log
+  done < Testing/Temporary/LastTestsFailed.log
+fi
+exit "$status"

@@ -1,5 +1,6 @@
 #include "driver/pool.h"
 
+#include "core/cleanup.h"
 #include "core/workers.h"
 
 #include <mutex>
@@ -26,7 +27,13 @@ std::vector<Judged> WorkerPool::judgeAll(const std::vector<Job>& jobs, bool keep
   std::mutex mu;
   int workers = std::max(1, std::min(size(), static_cast<int>(jobs.size())));
   parallelFor(jobs.size(), workers, [&](int w, size_t i) {
-    out[i] = judge(w, jobs[i].target, jobs[i].schedule, keepLogs);
+    if (Cleanup::interrupted()) { // the clean-up took the servers: a run now would start what it stopped
+      out[i].schedule = jobs[i].schedule;
+      out[i].verdict = Verdict::Unknown;
+      out[i].error = "not run: interrupted by " + Cleanup::interruptedName();
+    } else {
+      out[i] = judge(w, jobs[i].target, jobs[i].schedule, keepLogs);
+    }
     if (done) {
       std::lock_guard<std::mutex> lock(mu);
       done(i, out[i]);

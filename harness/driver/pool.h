@@ -25,7 +25,8 @@ public:
     size_t target = 0;
     Schedule schedule;
   };
-  /// The jobs on every worker; `done(i, judged)` is called (serialised) as each finishes.
+  /// The jobs on every worker; `done(i, judged)` is called (serialised) as each finishes. Once a signal
+  /// came (Cleanup), the jobs not yet started are not run: unknown, their error saying so.
   std::vector<Judged> judgeAll(const std::vector<Job>& jobs, bool keepLogs = false,
                                const std::function<void(size_t, const Judged&)>& done = {});
   /// The schedules against target 0.
