@@ -3,8 +3,10 @@
 // How the CLI uses it: call Cleanup::installSignalHandlers() first thing in main (before any thread
 // starts); keep children, servers and temp dirs in scopes that end before main returns (their
 // destructors stop them gracefully and unregister); catch every exception in main. At normal exit
-// (return from main or std::exit) an atexit hook runs whatever is still registered. An uncaught
-// exception (std::terminate/abort) or _exit skips it; children then still die by PR_SET_PDEATHSIG.
+// (return from main or std::exit) an atexit hook runs whatever is still registered, and so does
+// std::terminate (an exception no thread caught) before it aborts. abort from elsewhere, a fatal signal
+// or _exit skip it; children then still die by PR_SET_PDEATHSIG, and the next command reaps the rest
+// (core/owner.h).
 #include "core/child.h"
 #include "core/cleanup.h"
 
@@ -16,6 +18,7 @@
 
 #include <condition_variable>
 #include <cstdlib>
+#include <exception>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -54,6 +57,27 @@ void writeStderr(const std::string& s) {
     if (n <= 0) break;
     off += static_cast<size_t>(n);
   }
+}
+
+/// std::terminate's handler: says what ended idemproof, undoes what is registered (an embedded server's
+/// daemons and its temp dirs outlive an abort), then aborts. Once: a terminate within the clean-up aborts.
+[[noreturn]] void onTerminate() {
+  static std::atomic<bool> entered{false};
+  if (!entered.exchange(true)) {
+    std::string what = "no exception";
+    if (std::exception_ptr e = std::current_exception()) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& ex) {
+        what = ex.what();
+      } catch (...) {
+        what = "an exception of no standard type";
+      }
+    }
+    writeStderr("idemproof: internal error: terminate (" + what + "); cleaning up, then aborting\n");
+    Cleanup::instance().runAll();
+  }
+  std::abort();
 }
 
 } // namespace
@@ -139,6 +163,7 @@ void Cleanup::installSignalHandlers() {
   static std::once_flag once;
   std::call_once(once, [] {
     instance();
+    std::set_terminate(onTerminate);
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);

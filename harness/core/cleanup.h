@@ -16,8 +16,8 @@ public:
   void remove(int id);
   /// Runs every registered action, newest first, once.
   void runAll();
-  /// Blocks SIGINT/SIGTERM/SIGHUP in every thread and handles them on a dedicated thread. Call first
-  /// thing in main, before any thread starts.
+  /// Blocks SIGINT/SIGTERM/SIGHUP in every thread and handles them on a dedicated thread, and has
+  /// std::terminate run everything before it aborts. Call first thing in main, before any thread starts.
   static void installSignalHandlers();
   /// The signal being handled (SIGINT, ...) once one arrived, else 0. The signal thread exits the
   /// process with 128+signal after cleaning up; other threads should then just wait for it.

@@ -11,6 +11,7 @@
 
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -21,6 +22,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -423,4 +425,32 @@ TEST_CASE("std::exit runs the cleanup (atexit)", "[cleanup]") {
   REQUIRE(grandchild > 0);
   CHECK(::kill(grandchild, 0) == -1); // killed and reaped before the exit
   CHECK_FALSE(fs::exists(dir));
+}
+
+TEST_CASE("an exception no thread catches runs the cleanup before the abort, naming what was thrown", "[cleanup]") {
+  ScratchDir work;
+  fs::path state = work.path / "state", err = work.path / "stderr";
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  ForkGuard guard{pid};
+  if (pid == 0) {
+    std::freopen("/dev/null", "w", stdout);
+    std::freopen(err.c_str(), "w", stderr);
+    const rlimit noCore{0, 0};
+    ::setrlimit(RLIMIT_CORE, &noCore); // the abort leaves no core file in the test's folder
+    Cleanup::installSignalHandlers();
+    auto* dir = new TempDir("idem-test-"); // never destroyed: only Cleanup can remove it
+    std::ofstream(state) << dir->path().string() << "\n";
+    // Thrown on a thread of its own, as a worker's would be: nothing catches it.
+    std::thread([] { throw std::runtime_error("a worker's bug"); }).join();
+    ::_exit(99);
+  }
+  int st = waitChild(pid);
+  REQUIRE(WIFSIGNALED(st));
+  CHECK(WTERMSIG(st) == SIGABRT);
+  std::string dir = slurp(state);
+  REQUIRE(!dir.empty());
+  dir.pop_back();
+  CHECK_FALSE(fs::exists(dir)); // removed by the cleanup, which the abort alone skips
+  CHECK(slurp(err) == "idemproof: internal error: terminate (a worker's bug); cleaning up, then aborting\n");
 }
