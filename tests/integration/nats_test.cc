@@ -70,15 +70,16 @@ TEST_CASE("nats: Node consumers on nats.js are judged as their code is") {
 
 TEST_CASE("nats: nats.js consume() at its defaults, pulls of 100 whose messages the server pushes, is judged") {
   // consume(): one pull of 100 brings all six messages at once, the later five as FETCH steps the server
-  // pushes. An AckWait of 500 ms keeps the messages waiting in the client's buffer from coming again before
-  // their turn (at 20 ms each would come several times, and a balance that many deliveries explain
-  // otherwise is unknown, never a pass).
+  // pushes. An AckWait of 2 s keeps the messages waiting in the client's buffer from coming again before
+  // their turn, also on a loaded machine (at 20 ms each would come several times, and at 500 ms, the six
+  // worked through slowly, some did: a balance that many deliveries explain otherwise is unknown, never a
+  // pass).
   auto rs = cleanAll({{"run", "--target", testTarget("node-nats-consume-dedup-table"), "--crash", "after:FETCH#4",
-                       "--claim-idle-ms", "500"},
+                       "--claim-idle-ms", "2000"},
                       {"run", "--target", testTarget("node-nats-consume-dedup-table"), "--crash", "after:COMMIT#3",
-                       "--claim-idle-ms", "500"},
+                       "--claim-idle-ms", "2000"},
                       {"run", "--target", testTarget("node-nats-consume-ack-first"), "--crash", "after:ACK#3",
-                       "--claim-idle-ms", "500"}});
+                       "--claim-idle-ms", "2000"}});
   for (size_t i = 0; i < 2; ++i) {
     INFO(rs[i].out << rs[i].err);
     CHECK(rs[i].status == 0);
