@@ -36,6 +36,10 @@ std::filesystem::path build();
 Result idemproof(const std::vector<std::string>& args, int sigintAfterMs = 0, bool withReport = true,
                  const std::map<std::string, std::string>& env = {});
 
+/// The bytes of a /proc file, "" once its process is gone: a process that exits while it is read (its
+/// cmdline, environ, stat) is no error of the test.
+std::string procText(const std::filesystem::path& p);
+
 /// Processes still alive whose environment carries the tag of the last idemproof() call.
 std::vector<int> leftovers(const std::string& tag);
 /// The tag of the last call.

@@ -31,8 +31,7 @@ std::vector<std::string> foldersOf(const std::filesystem::path& root, int pid) {
 std::vector<int> tagged(const std::string& tag, const std::string& needle) {
   std::vector<int> out;
   for (int pid : leftovers(tag)) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
-    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string cmd = procText("/proc/" + std::to_string(pid) + "/cmdline");
     for (char& c : cmd)
       if (c == '\0') c = ' ';
     if (cmd.find(needle) != std::string::npos) out.push_back(pid);
@@ -48,6 +47,11 @@ bool eventually(Pred p, std::chrono::seconds limit = std::chrono::seconds(60)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return p();
+}
+
+std::string fileText(const std::filesystem::path& p) {
+  std::ifstream f(p);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 
 /// idemproof started in the background (not waited for, unlike idemproof()), with `env` added to its
@@ -77,6 +81,8 @@ struct Background {
     std::filesystem::remove_all(root, ec);
   }
   std::filesystem::path report() const { return dir / "report"; }
+  /// What it printed so far, for a test's message.
+  std::string printed() const { return "stdout: " + fileText(dir / "out") + "\nstderr: " + fileText(dir / "err"); }
 };
 
 /// What an idemproof in the background left once interrupted by SIGINT (sent here) and ended: its exit
@@ -91,13 +97,9 @@ Interrupted interrupt(Background& bg) {
   bg.child.wait();
   Interrupted in;
   in.status = bg.child.exit_code();
-  auto text = [](const std::filesystem::path& p) {
-    std::ifstream f(p);
-    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  };
-  in.out = text(bg.dir / "out");
-  in.err = text(bg.dir / "err");
-  if (std::filesystem::exists(bg.report() / "report.json")) in.report = nlohmann::json::parse(text(bg.report() / "report.json"));
+  in.out = fileText(bg.dir / "out");
+  in.err = fileText(bg.dir / "err");
+  if (std::filesystem::exists(bg.report() / "report.json")) in.report = nlohmann::json::parse(fileText(bg.report() / "report.json"));
   return in;
 }
 
@@ -192,8 +194,7 @@ TEST_CASE("a child that leaves its group and clears its environment is still kil
   // No process with that command line is left (it carries no tag to look for: check by name).
   bool alive = false;
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    std::ifstream in(e.path() / "cmdline", std::ios::binary);
-    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string cmd = procText(e.path() / "cmdline");
     if (cmd == std::string("/bin/sleep\0302\0", 15)) alive = true;
   }
   CHECK_FALSE(alive);
@@ -208,10 +209,8 @@ std::vector<int> ownedBy(int pid) {
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
     std::string name = e.path().filename().string();
     if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-    std::ifstream in(e.path() / "environ", std::ios::binary);
-    std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::ifstream st(e.path() / "stat");
-    std::string stat((std::istreambuf_iterator<char>(st)), std::istreambuf_iterator<char>());
+    std::string env = procText(e.path() / "environ");
+    std::string stat = procText(e.path() / "stat");
     if (stat.find(") Z ") != std::string::npos) continue;
     if (env.rfind(mark, 0) == 0 || env.find(std::string(1, '\0') + mark) != std::string::npos)
       out.push_back(std::stoi(name));
@@ -231,8 +230,7 @@ TEST_CASE("kill -9 of idemproof during its first initdb: the next command leaves
   const int pid = victim.id();
   auto initdbRunning = [&] {
     for (int p : ownedBy(pid)) {
-      std::ifstream in("/proc/" + std::to_string(p) + "/cmdline", std::ios::binary);
-      std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      std::string cmd = procText("/proc/" + std::to_string(p) + "/cmdline");
       // initdb itself, or the postgres --boot / --single it runs
       if (cmd.find("initdb") != std::string::npos || cmd.find("--boot") != std::string::npos ||
           cmd.find("--single") != std::string::npos)
@@ -283,8 +281,7 @@ TEST_CASE("a target whose manifest overrides the run's marks is refused before i
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   bool alive = false;
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    std::ifstream in(e.path() / "cmdline", std::ios::binary);
-    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string cmd = procText(e.path() / "cmdline");
     alive = alive || cmd.find(std::string("sleep\0" "303", 9)) != std::string::npos;
   }
   CHECK_FALSE(alive);
@@ -300,8 +297,10 @@ TEST_CASE("SIGINT during a check: exit 130, and the report and JUnit count only 
                  "--consumers", "1", "--junit", junit.string()},
                 {{"IDEMPROOF_TEST_TAG", tag}});
   // Interrupted while its consumers run: the search is under way.
-  bool running = eventually([&] { return !tagged(tag, "dedup-table/dedup-table").empty(); });
+  bool running = eventually([&] { return !tagged(tag, "dedup-table/dedup-table").empty() || !bg.child.running(); });
+  INFO(bg.printed());
   REQUIRE(running);
+  REQUIRE(bg.child.running()); // not ended before its consumers ran (a server that could not start)
   const Interrupted in = interrupt(bg);
   INFO("stdout: " << in.out << "\nstderr: " << in.err);
   CHECK(in.status == 130);
@@ -336,9 +335,11 @@ TEST_CASE("SIGINT during a sweep: exit 130, and its summary counts only the faul
   std::set<int> seen;
   bool second = eventually([&] {
     for (int pid : tagged(tag, "dedup-table/dedup-table")) seen.insert(pid);
-    return seen.size() >= 2;
+    return seen.size() >= 2 || !bg.child.running();
   }, std::chrono::seconds(60));
+  INFO(bg.printed());
   REQUIRE(second);
+  REQUIRE(bg.child.running());
   const Interrupted in = interrupt(bg);
   INFO("stdout: " << in.out << "\nstderr: " << in.err);
   CHECK(in.status == 130);
@@ -358,10 +359,19 @@ TEST_CASE("SIGINT during a compare: exit 130, its matrix in the report and on st
                 {"compare", "--target", target("dedup-table"), "--target", target("retry-no-dedup"), "--scenario",
                  "wallet", "--workers", "1"},
                 {{"IDEMPROOF_TEST_TAG", tag}});
-  // Interrupted while its consumers run: whether in the baselines or in the classes, most schedules are
-  // still to run.
-  bool running = eventually([&] { return !tagged(tag, "retry-no-dedup/retry-no-dedup").empty(); });
+  // Interrupted while its consumers run, once a second one ran: whether in the baselines or in the
+  // classes, most schedules are still to run. (Any target's: a baseline lasts a tenth of a second, and a
+  // scan of /proc on a loaded machine may miss it; the next consumer of the same target may come only
+  // after the other target's every class.)
+  std::set<int> seen;
+  bool running = eventually([&] {
+    for (const char* consumer : {"dedup-table/dedup-table", "retry-no-dedup/retry-no-dedup"})
+      for (int pid : tagged(tag, consumer)) seen.insert(pid);
+    return seen.size() >= 2 || !bg.child.running();
+  });
+  INFO(bg.printed());
   REQUIRE(running);
+  REQUIRE(bg.child.running());
   const Interrupted in = interrupt(bg);
   INFO("stdout: " << in.out << "\nstderr: " << in.err);
   CHECK(in.status == 130);
