@@ -43,6 +43,7 @@ int runCommand(const CommonArgs& common, const RunArgs& args) {
       checkProcesses(false); // a server label (sN) names no process of a consumer run
       return;
     }
+    refuseEventsForHttp(sc, args.events);
     for (size_t i = 0; i < faults.size(); ++i) requireHttpFault(faults[i], "--crash", args.replicas);
     if (args.consumers != 1)
       throw UsageError(fmt::format("--consumers: scenario {} is an HTTP one: it runs server replicas (--replicas), not "
