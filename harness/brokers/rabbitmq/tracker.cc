@@ -141,11 +141,11 @@ private:
       return end(step, out, false);
     }
     case BasicRecoverAsync:
-      if (m->requeue) unacked_.erase(f.channel);
+      if (m->requeue) step.returned = takeUnacked(f.channel);
       step.oneWay = true;
       return end(step, out, false);
     case BasicRecover:
-      if (m->requeue) unacked_.erase(f.channel);
+      if (m->requeue) step.returned = takeUnacked(f.channel);
       break;
     case BasicConsume:
       step.detail = "CONSUME " + m->queue + (m->noAck ? " no-ack" : "");
@@ -161,8 +161,18 @@ private:
       break;
     case BasicCancel: consumers_.erase(key(f.channel, m->consumerTag)); break;
     case QueueDeclare: step.detail = "QUEUE_DECLARE " + m->queue; break;
-    case ChannelClose: unacked_.erase(f.channel); return Decode::Message; // the broker requeues them
-    case ChannelOpen: case ChannelCloseOk: case ConnectionClose: case ConnectionCloseOk: return Decode::Message;
+    case ChannelClose: case ConnectionClose: {
+      // The client ends the channel (or the connection) holding unacknowledged messages: the broker requeues
+      // them. A step of its own that hands them back, so that a process whose channel is gone is not taken
+      // for one still working on them; with nothing held, a close is set-up, as its open was.
+      const int which = m->id == ChannelClose ? f.channel : kEveryChannel;
+      step.returned = takeUnacked(which);
+      endConsumers(which);
+      if (step.returned.empty()) return Decode::Message;
+      step.oneWay = true; // its close-ok answers nothing the client waits on as work
+      return end(step, out, false);
+    }
+    case ChannelOpen: case ChannelCloseOk: case ConnectionCloseOk: return Decode::Message;
     default: break;
     }
     step.configures = configures(m->id);
@@ -197,6 +207,28 @@ private:
     return Decode::Message;
   }
 
+  static constexpr int kEveryChannel = -1;
+  /// The unacknowledged messages of `channel` (or of kEveryChannel), in delivery order, no longer held.
+  std::vector<std::string> takeUnacked(int channel) {
+    std::vector<std::string> out;
+    for (auto it = unacked_.begin(); it != unacked_.end();) {
+      if (channel != kEveryChannel && it->first != channel) {
+        ++it;
+        continue;
+      }
+      for (const auto& [tag, entry] : it->second) out.push_back(entry);
+      it = unacked_.erase(it);
+    }
+    return out;
+  }
+
+  /// The consumers of `channel` (or of kEveryChannel) end with it.
+  void endConsumers(int channel) {
+    const std::string prefix = channel != kEveryChannel ? std::to_string(channel) + "/" : "";
+    for (auto it = consumers_.begin(); it != consumers_.end();)
+      it = it->first.rfind(prefix, 0) == 0 ? consumers_.erase(it) : std::next(it);
+  }
+
   Decode end(proxy::StepInfo& step, ClientMsg& out, bool answered, uint16_t channel = 0) {
     out.kind = ClientMsg::Kind::RequestEnd;
     out.step = std::move(step);
@@ -222,15 +254,9 @@ private:
     case ChannelClose: case ConnectionClose: {
       // The server ends the channel (or the connection) after an error: the answer of a request waiting on it.
       // Its unacknowledged messages go back to the queue.
-      std::vector<std::string> back;
-      for (const auto& [ch, tags] : unacked_)
-        if (m->id == ConnectionClose || ch == f.channel)
-          for (const auto& [tag, entry] : tags) back.push_back(entry);
-      if (m->id == ChannelClose) unacked_.erase(f.channel);
-      else unacked_.clear();
-      const std::string prefix = std::to_string(f.channel) + "/"; // its consumers end with it
-      for (auto it = consumers_.begin(); it != consumers_.end();)
-        it = m->id == ConnectionClose || it->first.rfind(prefix, 0) == 0 ? consumers_.erase(it) : std::next(it);
+      const int which = m->id == ChannelClose ? f.channel : kEveryChannel;
+      std::vector<std::string> back = takeUnacked(which);
+      endConsumers(which);
       const bool waits = std::any_of(outstanding_.begin(), outstanding_.end(), [&](const Outstanding& o) {
         return m->id == ConnectionClose || o.channel == f.channel;
       });

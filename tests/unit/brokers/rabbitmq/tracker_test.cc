@@ -299,3 +299,46 @@ TEST_CASE("rabbitmq tracker: a basic.consume with no-ack is a connection whose d
     CHECK(t->settlesOnDelivery() == settles);
   }
 }
+
+TEST_CASE("rabbitmq tracker: a channel.close the client sends holding messages hands them back in a step", "[rabbitmq]") {
+  // m1 delivered on channel 1 and unacknowledged; the client closes the channel (the RabbitMQ Java client's
+  // default handler does so when a consumer's handleDelivery throws): the broker requeues m1, so the process
+  // no longer holds it. With nothing held, a close is set-up and no step.
+  auto tracker = idem::rabbitmq::makeTracker();
+  REQUIRE(feedUntil(*tracker, loadCapture("amqplib/session.cap"),
+                    [](const ServerMsg& m) { return m.kind == ServerMsg::Kind::Push; }));
+  REQUIRE(tracker->unacked() == std::set<std::string>{"m1"});
+  const std::string text = "Closed due to exception from Consumer";
+  const std::string frame = methodFrame(std::string("\x00\x14\x00\x28\x00\xc8", 6) + static_cast<char>(text.size()) +
+                                        text + std::string("\x00\x00\x00\x00", 4));
+  for (size_t cut = 1; cut < frame.size(); ++cut) { // a frame split anywhere is no message yet
+    ClientMsg part;
+    CHECK(tracker->onClient(std::string_view(frame).substr(0, cut), part) == idem::proxy::Decode::NeedMoreData);
+  }
+  ClientMsg close;
+  REQUIRE(tracker->onClient(frame, close) == idem::proxy::Decode::Message);
+  CHECK(close.size == frame.size());
+  REQUIRE(close.kind == ClientMsg::Kind::RequestEnd);
+  CHECK(close.step.verb == "CHANNEL_CLOSE");
+  CHECK(close.step.returned == Strings{"m1"});
+  CHECK(close.step.acked.empty());
+  CHECK(close.step.oneWay);
+  CHECK(tracker->unacked().empty());
+  ClientMsg again;
+  REQUIRE(tracker->onClient(frame, again) == idem::proxy::Decode::Message);
+  CHECK(again.kind != ClientMsg::Kind::RequestEnd);
+}
+
+TEST_CASE("rabbitmq tracker: a basic.recover with requeue hands the channel's messages back", "[rabbitmq]") {
+  auto tracker = idem::rabbitmq::makeTracker();
+  REQUIRE(feedUntil(*tracker, loadCapture("amqplib/session.cap"),
+                    [](const ServerMsg& m) { return m.kind == ServerMsg::Kind::Push; }));
+  REQUIRE(tracker->unacked() == std::set<std::string>{"m1"});
+  const std::string frame = methodFrame(std::string("\x00\x3c\x00\x6e\x01", 5)); // basic.recover, requeue
+  ClientMsg recover;
+  REQUIRE(tracker->onClient(frame, recover) == idem::proxy::Decode::Message);
+  REQUIRE(recover.kind == ClientMsg::Kind::RequestEnd);
+  CHECK(recover.step.verb == "RECOVER");
+  CHECK(recover.step.returned == Strings{"m1"});
+  CHECK(tracker->unacked().empty());
+}
