@@ -29,9 +29,10 @@ public:
     const KillRec* kill = h_.killAfter(d.process, d.op);
     if (kill && kill->op > later) kill = nullptr;
     // A kill after the acknowledgement is no part of this delivery's story, unless the event was lost and
-    // the kill came right after the acknowledgement (no other step of the process in between): acknowledged
-    // first, killed before its effect.
-    if (kill && ack && ack->op < kill->op && !(lost_ && !stepBetween(d.process, ack->op, kill->op))) kill = nullptr;
+    // the process acknowledged nothing else before the kill: acknowledged first, killed before (or while)
+    // it worked on the effect.
+    if (kill && ack && ack->op < kill->op && !(lost_ && !otherAckBetween(d.process, d.entry, ack->op, kill->op)))
+      kill = nullptr;
     if (ack && lost_) {
       // A discard (an AMQP reject or nack without requeue, a NATS +TERM) settles the entry too: the broker
       // drops it.
@@ -81,9 +82,11 @@ private:
     return faultKind(f.fault.kind, "fault").phrase(f.fault, process, serverTitle);
   }
 
-  bool stepBetween(const std::string& proc, int64_t from, int64_t to) const {
-    return std::any_of(h_.steps.begin(), h_.steps.end(),
-                       [&](const StepRec& st) { return st.process == proc && st.op > from && st.op < to; });
+  /// Whether `proc` acknowledged another entry than `entry` in (from, to).
+  bool otherAckBetween(const std::string& proc, const std::string& entry, int64_t from, int64_t to) const {
+    return std::any_of(h_.acks.begin(), h_.acks.end(), [&](const AckRec& a) {
+      return a.process == proc && a.entry != entry && a.op > from && a.op < to;
+    });
   }
 
   const HistoryView& h_;

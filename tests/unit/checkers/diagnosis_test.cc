@@ -206,6 +206,38 @@ TEST_CASE("decodable amounts: an acknowledge-first consumer is a duplicate and a
                                                  "without effect, c1 killed at after:XACK#4"));
 }
 
+TEST_CASE("a lost event's story tells the kill that came while it was being worked on after its ack", "[diagnosis]") {
+  // Acknowledge first: event 2 acknowledged, its transaction begun, killed before its COMMIT. Event 1's
+  // story tells no kill: c1 acknowledged event 2 after it.
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s);
+  b.initial(balances(0));
+  auto entries = sendWallet(b, {1000, 2000, 3000}, {1, 2, 3});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", {entries[0], entries[1]});
+  b.ack("c1", {entries[0]});
+  b.sql("c1", "UPDATE", "UPDATE wallets SET balance = balance + $1", {"wallets"}, "UPDATE 1");
+  b.sql("c1", "COMMIT", "COMMIT", {}, "COMMIT");
+  b.ack("c1", {entries[1]});
+  b.sql("c1", "UPDATE", "UPDATE wallets SET balance = balance + $1", {"wallets"}, "UPDATE 1");
+  b.kill("c1", "before:COMMIT#2");
+  b.spawn("c2");
+  b.read("c2", "XREADGROUP", {entries[2]});
+  b.sql("c2", "UPDATE", "UPDATE wallets SET balance = balance + $1", {"wallets"}, "UPDATE 1");
+  b.sql("c2", "COMMIT", "COMMIT", {}, "COMMIT");
+  b.ack("c2", {entries[2]});
+  b.finalOp(balances(4000));
+  const CheckResult r = result(checkAll(s, b.ops()), "invariant:balance");
+  INFO(r.error);
+  REQUIRE(r.violations.size() == 1);
+  const Violation& v = r.violations[0];
+  CHECK(v.kind == "lost");
+  CHECK(v.events == std::vector<int>{2});
+  CHECK(v.kill_point == "before:COMMIT#2");
+  CHECK(v.message == "event 2 lost: delivered to c1 (XREADGROUP#1) and acknowledged by c1 without effect, c1 killed at "
+                     "before:COMMIT#2; balance of w1 is 4000, expected 6000");
+}
+
 TEST_CASE("distinct amounts tell which redelivered event was applied again", "[diagnosis]") {
   Scenario s = builtin("wallet");
   HistoryBuilder b(s);
