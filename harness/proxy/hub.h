@@ -83,6 +83,9 @@ public:
   /// on it are neither named nor counted. `direction` is "client" or "server".
   virtual void onOpaque(int owner, Server server, int conn, const char* direction, uint64_t offset,
                         const std::string& reason) = 0;
+  /// A connection of process `owner` ended, and with it the broker took back `entries` it had delivered on
+  /// it (Tracker::returnedAtEnd): they are no longer the process's work.
+  virtual void onReturnedAtEnd(int owner, const std::vector<std::string>& entries) { (void)owner, (void)entries; }
 };
 
 struct Upstream {

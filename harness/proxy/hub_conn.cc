@@ -312,6 +312,8 @@ void Conn::finish() {
   inflight.clear();
   for (const auto& t : pending)
     hub.listener.onCut(owner, t.token, upHanded >= t.end ? CutKind::Forwarded : CutKind::Withheld);
+  if (tracker)
+    if (auto back = tracker->returnedAtEnd(); !back.empty()) hub.listener.onReturnedAtEnd(owner, back);
   hub.forget(shared_from_this());
 }
 

@@ -145,6 +145,10 @@ public:
   /// (a NATS delivery of a pull for several messages at once), in words for the report; empty when the
   /// bytes are not the protocol at all.
   virtual std::string refusal() const { return {}; }
+  /// The entries the broker takes back once this connection ends, however it ends (AMQP: the deliveries
+  /// still unacknowledged on it, which RabbitMQ requeues); none where a delivery outlives its connection
+  /// (a Valkey consumer group's pending entries, a NATS ack wait).
+  virtual std::vector<std::string> returnedAtEnd() const { return {}; }
 };
 using TrackerPtr = std::unique_ptr<Tracker>;
 

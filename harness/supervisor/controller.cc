@@ -386,6 +386,14 @@ void Controller::onCut(int owner, const proxy::StepToken& token, proxy::CutKind 
   cv_.notify_all();
 }
 
+void Controller::onReturnedAtEnd(int owner, const std::vector<std::string>& entries) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    handBack(states_[owner], entries);
+  }
+  cv_.notify_all();
+}
+
 bool Controller::cutStep(int owner, int64_t token, proxy::CutKind how, std::vector<proxy::StepToken>& released) {
   Inflight f;
   if (auto held = heldReplies_.find(token); held != heldReplies_.end()) {

@@ -67,6 +67,7 @@ public:
   proxy::Decision onReply(int owner, const proxy::StepToken& token, const proxy::ReplyInfo& reply) override;
   void onReleased(int owner, const proxy::StepToken& token) override;
   void onCut(int owner, const proxy::StepToken& token, proxy::CutKind how) override;
+  void onReturnedAtEnd(int owner, const std::vector<std::string>& entries) override;
   void onOpaque(int owner, proxy::Server server, int conn, const char* direction, uint64_t offset,
                 const std::string& reason) override;
 

@@ -105,6 +105,12 @@ public:
     return out;
   }
   bool settlesOnDelivery() const override { return noAckAsked_; }
+  std::vector<std::string> returnedAtEnd() const override {
+    std::vector<std::string> out;
+    for (const auto& [ch, tags] : unacked_)
+      for (const auto& [tag, entry] : tags) out.push_back(entry);
+    return out;
+  }
 
 private:
   Decode clientMethod(const Frame& f, ClientMsg& out) {

@@ -66,6 +66,7 @@ public:
     return d;
   }
   void withdrawLast() override { inner_->withdrawLast(); }
+  std::vector<std::string> returnedAtEnd() const override { return inner_->returnedAtEnd(); }
 
 private:
   void note(const std::vector<std::string>* acked, const std::vector<proxy::EntryView>* delivered) {

@@ -342,3 +342,16 @@ TEST_CASE("rabbitmq tracker: a basic.recover with requeue hands the channel's me
   CHECK(recover.step.returned == Strings{"m1"});
   CHECK(tracker->unacked().empty());
 }
+
+TEST_CASE("rabbitmq tracker: what a connection that ends holds unacknowledged goes back to the broker", "[rabbitmq]") {
+  // The amqplib session up to its first delivery: m1 unacknowledged, so a cut there hands m1 back; acked or
+  // handed back in a step (the rest of the session: its nack with requeue), nothing is left to hand back.
+  auto tracker = idem::rabbitmq::makeTracker();
+  CHECK(tracker->returnedAtEnd().empty());
+  REQUIRE(feedUntil(*tracker, loadCapture("amqplib/session.cap"),
+                    [](const ServerMsg& m) { return m.kind == ServerMsg::Kind::Push; }));
+  CHECK(tracker->returnedAtEnd() == Strings{"m1"});
+  auto whole = idem::rabbitmq::makeTracker();
+  feedUntil(*whole, loadCapture("amqplib/session.cap"), [](const ServerMsg&) { return false; });
+  CHECK(whole->returnedAtEnd().empty());
+}
