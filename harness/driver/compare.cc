@@ -44,17 +44,13 @@ struct Job {
 };
 
 /// Runs `jobs[from..]` on the pool (all its workers, or one: `alone`). Once a signal came, a job is marked
-/// spoiled (it ran while the clean-up stopped the servers, or did not run): the others are not started.
+/// spoiled (it ran while the clean-up stopped the servers, or the pool did not run it).
 void runJobs(WorkerPool& pool, std::vector<Job>& jobs, size_t from, bool alone, Progress& progress) {
   std::mutex mu;
   const size_t n = jobs.size() - from;
   const int workers = alone ? 1 : std::max(1, std::min(pool.size(), static_cast<int>(n)));
   parallelFor(n, workers, [&](int w, size_t i) {
     Job& job = jobs[from + i];
-    if (Cleanup::interrupted()) {
-      job.spoiled = true;
-      return;
-    }
     job.result = pool.judge(w, job.target, job.schedule);
     std::lock_guard<std::mutex> lock(mu);
     if (Cleanup::interrupted()) job.spoiled = true;

@@ -16,6 +16,13 @@ WorkerPool::WorkerPool(Session& session, int workers) : session_(session) {
 WorkerPool::~WorkerPool() = default;
 
 Judged WorkerPool::judge(int w, size_t t, const Schedule& s, bool keepLogs) {
+  if (Cleanup::interrupted()) { // the clean-up took the servers: a run now would start what it stopped
+    Judged j;
+    j.schedule = s;
+    j.verdict = Verdict::Unknown;
+    j.error = "not run: interrupted by " + Cleanup::interruptedName();
+    return j;
+  }
   auto& slot = spaces_.at(static_cast<size_t>(w)).at(t);
   if (!slot) slot = session_.workspace(session_.targets()[t], w); // each worker touches only its own slots
   return Session::judge(*slot, session_.scenario(), s, keepLogs);
@@ -27,13 +34,7 @@ std::vector<Judged> WorkerPool::judgeAll(const std::vector<Job>& jobs, bool keep
   std::mutex mu;
   int workers = std::max(1, std::min(size(), static_cast<int>(jobs.size())));
   parallelFor(jobs.size(), workers, [&](int w, size_t i) {
-    if (Cleanup::interrupted()) { // the clean-up took the servers: a run now would start what it stopped
-      out[i].schedule = jobs[i].schedule;
-      out[i].verdict = Verdict::Unknown;
-      out[i].error = "not run: interrupted by " + Cleanup::interruptedName();
-    } else {
-      out[i] = judge(w, jobs[i].target, jobs[i].schedule, keepLogs);
-    }
+    out[i] = judge(w, jobs[i].target, jobs[i].schedule, keepLogs);
     if (done) {
       std::lock_guard<std::mutex> lock(mu);
       done(i, out[i]);

@@ -18,15 +18,15 @@ public:
   int size() const { return static_cast<int>(spaces_.size()); }
 
   /// Executes and judges `s` against target `t` (an index into the session's targets) on worker `w`
-  /// (one call at a time per worker).
+  /// (one call at a time per worker). Once a signal came (Cleanup) it runs nothing, and no workspace is
+  /// made: unknown, its error saying it was not run.
   Judged judge(int w, size_t t, const Schedule& s, bool keepLogs = false);
 
   struct Job {
     size_t target = 0;
     Schedule schedule;
   };
-  /// The jobs on every worker; `done(i, judged)` is called (serialised) as each finishes. Once a signal
-  /// came (Cleanup), the jobs not yet started are not run: unknown, their error saying so.
+  /// The jobs on every worker; `done(i, judged)` is called (serialised) as each finishes.
   std::vector<Judged> judgeAll(const std::vector<Job>& jobs, bool keepLogs = false,
                                const std::function<void(size_t, const Judged&)>& done = {});
   /// The schedules against target 0.
