@@ -99,10 +99,8 @@ public:
   }
 
   std::set<std::string> unacked() const override {
-    std::set<std::string> out;
-    for (const auto& [ch, tags] : unacked_)
-      for (const auto& [tag, entry] : tags) out.insert(entry);
-    return out;
+    const auto held = returnedAtEnd();
+    return {held.begin(), held.end()};
   }
   bool settlesOnDelivery() const override { return noAckAsked_; }
   std::vector<std::string> returnedAtEnd() const override {

@@ -78,6 +78,15 @@ bool feedUntil(idem::proxy::Tracker& tracker, const std::vector<Chunk>& chunks, 
   return false;
 }
 
+/// A tracker fed the amqplib session up to its first delivery: m1, on channel 1, unacknowledged.
+std::unique_ptr<idem::rabbitmq::AmqpTracker> holdingM1() {
+  auto tracker = idem::rabbitmq::makeTracker();
+  REQUIRE(feedUntil(*tracker, loadCapture("amqplib/session.cap"),
+                    [](const ServerMsg& m) { return m.kind == ServerMsg::Kind::Push; }));
+  REQUIRE(tracker->unacked() == std::set<std::string>{"m1"});
+  return tracker;
+}
+
 std::string field(const EntryView& e, const std::string& k) {
   for (const auto& [key, v] : e.fields)
     if (key == k) return v;
@@ -215,11 +224,7 @@ TEST_CASE("rabbitmq tracker: what a connection holds unacknowledged", "[rabbitmq
 TEST_CASE("rabbitmq tracker: a channel.close the server sends of itself hands the channel's messages back", "[rabbitmq]") {
   // The amqplib session up to its first delivery (m1, channel 1, unacknowledged); then the server closes the
   // channel, as RabbitMQ does on an ack of a delivery tag the channel does not know.
-  auto tracker = idem::rabbitmq::makeTracker();
-  const bool delivered = feedUntil(*tracker, loadCapture("amqplib/session.cap"),
-                                   [](const ServerMsg& m) { return m.kind == ServerMsg::Kind::Push; });
-  REQUIRE(delivered);
-  REQUIRE(tracker->unacked() == std::set<std::string>{"m1"});
+  auto tracker = holdingM1();
   const std::string text = "PRECONDITION_FAILED - unknown delivery tag 4";
   const std::string frame = channelClose(text);
   ServerMsg close;
@@ -241,10 +246,7 @@ TEST_CASE("rabbitmq tracker: a channel.close the server sends of itself hands th
 TEST_CASE("rabbitmq tracker: a channel.close answering a request hands the channel's messages back with it", "[rabbitmq]") {
   // m1 delivered on channel 1 and unacknowledged; the client asks for a prefetch of 10 (basic.qos) on that
   // channel, and the server answers with a close of the channel: the request failed, m1 goes back.
-  auto tracker = idem::rabbitmq::makeTracker();
-  REQUIRE(feedUntil(*tracker, loadCapture("amqplib/session.cap"),
-                    [](const ServerMsg& m) { return m.kind == ServerMsg::Kind::Push; }));
-  REQUIRE(tracker->unacked() == std::set<std::string>{"m1"});
+  auto tracker = holdingM1();
   const std::string qos = methodFrame(std::string("\x00\x3c\x00\x0a\x00\x00\x00\x00\x00\x0a\x00", 11));
   ClientMsg ask;
   REQUIRE(tracker->onClient(qos, ask) == idem::proxy::Decode::Message);
@@ -304,10 +306,7 @@ TEST_CASE("rabbitmq tracker: a channel.close the client sends holding messages h
   // m1 delivered on channel 1 and unacknowledged; the client closes the channel (the RabbitMQ Java client's
   // default handler does so when a consumer's handleDelivery throws): the broker requeues m1, so the process
   // no longer holds it. With nothing held, a close is set-up and no step.
-  auto tracker = idem::rabbitmq::makeTracker();
-  REQUIRE(feedUntil(*tracker, loadCapture("amqplib/session.cap"),
-                    [](const ServerMsg& m) { return m.kind == ServerMsg::Kind::Push; }));
-  REQUIRE(tracker->unacked() == std::set<std::string>{"m1"});
+  auto tracker = holdingM1();
   const std::string text = "Closed due to exception from Consumer";
   const std::string frame = methodFrame(std::string("\x00\x14\x00\x28\x00\xc8", 6) + static_cast<char>(text.size()) +
                                         text + std::string("\x00\x00\x00\x00", 4));
@@ -330,10 +329,7 @@ TEST_CASE("rabbitmq tracker: a channel.close the client sends holding messages h
 }
 
 TEST_CASE("rabbitmq tracker: a basic.recover with requeue hands the channel's messages back", "[rabbitmq]") {
-  auto tracker = idem::rabbitmq::makeTracker();
-  REQUIRE(feedUntil(*tracker, loadCapture("amqplib/session.cap"),
-                    [](const ServerMsg& m) { return m.kind == ServerMsg::Kind::Push; }));
-  REQUIRE(tracker->unacked() == std::set<std::string>{"m1"});
+  auto tracker = holdingM1();
   const std::string frame = methodFrame(std::string("\x00\x3c\x00\x6e\x01", 5)); // basic.recover, requeue
   ClientMsg recover;
   REQUIRE(tracker->onClient(frame, recover) == idem::proxy::Decode::Message);
@@ -346,10 +342,8 @@ TEST_CASE("rabbitmq tracker: a basic.recover with requeue hands the channel's me
 TEST_CASE("rabbitmq tracker: what a connection that ends holds unacknowledged goes back to the broker", "[rabbitmq]") {
   // The amqplib session up to its first delivery: m1 unacknowledged, so a cut there hands m1 back; acked or
   // handed back in a step (the rest of the session: its nack with requeue), nothing is left to hand back.
-  auto tracker = idem::rabbitmq::makeTracker();
-  CHECK(tracker->returnedAtEnd().empty());
-  REQUIRE(feedUntil(*tracker, loadCapture("amqplib/session.cap"),
-                    [](const ServerMsg& m) { return m.kind == ServerMsg::Kind::Push; }));
+  CHECK(idem::rabbitmq::makeTracker()->returnedAtEnd().empty());
+  auto tracker = holdingM1();
   CHECK(tracker->returnedAtEnd() == Strings{"m1"});
   auto whole = idem::rabbitmq::makeTracker();
   feedUntil(*whole, loadCapture("amqplib/session.cap"), [](const ServerMsg&) { return false; });
