@@ -26,13 +26,6 @@ namespace itest {
 
 namespace {
 
-std::string readAll(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string tag_;
 std::mutex tagMu_;
 
@@ -76,15 +69,15 @@ Result idemproof(const std::vector<std::string>& args, int sigintAfterMs, bool w
     std::error_code ec;
     fs::remove(r.tmpRoot, ec);
   }
-  r.out = readAll(dir / "out");
-  r.err = readAll(dir / "err");
-  if (fs::exists(r.reportDir / "report.json")) r.report = nlohmann::json::parse(readAll(r.reportDir / "report.json"));
+  r.out = fileText(dir / "out");
+  r.err = fileText(dir / "err");
+  if (fs::exists(r.reportDir / "report.json")) r.report = nlohmann::json::parse(fileText(r.reportDir / "report.json"));
   // Every report the test suite writes must match reports/report.schema.json (throws, failing the test).
   if (!r.report.is_null()) idem::testing::requireValidReport(r.report, (r.reportDir / "report.json").string());
   return r;
 }
 
-std::string procText(const fs::path& p) {
+std::string fileText(const fs::path& p) {
   std::string out;
   int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return out;
@@ -100,8 +93,8 @@ std::vector<int> leftovers(const std::string& tag) {
   for (const auto& e : fs::directory_iterator("/proc")) {
     std::string name = e.path().filename().string();
     if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-    std::string env = procText(e.path() / "environ");
-    std::string stat = procText(e.path() / "stat");
+    std::string env = fileText(e.path() / "environ");
+    std::string stat = fileText(e.path() / "stat");
     if (stat.find(") Z ") != std::string::npos) continue; // a zombie holds nothing
     for (size_t pos = 0; pos < env.size();) {
       size_t end = env.find('\0', pos);
@@ -156,12 +149,9 @@ void checkLeftNothing(const Result& r) {
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   // A process killed at the exit may still be dying (not yet a zombie) a moment later on a loaded machine;
   // one left running is there after 10 s too.
-  auto left = leftovers(r.tag);
-  for (int i = 0; i < 500 && !left.empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    left = leftovers(r.tag);
-  }
-  for (int pid : left) UNSCOPED_INFO("left running: pid " << pid << ": " << procText("/proc/" + std::to_string(pid) + "/cmdline"));
+  std::vector<int> left;
+  eventually([&] { return (left = leftovers(r.tag)).empty(); }, std::chrono::seconds(10));
+  for (int pid : left) UNSCOPED_INFO("left running: pid " << pid << ": " << fileText("/proc/" + std::to_string(pid) + "/cmdline"));
   CHECK(left.empty());
   auto dirs = tempDirsIn(r.tmpRoot);
   for (const auto& d : dirs) UNSCOPED_INFO("left behind: " << d);

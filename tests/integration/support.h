@@ -5,11 +5,13 @@
 /// test can prove that no process of the run is left behind.
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace itest {
@@ -36,9 +38,20 @@ std::filesystem::path build();
 Result idemproof(const std::vector<std::string>& args, int sigintAfterMs = 0, bool withReport = true,
                  const std::map<std::string, std::string>& env = {});
 
-/// The bytes of a /proc file, "" once its process is gone: a process that exits while it is read (its
-/// cmdline, environ, stat) is no error of the test.
-std::string procText(const std::filesystem::path& p);
+/// The bytes of a file, "" when it cannot be read: a /proc file of a process that exits while it is read
+/// (its cmdline, environ, stat) is no error of the test.
+std::string fileText(const std::filesystem::path& p);
+
+/// Whether `p` holds within `limit`, asked every 20 ms.
+template <class Pred>
+bool eventually(Pred p, std::chrono::seconds limit = std::chrono::seconds(60)) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (p()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return p();
+}
 
 /// Processes still alive whose environment carries the tag of the last idemproof() call.
 std::vector<int> leftovers(const std::string& tag);

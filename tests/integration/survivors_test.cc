@@ -31,27 +31,12 @@ std::vector<std::string> foldersOf(const std::filesystem::path& root, int pid) {
 std::vector<int> tagged(const std::string& tag, const std::string& needle) {
   std::vector<int> out;
   for (int pid : leftovers(tag)) {
-    std::string cmd = procText("/proc/" + std::to_string(pid) + "/cmdline");
+    std::string cmd = fileText("/proc/" + std::to_string(pid) + "/cmdline");
     for (char& c : cmd)
       if (c == '\0') c = ' ';
     if (cmd.find(needle) != std::string::npos) out.push_back(pid);
   }
   return out;
-}
-
-template <class Pred>
-bool eventually(Pred p, std::chrono::seconds limit = std::chrono::seconds(60)) {
-  auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (p()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return p();
-}
-
-std::string fileText(const std::filesystem::path& p) {
-  std::ifstream f(p);
-  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 
 /// idemproof started in the background (not waited for, unlike idemproof()), with `env` added to its
@@ -174,10 +159,7 @@ TEST_CASE("a target that floods its output and moves 100 MiB values costs idempr
   // The report's copy of the log is its last 256 KiB, saying how much was cut before.
   std::string log;
   for (const auto& e : std::filesystem::recursive_directory_iterator(bg.report() / "logs"))
-    if (e.path().filename() == "c1.log") {
-      std::ifstream in(e.path());
-      log.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    }
+    if (e.path().filename() == "c1.log") log = fileText(e.path());
   CHECK(log.size() <= 256 * 1024 + 64);
   CHECK(log.find(" bytes cut ...]") != std::string::npos);
 }
@@ -194,7 +176,7 @@ TEST_CASE("a child that leaves its group and clears its environment is still kil
   // No process with that command line is left (it carries no tag to look for: check by name).
   bool alive = false;
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    std::string cmd = procText(e.path() / "cmdline");
+    std::string cmd = fileText(e.path() / "cmdline");
     if (cmd == std::string("/bin/sleep\0302\0", 15)) alive = true;
   }
   CHECK_FALSE(alive);
@@ -209,8 +191,8 @@ std::vector<int> ownedBy(int pid) {
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
     std::string name = e.path().filename().string();
     if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-    std::string env = procText(e.path() / "environ");
-    std::string stat = procText(e.path() / "stat");
+    std::string env = fileText(e.path() / "environ");
+    std::string stat = fileText(e.path() / "stat");
     if (stat.find(") Z ") != std::string::npos) continue;
     if (env.rfind(mark, 0) == 0 || env.find(std::string(1, '\0') + mark) != std::string::npos)
       out.push_back(std::stoi(name));
@@ -230,7 +212,7 @@ TEST_CASE("kill -9 of idemproof during its first initdb: the next command leaves
   const int pid = victim.id();
   auto initdbRunning = [&] {
     for (int p : ownedBy(pid)) {
-      std::string cmd = procText("/proc/" + std::to_string(p) + "/cmdline");
+      std::string cmd = fileText("/proc/" + std::to_string(p) + "/cmdline");
       // initdb itself, or the postgres --boot / --single it runs
       if (cmd.find("initdb") != std::string::npos || cmd.find("--boot") != std::string::npos ||
           cmd.find("--single") != std::string::npos)
@@ -281,7 +263,7 @@ TEST_CASE("a target whose manifest overrides the run's marks is refused before i
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   bool alive = false;
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    std::string cmd = procText(e.path() / "cmdline");
+    std::string cmd = fileText(e.path() / "cmdline");
     alive = alive || cmd.find(std::string("sleep\0" "303", 9)) != std::string::npos;
   }
   CHECK_FALSE(alive);
@@ -317,8 +299,7 @@ TEST_CASE("SIGINT during a check: exit 130, and the report and JUnit count only 
   CHECK(check["runs"].get<int>() < 400);
   CHECK(check["run_summaries"].size() == check["runs"].get<size_t>());
   CHECK(check["notes"][0].get<std::string>().rfind("interrupted by SIGINT", 0) == 0);
-  std::ifstream j(junit);
-  std::string xml((std::istreambuf_iterator<char>(j)), std::istreambuf_iterator<char>());
+  const std::string xml = fileText(junit);
   CHECK(xml.find("name=\"interrupted\"") != std::string::npos);
   CHECK(xml.find("<error type=\"interrupted\"") != std::string::npos);
   CHECK(eventually([&] { return leftovers(tag).empty(); }, std::chrono::seconds(10)));
