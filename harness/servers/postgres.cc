@@ -94,8 +94,12 @@ void PgServer::setSecret() {
   const std::string local = fmt::format("host={} port={} user=postgres dbname=postgres connect_timeout=5", data_.string(), port());
   std::unique_ptr<PGconn, decltype(&PQfinish)> c(PQconnectdb(local.c_str()), &PQfinish);
   if (PQstatus(c.get()) != CONNECTION_OK) fail(fmt::format("cannot connect over its socket: {}", PQerrorMessage(c.get())));
+  // Stored as MD5, not SCRAM: the `password` method gets the secret in clear and checks it against what is
+  // stored, and a SCRAM verifier costs 4096 PBKDF2 rounds of the backend's CPU on every connection (a
+  // fifth of a backend's CPU here: docs/benchmarks.md). The hash never leaves the private data dir.
   std::unique_ptr<PGresult, decltype(&PQclear)> r(
-      PQexec(c.get(), fmt::format("ALTER ROLE postgres PASSWORD '{}'", secret()).c_str()), &PQclear);
+      PQexec(c.get(), fmt::format("SET password_encryption = 'md5'; ALTER ROLE postgres PASSWORD '{}'", secret()).c_str()),
+      &PQclear);
   if (PQresultStatus(r.get()) != PGRES_COMMAND_OK)
     fail(fmt::format("cannot set its secret: {}", PQresultErrorMessage(r.get())));
 }
