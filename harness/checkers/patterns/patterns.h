@@ -36,6 +36,7 @@ Found pausedMemberWorks(const HistoryView& h, const Violation& v);     ///< paus
 Found poisonRetriedForever(const HistoryView& h, const Violation& v);  ///< poison_retried_forever.cc
 Found poisonDropped(const HistoryView& h, const Violation& v);         ///< poison_dropped.cc
 Found sinkCallCommitOrder(const HistoryView& h, const Violation& v);   ///< sink_call_commit_order.cc
+Found sinkKeyOnly(const HistoryView& h, const Violation& v);          ///< sink_key_only.cc
 
 /// The first classifier, in the order above from the most specific, that recognises the violation.
 Found classify(const HistoryView& h, const Violation& v);

@@ -246,8 +246,47 @@ TEST_CASE("sink: keys are not judged when the provider ignores them", "[checkers
   for (const auto& r : rs) CHECK(r.checker != "sink:key-stable");
   const auto& once = result(rs, "sink:exactly-once");
   REQUIRE(once.verdict == Verdict::Fail);
-  CHECK(once.violations.at(0).kind == "charged-twice");
-  CHECK_FALSE(once.violations.at(0).pattern); // the consumer derived its key: not the missing-key mistake
+  const auto& v = once.violations.at(0);
+  CHECK(v.kind == "charged-twice");
+  // The consumer derived its key (not the missing-key mistake) and left the rest to the provider.
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "sink-key-only");
+  CHECK(v.pattern->explanation ==
+        "c1 at CALL#2 called the sink for event 2 with Idempotency-Key 'k-2' (execution 2, call 2), and c2 at CALL#3 "
+        "called again with the same key (execution 3, call 3), after the kill at after:CALL#2 cut the first call "
+        "from its COMMIT; the provider ignores keys (sink policy ignore), so the key stopped nothing");
+  CHECK(v.pattern->fix.find("ask the provider what became of the key") != std::string::npos);
+}
+
+TEST_CASE("sink: the producer's copy called again under the same key, the provider ignoring keys, names the key "
+          "as the only dedup", "[checkers][sink]") {
+  // No fault: event 2 sent twice; c1 books the first copy, then calls again for the second before it looks.
+  for (const std::string policy : {"ignore", "honour"}) {
+    Payments p;
+    first(p, "k-1");
+    p.effect("c1");
+    p.call("c1", 2, "executed", "k-2");
+    p.commit("c1");
+    p.b.ack("c1", {p.e2});
+    const std::string copy = p.b.send(2, {{"wallet", "w1"}, {"amount", "2500"}});
+    p.b.read("c1", "XREADGROUP", {copy});
+    p.call("c1", 2, policy == "ignore" ? "executed" : "replayed", "k-2");
+    p.b.sql("c1", "INSERT", "INSERT INTO payments VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", {"payments"}, "INSERT 0 0");
+    p.b.ack("c1", {copy});
+    const auto once = check(p.finish({1, 2}, "", policy), "sink:exactly-once");
+    INFO(policy << ": " << once.error);
+    if (policy == "honour") {
+      CHECK(once.verdict == Verdict::Pass); // the provider replayed the second call
+      continue;
+    }
+    REQUIRE(once.verdict == Verdict::Fail);
+    const auto& v = once.violations.at(0);
+    REQUIRE(v.pattern);
+    CHECK(v.pattern->id == "sink-key-only");
+    CHECK(v.pattern->explanation.find("c1 at CALL#3 called again with the same key (execution 3, call 3), for a copy "
+                                      "of the event the producer sent again;") != std::string::npos);
+    CHECK(v.pattern->ops.size() == 4); // both CALL steps and both executions
+  }
 }
 
 TEST_CASE("sink:exactly-once: a charge that names no event sent", "[checkers][sink]") {
