@@ -37,6 +37,7 @@ Found poisonRetriedForever(const HistoryView& h, const Violation& v);  ///< pois
 Found poisonDropped(const HistoryView& h, const Violation& v);         ///< poison_dropped.cc
 Found sinkCallCommitOrder(const HistoryView& h, const Violation& v);   ///< sink_call_commit_order.cc
 Found sinkKeyOnly(const HistoryView& h, const Violation& v);          ///< sink_key_only.cc
+Found sinkKeyPerAttempt(const HistoryView& h, const Violation& v);    ///< sink_key_per_attempt.cc
 
 /// The first classifier, in the order above from the most specific, that recognises the violation.
 Found classify(const HistoryView& h, const Violation& v);

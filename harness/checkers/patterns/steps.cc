@@ -293,7 +293,7 @@ Found classify(const HistoryView& h, const Violation& v) {
                    revokedMemberWorks,
                    pausedMemberWorks, ackBeforeEffect, dedupOutsideTransaction, ackAfterFailure, checkThenAct, retryAfterAmbiguousCommit,
                    dedupOnBrokerId, effectWithoutDedup, unguardedVersion, poisonRetriedForever, poisonDropped,
-                   sinkCallCommitOrder, sinkKeyOnly}) {
+                   sinkCallCommitOrder, sinkKeyOnly, sinkKeyPerAttempt}) {
     if (auto p = fn(h, v)) return p;
   }
   return std::nullopt;
@@ -324,6 +324,7 @@ std::string patternName(const std::string& id) {
       {"poison-dropped", "poison event dropped"},
       {"sink-call-commit-order", "call before commit / commit before call (sink)"},
       {"sink-key-only", "the provider's key as the only dedup (sink)"},
+      {"sink-key-per-attempt", "a key per attempt, not per event (sink)"},
   };
   auto it = names.find(id);
   return it == names.end() ? "" : it->second;

@@ -230,6 +230,10 @@ TEST_CASE("sink:key-stable: another key, or none, for the same event", "[checker
   CHECK(v.events == std::vector<int>{2});
   CHECK(v.message.rfind("event 2 (event_id '" + kId2 + "') called with 2 different Idempotency-Key keys, 'k-2' "
                         "(call 2) and 'k-2b' (call 3): delivered to c1 (XREADGROUP#1)", 0) == 0);
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "sink-key-per-attempt");
+  CHECK(v.pattern->explanation.rfind("c1 at CALL#2 called the sink for event 2 with key 'k-2', and c2 at CALL#3 with "
+                                     "key 'k-2b':", 0) == 0);
   auto none = check(callThenCommit("k-2", "", "executed"), "sink:key-stable");
   REQUIRE(none.verdict == Verdict::Fail);
   CHECK(none.violations.at(0).message.find("'k-2' (call 2) and none (call 3)") != std::string::npos);
@@ -351,6 +355,47 @@ TEST_CASE("sink:exactly-once: an ambiguous call retried without a key names its 
                      "at drop:after:CALL#2, c1 called again at CALL#3 (call 3: executed, execution 3), acknowledged by "
                      "c1 (XACK#2)");
   CHECK_FALSE(v.pattern); // no kill between the call and the commit
+}
+
+TEST_CASE("sink: a retry after a drop under a fresh key names a key per attempt, on both violations",
+          "[checkers][sink]") {
+  // c1's connection to the sink is reset after the sink executed event 2's call under 'k-2a'; c1 retries at
+  // once under 'k-2b' (a key made per request), and the provider executes that as a new charge.
+  Payments p;
+  first(p, "k-1");
+  p.effect("c1");
+  p.record(kId2, "executed", "k-2a");
+  p.b.fault("c1", "drop:after:CALL#2");
+  p.b.step("c1", "sink", "CALL", "POST /charges key=k-2a ref=" + kId2, "dropped-after");
+  p.call("c1", 2, "executed", "k-2b");
+  p.commit("c1");
+  p.b.ack("c1", {p.e2});
+  const auto rs = checkAll(scenario(), p.finish({1, 2}));
+  const auto& twice = result(rs, "sink:exactly-once");
+  REQUIRE(twice.verdict == Verdict::Fail);
+  REQUIRE(twice.violations.at(0).pattern);
+  CHECK(twice.violations.at(0).pattern->id == "sink-key-per-attempt");
+  CHECK(twice.violations.at(0).pattern->explanation ==
+        "c1 at CALL#2 called the sink for event 2 with key 'k-2a', and c1 at CALL#3 with key 'k-2b', and both "
+        "executed: the key changes with the call, so a provider that honours keys takes the second for a new charge");
+  CHECK(twice.violations.at(0).pattern->fix.find("derive the Idempotency-Key from the event") != std::string::npos);
+  const auto& changed = result(rs, "sink:key-stable");
+  REQUIRE(changed.verdict == Verdict::Fail);
+  REQUIRE(changed.violations.at(0).pattern);
+  CHECK(changed.violations.at(0).pattern->id == "sink-key-per-attempt");
+  // A provider that ignores keys: no key is judged, and one made per attempt is not the mistake named.
+  Payments q;
+  first(q, "k-1");
+  q.effect("c1");
+  q.record(kId2, "executed", "k-2a");
+  q.b.fault("c1", "drop:after:CALL#2");
+  q.b.step("c1", "sink", "CALL", "POST /charges key=k-2a ref=" + kId2, "dropped-after");
+  q.call("c1", 2, "executed", "k-2b");
+  q.commit("c1");
+  q.b.ack("c1", {q.e2});
+  const auto ignored = check(q.finish({1, 2}, "", "ignore"), "sink:exactly-once");
+  REQUIRE(ignored.verdict == Verdict::Fail);
+  CHECK_FALSE(ignored.violations.at(0).pattern);
 }
 
 TEST_CASE("sink: a fault at another event's call is not told in this event's story, nor its kill point",
