@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <map>
 #include <set>
 
 using namespace idem::testing;
@@ -94,4 +96,31 @@ TEST_CASE("report schema: the op types and their values are the history's (histo
     CHECK(schema["$defs"].contains(std::string("op_") + idem::typeOf(r)));
   }
   CHECK(inSchema == inHistory);
+}
+
+TEST_CASE("report schema: the anti-pattern ids are the classifiers' (checkers.h patternName) and docs/report.md's") {
+  std::set<std::string> inSchema;
+  for (const auto& id : reportSchema()["$defs"]["pattern"]["properties"]["id"]["enum"]) inSchema.insert(id.get<std::string>());
+  REQUIRE_FALSE(inSchema.empty());
+  // The table of docs/report.md, "Anti-patterns": one row per id, "| `ID` | NAME | …".
+  std::ifstream in(std::filesystem::path(IDEM_SOURCE_DIR) / "docs" / "report.md");
+  std::map<std::string, std::string> inDocs;
+  bool table = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("### Anti-patterns", 0) == 0) table = true;
+    else if (table && line.rfind("### ", 0) == 0) break;
+    if (!table || line.rfind("| `", 0) != 0 || line.rfind("| `id` |", 0) == 0) continue; // not the header
+    const size_t close = line.find('`', 3);
+    const size_t bar = line.find(" | ", close);
+    const size_t next = line.find(" |", bar + 3);
+    REQUIRE(bar != std::string::npos);
+    inDocs[line.substr(3, close - 3)] = line.substr(bar + 3, next - bar - 3);
+  }
+  for (const auto& id : inSchema) {
+    INFO(id);
+    CHECK_FALSE(idem::patternName(id).empty());
+    REQUIRE(inDocs.count(id));
+    CHECK(inDocs[id] == idem::patternName(id));
+  }
+  CHECK(inDocs.size() == inSchema.size());
 }
