@@ -38,6 +38,7 @@ Found poisonDropped(const HistoryView& h, const Violation& v);         ///< pois
 Found sinkCallCommitOrder(const HistoryView& h, const Violation& v);   ///< sink_call_commit_order.cc
 Found sinkKeyOnly(const HistoryView& h, const Violation& v);          ///< sink_key_only.cc
 Found sinkKeyPerAttempt(const HistoryView& h, const Violation& v);    ///< sink_key_per_attempt.cc
+Found sinkCallWithoutKey(const HistoryView& h, const Violation& v);   ///< sink_call_without_key.cc
 
 /// The first classifier, in the order above from the most specific, that recognises the violation.
 Found classify(const HistoryView& h, const Violation& v);

@@ -293,7 +293,7 @@ Found classify(const HistoryView& h, const Violation& v) {
                    revokedMemberWorks,
                    pausedMemberWorks, ackBeforeEffect, dedupOutsideTransaction, ackAfterFailure, checkThenAct, retryAfterAmbiguousCommit,
                    dedupOnBrokerId, effectWithoutDedup, unguardedVersion, poisonRetriedForever, poisonDropped,
-                   sinkCallCommitOrder, sinkKeyOnly, sinkKeyPerAttempt}) {
+                   sinkCallCommitOrder, sinkKeyOnly, sinkKeyPerAttempt, sinkCallWithoutKey}) {
     if (auto p = fn(h, v)) return p;
   }
   return std::nullopt;
@@ -325,6 +325,7 @@ std::string patternName(const std::string& id) {
       {"sink-call-commit-order", "call before commit / commit before call (sink)"},
       {"sink-key-only", "the provider's key as the only dedup (sink)"},
       {"sink-key-per-attempt", "a key per attempt, not per event (sink)"},
+      {"sink-call-without-key", "a charge called again without a key (sink)"},
   };
   auto it = names.find(id);
   return it == names.end() ? "" : it->second;
