@@ -1,6 +1,7 @@
 #include "brokers/rabbitmq/client/rabbitmq_broker.h"
 #include "brokers/rabbitmq/client/admin.h"
 #include "brokers/rabbitmq/client/embedded.h"
+#include "brokers/rabbitmq/client/ledger.h"
 
 #include "brokers/rabbitmq/tracker.h"
 #include "brokers/rabbitmq/wire.h"
@@ -20,38 +21,16 @@
 
 namespace idem::rabbitmq::client {
 
-/// What the run's trackers and its producer share across the hub's I/O thread and the supervisor's: the
-/// messages published (to publish again on `forget`), those no consumer has been delivered yet, those
-/// acknowledged, and what each live connection holds unacknowledged (RabbitMQ counts these only in its
-/// management API, which the embedded node does not run).
-struct Ledger {
-  struct Published {
-    std::string body, eventId;
-  };
-  std::mutex mu;
-  std::vector<std::string> order;               ///< entry ids as published
-  std::map<std::string, Published> published;
-  std::set<std::string> undelivered, acked;
-  std::map<const void*, std::set<std::string>> unacked; ///< by live connection (its tracker)
-  bool noAck = false; ///< a connection asked for deliveries the broker settles as it sends them
-
-  std::set<std::string> allUnacked() {
-    std::set<std::string> out;
-    for (const auto& [c, s] : unacked) out.insert(s.begin(), s.end());
-    return out;
-  }
-};
-
 namespace {
 
 /// The AMQP tracker of one connection, reporting to the ledger. When the connection ends (the tracker goes
-/// with it), what it held unacknowledged is the broker's again: it leaves the ledger's count of unacked.
+/// with it), what it held unacknowledged is the broker's again: on its way back to the queue.
 class RunTracker final : public proxy::Tracker {
 public:
   explicit RunTracker(std::shared_ptr<Ledger> ledger) : inner_(makeTracker()), ledger_(std::move(ledger)) {}
   ~RunTracker() override {
     std::lock_guard<std::mutex> lock(ledger_->mu);
-    ledger_->unacked.erase(this);
+    ledger_->ended(this, Ledger::Clock::now());
   }
 
   proxy::Decode onClient(std::string_view buf, proxy::ClientMsg& out) override {
@@ -70,11 +49,11 @@ public:
 
 private:
   void note(const std::vector<std::string>* acked, const std::vector<proxy::EntryView>* delivered) {
-    std::lock_guard<std::mutex> lock(ledger_->mu);
-    if (acked) ledger_->acked.insert(acked->begin(), acked->end());
+    std::vector<std::string> ids;
     if (delivered)
-      for (const auto& e : *delivered) ledger_->undelivered.erase(e.id);
-    ledger_->unacked[this] = inner_->unacked();
+      for (const auto& e : *delivered) ids.push_back(e.id);
+    std::lock_guard<std::mutex> lock(ledger_->mu);
+    ledger_->update(this, inner_->unacked(), acked ? *acked : std::vector<std::string>{}, ids, Ledger::Clock::now());
     ledger_->noAck = ledger_->noAck || inner_->settlesOnDelivery();
   }
 
@@ -167,11 +146,7 @@ void RabbitMqBroker::reset() {
   if (onSignal_) onSignal_->set(queue_);
   admin([&](AmqpAdmin& a) { a.declareQueue(queue_); });
   std::lock_guard<std::mutex> lock(ledger_->mu);
-  ledger_->order.clear();
-  ledger_->published.clear();
-  ledger_->undelivered.clear();
-  ledger_->acked.clear();
-  ledger_->noAck = false;
+  ledger_->clear();
 }
 
 std::vector<std::string> RabbitMqBroker::publish(const std::vector<brokers::Message>& messages) {
@@ -198,12 +173,15 @@ brokers::Progress RabbitMqBroker::progress() {
   const int64_t ready = admin([&](AmqpAdmin& a) { return a.counts(queue_); }).ready;
   std::lock_guard<std::mutex> lock(ledger_->mu);
   const int64_t unacked = static_cast<int64_t>(ledger_->allUnacked().size());
-  out.pending = ready + unacked;
+  // Handed back and not in the queue yet (a connection that just ended): pending too (ledger.h).
+  out.pending = ledger_->pending(ready, Ledger::Clock::now());
+  const int64_t back = out.pending - ready - unacked;
   // Left the queue, every one: delivered, though no tracker may have read a push of a no-ack subscription
   // (its connection cut while it was on its way: settled all the same, settledUnseen). A push still on its
   // way is waited for as any delivery unseen (liveness.h), never counted as work no one will do.
   out.delivered = ledger_->undelivered.empty() || (ledger_->noAck && ready == 0);
   out.position = fmt::format("{} ready, {} unacknowledged", ready, unacked);
+  if (back > 0) out.position += fmt::format(", {} on their way back to the queue", back);
   return out;
 }
 
