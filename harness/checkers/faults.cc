@@ -46,6 +46,16 @@ CheckResult checkFaults(const HistoryView& h) {
       return f && f->fault == want;
     });
     if (fired) continue;
+    // Reached, but not applied there (an error of another server than the step's): say why, not "never fired".
+    const std::string notApplied = fmt::format("fault {} not applied: ", want.str());
+    std::string why;
+    for (const Op& op : h.ops)
+      if (const auto* n = op.as<ops::Note>(); n && why.empty() && n->message.rfind(notApplied, 0) == 0)
+        why = n->message.substr(notApplied.size());
+    if (!why.empty()) {
+      unknown.push_back(fmt::format("fault {} was not applied at its step: {}", want.str(), why));
+      continue;
+    }
     int requests = 0, shutdown = 0; // its verb's requests, and those of them sent while a process was stopped
     for (const StepRec& s : h.steps) {
       if (s.verb != want.verb || (!want.process.empty() && s.process != want.process)) continue;

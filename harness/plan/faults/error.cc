@@ -150,6 +150,17 @@ public:
       codes.push_back("500 to 599 (HTTP, the sink)");
       throw UsageError(fmt::format("{}: no error '{}' (errors: {})", what, f.args[0], fmt::join(codes, ", ")));
     }
+    // A number of three digits is the sink's HTTP status, answered only at its CALL steps: anywhere else the
+    // fault would never be applied, and the run would end unknown for a fault that "never fired".
+    if (std::string(e->server) == "sink" && f.verb != "CALL")
+      throw UsageError(fmt::format("{}: {} is an HTTP status, which only the sink's CALL steps answer; at {} give "
+                                   "the server's own error by name (RabbitMQ: CONNECTION_FORCED for 320, "
+                                   "INTERNAL_ERROR for 541; errors: {})",
+                                   what, f.args[0], f.verb, [] {
+                                     std::vector<std::string> codes;
+                                     for (const auto& c : kErrors) codes.push_back(c.code);
+                                     return fmt::format("{}", fmt::join(codes, ", "));
+                                   }()));
     if (closesOrSyncsOnly(f.verb) && std::string(e->server) == "pg" && !e->fatal)
       throw UsageError(fmt::format("{}: PostgreSQL answers {} with no {} (it fails a Close or a Sync only by ending the "
                                    "session): give 57P01, or leave out the code", what, f.verb, e->code));

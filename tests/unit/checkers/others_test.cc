@@ -209,6 +209,21 @@ TEST_CASE("faults: a fault at a shutdown step never fires, and its note says why
                    "stopped its process (a shutdown step is no fault point)");
 }
 
+TEST_CASE("faults: a fault reached but not applied at its step says why, not that it never fired", "[faults]") {
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"error:before:XACK#1:40001"});
+  b.initial(balances(0));
+  b.spawn("c1");
+  b.h.append("c1", ops::Note{"fault error:before:XACK#1:40001 not applied: 40001 is a PostgreSQL error and XACK is a "
+                             "Valkey step"});
+  b.step("c1", "valkey", "XACK");
+  b.finalOp(balances(0));
+  const auto& r = result(checkAll(s, b.ops()), "faults");
+  CHECK(r.verdict == Verdict::Unknown);
+  CHECK(r.error == "fault error:before:XACK#1:40001 was not applied at its step: 40001 is a PostgreSQL error and XACK "
+                   "is a Valkey step");
+}
+
 TEST_CASE("run: an error op makes the run unknown", "[run]") {
   Scenario s = builtin("wallet");
   auto ops = simpleWalletRun();

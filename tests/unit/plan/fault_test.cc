@@ -358,8 +358,13 @@ TEST_CASE("fault: an HTTP status 500 to 599 is the sink's error, and only a CALL
   CHECK(faultKind("error", "test").effect(Fault::parse("error:after:CALL#1")).code.empty());
   CHECK(defaultError("sink", When::Before).code == "503");
   CHECK(defaultError("sink", When::After).code == "500");
-  // A 5xx is an error at any step's text (it is not applied where the server is not the sink, with a note).
-  CHECK(faultKind("error", "test").effect(Fault::parse("error:before:COMMIT#1:599")).server == "sink");
+  // A 5xx is the sink's, at its CALL steps only: elsewhere it would never be applied (the run unknown for a
+  // fault that "never fired"), so it is refused, naming the broker's own errors (RabbitMQ's 541 is one).
+  CHECK(usageError([] { Fault::parse("error:before:COMMIT#1:599", "--crash"); })
+            .find("599 is an HTTP status, which only the sink's CALL steps answer; at COMMIT give") != std::string::npos);
+  CHECK(usageError([] { Fault::parse("error:before:DELIVER#3:541", "--crash"); }).find("INTERNAL_ERROR for 541") !=
+        std::string::npos);
+  CHECK(Fault::parse("error:before:DELIVER#3:INTERNAL_ERROR", "--crash").args.at(0) == "INTERNAL_ERROR");
   CHECK(usageError([] { Fault::parse("error:before:CALL#1:404", "--crash"); }).find("no error '404'") !=
         std::string::npos);
   CHECK(usageError([] { Fault::parse("error:before:CALL#1:5000", "--crash"); }).find("no error '5000'") !=
