@@ -2,10 +2,8 @@
 # Catch2 tags ask for on the entries catch_discover_tests made (included after them, so these win):
 #   [slow]       label slow instead of the executable's label, and TIMEOUT SLOW_TIMEOUT
 #   [two-cores]  RUN_SERIAL: ctest runs it alone, so it never shares the cores with another test
-#   [lanes]      PROCESSORS 2, TIMEOUT LANES_TIMEOUT and COST 900: many processes at once for minutes, in lanes of
-#                its own (the demo), whose verdicts do not hang on timing: two of ctest's slots, beside one other
-#                test, started right after the fuzz build (COST 1000). Last in the queue, it was the run's tail:
-#                three minutes with a core half idle (ctest keeps no timings of names with spaces, so COST decides)
+#   [lanes]      PROCESSORS 2 and TIMEOUT LANES_TIMEOUT: many processes at once for minutes, in lanes of its own
+#                (the demo), whose verdicts do not hang on timing: two of ctest's slots, beside one other test
 # A test case declares what it needs; nothing here lists test names, so a new test case gets its
 # executable's label and one processor until its tags say otherwise.
 # Inputs: TEST_EXECUTABLE, TEST_PREFIX, SLOW_TIMEOUT, LANES_TIMEOUT, CTEST_FILE.
@@ -29,5 +27,5 @@ endfunction()
 
 tagged("[slow]" "LABELS slow TIMEOUT ${SLOW_TIMEOUT}")
 tagged("[two-cores]" "RUN_SERIAL TRUE")
-tagged("[lanes]" "PROCESSORS 2 TIMEOUT ${LANES_TIMEOUT} COST 900")
+tagged("[lanes]" "PROCESSORS 2 TIMEOUT ${LANES_TIMEOUT}")
 file(WRITE "${CTEST_FILE}" "${script}")
