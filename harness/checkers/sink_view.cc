@@ -157,6 +157,11 @@ const CallStep* SinkView::stepAt(int64_t op) const {
   return nullptr;
 }
 
+std::string SinkView::caller(const SinkCall& c) const {
+  const CallStep* st = c.stepOp >= 0 ? stepAt(c.stepOp) : nullptr;
+  return st ? fmt::format("{} at {}", st->process, st->step->name()) : std::string("a caller");
+}
+
 std::string SinkView::idOf(int n) const {
   for (const auto& [id, m] : eventOf)
     if (m == n) return id;

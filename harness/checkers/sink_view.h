@@ -53,6 +53,8 @@ struct SinkView {
   const CallStep* stepOfFault(const Fault& f, const std::string& process) const;
   const SinkCall* callAt(int64_t op) const;
   const CallStep* stepAt(int64_t op) const;
+  /// Who made call `c`, as the patterns tell it: "c1 at CALL#2", or "a caller" when no step carried it.
+  std::string caller(const SinkCall& c) const;
   /// The event id of event n ("" when it was never sent).
   std::string idOf(int n) const;
   /// "event 2 (event_id '…')": how the sink checkers name an event; for an id no event carries,

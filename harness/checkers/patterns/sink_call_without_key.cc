@@ -19,11 +19,6 @@ const char* kWithoutKeyFix =
     "the provider replays the first answer; and look at your own record of what was charged before calling for "
     "an event again";
 
-std::string callerOf(const SinkView& s, const SinkCall& c) {
-  const CallStep* st = c.stepOp >= 0 ? s.stepAt(c.stepOp) : nullptr;
-  return st ? fmt::format("{} at {}", st->process, st->step->name()) : std::string("a caller");
-}
-
 } // namespace
 
 Found sinkCallWithoutKey(const HistoryView& h, const Violation& v) {
@@ -44,7 +39,7 @@ Found sinkCallWithoutKey(const HistoryView& h, const Violation& v) {
               fmt::format("{} called the sink for event {} without a key (execution {}, call {}), and {} called again "
                           "without one (execution {}, call {}){}: with no key the provider cannot tell a repeat, and "
                           "it executed both",
-                          callerOf(s, *ex[0]), n, ex[0]->call->execution, ex[0]->call->id, callerOf(s, *ex[1]),
+                          s.caller(*ex[0]), n, ex[0]->call->execution, ex[0]->call->id, s.caller(*ex[1]),
                           ex[1]->call->execution, ex[1]->call->id, why),
               kWithoutKeyFix);
 }

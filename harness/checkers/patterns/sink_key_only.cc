@@ -59,14 +59,11 @@ Found sinkKeyOnly(const HistoryView& h, const Violation& v) {
       cited.push_back(ex[i]->op);
       if (stepB) cited.push_back(stepB->op);
       cited.push_back(ex[j]->op);
-      auto who = [](const CallStep* st, const SinkCall& c) {
-        return st ? fmt::format("{} at {}", st->process, st->step->name()) : std::string("a caller");
-      };
       return make(kKeyOnlyId, kKeyOnlyName, cited,
                   fmt::format("{} called the sink for event {} with Idempotency-Key '{}' (execution {}, call {}), and "
                               "{} called again with the same key (execution {}, call {}){}; the provider ignores keys "
                               "(sink policy ignore), so the key stopped nothing",
-                              who(stepA, *ex[i]), n, a.key, a.execution, a.id, who(stepB, *ex[j]), b.execution, b.id,
+                              s.caller(*ex[i]), n, a.key, a.execution, a.id, s.caller(*ex[j]), b.execution, b.id,
                               whyCalledAgain(h, *ex[i], *ex[j], n)),
                   kKeyOnlyFix);
     }

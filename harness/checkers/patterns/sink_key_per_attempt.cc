@@ -39,7 +39,7 @@ std::vector<Attempt> attemptsOf(const SinkView& s, const std::string& ref, bool 
     const CallStep* st = c->stepOp >= 0 ? s.stepAt(c->stepOp) : nullptr;
     a.op = st ? st->op : c->op;
     a.key = c->call->keyHeader ? "key '" + c->call->key + "'" : "no key";
-    a.who = st ? fmt::format("{} at {}", st->process, st->step->name()) : "a caller";
+    a.who = s.caller(*c);
     if (st) a.ops.push_back(st->op);
     a.ops.push_back(c->op);
     out.push_back(std::move(a));

@@ -366,16 +366,19 @@ TEST_CASE("sink: a retry after a drop under a fresh key names a key per attempt,
           "[checkers][sink]") {
   // c1's connection to the sink is reset after the sink executed event 2's call under 'k-2a'; c1 retries at
   // once under 'k-2b' (a key made per request), and the provider executes that as a new charge.
-  Payments p;
-  first(p, "k-1");
-  p.effect("c1");
-  p.record(kId2, "executed", "k-2a");
-  p.b.fault("c1", "drop:after:CALL#2");
-  p.b.step("c1", "sink", "CALL", "POST /charges key=k-2a ref=" + kId2, "dropped-after");
-  p.call("c1", 2, "executed", "k-2b");
-  p.commit("c1");
-  p.b.ack("c1", {p.e2});
-  const auto rs = checkAll(scenario(), p.finish({1, 2}));
+  auto retried = [](const std::string& policy) {
+    Payments p;
+    first(p, "k-1");
+    p.effect("c1");
+    p.record(kId2, "executed", "k-2a");
+    p.b.fault("c1", "drop:after:CALL#2");
+    p.b.step("c1", "sink", "CALL", "POST /charges key=k-2a ref=" + kId2, "dropped-after");
+    p.call("c1", 2, "executed", "k-2b");
+    p.commit("c1");
+    p.b.ack("c1", {p.e2});
+    return p.finish({1, 2}, "", policy);
+  };
+  const auto rs = checkAll(scenario(), retried("honour"));
   const auto& twice = result(rs, "sink:exactly-once");
   REQUIRE(twice.verdict == Verdict::Fail);
   REQUIRE(twice.violations.at(0).pattern);
@@ -389,16 +392,7 @@ TEST_CASE("sink: a retry after a drop under a fresh key names a key per attempt,
   REQUIRE(changed.violations.at(0).pattern);
   CHECK(changed.violations.at(0).pattern->id == "sink-key-per-attempt");
   // A provider that ignores keys: no key is judged, and one made per attempt is not the mistake named.
-  Payments q;
-  first(q, "k-1");
-  q.effect("c1");
-  q.record(kId2, "executed", "k-2a");
-  q.b.fault("c1", "drop:after:CALL#2");
-  q.b.step("c1", "sink", "CALL", "POST /charges key=k-2a ref=" + kId2, "dropped-after");
-  q.call("c1", 2, "executed", "k-2b");
-  q.commit("c1");
-  q.b.ack("c1", {q.e2});
-  const auto ignored = check(q.finish({1, 2}, "", "ignore"), "sink:exactly-once");
+  const auto ignored = check(retried("ignore"), "sink:exactly-once");
   REQUIRE(ignored.verdict == Verdict::Fail);
   CHECK_FALSE(ignored.violations.at(0).pattern);
 }
