@@ -172,10 +172,10 @@ brokers::Progress RabbitMqBroker::progress() {
   brokers::Progress out;
   const int64_t ready = admin([&](AmqpAdmin& a) { return a.counts(queue_); }).ready;
   std::lock_guard<std::mutex> lock(ledger_->mu);
-  const int64_t unacked = static_cast<int64_t>(ledger_->allUnacked().size());
   // Handed back and not in the queue yet (a connection that just ended): pending too (ledger.h).
   out.pending = ledger_->pending(ready, Ledger::Clock::now());
-  const int64_t back = out.pending - ready - unacked;
+  const int64_t back = static_cast<int64_t>(ledger_->returning.size());
+  const int64_t unacked = out.pending - ready - back;
   // Left the queue, every one: delivered, though no tracker may have read a push of a no-ack subscription
   // (its connection cut while it was on its way: settled all the same, settledUnseen). A push still on its
   // way is waited for as any delivery unseen (liveness.h), never counted as work no one will do.
