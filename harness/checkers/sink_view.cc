@@ -159,7 +159,16 @@ const CallStep* SinkView::stepAt(int64_t op) const {
 
 std::string SinkView::caller(const SinkCall& c) const {
   const CallStep* st = c.stepOp >= 0 ? stepAt(c.stepOp) : nullptr;
-  return st ? fmt::format("{} at {}", st->process, st->step->name()) : std::string("a caller");
+  return st ? caller(*st) : std::string("a caller");
+}
+
+std::string SinkView::caller(const CallStep& st) { return fmt::format("{} at {}", st.process, st.step->name()); }
+
+std::vector<int64_t> SinkView::opsOf(const SinkCall& c) {
+  std::vector<int64_t> ops;
+  if (c.stepOp >= 0) ops.push_back(c.stepOp);
+  ops.push_back(c.op);
+  return ops;
 }
 
 std::string SinkView::idOf(int n) const {

@@ -55,6 +55,10 @@ struct SinkView {
   const CallStep* stepAt(int64_t op) const;
   /// Who made call `c`, as the patterns tell it: "c1 at CALL#2", or "a caller" when no step carried it.
   std::string caller(const SinkCall& c) const;
+  /// The same of a CALL step: "c1 at CALL#2".
+  static std::string caller(const CallStep& st);
+  /// The ops that show call `c`: the CALL step that carried it (when one did), then the sink's record.
+  static std::vector<int64_t> opsOf(const SinkCall& c);
   /// The event id of event n ("" when it was never sent).
   std::string idOf(int n) const;
   /// "event 2 (event_id '…')": how the sink checkers name an event; for an id no event carries,

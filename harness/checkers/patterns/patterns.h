@@ -125,6 +125,8 @@ std::optional<StepAt> commitOf(const HistoryView& h, const std::string& process,
 /// is the one the process's i-th write after it (before its next read) applied; only a write that took
 /// effect (commitOf). nullopt when there is none.
 std::optional<StepAt> writeFor(const HistoryView& h, const DeliveryRec& d);
+/// Whether a COMMIT of `process` took effect (committed) between ops `after` and `before`.
+bool committedBetween(const HistoryView& h, const std::string& process, int64_t after, int64_t before);
 /// The kill of `process` after op `after` (nullptr when none).
 const KillRec* killOf(const HistoryView& h, const std::string& process, int64_t after);
 /// The event id of event n ("" when it was never sent).

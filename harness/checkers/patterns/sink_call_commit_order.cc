@@ -30,9 +30,7 @@ Found callThenCommit(const HistoryView& h, const SinkView& s, const Violation& v
     if (ex[i]->stepOp < 0) continue;
     const KillRec* kill = killOf(h, ex[i]->process, ex[i]->stepOp);
     if (!kill) continue;
-    bool commit = false;
-    for (const auto& st : stepsOf(h, ex[i]->process, ex[i]->stepOp, kill->op)) commit = commit || committed(*st.step);
-    if (commit) continue;
+    if (committedBetween(h, ex[i]->process, ex[i]->stepOp, kill->op)) continue;
     const ops::Call& first = *ex[i]->call;
     const CallStep* step = s.stepAt(ex[i]->stepOp);
     std::vector<int64_t> cited{ex[i]->stepOp, ex[i]->op, kill->op};

@@ -30,11 +30,8 @@ Found sinkCallWithoutKey(const HistoryView& h, const Violation& v) {
   if (ex.size() < 2 || ex[0]->call->keyHeader || ex[1]->call->keyHeader) return std::nullopt;
   std::string why;
   if (h.sendsOf(n).size() > 1) why = ", the event sent twice by the producer";
-  std::vector<int64_t> cited;
-  for (size_t i = 0; i < 2; ++i) {
-    if (ex[i]->stepOp >= 0) cited.push_back(ex[i]->stepOp);
-    cited.push_back(ex[i]->op);
-  }
+  std::vector<int64_t> cited = SinkView::opsOf(*ex[0]);
+  for (int64_t op : SinkView::opsOf(*ex[1])) cited.push_back(op);
   return make(kWithoutKeyId, kWithoutKeyName, cited,
               fmt::format("{} called the sink for event {} without a key (execution {}, call {}), and {} called again "
                           "without one (execution {}, call {}){}: with no key the provider cannot tell a repeat, and "

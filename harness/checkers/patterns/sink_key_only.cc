@@ -27,10 +27,9 @@ const char* kKeyOnlyFix =
 std::string whyCalledAgain(const HistoryView& h, const SinkCall& first, const SinkCall& again, int n) {
   if (!first.process.empty() && first.stepOp >= 0) {
     if (const KillRec* kill = killOf(h, first.process, first.stepOp); kill && kill->op < again.op) {
-      bool commit = false;
-      for (const auto& st : stepsOf(h, first.process, first.stepOp, kill->op)) commit = commit || committed(*st.step);
       return fmt::format(", after the kill at {} {}", kill->point,
-                         commit ? "(its COMMIT had reached PostgreSQL)" : "cut the first call from its COMMIT");
+                         committedBetween(h, first.process, first.stepOp, kill->op) ? "(its COMMIT had reached PostgreSQL)"
+                                                                                    : "cut the first call from its COMMIT");
     }
   }
   if (h.sendsOf(n).size() > 1) return ", for a copy of the event the producer sent again";
@@ -52,13 +51,8 @@ Found sinkKeyOnly(const HistoryView& h, const Violation& v) {
     for (size_t j = i + 1; j < ex.size(); ++j) {
       const ops::Call& b = *ex[j]->call;
       if (!b.keyHeader || b.key != a.key) continue;
-      const CallStep* stepA = ex[i]->stepOp >= 0 ? s.stepAt(ex[i]->stepOp) : nullptr;
-      const CallStep* stepB = ex[j]->stepOp >= 0 ? s.stepAt(ex[j]->stepOp) : nullptr;
-      std::vector<int64_t> cited;
-      if (stepA) cited.push_back(stepA->op);
-      cited.push_back(ex[i]->op);
-      if (stepB) cited.push_back(stepB->op);
-      cited.push_back(ex[j]->op);
+      std::vector<int64_t> cited = SinkView::opsOf(*ex[i]);
+      for (int64_t op : SinkView::opsOf(*ex[j])) cited.push_back(op);
       return make(kKeyOnlyId, kKeyOnlyName, cited,
                   fmt::format("{} called the sink for event {} with Idempotency-Key '{}' (execution {}, call {}), and "
                               "{} called again with the same key (execution {}, call {}){}; the provider ignores keys "

@@ -36,19 +36,17 @@ std::vector<Attempt> attemptsOf(const SinkView& s, const std::string& ref, bool 
   std::vector<Attempt> out;
   for (const SinkCall* c : executedOnly ? s.executions(ref) : s.callsOf(ref)) {
     Attempt a;
-    const CallStep* st = c->stepOp >= 0 ? s.stepAt(c->stepOp) : nullptr;
-    a.op = st ? st->op : c->op;
+    a.ops = SinkView::opsOf(*c);
+    a.op = a.ops.front(); // the step's op, else the record's
     a.key = c->call->keyHeader ? "key '" + c->call->key + "'" : "no key";
     a.who = s.caller(*c);
-    if (st) a.ops.push_back(st->op);
-    a.ops.push_back(c->op);
     out.push_back(std::move(a));
   }
   if (!executedOnly)
     for (const CallStep* st : s.stepsOf(ref))
       if (st->callOp < 0 && !st->keyCut && !st->step->reachedServer())
         out.push_back(Attempt{st->op, st->keyed ? "key '" + st->key + "'" : "no key",
-                              fmt::format("{} at {}", st->process, st->step->name()), {st->op}});
+                              SinkView::caller(*st), {st->op}});
   std::sort(out.begin(), out.end(), [](const Attempt& a, const Attempt& b) { return a.op < b.op; });
   return out;
 }

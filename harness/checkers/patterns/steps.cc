@@ -259,6 +259,12 @@ std::optional<StepAt> writeFor(const HistoryView& h, const DeliveryRec& d) {
   return std::nullopt;
 }
 
+bool committedBetween(const HistoryView& h, const std::string& process, int64_t after, int64_t before) {
+  for (const auto& st : stepsOf(h, process, after, before))
+    if (committed(*st.step)) return true;
+  return false;
+}
+
 const KillRec* killOf(const HistoryView& h, const std::string& process, int64_t after) {
   return h.killAfter(process, after);
 }

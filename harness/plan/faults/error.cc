@@ -79,6 +79,13 @@ constexpr std::array<ServerError, 20> kErrors{{
     {"INTERNAL_ERROR", "rabbitmq", "internal error", true},
 }};
 
+/// The named errors' codes, in the table's order.
+std::vector<std::string> namedCodes() {
+  std::vector<std::string> codes;
+  for (const auto& e : kErrors) codes.push_back(e.code);
+  return codes;
+}
+
 std::string upper(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });
   return s;
@@ -128,13 +135,11 @@ class ErrorReply : public FaultKind {
 public:
   std::string name() const override { return "error"; }
   std::string usage() const override {
-    std::vector<std::string> codes;
-    for (const auto& e : kErrors) codes.push_back(e.code);
     return fmt::format("error:before|after:VERB#k[:CODE]   answer a server error instead of the result (CODE: {}; "
                        "500 to 599 at the sink's CALL#k, also after; 53300 at CONNECT#k; default 40001 on "
                        "PostgreSQL, LOADING on Valkey, the request's transient one on Kafka, 503 before and 500 "
                        "after a CALL)",
-                       fmt::join(codes, ", "));
+                       fmt::join(namedCodes(), ", "));
   }
   void check(const Fault& f, const std::string& what) const override {
     // After a step, only at the sink's CALL steps: a provider may execute a call and still answer an error.
@@ -145,8 +150,7 @@ public:
     requireArgs(f, 1, what, "error:before|after:VERB#k[:CODE]");
     const ServerError* e = findError(f.args[0]);
     if (!e) {
-      std::vector<std::string> codes;
-      for (const auto& c : kErrors) codes.push_back(c.code);
+      std::vector<std::string> codes = namedCodes();
       codes.push_back("500 to 599 (HTTP, the sink)");
       throw UsageError(fmt::format("{}: no error '{}' (errors: {})", what, f.args[0], fmt::join(codes, ", ")));
     }
@@ -156,11 +160,7 @@ public:
       throw UsageError(fmt::format("{}: {} is an HTTP status, which only the sink's CALL steps answer; at {} give "
                                    "the server's own error by name (RabbitMQ: CONNECTION_FORCED for 320, "
                                    "INTERNAL_ERROR for 541; errors: {})",
-                                   what, f.args[0], f.verb, [] {
-                                     std::vector<std::string> codes;
-                                     for (const auto& c : kErrors) codes.push_back(c.code);
-                                     return fmt::format("{}", fmt::join(codes, ", "));
-                                   }()));
+                                   what, f.args[0], f.verb, fmt::join(namedCodes(), ", ")));
     if (closesOrSyncsOnly(f.verb) && std::string(e->server) == "pg" && !e->fatal)
       throw UsageError(fmt::format("{}: PostgreSQL answers {} with no {} (it fails a Close or a Sync only by ending the "
                                    "session): give 57P01, or leave out the code", what, f.verb, e->code));
