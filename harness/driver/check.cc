@@ -38,13 +38,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int64_t msSince(Clock::time_point t0) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
-}
-
-std::string kindsText(const std::set<std::string>& kinds) {
-  return joinWords(std::vector<std::string>(kinds.begin(), kinds.end()));
-}
+int64_t msSince(Clock::time_point t0) { return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count(); }
+std::string kindsText(const std::set<std::string>& kinds) { return joinWords({kinds.begin(), kinds.end()}); }
 
 } // namespace
 
@@ -232,10 +227,10 @@ SearchResult search(WorkerPool& pool, const Cases& cases, const Materialize& mat
 /// The first failure of the search, replayed; then its deterministic shapes (search/reductions.h), each
 /// replayed as often: the first that fails in every replay takes its place, so that a bug that is there
 /// without the concurrency is reported without it, and a failure whose replays disagree is flaky only when
-/// none of them fails every time. The schedule kept is shrunk (a concurrent candidate must fail in every
-/// replay) and the result replayed again; should that replay disagree, the candidates accepted before it
-/// are replayed in turn, back to the start, so the counterexample reported is always one that failed every
-/// time.
+/// none of them fails every time. The schedule kept is shrunk, even one whose replays disagreed (a
+/// candidate must fail in its run and its confirmations) and the result replayed again; should that replay
+/// disagree, the candidates accepted before it are replayed in turn, back to the start, so a counterexample
+/// reported as a fail is always one that failed every time, and one that never did is flaky.
 Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Materialize& materializeShape,
                                 const SearchResult& res, const CaseResult& first, const CheckArgs& args,
                                 const ModelParams& params) {
@@ -270,12 +265,18 @@ Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Mate
     consistent = true;
     break;
   }
-  cx.flaky = !consistent;
-  if (cx.flaky || interrupted()) return cx;
+  cx.flaky = !consistent; // shrunk all the same: a smaller schedule may fail every time
+  if (interrupted()) return cx;
   ShrinkLimits limits;
   limits.stop = interrupted;
   limits.workers = pool.size();
   limits.replays = args.replays;
+  // From a flaky start, two runs a candidate (one that fails in both is replayed --replays times more),
+  // and at most 60 runs: a consumer whose every schedule fails only sometimes would spend them all.
+  if (cx.flaky) {
+    limits.flakyStartTries = 2;
+    limits.maxRuns = std::min<size_t>(limits.maxRuns, 60);
+  }
   // Shrinking may take minutes: on a terminal, a line tells how far it got (off one, the summary after).
   Progress progress("shrinking");
   limits.onBatch = [&progress](size_t runs, int steps, const Schedule& kept) {
@@ -290,8 +291,11 @@ Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Mate
   cx.flakyCandidates = sr.flakyCandidates;
   std::cout << fmt::format("  shrunk in {} step{} ({} runs{}): {}\n", sr.steps, sr.steps == 1 ? "" : "s", sr.runs,
                            sr.stopped.empty() ? "" : "; stopped: " + sr.stopped, sr.schedule.summary()) << std::flush;
-  // Newest first; the start (found or reduced) failed every replay already and stays if none of them does.
+  // Newest first; the start (found or reduced) stays if none of them fails every replay: a fail when it
+  // did, flaky when not. A candidate whose runs disagreed already is passed over.
   for (auto it = sr.accepted.rbegin(); it != sr.accepted.rend() && !interrupted(); ++it) {
+    const size_t at = static_cast<size_t>(std::distance(it, sr.accepted.rend())) - 1;
+    if (!sr.failedEveryRun.at(at)) continue;
     std::vector<std::string> replays;
     std::optional<Judged> judged;
     if (!replayAll(pool, *it, args.replays, first.kinds, replays, judged)) {
@@ -305,11 +309,15 @@ Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Mate
     }
     cx.schedule = *it;
     const bool concurrentRuns = concurrent(*it);
-    cx.verdicts = {"fail"}; // its run while shrinking and the confirmations
-    cx.verdicts.insert(cx.verdicts.end(), concurrentRuns ? static_cast<size_t>(std::max(1, args.replays)) : 1, "fail");
+    // Its runs while shrinking (with their confirmations, or the tries of a flaky start's candidate).
+    cx.verdicts = {"fail"};
+    const size_t shrinkRuns = limits.flakyStartTries > 0 ? static_cast<size_t>(limits.flakyStartTries) - 1
+                              : concurrentRuns ? static_cast<size_t>(std::max(1, args.replays)) : 1;
+    cx.verdicts.insert(cx.verdicts.end(), shrinkRuns, "fail");
     cx.verdicts.insert(cx.verdicts.end(), replays.begin(), replays.end());
     cx.replays = std::move(replays);
     cx.judged = std::move(judged);
+    cx.flaky = false;
     break;
   }
   return cx;

@@ -28,7 +28,6 @@ std::vector<CaseResult> caseResults(WorkerPool& pool, const std::vector<Schedule
 struct Counterexample : CheckFinding {
   size_t index = 0;                       ///< the failing case
   Schedule found;                         ///< as generated
-  std::vector<std::string> foundVerdicts; ///< every run of it: the search's, then its confirmation replays
   Schedule schedule;                      ///< shrunk
   int shrinkSteps = 0;
   size_t shrinkRuns = 0;

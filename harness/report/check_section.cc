@@ -58,6 +58,7 @@ CheckFinding CounterexampleSection::finding() const {
   f.verdicts = verdicts;
   f.tried = tried;
   f.flakyCandidates = static_cast<size_t>(flakyCandidates);
+  f.foundVerdicts = found.verdicts;
   return f;
 }
 

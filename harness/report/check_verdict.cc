@@ -123,7 +123,15 @@ CheckDecision decideCheck(const CheckCounts& c, const CheckFinding* cx, std::opt
       for (const auto& t : cx->tried)
         d.notes.push_back(fmt::format("its deterministic shape \"{}\" ({}) did not fail every time either: {}", t.what,
                                       t.summary, fmt::join(t.verdicts, ", ")));
-    } else if (cx->flakyCandidates > 0)
+      d.notes.push_back("nor did a smaller schedule its shrinking reached");
+      return d;
+    }
+    const auto failed = std::count(cx->foundVerdicts.begin(), cx->foundVerdicts.end(), std::string("fail"));
+    if (static_cast<size_t>(failed) < cx->foundVerdicts.size())
+      d.notes.push_back(fmt::format("the schedule the search found failed in {} of its {} runs ({}); the one "
+                                    "reported failed in every run", failed, cx->foundVerdicts.size(),
+                                    fmt::join(cx->foundVerdicts, ", ")));
+    if (cx->flakyCandidates > 0)
       d.notes.push_back(fmt::format("{} shrink candidate{} failed once and passed when run again: the target may be "
                                     "nondeterministic", cx->flakyCandidates, cx->flakyCandidates == 1 ? "" : "s"));
     return d;

@@ -70,6 +70,8 @@ struct CheckFinding {
   std::vector<std::string> verdicts; ///< every run of the shrunk schedule seen, in order
   std::vector<TriedShape> tried;
   size_t flakyCandidates = 0;        ///< shrink candidates that failed once and passed when run again
+  /// Every run of the schedule the search found: its run in the search, then its confirmation replays.
+  std::vector<std::string> foundVerdicts;
 };
 
 struct CheckDecision {

@@ -62,7 +62,7 @@ SearchResult searchCases(size_t n, int workers, const std::function<CaseResult(i
 ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const CaseResult& startOutcome,
                            const std::function<Schedule(const Shape&)>& materialize, const BatchEval& eval,
                            const ShrinkLimits& limits) {
-  ShrinkResult res{start, materialize(start.value()), startOutcome, 0, 0, 0, {}, {}};
+  ShrinkResult res{start, materialize(start.value()), startOutcome, 0, 0, 0, {}, {}, {}};
   const std::set<std::string> kinds = startOutcome.kinds;
   auto keyOf = [](const Schedule& s) { return nlohmann::json(s).dump(); };
   std::string current = keyOf(res.schedule);
@@ -81,7 +81,7 @@ ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const CaseResult&
         res.stopped = "interrupted";
         return res;
       }
-      if (res.flakyCandidates >= limits.maxFlaky) {
+      if (limits.flakyStartTries == 0 && res.flakyCandidates >= limits.maxFlaky) {
         res.stopped = fmt::format("{} candidates failed once and then passed", res.flakyCandidates);
         return res;
       }
@@ -104,6 +104,30 @@ ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const CaseResult&
       }
       if (progress) break;
       if (batch.empty()) return res; // a local minimum: no shrink of it fails
+      if (limits.flakyStartTries > 0) { // each candidate several times; taken when one of its runs fails
+        const size_t tries = static_cast<size_t>(limits.flakyStartTries);
+        std::vector<Schedule> runs;
+        for (const auto& sc : schedules) runs.insert(runs.end(), tries, sc);
+        auto outs = eval(runs);
+        res.runs += runs.size();
+        for (size_t i = 0; i < batch.size() && !progress; ++i) {
+          const auto first = outs.begin() + static_cast<std::ptrdiff_t>(i * tries);
+          const auto hit = std::find_if(first, first + static_cast<std::ptrdiff_t>(tries),
+                                        [&](const CaseResult& o) { return sameFailure(o, kinds); });
+          if (hit == first + static_cast<std::ptrdiff_t>(tries)) continue;
+          res.shape = batch[i];
+          res.schedule = schedules[i];
+          res.outcome = *hit;
+          res.accepted.push_back(res.schedule);
+          res.failedEveryRun.push_back(std::all_of(first, first + static_cast<std::ptrdiff_t>(tries),
+                                                   [&](const CaseResult& o) { return sameFailure(o, kinds); }));
+          res.steps++;
+          current = keyOf(res.schedule);
+          progress = true;
+        }
+        if (limits.onBatch) limits.onBatch(res.runs, res.steps, res.schedule);
+        continue;
+      }
       auto outs = eval(schedules);
       res.runs += schedules.size();
       for (size_t i = 0; i < batch.size() && !progress; ++i) {
@@ -119,6 +143,7 @@ ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const CaseResult&
         res.schedule = schedules[i];
         res.outcome = again.back();
         res.accepted.push_back(res.schedule);
+        res.failedEveryRun.push_back(true);
         res.steps++;
         current = keyOf(res.schedule);
         progress = true;

@@ -50,6 +50,11 @@ struct ShrinkLimits {
   /// Runs that confirm a concurrent candidate (search/reductions.h concurrent) after its batch: check's
   /// --replays, the count the reported counterexample must fail in.
   int replays = 3;
+  /// Runs of each candidate when the start's own replays disagreed (0: they did not). A candidate is then
+  /// taken when one of them is the same failure, so the descent goes on through candidates that fail only
+  /// sometimes, and `accepted` holds such candidates: the caller replays them for one that fails every
+  /// time (a nondeterministic consumer can still have a smaller schedule that does).
+  int flakyStartTries = 0;
   /// Told after every batch of candidates: the runs spent so far, the steps accepted and the schedule
   /// kept (check's progress line while it shrinks).
   std::function<void(size_t runs, int steps, const Schedule& kept)> onBatch;
@@ -66,14 +71,16 @@ struct ShrinkResult {
   size_t flakyCandidates = 0; ///< candidates that failed once and passed their confirmation
   std::string stopped;      ///< why it stopped before a local minimum ("" when it reached one)
   std::vector<Schedule> accepted; ///< the schedules it accepted, in order: `schedule` is the last
+  /// For each of `accepted`: whether every run of it failed (false only under limits.flakyStartTries).
+  std::vector<bool> failedEveryRun;
 };
 
 /// Shrinks a failing shape greedily along RapidCheck's shrink tree. A candidate is accepted when it is
 /// the same failure (sameFailure with the original's kinds) in its batch and in every confirmation run
 /// after it: one for a sequential candidate, limits.replays (run at once) for a concurrent one, whose
 /// order is left to timing. So a flaky candidate is never taken, and the result is the last candidate
-/// that failed every time, never a smaller one that did not. A candidate that materializes to the current
-/// schedule is taken without running; one already tried is not run again.
+/// that failed every time, never a smaller one that did not (but see limits.flakyStartTries). A candidate
+/// that materializes to the current schedule is taken without running; one already tried is not run again.
 ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const CaseResult& startOutcome,
                            const std::function<Schedule(const Shape&)>& materialize, const BatchEval& eval,
                            const ShrinkLimits& limits);

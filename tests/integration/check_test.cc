@@ -186,6 +186,25 @@ TEST_CASE("check: a nondeterministic target is flaky (exit 2), never a clean fai
   CHECK(kept);
 }
 
+TEST_CASE("check: a failure whose replays disagree is shrunk to a schedule that fails every time", "[check]") {
+  // flaky-first-sure credits copies in every other run, and always when its stream holds one entry: the
+  // first failure (five events, a kill before the first XACK) fails in every other run, its one-event
+  // shrink in every run.
+  Result r = clean({"check", "--target", testTarget("flaky-first-sure"), "--scenario", "wallet", "--seed", "1",
+                    "--workers", "1"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 1);
+  CHECK(r.report["verdict"] == "fail");
+  const auto& cx = counterexample(r);
+  std::set<std::string> found;
+  for (const auto& v : cx["found"]["verdicts"]) found.insert(v.get<std::string>());
+  CHECK(found == std::set<std::string>{"fail", "pass"});
+  for (const auto& v : cx["verdicts"]) CHECK(v == "fail");
+  CHECK(cx["schedule"]["events"].size() == 1);
+  CHECK(cx["flaky"] == false);
+  CHECK(r.out.find("the schedule the search found failed in 2 of its 4 runs") != std::string::npos);
+}
+
 TEST_CASE("check: versioned-naive ends at a stale version, shrunk to two versions of one customer", "[check]") {
   Result r = clean({"check", "--target", target("versioned-naive"), "--scenario", "customer-city", "--seed", "1",
                     "--max-events", "4"});

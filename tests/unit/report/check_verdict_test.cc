@@ -121,6 +121,16 @@ TEST_CASE("check's verdict: interrupted is unknown first, a decided error stays,
   CHECK(d.verdict == Verdict::Flaky);
   CHECK(noted(d, "changed between runs (fail, pass)"));
   CHECK(noted(d, "\"one consumer\" (3 events) did not fail every time either: pass, fail"));
+  CHECK(noted(d, "nor did a smaller schedule its shrinking reached"));
+
+  // A found schedule whose replays disagreed, shrunk to one that failed every time: a fail, and it says so.
+  CheckFinding shrunk;
+  shrunk.foundVerdicts = {"fail", "pass", "fail", "pass"};
+  shrunk.verdicts = {"fail", "fail", "fail", "fail", "fail"};
+  d = decideCheck(c, &shrunk, std::nullopt);
+  CHECK(d.verdict == Verdict::Fail);
+  CHECK(noted(d, "the schedule the search found failed in 2 of its 4 runs (fail, pass, fail, pass); the one reported "
+                 "failed in every run"));
 }
 
 TEST_CASE("sweep's and compare's verdicts: a failure beats an unknown beats a pass") {

@@ -261,6 +261,35 @@ TEST_CASE("shrinking finds the smallest failing schedule and never takes a flaky
     CHECK(r.flakyCandidates == 3);
     CHECK(!r.stopped.empty());
     CHECK(nlohmann::json(r.schedule).dump() == nlohmann::json(mat(c.value())).dump());
+
+    // The same start, its replays having disagreed: each candidate runs twice and is taken when one run
+    // fails, so the descent reaches the smallest failure all the same; none of them failed every run.
+    ShrinkLimits twice{1, 500, 3};
+    twice.flakyStartTries = 2;
+    calls = 0;
+    r = shrinkFailure(c, first, mat, flaky, twice);
+    CHECK(r.stopped.empty());
+    CHECK(r.steps > 0);
+    CHECK(r.schedule.events.size() == 1);
+    REQUIRE(r.failedEveryRun.size() == r.accepted.size());
+    CHECK(std::none_of(r.failedEveryRun.begin(), r.failedEveryRun.end(), [](bool b) { return b; }));
+
+    // Where one-event schedules fail every time, the accepted ones of one event say so, the others not.
+    BatchEval smallSure = [&](const std::vector<Schedule>& ss) {
+      std::vector<CaseResult> out;
+      for (const auto& s : ss) {
+        CaseResult o = fakeTarget(s);
+        if (s.events.size() > 1 && calls++ % 2 == 1) o = CaseResult{Verdict::Pass};
+        out.push_back(o);
+      }
+      return out;
+    };
+    r = shrinkFailure(c, first, mat, smallSure, twice);
+    REQUIRE(r.failedEveryRun.size() == r.accepted.size());
+    REQUIRE_FALSE(r.accepted.empty());
+    CHECK(r.failedEveryRun.back());
+    for (size_t k = 0; k < r.accepted.size(); ++k)
+      if (r.accepted[k].events.size() > 1) CHECK_FALSE(r.failedEveryRun[k]);
   }
   CHECK(tried);
 }
