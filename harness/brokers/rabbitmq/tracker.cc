@@ -7,6 +7,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 
 namespace idem::rabbitmq {
 
@@ -131,6 +132,15 @@ private:
                     (m->id != BasicAck && m->requeue ? " requeue" : "");
       const bool settles = m->id == BasicAck || !m->requeue; // a rejected entry not requeued is dropped for good
       auto& tags = unacked_[f.channel];
+      // A delivery tag the channel does not hold (acknowledged already, or of a no-ack delivery) fails the
+      // whole method, even a `multiple` one, and RabbitMQ closes the channel (406); it ignores what the
+      // client sends on it until its close-ok. Nothing of these is acknowledged: the close hands it back.
+      if (failing_.count(f.channel) || (!tags.count(m->deliveryTag) && !(m->multiple && m->deliveryTag == 0))) {
+        failing_.insert(f.channel);
+        step.detail += " (unknown delivery tag: the broker closes the channel)";
+        step.oneWay = true;
+        return end(step, out, false);
+      }
       for (auto it = tags.begin(); it != tags.end();) {
         const bool hit = it->first == m->deliveryTag || (m->multiple && (m->deliveryTag == 0 || it->first <= m->deliveryTag));
         if (!hit) {
@@ -176,7 +186,8 @@ private:
       step.oneWay = true; // its close-ok answers nothing the client waits on as work
       return end(step, out, false);
     }
-    case ChannelOpen: case ChannelCloseOk: case ConnectionCloseOk: return Decode::Message;
+    case ChannelOpen: case ChannelCloseOk: failing_.erase(f.channel); return Decode::Message;
+    case ConnectionCloseOk: return Decode::Message;
     default: break;
     }
     step.configures = configures(m->id);
@@ -362,6 +373,7 @@ private:
   std::map<uint16_t, std::map<uint64_t, std::string>> unacked_; ///< channel -> delivery tag -> entry
   std::map<std::string, bool> consumers_;                       ///< "channel/tag" -> no-ack
   std::map<uint16_t, bool> consumeNoAck_, getNoAck_;            ///< of the latest consume / get per channel
+  std::set<uint16_t> failing_; ///< channels an ack of an unknown delivery tag failed, until the client's close-ok
   bool noAckAsked_ = false;                                     ///< any consume or get with no-ack
   std::map<uint16_t, ClientContent> clientContent_;
   std::map<uint16_t, Content> serverContent_;

@@ -243,6 +243,45 @@ TEST_CASE("rabbitmq tracker: a channel.close the server sends of itself hands th
   CHECK(again.kind == ServerMsg::Kind::Pass);
 }
 
+TEST_CASE("rabbitmq tracker: an ack of a delivery tag the channel does not hold acknowledges nothing until the "
+          "channel is closed", "[rabbitmq]") {
+  // RabbitMQ fails the whole method (406, unknown delivery tag), even a `multiple` one whose lower tags it
+  // holds, closes the channel and ignores what the client sends on it until the close-ok.
+  auto ack = [](uint64_t tag, bool multiple) {
+    std::string payload("\x00\x3c\x00\x50", 4);
+    for (int shift = 56; shift >= 0; shift -= 8) payload += static_cast<char>((tag >> shift) & 0xFF);
+    return methodFrame(payload + static_cast<char>(multiple ? 1 : 0));
+  };
+  auto client = [](idem::rabbitmq::AmqpTracker& t, const std::string& frame) {
+    ClientMsg m;
+    REQUIRE(t.onClient(frame, m) == idem::proxy::Decode::Message);
+    CHECK(m.size == frame.size());
+    return m;
+  };
+  {
+    auto tracker = holdingM1(); // m1 is delivery tag 1 of channel 1
+    ClientMsg m = client(*tracker, ack(1, false));
+    CHECK(m.step.acked == Strings{"m1"});
+  }
+  for (bool multiple : {false, true}) {
+    INFO("multiple: " << multiple);
+    auto tracker = holdingM1();
+    ClientMsg bad = client(*tracker, ack(7, multiple));
+    CHECK(bad.kind == ClientMsg::Kind::RequestEnd);
+    CHECK(bad.step.verb == "ACK");
+    CHECK(bad.step.acked.empty());
+    CHECK(bad.step.detail.find("unknown delivery tag") != std::string::npos);
+    ClientMsg late = client(*tracker, ack(1, false)); // sent before the client saw the close: ignored
+    CHECK(late.step.acked.empty());
+    CHECK(tracker->unacked() == std::set<std::string>{"m1"});
+    ServerMsg close;
+    const std::string frame = channelClose("PRECONDITION_FAILED - unknown delivery tag 7");
+    REQUIRE(tracker->onServer(frame, close) == idem::proxy::Decode::Message);
+    CHECK(close.step.returned == Strings{"m1"});
+    CHECK(tracker->unacked().empty());
+  }
+}
+
 TEST_CASE("rabbitmq tracker: a channel.close answering a request hands the channel's messages back with it", "[rabbitmq]") {
   // m1 delivered on channel 1 and unacknowledged; the client asks for a prefetch of 10 (basic.qos) on that
   // channel, and the server answers with a close of the channel: the request failed, m1 goes back.
