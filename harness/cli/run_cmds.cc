@@ -54,8 +54,6 @@ void addRunCommands(CLI::App& app, Handler& handler) {
                   "two consumers: hold c1 at each of its steps until c2 passes each of its steps (a grid; "
                   "docs/faults.md)");
   sweep->final_callback([&handler, sweep] {
-    if (interleave && sweep->count("--shard") > 0)
-      throw CLI::ValidationError("--interleave", "is not sharded yet; leave out --shard");
     if (interleave && sweep->count("--faults") > 0)
       throw CLI::ValidationError("--interleave", "sweeps holds only; leave out --faults");
     for (const char* flag : {"--events", "--exhaustive", "--reduce-above", "--trace-from"})

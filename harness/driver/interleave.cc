@@ -22,7 +22,10 @@
 #include "driver/pool.h"
 #include "driver/progress.h"
 #include "history/trace.h"
+#include "report/shard_section.h"
 #include "report/sweep_section.h"
+#include "search/shard.h"
+#include "supervisor/http_body.h" // fnv64Hex
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -97,8 +100,9 @@ int interleaveCommand(const CommonArgs& common) {
   ReportBuilder report(session.header("sweep"));
   report.schedule(base);
   report.addRun(session.record(baseline, "baseline", target.name));
-  std::cout << fmt::format("sweep --interleave {} × {}: baseline {} ({})\n", target.name, sc.name,
-                           toString(baseline.verdict), base.summary());
+  std::cout << fmt::format("sweep --interleave {} × {}: baseline {} ({}){}\n", target.name, sc.name,
+                           toString(baseline.verdict), base.summary(),
+                           common.shard ? "; shard " + common.shard->str() : "");
   const bool traceUsable = baseline.verdict == Verdict::Pass || baseline.verdict == Verdict::Fail;
 
   // Rows: c1's points on its first entry and on its first retry.
@@ -122,6 +126,21 @@ int interleaveCommand(const CommonArgs& common) {
         }
       }
     }
+  }
+
+  // Every shard plans all rows from its own baseline (their digest lets merge refuse shards whose traces
+  // differ) and runs the rows whose index is in its slice, each with all its cells.
+  std::string planned;
+  for (const auto& r : rows) planned += r.point.point() + "\n";
+  const size_t allRows = rows.size();
+  std::vector<size_t> rowIndex;
+  if (common.shard) {
+    std::vector<HoldRow> mine;
+    for (size_t i : shardItems(rows.size(), *common.shard)) {
+      mine.push_back(std::move(rows[i]));
+      rowIndex.push_back(i);
+    }
+    rows = std::move(mine);
   }
 
   // The rows' own runs, then their columns.
@@ -153,8 +172,10 @@ int interleaveCommand(const CommonArgs& common) {
 
   int fails = baseline.verdict == Verdict::Fail ? 1 : 0, unknown = 0, notFired = 0;
   InterleaveGrid grid;
-  for (const auto& r : rows) {
-    InterleaveRow row{r.point.point(), r.server, r.detail, r.role, {}};
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const auto& r = rows[k];
+    InterleaveRow row{r.point.point(), r.server, r.detail, r.role, {}, {}};
+    if (common.shard) row.index = rowIndex[k];
     std::string line;
     for (const auto& c : r.cells) {
       const auto& j = judged[c.job];
@@ -190,12 +211,18 @@ int interleaveCommand(const CommonArgs& common) {
   grid.reduction = "rows: c1's steps on its first entry and first retry; columns: c2's steps while c1 was held, from "
                    "its first delivering read to its first acknowledgement, and idle";
   SweepSection sweep;
+  sweep.faultsDigest = planned.empty() ? "" : fnv64Hex(planned);
   sweep.faultKinds = {"hold"};
   sweep.failed = fails;
   sweep.unknown = unknown;
   sweep.notFired = notFired;
   sweep.interleave = std::move(grid);
   report.section("sweep", sweep);
+  if (common.shard) {
+    ShardSection shard = shardSection(common.shard->index, common.shard->count, "sweep", static_cast<int64_t>(allRows));
+    shard.baseline = baseline.verdict;
+    report.section("shard", shard);
+  }
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   report.timings({{"total_ms", ms}, {"schedules", total + 1}});
   std::string path = report.write(session.reportDir().string(), common.junit);

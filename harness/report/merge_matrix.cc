@@ -1,5 +1,5 @@
-/// The merges of sweep and compare shards: each fault point (sweep) or cell (compare) comes from the
-/// shard that ran it, and the verdicts are recomputed from them as the unsharded command computes them.
+/// The merges of sweep and compare shards: each fault point (sweep), row of holds (sweep --interleave) or
+/// cell (compare) comes from the shard that ran it, and the verdicts are recomputed from them as the unsharded command computes them.
 /// Every shard ran the fault-free baselines; the merged report keeps shard 0's.
 #include "core/error.h"
 #include "core/verdict.h"
@@ -44,6 +44,67 @@ CompareSection compareOf(const ShardInput& s) {
   }
 }
 
+/// The merge of an interleaving sweep's shards: each row of the grid, with its cells, from the shard that
+/// ran it, in the unsharded grid's order; the counts and the verdict as driver/interleave.cc computes them.
+json mergeInterleave(const ByIndex& byIndex, int n, SweepSection sweep, std::optional<Verdict> baseline) {
+  InterleaveGrid& grid = *sweep.interleave;
+  grid.rows.clear();
+  std::vector<std::pair<json, int>> runs; // each run with the shard that ran it
+  json shards = json::array();
+  bool error = false, interrupted = false;
+  for (const auto& [i, s] : byIndex) {
+    const json& r = s->report;
+    const SweepSection own = r.at("sweep").get<SweepSection>();
+    if (!own.interleave)
+      throw UsageError(fmt::format("merge: {} is a shard of a sweep without --interleave, shard 0 of one with it", s->dir));
+    for (const auto& row : own.interleave->rows) {
+      if (!row.index)
+        throw UsageError(fmt::format("merge: {}: field '/sweep/interleave/rows': a row without its index", s->dir));
+      grid.rows.push_back(row);
+    }
+    for (const auto& run : r.value("runs", json::array()))
+      if (i == 0 || run.value("id", "") != "baseline") runs.emplace_back(relocate(run, i, true), i);
+    error = error || r.value("verdict", "") == "error";
+    interrupted = interrupted || r.contains("interrupted");
+    int ran = 0; // the shard's hold runs
+    for (const auto& row : own.interleave->rows) ran += static_cast<int>(row.cells.size());
+    shards.push_back(shardEntry(i, *s, ran));
+  }
+  std::sort(grid.rows.begin(), grid.rows.end(), [](const InterleaveRow& a, const InterleaveRow& b) { return *a.index < *b.index; });
+  // The unsharded grid's runs: the baseline, then each cell's run (named by its hold) row by row.
+  std::map<std::string, size_t> place;
+  int failed = baseline == Verdict::Fail ? 1 : 0, unknown = 0, notFired = 0;
+  size_t cells = 0;
+  for (auto& row : grid.rows) {
+    row.index.reset();
+    for (const auto& c : row.cells) {
+      place.emplace(c.point, ++cells);
+      failed += c.verdict == Verdict::Fail;
+      unknown += c.verdict != Verdict::Fail && c.verdict != Verdict::Pass;
+      notFired += !c.fired;
+    }
+  }
+  auto placeOf = [&](const json& run) {
+    auto it = place.find(run.value("id", ""));
+    return run.value("id", "") == "baseline" ? size_t(0) : it == place.end() ? cells + 1 : it->second;
+  };
+  std::stable_sort(runs.begin(), runs.end(), [&](const auto& a, const auto& b) { return placeOf(a.first) < placeOf(b.first); });
+  grid.failed = sweep.failed = failed;
+  grid.unknown = sweep.unknown = unknown;
+  grid.notFired = sweep.notFired = notFired;
+  const bool traceUsable = baseline == Verdict::Pass || baseline == Verdict::Fail;
+  const Verdict verdict = sweepVerdict({failed, unknown, notFired, traceUsable, false, error, interrupted});
+
+  json merged = byIndex.at(0)->report;
+  merged["verdict"] = toString(verdict);
+  setRuns(byIndex, runs, merged);
+  if (merged.contains("processes")) merged["processes"] = relocateProcesses(merged["processes"], 0);
+  merged["sweep"] = sweep;
+  merged["merge"] = {{"shards", shards}, {"count", n}, {"picked", nullptr}, {"runs_up_to", nullptr}};
+  sumShards(byIndex, n, static_cast<int64_t>(cells + 1), merged);
+  return merged;
+}
+
 } // namespace
 
 json mergeSweep(const ByIndex& byIndex, int n) {
@@ -55,6 +116,7 @@ json mergeSweep(const ByIndex& byIndex, int n) {
       throw UsageError(fmt::format("merge: the fault-free baseline of shard {} is {} and of shard 0 {}: their points "
                                    "may differ, so they cannot be one sweep", i, shown(s.shard.baseline), shown(baseline)));
   SweepSection sweep = first.at("sweep").get<SweepSection>();
+  if (sweep.interleave) return mergeInterleave(byIndex, n, std::move(sweep), baseline);
   sweep.points.clear();
   sweep.notRun = 0;
   std::vector<std::pair<json, int>> runs; // each run with the shard that ran it

@@ -46,6 +46,7 @@ void from_json(const nlohmann::json& j, InterleaveCell& c) {
 
 void to_json(nlohmann::json& j, const InterleaveRow& r) {
   j = {{"hold", r.hold}, {"server", r.server}, {"detail", r.detail}, {"role", r.role}, {"cells", r.cells}};
+  if (r.index) j["index"] = *r.index;
 }
 
 void from_json(const nlohmann::json& j, InterleaveRow& r) {
@@ -54,6 +55,7 @@ void from_json(const nlohmann::json& j, InterleaveRow& r) {
   r.detail = j.value("detail", std::string());
   r.role = j.value("role", std::string());
   r.cells = j.at("cells").get<std::vector<InterleaveCell>>();
+  r.index = optionalOf<size_t>(j, "index");
 }
 
 void to_json(nlohmann::json& j, const InterleaveGrid& g) {
@@ -74,6 +76,7 @@ void to_json(nlohmann::json& j, const SweepSection& s) {
   if (s.interleave) { // sweep --interleave: a grid of holds, none of a sweep's own counts
     j = {{"points", s.points}, {"fault_kinds", s.faultKinds}, {"skipped", s.skipped}, {"failed", s.failed},
          {"unknown", s.unknown}, {"not_fired", s.notFired}, {"interleave", *s.interleave}};
+    if (!s.faultsDigest.empty()) j["faults_digest"] = s.faultsDigest; // of the grid's hold points, when it has some
     return;
   }
   j = {{"points", s.points}, {"fault_kinds", s.faultKinds}, {"skipped", s.skipped}, {"failed", s.failed},

@@ -44,6 +44,7 @@ struct InterleaveRow {
   std::string server, detail;
   std::string role;   ///< "first delivery of event 1", "retry of event 2"
   std::vector<InterleaveCell> cells; ///< one per step of c2 that releases it, then "idle"
+  std::optional<size_t> index; ///< its place in the unsharded grid's order: in a shard's report only
 
   bool operator==(const InterleaveRow&) const = default;
 };
@@ -73,8 +74,8 @@ struct SweepSection {
   std::string faultsDigest;
   std::optional<std::string> traceFrom; ///< --trace-from: the report whose fault-free run gave the trace
   /// sweep --interleave only: then points is empty, faultKinds is {"hold"}, and the section has only
-  /// points, fault_kinds, skipped, failed, unknown, not_fired and interleave (the others read as their
-  /// defaults).
+  /// points, fault_kinds, skipped, failed, unknown, not_fired, faults_digest (of the grid's hold points)
+  /// and interleave (the others read as their defaults).
   std::optional<InterleaveGrid> interleave;
 };
 

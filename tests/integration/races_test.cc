@@ -5,6 +5,7 @@
 #include "support.h"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 
 using namespace itest;
@@ -74,14 +75,38 @@ TEST_CASE("races: the correct target passes generated schedules of 2 to 3 consum
   CHECK(r.out.find("hold: ") != std::string::npos); // holds were drawn and fired
 }
 
-TEST_CASE("races: the interleaving sweep fails check-then-act at a cell, with its history", "[race][two-cores]") {
-  Result bad = clean({"sweep", "--interleave", "--target", target("check-then-act")});
+TEST_CASE("races: the interleaving sweep fails check-then-act at a cell, with its history, run as two shards "
+          "and merged", "[race][two-cores]") {
+  // Each shard plans every row from its own baseline and runs the rows i with i % 2 == its index; the
+  // merge puts them back in the grid's order.
+  std::vector<std::string> merge{"merge"};
+  std::vector<std::string> holds; // the shards' rows, by their index
+  for (int i = 0; i < 2; ++i) {
+    Result shard = clean({"sweep", "--interleave", "--target", target("check-then-act"), "--shard", fmt::format("{}/2", i)});
+    INFO(shard.out << shard.err);
+    REQUIRE(shard.report["shard"]["index"] == i);
+    CHECK(shard.report["shard"]["baseline"] == "pass");
+    for (const auto& row : shard.report["sweep"]["interleave"]["rows"]) {
+      const size_t at = row["index"].get<size_t>();
+      CHECK(at % 2 == static_cast<size_t>(i));
+      if (holds.size() <= at) holds.resize(at + 1);
+      holds[at] = row["hold"].get<std::string>();
+    }
+    merge.push_back(shard.reportDir.string());
+  }
+  Result bad = clean(merge);
   INFO(bad.out << bad.err);
   CHECK(bad.status == 1);
   const auto& grid = bad.report["sweep"]["interleave"];
   REQUIRE(grid["rows"].size() >= 2);
+  REQUIRE(grid["rows"].size() == holds.size());
+  for (size_t k = 0; k < holds.size(); ++k) {
+    CHECK(grid["rows"][k]["hold"] == holds[k]);
+    CHECK_FALSE(grid["rows"][k].contains("index"));
+  }
   CHECK(grid["failed"].get<int>() >= 1);
   CHECK(grid["not_fired"] == 0);
+  CHECK(bad.report["merge"]["count"] == 2);
   CHECK(bad.report["runs"].size() >= 2); // the baseline and the failing cells, each with its history
 }
 
