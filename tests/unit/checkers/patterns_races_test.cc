@@ -53,6 +53,56 @@ TEST_CASE("the same race with INSERT ... ON CONFLICT: not check-then-act", "[pat
 
 namespace {
 
+/// c1 holds both copies of event 1 (a producer retry) at once and works on them on two connections of a
+/// pool, as a Node consumer whose handler is not awaited: both SELECT before either COMMIT. `other`
+/// delivers event 2 to c1 between the copies.
+std::vector<Op> poolRaceRun(const Scenario& s, bool other) {
+  HistoryBuilder b(s);
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, other ? std::vector<int>{1, 2, 1} : std::vector<int>{1, 1});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", {e[0]});
+  b.read("c1", "XREADGROUP", other ? std::vector<std::string>{e[1], e[2]} : std::vector<std::string>{e[1]});
+  const std::string copy = other ? e[2] : e[1];
+  auto check = [&](int conn) {
+    b.pgConn = conn;
+    b.step("c1", "pg", "BEGIN");
+    b.step("c1", "pg", "SELECT", "SELECT 1 FROM seen_events WHERE event_id = $1");
+  };
+  auto apply = [&](int conn, const std::string& entry) {
+    b.pgConn = conn;
+    b.step("c1", "pg", "INSERT", "INSERT INTO seen_events (event_id) VALUES ($1)");
+    b.step("c1", "pg", "UPDATE", "UPDATE wallets SET balance_halala = balance_halala + $1 WHERE id = $2");
+    b.step("c1", "pg", "COMMIT");
+    b.ack("c1", {entry});
+  };
+  check(2);
+  check(3);
+  apply(3, copy);
+  apply(2, e[0]);
+  b.finalOp(balances(200));
+  return b.ops();
+}
+
+} // namespace
+
+TEST_CASE("check-then-act in one process: two copies held at once, checked on two connections of a pool",
+          "[patterns]") {
+  Scenario s = builtin("wallet");
+  const Violation& v = ofKind(failing(s, poolRaceRun(s, false), "invariant:balance"), "duplicate");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "check-then-act");
+  CHECK(v.pattern->explanation == "c1 held two copies of event 1 at once (XREADGROUP#1, XREADGROUP#2) and worked on "
+                                  "them on two connections: each checked (SELECT#1, SELECT#2) before the other's record "
+                                  "was committed (INSERT#2, COMMIT#2; INSERT#1, COMMIT#1); with no unique constraint both "
+                                  "inserts went in and both applied it");
+  // With event 2 delivered to it meanwhile, which transaction worked on which event is not known: no name.
+  const auto vs = failing(s, poolRaceRun(s, true), "invariant:balance");
+  CHECK(idOf(ofKind(vs, "duplicate")) != "check-then-act");
+}
+
+namespace {
+
 std::vector<Op> versionsRun(const Scenario& s, const std::string& update) {
   HistoryBuilder b(s);
   b.initial({{"latest-city", rows({{"c1", "", "0"}, {"c2", "", "0"}, {"c3", "", "0"}})}});
