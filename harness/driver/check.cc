@@ -271,12 +271,7 @@ Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Mate
   limits.stop = interrupted;
   limits.workers = pool.size();
   limits.replays = args.replays;
-  // From a flaky start, two runs a candidate (one that fails in both is replayed --replays times more),
-  // and at most 60 runs: a consumer whose every schedule fails only sometimes would spend them all.
-  if (cx.flaky) {
-    limits.flakyStartTries = 2;
-    limits.maxRuns = std::min<size_t>(limits.maxRuns, 60);
-  }
+  if (cx.flaky) limits.flakyStart(); // a candidate that fails in both its runs is replayed --replays times more
   // Shrinking may take minutes: on a terminal, a line tells how far it got (off one, the summary after).
   Progress progress("shrinking");
   limits.onBatch = [&progress](size_t runs, int steps, const Schedule& kept) {
@@ -293,9 +288,15 @@ Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Mate
                            sr.stopped.empty() ? "" : "; stopped: " + sr.stopped, sr.schedule.summary()) << std::flush;
   // Newest first; the start (found or reduced) stays if none of them fails every replay: a fail when it
   // did, flaky when not. A candidate whose runs disagreed already is passed over.
+  size_t passedOver = 0;
   for (auto it = sr.accepted.rbegin(); it != sr.accepted.rend() && !interrupted(); ++it) {
     const size_t at = static_cast<size_t>(std::distance(it, sr.accepted.rend())) - 1;
-    if (!sr.failedEveryRun.at(at)) continue;
+    if (!sr.failedEveryRun.at(at)) {
+      if (passedOver++ == 0)
+        std::cout << fmt::format("  smaller schedules failed in only some of their runs (the smallest: {}): not "
+                                 "reported\n", it->summary()) << std::flush;
+      continue;
+    }
     std::vector<std::string> replays;
     std::optional<Judged> judged;
     if (!replayAll(pool, *it, args.replays, first.kinds, replays, judged)) {

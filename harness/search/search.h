@@ -12,6 +12,7 @@
 #include "search/model.h"
 #include "search/case_result.h"
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -55,6 +56,13 @@ struct ShrinkLimits {
   /// sometimes, and `accepted` holds such candidates: the caller replays them for one that fails every
   /// time (a nondeterministic consumer can still have a smaller schedule that does).
   int flakyStartTries = 0;
+  /// For a start whose replays disagreed: two runs a candidate (enough to go on through candidates that
+  /// fail half the time), and at most 60 runs in all, as a consumer whose every schedule fails only
+  /// sometimes would spend the whole budget to end flaky all the same.
+  void flakyStart() {
+    flakyStartTries = 2;
+    maxRuns = std::min<size_t>(maxRuns, 60);
+  }
   /// Told after every batch of candidates: the runs spent so far, the steps accepted and the schedule
   /// kept (check's progress line while it shrinks).
   std::function<void(size_t runs, int steps, const Schedule& kept)> onBatch;
