@@ -48,6 +48,10 @@ private:
   /// Nothing moved (no step, no reply) for this long while a gate holds a step and a request waits: the
   /// server makes the waiting request wait for the held one, so the gate opens.
   static constexpr milliseconds kGateQuiet{300};
+  /// Nothing moved for this long while a hold holds a step and a request waits, with no other step in
+  /// flight: the server may not have begun the request yet (a loaded machine), so a hold ends later than
+  /// after kGateQuiet, which is for a step that waits on the held one (a lock).
+  static constexpr milliseconds kHoldQuiet{2000};
 
   /// A request of the client on its own thread.
   struct Flight {
@@ -180,12 +184,18 @@ void HttpLoop::pump(Done done) {
       ctl_.openGate(fmt::format("nothing moved for {} ms while a request waits for its answer", kGateQuiet.count()));
       moved = Clock::now();
     } else if (Clock::now() - moved >= kGateQuiet && unanswered()) {
-      // The server makes the waiting request wait for a held one (a lock, a "wait" policy): a hold ends.
-      for (const auto& h : ctl_.activeHolds())
-        if (parks(h))
-          ctl_.releaseHold(h.token.id, fmt::format("nothing moved for {} ms while a request waits for its answer "
-                                                   "(the held one may hold what it waits for)", kGateQuiet.count()));
-      moved = Clock::now();
+      // The server makes the waiting request wait for a held one (a lock, a "wait" policy): a hold ends. At
+      // once when a step other than the held ones waits at a server; else the server may not have begun.
+      const auto holds = ctl_.activeHolds();
+      const bool stepWaits = ctl_.inflightAll() > ctl_.gated() + static_cast<int>(holds.size()) + ctl_.delayed();
+      const milliseconds quiet = stepWaits ? kGateQuiet : kHoldQuiet;
+      if (Clock::now() - moved >= quiet) {
+        for (const auto& h : holds)
+          if (parks(h))
+            ctl_.releaseHold(h.token.id, fmt::format("nothing moved for {} ms while a request waits for its answer "
+                                                     "(the held one may hold what it waits for)", quiet.count()));
+        moved = Clock::now();
+      }
     }
     if (remaining().count() == 0)
       throw HttpRunLimit{"deadline", fmt::format("deadline of {} ms reached while the client waited for an answer; raise --deadline",
