@@ -301,8 +301,12 @@ proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, co
   }
   // Its acknowledgements reached the broker: now, before a fault after the step acts (a forget undoes them).
   if (!reply.error && !f.answered) ackedAtBroker_.insert(s.acked.begin(), s.acked.end());
-  if (auto fault = f.setUp || f.stopping ? std::nullopt : takeFault(When::After, f.step.verb, f.k, names_[owner], f.pk)) {
-    proxy::Decision d = fire(lock, owner, *fault, s, f.server, token, false);
+  std::optional<Fault> fault = f.setUp || f.stopping ? std::nullopt : takeFault(When::After, f.step.verb, f.k, names_[owner], f.pk);
+  proxy::Decision d;
+  if (fault) d = fire(lock, owner, *fault, s, f.server, token, false);
+  // A fault that took no action (a hold whose point was passed already, an error not applied, a pause that
+  // stopped no process) leaves the reply to go on as if it had none: recorded, and what it tells counted.
+  if (fault && d.kind != proxy::Decision::Kind::Pass) {
     if (d.kind == proxy::Decision::Kind::Hold) {
       // The reply reaches the process after the delay (onReleased): still in flight until then, counted as
       // before (onReleased ends it again, a blocking read included).
