@@ -49,6 +49,8 @@ Found effectWithoutDedup(const HistoryView& h, const Violation& v) {
     for (const DeliveryRec* d : ds) {
       const KillRec* kill = killOf(h, d->process, d->op);
       if (!kill || h.ackBy(d->process, d->entry, d->op, kill->op)) continue;
+      // Work of several entries at once on a pool's connections: which one a COMMIT was for is not known.
+      if (overlappingTransactions(h, d->process, d->op, kill->op)) continue;
       // The effect after the last acknowledgement is another entry's when one before it in the batch was
       // still unacknowledged (the producer's retry of an event, later in the batch, not yet reached).
       if (const std::string on = workedOn(h, *d, kill->op); !on.empty() && on != d->entry) continue;

@@ -127,6 +127,10 @@ std::optional<StepAt> commitOf(const HistoryView& h, const std::string& process,
 std::optional<StepAt> writeFor(const HistoryView& h, const DeliveryRec& d);
 /// Whether a COMMIT of `process` took effect (committed) between ops `after` and `before`.
 bool committedBetween(const HistoryView& h, const std::string& process, int64_t after, int64_t before);
+/// Whether `process` worked on two PostgreSQL connections at once between ops `after` and `before`: a step
+/// on one while a transaction of another was open (a pool whose work overlaps). Which of its deliveries a
+/// step was for can then not be told from the order of its steps.
+bool overlappingTransactions(const HistoryView& h, const std::string& process, int64_t after, int64_t before);
 /// The kill of `process` after op `after` (nullptr when none).
 const KillRec* killOf(const HistoryView& h, const std::string& process, int64_t after);
 /// The event id of event n ("" when it was never sent).

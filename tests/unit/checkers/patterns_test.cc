@@ -141,6 +141,32 @@ TEST_CASE("effect-without-dedup: COMMIT, a kill before XACK, the redelivery appl
                           "that inserted a row; COMMIT; then XACK");
 }
 
+TEST_CASE("a COMMIT before a kill on one of two connections at work at once is not told as an entry's effect",
+          "[patterns]") {
+  // c1 works on its batch on a pool's two connections at once: the transaction committed before the kill
+  // may be any entry's, so no kill story names an event for it.
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"after:COMMIT#1"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2, 3});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  b.pgConn = 2;
+  b.step("c1", "pg", "BEGIN");
+  b.pgConn = 3;
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE");
+  b.step("c1", "pg", "COMMIT", "COMMIT", "killed-after");
+  b.kill("c1", "after:COMMIT#1");
+  b.spawn("c2");
+  b.pgConn = 4;
+  b.read("c2", "XAUTOCLAIM", e);
+  for (int i : {0, 1, 2}) credit(b, "c2", e[i]);
+  b.finalOp(balances(100 + 300 + 900 + 100));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "duplicate");
+  CHECK((!v.pattern || v.pattern->explanation.find("committed the effect of event") == std::string::npos));
+}
+
 TEST_CASE("effect-without-dedup: the producer's retry applied again, no dedup step in the run", "[patterns]") {
   Scenario s = builtin("wallet");
   const Violation& v = ofKind(failing(s, simpleWalletRun(), "invariant:balance"), "duplicate");
