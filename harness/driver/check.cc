@@ -62,8 +62,7 @@ bool learnModel(WorkerPool& pool, const Scenario& sc, const Target& t, CheckSumm
     small.events = {large.events.front()};
     small.stream = {{small.events.front().n, 1}};
   }
-  // Both at once on two workers: another worker's Valkey db adds a SELECT step, which the counts leave out
-  // (KillModel::reliableCounts).
+  // Both at once on two workers: another worker's Valkey db adds a SELECT step (KillModel::reliableCounts).
   auto both = pool.judgeAll(std::vector<Schedule>{large, small});
   Judged &jl = both[0], &js = both[1];
   for (const Judged* j : {&jl, &js}) {
@@ -73,6 +72,7 @@ bool learnModel(WorkerPool& pool, const Scenario& sc, const Target& t, CheckSumm
     return false;
   }
   sum.model = KillModel::learn(js.history.ops(), 1, jl.history.ops(), largeEntries);
+  sum.concurrentWork = concurrentWork(jl.history.ops());
   if (!sc.http)
     for (const auto& p : compare::classifySlowWorkPoints(jl.history.ops()))
       if (!p.also.empty()) sum.slowWork.push_back({p.fault.verb, p.fault.k, p.also.front().verb, p.also.front().k});
@@ -233,7 +233,7 @@ SearchResult search(WorkerPool& pool, const Cases& cases, const Materialize& mat
 /// reported as a fail is always one that failed every time, and one that never did is flaky.
 Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Materialize& materializeShape,
                                 const SearchResult& res, const CaseResult& first, const CheckArgs& args,
-                                const ModelParams& params) {
+                                const ModelParams& params, bool concurrentWork) {
   Counterexample cx;
   cx.index = *res.firstFailure;
   auto shrinkable = cases.at(cx.index);
@@ -271,6 +271,7 @@ Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Mate
   limits.stop = interrupted;
   limits.workers = pool.size();
   limits.replays = args.replays;
+  limits.concurrentWork = concurrentWork;
   if (cx.flaky) limits.flakyStart(); // a candidate that fails in both its runs is replayed --replays times more
   // Shrinking may take minutes: on a terminal, a line tells how far it got (off one, the summary after).
   Progress progress("shrinking");
@@ -309,7 +310,7 @@ Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Mate
       continue;
     }
     cx.schedule = *it;
-    const bool concurrentRuns = concurrent(*it);
+    const bool concurrentRuns = concurrentWork || concurrent(*it);
     // Its runs while shrinking (with their confirmations, or the tries of a flaky start's candidate).
     cx.verdicts = {"fail"};
     const size_t shrinkRuns = limits.flakyStartTries > 0 ? static_cast<size_t>(limits.flakyStartTries) - 1
@@ -463,7 +464,7 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
   const bool shrinking = res.firstFailure && !Cleanup::interrupted();
   if (shrinking) {
     auto tShrink = Clock::now();
-    sum.cx = counterexampleOf(pool, cases, materializeShape, res, *failing, args, params);
+    sum.cx = counterexampleOf(pool, cases, materializeShape, res, *failing, args, params, sum.concurrentWork);
     sum.shrinkMs = msSince(tShrink);
     if (!Cleanup::interrupted()) save(session, common, args, *sum.cx);
   }

@@ -53,6 +53,7 @@ struct CheckSummary : CheckCounts {
   /// The slow-work points of the fault-free trace (compare's slow:ack class): the class shapes plan them.
   std::vector<ModelParams::SlowWork> slowWork;
   std::optional<Counterexample> cx;
+  bool concurrentWork = false; ///< its trace showed a process working on two connections at once
   std::optional<Judged> trace;  ///< a trace run that could not be judged (its logs go to the report)
   /// The unknown (or error) run of the search with the lowest index, and that index: in the report, so
   /// that an unknown can be read and replayed, not only counted.

@@ -132,7 +132,7 @@ ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const CaseResult&
       res.runs += schedules.size();
       for (size_t i = 0; i < batch.size() && !progress; ++i) {
         if (!sameFailure(outs[i], kinds)) continue;
-        const int confirm = concurrent(schedules[i]) ? std::max(1, limits.replays) : 1;
+        const int confirm = limits.concurrentWork || concurrent(schedules[i]) ? std::max(1, limits.replays) : 1;
         auto again = eval(std::vector<Schedule>(static_cast<size_t>(confirm), schedules[i]));
         res.runs += again.size();
         if (!std::all_of(again.begin(), again.end(), [&](const CaseResult& o) { return sameFailure(o, kinds); })) {
