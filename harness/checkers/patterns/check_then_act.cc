@@ -48,7 +48,7 @@ Found oneProcess(const HistoryView& h, int n) {
     for (size_t j = i + 1; j < copies.size(); ++j) {
       const DeliveryRec& a = *copies[i];
       const DeliveryRec& b = *copies[j];
-      if (a.process != b.process || a.entry == b.entry) continue;
+      if (a.process != b.process) continue; // two entries of the event, or one handed to it twice
       const AckRec* ackA = h.ackBy(a.process, a.entry, a.op, kNoOp);
       if (ackA && ackA->op < b.op) continue; // not held at once
       const AckRec* ackB = h.ackBy(b.process, b.entry, b.op, kNoOp);

@@ -101,6 +101,37 @@ TEST_CASE("check-then-act in one process: two copies held at once, checked on tw
   CHECK(idOf(ofKind(vs, "duplicate")) != "check-then-act");
 }
 
+TEST_CASE("check-then-act in one process: one entry handed to it again while it worked on it, checked on two "
+          "connections", "[patterns]") {
+  // A broker that redelivers an entry its holder has not acknowledged yet (NATS after AckWait, into the
+  // same pull) to that holder: the two deliveries are worked on at once.
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s);
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  b.pgConn = 2;
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "SELECT", "SELECT 1 FROM seen_events WHERE event_id = $1");
+  b.read("c1", "XAUTOCLAIM", e);
+  b.pgConn = 3;
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "SELECT", "SELECT 1 FROM seen_events WHERE event_id = $1");
+  for (int conn : {2, 3}) {
+    b.pgConn = conn;
+    b.step("c1", "pg", "INSERT", "INSERT INTO seen_events (event_id) VALUES ($1)");
+    b.step("c1", "pg", "UPDATE", "UPDATE wallets SET balance_halala = balance_halala + $1 WHERE id = $2");
+    b.step("c1", "pg", "COMMIT");
+  }
+  b.ack("c1", e);
+  b.finalOp(balances(200));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "duplicate");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "check-then-act");
+  CHECK_THAT(v.pattern->explanation, Contains("c1 held two copies of event 1 at once (XREADGROUP#1, XAUTOCLAIM#1)"));
+}
+
 namespace {
 
 std::vector<Op> versionsRun(const Scenario& s, const std::string& update) {
