@@ -44,17 +44,46 @@ CompareSection compareOf(const ShardInput& s) {
   }
 }
 
+/// What every sweep shard gives alike: its runs (each with the shard that ran it; the baseline from shard 0
+/// only), its entry in the merge section, whether it erred or was interrupted; and the merged report.
+struct SweepShards {
+  std::vector<std::pair<json, int>> runs;
+  json shards = json::array();
+  bool error = false, interrupted = false;
+
+  void add(int i, const ShardInput& s, int ran) {
+    const json& r = s->report;
+    for (const auto& run : r.value("runs", json::array()))
+      if (i == 0 || run.value("id", "") != "baseline") runs.emplace_back(relocate(run, i, true), i);
+    error = error || r.value("verdict", "") == "error";
+    interrupted = interrupted || r.contains("interrupted");
+    shards.push_back(shardEntry(i, *s, ran));
+  }
+  /// The runs in the unsharded order: `placeOf` a run's place (the baseline's 0).
+  template <class Place>
+  void order(Place placeOf) {
+    std::stable_sort(runs.begin(), runs.end(), [&](const auto& a, const auto& b) { return placeOf(a.first) < placeOf(b.first); });
+  }
+  json merged(const ByIndex& byIndex, int n, const SweepSection& sweep, Verdict verdict, size_t schedules) const {
+    json out = byIndex.at(0)->report;
+    out["verdict"] = toString(verdict);
+    setRuns(byIndex, runs, out);
+    if (out.contains("processes")) out["processes"] = relocateProcesses(out["processes"], 0);
+    out["sweep"] = sweep;
+    out["merge"] = {{"shards", shards}, {"count", n}, {"picked", nullptr}, {"runs_up_to", nullptr}};
+    sumShards(byIndex, n, static_cast<int64_t>(schedules), out);
+    return out;
+  }
+};
+
 /// The merge of an interleaving sweep's shards: each row of the grid, with its cells, from the shard that
 /// ran it, in the unsharded grid's order; the counts and the verdict as driver/interleave.cc computes them.
 json mergeInterleave(const ByIndex& byIndex, int n, SweepSection sweep, std::optional<Verdict> baseline) {
   InterleaveGrid& grid = *sweep.interleave;
   grid.rows.clear();
-  std::vector<std::pair<json, int>> runs; // each run with the shard that ran it
-  json shards = json::array();
-  bool error = false, interrupted = false;
+  SweepShards all;
   for (const auto& [i, s] : byIndex) {
-    const json& r = s->report;
-    const SweepSection own = r.at("sweep").get<SweepSection>();
+    const SweepSection own = s->report.at("sweep").get<SweepSection>();
     if (!own.interleave)
       throw UsageError(fmt::format("merge: {} is a shard of a sweep without --interleave, shard 0 of one with it", s->dir));
     for (const auto& row : own.interleave->rows) {
@@ -62,13 +91,9 @@ json mergeInterleave(const ByIndex& byIndex, int n, SweepSection sweep, std::opt
         throw UsageError(fmt::format("merge: {}: field '/sweep/interleave/rows': a row without its index", s->dir));
       grid.rows.push_back(row);
     }
-    for (const auto& run : r.value("runs", json::array()))
-      if (i == 0 || run.value("id", "") != "baseline") runs.emplace_back(relocate(run, i, true), i);
-    error = error || r.value("verdict", "") == "error";
-    interrupted = interrupted || r.contains("interrupted");
     int ran = 0; // the shard's hold runs
     for (const auto& row : own.interleave->rows) ran += static_cast<int>(row.cells.size());
-    shards.push_back(shardEntry(i, *s, ran));
+    all.add(i, s, ran);
   }
   std::sort(grid.rows.begin(), grid.rows.end(), [](const InterleaveRow& a, const InterleaveRow& b) { return *a.index < *b.index; });
   // The unsharded grid's runs: the baseline, then each cell's run (named by its hold) row by row.
@@ -84,25 +109,16 @@ json mergeInterleave(const ByIndex& byIndex, int n, SweepSection sweep, std::opt
       notFired += !c.fired;
     }
   }
-  auto placeOf = [&](const json& run) {
+  all.order([&](const json& run) {
     auto it = place.find(run.value("id", ""));
     return run.value("id", "") == "baseline" ? size_t(0) : it == place.end() ? cells + 1 : it->second;
-  };
-  std::stable_sort(runs.begin(), runs.end(), [&](const auto& a, const auto& b) { return placeOf(a.first) < placeOf(b.first); });
+  });
   grid.failed = sweep.failed = failed;
   grid.unknown = sweep.unknown = unknown;
   grid.notFired = sweep.notFired = notFired;
   const bool traceUsable = baseline == Verdict::Pass || baseline == Verdict::Fail;
-  const Verdict verdict = sweepVerdict({failed, unknown, notFired, traceUsable, false, error, interrupted});
-
-  json merged = byIndex.at(0)->report;
-  merged["verdict"] = toString(verdict);
-  setRuns(byIndex, runs, merged);
-  if (merged.contains("processes")) merged["processes"] = relocateProcesses(merged["processes"], 0);
-  merged["sweep"] = sweep;
-  merged["merge"] = {{"shards", shards}, {"count", n}, {"picked", nullptr}, {"runs_up_to", nullptr}};
-  sumShards(byIndex, n, static_cast<int64_t>(cells + 1), merged);
-  return merged;
+  const Verdict verdict = sweepVerdict({failed, unknown, notFired, traceUsable, false, all.error, all.interrupted});
+  return all.merged(byIndex, n, sweep, verdict, cells + 1);
 }
 
 } // namespace
@@ -119,19 +135,12 @@ json mergeSweep(const ByIndex& byIndex, int n) {
   if (sweep.interleave) return mergeInterleave(byIndex, n, std::move(sweep), baseline);
   sweep.points.clear();
   sweep.notRun = 0;
-  std::vector<std::pair<json, int>> runs; // each run with the shard that ran it
-  json shards = json::array();
-  bool error = false, interrupted = false;
+  SweepShards all;
   for (const auto& [i, s] : byIndex) {
-    const json& r = s->report;
-    const SweepSection own = r.at("sweep").get<SweepSection>();
+    const SweepSection own = s->report.at("sweep").get<SweepSection>();
     sweep.points.insert(sweep.points.end(), own.points.begin(), own.points.end());
     sweep.notRun += own.notRun;
-    for (const auto& run : r.value("runs", json::array()))
-      if (i == 0 || run.value("id", "") != "baseline") runs.emplace_back(relocate(run, i, true), i);
-    error = error || r.value("verdict", "") == "error";
-    interrupted = interrupted || r.contains("interrupted");
-    shards.push_back(shardEntry(i, *s, static_cast<int>(own.points.size())));
+    all.add(i, s, static_cast<int>(own.points.size()));
   }
   auto& points = sweep.points;
   std::sort(points.begin(), points.end(), [](const SweepPoint& a, const SweepPoint& b) { return a.index < b.index; });
@@ -139,13 +148,12 @@ json mergeSweep(const ByIndex& byIndex, int n) {
   // by its fault, as its point is); the index is the shard's, the unsharded sweep has none.
   std::map<std::string, size_t> place;
   for (size_t k = 0; k < points.size(); ++k) place.emplace(points[k].point, k);
-  auto placeOf = [&](const json& run) {
+  all.order([&](const json& run) {
     const std::string id = run.value("id", "");
     if (id == "baseline") return size_t(0);
     auto it = place.find(id);
     return it == place.end() ? points.size() + 1 : it->second + 1;
-  };
-  std::stable_sort(runs.begin(), runs.end(), [&](const auto& a, const auto& b) { return placeOf(a.first) < placeOf(b.first); });
+  });
   for (auto& p : points) p.index.reset();
   // The unsharded sweep's counts and verdict (driver/sweep.cc).
   sweep.failed = baseline == Verdict::Fail ? 1 : 0;
@@ -157,16 +165,9 @@ json mergeSweep(const ByIndex& byIndex, int n) {
   }
   const bool traceUsable = baseline == Verdict::Pass || baseline == Verdict::Fail;
   const bool noFaults = points.empty() && sweep.noFaults.has_value(); // ran none at all
-  const Verdict verdict = sweepVerdict({sweep.failed, sweep.unknown, sweep.notFired, traceUsable, noFaults, error, interrupted});
-
-  json merged = first;
-  merged["verdict"] = toString(verdict);
-  setRuns(byIndex, runs, merged);
-  if (merged.contains("processes")) merged["processes"] = relocateProcesses(merged["processes"], 0);
-  merged["sweep"] = sweep;
-  merged["merge"] = {{"shards", shards}, {"count", n}, {"picked", nullptr}, {"runs_up_to", nullptr}};
-  sumShards(byIndex, n, static_cast<int64_t>(points.size() + 1), merged);
-  return merged;
+  const Verdict verdict =
+      sweepVerdict({sweep.failed, sweep.unknown, sweep.notFired, traceUsable, noFaults, all.error, all.interrupted});
+  return all.merged(byIndex, n, sweep, verdict, points.size() + 1);
 }
 
 json mergeCompare(const ByIndex& byIndex, int n) {
