@@ -77,4 +77,9 @@ void classifyViolations(const Scenario& s, const std::vector<Op>& history, std::
 /// Fail if any fails, else unknown if any is unknown, else pass.
 Verdict merge(const std::vector<CheckResult>& results);
 
+/// Whether a process of `history` worked on two PostgreSQL connections at once: a step on one while a
+/// transaction of another was open (checkers/tx_statement.h overlappingTransactions). Such a consumer
+/// handles several deliveries at once, and one process's run is then left to timing too.
+bool concurrentWork(const std::vector<Op>& history);
+
 } // namespace idem

@@ -1,6 +1,8 @@
 #include "checkers/tx_statement.h"
 
+#include <algorithm>
 #include <cctype>
+#include <map>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -101,4 +103,31 @@ TxStatement txStatement(const ops::Step& s) {
   return {K::RollbackTo, name()};
 }
 
+bool overlappingTransactions(const std::vector<const ops::Step*>& steps) {
+  using K = TxStatement::Kind;
+  std::map<int, bool> open; // connection -> a transaction open on it
+  for (const ops::Step* s : steps) {
+    if (s->server != "pg") continue;
+    if (std::any_of(open.begin(), open.end(), [&](const auto& o) { return o.second && o.first != s->conn; })) return true;
+    const TxStatement t = txStatement(*s);
+    if (t.kind == K::Begin || opensWithBegin(*s)) open[s->conn] = true;
+    else if (t.kind == K::Commit || t.kind == K::Rollback || t.kind == K::Prepare || t.kind == K::Prepared ||
+             commitsWithin(*s))
+      open[s->conn] = false;
+  }
+  return false;
+}
+
 } // namespace idem::detail
+
+namespace idem {
+
+bool concurrentWork(const std::vector<Op>& history) {
+  std::map<std::string, std::vector<const ops::Step*>> byProcess;
+  for (const auto& op : history)
+    if (const auto* s = op.as<ops::Step>()) byProcess[op.process].push_back(s);
+  return std::any_of(byProcess.begin(), byProcess.end(),
+                     [](const auto& p) { return detail::overlappingTransactions(p.second); });
+}
+
+} // namespace idem

@@ -6,6 +6,7 @@
 #include "history/history.h"
 
 #include <string>
+#include <vector>
 
 namespace idem::detail {
 
@@ -47,5 +48,10 @@ bool oneStatement(const ops::Step& s);
 /// A COMMIT (one statement) that PostgreSQL answered ROLLBACK: its transaction had failed, and nothing of it
 /// took effect.
 bool failedCommit(const ops::Step& s);
+
+/// Whether these steps of one process, in order, worked on two PostgreSQL connections at once: a step on one
+/// while a transaction of another was open (a pool whose work overlaps). Which delivery a step was for can
+/// then not be told from the order of the steps, and the order of a run is left to timing.
+bool overlappingTransactions(const std::vector<const ops::Step*>& steps);
 
 } // namespace idem::detail

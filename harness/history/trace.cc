@@ -153,18 +153,4 @@ std::vector<Fault> faultsAt(const TracePoint& p, const std::vector<std::string>&
 
 int sweepDelayMs(int claimIdleMs) { return std::max(100, 3 * claimIdleMs); }
 
-bool concurrentWork(const std::vector<Op>& history) {
-  std::map<std::string, std::map<int, bool>> open; // process -> connection -> a transaction open on it
-  for (const auto& op : history) {
-    const auto* s = op.as<ops::Step>();
-    if (!s || s->server != "pg") continue;
-    auto& conns = open[op.process];
-    if (std::any_of(conns.begin(), conns.end(), [&](const auto& c) { return c.second && c.first != s->conn; }))
-      return true;
-    if (s->verb == "BEGIN" || s->verb == "START") conns[s->conn] = true;
-    else if (s->verb == "COMMIT" || s->verb == "END" || s->verb == "ROLLBACK" || s->verb == "ABORT") conns[s->conn] = false;
-  }
-  return false;
-}
-
 } // namespace idem

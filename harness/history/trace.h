@@ -81,11 +81,6 @@ bool workStep(const ops::Step& s);
 /// The entries `process` acknowledged, in order, with the work of each.
 std::vector<EntryWork> entryWork(const std::vector<Op>& history, const std::string& process);
 
-/// Whether a process of `history` worked on two PostgreSQL connections at once: a step on one while a
-/// transaction it began on another (BEGIN or START, until COMMIT, END, ROLLBACK or ABORT) was open. Such a
-/// consumer handles several deliveries at once, and one process's run is then left to timing too.
-bool concurrentWork(const std::vector<Op>& history);
-
 /// Whether a command is connection set-up: what a client library sends on a connection as it connects, not
 /// the target's work. It is numbered apart from the target's own steps (a SQL SELECT#1 is the first SQL
 /// SELECT, whatever Valkey database a worker uses) and is never a fault point nor a hold's release point: it

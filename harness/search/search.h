@@ -51,7 +51,7 @@ struct ShrinkLimits {
   /// Runs that confirm a concurrent candidate (search/reductions.h concurrent) after its batch: check's
   /// --replays, the count the reported counterexample must fail in.
   int replays = 3;
-  /// The target works on several deliveries at once in one process (history/trace.h concurrentWork): every
+  /// The target works on several deliveries at once in one process (checkers/checkers.h concurrentWork): every
   /// candidate is confirmed as a concurrent one, its order left to timing whatever its consumers.
   bool concurrentWork = false;
   /// Runs of each candidate when the start's own replays disagreed (0: they did not). A candidate is then

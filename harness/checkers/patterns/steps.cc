@@ -260,15 +260,9 @@ std::optional<StepAt> writeFor(const HistoryView& h, const DeliveryRec& d) {
 }
 
 bool overlappingTransactions(const HistoryView& h, const std::string& process, int64_t after, int64_t before) {
-  std::map<int, bool> open; // connection -> a transaction open on it
-  for (const auto& st : stepsOf(h, process, after, before)) {
-    if (st.step->server != "pg") continue;
-    const int conn = st.step->conn;
-    if (std::any_of(open.begin(), open.end(), [&](const auto& o) { return o.second && o.first != conn; })) return true;
-    if (isBegin(*st.step) || opensWithBegin(*st.step)) open[conn] = true;
-    else if (endsTransaction(*st.step) || commitsWithin(*st.step)) open[conn] = false;
-  }
-  return false;
+  std::vector<const ops::Step*> steps;
+  for (const auto& st : stepsOf(h, process, after, before)) steps.push_back(st.step);
+  return detail::overlappingTransactions(steps);
 }
 
 bool committedBetween(const HistoryView& h, const std::string& process, int64_t after, int64_t before) {

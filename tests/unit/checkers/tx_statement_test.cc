@@ -1,4 +1,5 @@
 // txStatement(): what a PostgreSQL step does to its connection's transaction, read from its first statement.
+#include "checkers/checkers.h"
 #include "checkers/tx_statement.h"
 
 #include <catch2/catch.hpp>
@@ -66,4 +67,25 @@ TEST_CASE("tx statement: one statement shown whole, not several nor one cut shor
   CHECK(oneStatement(pg("COMMIT", "COMMIT;")));
   CHECK_FALSE(oneStatement(pg("BEGIN", "BEGIN; INSERT INTO t VALUES (1); COMMIT")));
   CHECK_FALSE(oneStatement(pg("INSERT", "INSERT INTO processed_messages (event_id) VALUES ($1) ON CONFLICT...")));
+}
+
+TEST_CASE("tx statement: a process working on two PostgreSQL connections at once is concurrent work, one after "
+          "another is not", "[tx]") {
+  auto stepOn = [](int conn, const std::string& verb) {
+    ops::Step s = pg(verb, verb);
+    s.conn = conn;
+    return s;
+  };
+  History after; // c1 on connection 1, then on 2; c2 on its own 1 meanwhile
+  for (const char* verb : {"BEGIN", "UPDATE", "COMMIT"}) after.append("c1", stepOn(1, verb));
+  after.append("c2", stepOn(1, "BEGIN"));
+  for (const char* verb : {"BEGIN", "UPDATE", "COMMIT"}) after.append("c1", stepOn(2, verb));
+  after.append("c2", stepOn(1, "COMMIT"));
+  CHECK_FALSE(concurrentWork(after.ops()));
+  History atOnce; // c1's second connection begins while its first is in a transaction
+  atOnce.append("c1", stepOn(1, "BEGIN"));
+  atOnce.append("c1", stepOn(2, "BEGIN"));
+  atOnce.append("c1", stepOn(1, "COMMIT"));
+  atOnce.append("c1", stepOn(2, "COMMIT"));
+  CHECK(concurrentWork(atOnce.ops()));
 }

@@ -414,26 +414,3 @@ TEST_CASE("history: the note after a restart tells a process that made no new co
   CHECK_FALSE(ops::Note::afterRestart("pg", "restart:after:COMMIT#1:pg", "c1 reconnected").saysNoNewConnection("c1"));
   CHECK_FALSE(ops::Note{"c1 made no new connection"}.saysNoNewConnection("c1"));
 }
-
-TEST_CASE("trace: a process working on two PostgreSQL connections at once is concurrent work, one after another "
-          "is not") {
-  auto stepOn = [](int conn, const std::string& verb) {
-    ops::Step s;
-    s.server = "pg";
-    s.conn = conn;
-    s.verb = verb;
-    return s;
-  };
-  History after; // c1 on connection 1, then on 2; c2 on its own 1 meanwhile
-  for (const char* verb : {"BEGIN", "UPDATE", "COMMIT"}) after.append("c1", stepOn(1, verb));
-  after.append("c2", stepOn(1, "BEGIN"));
-  for (const char* verb : {"BEGIN", "UPDATE", "COMMIT"}) after.append("c1", stepOn(2, verb));
-  after.append("c2", stepOn(1, "COMMIT"));
-  CHECK_FALSE(concurrentWork(after.ops()));
-  History atOnce; // c1's second connection begins while its first is in a transaction
-  atOnce.append("c1", stepOn(1, "BEGIN"));
-  atOnce.append("c1", stepOn(2, "BEGIN"));
-  atOnce.append("c1", stepOn(1, "COMMIT"));
-  atOnce.append("c1", stepOn(2, "COMMIT"));
-  CHECK(concurrentWork(atOnce.ops()));
-}
