@@ -9,6 +9,7 @@
 
 #include "core/cleanup.h"
 #include "core/error.h"
+#include "checkers/checkers.h"
 #include "history/trace.h"
 #include "plan/fault_kind.h"
 #include "scenario/decodable.h"
@@ -28,6 +29,7 @@
 #include <mutex>
 #include <random>
 #include <set>
+#include <utility>
 #include <unistd.h>
 
 namespace idem {
@@ -287,13 +289,12 @@ Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Mate
   cx.flakyCandidates = sr.flakyCandidates;
   std::cout << fmt::format("  shrunk in {} step{} ({} runs{}): {}\n", sr.steps, sr.steps == 1 ? "" : "s", sr.runs,
                            sr.stopped.empty() ? "" : "; stopped: " + sr.stopped, sr.schedule.summary()) << std::flush;
-  // Newest first; the start (found or reduced) stays if none of them fails every replay: a fail when it
-  // did, flaky when not. A candidate whose runs disagreed already is passed over.
-  size_t passedOver = 0;
+  // Newest first, past those whose runs disagreed; the start stays if none fails every replay (fail or flaky).
+  bool toldPassedOver = false;
   for (auto it = sr.accepted.rbegin(); it != sr.accepted.rend() && !interrupted(); ++it) {
     const size_t at = static_cast<size_t>(std::distance(it, sr.accepted.rend())) - 1;
     if (!sr.failedEveryRun.at(at)) {
-      if (passedOver++ == 0)
+      if (!std::exchange(toldPassedOver, true))
         std::cout << fmt::format("  smaller schedules failed in only some of their runs (the smallest: {}): not "
                                  "reported\n", it->summary()) << std::flush;
       continue;

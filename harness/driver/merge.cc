@@ -165,17 +165,17 @@ int mergeCommand(const MergeArgs& args) {
                              c.coverageSummary.planned);
   } else if (command == "sweep") {
     const SweepSection w = merged.at("sweep").get<SweepSection>();
-    size_t cells = 0;
-    if (w.interleave)
+    if (w.interleave) {
+      size_t cells = 0;
       for (const auto& row : w.interleave->rows) cells += row.cells.size();
-    if (w.interleave)
       std::cout << fmt::format("{}: {} hold points × c2's steps, {} runs, {} failed, {} not fired, {} unknown\n", verdict,
                                w.interleave->rows.size(), cells, w.failed, w.notFired, w.unknown);
-    else
+    } else {
       std::cout << fmt::format("{}: {} faults run{}, {} failed, {} not fired, {} unknown\n", verdict, w.points.size(),
                                w.reduced ? fmt::format(" (reduced: {} of {} points, {} classes)", w.selectedPoints,
                                                        w.tracePoints, w.classes) : "",
                                w.failed, w.notFired, w.unknown);
+    }
   } else {
     const CompareSection c = merged.at("compare").get<CompareSection>();
     std::cout << compare::terminalTable(c);

@@ -86,13 +86,13 @@ json mergeInterleave(const ByIndex& byIndex, int n, SweepSection sweep, std::opt
     const SweepSection own = s->report.at("sweep").get<SweepSection>();
     if (!own.interleave)
       throw UsageError(fmt::format("merge: {} is a shard of a sweep without --interleave, shard 0 of one with it", s->dir));
+    int ran = 0; // the shard's hold runs
     for (const auto& row : own.interleave->rows) {
       if (!row.index)
         throw UsageError(fmt::format("merge: {}: field '/sweep/interleave/rows': a row without its index", s->dir));
       grid.rows.push_back(row);
+      ran += static_cast<int>(row.cells.size());
     }
-    int ran = 0; // the shard's hold runs
-    for (const auto& row : own.interleave->rows) ran += static_cast<int>(row.cells.size());
     all.add(i, s, ran);
   }
   std::sort(grid.rows.begin(), grid.rows.end(), [](const InterleaveRow& a, const InterleaveRow& b) { return *a.index < *b.index; });

@@ -104,6 +104,17 @@ ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const CaseResult&
       }
       if (progress) break;
       if (batch.empty()) return res; // a local minimum: no shrink of it fails
+      auto take = [&](size_t i, const CaseResult& outcome, bool every) { // candidate i goes on from here
+        res.shape = batch[i];
+        res.schedule = schedules[i];
+        res.outcome = outcome;
+        res.accepted.push_back(res.schedule);
+        res.failedEveryRun.push_back(every);
+        res.steps++;
+        current = keyOf(res.schedule);
+        progress = true;
+      };
+      const auto same = [&](const CaseResult& o) { return sameFailure(o, kinds); };
       if (limits.flakyStartTries > 0) { // each candidate several times; taken when one of its runs fails
         const size_t tries = static_cast<size_t>(limits.flakyStartTries);
         std::vector<Schedule> runs;
@@ -112,18 +123,9 @@ ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const CaseResult&
         res.runs += runs.size();
         for (size_t i = 0; i < batch.size() && !progress; ++i) {
           const auto first = outs.begin() + static_cast<std::ptrdiff_t>(i * tries);
-          const auto hit = std::find_if(first, first + static_cast<std::ptrdiff_t>(tries),
-                                        [&](const CaseResult& o) { return sameFailure(o, kinds); });
-          if (hit == first + static_cast<std::ptrdiff_t>(tries)) continue;
-          res.shape = batch[i];
-          res.schedule = schedules[i];
-          res.outcome = *hit;
-          res.accepted.push_back(res.schedule);
-          res.failedEveryRun.push_back(std::all_of(first, first + static_cast<std::ptrdiff_t>(tries),
-                                                   [&](const CaseResult& o) { return sameFailure(o, kinds); }));
-          res.steps++;
-          current = keyOf(res.schedule);
-          progress = true;
+          const auto last = first + static_cast<std::ptrdiff_t>(tries);
+          const auto hit = std::find_if(first, last, same);
+          if (hit != last) take(i, *hit, std::all_of(first, last, same));
         }
         if (limits.onBatch) limits.onBatch(res.runs, res.steps, res.schedule);
         continue;
@@ -131,22 +133,12 @@ ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const CaseResult&
       auto outs = eval(schedules);
       res.runs += schedules.size();
       for (size_t i = 0; i < batch.size() && !progress; ++i) {
-        if (!sameFailure(outs[i], kinds)) continue;
+        if (!same(outs[i])) continue;
         const int confirm = limits.concurrentWork || concurrent(schedules[i]) ? std::max(1, limits.replays) : 1;
         auto again = eval(std::vector<Schedule>(static_cast<size_t>(confirm), schedules[i]));
         res.runs += again.size();
-        if (!std::all_of(again.begin(), again.end(), [&](const CaseResult& o) { return sameFailure(o, kinds); })) {
-          res.flakyCandidates++;
-          continue;
-        }
-        res.shape = batch[i];
-        res.schedule = schedules[i];
-        res.outcome = again.back();
-        res.accepted.push_back(res.schedule);
-        res.failedEveryRun.push_back(true);
-        res.steps++;
-        current = keyOf(res.schedule);
-        progress = true;
+        if (std::all_of(again.begin(), again.end(), same)) take(i, again.back(), true);
+        else res.flakyCandidates++;
       }
       if (limits.onBatch) limits.onBatch(res.runs, res.steps, res.schedule);
     }

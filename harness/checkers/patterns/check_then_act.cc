@@ -53,11 +53,10 @@ Found oneProcess(const HistoryView& h, int n) {
       if (ackA && ackA->op < b.op) continue; // not held at once
       const AckRec* ackB = h.ackBy(b.process, b.entry, b.op, kNoOp);
       const int64_t until = std::max(ackA ? ackA->op : kNoOp, ackB ? ackB->op : kNoOp);
-      bool others = false;
-      for (int m = 1; m <= static_cast<int>(h.requirePlan().schedule.events.size()) && !others; ++m)
-        for (const DeliveryRec* d : h.deliveriesOf(m))
-          others = others || (m != n && d->process == a.process && d->op > a.op && d->op < until);
-      if (others) continue;
+      if (std::any_of(h.deliveries.begin(), h.deliveries.end(), [&](const DeliveryRec& d) {
+            return d.n > 0 && d.n != n && d.process == a.process && d.op > a.op && d.op < until;
+          }))
+        continue;
       // The first check after the first copy, and the first on another connection, each on its own.
       std::optional<Work> first, second;
       for (const auto& st : stepsOf(h, a.process, a.op, until)) {
