@@ -167,8 +167,13 @@ int interleaveCommand(const CommonArgs& common) {
   progress.clear();
   Progress progress2("sweep --interleave " + target.name + " (cells)", cellSchedules.size());
   auto more = pool.judgeAll(cellSchedules, false, [&](size_t, const Judged& j) { progress2.done(j.verdict == Verdict::Fail); });
-  progress2.clear();
   for (auto& j : more) judged.push_back(std::move(j));
+  // A hold that did not fire (c1 never held what it was to hold) runs again: the run that fires replaces it.
+  const std::vector<int> runsOf = pool.againUntilReached(judged, kRunsToReach, holdFired, [&](size_t, const Judged& j) {
+    progress2.addTotal(1);
+    progress2.done(j.verdict == Verdict::Fail);
+  });
+  progress2.clear();
 
   int fails = baseline.verdict == Verdict::Fail ? 1 : 0, unknown = 0, notFired = 0;
   InterleaveGrid grid;
@@ -184,7 +189,7 @@ int interleaveCommand(const CommonArgs& common) {
       fails += j.verdict == Verdict::Fail;
       unknown += j.verdict != Verdict::Fail && j.verdict != Verdict::Pass;
       const Fault& fault = j.schedule.faults.front();
-      row.cells.push_back({c.until.empty() ? "idle" : c.until, fault.str(), j.verdict, f, j.kinds()});
+      row.cells.push_back({c.until.empty() ? "idle" : c.until, fault.str(), j.verdict, f, runsOf[c.job], j.kinds()});
       line += fmt::format(" {}={}", c.until.empty() ? "idle" : c.until.substr(c.until.find(':') + 1),
                           !f ? "not-fired" : j.verdict == Verdict::Fail ? "FAIL(" + fmt::format("{}", fmt::join(j.kinds(), ",")) + ")" : toString(j.verdict));
       if (j.verdict != Verdict::Pass) report.addRun(session.record(j, fault.str(), target.name));
@@ -193,6 +198,7 @@ int interleaveCommand(const CommonArgs& common) {
     grid.rows.push_back(std::move(row));
     std::cout << fmt::format("  hold {:<24}{}\n", r.point.point(), line);
   }
+  for (int n : runsOf) total += static_cast<size_t>(n - 1); // the holds run again
   Verdict verdict = fails ? Verdict::Fail : (unknown || notFired || !traceUsable) ? Verdict::Unknown : Verdict::Pass;
   if (!baseline.error.empty()) verdict = Verdict::Error;
   if (!baseline.error.empty())

@@ -50,4 +50,26 @@ std::vector<Judged> WorkerPool::judgeAll(const std::vector<Schedule>& schedules,
   return judgeAll(jobs, keepLogs, done);
 }
 
+std::vector<int> WorkerPool::againUntilReached(std::vector<Judged>& judged, int runs,
+                                               const std::function<bool(const Judged&)>& reached,
+                                               const std::function<void(size_t, const Judged&)>& done) {
+  std::vector<int> count(judged.size(), 1);
+  for (int round = 1; round < runs && !Cleanup::interrupted(); ++round) {
+    std::vector<size_t> again;
+    for (size_t i = 0; i < judged.size(); ++i)
+      if (!reached(judged[i]) && judged[i].verdict != Verdict::Fail) again.push_back(i);
+    if (again.empty()) break;
+    std::vector<Schedule> schedules;
+    for (size_t i : again) schedules.push_back(judged[i].schedule);
+    auto more = judgeAll(schedules, false, [&](size_t k, const Judged& j) {
+      if (done) done(again[k], j);
+    });
+    for (size_t k = 0; k < again.size(); ++k) {
+      judged[again[k]] = std::move(more[k]);
+      count[again[k]]++;
+    }
+  }
+  return count;
+}
+
 } // namespace idem

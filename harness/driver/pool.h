@@ -10,6 +10,10 @@
 
 namespace idem {
 
+/// Runs of one schedule, at most, until it reaches the step its fault is at (againUntilReached): a sweep's
+/// point, an interleaving's hold. One that reached it in none counts as never fired.
+inline constexpr int kRunsToReach = 3;
+
 class WorkerPool {
 public:
   /// `workers` <= 0: the session's.
@@ -32,6 +36,15 @@ public:
   /// The schedules against target 0.
   std::vector<Judged> judgeAll(const std::vector<Schedule>& schedules, bool keepLogs = false,
                                const std::function<void(size_t, const Judged&)>& done = {});
+
+  /// Runs the schedule of each `judged[i]` that did not reach what it was for (`reached` false) and did
+  /// not fail (a failure stands) again, up to `runs` runs in all: a step one run did not reach, as the
+  /// size of a batch or an offset commit on a timer decides, is often reached when it runs again. A later
+  /// run replaces the earlier one. `done(i, judged)` as in judgeAll, `i` indexing `judged`. Returns how
+  /// many times each ran.
+  std::vector<int> againUntilReached(std::vector<Judged>& judged, int runs,
+                                     const std::function<bool(const Judged&)>& reached,
+                                     const std::function<void(size_t, const Judged&)>& done = {});
 
 private:
   Session& session_;

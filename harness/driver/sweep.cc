@@ -1,6 +1,7 @@
 /// idemproof sweep: one fault-free run records the trace of steps; then one run per kill point of that
 /// trace, before and after each step, each judged. Which steps have no point, and why: history/trace.h.
-/// A point whose kill never fired is unknown (and says so); so is the sweep when its fault-free run is.
+/// A point whose kill never fired is run again, up to kRunsToReach runs in all; one that never fired is
+/// unknown (and says so); so is the sweep when its fault-free run is.
 /// A trace of more points than --reduce-above (default kSweepReduceAbove) runs the reduced selection of
 /// history/point_class.h instead of every point, unless --exhaustive; each point run names its class.
 #include "driver/commands.h"
@@ -171,6 +172,12 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
     if (Cleanup::interrupted()) spoiled[k] = 1;
     progress.done(j.verdict == Verdict::Fail);
   });
+  // A point whose fault did not fire runs again: the run that fires replaces the others.
+  const std::vector<int> runsOf = pool.againUntilReached(judged, kRunsToReach, fired, [&](size_t k, const Judged& j) {
+    if (Cleanup::interrupted()) spoiled[k] = 1;
+    progress.addTotal(1);
+    progress.done(j.verdict == Verdict::Fail);
+  });
   progress.clear();
 
   int fails = baseline.verdict == Verdict::Fail && !baselineSpoiled ? 1 : 0, unknown = 0, notFired = 0;
@@ -195,11 +202,13 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
     auto kinds = j.kinds();
     const Fault& fault = j.schedule.faults.front();
     const TracePoint& p = points[pointOf[i]];
-    section.points.push_back({fault.str(), fault.kind, p.server, p.detail, classes[pointOf[i]].key, j.verdict, f, kinds,
-                              common.shard ? std::optional<size_t>(indexOf[i]) : std::nullopt});
+    section.points.push_back({fault.str(), fault.kind, p.server, p.detail, classes[pointOf[i]].key, j.verdict, f,
+                              runsOf[i], kinds, common.shard ? std::optional<size_t>(indexOf[i]) : std::nullopt});
     const std::string pattern = j.pattern();
-    std::cout << fmt::format("  {:<30} {:<7} {:<10} {}{}{}\n", fault.str(), p.server, f ? toString(j.verdict) : "not fired",
-                             kindsText(kinds), pattern.empty() ? "" : " — " + pattern, f ? unknownWhy(j) : "");
+    const std::string runs = runsOf[i] == 1 ? "" : f ? fmt::format(" (fired in run {} of the point)", runsOf[i])
+                                                       : fmt::format(" (in none of {} runs)", runsOf[i]);
+    std::cout << fmt::format("  {:<30} {:<7} {:<10} {}{}{}{}\n", fault.str(), p.server, f ? toString(j.verdict) : "not fired",
+                             kindsText(kinds), pattern.empty() ? "" : " — " + pattern, f ? unknownWhy(j) : "", runs);
     if (j.verdict != Verdict::Pass) report.addRun(session.record(j, fault.str(), target.name));
   }
   // A sweep that ran no fault proves nothing about faults: unknown, naming why, never a pass.
@@ -248,16 +257,19 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   // Interrupted: the schedules that ran to their end, which alone are counted.
   const size_t ran = schedules.size() - std::min(notRun, schedules.size());
-  report.timings({{"total_ms", ms}, {"schedules", ran + 1}});
+  size_t again = 0; // the runs of points that had not fired
+  for (int n : runsOf) again += static_cast<size_t>(n - 1);
+  report.timings({{"total_ms", ms}, {"schedules", ran + 1 + again}});
   std::string path = report.write(session.reportDir().string(), common.junit);
   // `fails` counts the fault-free run's failure too (the verdict and the report's sweep.failed): the line
   // counts the faults' runs and says the fault-free run failed apart.
   const bool baselineFailed = baseline.verdict == Verdict::Fail && !baselineSpoiled;
-  std::cout << fmt::format("{}: {} faults run ({}{}), {} failed{}, {} not fired, {} unknown, {} steps skipped; {} ms\n",
+  std::cout << fmt::format("{}: {} faults run ({}{}), {} failed{}, {} not fired{}, {} unknown, {} steps skipped; {} ms\n",
                            toString(verdict), ran, fmt::join(swept, ","),
                            reduced ? fmt::format("; reduced: {} of {} points, {} classes", points.size(), tracePoints,
                                                  classesInTrace) : "",
                            fails - (baselineFailed ? 1 : 0), baselineFailed ? " and the fault-free run" : "", notFired,
+                           again ? fmt::format(" ({} runs again of points not reached)", again) : "",
                            unknown, section.skipped.size(), ms);
   std::cout << "report: " << path << "\n";
   return exitStatus(verdict);

@@ -9,7 +9,7 @@ using section_json::orNull;
 
 void to_json(nlohmann::json& j, const SweepPoint& p) {
   j = {{"point", p.point}, {"kind", p.kind}, {"server", p.server}, {"detail", p.detail}, {"class", p.cls},
-       {"verdict", toString(p.verdict)}, {"fired", p.fired}, {"kinds", p.kinds}};
+       {"verdict", toString(p.verdict)}, {"fired", p.fired}, {"runs", p.runs}, {"kinds", p.kinds}};
   if (p.index) j["index"] = *p.index;
 }
 
@@ -21,6 +21,7 @@ void from_json(const nlohmann::json& j, SweepPoint& p) {
   p.cls = j.value("class", std::string());
   p.verdict = verdictFromString(j.at("verdict").get<std::string>());
   p.fired = j.at("fired").get<bool>();
+  p.runs = j.value("runs", 1);
   p.kinds = j.value("kinds", std::set<std::string>());
   p.index = optionalOf<size_t>(j, "index");
 }
@@ -33,7 +34,7 @@ void from_json(const nlohmann::json& j, SkippedStep& s) {
 }
 
 void to_json(nlohmann::json& j, const InterleaveCell& c) {
-  j = {{"until", c.until}, {"point", c.point}, {"verdict", toString(c.verdict)}, {"fired", c.fired}, {"kinds", c.kinds}};
+  j = {{"until", c.until}, {"point", c.point}, {"verdict", toString(c.verdict)}, {"fired", c.fired}, {"runs", c.runs}, {"kinds", c.kinds}};
 }
 
 void from_json(const nlohmann::json& j, InterleaveCell& c) {
@@ -41,6 +42,7 @@ void from_json(const nlohmann::json& j, InterleaveCell& c) {
   c.point = j.at("point").get<std::string>();
   c.verdict = verdictFromString(j.at("verdict").get<std::string>());
   c.fired = j.at("fired").get<bool>();
+  c.runs = j.value("runs", 1);
   c.kinds = j.value("kinds", std::set<std::string>());
 }
 

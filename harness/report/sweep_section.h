@@ -23,6 +23,7 @@ struct SweepPoint {
   std::string cls;    ///< its point class (history/point_class.h), "class"
   Verdict verdict = Verdict::Unknown;
   bool fired = false;
+  int runs = 1; ///< how many times it ran: a point its run did not reach is run again (driver/pool.h)
   std::set<std::string> kinds; ///< violation kinds
   std::optional<size_t> index; ///< its place in the unsharded sweep's order: in a shard's report only
 };
@@ -33,6 +34,7 @@ struct InterleaveCell {
   std::string point;  ///< the hold's text form, also its run's id
   Verdict verdict = Verdict::Unknown;
   bool fired = false; ///< the hold fired
+  int runs = 1;       ///< how many times it ran: a hold that did not fire is run again (driver/pool.h)
   std::set<std::string> kinds; ///< violation kinds
 
   bool operator==(const InterleaveCell&) const = default;

@@ -46,3 +46,30 @@ TEST_CASE("sweep: a sweep that ran no fault point is unknown, naming why, never 
   CHECK(r.report["sweep"]["no_faults"].get<std::string>().find("takes a hold fault") != std::string::npos);
   CHECK(r.out.find("unknown: no fault ran") != std::string::npos);
 }
+
+TEST_CASE("sweep: a point its run did not reach runs again, and counts as fired when a later run reaches it") {
+  // steps-vary sends one SELECT after its first COMMIT in odd-numbered runs only: the fault-free run (the
+  // first) has it, and of the two kill points at it, run one after the other (--workers 1), one falls on an
+  // even run. Its next two runs are one odd and one even: it fires in one of them.
+  Result r = idemproof({"sweep", "--target", testTarget("steps-vary"), "--scenario", "wallet", "--events", "1",
+                        "--workers", "1"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.report["sweep"]["not_fired"] == 0);
+  int again = 0, atSelect = 0;
+  for (const auto& p : r.report["sweep"]["points"]) {
+    CHECK(p["fired"] == true);
+    CHECK(p["verdict"] == "pass");
+    const std::string point = p["point"];
+    if (point.find(":SELECT#1") == std::string::npos) {
+      CHECK(p["runs"] == 1);
+      continue;
+    }
+    ++atSelect;
+    again += p["runs"].get<int>() > 1;
+  }
+  CHECK(atSelect == 2);
+  CHECK(again == 1);
+  CHECK(r.out.find("of the point)") != std::string::npos);
+  CHECK(r.out.find("runs again of points not reached") != std::string::npos);
+}
