@@ -59,6 +59,14 @@ SearchResult searchCases(size_t n, int workers, const std::function<CaseResult(i
   return res;
 }
 
+Schedule withoutUnfired(const Schedule& s, const CaseResult& outcome) {
+  Schedule out = s;
+  std::erase_if(out.faults, [&](const Fault& f) {
+    return std::find(outcome.fired.begin(), outcome.fired.end(), f) == outcome.fired.end();
+  });
+  return out;
+}
+
 ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const CaseResult& startOutcome,
                            const std::function<Schedule(const Shape&)>& materialize, const BatchEval& eval,
                            const ShrinkLimits& limits) {
@@ -68,8 +76,8 @@ ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const CaseResult&
   std::string current = keyOf(res.schedule);
   std::set<std::string> tried{current};
   size_t width = static_cast<size_t>(std::max(1, limits.workers));
-  bool progress = true;
-  while (progress) {
+  bool progress = true, finalCandidate = false;
+  while (progress && !finalCandidate) {
     progress = false;
     auto seq = res.shape.shrinks();
     while (!progress) {
@@ -103,7 +111,15 @@ ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const CaseResult&
         schedules.push_back(std::move(s));
       }
       if (progress) break;
-      if (batch.empty()) return res; // a local minimum: no shrink of it fails
+      if (batch.empty()) { // a local minimum: no shrink of it fails
+        // Last, the schedule without the faults that did not fire in the run kept: they changed nothing in
+        // it, and a counterexample should not carry them. A candidate as any other, its shape the same.
+        Schedule s = withoutUnfired(res.schedule, res.outcome);
+        if (finalCandidate || s.faults.size() == res.schedule.faults.size() || !tried.insert(keyOf(s)).second) return res;
+        finalCandidate = true;
+        batch.push_back(res.shape);
+        schedules.push_back(std::move(s));
+      }
       auto take = [&](size_t i, const CaseResult& outcome, bool every) { // candidate i goes on from here
         res.shape = batch[i];
         res.schedule = schedules[i];

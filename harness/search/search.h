@@ -86,12 +86,17 @@ struct ShrinkResult {
   std::vector<bool> failedEveryRun;
 };
 
+/// `s` without the faults that did not fire in the run whose outcome is `outcome`.
+Schedule withoutUnfired(const Schedule& s, const CaseResult& outcome);
+
 /// Shrinks a failing shape greedily along RapidCheck's shrink tree. A candidate is accepted when it is
 /// the same failure (sameFailure with the original's kinds) in its batch and in every confirmation run
 /// after it: one for a sequential candidate, limits.replays (run at once) for a concurrent one, whose
 /// order is left to timing. So a flaky candidate is never taken, and the result is the last candidate
 /// that failed every time, never a smaller one that did not (but see limits.flakyStartTries). A candidate
 /// that materializes to the current schedule is taken without running; one already tried is not run again.
+/// At the local minimum, one last candidate: the schedule kept without the faults that did not fire in
+/// its run (withoutUnfired), taken by the same rule; then `shape` is the minimum's, which still has them.
 ShrinkResult shrinkFailure(const rc::Shrinkable<Shape>& start, const CaseResult& startOutcome,
                            const std::function<Schedule(const Shape&)>& materialize, const BatchEval& eval,
                            const ShrinkLimits& limits);

@@ -293,3 +293,63 @@ TEST_CASE("shrinking finds the smallest failing schedule and never takes a flaky
   }
   CHECK(tried);
 }
+
+TEST_CASE("at its local minimum the shrinker drops the faults that did not fire in the run kept, when it still fails") {
+  auto sc = builtin("wallet");
+  auto km = dedupTableModel();
+  auto gen = shapeGen(sc, km, {});
+  auto mat = [&](const Shape& s) { return materialize(s, sc, km, 5); };
+  // A start with two faults or more, and no shrink of its own: the local minimum is the start.
+  std::optional<rc::Shrinkable<Shape>> start;
+  for (uint64_t i = 0; i < 1000 && !start; ++i) {
+    auto c = generateCase(gen, 5, i);
+    if (mat(c.value()).faults.size() >= 2) start = rc::shrinkable::just(c.value());
+  }
+  REQUIRE(start);
+  const Schedule s = mat(start->value());
+  const Fault firedOne = s.faults.front(); // only the first fault fires, in every run
+  auto outcome = [&](const Schedule& x, bool fail) {
+    CaseResult o;
+    o.verdict = fail ? Verdict::Fail : Verdict::Pass;
+    if (fail) o.kinds = {"duplicate"};
+    o.planned = x.faults;
+    if (std::find(x.faults.begin(), x.faults.end(), firedOne) != x.faults.end()) o.fired = {firedOne};
+    return o;
+  };
+  size_t runs = 0;
+  // Fails whatever its faults: the schedule of the fired fault alone is kept.
+  BatchEval always = [&](const std::vector<Schedule>& ss) {
+    std::vector<CaseResult> out;
+    for (const auto& x : ss) out.push_back(outcome(x, true));
+    runs += ss.size();
+    return out;
+  };
+  auto r = shrinkFailure(*start, outcome(s, true), mat, always, {1, 500});
+  CHECK(r.stopped.empty());
+  CHECK(r.steps == 1);
+  CHECK(r.runs == runs); // the candidate and its confirmation
+  CHECK(runs >= 2);
+  REQUIRE(r.schedule.faults.size() == 1);
+  CHECK(r.schedule.faults.front() == firedOne);
+  CHECK(r.schedule.events.size() == s.events.size());
+  REQUIRE(r.accepted.size() == 1);
+  CHECK(r.failedEveryRun.front());
+  CHECK(withoutUnfired(s, outcome(s, true)).faults == r.schedule.faults);
+
+  // Fails only with all of them (a fault that did not fire in one run may in another): nothing is dropped.
+  BatchEval allOfThem = [&](const std::vector<Schedule>& ss) {
+    std::vector<CaseResult> out;
+    for (const auto& x : ss) out.push_back(outcome(x, x.faults.size() == s.faults.size()));
+    return out;
+  };
+  r = shrinkFailure(*start, outcome(s, true), mat, allOfThem, {1, 500});
+  CHECK(r.steps == 0);
+  CHECK(r.runs == 1);
+  CHECK(r.schedule.faults == s.faults);
+  // Every fault fired: no candidate is left to run.
+  CaseResult all = outcome(s, true);
+  all.fired = s.faults;
+  r = shrinkFailure(*start, all, mat, always, {1, 500});
+  CHECK(r.runs == 0);
+  CHECK(r.schedule.faults == s.faults);
+}
