@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <stdexcept>
+#include <vector>
 
 namespace idem::nats::client {
 
@@ -24,6 +25,16 @@ constexpr int64_t kNsPerMs = 1000000;
   throw std::runtime_error(fmt::format("NATS {}: {}{}{}", what, natsStatus_GetText(s),
                                        jerr ? fmt::format(" (JetStream error {})", static_cast<int>(jerr)) : "",
                                        last && *last ? fmt::format(": {}", last) : ""));
+}
+
+/// The durable's redelivery times after AckWait (JetStream's BackOff): the first redelivery after AckWait,
+/// as a claim would come, then 250 ms and 1 s at least. A killed consumer's messages come back as fast as
+/// before, but a live consumer that works through a batch longer than AckWait no longer gets its messages
+/// again and again meanwhile (each delivery more makes the final values harder to tell apart). Empty when
+/// AckWait is 1 s or more (every time would be AckWait's).
+std::vector<int64_t> backOffMs(int ackWaitMs) {
+  if (ackWaitMs >= 1000) return {};
+  return {ackWaitMs, std::max(ackWaitMs, 250), 1000};
 }
 
 /// A process-wide counter for Nats-Msg-Id: fresh for every publish of the harness.
@@ -121,6 +132,13 @@ void NatsBroker::createConsumer() {
   cc.AckPolicy = js_AckExplicit;
   cc.DeliverPolicy = js_DeliverAll;
   cc.AckWait = int64_t(ackWaitMs_) * kNsPerMs;
+  std::vector<int64_t> backOff;
+  for (int64_t ms : backOffMs(ackWaitMs_)) backOff.push_back(ms * kNsPerMs);
+  if (!backOff.empty()) {
+    cc.BackOff = backOff.data();
+    cc.BackOffLen = static_cast<int>(backOff.size());
+    cc.MaxDeliver = int64_t(1) << 30; // JetStream wants a bound past the BackOff's length: none a run reaches
+  }
   jsConsumerInfo* ci = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
   natsStatus s = js_AddConsumer(&ci, admin_->js(), stream_.c_str(), &cc, nullptr, &jerr);

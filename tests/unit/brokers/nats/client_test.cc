@@ -69,6 +69,23 @@ std::map<std::string, std::string> envOf(const NatsBroker& b) {
   return env;
 }
 
+/// The durable's AckWait and BackOff as the server keeps them, in ms.
+std::pair<int64_t, std::vector<int64_t>> durableTimes(const std::map<std::string, std::string>& env) {
+  natsConnection* nc = nullptr;
+  jsCtx* js = nullptr;
+  jsConsumerInfo* ci = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  REQUIRE(natsConnection_ConnectTo(&nc, env.at("NATS_URL").c_str()) == NATS_OK);
+  REQUIRE(natsConnection_JetStream(&js, nc, nullptr) == NATS_OK);
+  REQUIRE(js_GetConsumerInfo(&ci, js, env.at("STREAM").c_str(), env.at("DURABLE").c_str(), nullptr, &jerr) == NATS_OK);
+  std::pair<int64_t, std::vector<int64_t>> out{ci->Config->AckWait / 1000000, {}};
+  for (int i = 0; i < ci->Config->BackOffLen; ++i) out.second.push_back(ci->Config->BackOff[i] / 1000000);
+  jsConsumerInfo_Destroy(ci);
+  jsCtx_Destroy(js);
+  natsConnection_Destroy(nc);
+  return out;
+}
+
 } // namespace client_test
 
 using namespace client_test;
@@ -187,4 +204,26 @@ TEST_CASE("nats url: a token or a user, the host and port, and one-line errors n
       CHECK(what.find(says) != std::string::npos);
     }
   }
+}
+
+TEST_CASE("nats client: the durable redelivers after AckWait, then after its BackOff's longer times, also once forgotten") {
+  NatsBroker b(20);
+  b.reset();
+  const auto env = envOf(b);
+  // AckWait, then 250 ms and 1 s between later deliveries of a message.
+  CHECK(durableTimes(env) == std::make_pair(int64_t(20), std::vector<int64_t>{20, 250, 1000}));
+  CHECK(b.publish({{"w1", "e-1", {{"n", "1"}}}}) == Strings{"1"});
+  {
+    Puller c(env);
+    CHECK(std::get<0>(c.next(false)) == 1);
+    CHECK(std::get<0>(c.next(false)) == 1); // again after AckWait
+    CHECK(std::get<0>(c.next(true)) == 1);  // and again, 250 ms later
+  }
+  CHECK(b.progress().pending == 0);
+  b.forget();
+  CHECK(durableTimes(env) == std::make_pair(int64_t(20), std::vector<int64_t>{20, 250, 1000}));
+  // From 1 s on, AckWait alone.
+  NatsBroker slow(1000);
+  slow.reset();
+  CHECK(durableTimes(envOf(slow)) == std::make_pair(int64_t(1000), std::vector<int64_t>{}));
 }
