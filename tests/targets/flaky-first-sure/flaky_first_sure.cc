@@ -6,25 +6,13 @@
 // a copy (a redelivery after a kill) fails every time: check must not stop at a failure whose replays disagreed, but
 // shrink it to one that fails every time. Statements are sent with exec_params.
 #include "consumer.h"
+#include "../run_parity.h"
 
 #include <pqxx/pqxx>
 
-#include <cstdlib>
 #include <string>
 
 using namespace idem::targets;
-
-namespace {
-
-/// Whether this run's number, the part of IDEMPROOF_RUN after its '/', is odd.
-bool oddRun() {
-  const char* run = std::getenv("IDEMPROOF_RUN");
-  std::string s = run ? run : "";
-  const auto slash = s.rfind('/');
-  return slash != std::string::npos && slash + 1 < s.size() && (s.back() - '0') % 2 == 1;
-}
-
-} // namespace
 
 int main() {
   return consumerMain("flaky-first-sure", [] {
