@@ -16,8 +16,12 @@ std::string cell(const SweepPoint* p, const Anchors& anchors) {
   if (!p) return "<td class=\"cell na\">—</td>";
   std::string verdict = toString(p->verdict), kinds;
   for (const auto& k : p->kinds) kinds += (kinds.empty() ? "" : ", ") + k;
-  std::string text = p->fired ? verdict + (kinds.empty() ? "" : ": " + kinds) : "not fired";
-  std::string title = p->cls.empty() ? "" : fmt::format(" title=\"class {}\"", esc(p->cls));
+  std::string text = p->fired ? verdict + (kinds.empty() ? "" : ": " + kinds)
+                              : p->runs > 1 ? fmt::format("not fired in {} runs", p->runs) : "not fired";
+  std::string about = p->cls.empty() ? "" : "class " + p->cls;
+  if (p->fired && p->runs > 1) // its earlier runs did not reach the step
+    about += fmt::format("{}fired in run {} of the point", about.empty() ? "" : "; ", p->runs);
+  std::string title = about.empty() ? "" : fmt::format(" title=\"{}\"", esc(about));
   return fmt::format("<td class=\"cell {}\"{}>{}</td>", verdictClass(verdict), title, linkTo(anchors, p->point, text));
 }
 
