@@ -81,12 +81,27 @@ CheckResult exactlyOnce(const HttpView& h) {
       out.push_back(std::move(v));
     } else if (n == 0) {
       if (const Req* ref = h.reference(key)) {
-        // Why, when the history shows it: a COMMIT answered ROLLBACK that the server took for success.
-        std::string why = "the key's state committed without the effect";
+        // Why, when the history shows it: a COMMIT answered ROLLBACK that the server took for success; a
+        // COMMIT that never reached PostgreSQL, the answer written without waiting for it; a COMMIT that
+        // took effect without the effect (the key's state alone).
+        std::string why = h.committedDuring(*ref) ? "the key's state committed without the effect"
+                                                  : "nothing the server committed while it was in flight holds it";
         if (const ops::Step* c = h.failedCommitDuring(*ref))
           why = fmt::format("while r{} was in flight {}'s {}#{} was answered ROLLBACK (a statement of its transaction "
                             "had failed, so nothing of it took effect), and the server answered success anyway",
                             ref->r->id, ref->r->server, c->verb, c->k);
+        else if (const ops::Step* u = h.unsentCommitDuring(*ref); u && u->outcome == ops::StepOutcome::Answered)
+          why = fmt::format("while r{} was in flight {}'s {}#{} got an error in PostgreSQL's place (it never reached "
+                            "PostgreSQL, so nothing of its transaction took effect), and the server answered success "
+                            "anyway", ref->r->id, ref->r->server, u->verb, u->k);
+        else if (u)
+          why = fmt::format("while r{} was in flight {}'s {}#{} never reached PostgreSQL ({}), so nothing of its "
+                            "transaction took effect, and r{} was answered success all the same: the server wrote "
+                            "its answer without waiting for its COMMIT",
+                            ref->r->id, ref->r->server, u->verb, u->k,
+                            u->outcome == ops::StepOutcome::KilledBefore ? "the process was killed before it"
+                                                                         : "its connection was dropped before it",
+                            ref->r->id);
         auto v = violation(h, "lost-effect", "exactly-once", key,
                            fmt::format("r{} was answered {} for key {}, but no effect of it exists: {}", ref->r->id,
                                        ref->a->status, key, why),

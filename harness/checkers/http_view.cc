@@ -128,6 +128,30 @@ const ops::Step* HttpView::failedCommitDuring(const Req& q) const {
   return nullptr;
 }
 
+const ops::Step* HttpView::unsentCommitDuring(const Req& q) const {
+  const int64_t end = std::min<int64_t>(q.answeredAt(), static_cast<int64_t>(ops.size()));
+  for (int64_t i = q.op->index + 1; i < end; ++i) {
+    const Op& op = ops[static_cast<size_t>(i)];
+    const auto* s = op.as<ops::Step>();
+    if (!s || op.process != q.r->server || txStatement(*s).kind != TxStatement::Kind::Commit) continue;
+    using O = ops::StepOutcome;
+    if (s->outcome == O::KilledBefore || s->outcome == O::DroppedBefore || s->outcome == O::Answered) return s;
+  }
+  return nullptr;
+}
+
+bool HttpView::committedDuring(const Req& q) const {
+  const int64_t end = std::min<int64_t>(q.answeredAt(), static_cast<int64_t>(ops.size()));
+  for (int64_t i = q.op->index + 1; i < end; ++i) {
+    const Op& op = ops[static_cast<size_t>(i)];
+    const auto* s = op.as<ops::Step>();
+    if (s && op.process == q.r->server && txStatement(*s).kind == TxStatement::Kind::Commit && s->replied() &&
+        !s->error && !failedCommit(*s))
+      return true;
+  }
+  return false;
+}
+
 bool HttpView::killedDuring(const Req& q) const {
   return std::any_of(killOps.begin(), killOps.end(), [&](int64_t k) { return k > q.op->index && k < q.answeredAt(); });
 }

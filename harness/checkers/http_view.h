@@ -62,6 +62,12 @@ struct HttpView {
   /// The first COMMIT the server process that served `q` sent while `q` was in flight that PostgreSQL answered
   /// ROLLBACK (its transaction had failed, so nothing of it took effect), or nullptr.
   const ops::Step* failedCommitDuring(const Req& q) const;
+  /// The first COMMIT the server process that served `q` sent while `q` was in flight that never reached
+  /// PostgreSQL (the process killed or its connection dropped before it, or an error answered in its
+  /// place), or nullptr.
+  const ops::Step* unsentCommitDuring(const Req& q) const;
+  /// Whether a COMMIT the server process that served `q` sent while `q` was in flight took effect.
+  bool committedDuring(const Req& q) const;
   /// Whether a kill fired while `q` was in flight (after it was written, before its answer).
   bool killedDuring(const Req& q) const;
   /// Whether a fault other than a kill (a dropped connection, an error, a restart, ...) fired at the server

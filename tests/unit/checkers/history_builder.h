@@ -280,8 +280,10 @@ public:
   /// A PostgreSQL statement of the server on its connection `conn`; k counts per verb over the run, as the
   /// proxy does.
   void sql(const std::string& verb, const std::string& detail = "", int conn = 1,
-           std::vector<std::string> tables = {}, const std::string& summary = "") {
+           std::vector<std::string> tables = {}, const std::string& summary = "",
+           ops::StepOutcome outcome = ops::StepOutcome::Ok) {
     ops::Step s;
+    s.outcome = outcome;
     s.server = "pg";
     s.conn = conn;
     s.tables = std::move(tables);

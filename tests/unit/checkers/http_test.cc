@@ -368,3 +368,37 @@ TEST_CASE("http checkers: a lost effect whose COMMIT was answered ROLLBACK says 
   CHECK_THAT(result(rs2, "http:exactly-once").violations.at(0).message,
              Catch::Matchers::Contains("the key's state committed without the effect"));
 }
+
+TEST_CASE("http checkers: a lost effect whose COMMIT never reached PostgreSQL says the answer did not wait for it", "[http]") {
+  // A server that writes its 201 and then awaits its COMMIT, killed before the COMMIT reached PostgreSQL:
+  // the client got the 201 (read after the kill), nothing committed.
+  HttpHistoryBuilder h(1);
+  const int r1 = h.request(1, 1);
+  h.sql("BEGIN");
+  h.sql("INSERT", "INSERT INTO orders (ref) VALUES ($1)", 1, {"orders"}, "INSERT 0 1");
+  h.sql("COMMIT", "COMMIT", 1, {}, "", ops::StepOutcome::KilledBefore);
+  h.kill("before:COMMIT#1");
+  h.answer(r1, 201, kCreated, "/orders/1");
+  auto rs = judge(h, {{1, 0}}, 1000);
+  const auto& v = result(rs, "http:exactly-once").violations.at(0);
+  CHECK(v.kind == "lost-effect");
+  CHECK_THAT(v.message, Catch::Matchers::Contains("while r1 was in flight s1's COMMIT#1 never reached PostgreSQL (the "
+                                                  "process was killed before it)"));
+  CHECK_THAT(v.message, Catch::Matchers::Contains("without waiting for its COMMIT"));
+  CHECK_THAT(v.message, !Catch::Matchers::Contains("committed without the effect"));
+  // An error answered in the COMMIT's place, taken for success.
+  HttpHistoryBuilder e(1);
+  const int q1 = e.request(1, 1);
+  e.sql("COMMIT", "COMMIT", 1, {}, "", ops::StepOutcome::Answered);
+  e.answer(q1, 201, kCreated, "/orders/1");
+  auto rs2 = judge(e, {{1, 0}}, 1000);
+  CHECK_THAT(result(rs2, "http:exactly-once").violations.at(0).message,
+             Catch::Matchers::Contains("s1's COMMIT#1 got an error in PostgreSQL's place"));
+  // No COMMIT at all while it was in flight: nothing is claimed of the key's state.
+  HttpHistoryBuilder none(1);
+  const int n1 = none.request(1, 1);
+  none.answer(n1, 201, kCreated, "/orders/1");
+  auto rs3 = judge(none, {{1, 0}}, 1000);
+  CHECK_THAT(result(rs3, "http:exactly-once").violations.at(0).message,
+             Catch::Matchers::Contains("nothing the server committed while it was in flight holds it"));
+}

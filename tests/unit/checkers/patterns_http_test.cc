@@ -110,7 +110,8 @@ TEST_CASE("http-key-outside-transaction: the order committed first, a kill befor
                                   "served in two transactions or more)");
   // Served in one transaction each (no key stored at all): nothing shows the key's state apart.
   auto plain = history(false);
-  const Violation* w = violationOf(judge(plain, {{1, 2}, {2, 1}}, 997), "double-effect");
+  const auto plainResults = judge(plain, {{1, 2}, {2, 1}}, 997);
+  const Violation* w = violationOf(plainResults, "double-effect");
   REQUIRE(w);
   CHECK((!w->pattern || w->pattern->id != "http-key-outside-transaction"));
 }
@@ -450,4 +451,54 @@ TEST_CASE("a lock taken again before its lease ran out, after its holder gave it
   CHECK_FALSE(named(500000, false, false));
   CHECK_FALSE(named(1200000, true, false));
   CHECK_FALSE(named(1200000, false, true));
+}
+
+TEST_CASE("http-answer-before-commit: a 201 while the COMMIT that was to commit it never reached PostgreSQL",
+          "[patterns][http]") {
+  // The server wrote its 201 and then sent its COMMIT, which a kill withheld: the client read the 201.
+  HttpHistoryBuilder o(1);
+  const int r1 = o.request(1, 1);
+  o.sql("BEGIN");
+  o.sql("INSERT", "INSERT INTO orders ...", 1, {"orders"}, "INSERT 0 1");
+  o.sql("COMMIT", "COMMIT", 1, {}, "", ops::StepOutcome::KilledBefore);
+  o.kill("before:COMMIT#1");
+  o.answer(r1, 201, "{\"order\":1}");
+  auto rs = judge(o, {{1, 0}}, 1000);
+  const Violation* v = violationOf(rs, "lost-effect");
+  REQUIRE(v);
+  REQUIRE(v->pattern);
+  CHECK(v->pattern->id == "http-answer-before-commit");
+  CHECK(v->pattern->explanation == "r1 was answered success, but s1's COMMIT#1 that was to commit its work never "
+                                  "reached PostgreSQL (the process was killed before it): the server wrote its "
+                                  "answer before its transaction committed");
+  CHECK_THAT(v->pattern->fix, Contains("await the transaction's commit"));
+  // The key retried: executed anew, with another answer than the first one's.
+  HttpHistoryBuilder again(1);
+  const int a1 = again.request(1, 1);
+  again.sql("BEGIN");
+  again.sql("COMMIT", "COMMIT", 1, {}, "", ops::StepOutcome::KilledBefore);
+  again.kill("before:COMMIT#1");
+  again.answer(a1, 201, "{\"order\":1}", "/orders/1");
+  const int a2 = again.request(1, 1, "retry");
+  again.sql("BEGIN");
+  again.sql("INSERT", "INSERT INTO orders ...", 1, {"orders"}, "INSERT 0 1");
+  again.sql("COMMIT", "COMMIT", 1, {}, "COMMIT");
+  again.answer(a2, 201, "{\"order\":2}", "/orders/2");
+  const auto againResults = judge(again, {{1, 1}}, 999);
+  const Violation* m = violationOf(againResults, "replay-mismatch");
+  REQUIRE(m);
+  REQUIRE(m->pattern);
+  CHECK(m->pattern->id == "http-answer-before-commit");
+  CHECK_THAT(m->pattern->explanation, StartsWith("r1 was answered success, but s1's COMMIT#1"));
+  // A COMMIT that took effect, answered ROLLBACK, or none at all: not this pattern.
+  for (const char* summary : {"COMMIT", "ROLLBACK"}) {
+    HttpHistoryBuilder c(1);
+    const int q1 = c.request(1, 1);
+    c.sql("COMMIT", "COMMIT", 1, {}, summary);
+    c.answer(q1, 201, "{\"order\":1}");
+    const auto results = judge(c, {{1, 0}}, 1000);
+    const Violation* w = violationOf(results, "lost-effect");
+    REQUIRE(w);
+    CHECK((!w->pattern || w->pattern->id != "http-answer-before-commit"));
+  }
 }
