@@ -102,8 +102,10 @@ Found ackAfterFailure(const HistoryView& h, const Violation& v) {
                              "without requeue), or to a dead letter once it can never pass"
                            : ack && patternUpper(ack->verb).find("OFFSET") != std::string::npos
                                  ? "; a client that commits the position it consumed to as it closes (kafka-python's "
-                                   "close() with auto-commit on, its default) must not close so after a failure: "
-                                   "close(autocommit=False), or turn auto-commit off and commit after each COMMIT"
+                                   "close() with auto-commit on, its default; confluent-kafka's close(), which commits "
+                                   "the offsets poll() stored) must not close so after a failure: "
+                                   "close(autocommit=False), or store or commit an offset only after its COMMIT "
+                                   "(confluent-kafka: enable.auto.offset.store=False and store_offsets(msg) after it)"
                                  : ""));
     }
   }

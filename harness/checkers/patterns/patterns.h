@@ -122,9 +122,12 @@ bool insertedNone(const ops::Step& s);
 /// back, its COMMIT was answered "ROLLBACK", or a ROLLBACK TO a savepoint set before the write undid it (a
 /// ROLLBACK TO SAVEPOINT ends no transaction; RELEASE merges a savepoint into the one around it).
 std::optional<StepAt> commitOf(const HistoryView& h, const std::string& process, int64_t write, int64_t before = kNoOp);
-/// The write that applied delivery `d`: a read hands entries over in a batch, and the i-th entry of a read
-/// is the one the process's i-th write after it (before its next read) applied; only a write that took
-/// effect (commitOf). nullopt when there is none.
+/// The write that applied delivery `d`: a read hands entries over in a batch, worked through in order, and
+/// the i-th entry of a read is the one the process's i-th unit of work after it (before its next read: a
+/// transaction that wrote, or a write in autocommit) applied, its first write; or, when the batch is one
+/// transaction with a write per entry, the i-th write. Only a write that took effect (commitOf). nullopt
+/// when there is none, or when the order cannot tell: more units than entries, or a process that read
+/// again before it had a unit of work for each entry of its last read (a client that reads ahead).
 std::optional<StepAt> writeFor(const HistoryView& h, const DeliveryRec& d);
 /// Whether a COMMIT of `process` took effect (committed) between ops `after` and `before`.
 bool committedBetween(const HistoryView& h, const std::string& process, int64_t after, int64_t before);

@@ -244,18 +244,67 @@ std::optional<StepAt> commitOf(const HistoryView& h, const std::string& process,
   return std::nullopt;
 }
 
+namespace {
+
+/// The units of work of `process` in (after, before), stopping at its next read that delivered: each a
+/// transaction on one connection that wrote (its first write), or a write in autocommit; and every write.
+struct Work {
+  std::vector<StepAt> units, writes;
+};
+
+Work workAfter(const HistoryView& h, const std::string& process, int64_t after, int64_t before = kNoOp) {
+  using K = TxStatement::Kind;
+  Work out;
+  std::map<std::pair<std::string, int>, bool> open, counted; // per connection: in a transaction; its unit taken
+  for (const auto& st : stepsOf(h, process, after, before)) {
+    if (!st.step->delivered.empty()) break;
+    const auto conn = std::make_pair(st.step->server, st.step->conn);
+    const TxStatement t = txStatement(*st.step);
+    if (t.kind == K::Begin || opensWithBegin(*st.step)) {
+      open[conn] = true;
+      counted[conn] = false;
+    }
+    if (isWrite(*st.step)) {
+      out.writes.push_back(st);
+      if (!open[conn] || !counted[conn]) out.units.push_back(st);
+      counted[conn] = open[conn];
+    }
+    if (ends(t) || commitsWithin(*st.step)) open[conn] = false;
+  }
+  return out;
+}
+
+} // namespace
+
 std::optional<StepAt> writeFor(const HistoryView& h, const DeliveryRec& d) {
   const ops::Step* read = stepAt(h, d.op);
   if (!read) return std::nullopt;
   size_t i = 0;
   while (i < read->delivered.size() && read->delivered[i].entry != d.entry) ++i;
-  size_t writes = 0;
-  for (const auto& st : stepsOf(h, d.process, d.op)) {
-    if (!st.step->delivered.empty()) break;
-    if (!isWrite(*st.step) || writes++ != i) continue;
-    if (commitOf(h, d.process, st.op)) return st;
-    return std::nullopt;
+  // A process that read again before it had done a unit of work for each entry of its last read (a client
+  // that reads ahead, librdkafka's prefetch) may still be working on those: whose work follows this read the
+  // order cannot tell. The same process, not one that replaced it.
+  const StepAt* previous = nullptr;
+  const auto before = stepsOf(h, d.process, -1, d.op);
+  for (auto it = before.rbegin(); it != before.rend() && !previous; ++it)
+    if (!it->step->delivered.empty()) previous = &*it;
+  if (previous) {
+    bool replaced = false;
+    for (const ExitRec& x : h.exits) replaced = replaced || (x.process == d.process && x.op > previous->op && x.op < d.op);
+    if (!replaced && workAfter(h, d.process, previous->op, d.op).units.size() < previous->step->delivered.size())
+      return std::nullopt;
   }
+  // The entries are worked through in order: the i-th entry's is the i-th unit (a transaction per entry), or
+  // the i-th write of the batch's one transaction (a write per entry); a process that stopped part-way did
+  // the first ones. More units than entries (a transaction tried again) and no other count say whose is whose.
+  const Work work = workAfter(h, d.process, d.op);
+  const size_t entries = read->delivered.size();
+  const std::vector<StepAt>* per = work.units.size() == 1 && entries > 1 && work.writes.size() == entries ? &work.writes
+                                   : work.units.size() <= entries                                        ? &work.units
+                                                                                                           : nullptr;
+  if (!per || i >= per->size()) return std::nullopt;
+  const StepAt& w = (*per)[i];
+  if (commitOf(h, d.process, w.op)) return w;
   return std::nullopt;
 }
 

@@ -156,3 +156,32 @@ TEST_CASE("ack-after-failure: not named when a COMMIT took effect after the fail
     CHECK(idOf(v) == "ack-before-effect");
   }
 }
+
+TEST_CASE("ack-after-failure: a client that read ahead, each entry in a transaction with a mark and a credit",
+          "[patterns]") {
+  // librdkafka fetched the next batch (entries 2 to 4) before the app worked through the first (entry 1), and
+  // each entry is a transaction of two writes: the entries are no longer the writes after their fetch in
+  // order. The transaction of event 3 lost its connection; close() committed the position past it.
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"drop:before:COMMIT#3"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2, 3, 4});
+  b.spawn("c1");
+  b.brokerStep("c1", "kafka", "FETCH", {e[0]});
+  b.brokerStep("c1", "kafka", "FETCH", {e[1], e[2], e[3]});
+  for (int n = 0; n < 3; ++n) {
+    b.step("c1", "pg", "BEGIN");
+    b.step("c1", "pg", "INSERT", "INSERT INTO processed_messages(event_id) VALUES ($1) ON CONFLICT DO NOTHING");
+    b.step("c1", "pg", "UPDATE", "UPDATE wallets SET balance_halala = balance_halala + $1 WHERE id = $2");
+    if (n < 2) b.step("c1", "pg", "COMMIT");
+  }
+  b.fault("c1", "drop:before:COMMIT#3");
+  b.step("c1", "pg", "COMMIT", "COMMIT", "dropped-before");
+  b.brokerStep("c1", "kafka", "COMMIT_OFFSET", {}, {e[0], e[1], e[2]});
+  b.exit("c1", 1, std::nullopt, "self");
+  b.finalOp(balances(100 + 300));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "lost");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "ack-after-failure");
+  CHECK_THAT(v.pattern->explanation, StartsWith("c1 held entry 1-2 of event 3 (FETCH#2)"));
+}
