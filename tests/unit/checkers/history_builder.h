@@ -306,6 +306,14 @@ public:
     s.tReqUs = atUs;
     h.append("s1", s);
   }
+  /// An order's transaction of the server whose COMMIT never reached PostgreSQL: the server was killed
+  /// before it (BEGIN, INSERT INTO orders, COMMIT killed-before, the kill).
+  void orderKilledBeforeCommit() {
+    sql("BEGIN");
+    sql("INSERT", "INSERT INTO orders (ref) VALUES ($1)", 1, {"orders"}, "INSERT 0 1");
+    sql("COMMIT", "COMMIT", 1, {}, "", ops::StepOutcome::KilledBefore);
+    kill(fmt::format("before:COMMIT#{}", k_["COMMIT"]));
+  }
   /// A kill of the server at `point` (the history's fault op).
   void kill(const std::string& point) { h.append("s1", ops::FaultOp{Fault::parse(point, "test"), 9}); }
   /// A fault of another kind at the server's step (drop, error, restart, ...): no signal.

@@ -374,10 +374,7 @@ TEST_CASE("http checkers: a lost effect whose COMMIT never reached PostgreSQL sa
   // the client got the 201 (read after the kill), nothing committed.
   HttpHistoryBuilder h(1);
   const int r1 = h.request(1, 1);
-  h.sql("BEGIN");
-  h.sql("INSERT", "INSERT INTO orders (ref) VALUES ($1)", 1, {"orders"}, "INSERT 0 1");
-  h.sql("COMMIT", "COMMIT", 1, {}, "", ops::StepOutcome::KilledBefore);
-  h.kill("before:COMMIT#1");
+  h.orderKilledBeforeCommit();
   h.answer(r1, 201, kCreated, "/orders/1");
   auto rs = judge(h, {{1, 0}}, 1000);
   const auto& v = result(rs, "http:exactly-once").violations.at(0);

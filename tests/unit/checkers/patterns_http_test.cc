@@ -458,10 +458,7 @@ TEST_CASE("http-answer-before-commit: a 201 while the COMMIT that was to commit 
   // The server wrote its 201 and then sent its COMMIT, which a kill withheld: the client read the 201.
   HttpHistoryBuilder o(1);
   const int r1 = o.request(1, 1);
-  o.sql("BEGIN");
-  o.sql("INSERT", "INSERT INTO orders ...", 1, {"orders"}, "INSERT 0 1");
-  o.sql("COMMIT", "COMMIT", 1, {}, "", ops::StepOutcome::KilledBefore);
-  o.kill("before:COMMIT#1");
+  o.orderKilledBeforeCommit();
   o.answer(r1, 201, "{\"order\":1}");
   auto rs = judge(o, {{1, 0}}, 1000);
   const Violation* v = violationOf(rs, "lost-effect");
@@ -475,9 +472,7 @@ TEST_CASE("http-answer-before-commit: a 201 while the COMMIT that was to commit 
   // The key retried: executed anew, with another answer than the first one's.
   HttpHistoryBuilder again(1);
   const int a1 = again.request(1, 1);
-  again.sql("BEGIN");
-  again.sql("COMMIT", "COMMIT", 1, {}, "", ops::StepOutcome::KilledBefore);
-  again.kill("before:COMMIT#1");
+  again.orderKilledBeforeCommit();
   again.answer(a1, 201, "{\"order\":1}", "/orders/1");
   const int a2 = again.request(1, 1, "retry");
   again.sql("BEGIN");
