@@ -118,38 +118,32 @@ bool HttpView::staleAfterRestart(const Req& q) const {
   return false;
 }
 
-const ops::Step* HttpView::failedCommitDuring(const Req& q) const {
+const ops::Step* HttpView::serverStepDuring(const Req& q, const std::function<bool(const ops::Step&)>& which) const {
   const int64_t end = std::min<int64_t>(q.answeredAt(), static_cast<int64_t>(ops.size()));
   for (int64_t i = q.op->index + 1; i < end; ++i) {
     const Op& op = ops[static_cast<size_t>(i)];
     const auto* s = op.as<ops::Step>();
-    if (s && op.process == q.r->server && failedCommit(*s)) return s;
+    if (s && op.process == q.r->server && which(*s)) return s;
   }
   return nullptr;
+}
+
+const ops::Step* HttpView::failedCommitDuring(const Req& q) const {
+  return serverStepDuring(q, [](const ops::Step& s) { return failedCommit(s); });
 }
 
 const ops::Step* HttpView::unsentCommitDuring(const Req& q) const {
-  const int64_t end = std::min<int64_t>(q.answeredAt(), static_cast<int64_t>(ops.size()));
-  for (int64_t i = q.op->index + 1; i < end; ++i) {
-    const Op& op = ops[static_cast<size_t>(i)];
-    const auto* s = op.as<ops::Step>();
-    if (!s || op.process != q.r->server || txStatement(*s).kind != TxStatement::Kind::Commit) continue;
+  return serverStepDuring(q, [](const ops::Step& s) {
     using O = ops::StepOutcome;
-    if (s->outcome == O::KilledBefore || s->outcome == O::DroppedBefore || s->outcome == O::Answered) return s;
-  }
-  return nullptr;
+    return txStatement(s).kind == TxStatement::Kind::Commit &&
+           (s.outcome == O::KilledBefore || s.outcome == O::DroppedBefore || s.outcome == O::Answered);
+  });
 }
 
 bool HttpView::committedDuring(const Req& q) const {
-  const int64_t end = std::min<int64_t>(q.answeredAt(), static_cast<int64_t>(ops.size()));
-  for (int64_t i = q.op->index + 1; i < end; ++i) {
-    const Op& op = ops[static_cast<size_t>(i)];
-    const auto* s = op.as<ops::Step>();
-    if (s && op.process == q.r->server && txStatement(*s).kind == TxStatement::Kind::Commit && s->replied() &&
-        !s->error && !failedCommit(*s))
-      return true;
-  }
-  return false;
+  return serverStepDuring(q, [](const ops::Step& s) {
+    return txStatement(s).kind == TxStatement::Kind::Commit && s.replied() && !s.error && !failedCommit(s);
+  }) != nullptr;
 }
 
 bool HttpView::killedDuring(const Req& q) const {

@@ -5,6 +5,7 @@
 #include "checkers/request_faults.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -80,6 +81,9 @@ struct HttpView {
   /// excused; a bug that answers 5xx shows in the schedules without a restart.
   bool staleAfterRestart(const Req& q) const;
   std::string killText() const { return kills.empty() ? "" : kills.back(); }
+  /// The first step the server process that served `q` sent while `q` was in flight (after it was written,
+  /// before its answer) for which `which` holds, or nullptr.
+  const ops::Step* serverStepDuring(const Req& q, const std::function<bool(const ops::Step&)>& which) const;
   /// Whether `q` was written once the declared retention had passed (after_retention, or aged_ms at least
   /// retention_ms): the key may have been forgotten, and a fresh execution is as right as a replay.
   bool pastRetention(const Req& q) const {
