@@ -133,9 +133,12 @@ std::chrono::microseconds timeKillDelay(const Fault& f);
 /// "sink": 503 before the call, 500 after it; "pg": 40001 serialization_failure at a statement on data, and
 /// where PostgreSQL can fail only by ending the session — a new connection (CONNECT: 53300), a statement that
 /// only opens or ends a transaction or sets the session, naming no table (BEGIN, ROLLBACK, SET, …: 57P01), and
-/// an extended-protocol round trip of Close or Sync messages alone (CLOSE, SYNC: 57P01).
+/// an extended-protocol round trip of Close or Sync messages alone (CLOSE, SYNC: 57P01). A SELECT naming no
+/// table, given its text `sql`: 40P01 at a blocking advisory lock call (pg_advisory_lock,
+/// pg_advisory_xact_lock), 57P01 at one that waits on nothing and reads nothing (pg_try_advisory_*,
+/// pg_advisory_unlock*) or calls no function (`SELECT 1`), 40001 at any other call.
 Effect defaultError(const std::string& server, When when = When::Before, const std::string& verb = "",
-                    bool namesTables = true);
+                    bool namesTables = true, const std::string& sql = "");
 /// The error effect of the code `code` of the error table (docs/faults.md); throws std::logic_error for a
 /// code the table does not have.
 Effect errorEffect(const std::string& code);

@@ -28,7 +28,7 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
     // The step's server's transient error: a broker whose answers depend on the request says which.
     const bool byRequest = server == proxy::Server::Broker && hub_ && hub_->broker().defaultError;
     effect = byRequest ? errorEffect(hub_->broker().defaultError(step.verb))
-                       : defaultError(serverName(server), fault.when, step.verb, !step.tables.empty());
+                       : defaultError(serverName(server), fault.when, step.verb, !step.tables.empty(), step.detail);
   }
   const std::string& name = names_[owner];
   proxy::Decision d;

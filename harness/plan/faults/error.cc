@@ -21,7 +21,8 @@
 /// client something that is not so; a provider that charged and then answered 500 is what `after:CALL#k`
 /// plays. At a CALL step an error without CODE is 503 before and 500 after.
 /// Without CODE (`error:before:COMMIT#1`) the error is the step's server's transient one: 40001 on
-/// PostgreSQL (57P01 at a statement on no data, 53300 at CONNECT: defaultError), LOADING on Valkey, on Kafka
+/// PostgreSQL (57P01 at a statement on no data, 40P01 at a blocking advisory lock call, 53300 at CONNECT:
+/// defaultError), LOADING on Valkey, on Kafka
 /// the broker's for that request (REBALANCE_IN_PROGRESS for a group request or an offset commit,
 /// COORDINATOR_LOAD_IN_PROGRESS for an offset fetch, NOT_LEADER_OR_FOLLOWER for a fetch, produce or offset
 /// list) — what sweep and check use, since a verb alone does not name its server.
@@ -206,7 +207,26 @@ Effect errorEffect(const std::string& code) {
   return Effect{Effect::Action::Error, {}, e->code, e->message, e->server, e->fatal};
 }
 
-Effect defaultError(const std::string& server, When when, const std::string& verb, bool namesTables) {
+namespace {
+
+/// What a SELECT that names no table can fail with, short of its session (sql upper-cased): a blocking
+/// advisory lock call (pg_advisory_lock, pg_advisory_xact_lock, their _shared forms) waits on a lock, so
+/// 40P01 deadlock_detected; a call that waits on nothing and reads no data (pg_try_advisory_lock and the
+/// other try forms, pg_advisory_unlock and its forms) and a SELECT of values only (no call: `SELECT 1`)
+/// fail only with the session (""); any other call (a function of the application's, which may read
+/// data) 40001.
+std::string tablelessSelectError(const std::string& sql) {
+  const bool waits = sql.find("PG_ADVISORY_LOCK") != std::string::npos || sql.find("PG_ADVISORY_XACT_LOCK") != std::string::npos;
+  if (waits) return "40P01";
+  const bool lockOnly = sql.find("PG_TRY_ADVISORY") != std::string::npos || sql.find("PG_ADVISORY_UNLOCK") != std::string::npos;
+  if (lockOnly || sql.find('(') == std::string::npos) return "";
+  return "40001";
+}
+
+} // namespace
+
+Effect defaultError(const std::string& server, When when, const std::string& verb, bool namesTables,
+                    const std::string& sql) {
   if (server == "sink") return errorEffect(when == When::After ? "500" : "503");
   if (server != "pg") return errorEffect("LOADING");
   // A serialization failure or a deadlock comes from reading or locking data. A statement that touches none
@@ -218,7 +238,16 @@ Effect defaultError(const std::string& server, When when, const std::string& ver
                                                  "LISTEN",  "UNLISTEN"};
   if (verb == "CONNECT") return errorEffect("53300");
   const bool sessionEnds = faults::closesOrSyncsOnly(verb) || (!namesTables && sessionOnly.count(verb) > 0);
-  return errorEffect(sessionEnds ? "57P01" : "40001");
+  if (sessionEnds) return errorEffect("57P01");
+  // A SELECT on no table with its text known: a serialization failure there would be no server's (it reads
+  // nothing), and one in place of an unlock keeps a lock no server would have kept.
+  if (verb == "SELECT" && !namesTables && !sql.empty()) {
+    std::string upper = sql;
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const std::string code = tablelessSelectError(upper);
+    return errorEffect(code.empty() ? "57P01" : code);
+  }
+  return errorEffect("40001");
 }
 
 } // namespace idem

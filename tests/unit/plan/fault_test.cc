@@ -88,6 +88,17 @@ TEST_CASE("fault: the built-in kinds beyond kill, their arguments and their effe
   }
   CHECK(defaultError("pg", When::Before, "BEGIN", true).code == "40001"); // BEGIN; UPDATE …; COMMIT in one step
   CHECK(defaultError("pg", When::Before, "SELECT", false).code == "40001");
+  // A SELECT on no table, its text known: a wait on a lock may deadlock; a try-lock, an unlock or a SELECT of
+  // values reads nothing and waits on nothing, so only its session can fail it; another call may read data.
+  auto tableless = [](const char* sql) { return defaultError("pg", When::Before, "SELECT", false, sql).code; };
+  CHECK(tableless("SELECT pg_advisory_xact_lock(hashtext($1))") == "40P01");
+  CHECK(tableless("select pg_advisory_lock_shared(42)") == "40P01");
+  CHECK(tableless("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok") == "57P01");
+  CHECK(tableless("SELECT pg_advisory_unlock(hashtextextended($1, 0))") == "57P01");
+  CHECK(tableless("SELECT pg_advisory_unlock_all()") == "57P01");
+  CHECK(tableless("SELECT 1") == "57P01");
+  CHECK(tableless("SELECT apply_payment($1, $2)") == "40001");
+  CHECK(defaultError("pg", When::Before, "SELECT", true, "SELECT pg_advisory_unlock(1) FROM orders").code == "40001");
   CHECK(defaultError("pg", When::Before, "PARSE", false).code == "40001"); // a prepare is waited for
   CHECK(defaultError("pg", When::Before, "CONNECT").code == "53300");
   CHECK(usageError([] { Fault::parse("error:before:CLOSE#3:40001", "--crash"); })
