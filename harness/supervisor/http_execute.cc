@@ -64,7 +64,10 @@ void HttpLoop::run() {
     endLate("the client's last request has its answer", false);
     settleParked({}, true);
     quiet();
-    if (!rehearsal_) settle();
+    if (!rehearsal_) {
+      settle();
+      lookAgain();
+    }
     endLate("the client's retries are over");
   } catch (const HttpRunLimit& l) {
     limit = l;

@@ -147,6 +147,11 @@ private:
   /// answer, for the declared lease and kLeaseMargin more, and while a timed-out request of the key a delay
   /// holds has not had its answer. What it got then is what the checkers judge.
   void settle();
+  /// With two replicas or more, the client's last look once its retries are over: every key whose own
+  /// payload got a final 2xx answer is sent once more (same key, same payload) to each replica, which must
+  /// replay that answer. A replica that cannot (a lock the key's first request left held on another
+  /// replica's session, an answer kept in one process's memory) shows here.
+  void lookAgain();
 
   Workspace::Impl& ws_;
   History& h_;

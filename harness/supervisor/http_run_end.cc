@@ -1,7 +1,7 @@
 /// The answers an HTTP run still owes the client (http_run_end.cc of HttpLoop, http_loop.h), and when it
 /// takes them: a request it gave up on (a timeout), held in flight until the next request has its answer;
 /// the requests parked at a hold between replicas, once no hold holds them; and at the end, the client's
-/// retries of every key that has no final answer.
+/// retries of every key that has no final answer, and with replicas, its last look at every key that has one.
 #include "supervisor/http_loop.h"
 
 #include <algorithm>
@@ -85,6 +85,17 @@ void HttpLoop::settle() {
       pump([t = Clock::now() + kRetryEvery] { return Clock::now() >= t; }); // the client's back-off
     }
   }
+}
+
+void HttpLoop::lookAgain() {
+  if (s_.replicas < 2) return;
+  for (int key : std::set<int>(completed_))
+    for (int replica = 1; replica <= s_.replicas; ++replica) {
+      Flight& f = launch(replica, 0, "settle", key, key, keyValue(key), ClientOp::Wait::Answer);
+      pump([&] { return f.done.load(); });
+      finish(f);
+      quiet();
+    }
 }
 
 } // namespace idem
