@@ -293,6 +293,21 @@ public:
     s.summary = summary;
     h.append("s1", s);
   }
+  /// A PostgreSQL statement of the server on its connection `conn` that an error fault answered in
+  /// PostgreSQL's place (the fault op, then the step).
+  void sqlError(const std::string& verb, int conn = 1) {
+    fault(fmt::format("error:before:{}#{}", verb, k_[verb] + 1));
+    ops::Step s;
+    s.outcome = ops::StepOutcome::Answered;
+    s.error = true;
+    s.server = "pg";
+    s.conn = conn;
+    s.verb = verb;
+    s.k = ++k_[verb];
+    s.detail = verb;
+    s.summary = "error instead of: " + verb;
+    h.append("s1", s);
+  }
   /// A Valkey command of the server on its connection `conn`, answered `summary`, written `atUs` µs into the
   /// run.
   void valkey(const std::string& verb, const std::string& detail, int conn, const std::string& summary, int64_t atUs) {

@@ -1,0 +1,112 @@
+// HTTP: a session-level lock left held after an error. A server takes a key's lock with a session-level
+// advisory lock (pg_advisory_lock, pg_try_advisory_lock: held until unlocked or the session ends, whatever
+// becomes of the transaction), a statement after it fails, and its error path leaves the lock held while
+// the connection lives on (back in its pool: the connection is used again). Every other session is then
+// refused the key, or waits for it, for good: a retry that reaches another connection (another replica,
+// another pooled connection) gets the in-flight status for a key that has long completed (replay-mismatch)
+// or never completes (stuck-key). Named only when the steps show the lock's connection, its error while
+// it held a lock, its use after that with no unlock before its next lock call (the erring request's error
+// path released nothing), and more lock calls than unlocks at the violation.
+#include "checkers/patterns/patterns.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <utility>
+
+namespace idem::detail::patterns {
+
+namespace {
+
+/// A session-level advisory lock call: pg_advisory_lock or pg_try_advisory_lock (also _shared), not the
+/// transaction-level pg_advisory_xact_lock, which COMMIT and ROLLBACK release.
+bool takesSessionLock(const ops::Step& s) {
+  const std::string sql = patternUpper(s.detail);
+  return sql.find("PG_ADVISORY_LOCK") != std::string::npos || sql.find("PG_TRY_ADVISORY_LOCK") != std::string::npos;
+}
+
+/// pg_advisory_unlock_all, or DISCARD ALL (a pool's reset): every session lock released.
+bool releasesAll(const ops::Step& s) {
+  const std::string sql = patternUpper(s.detail);
+  return sql.find("PG_ADVISORY_UNLOCK_ALL") != std::string::npos || (s.verb == "DISCARD" && says(s, "ALL"));
+}
+
+bool releasesOne(const ops::Step& s) { return patternUpper(s.detail).find("PG_ADVISORY_UNLOCK") != std::string::npos; }
+
+/// One connection of a server process, as its steps tell it.
+struct Session {
+  int held = 0;                ///< session locks taken and not yet released
+  std::optional<StepAt> lock;  ///< the lock call that took the first of them
+  std::optional<StepAt> error; ///< the first error while one was held
+  bool usedAfter = false;      ///< a step on it after that error: the session lived on
+  bool lockedAfter = false;    ///< a lock call on it after that error: the erring request's work was over
+};
+
+} // namespace
+
+Found httpSessionLockLeft(const HistoryView& h, const Violation& v) {
+  if (v.kind != "replay-mismatch" && v.kind != "stuck-key") return std::nullopt;
+  // The violation is a refusal: an answer of the key that is not a success (the in-flight status).
+  int64_t end = -1;
+  const ops::Response* refusal = nullptr;
+  for (int64_t i : v.ops) {
+    if (i < 0 || static_cast<size_t>(i) >= h.ops.size()) continue;
+    end = std::max(end, i);
+    if (const auto* a = h.ops[static_cast<size_t>(i)].as<ops::Response>(); a && a->final() && a->status >= 400)
+      refusal = a;
+  }
+  if (!refusal) return std::nullopt;
+  std::map<std::pair<std::string, int>, Session> sessions;
+  auto endAll = [&](const std::string& process) {
+    for (auto& [id, s] : sessions)
+      if (id.first == process) s = Session{};
+  };
+  for (int64_t i = 0; i <= end && static_cast<size_t>(i) < h.ops.size(); ++i) {
+    const Op& op = h.ops[static_cast<size_t>(i)];
+    if (op.as<ops::Exit>()) endAll(op.process); // its sessions ended with it
+    if (const auto* f = op.as<ops::FaultOp>(); f && f->fault.kind == "restart") sessions.clear();
+    const auto* st = op.as<ops::Step>();
+    if (!st || st->server != "pg" || st->setUp) continue;
+    Session& s = sessions[{op.process, st->conn}];
+    using O = ops::StepOutcome;
+    if (st->outcome != O::Ok && st->outcome != O::Answered) { // killed or dropped: the session ended
+      s = Session{};
+      continue;
+    }
+    if (s.error) s.usedAfter = true;
+    if (st->error) {
+      if (s.held > 0 && !s.error) s.error = StepAt{i, st};
+      continue;
+    }
+    if (releasesAll(*st)) {
+      s = Session{};
+    } else if (releasesOne(*st)) {
+      if (s.held > 0 && --s.held == 0) s = Session{};
+      // The erring request's own error path released it: a count off by a try-lock that took nothing
+      // (pg_try_advisory_lock answers false, and nothing shows it) is no lock left held.
+      if (s.error && !s.lockedAfter) {
+        s.error.reset();
+        s.usedAfter = false;
+      }
+    } else if (takesSessionLock(*st)) {
+      if (s.held++ == 0) s.lock = StepAt{i, st};
+      if (s.error) s.lockedAfter = true;
+    }
+  }
+  for (const auto& [id, s] : sessions) {
+    if (s.held == 0 || !s.lock || !s.error || !s.usedAfter) continue;
+    return make("http-session-lock-left", "a session lock left held after an error",
+                {s.lock->op, s.error->op, end},
+                fmt::format("{}'s connection {} took a session-level lock ({}: {}), then got an error ({}) while it "
+                            "held it and went on without releasing it: the lock outlived its request, and every "
+                            "other session is refused the key (r{} got {})",
+                            id.first, id.second, s.lock->name(), s.lock->step->detail, s.error->name(), refusal->id,
+                            refusal->status),
+                "take the key's lock with pg_advisory_xact_lock (or pg_try_advisory_xact_lock) inside the request's "
+                "transaction, which COMMIT and ROLLBACK release; or release the session lock on every path, the "
+                "error path included (a finally block), before the connection goes back to its pool");
+  }
+  return std::nullopt;
+}
+
+} // namespace idem::detail::patterns

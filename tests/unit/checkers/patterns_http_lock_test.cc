@@ -1,0 +1,100 @@
+// The anti-pattern of a key's lock that outlives its request: a session-level advisory lock an error path
+// never released (checkers/patterns/http_session_lock_left.cc), on written histories of the orders scenario.
+#include "history_builder.h"
+#include "check_util.h"
+
+#include "checkers/patterns/patterns.h"
+
+using namespace idem;
+using namespace idem::testing;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const char* kLock = "SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok";
+const char* kUnlock = "SELECT pg_advisory_unlock(hashtextextended($1, 0))";
+
+/// The order's work on connection 1 after the lock: BEGIN, the key looked up, the order and the key's row
+/// inserted; then COMMIT, or an error answered instead of it and the ROLLBACK after.
+void orderWork(HttpHistoryBuilder& o, bool commitFails) {
+  o.sql("BEGIN");
+  o.sql("SELECT", "SELECT status, body FROM idempotency_keys WHERE key = $1", 1, {"idempotency_keys"}, "SELECT 0");
+  o.sql("INSERT", "INSERT INTO orders(ref) VALUES ($1) RETURNING id", 1, {"orders"}, "INSERT 0 1");
+  o.sql("INSERT", "INSERT INTO idempotency_keys(key, status, body) VALUES ($1,$2,$3)", 1, {"idempotency_keys"}, "INSERT 0 1");
+  if (!commitFails) {
+    o.sql("COMMIT", "COMMIT", 1, {}, "COMMIT");
+    return;
+  }
+  o.sqlError("COMMIT");
+  o.sql("ROLLBACK", "ROLLBACK", 1, {}, "ROLLBACK");
+}
+
+/// r1 takes the lock on connection 1 and its COMMIT fails (answered 500; `unlockOnError`: its error path
+/// releases the lock); the retry r2 runs on that connection again and completes (201); the client's last
+/// look r3 reaches connection 2, whose lock call is refused (409).
+std::vector<CheckResult> leakRun(bool unlockOnError) {
+  HttpHistoryBuilder o(1);
+  const int r1 = o.request(1, 1);
+  o.sql("SELECT", kLock, 1, {}, "SELECT 1");
+  orderWork(o, true);
+  if (unlockOnError) o.sql("SELECT", kUnlock, 1, {}, "SELECT 1");
+  o.answer(r1, 500, "{\"error\":\"serialization failure\"}");
+  const int r2 = o.request(1, 1, "settle");
+  o.sql("SELECT", kLock, 1, {}, "SELECT 1");
+  orderWork(o, false);
+  o.sql("SELECT", kUnlock, 1, {}, "SELECT 1");
+  o.answer(r2, 201, "{\"order\":1}", "/orders/1");
+  const int r3 = o.request(1, 1, "settle");
+  o.sql("SELECT", kLock, 2, {}, "SELECT 1");
+  o.answer(r3, 409, "{\"error\":\"request in progress\"}");
+  return judge(o, {{1, 1}}, 999);
+}
+
+const Violation* replayMismatch(const std::vector<CheckResult>& rs) {
+  for (const auto& r : rs)
+    for (const auto& v : r.violations)
+      if (v.kind == "replay-mismatch") return &v;
+  return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("http-session-lock-left: a session lock an error path kept, a completed key refused on another "
+          "connection", "[patterns][http]") {
+  const auto rs = leakRun(false);
+  const Violation* v = replayMismatch(rs);
+  REQUIRE(v);
+  REQUIRE(v->pattern);
+  CHECK(v->pattern->id == "http-session-lock-left");
+  CHECK(v->pattern->explanation ==
+        "s1's connection 1 took a session-level lock (SELECT#1: SELECT pg_try_advisory_lock(hashtextextended($1, 0)) "
+        "AS ok), then got an error (COMMIT#1) while it held it and went on without releasing it: the lock outlived "
+        "its request, and every other session is refused the key (r3 got 409)");
+  CHECK_THAT(v->pattern->fix, Contains("pg_advisory_xact_lock"));
+}
+
+TEST_CASE("a session lock its error path released, or a lock taken per transaction, names no lock left held",
+          "[patterns][http]") {
+  // The same refusal of r3, but r1's error path released its lock: the count is off (by a lock another
+  // request holds, or a try-lock that took nothing), not left by an error.
+  const auto released = leakRun(true);
+  const Violation* v = replayMismatch(released);
+  REQUIRE(v);
+  CHECK((!v->pattern || v->pattern->id != "http-session-lock-left"));
+  // pg_advisory_xact_lock: COMMIT and ROLLBACK release it, whatever the error.
+  HttpHistoryBuilder o(1);
+  const int r1 = o.request(1, 1);
+  o.sql("SELECT", "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", 1, {}, "SELECT 1");
+  orderWork(o, true);
+  o.answer(r1, 500, "{\"error\":\"serialization failure\"}");
+  const int r2 = o.request(1, 1, "settle");
+  o.sql("SELECT", "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", 1, {}, "SELECT 1");
+  orderWork(o, false);
+  o.answer(r2, 201, "{\"order\":1}", "/orders/1");
+  const int r3 = o.request(1, 1, "settle");
+  o.answer(r3, 409, "{\"error\":\"request in progress\"}");
+  const auto rs = judge(o, {{1, 1}}, 999);
+  const Violation* w = replayMismatch(rs);
+  REQUIRE(w);
+  CHECK((!w->pattern || w->pattern->id != "http-session-lock-left"));
+}
