@@ -41,7 +41,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 int64_t msSince(Clock::time_point t0) { return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count(); }
-std::string kindsText(const std::set<std::string>& kinds) { return joinWords({kinds.begin(), kinds.end()}); }
 
 } // namespace
 
@@ -101,29 +100,6 @@ void save(Session& session, const CommonArgs& common, const CheckArgs& args, Cou
   if (!common.sinkPolicy.empty()) cx.replayCommand += " --sink-policy " + common.sinkPolicy; // the provider it failed against
   cx.replayCommand += timingFlags(common.run);
 }
-
-std::vector<Schedule> copies(const Schedule& s, int n) { return std::vector<Schedule>(static_cast<size_t>(std::max(1, n)), s); }
-
-/// Replays `s` n times; appends each verdict to `verdicts` ("fail" when it is the same failure as `kinds`,
-/// "fail:KIND,..." when another) and keeps one replay that is that failure in `judged`. Returns whether
-/// every replay was.
-bool replayAll(WorkerPool& pool, const Schedule& s, int n, const std::set<std::string>& kinds,
-               std::vector<std::string>& verdicts, std::optional<Judged>& judged) {
-  auto js = pool.judgeAll(copies(s, n), true);
-  bool consistent = true;
-  for (auto& j : js) {
-    CaseResult o = caseResultOf(j);
-    bool same = sameFailure(o, kinds);
-    std::string word = toString(o.verdict);
-    if (o.verdict == Verdict::Fail && !same) word += ":" + joinWords({o.kinds.begin(), o.kinds.end()});
-    verdicts.push_back(word);
-    if (same && !judged) judged = std::move(j);
-    consistent = consistent && same;
-  }
-  return consistent;
-}
-
-using Materialize = std::function<Schedule(const Shape&)>;
 
 /// The search: the cases of this shard (all of 0..runs-1 unsharded), in index order, until the first
 /// failure or the time budget. Tallies the outcomes, the fault coverage and the first runs that lost a
@@ -224,106 +200,6 @@ SearchResult search(WorkerPool& pool, const Cases& cases, const Materialize& mat
   }
   if (!res.firstFailure || sum.firstFailingIndex != *res.firstFailure) sum.firstFailingRun.reset();
   return res;
-}
-
-/// The first failure of the search, replayed; then its deterministic shapes (search/reductions.h), each
-/// replayed as often: the first that fails in every replay takes its place, so that a bug that is there
-/// without the concurrency is reported without it, and a failure whose replays disagree is flaky only when
-/// none of them fails every time. The schedule kept is shrunk, even one whose replays disagreed (a
-/// candidate must fail in its run and its confirmations) and the result replayed again; should that replay
-/// disagree, the candidates accepted before it are replayed in turn, back to the start, so a counterexample
-/// reported as a fail is always one that failed every time, and one that never did is flaky.
-Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Materialize& materializeShape,
-                                const SearchResult& res, const CaseResult& first, const CheckArgs& args,
-                                const ModelParams& params, bool concurrentWork) {
-  Counterexample cx;
-  cx.index = *res.firstFailure;
-  auto shrinkable = cases.at(cx.index);
-  cx.found = materializeShape(shrinkable.value());
-  std::cout << fmt::format("  run {} fails ({}): {}\n", cx.index + 1, kindsText(first.kinds), cx.found.summary())
-            << std::flush;
-  bool consistent = replayAll(pool, cx.found, args.replays, first.kinds, cx.replays, cx.judged);
-  cx.foundVerdicts = {"fail"};
-  cx.foundVerdicts.insert(cx.foundVerdicts.end(), cx.replays.begin(), cx.replays.end());
-  cx.schedule = cx.found;
-  cx.verdicts = cx.foundVerdicts;
-  std::set<std::string> seen{nlohmann::json(cx.found).dump()};
-  auto interrupted = [] { return Cleanup::interrupted() != 0; }; // every run after a signal is spoiled
-  for (const auto& r : deterministicShapes(shrinkable, params)) {
-    if (interrupted()) break;
-    Schedule s = materializeShape(r.shape.value());
-    if (!seen.insert(nlohmann::json(s).dump()).second) continue; // the same schedule as one replayed already
-    std::vector<std::string> verdicts;
-    std::optional<Judged> judged;
-    const bool every = replayAll(pool, s, args.replays, first.kinds, verdicts, judged);
-    cx.tried.push_back({r.what, s.summary(), verdicts});
-    if (!every) continue;
-    std::cout << fmt::format("  {}: fails in every replay: {}\n", r.what, s.summary()) << std::flush;
-    shrinkable = r.shape;
-    cx.reduced = r.what;
-    cx.schedule = std::move(s);
-    cx.verdicts = cx.replays = verdicts;
-    cx.judged = std::move(judged);
-    consistent = true;
-    break;
-  }
-  cx.flaky = !consistent; // shrunk all the same: a smaller schedule may fail every time
-  if (interrupted()) return cx;
-  ShrinkLimits limits;
-  limits.stop = interrupted;
-  limits.workers = pool.size();
-  limits.replays = args.replays;
-  limits.concurrentWork = concurrentWork;
-  if (cx.flaky) limits.flakyStart(); // a candidate that fails in both its runs is replayed --replays times more
-  // Shrinking may take minutes: on a terminal, a line tells how far it got (off one, the summary after).
-  Progress progress("shrinking");
-  limits.onBatch = [&progress](size_t runs, int steps, const Schedule& kept) {
-    progress.doneCount(runs);
-    progress.setLabel(fmt::format("shrinking, {} step{} taken ({})", steps, steps == 1 ? "" : "s", kept.summary()));
-  };
-  auto sr = shrinkFailure(shrinkable, first, materializeShape,
-                          [&](const std::vector<Schedule>& ss) { return caseResults(pool, ss); }, limits);
-  progress.clear();
-  cx.shrinkSteps = sr.steps;
-  cx.shrinkRuns = sr.runs;
-  cx.flakyCandidates = sr.flakyCandidates;
-  std::cout << fmt::format("  shrunk in {} step{} ({} runs{}): {}\n", sr.steps, sr.steps == 1 ? "" : "s", sr.runs,
-                           sr.stopped.empty() ? "" : "; stopped: " + sr.stopped, sr.schedule.summary()) << std::flush;
-  // Newest first, past those whose runs disagreed; the start stays if none fails every replay (fail or flaky).
-  bool toldPassedOver = false;
-  for (auto it = sr.accepted.rbegin(); it != sr.accepted.rend() && !interrupted(); ++it) {
-    const size_t at = static_cast<size_t>(std::distance(it, sr.accepted.rend())) - 1;
-    if (!sr.failedEveryRun.at(at)) {
-      if (!std::exchange(toldPassedOver, true))
-        std::cout << fmt::format("  smaller schedules failed in only some of their runs (the smallest: {}): not "
-                                 "reported\n", it->summary()) << std::flush;
-      continue;
-    }
-    std::vector<std::string> replays;
-    std::optional<Judged> judged;
-    if (!replayAll(pool, *it, args.replays, first.kinds, replays, judged)) {
-      cx.tried.push_back({"shrunk", it->summary(), replays});
-      // Runs idemproof could not carry out say nothing of the target, and those before would err alike.
-      const bool erred = std::all_of(replays.begin(), replays.end(), [](const auto& v) { return v == toString(Verdict::Error); });
-      std::cout << fmt::format("  replays of the shrunk schedule {} ({}): {}\n", erred ? "ended in errors" : "disagree",
-                               joinWords(replays), it->summary()) << std::flush;
-      if (erred) break;
-      continue;
-    }
-    cx.schedule = *it;
-    const bool concurrentRuns = concurrentWork || concurrent(*it);
-    // Its runs while shrinking (with their confirmations, or the tries of a flaky start's candidate).
-    cx.verdicts = {"fail"};
-    const size_t shrinkRuns = limits.flakyStartTries > 0 ? static_cast<size_t>(limits.flakyStartTries) - 1
-                              : concurrentRuns ? static_cast<size_t>(std::max(1, args.replays)) : 1;
-    cx.verdicts.insert(cx.verdicts.end(), shrinkRuns, "fail");
-    cx.verdicts.insert(cx.verdicts.end(), replays.begin(), replays.end());
-    cx.replays = std::move(replays);
-    cx.judged = std::move(judged);
-    cx.flaky = false;
-    break;
-  }
-  return cx;
 }
 
 } // namespace
@@ -466,6 +342,10 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
   if (shrinking) {
     auto tShrink = Clock::now();
     sum.cx = counterexampleOf(pool, cases, materializeShape, res, *failing, args, params, sum.concurrentWork);
+    if (!sum.cx->otherKinds.empty())
+      sum.notes.push_back(fmt::format("the run found ({}) did not fail every time; its deterministic shape \"{}\" "
+                                      "failed every time with another violation ({}): it is the counterexample",
+                                      kindsText(failing->kinds), sum.cx->reduced, sum.cx->otherKinds));
     sum.shrinkMs = msSince(tShrink);
     if (!Cleanup::interrupted()) save(session, common, args, *sum.cx);
   }
@@ -490,6 +370,8 @@ std::vector<CaseResult> caseResults(WorkerPool& pool, const std::vector<Schedule
   for (const auto& j : pool.judgeAll(schedules)) out.push_back(caseResultOf(j));
   return out;
 }
+
+std::string kindsText(const std::set<std::string>& kinds) { return joinWords({kinds.begin(), kinds.end()}); }
 
 std::string joinWords(const std::vector<std::string>& words) {
   std::string out;

@@ -10,9 +10,14 @@
 #include "search/kill_model.h"
 #include "search/case_result.h"
 #include "search/model.h"
+#include "search/classes.h"
+#include "search/search.h"
+
+#include <functional>
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,6 +43,9 @@ struct Counterexample : CheckFinding {
   /// The deterministic shape (search/reductions.h) it was reduced to before shrinking ("" : none failed
   /// every time, or none applied).
   std::string reduced;
+  /// The violations of the deterministic shape taken when it failed every time with others than the run
+  /// found ("" when it failed with the same ones, or none was taken).
+  std::string otherKinds;
   using Tried = TriedShape;
 };
 
@@ -77,6 +85,20 @@ struct CheckSummary : CheckCounts {
 /// its first event alone, at once on two workers (a SELECT step is not counted). Returns false (and a
 /// note) when one cannot be judged. (Shared with bench/first_bug_bench.cc.)
 bool learnModel(WorkerPool& pool, const Scenario& sc, const Target& t, CheckSummary& sum);
+/// A case's shape made a schedule (scenario set, faults placed).
+using Materialize = std::function<Schedule(const Shape&)>;
+/// The first failure of the search (`first`, its result), replayed; then its deterministic shapes (search/reductions.h), each
+/// replayed as often: the first that fails in every replay takes its place, so that a bug that is there
+/// without the concurrency is reported without it, and a failure whose replays disagree is flaky only when
+/// none of them fails every time. The schedule kept is shrunk, even one whose replays disagreed (a
+/// candidate must fail in its run and its confirmations) and the result replayed again; should that replay
+/// disagree, the candidates accepted before it are replayed in turn, back to the start, so a counterexample
+/// reported as a fail is always one that failed every time, and one that never did is flaky.
+/// When none fails every time with its violation, the first that failed every time with another one takes its
+/// place (Counterexample::otherKinds). (check_counterexample.cc)
+Counterexample counterexampleOf(WorkerPool& pool, const Cases& cases, const Materialize& materializeShape,
+                                const SearchResult& res, const CaseResult& first, const CheckArgs& args,
+                                const ModelParams& params, bool concurrentWork);
 /// The fault kinds check draws when --faults is not given.
 std::vector<std::string> defaultCheckFaults(const CommonArgs& common, const CheckArgs& args);
 /// The model check generates from, for `common.faults` (resolved) and `args`.
@@ -93,5 +115,7 @@ std::string reportCheck(Session& session, CheckSummary& s);
 
 /// "fail" / "fail, pass, fail" of a list of verdicts.
 std::string joinWords(const std::vector<std::string>& words);
+/// "lost, stuck" of a set of violation kinds.
+std::string kindsText(const std::set<std::string>& kinds);
 
 } // namespace idem

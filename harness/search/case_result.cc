@@ -45,6 +45,13 @@ bool sameFailure(const CaseResult& o, const std::set<std::string>& kinds) {
   return std::any_of(o.kinds.begin(), o.kinds.end(), [&](const std::string& k) { return kinds.count(k) > 0; });
 }
 
+bool failedAlikeOtherwise(const std::vector<CaseResult>& runs, const std::set<std::string>& kinds) {
+  if (runs.empty() || runs.front().verdict != Verdict::Fail || runs.front().kinds.empty()) return false;
+  return std::all_of(runs.begin(), runs.end(), [&](const CaseResult& o) {
+    return sameFailure(o, runs.front().kinds) && !sameFailure(o, kinds);
+  });
+}
+
 namespace {
 
 std::vector<std::string> splitSpaces(const std::string& s) {

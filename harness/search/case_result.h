@@ -62,6 +62,9 @@ struct RunSummary {
 
 /// Whether `o` is the same failure as one with `kinds`: a fail sharing at least one violation kind.
 bool sameFailure(const CaseResult& o, const std::set<std::string>& kinds);
+/// Whether every one of `runs` (one or more) failed alike (the same failure as the first's kinds) and none
+/// as one with `kinds`: a schedule that fails every time, with another violation.
+bool failedAlikeOtherwise(const std::vector<CaseResult>& runs, const std::set<std::string>& kinds);
 
 
 } // namespace idem

@@ -180,6 +180,25 @@ TEST_CASE("a run summary keeps the verdict, the faults planned and fired, the ki
                             {"fired", nlohmann::json::array()}, {"reason", "invariant:balance: no final read"}});
 }
 
+TEST_CASE("a shape that failed every time with another violation is told apart from one that disagreed") {
+  auto run = [](Verdict v, std::set<std::string> kinds) {
+    CaseResult o;
+    o.verdict = v;
+    o.kinds = std::move(kinds);
+    return o;
+  };
+  const std::set<std::string> found{"stuck-key"};
+  const CaseResult mismatch = run(Verdict::Fail, {"replay-mismatch"});
+  CHECK(failedAlikeOtherwise({mismatch, mismatch, mismatch}, found));
+  CHECK(failedAlikeOtherwise({mismatch, run(Verdict::Fail, {"replay-mismatch", "double-effect"})}, found));
+  CHECK_FALSE(failedAlikeOtherwise({}, found));
+  CHECK_FALSE(failedAlikeOtherwise({mismatch, run(Verdict::Pass, {})}, found));            // passed once
+  CHECK_FALSE(failedAlikeOtherwise({mismatch, run(Verdict::Fail, {"double-effect"})}, found)); // two others
+  CHECK_FALSE(failedAlikeOtherwise({mismatch, run(Verdict::Fail, {"stuck-key"})}, found)); // the found one
+  CHECK_FALSE(failedAlikeOtherwise({run(Verdict::Fail, {"replay-mismatch", "stuck-key"})}, found));
+  CHECK_FALSE(failedAlikeOtherwise({run(Verdict::Unknown, {})}, found));
+}
+
 namespace {
 
 /// A fake target: fails ("duplicate") when some event on wallet w2 is retried.
