@@ -1,7 +1,8 @@
 /// Replicas of an HTTP server (docs/http-contract.md, "Replicas"), through the real binary: requests, a
 /// retry and a split burst sent to replicas the schedule names, a kill of one replica while the other
 /// serves, a hold of one replica until the other passes its COMMIT, check drawing 1-3 replicas with every
-/// fault kind, and the Flask target (tests/targets/py-orders) with two replicas.
+/// fault kind, the Flask target (tests/targets/py-orders) with two replicas, and a session lock an error left
+/// held, which the client's last look at every replica finds (tests/targets/node-orders-session-lock).
 #include "support.h"
 
 #include <catch2/catch.hpp>
@@ -149,6 +150,35 @@ TEST_CASE("http replicas: correct passes check with every fault kind and 1-3 rep
   Result run = clean({"run", "--target", testTarget("py-orders"), "--scenario", orders409, "--replicas", "2"});
   INFO(run.out << run.err);
   CHECK(run.status == 0);
+}
+
+TEST_CASE("http replicas: a session lock an error path kept is refused by the other replica at the client's "
+          "last look", "[http]") {
+  // node-postgres, a session-level pg_try_advisory_lock unlocked after each COMMIT only: the COMMIT's error
+  // skips the unlock, the connection goes back to the pool holding the lock. The retry on s1 takes it again
+  // (re-entrant) and completes; the client's last look sends the completed key to each replica, and s2 is
+  // refused it.
+  const nlohmann::json send1 = nlohmann::json::array({{{"op", "send"}, {"key", 1}}});
+  const std::string file = scheduleFile("session-lock", 2, send1, {"error:s1:before:COMMIT#1:40001"});
+  Result leak = clean({"replay", file, "--target", testTarget("node-orders-session-lock")});
+  INFO(leak.out << leak.err);
+  CHECK(leak.status == 1);
+  REQUIRE(kindsOf(leak.report).count("replay-mismatch") == 1);
+  for (const auto& v : leak.report["violations"])
+    if (v["kind"] == "replay-mismatch") CHECK(v["pattern"]["id"] == "http-session-lock-left");
+  const auto servers = requestServers(leak);
+  REQUIRE(servers.size() >= 2);
+  CHECK(std::vector<std::string>(servers.end() - 2, servers.end()) == std::vector<std::string>{"s1", "s2"});
+  // Unlocked in a finally block: the same schedule passes.
+  Result fixed = clean({"replay", file, "--target", testTarget("node-orders-session-lock-finally")});
+  INFO(fixed.out << fixed.err);
+  CHECK(fixed.status == 0);
+  // check finds it with two replicas and error faults, and its counterexample fails every replay.
+  Result cx = clean({"check", "--target", testTarget("node-orders-session-lock"), "--scenario", "orders", "--replicas",
+                     "2", "--faults", "error", "--seed", "3", "--runs", "5", "--no-class-sweep"});
+  INFO(cx.out << cx.err);
+  CHECK(cx.status == 1);
+  CHECK(cx.out.find("pattern: a session lock left held after an error") != std::string::npos);
 }
 
 } // namespace http_replicas_itest
