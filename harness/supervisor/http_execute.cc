@@ -160,6 +160,7 @@ HttpLoop::Flight& HttpLoop::launch(int replica, int op, const std::string& role,
   auto f = std::make_unique<Flight>();
   f->id = ++nrequest_;
   f->key = key;
+  if (key > 0) firstSent_.emplace(key, Clock::now());
   f->body = body;
   std::map<std::string, std::string> headers;
   if (header) headers[spec_.keyHeader] = *header;

@@ -150,7 +150,8 @@ private:
   /// With two replicas or more, the client's last look once its retries are over: every key whose own
   /// payload got a final 2xx answer is sent once more (same key, same payload) to each replica, which must
   /// replay that answer. A replica that cannot (a lock the key's first request left held on another
-  /// replica's session, an answer kept in one process's memory) shows here.
+  /// replica's session, an answer kept in one process's memory) shows here. A key first sent longer ago
+  /// than the declared retention (a short one) is sent as after the retention: it may have been forgotten.
   void lookAgain();
 
   Workspace::Impl& ws_;
@@ -169,6 +170,7 @@ private:
   std::map<int, std::string> keys_; ///< event -> its Idempotency-Key (fresh per execution)
   std::set<int> sent_;              ///< keys sent with their own payload so far
   std::set<int> completed_;         ///< keys whose own payload got a final 2xx answer
+  std::map<int, Clock::time_point> firstSent_; ///< key -> when its first request was written
   std::vector<std::unique_ptr<Flight>> flights_;
   Flight* late_ = nullptr;          ///< a request the client gave up on, held in flight
   std::vector<Flight*> parked_;     ///< requests whose replica a hold holds: the client went on (http_holds)
