@@ -69,8 +69,12 @@ CheckResult checkReplays(const HttpView& h) {
       if (!sameBody)
         diff.push_back(fmt::format("another body than r{}'s{}", ref->r->id,
                                    asJson && !a.jsonDigest.empty() && !first.jsonDigest.empty() ? " (also as JSON)" : ""));
+      // With replicas, which one answered: a replica that cannot replay what another stored.
+      const bool replicas = std::any_of(h.reqs.begin(), h.reqs.end(), [&](const Req& o) { return o.r->server != q->r->server; });
       auto v = violation(h, "replay-mismatch", "replay", key,
-                         fmt::format("r{} {} key {} and got {}: {}", q->r->id, sentAfter ? "retried the completed" : "sent",
+                         fmt::format("r{}{} {} key {} and got {}: {}", q->r->id,
+                                     replicas && q->r->server != ref->r->server ? fmt::format(" (to {}, r{} to {})", q->r->server, ref->r->id, ref->r->server) : "",
+                                     sentAfter ? "retried the completed" : "sent",
                                      key, briefAgainst(a, first), fmt::format("{}", fmt::join(diff, "; "))),
                          {ref, q});
       v.expected = briefAgainst(first, a);

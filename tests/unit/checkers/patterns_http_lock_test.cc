@@ -31,7 +31,8 @@ void orderWork(HttpHistoryBuilder& o, bool commitFails) {
 
 /// r1 takes the lock on connection 1 and its COMMIT fails (answered 500; `unlockOnError`: its error path
 /// releases the lock); the retry r2 runs on that connection again and completes (201); the client's last
-/// look r3 reaches connection 2, whose lock call is refused (409).
+/// look r3 goes to the other replica, s2, whose lock call is refused (409; the builder writes every step as
+/// s1's, on its connection 2 here).
 std::vector<CheckResult> leakRun(bool unlockOnError) {
   HttpHistoryBuilder o(1);
   const int r1 = o.request(1, 1);
@@ -44,6 +45,7 @@ std::vector<CheckResult> leakRun(bool unlockOnError) {
   orderWork(o, false);
   o.sql("SELECT", kUnlock, 1, {}, "SELECT 1");
   o.answer(r2, 201, "{\"order\":1}", "/orders/1");
+  o.to("s2");
   const int r3 = o.request(1, 1, "settle");
   o.sql("SELECT", kLock, 2, {}, "SELECT 1");
   o.answer(r3, 409, "{\"error\":\"request in progress\"}");
@@ -66,6 +68,8 @@ TEST_CASE("http-session-lock-left: a session lock an error path kept, a complete
   REQUIRE(v);
   REQUIRE(v->pattern);
   CHECK(v->pattern->id == "http-session-lock-left");
+  // Which replica answered, and which the answer it should have replayed came from.
+  CHECK_THAT(v->message, Contains("r3 (to s2, r2 to s1) retried the completed key 1 and got 409"));
   CHECK(v->pattern->explanation ==
         "s1's connection 1 took a session-level lock (SELECT#1: SELECT pg_try_advisory_lock(hashtextextended($1, 0)) "
         "AS ok), then got an error (COMMIT#1) while it held it and went on without releasing it: the lock outlived "
