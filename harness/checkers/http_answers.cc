@@ -37,7 +37,25 @@ CheckResult checkReplays(const HttpView& h) {
     bool forgotten = false; // from a request after the retention on, the key may be a fresh one
     for (const Req* q : h.own(key)) {
       forgotten = forgotten || h.pastRetention(*q);
-      if (forgotten || q == ref || !q->final() || h.otherPayload(*q)) continue;
+      if (forgotten || q == ref || h.otherPayload(*q)) continue;
+      // A retry of the completed key that the server held until the client gave up (at the end, with no
+      // other request of the key in flight and no fault meanwhile: http_run_end.cc): it got nothing.
+      if (q->a && q->a->outcome == "timeout" && q->op->index > ref->answerOp->index && !h.overlapped(*q)) {
+        const int64_t ms = (q->answerOp->time_us - q->op->time_us) / 1000;
+        const bool elsewhere = q->r->server != ref->r->server;
+        auto v = violation(h, "replay-mismatch", "replay", key,
+                           fmt::format("r{}{} retried the completed key {} and got no answer in {} ms: the server held "
+                                       "it while no other request of the key ran and no fault fired, past the declared "
+                                       "lease of {} ms, and the client gave up", q->r->id,
+                                       elsewhere ? fmt::format(" (to {}, r{} to {})", q->r->server, ref->r->id, ref->r->server) : "",
+                                       key, ms, h.spec.policy.leaseMs),
+                           {ref, q});
+        v.expected = brief(*ref->a);
+        v.observed = fmt::format("no answer in {} ms", ms);
+        out.push_back(std::move(v));
+        continue;
+      }
+      if (!q->final()) continue;
       const auto& a = *q->a;
       // A reordered retry rejected as another payload: http:mismatch names it (reordered-rejected).
       if (q->r->reordered && a.status == h.spec.policy.mismatch) continue;

@@ -269,6 +269,8 @@ struct Request {
 ///  reset     the connection closed without an answer (the server was killed, or closed it)
 ///  refused   no server accepted the connection
 ///  too-large the body went on past what the client reads of an answer (kAnswerLimit): no whole answer
+///  timeout   at the end, no answer came within the declared lease and 5 s more, with no fault meanwhile:
+///            the client gave up and closed the connection (a server that holds the request for good)
 /// Interim 1xx answers are read past: `status` is the final answer's.
 inline constexpr uint64_t kAnswerLimit = 64ull << 20;
 struct Response {

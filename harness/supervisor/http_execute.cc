@@ -209,7 +209,7 @@ void HttpLoop::finish(Flight& f) {
   if (f.thread.joinable()) f.thread.join();
   ops::Response r;
   r.id = f.id;
-  r.outcome = f.gaveUp && f.answer.outcome == "answered" ? "late" : f.answer.outcome;
+  r.outcome = f.answer.outcome == "answered" ? (f.gaveUp ? "late" : "answered") : f.abandoned ? "timeout" : f.answer.outcome;
   r.status = f.answer.status;
   r.location = f.answer.location;
   r.digest = f.answer.digest;

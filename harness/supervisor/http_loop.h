@@ -61,6 +61,7 @@ private:
     std::atomic<bool> done{false};
     HttpAnswer answer;
     bool gaveUp = false;   ///< the client timed out: its answer is late
+    bool abandoned = false; ///< at the end, the client gave up waiting and closed it (outcome `timeout`)
     int key = 0, body = 0;
     std::string server; ///< the process it was written to (s1, …)
     std::chrono::steady_clock::time_point launched = std::chrono::steady_clock::now();
@@ -147,6 +148,13 @@ private:
   /// answer, for the declared lease and kLeaseMargin more, and while a timed-out request of the key a delay
   /// holds has not had its answer. What it got then is what the checkers judge.
   void settle();
+  /// Sends key `key` with its own payload to `replica()` until the answer is definite (a 2xx or 4xx other than
+  /// the in-flight status, a stored 5xx), for the declared lease and kLeaseMargin more (again from a fault
+  /// that cut one short). `untilCompleted` (the retries at the end): also until the key has a 2xx answer
+  /// from any request; else (a look) again only after an answer a fault cut short. An answer that has not
+  /// come after the lease and kGiveUpAfter more with no fault meanwhile is given up (`timeout`), and asked
+  /// no more. Returns whether the last answer was definite.
+  bool askUntilDefinite(int key, const std::function<int()>& replica, bool afterRetention, bool untilCompleted);
   /// With two replicas or more, the client's last look once its retries are over: every key whose own
   /// payload got a final 2xx answer is sent once more (same key, same payload) to each replica, which must
   /// replay that answer. A replica that cannot (a lock the key's first request left held on another

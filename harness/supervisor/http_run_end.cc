@@ -16,6 +16,9 @@ using std::chrono::milliseconds;
 constexpr milliseconds kRetryEvery{100};
 /// How long past the declared lease the client keeps retrying a key (timing noise of the server's clock).
 constexpr milliseconds kLeaseMargin{500};
+/// How long past the declared lease the client waits for an answer at the end (with no fault meanwhile)
+/// before it gives up on it: the server holds the request for good (a lock nobody will release).
+constexpr milliseconds kGiveUpAfter{5000};
 /// How long before the declared retention has passed the client's last look counts a key as possibly
 /// forgotten (the server's clock and when it starts counting are its own).
 constexpr milliseconds kRetentionMargin{200};
@@ -53,6 +56,58 @@ void HttpLoop::settleParked(const std::set<int64_t>& before, bool end) {
   }
 }
 
+bool HttpLoop::askUntilDefinite(int key, const std::function<int()>& replica, bool afterRetention, bool untilCompleted) {
+  const milliseconds lease(spec_.policy.leaseMs);
+  auto until = Clock::now() + lease + kLeaseMargin;
+  while (true) {
+    const size_t before = h_.size();
+    Flight& f = launch(replica(), 0, "settle", key, key, keyValue(key), ClientOp::Wait::Answer, 0, {}, afterRetention);
+    // The client gives up on an answer that has not come once the lease and kGiveUpAfter have passed with no
+    // fault since it wrote the request (a fault's time is the harness's: the wait starts again after it), and
+    // while no timed-out request of the key that a delay holds is still due (the server may wait for it).
+    auto giveUp = Clock::now() + lease + kGiveUpAfter;
+    size_t seen = before;
+    pump([&] {
+      if (f.done) return true;
+      if (Clock::now() < giveUp || (late_ && !late_->done && late_->key == key)) return false;
+      const auto since = h_.opsFrom(seen);
+      seen = h_.size();
+      if (std::any_of(since.begin(), since.end(), [](const Op& op) { return op.as<ops::FaultOp>(); })) {
+        giveUp = Clock::now() + lease + kGiveUpAfter;
+        return false;
+      }
+      return true;
+    });
+    if (!f.done) {
+      f.abandoned = true;
+      f.call->cancel();
+      pump([&] { return f.done.load(); });
+    }
+    HttpAnswer a = f.answer;
+    const bool gaveUp = f.abandoned && a.outcome != "answered";
+    finish(f);
+    quiet();
+    if (gaveUp) return false; // the lease and more passed with no answer: the client retries no more
+    if (untilCompleted && completed_.count(key)) return true; // this answer, or a late one of the key's
+    // A stored 5xx (replay_5xx) is the key's answer: one retry got it again, the client stops.
+    bool again = !(a.outcome == "answered") || (a.status >= 500 && !spec_.policy.replay5xx) ||
+                 (spec_.policy.inFlight != 0 && a.status == spec_.policy.inFlight);
+    if (!again) return true;
+    // A timed-out request of the key a delay still holds is an answer still due: the client retries on
+    // until it has come (then the lease counts from a server with nothing of the key in flight).
+    const bool due = late_ && !late_->done && late_->key == key;
+    // A fault while the retry was in flight (its server killed and replaced, PostgreSQL restarted, ...) is
+    // the harness's, not the server's answer: the lease counts again from the server that comes after it.
+    // Faults fire once each, so this ends.
+    const auto since = h_.opsFrom(before);
+    const bool faulted = std::any_of(since.begin(), since.end(), [](const Op& op) { return op.as<ops::FaultOp>(); });
+    if (!untilCompleted && !faulted) return false; // a look: the server's own answer is what is judged
+    if (faulted) until = std::max(until, Clock::now() + lease + kLeaseMargin);
+    if (Clock::now() >= until && !due) return false;
+    pump([t = Clock::now() + kRetryEvery] { return Clock::now() >= t; }); // the client's back-off
+  }
+}
+
 void HttpLoop::settle() {
   std::vector<int> keys;
   for (const auto& c : s_.client)
@@ -60,34 +115,9 @@ void HttpLoop::settle() {
         std::find(keys.begin(), keys.end(), c.key) == keys.end())
       keys.push_back(c.key);
   int attempt = 0;
-  for (int key : keys) {
-    if (completed_.count(key)) continue;
-    auto until = Clock::now() + milliseconds(spec_.policy.leaseMs) + kLeaseMargin;
-    while (true) {
-      const size_t before = h_.size();
-      // Round robin over the replicas, each live (a process that ended was replaced): a retry goes to any.
-      Flight& f = launch(attempt++ % s_.replicas + 1, 0, "settle", key, key, keyValue(key), ClientOp::Wait::Answer);
-      pump([&] { return f.done.load(); });
-      HttpAnswer a = f.answer;
-      finish(f);
-      quiet();
-      if (completed_.count(key)) break;
-      // A stored 5xx (replay_5xx) is the key's answer: one retry got it again, the client stops.
-      bool again = !(a.outcome == "answered") || (a.status >= 500 && !spec_.policy.replay5xx) ||
-                   (spec_.policy.inFlight != 0 && a.status == spec_.policy.inFlight);
-      // A timed-out request of the key a delay still holds is an answer still due: the client retries on
-      // until it has come (then the lease counts from a server with nothing of the key in flight).
-      const bool due = late_ && !late_->done && late_->key == key;
-      // A fault while the retry was in flight (its server killed and replaced, PostgreSQL restarted, ...) is
-      // the harness's, not the server's answer: the lease counts again from the server that comes after it.
-      // Faults fire once each, so this ends.
-      const auto since = h_.opsFrom(before);
-      if (again && std::any_of(since.begin(), since.end(), [](const Op& op) { return op.as<ops::FaultOp>(); }))
-        until = std::max(until, Clock::now() + milliseconds(spec_.policy.leaseMs) + kLeaseMargin);
-      if (!again || (Clock::now() >= until && !due)) break;
-      pump([t = Clock::now() + kRetryEvery] { return Clock::now() >= t; }); // the client's back-off
-    }
-  }
+  // Round robin over the replicas, each live (a process that ended was replaced): a retry goes to any.
+  for (int key : keys)
+    if (!completed_.count(key)) askUntilDefinite(key, [&] { return attempt++ % s_.replicas + 1; }, false, true);
 }
 
 void HttpLoop::lookAgain() {
@@ -98,10 +128,9 @@ void HttpLoop::lookAgain() {
       // (less a margin for the two clocks), a fresh execution is as right as a replay.
       const auto sent = firstSent_.count(key) ? firstSent_.at(key) : started_;
       const bool afterRetention = Clock::now() - sent + kRetentionMargin >= milliseconds(spec_.policy.retentionMs);
-      Flight& f = launch(replica, 0, "settle", key, key, keyValue(key), ClientOp::Wait::Answer, 0, {}, afterRetention);
-      pump([&] { return f.done.load(); });
-      finish(f);
-      quiet();
+      // Asked again only when a fault cut the look short (a kill at a later step, an error answered instead
+      // of one): that answer is the harness's. The server's own answer, whatever it is, is judged.
+      askUntilDefinite(key, [replica] { return replica; }, afterRetention, false);
     }
 }
 

@@ -168,9 +168,20 @@ TEST_CASE("http replicas: a session lock an error path kept is refused by the ot
   REQUIRE(kindsOf(leak.report).count("replay-mismatch") == 1);
   for (const auto& v : leak.report["violations"])
     if (v["kind"] == "replay-mismatch") CHECK(v["pattern"]["id"] == "http-session-lock-left");
+  // The retry on s1 completes; the look at s1 replays, the one at s2 is refused.
   const auto servers = requestServers(leak);
   REQUIRE(servers.size() >= 2);
   CHECK(std::vector<std::string>(servers.end() - 2, servers.end()) == std::vector<std::string>{"s1", "s2"});
+  // pg_advisory_lock, which waits: s2's look waits on the lock until the client gives up.
+  Result wait = clean({"replay", file, "--target", testTarget("node-orders-blocking-lock")});
+  INFO(wait.out << wait.err);
+  CHECK(wait.status == 1);
+  REQUIRE(kindsOf(wait.report).count("replay-mismatch") == 1);
+  for (const auto& v : wait.report["violations"])
+    if (v["kind"] == "replay-mismatch") {
+      CHECK(v["pattern"]["id"] == "http-session-lock-left");
+      CHECK(v["observed"].get<std::string>().rfind("no answer in ", 0) == 0);
+    }
   // Unlocked in a finally block: the same schedule passes.
   Result fixed = clean({"replay", file, "--target", testTarget("node-orders-session-lock-finally")});
   INFO(fixed.out << fixed.err);

@@ -4,7 +4,8 @@
 // the connection lives on (back in its pool: the connection is used again). Every other session is then
 // refused the key, or waits for it, for good: a retry that reaches another connection (another replica,
 // another pooled connection) gets the in-flight status for a key that has long completed (replay-mismatch)
-// or never completes (stuck-key). Named only when the steps show the lock's connection, its error while
+// or never completes (stuck-key), or waits for it until the client gives up (a blocking pg_advisory_lock:
+// replay-mismatch, no answer). Named only when the steps show the lock's connection, its error while
 // it held a lock, its use after that with no unlock before its next lock call (the erring request's error
 // path released nothing), and more lock calls than unlocks at the violation.
 #include "checkers/patterns/patterns.h"
@@ -46,13 +47,15 @@ struct Session {
 
 Found httpSessionLockLeft(const HistoryView& h, const Violation& v) {
   if (v.kind != "replay-mismatch" && v.kind != "stuck-key") return std::nullopt;
-  // The violation is a refusal: an answer of the key that is not a success (the in-flight status).
+  // The violation is a refusal: an answer of the key that is not a success (the in-flight status), or none
+  // before the client gave up (a wait on the lock).
   int64_t end = -1;
   const ops::Response* refusal = nullptr;
   for (int64_t i : v.ops) {
     if (i < 0 || static_cast<size_t>(i) >= h.ops.size()) continue;
     end = std::max(end, i);
-    if (const auto* a = h.ops[static_cast<size_t>(i)].as<ops::Response>(); a && a->final() && a->status >= 400)
+    if (const auto* a = h.ops[static_cast<size_t>(i)].as<ops::Response>();
+        a && ((a->final() && a->status >= 400) || a->outcome == "timeout"))
       refusal = a;
   }
   if (!refusal) return std::nullopt;
@@ -99,9 +102,9 @@ Found httpSessionLockLeft(const HistoryView& h, const Violation& v) {
                 {s.lock->op, s.error->op, end},
                 fmt::format("{}'s connection {} took a session-level lock ({}: {}), then got an error ({}) while it "
                             "held it and went on without releasing it: the lock outlived its request, and every "
-                            "other session is refused the key (r{} got {})",
+                            "other session is refused the key, or waits for it (r{} got {})",
                             id.first, id.second, s.lock->name(), s.lock->step->detail, s.error->name(), refusal->id,
-                            refusal->status),
+                            refusal->outcome == "timeout" ? std::string("no answer") : std::to_string(refusal->status)),
                 "take the key's lock with pg_advisory_xact_lock (or pg_try_advisory_xact_lock) inside the request's "
                 "transaction, which COMMIT and ROLLBACK release; or release the session lock on every path, the "
                 "error path included (a finally block), before the connection goes back to its pool");

@@ -25,7 +25,11 @@ const RELEASE = process.env.LOCK_RELEASE || 'finally';
 const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 4 });
 pool.on('error', () => {}); // an idle connection that the database ended: the pool drops it
 
-const LOCK = 'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok';
+// LOCK=blocking: pg_advisory_lock, which waits for the lock instead of answering false
+// (tests/targets/node-orders-blocking-lock): a lock left held makes every other session wait for good.
+const LOCK = process.env.LOCK === 'blocking'
+  ? 'SELECT pg_advisory_lock(hashtextextended($1, 0)), true AS ok'
+  : 'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok';
 const UNLOCK = 'SELECT pg_advisory_unlock(hashtextextended($1, 0))';
 
 function send(res, status, body, location) {

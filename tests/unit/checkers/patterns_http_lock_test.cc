@@ -73,7 +73,7 @@ TEST_CASE("http-session-lock-left: a session lock an error path kept, a complete
   CHECK(v->pattern->explanation ==
         "s1's connection 1 took a session-level lock (SELECT#1: SELECT pg_try_advisory_lock(hashtextextended($1, 0)) "
         "AS ok), then got an error (COMMIT#1) while it held it and went on without releasing it: the lock outlived "
-        "its request, and every other session is refused the key (r3 got 409)");
+        "its request, and every other session is refused the key, or waits for it (r3 got 409)");
   CHECK_THAT(v->pattern->fix, Contains("pg_advisory_xact_lock"));
 }
 
@@ -101,4 +101,38 @@ TEST_CASE("a session lock its error path released, or a lock taken per transacti
   const Violation* w = replayMismatch(rs);
   REQUIRE(w);
   CHECK((!w->pattern || w->pattern->id != "http-session-lock-left"));
+}
+
+TEST_CASE("a retry of a completed key the server held until the client gave up is a replay mismatch, named when a "
+          "blocking session lock was left held", "[patterns][http]") {
+  // As leakRun, with a blocking pg_advisory_lock: s2's look waits on the lock s1's pooled session still
+  // holds, and the client gives up (outcome timeout).
+  const char* blocking = "SELECT pg_advisory_lock(hashtextextended($1, 0))";
+  HttpHistoryBuilder o(1);
+  const int r1 = o.request(1, 1);
+  o.sql("SELECT", blocking, 1, {}, "SELECT 1");
+  orderWork(o, true);
+  o.answer(r1, 500, "{\"error\":\"serialization failure\"}");
+  const int r2 = o.request(1, 1, "settle");
+  o.sql("SELECT", blocking, 1, {}, "SELECT 1");
+  orderWork(o, false);
+  o.sql("SELECT", kUnlock, 1, {}, "SELECT 1");
+  o.answer(r2, 201, "{\"order\":1}", "/orders/1");
+  o.to("s2");
+  const int r3 = o.request(1, 1, "settle");
+  o.answer(r3, 0, "", "", "timeout");
+  const auto rs = judge(o, {{1, 1}}, 999);
+  const Violation* v = replayMismatch(rs);
+  REQUIRE(v);
+  CHECK_THAT(v->message, Contains("r3 (to s2, r2 to s1) retried the completed key 1 and got no answer in"));
+  CHECK_THAT(v->observed.get<std::string>(), Contains("no answer"));
+  REQUIRE(v->pattern);
+  CHECK(v->pattern->id == "http-session-lock-left");
+  CHECK_THAT(v->pattern->explanation, Contains("(r3 got no answer)"));
+  // The same wait for a key that never completed is liveness's to judge, not a replay's.
+  HttpHistoryBuilder n(1);
+  const int q1 = n.request(1, 1);
+  n.answer(q1, 0, "", "", "timeout");
+  const auto ns = judge(n, {{1, 0}}, 1000);
+  CHECK(replayMismatch(ns) == nullptr);
 }
