@@ -240,10 +240,15 @@ Effect defaultError(const std::string& server, When when, const std::string& ver
   const bool sessionEnds = faults::closesOrSyncsOnly(verb) || (!namesTables && sessionOnly.count(verb) > 0);
   if (sessionEnds) return errorEffect("57P01");
   // A SELECT on no table with its text known: a serialization failure there would be no server's (it reads
-  // nothing), and one in place of an unlock keeps a lock no server would have kept.
-  if (verb == "SELECT" && !namesTables && !sql.empty()) {
-    std::string upper = sql;
-    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  // nothing), and one in place of an unlock keeps a lock no server would have kept. So at the Parse that
+  // prepares one (PARSE: its text is the statement's).
+  std::string upper = sql;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  // A Parse names no table in its step (tables are decoded where a statement executes): a SELECT with no
+  // FROM names none.
+  const bool select = verb == "SELECT" || (verb == "PARSE" && upper.rfind("SELECT", 0) == 0 &&
+                                           upper.find(" FROM ") == std::string::npos);
+  if (select && !namesTables && !sql.empty()) {
     const std::string code = tablelessSelectError(upper);
     return errorEffect(code.empty() ? "57P01" : code);
   }

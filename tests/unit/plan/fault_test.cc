@@ -98,6 +98,10 @@ TEST_CASE("fault: the built-in kinds beyond kill, their arguments and their effe
   CHECK(tableless("SELECT pg_advisory_unlock_all()") == "57P01");
   CHECK(tableless("SELECT 1") == "57P01");
   CHECK(tableless("SELECT apply_payment($1, $2)") == "40001");
+  // The Parse that prepares such a SELECT (a driver that prepares its statements) fails alike.
+  CHECK(defaultError("pg", When::Before, "PARSE", false, "SELECT pg_advisory_unlock(hashtextextended($1, 0))").code == "57P01");
+  CHECK(defaultError("pg", When::Before, "PARSE", false, "SELECT pg_advisory_lock(42)").code == "40P01");
+  CHECK(defaultError("pg", When::Before, "PARSE", false, "SELECT balance FROM wallets WHERE id = $1").code == "40001");
   CHECK(defaultError("pg", When::Before, "SELECT", true, "SELECT pg_advisory_unlock(1) FROM orders").code == "40001");
   CHECK(defaultError("pg", When::Before, "PARSE", false).code == "40001"); // a prepare is waited for
   CHECK(defaultError("pg", When::Before, "CONNECT").code == "53300");
