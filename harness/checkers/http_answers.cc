@@ -77,6 +77,9 @@ CheckResult checkReplays(const HttpView& h) {
       bool inflight = h.spec.policy.inFlight != 0 && a.status == h.spec.policy.inFlight;
       if (!sentAfter && (inflight || a.status >= 500)) continue; // it overlapped the first: judged by burst/liveness
       if (inflight && h.overlapped(*q)) continue; // another retry of the key was running: "in flight" is true
+      // A hold, a pause or a delay held a server process as q was written: what that process still had to do
+      // for the key's earlier request (an unlock once it had answered) waited on the harness.
+      if (inflight && h.heldWhileWritten(*q)) continue;
       if (a.status >= 500) continue; // a server error on a retry is the server's to have; liveness judges the end
       if (!(a.status >= 200 && a.status < 300) && !sentAfter) continue;
       std::vector<std::string> diff;

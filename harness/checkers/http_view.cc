@@ -146,6 +146,18 @@ bool HttpView::committedDuring(const Req& q) const {
   }) != nullptr;
 }
 
+bool HttpView::heldWhileWritten(const Req& q) const {
+  for (const auto& f : faults) {
+    const auto& kind = f.fault.kind;
+    if ((kind != "hold" && kind != "pause" && kind != "delay") || f.op >= q.answeredAt()) continue;
+    int64_t next = -1;
+    for (size_t i = static_cast<size_t>(f.op) + 1; i < ops.size() && next < 0; ++i)
+      if (ops[i].process == f.process && ops[i].as<ops::Step>()) next = static_cast<int64_t>(i);
+    if (next < 0 || next > q.op->index) return true;
+  }
+  return false;
+}
+
 bool HttpView::killedDuring(const Req& q) const {
   return std::any_of(killOps.begin(), killOps.end(), [&](int64_t k) { return k > q.op->index && k < q.answeredAt(); });
 }

@@ -69,6 +69,10 @@ struct HttpView {
   const ops::Step* unsentCommitDuring(const Req& q) const;
   /// Whether a COMMIT the server process that served `q` sent while `q` was in flight took effect.
   bool committedDuring(const Req& q) const;
+  /// Whether a hold, a pause or a delay held a server process while `q` was written: it fired before `q`'s
+  /// answer, and that process's next step came after `q` was written (or never). What the held process was
+  /// doing (an unlock after its answer, say) took that long because of the harness, not the server.
+  bool heldWhileWritten(const Req& q) const;
   /// Whether a kill fired while `q` was in flight (after it was written, before its answer).
   bool killedDuring(const Req& q) const;
   /// Whether a fault other than a kill (a dropped connection, an error, a restart, ...) fired at the server

@@ -60,6 +60,10 @@ bool HttpLoop::askUntilDefinite(int key, const std::function<int()>& replica, bo
   const milliseconds lease(spec_.policy.leaseMs);
   auto until = Clock::now() + lease + kLeaseMargin;
   while (true) {
+    // The client's requests are over: a hold that fired since (a step the server sent after it answered, an
+    // unlock in a finally block) holds no request of the client's, and would hold the server's lock for good
+    // while the retries, answered at once, never wait for it.
+    settleParked({}, true);
     const size_t before = h_.size();
     Flight& f = launch(replica(), 0, "settle", key, key, keyValue(key), ClientOp::Wait::Answer, 0, {}, afterRetention);
     // The client gives up on an answer that has not come once the lease and kGiveUpAfter have passed with no

@@ -136,3 +136,24 @@ TEST_CASE("a retry of a completed key the server held until the client gave up i
   const auto ns = judge(n, {{1, 0}}, 1000);
   CHECK(replayMismatch(ns) == nullptr);
 }
+
+TEST_CASE("a retry refused while a hold kept the first request's unlock waiting is no replay mismatch",
+          "[patterns][http]") {
+  // r1 commits and is answered 201; its unlock, sent after the answer, is held by a fault while r2 reaches
+  // s2 and is refused (409): the lock was still the first request's, kept by the harness.
+  auto run = [](bool held) {
+    HttpHistoryBuilder o(1);
+    const int r1 = o.request(1, 1);
+    o.sql("SELECT", kLock, 1, {}, "SELECT 1");
+    orderWork(o, false);
+    if (held) o.fault("hold:s1:before:SELECT#3");
+    o.answer(r1, 201, "{\"order\":1}", "/orders/1");
+    o.to("s2");
+    const int r2 = o.request(1, 1, "retry");
+    o.answer(r2, 409, "{\"error\":\"request in progress\"}");
+    o.sql("SELECT", kUnlock, 1, {}, "SELECT 1");
+    return judge(o, {{1, 1}}, 999);
+  };
+  CHECK(replayMismatch(run(true)) == nullptr);
+  CHECK(replayMismatch(run(false)) != nullptr); // the same refusal with nothing held is the server's
+}
