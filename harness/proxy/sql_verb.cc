@@ -27,6 +27,12 @@ class Lexer {
 public:
   explicit Lexer(std::string_view sql) : sql_(sql) {}
 
+  /// Where the first token starts: past leading whitespace and comments.
+  size_t firstToken() {
+    skipSpaceAndComments();
+    return pos_;
+  }
+
   Token next() {
     skipSpaceAndComments();
     if (pos_ >= sql_.size())
@@ -276,6 +282,8 @@ std::string sqlVerb(std::string_view sql) {
 }
 
 std::string sqlDetail(std::string_view sql) {
+  // Leading comments (an ORM's or a tracer's tag) would push the statement past the abbreviation.
+  sql.remove_prefix(Lexer(sql).firstToken());
   // Collapsed on the stack: a heap string for it cost a fifth of naming a step (bench/tracker_bench).
   // At most 2 * kAbbrevMax + 1 bytes: more than any abbreviation shows, so where it stops changes nothing.
   std::array<char, 2 * kAbbrevMax + 1> collapsed;

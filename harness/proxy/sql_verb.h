@@ -22,8 +22,8 @@ std::string sqlVerb(std::string_view sql);
 /// from a table (an alias list, an unusual clause) only makes more statements look related.
 std::vector<std::string> sqlTables(std::string_view sql);
 
-/// The SQL text for a step detail: runs of whitespace collapsed to one space, trimmed, escaped and
-/// abbreviated to kAbbrevMax bytes.
+/// The SQL text for a step detail: leading comments left out, runs of whitespace collapsed to one space,
+/// trimmed, escaped and abbreviated to kAbbrevMax bytes.
 std::string sqlDetail(std::string_view sql);
 
 } // namespace idem::proxy

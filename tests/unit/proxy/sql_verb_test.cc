@@ -39,6 +39,11 @@ TEST_CASE("sqlVerb: the first keyword, upper case") {
 
 TEST_CASE("sqlDetail: whitespace collapsed, escaped, at most 200 bytes") {
   CHECK(sqlDetail("  SELECT\n\t1  ,\r\n 2  ") == "SELECT 1 , 2");
+  // A leading comment (an ORM's or a tracer's tag) is left out: a long one would push the statement past
+  // the abbreviation, and what a step is (an advisory unlock) would be lost.
+  const std::string tag = "/* orders service: release the per-key lock (" + std::string(220, 'x') + ") */";
+  CHECK(sqlDetail(tag + "\n -- and a line comment\n SELECT pg_advisory_unlock($1)") == "SELECT pg_advisory_unlock($1)");
+  CHECK(sqlDetail("SELECT 1 /* trailing */") == "SELECT 1 /* trailing */");
   CHECK(sqlDetail(std::string("SELECT '\x01'")) == "SELECT '\\x01'");
   const std::string long_sql = "SELECT " + std::string(1000, 'x');
   const std::string d = sqlDetail(long_sql);
