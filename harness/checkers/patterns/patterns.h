@@ -32,6 +32,7 @@ Found httpCheckThenInsert(const HistoryView& h, const Violation& v);   ///< http
 Found httpLeaseWithoutFence(const HistoryView& h, const Violation& v); ///< http_lease_without_fence.cc
 Found httpAnswerBeforeCommit(const HistoryView& h, const Violation& v); ///< http_answer_before_commit.cc
 Found httpSessionLockLeft(const HistoryView& h, const Violation& v);   ///< http_session_lock_left.cc
+Found httpKeyInMemory(const HistoryView& h, const Violation& v);       ///< http_key_in_memory.cc
 Found revokedMemberWorks(const HistoryView& h, const Violation& v);    ///< revoked_member_works.cc
 Found retentionShorterThanWindow(const HistoryView& h, const Violation& v); ///< retention_shorter_than_window.cc
 Found pausedMemberWorks(const HistoryView& h, const Violation& v);     ///< paused_member_works.cc

@@ -350,7 +350,7 @@ Pattern make(std::string id, std::string name, std::vector<int64_t> ops, std::st
 Found classify(const HistoryView& h, const Violation& v) {
   // From the most specific: a race or a broken connection explains a duplicate before a plain missing dedup.
   for (auto* fn : {retentionShorterThanWindow, httpNoRequestHash, httpKeyOutsideTransaction, httpLeaseWithoutFence,
-                   httpCheckThenInsert, httpAnswerBeforeCommit, httpSessionLockLeft,
+                   httpCheckThenInsert, httpAnswerBeforeCommit, httpSessionLockLeft, httpKeyInMemory,
                    revokedMemberWorks,
                    pausedMemberWorks, ackBeforeEffect, dedupOutsideTransaction, ackAfterFailure, checkThenAct, retryAfterAmbiguousCommit,
                    dedupOnBrokerId, effectWithoutDedup, unguardedVersion, poisonRetriedForever, poisonDropped,
@@ -380,6 +380,7 @@ std::string patternName(const std::string& id) {
       {"http-lease-without-fence", "a lock's lease trusted past its expiry"},
       {"http-answer-before-commit", "the answer before the COMMIT"},
       {"http-session-lock-left", "a session lock left held after an error"},
+      {"http-key-in-memory", "the key kept in process memory"},
       {"revoked-member-works", "a revoked member keeps working"},
       {"paused-member-works", "a paused consumer wakes as a zombie"},
       {"retention-shorter-than-window", "dedup retention shorter than the retry window"},

@@ -1,5 +1,7 @@
-// The anti-pattern of a key's lock that outlives its request: a session-level advisory lock an error path
-// never released (checkers/patterns/http_session_lock_left.cc), on written histories of the orders scenario.
+// What shows with replicas and pooled sessions, on written histories of the orders scenario: a key's lock
+// that outlives its request (a session-level advisory lock an error path never released,
+// checkers/patterns/http_session_lock_left.cc), a refusal while the harness held the lock's holder, and a
+// key kept in one process's memory (http_key_in_memory.cc).
 #include "history_builder.h"
 #include "check_util.h"
 
@@ -156,4 +158,37 @@ TEST_CASE("a retry refused while a hold kept the first request's unlock waiting 
   };
   CHECK(replayMismatch(run(true)) == nullptr);
   CHECK(replayMismatch(run(false)) != nullptr); // the same refusal with nothing held is the server's
+}
+
+TEST_CASE("http-key-in-memory: two replicas each executed a key, and no server step looked anything up",
+          "[patterns][http]") {
+  auto run = [](bool looksUp) {
+    HttpHistoryBuilder o(1);
+    for (const char* server : {"s1", "s2"}) {
+      o.to(server);
+      const int r = o.request(1, 1, std::string(server) == "s1" ? "original" : "retry");
+      o.sql("BEGIN");
+      if (looksUp)
+        o.sql("SELECT", "SELECT body FROM idempotency_keys WHERE key = $1", 1, {"idempotency_keys"}, "SELECT 0");
+      o.sql("INSERT", "INSERT INTO orders(ref) VALUES ($1) RETURNING id", 1, {"orders"}, "INSERT 0 1");
+      o.sql("UPDATE", "UPDATE stock SET qty = qty - $1 WHERE sku = $2", 1, {"stock"}, "UPDATE 1");
+      o.sql("COMMIT", "COMMIT", 1, {}, "COMMIT");
+      o.answer(r, 201, "{\"order\":1}", "/orders/1");
+    }
+    return judge(o, {{1, 2}}, 998);
+  };
+  const auto rs = run(false);
+  const Violation* v = nullptr;
+  for (const auto& r : rs)
+    for (const auto& x : r.violations)
+      if (x.kind == "double-effect") v = &x;
+  REQUIRE(v);
+  REQUIRE(v->pattern);
+  CHECK(v->pattern->id == "http-key-in-memory");
+  CHECK_THAT(v->pattern->explanation, Contains("executed by 2 server processes (s1, s2)"));
+  // A server that looked its key up in a table of its own keeps it where every process sees it: not this.
+  const auto looked = run(true);
+  for (const auto& r : looked)
+    for (const auto& x : r.violations)
+      if (x.kind == "double-effect") CHECK((!x.pattern || x.pattern->id != "http-key-in-memory"));
 }
