@@ -31,23 +31,29 @@ void orderWork(HttpHistoryBuilder& o, bool commitFails) {
   o.sql("ROLLBACK", "ROLLBACK", 1, {}, "ROLLBACK");
 }
 
+/// r1's lock taken with `lock` and its COMMIT failed (answered 500), then r2, the retry on the same
+/// connection, completes (201); the next request goes to s2.
+void leakUpToTheLook(HttpHistoryBuilder& o, const char* lock, bool unlockOnError) {
+  const int r1 = o.request(1, 1);
+  o.sql("SELECT", lock, 1, {}, "SELECT 1");
+  orderWork(o, true);
+  if (unlockOnError) o.sql("SELECT", kUnlock, 1, {}, "SELECT 1");
+  o.answer(r1, 500, "{\"error\":\"serialization failure\"}");
+  const int r2 = o.request(1, 1, "settle");
+  o.sql("SELECT", lock, 1, {}, "SELECT 1");
+  orderWork(o, false);
+  o.sql("SELECT", kUnlock, 1, {}, "SELECT 1");
+  o.answer(r2, 201, "{\"order\":1}", "/orders/1");
+  o.to("s2");
+}
+
 /// r1 takes the lock on connection 1 and its COMMIT fails (answered 500; `unlockOnError`: its error path
 /// releases the lock); the retry r2 runs on that connection again and completes (201); the client's last
 /// look r3 goes to the other replica, s2, whose lock call is refused (409; the builder writes every step as
 /// s1's, on its connection 2 here).
 std::vector<CheckResult> leakRun(bool unlockOnError) {
   HttpHistoryBuilder o(1);
-  const int r1 = o.request(1, 1);
-  o.sql("SELECT", kLock, 1, {}, "SELECT 1");
-  orderWork(o, true);
-  if (unlockOnError) o.sql("SELECT", kUnlock, 1, {}, "SELECT 1");
-  o.answer(r1, 500, "{\"error\":\"serialization failure\"}");
-  const int r2 = o.request(1, 1, "settle");
-  o.sql("SELECT", kLock, 1, {}, "SELECT 1");
-  orderWork(o, false);
-  o.sql("SELECT", kUnlock, 1, {}, "SELECT 1");
-  o.answer(r2, 201, "{\"order\":1}", "/orders/1");
-  o.to("s2");
+  leakUpToTheLook(o, kLock, unlockOnError);
   const int r3 = o.request(1, 1, "settle");
   o.sql("SELECT", kLock, 2, {}, "SELECT 1");
   o.answer(r3, 409, "{\"error\":\"request in progress\"}");
@@ -109,18 +115,8 @@ TEST_CASE("a retry of a completed key the server held until the client gave up i
           "blocking session lock was left held", "[patterns][http]") {
   // As leakRun, with a blocking pg_advisory_lock: s2's look waits on the lock s1's pooled session still
   // holds, and the client gives up (outcome timeout).
-  const char* blocking = "SELECT pg_advisory_lock(hashtextextended($1, 0))";
   HttpHistoryBuilder o(1);
-  const int r1 = o.request(1, 1);
-  o.sql("SELECT", blocking, 1, {}, "SELECT 1");
-  orderWork(o, true);
-  o.answer(r1, 500, "{\"error\":\"serialization failure\"}");
-  const int r2 = o.request(1, 1, "settle");
-  o.sql("SELECT", blocking, 1, {}, "SELECT 1");
-  orderWork(o, false);
-  o.sql("SELECT", kUnlock, 1, {}, "SELECT 1");
-  o.answer(r2, 201, "{\"order\":1}", "/orders/1");
-  o.to("s2");
+  leakUpToTheLook(o, "SELECT pg_advisory_lock(hashtextextended($1, 0))", false);
   const int r3 = o.request(1, 1, "settle");
   o.answer(r3, 0, "", "", "timeout");
   const auto rs = judge(o, {{1, 1}}, 999);
