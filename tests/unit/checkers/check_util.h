@@ -21,6 +21,14 @@ inline CheckResult result(std::vector<CheckResult>&& rs, const std::string& chec
   return result(static_cast<const std::vector<CheckResult>&>(rs), checker);
 }
 
+/// The first violation of `kind` among the checkers' results, or nullptr.
+inline const Violation* violationOf(const std::vector<CheckResult>& rs, const std::string& kind) {
+  for (const auto& r : rs)
+    for (const auto& v : r.violations)
+      if (v.kind == kind) return &v;
+  return nullptr;
+}
+
 /// Observed rows, each a list of columns.
 inline nlohmann::json rows(std::initializer_list<std::vector<nlohmann::json>> rs) {
   nlohmann::json out = nlohmann::json::array();

@@ -60,19 +60,12 @@ std::vector<CheckResult> leakRun(bool unlockOnError) {
   return judge(o, {{1, 1}}, 999);
 }
 
-const Violation* replayMismatch(const std::vector<CheckResult>& rs) {
-  for (const auto& r : rs)
-    for (const auto& v : r.violations)
-      if (v.kind == "replay-mismatch") return &v;
-  return nullptr;
-}
-
 } // namespace
 
 TEST_CASE("http-session-lock-left: a session lock an error path kept, a completed key refused on another "
           "connection", "[patterns][http]") {
   const auto rs = leakRun(false);
-  const Violation* v = replayMismatch(rs);
+  const Violation* v = violationOf(rs, "replay-mismatch");
   REQUIRE(v);
   REQUIRE(v->pattern);
   CHECK(v->pattern->id == "http-session-lock-left");
@@ -90,7 +83,7 @@ TEST_CASE("a session lock its error path released, or a lock taken per transacti
   // The same refusal of r3, but r1's error path released its lock: the count is off (by a lock another
   // request holds, or a try-lock that took nothing), not left by an error.
   const auto released = leakRun(true);
-  const Violation* v = replayMismatch(released);
+  const Violation* v = violationOf(released, "replay-mismatch");
   REQUIRE(v);
   CHECK((!v->pattern || v->pattern->id != "http-session-lock-left"));
   // pg_advisory_xact_lock: COMMIT and ROLLBACK release it, whatever the error.
@@ -106,7 +99,7 @@ TEST_CASE("a session lock its error path released, or a lock taken per transacti
   const int r3 = o.request(1, 1, "settle");
   o.answer(r3, 409, "{\"error\":\"request in progress\"}");
   const auto rs = judge(o, {{1, 1}}, 999);
-  const Violation* w = replayMismatch(rs);
+  const Violation* w = violationOf(rs, "replay-mismatch");
   REQUIRE(w);
   CHECK((!w->pattern || w->pattern->id != "http-session-lock-left"));
 }
@@ -120,7 +113,7 @@ TEST_CASE("a retry of a completed key the server held until the client gave up i
   const int r3 = o.request(1, 1, "settle");
   o.answer(r3, 0, "", "", "timeout");
   const auto rs = judge(o, {{1, 1}}, 999);
-  const Violation* v = replayMismatch(rs);
+  const Violation* v = violationOf(rs, "replay-mismatch");
   REQUIRE(v);
   CHECK_THAT(v->message, Contains("r3 (to s2, r2 to s1) retried the completed key 1 and got no answer in"));
   CHECK_THAT(v->observed.get<std::string>(), Contains("no answer"));
@@ -132,7 +125,7 @@ TEST_CASE("a retry of a completed key the server held until the client gave up i
   const int q1 = n.request(1, 1);
   n.answer(q1, 0, "", "", "timeout");
   const auto ns = judge(n, {{1, 0}}, 1000);
-  CHECK(replayMismatch(ns) == nullptr);
+  CHECK(violationOf(ns, "replay-mismatch") == nullptr);
 }
 
 TEST_CASE("a retry refused while a hold kept the first request's unlock waiting is no replay mismatch",
@@ -152,8 +145,8 @@ TEST_CASE("a retry refused while a hold kept the first request's unlock waiting 
     o.sql("SELECT", kUnlock, 1, {}, "SELECT 1");
     return judge(o, {{1, 1}}, 999);
   };
-  CHECK(replayMismatch(run(true)) == nullptr);
-  CHECK(replayMismatch(run(false)) != nullptr); // the same refusal with nothing held is the server's
+  CHECK(violationOf(run(true), "replay-mismatch") == nullptr);
+  CHECK(violationOf(run(false), "replay-mismatch") != nullptr); // the same refusal with nothing held is the server's
 }
 
 TEST_CASE("http-key-in-memory: two replicas each executed a key, and no server step looked anything up",
@@ -174,10 +167,7 @@ TEST_CASE("http-key-in-memory: two replicas each executed a key, and no server s
     return judge(o, {{1, 2}}, 998);
   };
   const auto rs = run(false);
-  const Violation* v = nullptr;
-  for (const auto& r : rs)
-    for (const auto& x : r.violations)
-      if (x.kind == "double-effect") v = &x;
+  const Violation* v = violationOf(rs, "double-effect");
   REQUIRE(v);
   REQUIRE(v->pattern);
   CHECK(v->pattern->id == "http-key-in-memory");

@@ -12,13 +12,6 @@ using Catch::Matchers::StartsWith;
 
 namespace {
 
-const Violation* violationOf(const std::vector<CheckResult>& rs, const std::string& kind) {
-  for (const auto& r : rs)
-    for (const auto& v : r.violations)
-      if (v.kind == kind) return &v;
-  return nullptr;
-}
-
 /// The first request (r1, key 1, payload 1), and its key's row inserted in progress in a transaction of its
 /// own: BEGIN, INSERT, COMMIT.
 void keyRowApart(HttpHistoryBuilder& o) {

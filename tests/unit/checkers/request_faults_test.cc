@@ -9,17 +9,6 @@ using namespace idem;
 using namespace idem::testing;
 using Catch::Matchers::Contains;
 
-namespace {
-
-const Violation* firstOf(const std::vector<CheckResult>& rs, const std::string& kind) {
-  for (const auto& r : rs)
-    for (const auto& v : r.violations)
-      if (v.kind == kind) return &v;
-  return nullptr;
-}
-
-} // namespace
-
 TEST_CASE("request faults: each fault with the requests in flight then, in the order written", "[http]") {
   HttpHistoryBuilder o(2);
   o.answer(o.request(1, 1), 201, "{\"order\":1}");
@@ -72,7 +61,7 @@ TEST_CASE("request faults: a copy answered 5xx on a connection a restart before 
     auto ops = o.ops();
     for (auto& op : ops) op.time_us = op.index * 1000; // the restart at 4 ms or later
     const auto rs = checkAll(builtin("orders"), ops);
-    CHECK((firstOf(rs, "burst-error") == nullptr) == used);
+    CHECK((violationOf(rs, "burst-error") == nullptr) == used);
   }
 }
 
@@ -86,7 +75,7 @@ TEST_CASE("request faults: a burst's copy answered 503 while a fault hit the ser
     o.answer(a, 503, "{\"error\":\"unavailable\"}");
     o.answer(b, 201, "{\"order\":1}", "/orders/1");
     auto rs = judge(o, {{1, 1}}, 999);
-    const Violation* v = firstOf(rs, "burst-error");
+    const Violation* v = violationOf(rs, "burst-error");
     CHECK((v == nullptr) == faulted);
     if (v) CHECK_THAT(v->message, Contains("r1, copy 1 of a burst with key 1, got 503"));
   }
