@@ -9,6 +9,7 @@
 // it held a lock, its use after that with no unlock before its next lock call (the erring request's error
 // path released nothing), and more lock calls than unlocks at the violation.
 #include "checkers/patterns/patterns.h"
+#include "plan/advisory_lock.h"
 
 #include <fmt/format.h>
 
@@ -19,20 +20,10 @@ namespace idem::detail::patterns {
 
 namespace {
 
-/// A session-level advisory lock call: pg_advisory_lock or pg_try_advisory_lock (also _shared), not the
-/// transaction-level pg_advisory_xact_lock, which COMMIT and ROLLBACK release.
-bool takesSessionLock(const ops::Step& s) {
-  const std::string sql = patternUpper(s.detail);
-  return sql.find("PG_ADVISORY_LOCK") != std::string::npos || sql.find("PG_TRY_ADVISORY_LOCK") != std::string::npos;
-}
-
 /// pg_advisory_unlock_all, or DISCARD ALL (a pool's reset): every session lock released.
 bool releasesAll(const ops::Step& s) {
-  const std::string sql = patternUpper(s.detail);
-  return sql.find("PG_ADVISORY_UNLOCK_ALL") != std::string::npos || (s.verb == "DISCARD" && says(s, "ALL"));
+  return advisoryLockCall(s.detail).unlocksAll || (s.verb == "DISCARD" && says(s, "ALL"));
 }
-
-bool releasesOne(const ops::Step& s) { return patternUpper(s.detail).find("PG_ADVISORY_UNLOCK") != std::string::npos; }
 
 /// One connection of a server process, as its steps tell it.
 struct Session {
@@ -81,9 +72,10 @@ Found httpSessionLockLeft(const HistoryView& h, const Violation& v) {
       if (s.held > 0 && !s.error) s.error = StepAt{i, st};
       continue;
     }
+    const AdvisoryLockCall call = advisoryLockCall(st->detail);
     if (releasesAll(*st)) {
       s = Session{};
-    } else if (releasesOne(*st)) {
+    } else if (call.unlocks) {
       if (s.held > 0 && --s.held == 0) s = Session{};
       // The erring request's own error path released it: a count off by a try-lock that took nothing
       // (pg_try_advisory_lock answers false, and nothing shows it) is no lock left held.
@@ -91,7 +83,7 @@ Found httpSessionLockLeft(const HistoryView& h, const Violation& v) {
         s.error.reset();
         s.usedAfter = false;
       }
-    } else if (takesSessionLock(*st)) {
+    } else if (call.session) {
       if (s.held++ == 0) s.lock = StepAt{i, st};
       if (s.error) s.lockedAfter = true;
     }

@@ -27,6 +27,7 @@
 /// COORDINATOR_LOAD_IN_PROGRESS for an offset fetch, NOT_LEADER_OR_FOLLOWER for a fetch, produce or offset
 /// list) — what sweep and check use, since a verb alone does not name its server.
 #include "plan/faults/kinds.h"
+#include "plan/advisory_lock.h"
 
 #include "core/error.h"
 
@@ -209,17 +210,14 @@ Effect errorEffect(const std::string& code) {
 
 namespace {
 
-/// What a SELECT that names no table can fail with, short of its session (sql upper-cased): a blocking
-/// advisory lock call (pg_advisory_lock, pg_advisory_xact_lock, their _shared forms) waits on a lock, so
-/// 40P01 deadlock_detected; a call that waits on nothing and reads no data (pg_try_advisory_lock and the
-/// other try forms, pg_advisory_unlock and its forms) and a SELECT of values only (no call: `SELECT 1`)
-/// fail only with the session (""); any other call (a function of the application's, which may read
-/// data) 40001.
+/// What a SELECT that names no table can fail with, short of its session (""): a blocking advisory lock
+/// call waits on a lock, so 40P01 deadlock_detected; a call that waits on nothing and reads no data (a try
+/// form, an unlock) and a SELECT of values only (no call: `SELECT 1`) fail only with the session; any other
+/// call (a function of the application's, which may read data) 40001.
 std::string tablelessSelectError(const std::string& sql) {
-  const bool waits = sql.find("PG_ADVISORY_LOCK") != std::string::npos || sql.find("PG_ADVISORY_XACT_LOCK") != std::string::npos;
-  if (waits) return "40P01";
-  const bool lockOnly = sql.find("PG_TRY_ADVISORY") != std::string::npos || sql.find("PG_ADVISORY_UNLOCK") != std::string::npos;
-  if (lockOnly || sql.find('(') == std::string::npos) return "";
+  const AdvisoryLockCall lock = advisoryLockCall(sql);
+  if (lock.waits) return "40P01";
+  if (lock.tries || lock.unlocks || sql.find('(') == std::string::npos) return "";
   return "40001";
 }
 
