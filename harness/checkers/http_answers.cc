@@ -25,6 +25,13 @@ bool contested(const HttpView& h, const Req& q) {
 
 std::string bytesText(uint64_t n) { return fmt::format("{} byte{}", n, n == 1 ? "" : "s"); }
 
+/// " (to s2, r1 to s1)" when `q` went to another server process than `ref`, the answer it should replay (with
+/// replicas, a replica that cannot replay what another stored); "" otherwise.
+std::string whereTo(const Req& q, const Req& ref) {
+  if (q.r->server == ref.r->server) return "";
+  return fmt::format(" (to {}, r{} to {})", q.r->server, ref.r->id, ref.r->server);
+}
+
 } // namespace
 
 CheckResult checkReplays(const HttpView& h) {
@@ -42,12 +49,10 @@ CheckResult checkReplays(const HttpView& h) {
       // other request of the key in flight and no fault meanwhile: http_run_end.cc): it got nothing.
       if (q->a && q->a->outcome == "timeout" && q->op->index > ref->answerOp->index && !h.overlapped(*q)) {
         const int64_t ms = (q->answerOp->time_us - q->op->time_us) / 1000;
-        const bool elsewhere = q->r->server != ref->r->server;
         auto v = violation(h, "replay-mismatch", "replay", key,
                            fmt::format("r{}{} retried the completed key {} and got no answer in {} ms: the server held "
                                        "it while no other request of the key ran and no fault fired, past the declared "
-                                       "lease of {} ms, and the client gave up", q->r->id,
-                                       elsewhere ? fmt::format(" (to {}, r{} to {})", q->r->server, ref->r->id, ref->r->server) : "",
+                                       "lease of {} ms, and the client gave up", q->r->id, whereTo(*q, *ref),
                                        key, ms, h.spec.policy.leaseMs),
                            {ref, q});
         v.expected = brief(*ref->a);
@@ -90,11 +95,8 @@ CheckResult checkReplays(const HttpView& h) {
       if (!sameBody)
         diff.push_back(fmt::format("another body than r{}'s{}", ref->r->id,
                                    asJson && !a.jsonDigest.empty() && !first.jsonDigest.empty() ? " (also as JSON)" : ""));
-      // With replicas, which one answered: a replica that cannot replay what another stored.
-      const bool replicas = std::any_of(h.reqs.begin(), h.reqs.end(), [&](const Req& o) { return o.r->server != q->r->server; });
       auto v = violation(h, "replay-mismatch", "replay", key,
-                         fmt::format("r{}{} {} key {} and got {}: {}", q->r->id,
-                                     replicas && q->r->server != ref->r->server ? fmt::format(" (to {}, r{} to {})", q->r->server, ref->r->id, ref->r->server) : "",
+                         fmt::format("r{}{} {} key {} and got {}: {}", q->r->id, whereTo(*q, *ref),
                                      sentAfter ? "retried the completed" : "sent",
                                      key, briefAgainst(a, first), fmt::format("{}", fmt::join(diff, "; "))),
                          {ref, q});

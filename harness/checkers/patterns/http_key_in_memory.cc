@@ -55,8 +55,7 @@ Found httpKeyInMemory(const HistoryView& h, const Violation& v) {
     for (const auto& t : st->tables)
       if (!hasWord(effects, patternUpper(t))) return std::nullopt;
   }
-  std::vector<int64_t> ops(answers);
-  return make("http-key-in-memory", "the key kept in process memory", ops,
+  return make("http-key-in-memory", "the key kept in process memory", answers,
               fmt::format("{} was executed by {} server processes ({}), and no server step looked anything up: no "
                           "Valkey command, no SELECT of a table, no insert a unique key could refuse, no table but the "
                           "effects' own; what the server kept of its keys, another process could not see",
