@@ -45,8 +45,8 @@ CheckResult checkReplays(const HttpView& h) {
     for (const Req* q : h.own(key)) {
       forgotten = forgotten || h.pastRetention(*q);
       if (forgotten || q == ref || h.otherPayload(*q)) continue;
-      // A retry of the completed key that the server held until the client gave up (at the end, with no
-      // other request of the key in flight and no fault meanwhile: http_run_end.cc): it got nothing.
+      // A retry of the completed key that the server held until the client gave up (no other request of the
+      // key in flight, no fault, hold or other answer meanwhile: http_run_end.cc): it got nothing.
       if (q->a && q->a->outcome == "timeout" && q->op->index > ref->answerOp->index && !h.overlapped(*q)) {
         const int64_t ms = (q->answerOp->time_us - q->op->time_us) / 1000;
         auto v = violation(h, "replay-mismatch", "replay", key,
@@ -175,7 +175,26 @@ CheckResult checkLiveness(const HttpView& h) {
                                   q.r->body, q.a ? q.a->outcome : "none recorded"));
   }
   for (const auto& [key, payload] : h.bound) {
-    if (h.reference(key)) continue;
+    if (const Req* ref = h.reference(key)) {
+      // A request of the key before it completed that the server held until the client gave up (no other
+      // request of the key in flight, no fault, hold or other answer meanwhile: http_run_end.cc): the key
+      // was stuck for longer than its lease, though it completed later (a pool closing the idle session
+      // that held its lock, say; a busy pool never does).
+      for (const Req* q : h.own(key)) {
+        if (!q->a || q->a->outcome != "timeout" || q->answeredAt() > ref->answeredAt() || h.overlapped(*q)) continue;
+        const int64_t ms = (q->answerOp->time_us - q->op->time_us) / 1000;
+        auto v = violation(h, "stuck-key", "liveness", key,
+                           fmt::format("r{} (to {}) got no answer to key {} in {} ms: the server held it while no "
+                                       "other request of the key ran and no fault fired, past the declared lease of "
+                                       "{} ms, and the client gave up; the key completed only later (r{})",
+                                       q->r->id, q->r->server, key, ms, h.spec.policy.leaseMs, ref->r->id),
+                           {q, ref});
+        v.observed = fmt::format("no answer in {} ms", ms);
+        out.push_back(std::move(v));
+        break;
+      }
+      continue;
+    }
     // The key's last request (the client retries a key whose own payload has no 2xx answer until it gets a
     // definite one): a definite answer is a 2xx or a 4xx other than the in-flight status (the server bound
     // the key to another payload first: a mismatch, judged by its own invariant; any other 4xx is

@@ -184,6 +184,7 @@ HttpLoop::Flight& HttpLoop::launch(int replica, int op, const std::string& role,
   r.reordered = reordered;
   r.agedMs = send ? send->agedMs : 0;
   h_.append("client", r);
+  f->seen = h_.size();
   Flight* fp = f.get();
   f->thread = std::thread([fp, how, barrier] {
     HttpAnswer a;
@@ -265,7 +266,15 @@ void HttpLoop::play(int op, const ClientOp& c) {
                        c.afterRetention, &c);
     if (timeout) {
       // Held at its last step, or a delay holds one of its steps: the server works on it, the client gives up.
-      pump([&] { return f.done.load() || ctl_.gated() > 0 || ctl_.delayed() > 0; });
+      bool stuck = false; // the server holds it for good before its last step: the client gives up on it
+      pump([&] { return f.done.load() || ctl_.gated() > 0 || ctl_.delayed() > 0 || (stuck = overdue(f)); });
+      if (stuck && !f.done) {
+        ctl_.openGate("");
+        abandon(f);
+        pump([&] { return f.done.load(); });
+        finish(f);
+        break;
+      }
       if (!f.done) {
         if (ctl_.gated() == 0) ctl_.openGate(""); // a delay holds it: the gate must not hold the next request's step
         f.gaveUp = true;
@@ -350,6 +359,8 @@ void HttpLoop::burst(int op, const ClientOp& c) {
                            ClientOp::Wait::Answer, c.copies));
     }
     pump([&] {
+      for (Flight* f : fs)
+        if (overdue(*f)) abandon(*f); // the server holds it for good (a lock left held): its thread ends
       if (running() == 0) return true;
       if (ctl_.gated() > 0 && ctl_.gated() >= running()) ctl_.openGate("every copy still running waits at its COMMIT");
       return false;

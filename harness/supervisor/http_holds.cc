@@ -37,8 +37,14 @@ bool HttpLoop::heldAt(const Flight& f) const {
 }
 
 bool HttpLoop::answerOrPark(Flight& f) {
-  pump([&] { return f.done.load() || heldAt(f); });
+  bool giveUp = false;
+  pump([&] { return f.done.load() || heldAt(f) || (giveUp = overdue(f)); });
   if (f.done) return true;
+  if (giveUp) { // the server holds it for good: the client closes it and goes on
+    abandon(f);
+    pump([&] { return f.done.load(); });
+    return true;
+  }
   f.parked = true;
   parked_.push_back(&f);
   h_.append("client", ops::Note{fmt::format("r{} waits at a hold on {}: the client goes on", f.id, f.server)});

@@ -61,11 +61,13 @@ private:
     std::atomic<bool> done{false};
     HttpAnswer answer;
     bool gaveUp = false;   ///< the client timed out: its answer is late
-    bool abandoned = false; ///< at the end, the client gave up waiting and closed it (outcome `timeout`)
+    bool abandoned = false; ///< the client gave up waiting and closed it (outcome `timeout`): overdue()
     int key = 0, body = 0;
     std::string server; ///< the process it was written to (s1, …)
     std::chrono::steady_clock::time_point launched = std::chrono::steady_clock::now();
     bool parked = false; ///< a hold holds it: the client went on without its answer
+    std::optional<std::chrono::steady_clock::time_point> due; ///< when the client gives up on it (overdue())
+    size_t seen = 0;     ///< the history's size when overdue() last looked at it
 
     ~Flight() {
       if (thread.joinable()) {
@@ -155,6 +157,15 @@ private:
   /// come after the lease and kGiveUpAfter more with no fault meanwhile is given up (`timeout`), and asked
   /// no more. Returns whether the last answer was definite.
   bool askUntilDefinite(int key, const std::function<int()>& replica, bool afterRetention, bool untilCompleted);
+  /// The client's patience with a request it waits for: whether the declared lease and kGiveUpAfter more have
+  /// passed since it was written, counted again from each fault, each answer to another request and each
+  /// moment the harness held something itself (a hold, a gate, a delay, a request parked or timed out and
+  /// still due). Past it, the server holds the request for good (a lock nobody will release).
+  bool overdue(Flight& f);
+  /// The client gives up on `f` and closes it (its outcome is `timeout`); the reason is noted.
+  void abandon(Flight& f);
+  /// Waits for `f`'s answer, or gives up on it once it is overdue.
+  void answerOrGiveUp(Flight& f);
   /// With two replicas or more, the client's last look once its retries are over: every key whose own
   /// payload got a final 2xx answer is sent once more (same key, same payload) to each replica, which must
   /// replay that answer. A replica that cannot (a lock the key's first request left held on another

@@ -1,7 +1,8 @@
 /// The answers an HTTP run still owes the client (http_run_end.cc of HttpLoop, http_loop.h), and when it
 /// takes them: a request it gave up on (a timeout), held in flight until the next request has its answer;
 /// the requests parked at a hold between replicas, once no hold holds them; and at the end, the client's
-/// retries of every key that has no final answer, and with replicas, its last look at every key that has one.
+/// retries of every key that has no final answer, and with replicas, its last look at every key that has one;
+/// and the client's patience with any request it waits for (overdue(): it gives up on one the server holds for good).
 #include "supervisor/http_loop.h"
 
 #include <algorithm>
@@ -16,8 +17,8 @@ using std::chrono::milliseconds;
 constexpr milliseconds kRetryEvery{100};
 /// How long past the declared lease the client keeps retrying a key (timing noise of the server's clock).
 constexpr milliseconds kLeaseMargin{500};
-/// How long past the declared lease the client waits for an answer at the end (with no fault meanwhile)
-/// before it gives up on it: the server holds the request for good (a lock nobody will release).
+/// How long past the declared lease the client waits for an answer (with nothing of the harness's meanwhile:
+/// overdue()) before it gives up on it: the server holds the request for good (a lock nobody will release).
 constexpr milliseconds kGiveUpAfter{5000};
 /// How long before the declared retention has passed the client's last look counts a key as possibly
 /// forgotten (the server's clock and when it starts counting are its own).
@@ -31,7 +32,7 @@ void HttpLoop::endLate(const std::string& why, bool mustEnd) {
   if (!mustEnd && !late_->done && ctl_.delayed() > 0) return;
   Flight* f = late_;
   late_ = nullptr;
-  pump([&] { return f->done.load(); });
+  answerOrGiveUp(*f);
   finish(*f);
   quiet();
 }
@@ -50,7 +51,7 @@ void HttpLoop::settleParked(const std::set<int64_t>& before, bool end) {
       continue;
     }
     f->parked = false; // the client waits for it now: a hold that holds it again ends when nothing moves
-    pump([&] { return f->done.load(); });
+    answerOrGiveUp(*f);
     it = parked_.erase(it);
     finish(*f);
   }
@@ -66,27 +67,7 @@ bool HttpLoop::askUntilDefinite(int key, const std::function<int()>& replica, bo
     settleParked({}, true);
     const size_t before = h_.size();
     Flight& f = launch(replica(), 0, "settle", key, key, keyValue(key), ClientOp::Wait::Answer, 0, {}, afterRetention);
-    // The client gives up on an answer that has not come once the lease and kGiveUpAfter have passed with no
-    // fault since it wrote the request (a fault's time is the harness's: the wait starts again after it), and
-    // while no timed-out request of the key that a delay holds is still due (the server may wait for it).
-    auto giveUp = Clock::now() + lease + kGiveUpAfter;
-    size_t seen = before;
-    pump([&] {
-      if (f.done) return true;
-      if (Clock::now() < giveUp || (late_ && !late_->done && late_->key == key)) return false;
-      const auto since = h_.opsFrom(seen);
-      seen = h_.size();
-      if (std::any_of(since.begin(), since.end(), [](const Op& op) { return op.as<ops::FaultOp>(); })) {
-        giveUp = Clock::now() + lease + kGiveUpAfter;
-        return false;
-      }
-      return true;
-    });
-    if (!f.done) {
-      f.abandoned = true;
-      f.call->cancel();
-      pump([&] { return f.done.load(); });
-    }
+    answerOrGiveUp(f);
     HttpAnswer a = f.answer;
     const bool gaveUp = f.abandoned && a.outcome != "answered";
     finish(f);
@@ -110,6 +91,45 @@ bool HttpLoop::askUntilDefinite(int key, const std::function<int()>& replica, bo
     if (Clock::now() >= until && !due) return false;
     pump([t = Clock::now() + kRetryEvery] { return Clock::now() >= t; }); // the client's back-off
   }
+}
+
+bool HttpLoop::overdue(Flight& f) {
+  if (f.done || f.abandoned) return false;
+  const auto patience = milliseconds(spec_.policy.leaseMs) + kGiveUpAfter;
+  const auto now = Clock::now();
+  if (!f.due) f.due = f.launched + patience;
+  // The harness's time is not the server's: a fault (a kill and its replacement, a restart, ...), an answer to
+  // another request (the server moved on: what `f` waits for may have been the other's), or the harness holding
+  // a step itself (a hold, a pause, the gate, a delay; a parked or timed-out request it has not let go of).
+  const auto since = h_.opsFrom(f.seen);
+  f.seen += since.size();
+  const bool harness =
+      std::any_of(since.begin(), since.end(), [](const Op& op) { return op.as<ops::FaultOp>() || op.as<ops::Response>(); }) ||
+      ctl_.gated() > 0 || ctl_.delaying() || ctl_.delayed() > 0 || !ctl_.activeHolds().empty() ||
+      (late_ && late_ != &f && !late_->done) ||
+      std::any_of(parked_.begin(), parked_.end(), [&](const Flight* p) { return p != &f && !p->done; });
+  if (harness) {
+    f.due = now + patience;
+    return false;
+  }
+  return now >= *f.due;
+}
+
+void HttpLoop::abandon(Flight& f) {
+  if (f.done || f.abandoned) return;
+  f.abandoned = true;
+  f.call->cancel();
+  const auto waited = std::chrono::duration_cast<milliseconds>(Clock::now() - f.launched).count();
+  h_.append("client", ops::Note{fmt::format("r{} has had no answer from {} for {} ms, past the declared lease of {} ms "
+                                            "and {} ms more with no fault, hold or other answer: the client gives up on it",
+                                            f.id, f.server, waited, spec_.policy.leaseMs, kGiveUpAfter.count())});
+}
+
+void HttpLoop::answerOrGiveUp(Flight& f) {
+  pump([&] { return f.done.load() || overdue(f); });
+  if (f.done) return;
+  abandon(f);
+  pump([&] { return f.done.load(); });
 }
 
 void HttpLoop::settle() {

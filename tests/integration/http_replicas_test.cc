@@ -194,6 +194,33 @@ TEST_CASE("http replicas: a session lock an error path kept is refused by the ot
   CHECK(cx.out.find("pattern: a session lock left held after an error") != std::string::npos);
 }
 
+TEST_CASE("http replicas: a retry the server holds on a lock left held is given up mid-run, and its key was stuck",
+          "[http]") {
+  // pg_advisory_lock left held on s1's pooled session by the COMMIT's error: the retry on s2 waits on it. The
+  // pool closes that idle session after 10 s, and the key completes later; the client gave up on the retry
+  // after the lease and 5 s more, with nothing of the harness's meanwhile.
+  const nlohmann::json client = {{{"op", "send"}, {"key", 1}}, {{"op", "send"}, {"key", 1}, {"replica", 2}},
+                                 {{"op", "send"}, {"key", 2}}};
+  const std::string file = scheduleFile("blocking-mid-run", 2, client, {"error:s1:before:COMMIT#1:40001"});
+  Result r = clean({"replay", file, "--target", testTarget("node-orders-blocking-lock")});
+  INFO(r.out << r.err);
+  CHECK(r.status == 1);
+  REQUIRE(kindsOf(r.report).count("stuck-key") == 1);
+  for (const auto& v : r.report["violations"])
+    if (v["kind"] == "stuck-key") {
+      CHECK(v["pattern"]["id"] == "http-session-lock-left");
+      CHECK(v["message"].get<std::string>().find("r2 (to s2) got no answer to key 1") != std::string::npos);
+    }
+  bool gaveUp = false;
+  for (const auto& op : historyOf(r))
+    if (op["type"] == "response" && op["value"]["id"] == 2) gaveUp = op["value"]["outcome"] == "timeout";
+  CHECK(gaveUp);
+  // Unlocked in a finally block: the same schedule passes.
+  Result fixed = clean({"replay", file, "--target", testTarget("node-orders-session-lock-finally")});
+  INFO(fixed.out << fixed.err);
+  CHECK(fixed.status == 0);
+}
+
 TEST_CASE("http replicas: the last look sends a key first sent longer ago than a short retention as after it",
           "[http]") {
   // http-correct keeping its keys 200 ms, on orders-stored declaring a retention of 200 ms: a key the

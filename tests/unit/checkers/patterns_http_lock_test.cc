@@ -128,6 +128,42 @@ TEST_CASE("a retry of a completed key the server held until the client gave up i
   CHECK(violationOf(ns, "replay-mismatch") == nullptr);
 }
 
+TEST_CASE("a retry of a key not yet completed that the server held until the client gave up is a stuck key, "
+          "though the key completed later", "[patterns][http]") {
+  // r1's COMMIT fails and its blocking session lock stays on s1's connection 1; r2, the retry on s2, waits on
+  // it until the client gives up (timeout); the pool then closed the idle session, and r3 completes.
+  auto run = [](bool overlapping) {
+    HttpHistoryBuilder o(1);
+    const char* lock = "SELECT pg_advisory_lock(hashtextextended($1, 0))";
+    const int r1 = o.request(1, 1);
+    o.sql("SELECT", lock, 1, {}, "SELECT 1");
+    orderWork(o, true);
+    o.answer(r1, 500, "{\"error\":\"serialization failure\"}");
+    o.to("s2");
+    const int r2 = o.request(1, 1);
+    // Another request of the key in flight meanwhile: r2 may have waited for it, as a server may.
+    const int other = overlapping ? o.request(1, 1) : 0;
+    o.answer(r2, 0, "", "", "timeout");
+    if (overlapping) o.answer(other, 0, "", "", "timeout");
+    o.to("s1");
+    const int r3 = o.request(1, 1, "settle");
+    o.sql("SELECT", lock, 2, {}, "SELECT 1");
+    orderWork(o, false);
+    o.answer(r3, 201, "{\"order\":1}", "/orders/1");
+    return judge(o, {{1, 1}}, 999);
+  };
+  const auto rs = run(false);
+  const Violation* v = violationOf(rs, "stuck-key");
+  REQUIRE(v);
+  CHECK_THAT(v->message, Contains("r2 (to s2) got no answer to key 1 in"));
+  CHECK_THAT(v->message, Contains("the key completed only later (r3)"));
+  CHECK_THAT(v->observed.get<std::string>(), Contains("no answer in"));
+  REQUIRE(v->pattern);
+  CHECK(v->pattern->id == "http-session-lock-left");
+  CHECK(violationOf(rs, "replay-mismatch") == nullptr);
+  CHECK(violationOf(run(true), "stuck-key") == nullptr);
+}
+
 TEST_CASE("a retry refused while a hold kept the first request's unlock waiting is no replay mismatch",
           "[patterns][http]") {
   // r1 commits and is answered 201; its unlock, sent after the answer, is held by a fault while r2 reaches
