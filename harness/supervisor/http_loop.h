@@ -172,6 +172,15 @@ private:
   /// replica's session, an answer kept in one process's memory) shows here. A key first sent longer ago
   /// than the declared retention (a short one) is sent as after the retention: it may have been forgotten.
   void lookAgain();
+  /// With one replica whose server took session-level advisory locks (held until unlocked or the session
+  /// ends): each key with a final 2xx answer is looked at once more while the look at another such key is
+  /// held before its first SELECT, keeping a connection of the server's pool busy, so that the pool hands
+  /// the look another session. One request at a time reuses one pooled session, which hides a lock an error
+  /// path left on it; here it shows.
+  void lookBesideABusyConnection();
+  /// Whether the declared retention may have passed for `key` since its first request: a look at it is sent
+  /// as after the retention.
+  bool mayBeForgotten(int key) const;
 
   Workspace::Impl& ws_;
   History& h_;

@@ -5,6 +5,8 @@
 /// and the client's patience with any request it waits for (overdue(): it gives up on one the server holds for good).
 #include "supervisor/http_loop.h"
 
+#include "plan/advisory_lock.h"
+
 #include <algorithm>
 
 namespace idem {
@@ -144,18 +146,49 @@ void HttpLoop::settle() {
     if (!completed_.count(key)) askUntilDefinite(key, [&] { return attempt++ % s_.replicas + 1; }, false, true);
 }
 
+bool HttpLoop::mayBeForgotten(int key) const {
+  // The server's retention may count from the key's first request: from when it might have forgotten it
+  // (less a margin for the two clocks), a fresh execution is as right as a replay.
+  const auto sent = firstSent_.count(key) ? firstSent_.at(key) : started_;
+  return Clock::now() - sent + kRetentionMargin >= milliseconds(spec_.policy.retentionMs);
+}
+
 void HttpLoop::lookAgain() {
-  if (s_.replicas < 2) return;
+  if (s_.replicas < 2) {
+    lookBesideABusyConnection();
+    return;
+  }
   for (int key : std::set<int>(completed_))
-    for (int replica = 1; replica <= s_.replicas; ++replica) {
-      // The server's retention may count from the key's first request: from when it might have forgotten it
-      // (less a margin for the two clocks), a fresh execution is as right as a replay.
-      const auto sent = firstSent_.count(key) ? firstSent_.at(key) : started_;
-      const bool afterRetention = Clock::now() - sent + kRetentionMargin >= milliseconds(spec_.policy.retentionMs);
+    for (int replica = 1; replica <= s_.replicas; ++replica)
       // Asked again only when a fault cut the look short (a kill at a later step, an error answered instead
       // of one): that answer is the harness's. The server's own answer, whatever it is, is judged.
-      askUntilDefinite(key, [replica] { return replica; }, afterRetention, false);
-    }
+      askUntilDefinite(key, [replica] { return replica; }, mayBeForgotten(key), false);
+}
+
+void HttpLoop::lookBesideABusyConnection() {
+  if (completed_.size() < 2) return;
+  const auto ops = h_.ops();
+  const bool sessionLocks = std::any_of(ops.begin(), ops.end(), [](const Op& op) {
+    const auto* st = op.as<ops::Step>();
+    return st && st->server == "pg" && !st->setUp && advisoryLockCall(st->detail).session;
+  });
+  if (!sessionLocks) return;
+  const std::vector<int> keys(completed_.begin(), completed_.end());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const int key = keys[i], other = keys[(i + 1) % keys.size()];
+    settleParked({}, true);
+    ctl_.gate("SELECT", 1, fmt::format("key {}'s look holds a connection of the server's pool before its first SELECT, "
+                                       "so that key {}'s look takes another", other, key));
+    Flight& busy = launch(1, 0, "settle", other, other, keyValue(other), ClientOp::Wait::Answer, 0, {}, mayBeForgotten(other));
+    pump([&] { return busy.done.load() || ctl_.gated() > 0 || overdue(busy); });
+    // The look goes while the other one is held (a server with one connection makes it wait: the gate opens
+    // once nothing moved for kGateQuiet). Asked again only when a fault cut it short, as lookAgain's.
+    if (!busy.done && ctl_.gated() > 0) askUntilDefinite(key, [] { return 1; }, mayBeForgotten(key), false);
+    ctl_.openGate("the look beside it has its answer");
+    answerOrGiveUp(busy);
+    finish(busy);
+    quiet();
+  }
 }
 
 } // namespace idem

@@ -221,6 +221,32 @@ TEST_CASE("http replicas: a retry the server holds on a lock left held is given 
   CHECK(fixed.status == 0);
 }
 
+TEST_CASE("http replicas: with one replica, the look at a key while another look holds a pooled connection "
+          "meets a session lock an error path kept", "[http]") {
+  // One replica: the retries reuse the pool's one idle session, which re-enters the lock it leaked. The look
+  // at key 1 while key 2's look is held before its first SELECT takes another session, and is refused.
+  const nlohmann::json client = {{{"op", "send"}, {"key", 1}}, {{"op", "send"}, {"key", 2}}, {{"op", "send"}, {"key", 1}}};
+  const std::string file = scheduleFile("one-replica", 1, client, {"error:before:COMMIT#1:40001"});
+  Result leak = clean({"replay", file, "--target", testTarget("node-orders-session-lock")});
+  INFO(leak.out << leak.err);
+  CHECK(leak.status == 1);
+  REQUIRE(kindsOf(leak.report).count("replay-mismatch") == 1);
+  for (const auto& v : leak.report["violations"])
+    if (v["kind"] == "replay-mismatch") {
+      CHECK(v["pattern"]["id"] == "http-session-lock-left");
+      CHECK(v["observed"].get<std::string>().rfind("409", 0) == 0);
+    }
+  bool held = false;
+  for (const auto& op : historyOf(leak))
+    if (op["type"] == "note" && op["value"]["message"].get<std::string>().find("so that key 1's look takes another") !=
+                                    std::string::npos)
+      held = true;
+  CHECK(held);
+  Result fixed = clean({"replay", file, "--target", testTarget("node-orders-session-lock-finally")});
+  INFO(fixed.out << fixed.err);
+  CHECK(fixed.status == 0);
+}
+
 TEST_CASE("http replicas: the last look sends a key first sent longer ago than a short retention as after it",
           "[http]") {
   // http-correct keeping its keys 200 ms, on orders-stored declaring a retention of 200 ms: a key the
