@@ -245,6 +245,13 @@ TEST_CASE("http replicas: with one replica, the look at a key while another look
   Result fixed = clean({"replay", file, "--target", testTarget("node-orders-session-lock-finally")});
   INFO(fixed.out << fixed.err);
   CHECK(fixed.status == 0);
+  // The unlock through pool.query, on another connection than the lock's: refused with no fault at all.
+  Result astray = clean({"run", "--target", testTarget("node-orders-unlock-elsewhere"), "--scenario", "orders"});
+  INFO(astray.out << astray.err);
+  CHECK(astray.status == 1);
+  REQUIRE(kindsOf(astray.report).count("replay-mismatch") == 1);
+  for (const auto& v : astray.report["violations"])
+    CHECK(v["pattern"]["id"] == "http-unlock-on-other-connection");
 }
 
 TEST_CASE("http replicas: the last look sends a key first sent longer ago than a short retention as after it",

@@ -5,7 +5,8 @@
 // refused the key, or waits for it, for good: a retry that reaches another connection (another replica,
 // another pooled connection) gets the in-flight status for a key that has long completed (replay-mismatch)
 // or never completes (stuck-key), or waits for it until the client gives up (a blocking pg_advisory_lock:
-// replay-mismatch, no answer). Named only when the steps show the lock's connection, its error while
+// replay-mismatch, no answer). The same refusal when the unlock went out on another connection of the process
+// (a pool's query() while the locking client is still checked out): http-unlock-on-other-connection. Named only when the steps show the lock's connection, its error while
 // it held a lock, its use after that with no unlock before its next lock call (the erring request's error
 // path released nothing), and more lock calls than unlocks at the violation.
 #include "checkers/patterns/patterns.h"
@@ -13,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -51,6 +53,7 @@ Found httpSessionLockLeft(const HistoryView& h, const Violation& v) {
   }
   if (!refusal) return std::nullopt;
   std::map<std::pair<std::string, int>, Session> sessions;
+  std::map<std::string, StepAt> strays; ///< process -> its first unlock on a connection that held no lock
   auto endAll = [&](const std::string& process) {
     for (auto& [id, s] : sessions)
       if (id.first == process) s = Session{};
@@ -76,6 +79,12 @@ Found httpSessionLockLeft(const HistoryView& h, const Violation& v) {
     if (releasesAll(*st)) {
       s = Session{};
     } else if (call.unlocks) {
+      // An unlock on a connection that holds no lock, while another of the process's holds one: PostgreSQL
+      // releases nothing there (pg_advisory_unlock answers false, with a warning). The lock is the other's.
+      // Which key an unlock names the steps do not say: one such unlock shows the process sends them astray.
+      if (s.held == 0 && !strays.count(op.process) &&
+          std::any_of(sessions.begin(), sessions.end(), [&](const auto& o) { return o.first.first == op.process && o.second.held > 0; }))
+        strays.emplace(op.process, StepAt{i, st});
       if (s.held > 0 && --s.held == 0) s = Session{};
       // The erring request's own error path released it: a count off by a try-lock that took nothing
       // (pg_try_advisory_lock answers false, and nothing shows it) is no lock left held.
@@ -88,6 +97,22 @@ Found httpSessionLockLeft(const HistoryView& h, const Violation& v) {
       if (s.error) s.lockedAfter = true;
     }
   }
+  const std::string got = refusal->outcome == "timeout" ? std::string("no answer") : std::to_string(refusal->status);
+  for (const auto& [id, s] : sessions) {
+    auto stray = strays.find(id.first);
+    if (s.held == 0 || !s.lock || s.error || stray == strays.end()) continue;
+    return make("http-unlock-on-other-connection", "an unlock sent on another connection",
+                {s.lock->op, stray->second.op, end},
+                fmt::format("{}'s connection {} took a session-level lock ({}: {}) and still held it, and {} sends its "
+                            "unlocks astray: {} went out on its connection {}, which held no lock, so PostgreSQL "
+                            "released nothing; the locks outlive their requests, and every other session is refused "
+                            "the key, or waits for it (r{} got {})",
+                            id.first, id.second, s.lock->name(), s.lock->step->detail, id.first, stray->second.name(),
+                            stray->second.step->conn, refusal->id, got),
+                "send the unlock on the connection that took the lock (a pool's query() may take another: check "
+                "the client out, lock, work and unlock on it, then release it), or take the lock with "
+                "pg_advisory_xact_lock inside the request's transaction");
+  }
   for (const auto& [id, s] : sessions) {
     if (s.held == 0 || !s.lock || !s.error || !s.usedAfter) continue;
     return make("http-session-lock-left", "a session lock left held after an error",
@@ -95,8 +120,7 @@ Found httpSessionLockLeft(const HistoryView& h, const Violation& v) {
                 fmt::format("{}'s connection {} took a session-level lock ({}: {}), then got an error ({}) while it "
                             "held it and went on without releasing it: the lock outlived its request, and every "
                             "other session is refused the key, or waits for it (r{} got {})",
-                            id.first, id.second, s.lock->name(), s.lock->step->detail, s.error->name(), refusal->id,
-                            refusal->outcome == "timeout" ? std::string("no answer") : std::to_string(refusal->status)),
+                            id.first, id.second, s.lock->name(), s.lock->step->detail, s.error->name(), refusal->id, got),
                 "take the key's lock with pg_advisory_xact_lock (or pg_try_advisory_xact_lock) inside the request's "
                 "transaction, which COMMIT and ROLLBACK release; or release the session lock on every path, the "
                 "error path included (a finally block), before the connection goes back to its pool");

@@ -31,7 +31,7 @@ Found httpNoRequestHash(const HistoryView& h, const Violation& v);     ///< http
 Found httpCheckThenInsert(const HistoryView& h, const Violation& v);   ///< http_check_then_insert.cc
 Found httpLeaseWithoutFence(const HistoryView& h, const Violation& v); ///< http_lease_without_fence.cc
 Found httpAnswerBeforeCommit(const HistoryView& h, const Violation& v); ///< http_answer_before_commit.cc
-Found httpSessionLockLeft(const HistoryView& h, const Violation& v);   ///< http_session_lock_left.cc
+Found httpSessionLockLeft(const HistoryView& h, const Violation& v);   ///< http_session_lock_left.cc (and http-unlock-on-other-connection)
 Found httpKeyInMemory(const HistoryView& h, const Violation& v);       ///< http_key_in_memory.cc
 Found revokedMemberWorks(const HistoryView& h, const Violation& v);    ///< revoked_member_works.cc
 Found retentionShorterThanWindow(const HistoryView& h, const Violation& v); ///< retention_shorter_than_window.cc

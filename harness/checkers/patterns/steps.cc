@@ -380,6 +380,7 @@ std::string patternName(const std::string& id) {
       {"http-lease-without-fence", "a lock's lease trusted past its expiry"},
       {"http-answer-before-commit", "the answer before the COMMIT"},
       {"http-session-lock-left", "a session lock left held after an error"},
+      {"http-unlock-on-other-connection", "an unlock sent on another connection"},
       {"http-key-in-memory", "the key kept in process memory"},
       {"revoked-member-works", "a revoked member keeps working"},
       {"paused-member-works", "a paused consumer wakes as a zombie"},

@@ -17,6 +17,10 @@
 //               pool alive. Its next request on that connection takes the lock again (a session lock is
 //               re-entrant) and passes; every other connection, and every other replica, is refused the key
 //               for good (tests/targets/node-orders-session-lock).
+//   pool        through pool.query, while the request's client is still checked out: the pool sends it on
+//               another connection, which holds no lock, and nothing is released (PostgreSQL answers false,
+//               with a warning). Every request leaves its lock on its connection
+//               (tests/targets/node-orders-unlock-elsewhere).
 const http = require('http');
 const crypto = require('crypto');
 const { Pool } = require('pg');
@@ -102,6 +106,9 @@ async function order(req, res, raw) {
     return error(res, 503, 'database unavailable');
   } finally {
     if (RELEASE === 'finally' && locked && !broken) await client.query(UNLOCK, [key]).catch(() => {});
+    // LOCK_RELEASE=pool (tests/targets/node-orders-unlock-elsewhere): the unlock through pool.query while this
+    // client is still checked out goes out on another connection, which holds no lock: nothing is released.
+    if (RELEASE === 'pool' && locked && !broken) await pool.query(UNLOCK, [key]).catch(() => {});
     client.release(broken);
   }
 }

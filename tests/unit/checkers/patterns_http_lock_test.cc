@@ -164,6 +164,36 @@ TEST_CASE("a retry of a key not yet completed that the server held until the cli
   CHECK(violationOf(run(true), "stuck-key") == nullptr);
 }
 
+TEST_CASE("http-unlock-on-other-connection: an unlock sent on a connection that held no lock, a completed key "
+          "refused", "[patterns][http]") {
+  // r1 locks on connection 1 and its unlock goes out on connection 2 (a pool's query() while the locking
+  // client is still checked out); r2 is refused on connection 2. With the unlock on connection 1, the same
+  // refusal names neither lock pattern.
+  auto run = [](int unlockConn) {
+    HttpHistoryBuilder o(1);
+    const int r1 = o.request(1, 1);
+    o.sql("SELECT", kLock, 1, {}, "SELECT 1");
+    orderWork(o, false);
+    o.answer(r1, 201, "{\"order\":1}", "/orders/1");
+    o.sql("SELECT", kUnlock, unlockConn, {}, "SELECT 1");
+    const int r2 = o.request(1, 1);
+    o.sql("SELECT", kLock, 2, {}, "SELECT 1");
+    o.answer(r2, 409, "{\"error\":\"request in progress\"}");
+    return judge(o, {{1, 1}}, 999);
+  };
+  const auto rs = run(2);
+  const Violation* v = violationOf(rs, "replay-mismatch");
+  REQUIRE(v);
+  REQUIRE(v->pattern);
+  CHECK(v->pattern->id == "http-unlock-on-other-connection");
+  CHECK_THAT(v->pattern->explanation, Contains("s1's connection 1 took a session-level lock"));
+  CHECK_THAT(v->pattern->explanation, Contains("went out on its connection 2, which held no lock"));
+  CHECK_THAT(v->pattern->explanation, Contains("(r2 got 409)"));
+  const Violation* w = violationOf(run(1), "replay-mismatch");
+  REQUIRE(w);
+  CHECK((!w->pattern || (w->pattern->id != "http-unlock-on-other-connection" && w->pattern->id != "http-session-lock-left")));
+}
+
 TEST_CASE("a retry refused while a hold kept the first request's unlock waiting is no replay mismatch",
           "[patterns][http]") {
   // r1 commits and is answered 201; its unlock, sent after the answer, is held by a fault while r2 reaches
