@@ -183,6 +183,7 @@ struct Comparison {
   Verdict verdict = Verdict::Unknown; ///< fail > unknown > pass over every cell
   bool unknownCells = false;   ///< some cell holds a schedule that could not be judged (even beside a failure)
   size_t schedules = 0;
+  size_t again = 0;            ///< runs again of schedules whose point their earlier runs did not reach
   /// Interrupted by a signal: its name ("SIGINT"), and the schedules that did not run (or were cut short by
   /// the clean-up): each is counted unknown in its cell, and the comparison is at best unknown.
   std::string interrupted;

@@ -106,7 +106,7 @@ int compareCommand(const CommonArgs& commonIn, const CompareArgs& args) {
     report.section("shard", shard);
   }
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
-  report.timings({{"total_ms", ms}, {"schedules", out.schedules}});
+  report.timings({{"total_ms", ms}, {"schedules", out.schedules + out.again}});
   std::string path = report.write(session.reportDir().string(), common.junit);
 
   int failing = 0, unknown = 0;
@@ -120,9 +120,11 @@ int compareCommand(const CommonArgs& commonIn, const CompareArgs& args) {
                                           : "every fault point",
                            o.shard ? fmt::format("; shard {} (its cells only, the others n/a)", o.shard->str()) : "");
   std::cout << compare::terminalTable(out.compare);
-  std::cout << fmt::format("{}: {} of {} {} fail a class; {} schedules, {:.1f} s\n", toString(out.verdict), failing,
+  std::cout << fmt::format("{}: {} of {} {} fail a class; {} schedules{}, {:.1f} s\n", toString(out.verdict), failing,
                            out.compare.targets.size(), o.sinkPolicies.empty() ? "targets" : "columns (target, sink policy)",
-                           out.schedules, static_cast<double>(ms) / 1000.0);
+                           out.schedules,
+                           out.again ? fmt::format(" ({} runs again of points not reached)", out.again) : "",
+                           static_cast<double>(ms) / 1000.0);
   if (!out.interrupted.empty())
     std::cout << fmt::format("interrupted by {}: {} of {} schedules not run (or cut short), counted unknown in their "
                              "cells\n", out.interrupted, out.notRun, out.schedules);

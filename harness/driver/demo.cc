@@ -128,7 +128,7 @@ Section runSection(const CommonArgs& common, const DemoArgs& args, compare::Opti
   o.scenario = name;
   o.sinkPolicies = compare::sinkPoliciesToCompare(session.scenario(), a); // a scenario with a sink: both
   auto cmp = compare::compareTargets(session, o, progress);
-  out.schedules = cmp.schedules;
+  out.schedules = cmp.schedules + cmp.again; // every run, a point run again included
   nlohmann::json summary = nlohmann::json::array();
   for (const auto& t : cmp.compare.targets) {
     const Target& ref = *std::find_if(targets.begin(), targets.end(), [&](const Target& x) { return x.name == t.name; });

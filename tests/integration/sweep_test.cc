@@ -73,3 +73,26 @@ TEST_CASE("sweep: a point its run did not reach runs again, and counts as fired 
   CHECK(r.out.find("of the point)") != std::string::npos);
   CHECK(r.out.find("runs again of points not reached") != std::string::npos);
 }
+
+TEST_CASE("compare: a class point its run did not reach runs again, and its cell is judged by the run that reached it") {
+  // steps-vary's SELECT after its first COMMIT comes in odd-numbered runs only: with one worker, the kill
+  // points at it that fall on an even run are not reached, and run again (up to 3 runs in all; which of
+  // them reach it depends on how many others run again between: each cell passes or, reached by none, is n/a).
+  Result r = idemproof({"compare", "--target", testTarget("steps-vary"), "--scenario", "wallet", "--events", "2", "--runs",
+                        "0", "--per-class", "0", "--faults", "kill", "--workers", "1"});
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("runs again of points not reached") != std::string::npos);
+  int atSelect = 0, firedAtSelect = 0;
+  for (const auto& c : r.report["compare"]["cells"]) {
+    INFO(c["class"]);
+    const std::string cls = c["class"];
+    if (cls.rfind("kill:", 0) != 0) continue;
+    CHECK((c["verdict"] == "pass" || c["verdict"] == "n/a"));
+    if (cls.find("SELECT") == std::string::npos) continue;
+    ++atSelect;
+    firedAtSelect += c["faults_fired"].get<int>();
+  }
+  CHECK(atSelect == 2);
+  CHECK(firedAtSelect > 0);
+}
