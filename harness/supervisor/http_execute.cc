@@ -185,6 +185,7 @@ HttpLoop::Flight& HttpLoop::launch(int replica, int op, const std::string& role,
   r.agedMs = send ? send->agedMs : 0;
   h_.append("client", r);
   f->seen = h_.size();
+  f->moved = ctl_.activity();
   Flight* fp = f.get();
   f->thread = std::thread([fp, how, barrier] {
     HttpAnswer a;

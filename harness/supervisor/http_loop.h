@@ -68,6 +68,7 @@ private:
     bool parked = false; ///< a hold holds it: the client went on without its answer
     std::optional<std::chrono::steady_clock::time_point> due; ///< when the client gives up on it (overdue())
     size_t seen = 0;     ///< the history's size when overdue() last looked at it
+    uint64_t moved = 0;  ///< the controller's activity count when overdue() last looked
 
     ~Flight() {
       if (thread.joinable()) {
@@ -158,9 +159,10 @@ private:
   /// no more. Returns whether the last answer was definite.
   bool askUntilDefinite(int key, const std::function<int()>& replica, bool afterRetention, bool untilCompleted);
   /// The client's patience with a request it waits for: whether the declared lease and kGiveUpAfter more have
-  /// passed since it was written, counted again from each fault, each answer to another request and each
-  /// moment the harness held something itself (a hold, a gate, a delay, a request parked or timed out and
-  /// still due). Past it, the server holds the request for good (a lock nobody will release).
+  /// passed since it was written with nothing moving, counted again from each step or reply of any process
+  /// (a server busy on a loaded machine still makes its steps), each fault, each answer to another request
+  /// and each moment the harness held something itself (a hold, a gate, a delay, a request parked or timed
+  /// out and still due). Past it, the server holds the request for good (a lock nobody will release).
   bool overdue(Flight& f);
   /// The client gives up on `f` and closes it (its outcome is `timeout`); the reason is noted.
   void abandon(Flight& f);

@@ -100,17 +100,21 @@ bool HttpLoop::overdue(Flight& f) {
   const auto patience = milliseconds(spec_.policy.leaseMs) + kGiveUpAfter;
   const auto now = Clock::now();
   if (!f.due) f.due = f.launched + patience;
-  // The harness's time is not the server's: a fault (a kill and its replacement, a restart, ...), an answer to
-  // another request (the server moved on: what `f` waits for may have been the other's), or the harness holding
-  // a step itself (a hold, a pause, the gate, a delay; a parked or timed-out request it has not let go of).
+  // Anything moving (a step, a reply: the server works, if slowly) starts the wait again. So does the
+  // harness's time, which is not the server's: a fault (a kill and its replacement, a restart, ...), an
+  // answer to another request (what `f` waits for may have been the other's), the harness holding a step
+  // itself (a hold, a pause, the gate, a delay; a parked or timed-out request it has not let go of).
   const auto since = h_.opsFrom(f.seen);
   f.seen += since.size();
-  const bool harness =
+  const uint64_t activity = ctl_.activity();
+  const bool moved = activity != f.moved;
+  f.moved = activity;
+  const bool again = moved ||
       std::any_of(since.begin(), since.end(), [](const Op& op) { return op.as<ops::FaultOp>() || op.as<ops::Response>(); }) ||
       ctl_.gated() > 0 || ctl_.delaying() || ctl_.delayed() > 0 || !ctl_.activeHolds().empty() ||
       (late_ && late_ != &f && !late_->done) ||
       std::any_of(parked_.begin(), parked_.end(), [&](const Flight* p) { return p != &f && !p->done; });
-  if (harness) {
+  if (again) {
     f.due = now + patience;
     return false;
   }
@@ -123,7 +127,8 @@ void HttpLoop::abandon(Flight& f) {
   f.call->cancel();
   const auto waited = std::chrono::duration_cast<milliseconds>(Clock::now() - f.launched).count();
   h_.append("client", ops::Note{fmt::format("r{} has had no answer from {} for {} ms, past the declared lease of {} ms "
-                                            "and {} ms more with no fault, hold or other answer: the client gives up on it",
+                                            "and {} ms more with nothing moving (no step, fault, hold or other answer): "
+                                            "the client gives up on it",
                                             f.id, f.server, waited, spec_.policy.leaseMs, kGiveUpAfter.count())});
 }
 
