@@ -113,6 +113,10 @@ bool HttpView::staleAfterRestart(const Req& q) const {
     for (const Op& op : ops) {
       const auto* s = op.as<ops::Step>();
       if (s && op.process == q.r->server && s->server == server && s->tReqUs > 0 && s->tReqUs < at) return true;
+      // Or connections it held then, with no request yet (a pool opened at start-up: psycopg_pool's min_size).
+      const auto* n = op.as<ops::Note>();
+      if (n && op.process == q.r->server && op.index < q.answeredAt() && n->saysOpenAtRestart(q.r->server, f.fault.str()))
+        return true;
     }
   }
   return false;

@@ -33,6 +33,18 @@ bool Note::saysNoNewConnection(const std::string& label) const {
          message.compare(message.size() - tail.size(), tail.size(), tail) == 0;
 }
 
+Note Note::openAtRestart(const std::string& label, int connections, const std::string& server,
+                         const std::string& fault) {
+  return Note{fmt::format("{} had opened {} connection{} by the {} restart ({})", label, connections,
+                          connections == 1 ? "" : "s", server, fault)};
+}
+
+bool Note::saysOpenAtRestart(const std::string& label, const std::string& fault) const {
+  const std::string head = label + " had opened ", tail = " restart (" + fault + ")";
+  return message.rfind(head, 0) == 0 && message.rfind(head + "0 ", 0) != 0 && message.size() >= tail.size() &&
+         message.compare(message.size() - tail.size(), tail.size(), tail) == 0;
+}
+
 std::string Exit::text() const { return signal ? fmt::format("signal {}", *signal) : fmt::format("exit {}", status.value_or(-1)); }
 
 } // namespace ops

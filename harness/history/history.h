@@ -128,6 +128,10 @@ struct Step {
   bool discards = false;
   /// Its error is one the broker answers while a group's membership changes (proxy::ReplyInfo::transient).
   bool transient = false;
+  /// It may have read or settled the broker's entries unseen (a script on Valkey: proxy::StepInfo::unseen).
+  bool unseen = false;
+  /// Of such a step, its reply held what looks like an entry id: it may have handed entries to its process.
+  bool unseenEntries = false;
   std::vector<Delivered> delivered;  ///< reads: the entries the reply handed over
 
   std::string name() const { return verb + "#" + std::to_string(k); } ///< "COMMIT#3"
@@ -176,6 +180,11 @@ struct Note {
   static std::string noNewConnection(const std::string& label);
   /// This note is afterRestart(…, noNewConnection(label)).
   bool saysNoNewConnection(const std::string& label) const;
+  /// The connections a server process had opened as a server restarted: "s2 had opened 4 connections by the
+  /// PostgreSQL restart (restart:after:SELECT#1:pg)". A pool may hand one out once more, dead.
+  static Note openAtRestart(const std::string& label, int connections, const std::string& server, const std::string& fault);
+  /// This note is openAtRestart(label, …, fault) with one connection or more.
+  bool saysOpenAtRestart(const std::string& label, const std::string& fault) const;
 };
 
 struct Opaque {

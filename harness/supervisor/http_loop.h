@@ -159,7 +159,8 @@ private:
   /// no more. Returns whether the last answer was definite.
   bool askUntilDefinite(int key, const std::function<int()>& replica, bool afterRetention, bool untilCompleted);
   /// The client's patience with a request it waits for: whether the declared lease and kGiveUpAfter more have
-  /// passed since it was written with nothing moving, counted again from each step or reply of any process
+  /// passed since it was written with nothing moving while its server process waits on a server (a step of
+  /// it in flight at PostgreSQL or Valkey: a lock wait), counted again from each step or reply of any process
   /// (a server busy on a loaded machine still makes its steps), each fault, each answer to another request
   /// and each moment the harness held something itself (a hold, a gate, a delay, a request parked or timed
   /// out and still due). Past it, the server holds the request for good (a lock nobody will release).

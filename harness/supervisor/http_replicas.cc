@@ -141,6 +141,15 @@ bool HttpReplicas::ready(const Server& s) {
   return answered.get();
 }
 
+bool HttpReplicas::waitsOnAServer(const std::string& label) const {
+  for (const auto& slot : servers_) {
+    if (!slot || slot->label != label) continue;
+    const auto st = ctl_.state(slot->owner);
+    return st.inflight - st.inflightBlocking - st.inflightKeepAlive > 0;
+  }
+  return false;
+}
+
 void HttpReplicas::check() {
   for (int r = 1; r <= count(); ++r) {
     auto& slot = servers_[static_cast<size_t>(r - 1)];
@@ -169,8 +178,13 @@ void HttpReplicas::stop() {
 }
 
 void HttpReplicas::restarting(const Fault& f, const std::string& server) {
-  for (const auto& slot : servers_)
-    if (slot) restarted_.push_back({f.str(), server, slot->owner, hub_.connections(slot->owner)});
+  for (const auto& slot : servers_) {
+    if (!slot) continue;
+    const auto open = hub_.connections(slot->owner);
+    restarted_.push_back({f.str(), server, slot->owner, open});
+    // A pool opened at start-up holds connections before any request: the checkers excuse a 5xx from one.
+    if (open > 0) h_.append(slot->label, ops::Note::openAtRestart(slot->label, open, server, f.str()));
+  }
 }
 
 void HttpReplicas::restartOutcome(const Server& s, const std::string& exit) {

@@ -43,6 +43,9 @@ public:
   void start();
   /// Replaces every process that ended (killed at a kill point, or by itself) with a ready new one.
   void check();
+  /// Whether live process `label` has a request at a server (PostgreSQL, Valkey, the sink) without its
+  /// reply, other than a blocking read or a keep-alive: the server makes it wait (a lock).
+  bool waitsOnAServer(const std::string& label) const;
   /// Stops every process (SIGTERM, then SIGKILL after the grace) and records how each came through restarts.
   void stop();
   /// A restart fault is about to restart `server` ("PostgreSQL", "Valkey"): notes each live process's

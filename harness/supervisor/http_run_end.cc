@@ -109,7 +109,10 @@ bool HttpLoop::overdue(Flight& f) {
   const uint64_t activity = ctl_.activity();
   const bool moved = activity != f.moved;
   f.moved = activity;
-  const bool again = moved ||
+  // A server process that waits on nothing of a server's may be slow, not stuck (a request that sleeps, a
+  // call to a service the harness does not see): only one held at a server (PostgreSQL making it wait on a
+  // lock) is given up on.
+  const bool again = moved || !servers_.waitsOnAServer(f.server) ||
       std::any_of(since.begin(), since.end(), [](const Op& op) { return op.as<ops::FaultOp>() || op.as<ops::Response>(); }) ||
       ctl_.gated() > 0 || ctl_.delaying() || ctl_.delayed() > 0 || !ctl_.activeHolds().empty() ||
       (late_ && late_ != &f && !late_->done) ||

@@ -65,6 +65,28 @@ TEST_CASE("request faults: a copy answered 5xx on a connection a restart before 
   }
 }
 
+TEST_CASE("request faults: a 5xx after a restart of a server whose pool opened connections at start-up, with no "
+          "request yet, is no burst error", "[http]") {
+  // psycopg_pool's min_size: the process holds connections from its start, and a restart kills them unseen.
+  for (bool opened : {true, false}) {
+    INFO(opened);
+    HttpHistoryBuilder o(1);
+    int r1 = o.request(1, 1, "original");
+    o.fault("restart:after:BEGIN#1:pg");
+    if (opened) o.h.append("s1", ops::Note::openAtRestart("s1", 2, "PostgreSQL", "restart:after:BEGIN#1:pg"));
+    o.answer(r1, 500, "Internal Server Error");
+    int a = o.request(1, 1, "retry", 1), b = o.request(1, 1, "retry", 2);
+    o.sql("BEGIN", "", 3);
+    o.answer(b, 201, "{\"order\":1}", "/orders/1");
+    o.answer(a, 500, "Internal Server Error");
+    o.finalOp({{1, 1}}, 999);
+    auto ops = o.ops();
+    for (auto& op : ops) op.time_us = op.index * 1000;
+    const auto rs = checkAll(builtin("orders"), ops);
+    CHECK((violationOf(rs, "burst-error") == nullptr) == opened);
+  }
+}
+
 TEST_CASE("request faults: a burst's copy answered 503 while a fault hit the server is no burst error", "[http]") {
   for (bool faulted : {true, false}) {
     INFO(faulted);
