@@ -54,6 +54,8 @@ void addStep(HistoryView& h, const Op& op, const ops::Step& step) {
       for (const auto& a : step.acked) h.acks.push_back({op.index, op.process, a});
     for (const auto& r : step.returned) h.returns.push_back({op.index, op.process, r});
   }
+  if (step.unseen && step.reachedServer()) h.unseenSteps++;
+  if (step.unseenEntries) h.unseenReads++;
   h.steps.push_back(std::move(st));
 }
 
@@ -120,7 +122,7 @@ HistoryView::LateRetries HistoryView::lateRetries(int n) const {
   return out;
 }
 
-int HistoryView::cap(int n) const { return opportunities(n) + retryFaults; }
+int HistoryView::cap(int n) const { return opportunities(n) + retryFaults + unseenReads; }
 
 const ops::Final& HistoryView::requireFinal() const {
   if (!final) throw std::runtime_error("no final op: the run did not reach its final read");
@@ -177,7 +179,16 @@ std::vector<const AckRec*> HistoryView::acksOf(int n) const {
   return out;
 }
 
-bool HistoryView::acked(int n) const { return !acksOf(n).empty() || settledUnseen(n); }
+bool HistoryView::acked(int n) const {
+  if (!acksOf(n).empty() || settledUnseen(n)) return true;
+  // Steps that may settle entries unseen (a script that acknowledges): an entry the group delivered that the
+  // broker no longer lists pending at the end was acknowledged, by one of them.
+  if (unseenSteps == 0 || !final || deliveriesOf(n).empty()) return false;
+  const auto sent = sendsOf(n);
+  return std::none_of(sent.begin(), sent.end(), [&](const SendRec* s) {
+    return std::any_of(final->pending.begin(), final->pending.end(), [&](const auto& p) { return p.entry == s->entry; });
+  });
+}
 
 bool HistoryView::settledUnseen(int n) const { return !settledUnseenEntry(n).empty(); }
 

@@ -109,7 +109,8 @@ struct HistoryView {
   /// The first kill of `process` after op `after`; nullptr when none.
   const KillRec* killAfter(const std::string& process, int64_t after) const;
   /// True when some process acknowledged an entry of event n, or the broker settled one by a delivery no
-  /// process read (settledUnseen).
+  /// process read (settledUnseen), or, with unseenSteps, an entry of it was delivered and is no longer
+  /// pending at the end (a script acknowledged it).
   bool acked(int n) const;
   /// True when the final op lists an entry of event n as settled by a delivery no process read (a no-ack
   /// push on its way when its consumer was killed: gone from the broker, in no process's hands).
@@ -138,6 +139,12 @@ struct HistoryView {
   /// fault after which a live consumer may retry work it holds without a new delivery. A pass is proven
   /// only up to this bound (docs/verdicts.md).
   int cap(int n) const;
+  /// Steps that may have read or settled the broker's entries unseen (scripts on Valkey, ops::Step::unseen)
+  /// and reached the server.
+  int unseenSteps = 0;
+  /// Of those, the ones whose reply held what looks like an entry id (ops::Step::unseenEntries): each may
+  /// have delivered an entry once more, so cap() counts one more for each.
+  int unseenReads = 0;
   /// Faults that fired after which a live consumer may redo work without a new delivery (drop, delay,
   /// restart: plan/fault_kind.h applicationWeight).
   int retryFaults = 0;

@@ -75,8 +75,9 @@ public:
         return;
       }
       const auto& other = ex.solutions[0] == std::vector<int>(units_.size(), 1) ? ex.solutions[1] : ex.solutions[0];
-      unknown.push_back(fmt::format("{} of {} is {} as expected, but {} gives the same value: {}{} (docs/verdicts.md)",
-                                    inv_.name, key_, observed, phrase(other), tell(), heldClause(other)));
+      unknown.push_back(fmt::format("{} of {} is {} as expected, but {} gives the same value: {}{}{} (docs/verdicts.md)",
+                                    inv_.name, key_, observed, phrase(other), tell(), heldClause(other),
+                                    unseenClause()));
       return;
     }
     // The value is not "every group once". A retry past the producer's retry window may be applied again:
@@ -206,6 +207,14 @@ private:
   }
 
   const char* tell() const { return sum_ ? "the amounts cannot tell" : "a count cannot tell"; }
+  /// Why each event may have been applied that often: steps that may have delivered entries unseen.
+  std::string unseenClause() const {
+    if (h_.unseenReads == 0) return "";
+    return fmt::format("; {} script call{} on the stream's server (EVAL, EVALSHA, FCALL) returned what looks like an "
+                       "entry id and may each have delivered an entry unseen, so each event may have been applied that "
+                       "much more often (docs/target-contract.md)",
+                       h_.unseenReads, h_.unseenReads == 1 ? "" : "s");
+  }
 
   /// At a limit, only an effect more time cannot undo is proven: every explanation applies something twice.
   static bool excessProven(const Explanations& ex) {

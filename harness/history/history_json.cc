@@ -184,6 +184,8 @@ json valueOf(const ops::Step& s) {
   if (!s.returned.empty()) j["returned"] = s.returned;
   if (s.discards) j["discards"] = true;
   if (s.transient) j["transient"] = true;
+  if (s.unseen) j["unseen"] = true;
+  if (s.unseenEntries) j["unseen_entries"] = true;
   if (!s.delivered.empty()) {
     json d = json::array();
     for (const auto& e : s.delivered) d.push_back({{"entry", e.entry}, {"fields", e.fields}});
@@ -214,6 +216,8 @@ ops::Step stepOf(const In& in, const json& v) {
   s.returned = in.strings("returned");
   s.discards = in.flag("discards");
   s.transient = in.flag("transient");
+  s.unseen = in.flag("unseen");
+  s.unseenEntries = in.flag("unseen_entries");
   if (in.has("delivered")) {
     if (!v["delivered"].is_array()) in.fail("delivered", "is not an array");
     for (const auto& d : v["delivered"]) {

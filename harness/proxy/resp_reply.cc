@@ -2,6 +2,8 @@
 
 #include "proxy/abbrev.h"
 
+#include <algorithm>
+
 namespace idem::proxy {
 namespace {
 
@@ -85,12 +87,32 @@ bool addStreams(const RespValue& v, std::vector<EntryView>& out) {
   return true;
 }
 
+/// Whether a text of `v` (at any depth) holds what looks like a stream entry id the harness's XADD made: ten
+/// digits or more (the milliseconds), '-', a digit. A script that handed entries to its client returns them.
+bool carriesEntryId(const RespValue& v) {
+  if (v.text()) {
+    const std::string_view s = v.str;
+    size_t run = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+      const bool digit = s[i] >= '0' && s[i] <= '9';
+      if (s[i] == '-' && run >= 10 && i + 1 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '9') return true;
+      run = digit ? run + 1 : 0;
+    }
+    return false;
+  }
+  return std::any_of(v.elems.begin(), v.elems.end(), [](const RespValue& e) { return carriesEntryId(e); });
+}
+
 } // namespace
 
 ReplyInfo respReplyInfo(const RespValue& reply, ReadShape shape) {
   ReplyInfo info;
   info.error = reply.type == '-' || reply.type == '!';
   info.summary = summarize(reply);
+  if (!info.error && shape == ReadShape::Script) {
+    info.mayCarryEntries = carriesEntryId(reply);
+    return info;
+  }
   if (info.error || shape == ReadShape::None)
     return info;
   bool read = false;
@@ -100,7 +122,8 @@ ReplyInfo respReplyInfo(const RespValue& reply, ReadShape shape) {
   case ReadShape::AutoClaim:
     read = isList(reply) && reply.elems.size() >= 2 && addEntries(reply.elems[1], info.delivered);
     break;
-  case ReadShape::None: break;
+  case ReadShape::None:
+  case ReadShape::Script: break; // answered above
   }
   if (!read) {
     info.delivered.clear();

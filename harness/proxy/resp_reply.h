@@ -11,6 +11,7 @@ enum class ReadShape {
   Streams,   ///< XREADGROUP, XREAD: [[stream, [entry…]]…] (RESP2) or {stream: [entry…]} (RESP3), or null
   Entries,   ///< XCLAIM: [entry…]
   AutoClaim, ///< XAUTOCLAIM: [next-id, [entry…], [deleted-id…]] (the last only on Redis 7+)
+  Script,    ///< EVAL, EVALSHA, FCALL: whatever the script returns; what looks like an entry id in it may be one
 };
 
 /// The ReplyInfo of `reply` to a command whose read shape is `shape`: error flag, entries delivered

@@ -153,6 +153,7 @@ public:
     Pending p;
     const std::string& v = step.verb;
     step.read = isAny(v, {"XREADGROUP", "XREAD", "XAUTOCLAIM", "XCLAIM"});
+    step.unseen = isAny(v, {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"});
     if (v == "XREADGROUP" || v == "XREAD") {
       p.shape = ReadShape::Streams;
       step.blocking = hasWord(args_, 1, "BLOCK", "STREAMS");
@@ -161,6 +162,8 @@ public:
       p.shape = ReadShape::Entries;
     } else if (v == "XAUTOCLAIM" && !hasWord(args_, 6, "JUSTID")) {
       p.shape = ReadShape::AutoClaim;
+    } else if (step.unseen) {
+      p.shape = ReadShape::Script;
     } else if (v == "XACK" && args_.size() > 3) {
       step.acked.assign(args_.begin() + 3, args_.end());
     } else {

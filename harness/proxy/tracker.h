@@ -61,6 +61,9 @@ struct StepInfo {
   /// Its `acked` entries are settled without being applied: the broker drops them (an AMQP nack or reject
   /// without requeue, a NATS +TERM). Settled as by an acknowledgement; told apart in a diagnosis.
   bool discards = false;
+  /// It may read or settle the broker's entries in a way the proxy cannot see (a script run on Valkey: EVAL,
+  /// EVALSHA, FCALL): what it delivered or acknowledged, if anything, is unknown.
+  bool unseen = false;
 };
 
 struct ReplyInfo {
@@ -70,6 +73,9 @@ struct ReplyInfo {
   /// it, or exit on it and be replaced.
   bool transient = false;
   bool empty_read = false; ///< a read (XREADGROUP, XREAD, XAUTOCLAIM, XCLAIM) that delivered no entry
+  /// A script's reply (StepInfo::unseen) holding what looks like an entry id: it may have handed entries to
+  /// its client unseen.
+  bool mayCarryEntries = false;
   std::vector<EntryView> delivered; ///< entries a read delivered (XAUTOCLAIM: the claimed ones)
   /// The read acknowledges what it delivers (XREADGROUP … NOACK: the group never lists them pending): each
   /// is settled by its delivery, as a no-ack AMQP delivery's StepInfo::acked says at request time.

@@ -84,6 +84,7 @@ ops::Step Controller::stepOf(const Inflight& f) const {
   s.acked = f.step.acked;
   s.returned = f.step.returned;
   s.discards = f.step.discards;
+  s.unseen = f.step.unseen;
   s.flushed = f.step.flushed;
   s.blocking = f.step.blocking;
   s.setUp = f.setUp;
@@ -275,6 +276,7 @@ proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, co
   ops::Step s = stepOf(f);
   s.error = reply.error;
   s.transient = reply.error && reply.transient;
+  s.unseenEntries = s.unseen && reply.mayCarryEntries;
   s.summary = reply.summary;
   if (f.answered) s.outcome = ops::StepOutcome::Answered; // the server ran idemproof's stand-in, not the request
   if (!f.replyStandIn.empty()) { // the stand-in's own reply is not what the client is told
@@ -298,6 +300,14 @@ proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, co
       s.acked.push_back(e.id);
       settledForGroup(e.id);
     }
+  }
+  // A script may have acknowledged what it held (or claimed more) unseen: its holdings are no longer known.
+  // What the broker still lists pending is what the end of the run waits for.
+  if (s.unseen && !reply.error) {
+    st.held.clear();
+    st.returned.clear();
+    st.handedAgain.clear();
+    st.handedAgainSince.clear();
   }
   // Its acknowledgements reached the broker: now, before a fault after the step acts (a forget undoes them).
   if (!reply.error && !f.answered) ackedAtBroker_.insert(s.acked.begin(), s.acked.end());

@@ -75,3 +75,29 @@ TEST_CASE("simple applies a payment twice when killed after COMMIT and before XA
   CHECK(dups[0]["observed"] == 12100 + 8100 + 300);
   CHECK(dups[0]["events"] == nlohmann::json::array({2, 3}));
 }
+
+TEST_CASE("a consumer that acknowledges and claims in Lua scripts: a sweep passes, an acknowledgement before the "
+          "credit loses the event") {
+  // redis-py's register_script: EVALSHA, SCRIPT LOAD on NOSCRIPT. What the scripts do to the stream is not
+  // seen; their steps are `unseen`, and the claim script's reply carries the entries it claimed.
+  Result sweep = clean({"sweep", "--target", testTarget("py-lua-dedup-table")});
+  INFO(sweep.out << sweep.err);
+  CHECK(sweep.status == 0);
+  CHECK(sweep.report["sweep"]["not_fired"] == 0);
+  // The same steps in every run: the scripts are flushed with the data, so each run loads them again.
+  Result run = clean({"run", "--target", testTarget("py-lua-dedup-table")});
+  INFO(run.out << run.err);
+  CHECK(run.status == 0);
+  bool unseen = false;
+  for (const auto& op : run.report["runs"][0]["history"])
+    unseen = unseen || (op["type"] == "step" && op["value"].value("unseen", false));
+  CHECK(unseen);
+  CHECK(stepsOf(run.report, "c1").at(2) == "EVALSHA#1"); // NOSCRIPT: loaded again in this run too
+  // Marked seen and acknowledged in one script, then killed before the credit: event 1 lost, not stuck.
+  Result lost = clean({"run", "--target", testTarget("py-lua-ack-first"), "--crash", "after:EVALSHA#4"});
+  INFO(lost.out << lost.err);
+  CHECK(lost.status == 1);
+  REQUIRE(!lost.report["violations"].empty());
+  CHECK(lost.report["violations"][0]["kind"] == "lost");
+  CHECK(lost.report["violations"][0]["events"] == nlohmann::json::array({1}));
+}

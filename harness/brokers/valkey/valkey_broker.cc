@@ -69,8 +69,16 @@ void ValkeyBroker::reconnect() { admin_ = std::make_unique<ValkeyAdmin>(ep_.host
 
 void ValkeyBroker::reset() {
   std::vector<std::vector<std::string>> cmds;
-  if (ep_.owned) cmds.push_back({"FLUSHDB"});
-  else cmds.push_back({"DEL", stream_});
+  if (ep_.owned) {
+    // The scripts and functions a consumer loaded go too: a client that sends EVALSHA first (redis-py's
+    // register_script) then loads its script in every run alike, so its steps, and the points on them, are
+    // the same from run to run.
+    cmds.push_back({"FLUSHDB"});
+    cmds.push_back({"SCRIPT", "FLUSH"});
+    cmds.push_back({"FUNCTION", "FLUSH"});
+  } else {
+    cmds.push_back({"DEL", stream_});
+  }
   cmds.push_back({"XGROUP", "CREATE", stream_, group_, "0", "MKSTREAM"});
   admin_->pipeline(cmds);
   lastPublished_ = "0-0";

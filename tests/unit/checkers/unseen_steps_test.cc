@@ -1,0 +1,76 @@
+// Steps that may read or settle the broker's entries unseen: a script on Valkey (EVAL, EVALSHA, FCALL), whose
+// XAUTOCLAIM or XACK the proxy does not see (ops::Step::unseen). Each may have delivered an entry once more
+// (HistoryView::cap), and an entry delivered and no longer pending at the end was acknowledged by one.
+#include "patterns_util.h"
+
+#include <string>
+#include <vector>
+
+using namespace idem;
+using namespace idem::testing;
+using Catch::Matchers::Contains;
+using nlohmann::json;
+
+namespace {
+
+void creditTx(HistoryBuilder& b, const std::string& proc, const std::string& commitOutcome = "ok") {
+  b.step(proc, "pg", "BEGIN");
+  b.step(proc, "pg", "UPDATE", "UPDATE wallets SET balance_halala = balance_halala + $1 WHERE id = $2");
+  b.step(proc, "pg", "COMMIT", "COMMIT", commitOutcome);
+}
+
+/// Marks the steps at `indexes` as run by a script (what the RESP tracker says of EVAL, EVALSHA, FCALL), and
+/// those at `carrying` as scripts whose reply held what looks like an entry id.
+std::vector<Op> scripted(std::vector<Op> ops, const std::vector<int64_t>& indexes, const std::vector<int64_t>& carrying = {}) {
+  for (int64_t i : indexes) std::get<ops::Step>(ops.at(static_cast<size_t>(i)).record).unseen = true;
+  for (int64_t i : carrying) std::get<ops::Step>(ops.at(static_cast<size_t>(i)).record).unseenEntries = true;
+  return ops;
+}
+
+} // namespace
+
+TEST_CASE("unseen steps: an entry claimed by a script and applied once is no loss", "[checkers]") {
+  // c1 is handed event 1 and killed before its COMMIT; c2 claims it in a script (XAUTOCLAIM inside EVAL),
+  // credits it, and acknowledges it in another script. Nothing is pending at the end, the balance is right.
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"before:COMMIT#1"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1});
+  b.spawn("c1");
+  b.brokerStep("c1", "valkey", "XREADGROUP", {e[0]});
+  creditTx(b, "c1", "killed-before");
+  b.kill("c1", "before:COMMIT#1");
+  b.spawn("c2");
+  const int64_t claim = b.step("c2", "valkey", "EVAL", "EVAL \"local r = redis.call('XAUTOCLAIM', ...\" 1 wallet");
+  creditTx(b, "c2");
+  const int64_t ack = b.step("c2", "valkey", "EVALSHA", "EVALSHA 5b1f... 1 wallet 1-0");
+  b.finalOp(balances(100));
+  const auto rs = checkAll(s, scripted(b.ops(), {claim, ack}, {claim}));
+  CHECK(merge(rs) != Verdict::Fail);
+  // Unseen, the same history is a loss: the one delivery seen was cut before its COMMIT.
+  CHECK(merge(checkAll(s, b.ops())) == Verdict::Fail);
+}
+
+TEST_CASE("unseen steps: an entry a script acknowledged before its effect is lost, not stuck", "[checkers]") {
+  // c1 marks and acknowledges event 1 in one script (SET NX and XACK inside EVALSHA), then is killed before
+  // its credit commits: nothing is pending at the end, and event 1 never took effect.
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"before:COMMIT#1"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2});
+  b.spawn("c1");
+  b.brokerStep("c1", "valkey", "XREADGROUP", {e[0], e[1]});
+  const int64_t first = b.step("c1", "valkey", "EVALSHA", "EVALSHA 9c2e... 2 seen:1 wallet 1-0");
+  creditTx(b, "c1", "killed-before");
+  b.kill("c1", "before:COMMIT#1");
+  b.spawn("c2");
+  b.brokerStep("c2", "valkey", "XAUTOCLAIM", {e[1]});
+  const int64_t second = b.step("c2", "valkey", "EVALSHA", "EVALSHA 9c2e... 2 seen:2 wallet 1-1");
+  creditTx(b, "c2");
+  b.finalOp(balances(300));
+  const auto rs = checkAll(s, scripted(b.ops(), {first, second}));
+  REQUIRE(merge(rs) == Verdict::Fail);
+  const Violation& v = ofKind(result(rs, "invariant:balance").violations, "lost");
+  CHECK(v.events == std::vector<int>{1});
+  CHECK_THAT(v.message, !Contains("never acknowledged"));
+}
