@@ -5,6 +5,9 @@
 
 #include "checkers/request_faults.h"
 
+#include <functional>
+#include <vector>
+
 using namespace idem;
 using namespace idem::testing;
 using Catch::Matchers::Contains;
@@ -33,34 +36,50 @@ TEST_CASE("request faults: each fault with the requests in flight then, in the o
   CHECK(detail::faultEvent(Fault::parse("pause:before:COMMIT#1"), "s1") == "s1 paused (SIGSTOP) at pause:before:COMMIT#1");
 }
 
+namespace {
+
+/// After what `before` writes, r1 in flight meets restart:after:BEGIN#1:pg and gets a 500 (`atRestart` writes
+/// what comes with the restart); then a burst of two: one copy runs on a new connection (201), the other
+/// meets a dead one (500). The checkers' results.
+std::vector<CheckResult> restartThenBurst(const std::function<void(HttpHistoryBuilder&)>& before,
+                                          const std::function<void(HttpHistoryBuilder&)>& atRestart) {
+  HttpHistoryBuilder o(1);
+  before(o);
+  int r1 = o.request(1, 1, "original");
+  o.fault("restart:after:BEGIN#1:pg");
+  atRestart(o);
+  o.answer(r1, 500, "Internal Server Error");
+  int a = o.request(1, 1, "retry", 1), b = o.request(1, 1, "retry", 2);
+  o.sql("BEGIN", "", 3);
+  o.answer(b, 201, "{\"order\":1}", "/orders/1");
+  o.answer(a, 500, "Internal Server Error");
+  o.finalOp({{1, 1}}, 999);
+  auto ops = o.ops();
+  for (auto& op : ops) op.time_us = op.index * 1000; // the restart at 4 ms or later
+  return checkAll(builtin("orders"), ops);
+}
+
+} // namespace
+
 TEST_CASE("request faults: a copy answered 5xx on a connection a restart before it killed is no burst error", "[http]") {
-  // The server's pool held connections to PostgreSQL; the restart kills them. r1, in flight, gets a 500;
-  // then a burst: one copy runs on a new connection, the other meets a dead one and gets a 500 too. A server
-  // that had sent PostgreSQL nothing before the restart held no connection to it: that 500 has no excuse.
+  // The server's pool held connections to PostgreSQL; the restart kills them. A server that had sent
+  // PostgreSQL nothing before the restart held no connection to it: that 500 has no excuse.
   for (bool used : {true, false}) {
     INFO(used);
-    HttpHistoryBuilder o(1);
-    o.sql("SELECT", "SELECT 1", 1);
-    if (used) o.h.append("s1", [] {
-      ops::Step s;
-      s.server = "pg";
-      s.conn = 2;
-      s.verb = "BEGIN";
-      s.k = 9;
-      s.tReqUs = 1; // sent before the restart, recorded after it
-      return s;
-    }());
-    int r1 = o.request(1, 1, "original");
-    o.fault("restart:after:BEGIN#1:pg");
-    o.answer(r1, 500, "Internal Server Error");
-    int a = o.request(1, 1, "retry", 1), b = o.request(1, 1, "retry", 2);
-    o.sql("BEGIN", "", 3);
-    o.answer(b, 201, "{\"order\":1}", "/orders/1");
-    o.answer(a, 500, "Internal Server Error");
-    o.finalOp({{1, 1}}, 999);
-    auto ops = o.ops();
-    for (auto& op : ops) op.time_us = op.index * 1000; // the restart at 4 ms or later
-    const auto rs = checkAll(builtin("orders"), ops);
+    const auto rs = restartThenBurst(
+        [used](HttpHistoryBuilder& o) {
+          o.sql("SELECT", "SELECT 1", 1);
+          if (used) o.h.append("s1", [] {
+            ops::Step s;
+            s.server = "pg";
+            s.conn = 2;
+            s.verb = "BEGIN";
+            s.k = 9;
+            s.tReqUs = 1; // sent before the restart, recorded after it
+            return s;
+          }());
+        },
+        [](HttpHistoryBuilder&) {});
     CHECK((violationOf(rs, "burst-error") == nullptr) == used);
   }
 }
@@ -70,19 +89,9 @@ TEST_CASE("request faults: a 5xx after a restart of a server whose pool opened c
   // psycopg_pool's min_size: the process holds connections from its start, and a restart kills them unseen.
   for (bool opened : {true, false}) {
     INFO(opened);
-    HttpHistoryBuilder o(1);
-    int r1 = o.request(1, 1, "original");
-    o.fault("restart:after:BEGIN#1:pg");
-    if (opened) o.h.append("s1", ops::Note::openAtRestart("s1", 2, "PostgreSQL", "restart:after:BEGIN#1:pg"));
-    o.answer(r1, 500, "Internal Server Error");
-    int a = o.request(1, 1, "retry", 1), b = o.request(1, 1, "retry", 2);
-    o.sql("BEGIN", "", 3);
-    o.answer(b, 201, "{\"order\":1}", "/orders/1");
-    o.answer(a, 500, "Internal Server Error");
-    o.finalOp({{1, 1}}, 999);
-    auto ops = o.ops();
-    for (auto& op : ops) op.time_us = op.index * 1000;
-    const auto rs = checkAll(builtin("orders"), ops);
+    const auto rs = restartThenBurst([](HttpHistoryBuilder&) {}, [opened](HttpHistoryBuilder& o) {
+      if (opened) o.h.append("s1", ops::Note::openAtRestart("s1", 2, "PostgreSQL", "restart:after:BEGIN#1:pg"));
+    });
     CHECK((violationOf(rs, "burst-error") == nullptr) == opened);
   }
 }
