@@ -169,9 +169,12 @@ TEST_CASE("replay: a saved schedule gives the saved verdict, a bad file is exit 
 }
 
 TEST_CASE("check: a nondeterministic target is flaky (exit 2), never a clean failure or a pass", "[check]") {
-  // Six replays: a run of a one-process schedule fails with probability 1/4, so the counterexample's seven
-  // runs all fail with probability (1/4)^7 (with the default three, 1/256: it happened in CI).
-  Result r = clean({"check", "--target", testTarget("flaky"), "--scenario", "wallet", "--seed", "2", "--replays", "6"});
+  // Each process ignores its dedup with probability 1/4. One consumer at a time (a kill's replacement is one
+  // more process: a run of two fails with probability 7/16 at most) and nine replays: the counterexample's
+  // ten runs all fail with probability under 1/3000. (With two consumers and holds, runs of three or four
+  // processes failed seven replays of seven in CI.)
+  Result r = clean({"check", "--target", testTarget("flaky"), "--scenario", "wallet", "--seed", "2", "--consumers", "1-1",
+                    "--replays", "9"});
   INFO(r.out << r.err);
   CHECK(r.status == 2);
   CHECK(r.report["verdict"] == "flaky");
