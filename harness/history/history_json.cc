@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <stdexcept>
+#include <utility>
 
 namespace idem {
 
@@ -169,23 +171,22 @@ json valueOf(const ops::Spawn& s) {
   return {{"pid", s.pid}, {"consumer", s.consumer}, {"log", s.log}, {"restart", s.restart}};
 }
 
+/// A step's flags, each written only when set (absent: false): one list for the writer and the reader.
+const std::array<std::pair<const char*, bool ops::Step::*>, 10> kStepFlags{{
+    {"error", &ops::Step::error}, {"blocking", &ops::Step::blocking}, {"empty", &ops::Step::empty},
+    {"flushed", &ops::Step::flushed}, {"set_up", &ops::Step::setUp}, {"stopping", &ops::Step::stopping},
+    {"discards", &ops::Step::discards}, {"transient", &ops::Step::transient}, {"unseen", &ops::Step::unseen},
+    {"unseen_entries", &ops::Step::unseenEntries}}};
+
 json valueOf(const ops::Step& s) {
   json j{{"server", s.server}, {"conn", s.conn}, {"verb", s.verb}, {"k", s.k}, {"detail", s.detail},
          {"t_req_us", s.tReqUs}, {"outcome", toString(s.outcome)}};
-  if (s.error) j["error"] = true;
+  for (const auto& [name, flag] : kStepFlags)
+    if (s.*flag) j[name] = true;
   if (!s.summary.empty()) j["summary"] = s.summary;
-  if (s.blocking) j["blocking"] = true;
-  if (s.empty) j["empty"] = true;
-  if (s.flushed) j["flushed"] = true;
-  if (s.setUp) j["set_up"] = true;
-  if (s.stopping) j["stopping"] = true;
   if (!s.tables.empty()) j["tables"] = s.tables;
   if (!s.acked.empty()) j["acked"] = s.acked;
   if (!s.returned.empty()) j["returned"] = s.returned;
-  if (s.discards) j["discards"] = true;
-  if (s.transient) j["transient"] = true;
-  if (s.unseen) j["unseen"] = true;
-  if (s.unseenEntries) j["unseen_entries"] = true;
   if (!s.delivered.empty()) {
     json d = json::array();
     for (const auto& e : s.delivered) d.push_back({{"entry", e.entry}, {"fields", e.fields}});
@@ -204,20 +205,11 @@ ops::Step stepOf(const In& in, const json& v) {
   std::string outcome = in.str("outcome", "ok");
   if (outcome == "cut") outcome = "forwarded"; // histories before the outcome had two kinds
   s.outcome = in.named("outcome", outcome, kOutcomes, "an outcome of docs/steps.md");
-  s.error = in.flag("error");
+  for (const auto& [name, flag] : kStepFlags) s.*flag = in.flag(name);
   s.summary = in.str("summary", "");
-  s.blocking = in.flag("blocking");
-  s.empty = in.flag("empty");
-  s.flushed = in.flag("flushed");
-  s.setUp = in.flag("set_up");
-  s.stopping = in.flag("stopping");
   s.tables = in.strings("tables");
   s.acked = in.strings("acked");
   s.returned = in.strings("returned");
-  s.discards = in.flag("discards");
-  s.transient = in.flag("transient");
-  s.unseen = in.flag("unseen");
-  s.unseenEntries = in.flag("unseen_entries");
   if (in.has("delivered")) {
     if (!v["delivered"].is_array()) in.fail("delivered", "is not an array");
     for (const auto& d : v["delivered"]) {
