@@ -59,6 +59,23 @@ void addStep(HistoryView& h, const Op& op, const ops::Step& step) {
   h.steps.push_back(std::move(st));
 }
 
+/// HistoryView::scriptAcks: the scripts whose bodies the run showed, by SHA-1, then the steps that ran one
+/// calling XACK.
+void addScriptAcks(HistoryView& h) {
+  std::map<std::string, bool> acks; // SHA-1 -> its body calls XACK
+  for (const Op& op : h.ops)
+    if (const auto* s = op.as<ops::Step>(); s && !s->script.empty() && !s->scriptCalls.empty())
+      acks[s->script] = acks[s->script] ||
+                        std::find(s->scriptCalls.begin(), s->scriptCalls.end(), "XACK") != s->scriptCalls.end();
+  if (acks.empty()) return;
+  for (const Op& op : h.ops) {
+    const auto* s = op.as<ops::Step>();
+    if (!s || !s->unseen || s->scriptIds.empty() || s->error || !s->reachedServer()) continue;
+    if (auto it = acks.find(s->script); it != acks.end() && it->second)
+      for (const auto& id : s->scriptIds) h.scriptAcks.push_back({op.index, op.process, id});
+  }
+}
+
 } // namespace
 
 HistoryView::HistoryView(const Scenario& s, const std::vector<Op>& o) : scenario(s), ops(o) {
@@ -85,6 +102,7 @@ HistoryView::HistoryView(const Scenario& s, const std::vector<Op>& o) : scenario
     else if (auto* exit = op.as<ops::Exit>())
       exits.push_back({op.index, op.process, exit->status, exit->signal, exit->by});
   }
+  addScriptAcks(*this);
   // A read recorded before the producer's send op (possible when ops race) still names its event.
   for (auto& d : deliveries) {
     if (d.n == 0 && entryEvent.count(d.entry)) d.n = entryEvent[d.entry];
@@ -173,6 +191,15 @@ const KillRec* HistoryView::killAfter(const std::string& process, int64_t after)
 std::vector<const AckRec*> HistoryView::acksOf(int n) const {
   std::vector<const AckRec*> out;
   for (const auto& a : acks) {
+    auto it = entryEvent.find(a.entry);
+    if (it != entryEvent.end() && it->second == n) out.push_back(&a);
+  }
+  return out;
+}
+
+std::vector<const AckRec*> HistoryView::scriptAcksOf(int n) const {
+  std::vector<const AckRec*> out;
+  for (const auto& a : scriptAcks) {
     auto it = entryEvent.find(a.entry);
     if (it != entryEvent.end() && it->second == n) out.push_back(&a);
   }

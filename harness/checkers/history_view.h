@@ -80,6 +80,11 @@ struct HistoryView {
   std::vector<DeliveryRec> deliveries;
   std::vector<AckRec> acks;
   std::vector<AckRec> returns; ///< entries a process handed back for redelivery (Step::returned)
+  /// Entries a Lua script most likely acknowledged: a script step that reached the server and got no error,
+  /// of a script whose body (seen in the run's EVAL or SCRIPT LOAD of its SHA-1) calls XACK, called with the
+  /// entry's id among its keys and arguments. Unseen by the proxy, so used to name an anti-pattern, never to
+  /// judge (acked() reads the broker's end state for those).
+  std::vector<AckRec> scriptAcks;
   std::vector<KillRec> kills;
   std::vector<ExitRec> exits;
   std::vector<StepRec> steps;
@@ -104,6 +109,8 @@ struct HistoryView {
   std::vector<const DeliveryRec*> deliveriesOf(int n) const;
   /// The acknowledgements of the entries of event n, in op order.
   std::vector<const AckRec*> acksOf(int n) const;
+  /// The scriptAcks of event n's entries.
+  std::vector<const AckRec*> scriptAcksOf(int n) const;
   /// The first ack of `entry` by `process` with op index in (after, before); nullptr when none.
   const AckRec* ackBy(const std::string& process, const std::string& entry, int64_t after, int64_t before) const;
   /// The first kill of `process` after op `after`; nullptr when none.

@@ -132,6 +132,11 @@ struct Step {
   bool unseen = false;
   /// Of such a step, its reply held what looks like an entry id: it may have handed entries to its process.
   bool unseenEntries = false;
+  /// A Lua script on Valkey (proxy::StepInfo::script): its SHA-1; what its body calls, where the step
+  /// carries it (EVAL, SCRIPT LOAD); its keys and arguments that look like entry ids.
+  std::string script;
+  std::vector<std::string> scriptCalls;
+  std::vector<std::string> scriptIds;
   std::vector<Delivered> delivered;  ///< reads: the entries the reply handed over
 
   std::string name() const { return verb + "#" + std::to_string(k); } ///< "COMMIT#3"

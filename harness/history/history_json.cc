@@ -178,15 +178,20 @@ const std::array<std::pair<const char*, bool ops::Step::*>, 10> kStepFlags{{
     {"discards", &ops::Step::discards}, {"transient", &ops::Step::transient}, {"unseen", &ops::Step::unseen},
     {"unseen_entries", &ops::Step::unseenEntries}}};
 
+/// A step's lists of strings, each written only when not empty (absent: empty).
+const std::array<std::pair<const char*, std::vector<std::string> ops::Step::*>, 5> kStepLists{{
+    {"tables", &ops::Step::tables}, {"acked", &ops::Step::acked}, {"returned", &ops::Step::returned},
+    {"script_calls", &ops::Step::scriptCalls}, {"script_ids", &ops::Step::scriptIds}}};
+
 json valueOf(const ops::Step& s) {
   json j{{"server", s.server}, {"conn", s.conn}, {"verb", s.verb}, {"k", s.k}, {"detail", s.detail},
          {"t_req_us", s.tReqUs}, {"outcome", toString(s.outcome)}};
   for (const auto& [name, flag] : kStepFlags)
     if (s.*flag) j[name] = true;
   if (!s.summary.empty()) j["summary"] = s.summary;
-  if (!s.tables.empty()) j["tables"] = s.tables;
-  if (!s.acked.empty()) j["acked"] = s.acked;
-  if (!s.returned.empty()) j["returned"] = s.returned;
+  if (!s.script.empty()) j["script"] = s.script;
+  for (const auto& [name, list] : kStepLists)
+    if (!(s.*list).empty()) j[name] = s.*list;
   if (!s.delivered.empty()) {
     json d = json::array();
     for (const auto& e : s.delivered) d.push_back({{"entry", e.entry}, {"fields", e.fields}});
@@ -207,9 +212,8 @@ ops::Step stepOf(const In& in, const json& v) {
   s.outcome = in.named("outcome", outcome, kOutcomes, "an outcome of docs/steps.md");
   for (const auto& [name, flag] : kStepFlags) s.*flag = in.flag(name);
   s.summary = in.str("summary", "");
-  s.tables = in.strings("tables");
-  s.acked = in.strings("acked");
-  s.returned = in.strings("returned");
+  s.script = in.str("script", "");
+  for (const auto& [name, list] : kStepLists) s.*list = in.strings(name);
   if (in.has("delivered")) {
     if (!v["delivered"].is_array()) in.fail("delivered", "is not an array");
     for (const auto& d : v["delivered"]) {

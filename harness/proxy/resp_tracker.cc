@@ -3,6 +3,7 @@
 #include "proxy/abbrev.h"
 #include "proxy/resp_command.h"
 #include "proxy/resp_reply.h"
+#include "proxy/resp_script.h"
 #include "proxy/resp_value.h"
 #include "proxy/tracker.h"
 
@@ -164,6 +165,10 @@ public:
       p.shape = ReadShape::AutoClaim;
     } else if (step.unseen) {
       p.shape = ReadShape::Script;
+      describeScript(step);
+    } else if (v == "SCRIPT" && args_.size() >= 3 && upperWord(args_[1]) == "LOAD") {
+      step.script = scriptSha(args_[2]);
+      step.scriptCalls = scriptStreamCalls(args_[2]);
     } else if (v == "XACK" && args_.size() > 3) {
       step.acked.assign(args_.begin() + 3, args_.end());
     } else {
@@ -171,6 +176,21 @@ public:
                                 "BZMPOP", "WAIT", "WAITAOF"});
     }
     outstanding_.push_back(p);
+  }
+
+  /// EVAL body numkeys key… arg…, EVALSHA sha numkeys key… arg… (and their _RO forms): the script's name,
+  /// what its body calls when the step carries it, and its keys and arguments that look like entry ids.
+  void describeScript(StepInfo& step) const {
+    if (args_.size() < 2 || !step.verb.starts_with("EVAL")) return; // FCALL names a function, not a script
+    if (step.verb.starts_with("EVALSHA")) {
+      step.script = std::string(args_[1]);
+      std::transform(step.script.begin(), step.script.end(), step.script.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    } else {
+      step.script = scriptSha(args_[1]);
+      step.scriptCalls = scriptStreamCalls(args_[1]);
+    }
+    step.scriptIds = entryIdArgs(args_, 3);
   }
 
   Decode onServer(std::string_view buf, ServerMsg& out) override {

@@ -64,6 +64,13 @@ struct StepInfo {
   /// It may read or settle the broker's entries in a way the proxy cannot see (a script run on Valkey: EVAL,
   /// EVALSHA, FCALL): what it delivered or acknowledged, if anything, is unknown.
   bool unseen = false;
+  /// A Lua script on Valkey (EVAL, EVALSHA, SCRIPT LOAD): its SHA-1, the name EVALSHA calls it by.
+  std::string script = {};
+  /// The stream commands the script's body calls (proxy/resp_script.h scriptStreamCalls), where the step
+  /// carries the body (EVAL, SCRIPT LOAD): the run's EVALSHA steps of the same SHA-1 call them too.
+  std::vector<std::string> scriptCalls = {};
+  /// A script's keys and arguments that look like entry ids (EVAL, EVALSHA): what it may acknowledge.
+  std::vector<std::string> scriptIds = {};
 };
 
 struct ReplyInfo {

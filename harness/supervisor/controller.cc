@@ -85,6 +85,9 @@ ops::Step Controller::stepOf(const Inflight& f) const {
   s.returned = f.step.returned;
   s.discards = f.step.discards;
   s.unseen = f.step.unseen;
+  s.script = f.step.script;
+  s.scriptCalls = f.step.scriptCalls;
+  s.scriptIds = f.step.scriptIds;
   s.flushed = f.step.flushed;
   s.blocking = f.step.blocking;
   s.setUp = f.setUp;

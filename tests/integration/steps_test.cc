@@ -100,4 +100,6 @@ TEST_CASE("a consumer that acknowledges and claims in Lua scripts: a sweep passe
   REQUIRE(!lost.report["violations"].empty());
   CHECK(lost.report["violations"][0]["kind"] == "lost");
   CHECK(lost.report["violations"][0]["events"] == nlohmann::json::array({1}));
+  // Its SCRIPT LOAD showed the body calling XACK, and EVALSHA#4 carried the entry's id: named.
+  CHECK(lost.report["violations"][0]["pattern"]["id"] == "ack-before-effect");
 }

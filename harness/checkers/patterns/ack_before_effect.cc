@@ -85,67 +85,78 @@ Found settledByDelivery(const HistoryView& h, int n) {
   return std::nullopt;
 }
 
+/// Event n lost after `a`: acknowledged by a step of its own (an XACK, or a script that calls XACK when
+/// `script`), then a kill, or a fault that failed the transaction of its effect, before the effect was durable.
+Found ackedThenLost(const HistoryView& h, const AckRec& a, int n, bool script) {
+  // What ended the work on the entry: a kill, or a fault that failed its transaction (a dropped
+  // connection, an error, a restarted server) before the process's next acknowledgement.
+  const KillRec* kill = killOf(h, a.process, a.op);
+  int64_t end = kill ? kill->op : -1;
+  std::string cause = kill ? fmt::format("the kill at {}", kill->point) : "";
+  if (!kill) {
+    for (const auto& st : stepsOf(h, a.process, a.op)) // stop at the next acknowledgement
+      if (isAck(*st.step)) {
+        end = st.op;
+        break;
+      }
+    if (const Op* fault = failingFault(h, a.process, a.op, end)) {
+      end = fault->index;
+      cause = faultEvent(fault->as<ops::FaultOp>()->fault, fault->process);
+    }
+    if (cause.empty()) return std::nullopt;
+  }
+  auto between = stepsOf(h, a.process, a.op, end);
+  if (std::any_of(between.begin(), between.end(), [&](const StepAt& s) {
+        if (isCommit(*s.step)) return committed(*s.step);
+        return isWrite(*s.step) && commitOf(h, a.process, s.op, end).has_value();
+      }))
+    return std::nullopt;
+  const ops::Step* ack = stepAt(h, a.op);
+  const AckWords words = ackWords(ackVerbOf(h));
+  std::vector<int64_t> cited{a.op, end};
+  // The same order for an earlier entry: its acknowledgement, then its effect.
+  std::string before;
+  const auto earlier = stepsOf(h, a.process, -1, a.op);
+  for (size_t i = 0; i < earlier.size() && before.empty(); ++i) {
+    if (!isAck(*earlier[i].step)) continue;
+    for (size_t j = i + 1; j < earlier.size() && !isAck(*earlier[j].step); ++j) {
+      if (!isWrite(*earlier[j].step) && !isCommit(*earlier[j].step)) continue;
+      before = fmt::format(" (as it did for entry {}: {}, then {})", newlyAcked(h, earlier[i]).front(),
+                           earlier[i].name(), earlier[j].name());
+      cited.push_back(earlier[i].op);
+      cited.push_back(earlier[j].op);
+      break;
+    }
+  }
+  const std::string by = !ack ? words.noun
+                         : script ? fmt::format("{}, a Lua script that calls XACK with the entry's id", ack->name())
+                                  : ack->name();
+  return make("ack-before-effect", "acknowledge before the effect is durable", cited,
+              fmt::format("{} acknowledged entry {} ({}) before committing its effect{}; {}", a.process, a.entry, by,
+                          before,
+                          kill ? fmt::format("{} lost event {}", cause, n)
+                               : fmt::format("then {} and its transaction failed; acknowledged, the entry was never "
+                                             "handed over again: event {} lost",
+                                             cause, n)),
+              fmt::format("apply the effect and COMMIT first, then {}{}; keep a processed-events row in the "
+                          "effect's transaction (INSERT INTO processed_events(event_id) VALUES ($1) ON CONFLICT "
+                          "DO NOTHING, skip when it inserted no row) so that the redelivery after a kill between "
+                          "COMMIT and {} is harmless",
+                          words.thenEntry, script ? " (call the script that acknowledges after the COMMIT)" : "",
+                          words.noun));
+}
+
 } // namespace
 
 Found ackBeforeEffect(const HistoryView& h, const Violation& v) {
   if (v.kind != "lost") return std::nullopt;
   for (int n : v.events) {
-    for (const AckRec* acked : h.acksOf(n)) {
-      const AckRec& a = *acked;
-      if (settlesItself(h, a)) continue; // no acknowledgement to move after the COMMIT: below
-      // What ended the work on the entry: a kill, or a fault that failed its transaction (a dropped
-      // connection, an error, a restarted server) before the process's next acknowledgement.
-      const KillRec* kill = killOf(h, a.process, a.op);
-      int64_t end = kill ? kill->op : -1;
-      std::string cause = kill ? fmt::format("the kill at {}", kill->point) : "";
-      if (!kill) {
-        for (const auto& st : stepsOf(h, a.process, a.op)) // stop at the next acknowledgement
-          if (isAck(*st.step)) {
-            end = st.op;
-            break;
-          }
-        if (const Op* fault = failingFault(h, a.process, a.op, end)) {
-          end = fault->index;
-          cause = faultEvent(fault->as<ops::FaultOp>()->fault, fault->process);
-        }
-        if (cause.empty()) continue;
-      }
-      auto between = stepsOf(h, a.process, a.op, end);
-      if (std::any_of(between.begin(), between.end(), [&](const StepAt& s) {
-            if (isCommit(*s.step)) return committed(*s.step);
-            return isWrite(*s.step) && commitOf(h, a.process, s.op, end).has_value();
-          }))
-        continue;
-      const ops::Step* ack = stepAt(h, a.op);
-      const AckWords words = ackWords(ackVerbOf(h));
-      std::vector<int64_t> cited{a.op, end};
-      // The same order for an earlier entry: its acknowledgement, then its effect.
-      std::string before;
-      const auto earlier = stepsOf(h, a.process, -1, a.op);
-      for (size_t i = 0; i < earlier.size() && before.empty(); ++i) {
-        if (!isAck(*earlier[i].step)) continue;
-        for (size_t j = i + 1; j < earlier.size() && !isAck(*earlier[j].step); ++j) {
-          if (!isWrite(*earlier[j].step) && !isCommit(*earlier[j].step)) continue;
-          before = fmt::format(" (as it did for entry {}: {}, then {})", newlyAcked(h, earlier[i]).front(),
-                               earlier[i].name(), earlier[j].name());
-          cited.push_back(earlier[i].op);
-          cited.push_back(earlier[j].op);
-          break;
-        }
-      }
-      return make("ack-before-effect", "acknowledge before the effect is durable", cited,
-                  fmt::format("{} acknowledged entry {} ({}) before committing its effect{}; {}",
-                              a.process, a.entry, ack ? ack->name() : words.noun, before,
-                              kill ? fmt::format("{} lost event {}", cause, n)
-                                   : fmt::format("then {} and its transaction failed; acknowledged, the entry was never "
-                                                 "handed over again: event {} lost",
-                                                 cause, n)),
-                  fmt::format("apply the effect and COMMIT first, then {}; keep a processed-events row in the "
-                              "effect's transaction (INSERT INTO processed_events(event_id) VALUES ($1) ON CONFLICT "
-                              "DO NOTHING, skip when it inserted no row) so that the redelivery after a kill between "
-                              "COMMIT and {} is harmless",
-                              words.thenEntry, words.noun));
+    for (const AckRec* a : h.acksOf(n)) {
+      if (settlesItself(h, *a)) continue; // no acknowledgement to move after the COMMIT: below
+      if (auto p = ackedThenLost(h, *a, n, false)) return p;
     }
+    for (const AckRec* a : h.scriptAcksOf(n))
+      if (auto p = ackedThenLost(h, *a, n, true)) return p;
   }
   for (int n : v.events)
     if (auto p = settledByDelivery(h, n)) return p;

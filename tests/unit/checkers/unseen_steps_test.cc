@@ -74,3 +74,48 @@ TEST_CASE("unseen steps: an entry a script acknowledged before its effect is los
   CHECK(v.events == std::vector<int>{1});
   CHECK_THAT(v.message, !Contains("never acknowledged"));
 }
+
+TEST_CASE("unseen steps: a script that calls XACK with the entry's id, before the effect, is named", "[checkers]") {
+  // The same loss as above, with what the tracker tells of the script: c1's SCRIPT LOAD shows a body that
+  // calls XACK, and its EVALSHA of that SHA-1 carries entry 1's id. Named ack-before-effect, citing the
+  // EVALSHA; the verdict is the same.
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"before:COMMIT#1"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2});
+  b.spawn("c1");
+  b.brokerStep("c1", "valkey", "XREADGROUP", {e[0], e[1]});
+  const int64_t load = b.step("c1", "valkey", "SCRIPT", "SCRIPT LOAD local new = redis.call('SET' ...");
+  const int64_t first = b.step("c1", "valkey", "EVALSHA", "EVALSHA 9c2e 2 seen:1 wallet g " + e[0]);
+  creditTx(b, "c1", "killed-before");
+  b.kill("c1", "before:COMMIT#1");
+  b.spawn("c2");
+  b.brokerStep("c2", "valkey", "XAUTOCLAIM", {e[1]});
+  const int64_t second = b.step("c2", "valkey", "EVALSHA", "EVALSHA 9c2e 2 seen:2 wallet g " + e[1]);
+  creditTx(b, "c2");
+  b.finalOp(balances(300));
+  auto ops = scripted(b.ops(), {first, second});
+  auto& loaded = std::get<ops::Step>(ops.at(static_cast<size_t>(load)).record);
+  loaded.script = "9c2e";
+  loaded.scriptCalls = {"XACK"};
+  for (auto [i, entry] : {std::pair{first, e[0]}, std::pair{second, e[1]}}) {
+    auto& st = std::get<ops::Step>(ops.at(static_cast<size_t>(i)).record);
+    st.script = "9c2e";
+    st.scriptIds = {entry};
+  }
+  const auto rs = checkAll(s, ops);
+  REQUIRE(merge(rs) == Verdict::Fail);
+  const Violation& v = ofKind(result(rs, "invariant:balance").violations, "lost");
+  CHECK(v.events == std::vector<int>{1});
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "ack-before-effect");
+  CHECK_THAT(v.pattern->explanation, Contains("EVALSHA#1, a Lua script that calls XACK"));
+  CHECK(std::find(v.pattern->ops.begin(), v.pattern->ops.end(), first) != v.pattern->ops.end());
+  // A script whose body the run never showed, or one that does not call XACK, names nothing.
+  for (const auto& calls : {std::vector<std::string>{}, std::vector<std::string>{"XAUTOCLAIM"}}) {
+    auto other = ops;
+    std::get<ops::Step>(other.at(static_cast<size_t>(load)).record).scriptCalls = calls;
+    const Violation& u = ofKind(result(checkAll(s, other), "invariant:balance").violations, "lost");
+    CHECK(!u.pattern);
+  }
+}

@@ -99,6 +99,15 @@ History everyKind() {
   term.error = true;
   term.transient = true;
   h.append("c1", term);
+  ops::Step script;
+  script.server = "valkey";
+  script.verb = "EVALSHA";
+  script.k = 1;
+  script.unseen = true;
+  script.script = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db";
+  script.scriptCalls = {"XACK"};
+  script.scriptIds = {"1-0"};
+  h.append("c1", script);
   return h;
 }
 
@@ -117,8 +126,13 @@ TEST_CASE("history: every record maps to JSON and back unchanged") {
   auto ops = back.ops();
   CHECK(ops[4].as<ops::Step>()->delivered.at(0).entry == "1-0");
   CHECK(ops[5].as<ops::Step>()->outcome == ops::StepOutcome::KilledAfter);
-  CHECK(ops.back().as<ops::Step>()->discards);
-  CHECK(ops.back().as<ops::Step>()->transient);
+  const auto* term = ops[ops.size() - 2].as<ops::Step>();
+  CHECK(term->discards);
+  CHECK(term->transient);
+  CHECK(ops.back().as<ops::Step>()->script == "e0e1f9fabfc9d4800c877a703b823ac0578ff8db");
+  CHECK(ops.back().as<ops::Step>()->scriptCalls == std::vector<std::string>{"XACK"});
+  CHECK(ops.back().as<ops::Step>()->scriptIds == std::vector<std::string>{"1-0"});
+  CHECK(j.back()["value"]["script_ids"] == json::array({"1-0"}));
   CHECK(!ops[5].as<ops::Step>()->discards);
   CHECK(ops[6].as<ops::FaultOp>()->fault.str() == "after:COMMIT#1");
   CHECK(ops[1].as<ops::Initial>()->observed.at("balance")[1][1] == std::nullopt);

@@ -1,6 +1,7 @@
 // The RESP tracker on hand-built commands and replies: framing, naming, blocking, XACK ids, reads.
 #include "proxy/abbrev.h"
 #include "proxy/resp_command.h"
+#include "proxy/resp_script.h"
 #include "proxy/resp_value.h"
 #include "replay.h"
 
@@ -367,4 +368,42 @@ TEST_CASE("resp framers: bytes that are no RESP are invalid, never a value") {
     CHECK(invalid);
     CHECK(!done);
   }
+}
+
+TEST_CASE("resp scripts: a script's SHA-1, the stream commands its body calls, its arguments that look like ids") {
+  // SCRIPT LOAD "return 1" answers e0e1f9fabfc9d4800c877a703b823ac0578ff8db (the Valkey docs' example).
+  ClientMsg m = oneCommand(cmd({"SCRIPT", "LOAD", "return 1"}));
+  CHECK(m.step.script == "e0e1f9fabfc9d4800c877a703b823ac0578ff8db");
+  CHECK(m.step.scriptCalls.empty());
+  CHECK(!m.step.unseen); // loading runs nothing
+  const std::string body = "local new = redis.call('SET', KEYS[2], '1', 'NX')\n"
+                           "redis.call( \"xack\" , KEYS[1], ARGV[1], ARGV[2])\n"
+                           "if ARGV[3] == '1' then redis.pcall('XDEL', KEYS[1], ARGV[2]) end\n"
+                           "server.call('XACK', KEYS[1], ARGV[1], ARGV[2]) return new";
+  m = oneCommand(cmd({"script", "load", body}));
+  CHECK(m.step.script == scriptSha(body));
+  CHECK(m.step.scriptCalls == Strings{"XACK", "XDEL"});
+  m = oneCommand(cmd({"EVAL", body, "2", "wallet", "seen:e1", "g", "1733000000000-0", "1", "0-0x"}));
+  CHECK(m.step.unseen);
+  CHECK(m.step.script == scriptSha(body));
+  CHECK(m.step.scriptCalls == Strings{"XACK", "XDEL"});
+  CHECK(m.step.scriptIds == Strings{"1733000000000-0"});
+  // EVALSHA names its script (any case) and carries no body.
+  m = oneCommand(cmd({"evalsha", "E0E1F9FABFC9D4800C877A703B823AC0578FF8DB", "1", "1-0", "g", "2-5"}));
+  CHECK(m.step.unseen);
+  CHECK(m.step.script == "e0e1f9fabfc9d4800c877a703b823ac0578ff8db");
+  CHECK(m.step.scriptCalls.empty());
+  CHECK(m.step.scriptIds == Strings{"1-0", "2-5"});
+  // A function is called by its name, not a script's: no SHA-1.
+  m = oneCommand(cmd({"FCALL", "ack", "1", "wallet", "1-0"}));
+  CHECK(m.step.unseen);
+  CHECK(m.step.script.empty());
+  // What is not a quoted stream command is not one: a variable, a key command, a broken quote.
+  CHECK(scriptStreamCalls("local v = 'XACK' redis.call(v, KEYS[1])").empty());
+  CHECK(scriptStreamCalls("redis.call('GET', KEYS[1]) redis.call('XACK") == Strings{});
+  CHECK(scriptStreamCalls("redis.callx('XACK')").empty());
+  CHECK(scriptSha("") == "da39a3ee5e6b4b0d3255bfef95601890afd80709");
+  CHECK(scriptSha(std::string(1000, 'a')) == "291e9a6c66994949b57ba5e650361e98fc36b1ba");
+  CHECK(entryIdArgs({"1-0", "-1", "1-", "a-1", "12345678901234567890-1", "123456789012345678901-1"}, 0) ==
+        Strings{"1-0", "12345678901234567890-1"});
 }
