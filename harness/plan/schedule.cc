@@ -82,6 +82,21 @@ void to_json(nlohmann::json& j, const Schedule& s) {
   if (!s.sinkPolicy.empty()) j["sink_policy"] = s.sinkPolicy; // absent: the scenario's (or --sink-policy)
 }
 
+namespace {
+
+/// Throws naming the first member of object `j` that is not in `known` (`at`: the object's path, "" or
+/// "stream[2].").
+void unknownFields(const nlohmann::json& j, const std::string& what, const std::string& at,
+                   std::initializer_list<const char*> known) {
+  if (!j.is_object()) return;
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (std::none_of(known.begin(), known.end(), [&](const char* k) { return it.key() == k; }))
+      throw UsageError(fmt::format("{}: field '{}{}': unknown field (known: {})", what, at, it.key(),
+                                   fmt::join(known, ", ")));
+}
+
+} // namespace
+
 Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
   auto field = [&](const char* name) -> const nlohmann::json& {
     if (!j.is_object() || !j.contains(name)) throw UsageError(fmt::format("{}: missing field '{}'", what, name));
@@ -109,19 +124,26 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
                                      j.is_object() && j.contains("version") ? j["version"].dump() : "missing",
                                      kScheduleVersion));
   const char* faultsField = version == 1 ? "kills" : "faults";
-  try {
-    s.scenario = field("scenario").get<std::string>();
-    s.target = j.value("target", "");
-    if (j.contains("seed")) {
-      if (!j["seed"].is_number_unsigned() && !(j["seed"].is_number_integer() && j["seed"].get<int64_t>() >= 0))
-        throw bad("seed", fmt::format("{} is not a whole number from 0 to 18446744073709551615", j["seed"].dump()));
-      s.seed = j["seed"].get<uint64_t>();
-    }
-    s.restart = restartStyleFromString(j.value("restart", "new-name"), what + ": field 'restart'");
-    s.values = j.value("values", "");
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(fmt::format("{}: {}", what, e.what()));
+  // Every field is one this idemproof reads: a misspelt one ("fault") must not drop what it holds and turn
+  // a failing schedule into a pass.
+  unknownFields(j, what, "",
+                {"version", "scenario", "target", "seed", "restart", "events", "stream", "client", faultsField,
+                 "consumers", "replicas", "claim_idle_ms", "values", "sink_policy"});
+  auto text = [&](const char* name, const std::string& absent) {
+    if (!j.contains(name)) return absent;
+    if (!j[name].is_string()) throw bad(name, fmt::format("{} is not a string", j[name].dump()));
+    return j[name].get<std::string>();
+  };
+  field("scenario");
+  s.scenario = text("scenario", "");
+  s.target = text("target", "");
+  if (j.contains("seed")) {
+    if (!j["seed"].is_number_unsigned() && !(j["seed"].is_number_integer() && j["seed"].get<int64_t>() >= 0))
+      throw bad("seed", fmt::format("{} is not a whole number from 0 to 18446744073709551615", j["seed"].dump()));
+    s.seed = j["seed"].get<uint64_t>();
   }
+  s.restart = restartStyleFromString(text("restart", "new-name"), what + ": field 'restart'");
+  s.values = text("values", "");
   const auto& events = field("events");
   if (!events.is_array() || events.empty()) throw bad("events", "must be a non-empty array");
   std::set<int> ns;
@@ -129,6 +151,7 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
     const auto& e = events[i];
     std::string f = fmt::format("events[{}]", i);
     if (!e.is_object() || !e.contains("n")) throw bad(f + ".n", "is required");
+    unknownFields(e, what, f + ".", {"n", "fields"});
     Event ev;
     ev.n = whole(e["n"], f + ".n", 1, kMaxEventNumber);
     if (!ns.insert(ev.n).second) throw bad(f + ".n", fmt::format("event {} appears twice", ev.n));
@@ -163,6 +186,7 @@ Schedule scheduleFromJson(const nlohmann::json& j, const std::string& what) {
     if (e.is_number()) {
       se.event = whole(e, f, 1, kMaxEventNumber);
     } else if (e.is_object() && e.contains("event")) {
+      unknownFields(e, what, f + ".", {"event", "phase", "inflight"});
       se.event = whole(e["event"], f + ".event", 1, kMaxEventNumber);
       if (e.contains("phase")) se.phase = whole(e["phase"], f + ".phase", 1, kMaxPhase);
       if (e.contains("inflight")) {

@@ -195,6 +195,30 @@ TEST_CASE("schedule: version 2 carries faults, version 1 files (kills) still loa
         "y.json: field 'faults[1]': a second fault at after:COMMIT#1");
 }
 
+TEST_CASE("schedule: a misspelt or mistyped field is refused, naming it, never dropped") {
+  const nlohmann::json ok = {{"version", 2}, {"scenario", "wallet"}, {"events", {{{"n", 1}}}}, {"stream", {1}},
+                             {"faults", {"after:XACK#1"}}};
+  CHECK(scheduleFromJson(ok, "s.json").faults.size() == 1);
+  auto refused = [&](const std::function<void(nlohmann::json&)>& change) {
+    nlohmann::json j = ok;
+    change(j);
+    return usageError([&] { scheduleFromJson(j, "s.json"); });
+  };
+  // A fault under a misspelt name would have run no fault at all: a pass of an acknowledge-first consumer.
+  CHECK(refused([](auto& j) { j["fault"] = j["faults"]; j.erase("faults"); }) ==
+        "s.json: field 'fault': unknown field (known: version, scenario, target, seed, restart, events, stream, "
+        "client, faults, consumers, replicas, claim_idle_ms, values, sink_policy)");
+  CHECK_THAT(refused([](auto& j) { j["kills"] = j["faults"]; }), Catch::Matchers::StartsWith("s.json: field 'kills': unknown"));
+  CHECK_THAT(refused([](auto& j) { j["stream"] = {{{"event", 1}, {"phse", 2}}}; }),
+             Catch::Matchers::StartsWith("s.json: field 'stream[0].phse': unknown field (known: event, phase, inflight)"));
+  CHECK_THAT(refused([](auto& j) { j["events"][0]["feilds"] = nlohmann::json::object(); }),
+             Catch::Matchers::StartsWith("s.json: field 'events[0].feilds': unknown field"));
+  CHECK(refused([](auto& j) { j["scenario"] = 5; }) == "s.json: field 'scenario': 5 is not a string");
+  CHECK(refused([](auto& j) { j["target"] = 5; }) == "s.json: field 'target': 5 is not a string");
+  CHECK(refused([](auto& j) { j["restart"] = 5; }) == "s.json: field 'restart': 5 is not a string");
+  CHECK(refused([](auto& j) { j["values"] = 5; }) == "s.json: field 'values': 5 is not a string");
+}
+
 TEST_CASE("schedule: a sink policy of its own is kept, absent when it has none, and checked") {
   nlohmann::json j = {{"version", 2}, {"scenario", "payments"}, {"events", {{{"n", 1}}}}, {"stream", {1}}};
   Schedule none = scheduleFromJson(j, "s.json");
