@@ -62,6 +62,8 @@ void addCheckCommands(CLI::App& app, Handler& handler) {
   check->final_callback([&handler, check] {
     checkArgs.timeBudget = std::chrono::milliseconds(static_cast<int64_t>(budgetMs));
     checkArgs.scenarioGiven = check->count("--scenario") > 0;
+    checkArgs.consumersGiven = check->count("--consumers") > 0;
+    checkArgs.replicasGiven = check->count("--replicas") > 0;
     handler = [] {
       // Read here, not while parsing: a bad range is a usage error (one line, exit 2).
       auto range = processRange(consumers, "--consumers", "consumers", kMaxConsumers);

@@ -246,6 +246,12 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
     common.seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
   }
   CheckArgs args = argsIn;
+  if (httpScenario(common.scenario) ? args.consumersGiven : args.replicasGiven)
+    throw UsageError(httpScenario(common.scenario)
+                         ? fmt::format("--consumers: scenario {} is an HTTP one: it runs server replicas (--replicas), "
+                                       "not consumers", common.scenario)
+                         : fmt::format("--replicas: scenario {} is a consumer one: it runs --consumers, not server "
+                                       "replicas", common.scenario));
   if (httpScenario(common.scenario)) { // an HTTP endpoint: server replicas, faults at their steps
     // Kills unless --faults names the kinds, so that a seed draws the schedules it always drew.
     for (const auto& k : common.faults) requireHttpFaultKind(k, "--faults", args.maxReplicas);

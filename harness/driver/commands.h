@@ -128,6 +128,7 @@ struct CheckArgs {
   int replays = 3;
   bool noClassSweep = false; ///< --no-class-sweep: random schedules from run 1 (search/classes.h)
   bool scenarioGiven = true; ///< --scenario was on the command line (replay commands repeat it when a file)
+  bool consumersGiven = false, replicasGiven = false; ///< on the command line: refused for the other kind of scenario
 };
 int checkCommand(const CommonArgs& common, const CheckArgs& args);
 

@@ -18,6 +18,9 @@
 /// release of the row's own run (when c2 is idle), which is the last column.
 #include "driver/commands.h"
 
+#include "core/error.h"
+#include "driver/session.h"
+
 #include "checkers/holds.h"
 #include "driver/pool.h"
 #include "driver/progress.h"
@@ -89,6 +92,10 @@ std::vector<std::string> columnsOf(const Judged& j) {
 
 int interleaveCommand(const CommonArgs& common) {
   auto t0 = std::chrono::steady_clock::now();
+  if (httpScenario(common.scenario))
+    throw UsageError(fmt::format("--interleave: scenario {} is an HTTP one: its replicas' holds are drawn by "
+                                 "check --faults hold (or written in a schedule file), not swept as a grid",
+                                 common.scenario));
   Session session(common);
   const auto& sc = session.scenario();
   const auto& target = session.targets().front();
@@ -199,7 +206,10 @@ int interleaveCommand(const CommonArgs& common) {
     std::cout << fmt::format("  hold {:<24}{}\n", r.point.point(), line);
   }
   for (int n : runsOf) total += static_cast<size_t>(n - 1); // the holds run again
-  Verdict verdict = fails ? Verdict::Fail : (unknown || notFired || !traceUsable) ? Verdict::Unknown : Verdict::Pass;
+  // No cell at all proves nothing: never a pass.
+  Verdict verdict = fails ? Verdict::Fail
+                    : (unknown || notFired || !traceUsable || grid.rows.empty()) ? Verdict::Unknown
+                                                                                 : Verdict::Pass;
   if (!baseline.error.empty()) verdict = Verdict::Error;
   if (!baseline.error.empty())
     std::cerr << errorLine(baseline.error, report.runs().front().logs, session.reportDir()) << "\n";
