@@ -3,8 +3,10 @@
 /// unless given on the command line. Replays that disagree make the verdict "flaky" (exit 2).
 #include "driver/check.h"
 
+#include "core/cleanup.h"
 #include "core/error.h"
 #include "core/json_file.h"
+#include "supervisor/broker_registry.h"
 
 #include <fmt/format.h>
 
@@ -37,7 +39,10 @@ int replayCommand(const CommonArgs& commonIn, const ReplayArgs& args) {
   if (!common.seedGiven) common.seed = s.seed;
   common.ownServers = restartsServers(s.faults);
   // The schedule must fit the scenario before any server starts.
-  Session session(common, [&](const Scenario& sc, const std::vector<Target>&) {
+  Session session(common, [&](const Scenario& sc, const std::vector<Target>& targets) {
+    for (const auto& t : targets)
+      for (size_t i = 0; i < s.faults.size(); ++i)
+        requireFaultOnTarget(s.faults[i], t, fmt::format("{}: field 'faults[{}]'", args.file, i));
     if (sc.name != s.scenario)
       throw UsageError(fmt::format("{}: field 'scenario': the schedule is for scenario '{}', not '{}'", args.file,
                                    s.scenario, sc.name));
@@ -58,6 +63,8 @@ int replayCommand(const CommonArgs& commonIn, const ReplayArgs& args) {
   int n = std::max(1, args.replays);
   WorkerPool pool(session, std::min(session.workers(), n));
   auto js = pool.judgeAll(std::vector<Schedule>(static_cast<size_t>(n), s), true);
+  if (Cleanup::interrupted()) return 2; // spoiled by the clean-up, as an interrupted run (run.cc)
+  Cleanup::ExitHold hold;               // a signal from here on: the report and the summary are out first
   std::vector<std::string> verdicts;
   Verdict verdict = js.front().verdict;
   for (const auto& j : js) {

@@ -114,4 +114,14 @@ void requireKindOnBroker(const std::string& kind, const Target& target, const st
                                kind, feature, having, target.name, target.broker));
 }
 
+void requireFaultOnTarget(const Fault& fault, const Target& target, const std::string& what) {
+  requireKindOnBroker(fault.kind, target, what);
+  if (fault.kind != "restart" || fault.args.empty()) return;
+  const std::string& server = fault.args[0];
+  if (server == "pg" || server == "valkey" || (target.kind == "consumer" && server == target.broker)) return;
+  throw UsageError(fmt::format("{}: {} restarts {}, which target '{}' does not run on (it has pg, valkey{})", what,
+                               fault.str(), brokerTitle(server), target.name,
+                               target.kind == "consumer" && target.broker != "valkey" ? " and " + target.broker : ""));
+}
+
 } // namespace idem

@@ -3,6 +3,7 @@
 /// place that names them: adding a broker is a folder under brokers/ and an entry of the table in
 /// broker_registry.cc.
 #include "brokers/broker.h"
+#include "plan/fault.h"
 #include "servers/servers.h"
 #include "target/manifest.h"
 
@@ -37,5 +38,9 @@ std::string brokerTitle(const std::string& broker);
 
 /// Throws UsageError "<what>: ..." when fault kind `kind` needs a feature the broker of `target` has not.
 void requireKindOnBroker(const std::string& kind, const Target& target, const std::string& what);
+
+/// requireKindOnBroker for `fault`'s kind, and a restart's server one the target's runs have: PostgreSQL,
+/// Valkey, or the target's own broker (a restart of Kafka on a NATS target has nothing to restart).
+void requireFaultOnTarget(const Fault& fault, const Target& target, const std::string& what);
 
 } // namespace idem

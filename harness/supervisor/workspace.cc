@@ -311,7 +311,7 @@ History Workspace::execute(const Schedule& schedule) {
   im.phases.clear();
   const auto t0 = std::chrono::steady_clock::now();
   im.runStarted = t0;
-  for (const auto& f : schedule.faults) requireKindOnBroker(f.kind, im.target, "schedule: fault " + f.str());
+  for (const auto& f : schedule.faults) requireFaultOnTarget(f, im.target, "schedule: fault " + f.str());
   // Another workspace of this worker (another target) restarted the servers this one shares with it.
   if (im.restarts && im.restarts() != im.restartsSeen) {
     im.reconnect("");
