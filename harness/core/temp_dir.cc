@@ -15,8 +15,10 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <system_error>
+#include <thread>
 
 namespace idem {
 namespace {
@@ -51,8 +53,15 @@ TempDir::TempDir(const std::string& prefix) {
   // account of its own gets through by group (servers/server_util.h, grantTraverse), no other account.
   auto p = path_;
   cleanupId_ = Cleanup::instance().add("remove " + p.string(), [p] {
-    std::error_code ec;
-    std::filesystem::remove_all(p, ec);
+    // On a signal, another thread may still be writing inside (a data dir being copied): a directory it
+    // filled meanwhile fails remove_all (not empty). Again until it is gone; the writer fails once the
+    // directories it writes into are gone.
+    for (int tries = 0; tries < 100; ++tries) {
+      std::error_code ec;
+      std::filesystem::remove_all(p, ec);
+      if (!std::filesystem::exists(p, ec) && !ec) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   });
 }
 

@@ -4,6 +4,7 @@
 #include "core/child.h"
 
 #include <pwd.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -92,6 +93,22 @@ bool usableRoot(const fs::path& root) {
   std::error_code ec;
   fs::create_directories(root, ec);
   return fs::is_directory(root, ec) && ::access(root.c_str(), W_OK | X_OK) == 0;
+}
+
+/// Removes the half-made copies `dest.tmp-PID-…` (install's) of processes that are gone: a command
+/// killed (SIGKILL) while it copied a template into the cache leaves one, which nothing else removes.
+void reapDeadCopies(const fs::path& dest) {
+  const std::string prefix = dest.filename().string() + ".tmp-";
+  std::error_code ec;
+  for (fs::directory_iterator it(dest.parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string rest = name.substr(prefix.size());
+    const pid_t pid = static_cast<pid_t>(std::strtol(rest.c_str(), nullptr, 10));
+    if (pid <= 0 || pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    std::error_code rm;
+    fs::remove_all(it->path(), rm);
+  }
 }
 
 /// Moves (or, across file systems, copies) a fresh template to `dest` atomically. False when `dest`
@@ -203,6 +220,10 @@ std::string templateKey(const PgBinaries& bin, const Account& account) {
 fs::path ensureTemplate(const PgBinaries& bin, const Account& account, const fs::path& scratch) {
   const std::string key = templateKey(bin, account);
   const auto roots = cacheRoots();
+  static std::once_flag reaped; // once a command: the cache's leftovers of commands killed while they wrote it
+  std::call_once(reaped, [&] {
+    for (const auto& root : roots) reapDeadCopies(root / key);
+  });
   for (const auto& root : roots) {
     if (validTemplate(root / key, account)) return root / key;
   }
