@@ -8,9 +8,21 @@
 #include "core/terminal.h"
 
 #include <iostream>
+#include <string>
 
 #include <signal.h>
 #include <unistd.h>
+
+namespace {
+
+/// An error is one line: a newline in the data it quotes (a flag's value, a manifest's key) is shown as \n.
+std::string oneLine(std::string text) {
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 2)) text.replace(at, 1, "\\n");
+  return text;
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
   using namespace idem;
@@ -35,7 +47,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
-    std::cerr << "idemproof: " << e.what() << " (see idemproof --help)\n";
+    std::cerr << "idemproof: " << oneLine(e.what()) << " (see idemproof --help)\n";
     Cleanup::instance().runAll();
     return 2;
   }
@@ -52,7 +64,7 @@ int main(int argc, char** argv) {
   // Interrupted: the signal thread is cleaning up and exits with 128+signal; what failed here because
   // it pulled the servers away is not news.
   if (Cleanup::interrupted()) pause();
-  if (!error.empty()) std::cerr << "idemproof: " << error << "\n";
+  if (!error.empty()) std::cerr << "idemproof: " << oneLine(error) << "\n";
   Cleanup::instance().runAll();
   return rc;
 }

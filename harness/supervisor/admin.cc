@@ -3,6 +3,9 @@
 #include "core/error.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
 #include <pqxx/pqxx>
 
 namespace idem {
@@ -26,7 +29,9 @@ PgAdmin::PgAdmin(const std::string& url, std::chrono::milliseconds timeout) {
 PgAdmin::~PgAdmin() = default;
 
 void PgAdmin::setTimeout(std::chrono::milliseconds timeout) {
-  exec(fmt::format("SET statement_timeout = {0}; SET lock_timeout = {0}", timeout.count()));
+  // PostgreSQL takes at most INT_MAX ms (24.8 days); a longer --deadline is no limit to it either.
+  const int64_t ms = std::min<int64_t>(timeout.count(), std::numeric_limits<int32_t>::max());
+  exec(fmt::format("SET statement_timeout = {0}; SET lock_timeout = {0}", ms));
 }
 
 namespace {

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 
+#include <unistd.h>
+
 namespace idem {
 
 namespace {
@@ -34,6 +36,21 @@ std::map<std::string, std::string> readEnv(const detail::FieldReader& r) {
                                     : "is set by idemproof (docs/target-contract.md) and cannot be overridden");
     if (!it.value().is_string()) r.fail("env." + it.key(), "must be a string");
     env[it.key()] = it.value().get<std::string>();
+  }
+  // What a value may name (${NAME}): a variable idemproof sets for the process, or one of its own
+  // environment. Checked here, before any server starts; expanded at each start (supervisor/workspace.cc).
+  std::map<std::string, std::string> known;
+  for (const auto& name : reservedEnv()) known[name];
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view kv(*e);
+    known[std::string(kv.substr(0, kv.find('=')))];
+  }
+  for (const auto& [k, v] : env) {
+    try {
+      expandVars(v, known, "");
+    } catch (const UsageError& e) {
+      r.fail("env." + k, std::string(e.what()).substr(2)); // without expandVars' empty "what: "
+    }
   }
   return env;
 }

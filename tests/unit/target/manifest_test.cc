@@ -184,6 +184,20 @@ TEST_CASE("expandVars expands ${VAR}, keeps $$ as $ and rejects unknown variable
   CHECK_THAT(usageError([&] { idem::expandVars("${PORT", vars, "env.X"); }), Contains("unterminated"));
 }
 
+TEST_CASE("manifest: a variable in env is one idemproof sets or has, checked as the manifest is read", "[manifest]") {
+  const std::string head = R"({"name": "x", "command": ["./x"], "schema": "schema.sql", "scenarios": ["wallet"], "env": )";
+  CHECK_THAT(manifestError(head + R"({"A": "${NOPE_NOT_SET}"}})"),
+             Contains("field 'env.A': unknown variable '${NOPE_NOT_SET}'"));
+  CHECK_THAT(manifestError(head + R"({"A": "x${CONSUMER"}})"), Contains("field 'env.A': 'x${CONSUMER': unterminated"));
+  // idemproof's own variables, and its environment's, are fine.
+  ::setenv("IDEM_MANIFEST_TEST_VAR", "1", 1);
+  ScratchDir d;
+  d.write("t/target.json", head + R"({"A": "${CONSUMER}-${DATABASE_URL}", "B": "${IDEM_MANIFEST_TEST_VAR}", "C": "$$5"}})");
+  d.write("t/schema.sql", "CREATE TABLE processed (id text);");
+  CHECK_NOTHROW(idem::loadTarget(d.path / "t"));
+  ::unsetenv("IDEM_MANIFEST_TEST_VAR");
+}
+
 TEST_CASE("manifest: a failing expectation may name its anti-pattern, a passing one may not", "[manifest]") {
   ScratchDir d;
   d.write("f/target.json", R"({"name": "f", "command": ["./f"], "scenarios": ["wallet"], "expect": {"wallet":
