@@ -150,7 +150,7 @@ TEST_CASE("kafka: rebalance mid-batch: revoke-unsafe applies event 3 twice, dedu
 TEST_CASE("kafka: a rebalance fault on a Valkey target is a usage error naming the fault, exit 2") {
   Result r = clean({"run", "--target", target("dedup-table"), "--crash", "rebalance:before:COMMIT#2"});
   CHECK(r.status == 2);
-  CHECK(r.err == "idemproof: schedule: fault rebalance:before:COMMIT#2: a rebalance fault needs a broker that has "
+  CHECK(r.err == "idemproof: --crash rebalance:before:COMMIT#2: a rebalance fault needs a broker that has "
                  "'rebalance' (kafka has); target 'dedup-table' runs on valkey\n");
   Result s = clean({"sweep", "--target", target("dedup-table"), "--faults", "rebalance"});
   CHECK(s.status == 2);
