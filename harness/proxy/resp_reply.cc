@@ -113,7 +113,7 @@ ReplyInfo respReplyInfo(const RespValue& reply, ReadShape shape) {
     info.mayCarryEntries = carriesEntryId(reply);
     return info;
   }
-  if (info.error || shape == ReadShape::None)
+  if (info.error || shape == ReadShape::None || shape == ReadShape::Exec)
     return info;
   bool read = false;
   switch (shape) {
@@ -123,6 +123,7 @@ ReplyInfo respReplyInfo(const RespValue& reply, ReadShape shape) {
     read = isList(reply) && reply.elems.size() >= 2 && addEntries(reply.elems[1], info.delivered);
     break;
   case ReadShape::None:
+  case ReadShape::Exec:   // respExecReplyInfo
   case ReadShape::Script: break; // answered above
   }
   if (!read) {
@@ -131,6 +132,24 @@ ReplyInfo respReplyInfo(const RespValue& reply, ReadShape shape) {
   }
   info.empty_read = info.delivered.empty();
   info.summary = countOf(info.delivered.size(), "entry");
+  return info;
+}
+
+ReplyInfo respExecReplyInfo(const RespValue& reply, const std::vector<ReadShape>& queued) {
+  ReplyInfo info;
+  info.error = reply.type == '-' || reply.type == '!';
+  info.summary = summarize(reply);
+  if (info.error || reply.null || !isList(reply)) return info;
+  bool read = false;
+  for (size_t i = 0; i < reply.elems.size() && i < queued.size(); ++i) {
+    if (queued[i] == ReadShape::None) continue;
+    ReplyInfo one = respReplyInfo(reply.elems[i], queued[i]);
+    read = read || (queued[i] != ReadShape::Script && !one.error);
+    info.mayCarryEntries = info.mayCarryEntries || one.mayCarryEntries;
+    for (auto& d : one.delivered) info.delivered.push_back(std::move(d));
+  }
+  if (read) info.empty_read = info.delivered.empty();
+  if (!info.delivered.empty()) info.summary = countOf(info.delivered.size(), "entry");
   return info;
 }
 

@@ -3,6 +3,8 @@
 #include "proxy/resp_value.h"
 #include "proxy/tracker.h"
 
+#include <vector>
+
 namespace idem::proxy {
 
 /// The shape of entries a stream-reading command's reply carries.
@@ -12,11 +14,18 @@ enum class ReadShape {
   Entries,   ///< XCLAIM: [entry…]
   AutoClaim, ///< XAUTOCLAIM: [next-id, [entry…], [deleted-id…]] (the last only on Redis 7+)
   Script,    ///< EVAL, EVALSHA, FCALL: whatever the script returns; what looks like an entry id in it may be one
+  Exec,      ///< EXEC: an array of the queued commands' replies (respExecReplyInfo)
 };
 
 /// The ReplyInfo of `reply` to a command whose read shape is `shape`: error flag, entries delivered
 /// (an entry is [id, [field, value, …]]; a deleted entry's nil fields give no fields), empty_read for a
 /// read that delivered nothing, and a short summary ("+OK", "(integer) 1", "(nil)", "2 entries" …).
 ReplyInfo respReplyInfo(const RespValue& reply, ReadShape shape);
+
+/// The ReplyInfo of EXEC's reply to the commands queued since MULTI, whose read shapes are `queued` in
+/// order: each element read as its command's reply (what the reads delivered, what a script may have
+/// handed over); the transaction as one step. An error (EXECABORT) or a null reply (a WATCHed key changed)
+/// ran none of them.
+ReplyInfo respExecReplyInfo(const RespValue& reply, const std::vector<ReadShape>& queued);
 
 } // namespace idem::proxy

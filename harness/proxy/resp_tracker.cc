@@ -101,6 +101,14 @@ std::vector<std::string_view> withoutSecrets(std::vector<std::string_view> args)
 struct Pending {
   ReadShape shape = ReadShape::None;
   bool noAck = false; ///< XREADGROUP … NOACK: the group counts what it delivers acknowledged
+  std::vector<ReadShape> queued = {}; ///< EXEC: the read shapes of the commands queued since MULTI
+};
+
+/// A command queued inside MULTI: what it will be when EXEC runs it.
+struct Queued {
+  ReadShape shape = ReadShape::None;
+  bool noAck = false, read = false, unseen = false;
+  std::vector<std::string> acked;
 };
 
 class RespTracker final : public Tracker {
@@ -175,7 +183,38 @@ public:
       step.blocking = isAny(v, {"BLPOP", "BRPOP", "BRPOPLPUSH", "BLMOVE", "BLMPOP", "BZPOPMIN", "BZPOPMAX",
                                 "BZMPOP", "WAIT", "WAITAOF"});
     }
+    transaction(step, p);
     outstanding_.push_back(p);
+  }
+
+  /// MULTI … EXEC: a queued command runs only at EXEC (its reply is +QUEUED), so what it reads or
+  /// acknowledges belongs to the EXEC step, whose reply holds each command's answer in order (redis-py's
+  /// default pipeline, ioredis' multi()). DISCARD drops what was queued. A queued read blocks nowhere.
+  void transaction(StepInfo& step, Pending& p) {
+    const std::string& v = step.verb;
+    if (v == "MULTI") {
+      multi_ = true;
+      queued_.clear();
+    } else if (v == "DISCARD") {
+      multi_ = false;
+      queued_.clear();
+    } else if (v == "EXEC") {
+      multi_ = false;
+      for (auto& q : queued_) {
+        p.queued.push_back(q.shape);
+        p.noAck = p.noAck || q.noAck;
+        step.read = step.read || q.read;
+        step.unseen = step.unseen || q.unseen;
+        step.acked.insert(step.acked.end(), q.acked.begin(), q.acked.end());
+      }
+      p.shape = ReadShape::Exec;
+      queued_.clear();
+    } else if (multi_ && v != "WATCH" && v != "MULTI") {
+      queued_.push_back({p.shape, p.noAck, step.read, step.unseen, std::move(step.acked)});
+      step.acked.clear();
+      step.read = step.blocking = step.unseen = false;
+      p = Pending{};
+    }
   }
 
   /// EVAL body numkeys key… arg…, EVALSHA sha numkeys key… arg… (and their _RO forms): the script's name,
@@ -211,8 +250,7 @@ public:
       return d;
     }
     out.kind = ServerMsg::Kind::ReplyEnd;
-    out.reply = respReplyInfo(value_, outstanding_.front().shape);
-    out.reply.settles = outstanding_.front().noAck;
+    out.reply = replyInfo(value_, outstanding_.front());
     outstanding_.pop_front();
     return d;
   }
@@ -224,12 +262,17 @@ public:
       if (parseResp(reply_->skeleton(), size, &v) != Decode::Message)
         return Decode::Invalid; // (cannot happen: the skeleton is the value's own outline)
       out.kind = ServerMsg::Kind::ReplyEnd;
-      out.reply = respReplyInfo(v, outstanding_.front().shape);
-      out.reply.settles = outstanding_.front().noAck;
+      out.reply = replyInfo(v, outstanding_.front());
       reply_.reset(); // after respReplyInfo: `v` is a view of the skeleton
       outstanding_.pop_front();
       return Decode::Message;
     });
+  }
+
+  static ReplyInfo replyInfo(const RespValue& v, const Pending& p) {
+    ReplyInfo info = p.shape == ReadShape::Exec ? respExecReplyInfo(v, p.queued) : respReplyInfo(v, p.shape);
+    info.settles = p.noAck;
+    return info;
   }
 
   void withdrawLast() override {
@@ -238,6 +281,8 @@ public:
 
 private:
   std::deque<Pending> outstanding_;
+  bool multi_ = false;          ///< inside MULTI: commands are queued until EXEC
+  std::vector<Queued> queued_;  ///< what was queued since MULTI
   std::vector<std::string_view> args_; ///< scratch, reused: the arguments of the command being described
   std::vector<std::string> words_;     ///< scratch, reused: what args_ views when not the input bytes
   std::optional<RespCommandStream> stream_; ///< a command being framed in pieces

@@ -407,3 +407,37 @@ TEST_CASE("resp scripts: a script's SHA-1, the stream commands its body calls, i
   CHECK(entryIdArgs({"1-0", "-1", "1-", "a-1", "12345678901234567890-1", "123456789012345678901-1"}, 0) ==
         Strings{"1-0", "12345678901234567890-1"});
 }
+
+TEST_CASE("resp transactions: what is queued inside MULTI reads and acknowledges at EXEC, in its reply's order") {
+  // redis-py's default pipeline (transaction=True): MULTI, XACK, XREADGROUP, EXEC in one write.
+  const std::string client = cmd({"MULTI"}) + cmd({"XACK", "s", "g", "1-0"}) +
+                             cmd({"XREADGROUP", "GROUP", "g", "c", "COUNT", "10", "BLOCK", "100", "STREAMS", "s", ">"}) +
+                             cmd({"EXEC"}) + cmd({"MULTI"}) + cmd({"XACK", "s", "g", "2-0"}) + cmd({"DISCARD"}) +
+                             cmd({"XACK", "s", "g", "3-0"});
+  const std::string entry = "*2\r\n$3\r\n2-0\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n";
+  const std::string server = "+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n:1\r\n*1\r\n*2\r\n$1\r\ns\r\n*1\r\n" + entry +
+                             "+OK\r\n+QUEUED\r\n+OK\r\n:1\r\n";
+  const Events e = run(client, server);
+  const auto steps = idem::proxy::test::steps(e);
+  REQUIRE(steps.size() == 8);
+  CHECK(steps[1].acked.empty()); // queued: it acknowledges nothing until EXEC runs it
+  CHECK(!steps[2].read);
+  CHECK(!steps[2].blocking);     // a read inside MULTI never blocks
+  CHECK(steps[3].verb == "EXEC");
+  CHECK(steps[3].acked == Strings{"1-0"});
+  CHECK(steps[3].read);
+  CHECK(steps[5].acked.empty());
+  CHECK(steps[6].acked.empty()); // DISCARD ran nothing
+  CHECK(steps[7].acked == Strings{"3-0"});
+  const auto rs = replies(e);
+  REQUIRE(rs.size() == 8);
+  CHECK(rs[2].delivered.empty());
+  CHECK(deliveredIds(rs[3]) == Strings{"2-0"});
+  CHECK(rs[3].summary == "1 entry");
+  // EXEC that ran nothing: a WATCHed key changed (null), or a queued command was refused (EXECABORT).
+  const std::string exec = cmd({"MULTI"}) + cmd({"XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"}) + cmd({"EXEC"});
+  CHECK(replies(run(exec, "+OK\r\n+QUEUED\r\n*-1\r\n"))[2].delivered.empty());
+  CHECK(replies(run(exec, "+OK\r\n-ERR wrong\r\n-EXECABORT Transaction discarded\r\n"))[2].error);
+  // An empty read inside the transaction is an empty read of the EXEC step.
+  CHECK(replies(run(exec, "+OK\r\n+QUEUED\r\n*1\r\n*-1\r\n"))[2].empty_read);
+}

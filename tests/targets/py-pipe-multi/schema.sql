@@ -1,0 +1,1 @@
+CREATE TABLE processed_messages(event_id text PRIMARY KEY);
