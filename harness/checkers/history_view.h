@@ -85,6 +85,19 @@ struct HistoryView {
   /// entry's id among its keys and arguments. Unseen by the proxy, so used to name an anti-pattern, never to
   /// judge (acked() reads the broker's end state for those).
   std::vector<AckRec> scriptAcks;
+  /// A consumer deleted from its group while it held pending entries (XGROUP DELCONSUMER on Valkey): the
+  /// broker drops them from the pending list unapplied, for good. Its entries are also in `acks` (settled
+  /// at that step), as far as the deliveries tell them: those delivered to a process of that consumer
+  /// name (its spawn's), neither acknowledged nor handed to another consumer since, and no more of them
+  /// than the reply's count of pending entries it deleted.
+  struct DeletedConsumer {
+    int64_t op = 0;
+    std::string process;  ///< who deleted it
+    std::string consumer; ///< the consumer name deleted
+    int pending = 0;      ///< the count the broker answered
+    std::vector<std::string> entries;
+  };
+  std::vector<DeletedConsumer> deletedConsumers;
   std::vector<KillRec> kills;
   std::vector<ExitRec> exits;
   std::vector<StepRec> steps;

@@ -103,3 +103,25 @@ TEST_CASE("a consumer that acknowledges and claims in Lua scripts: a sweep passe
   // Its SCRIPT LOAD showed the body calling XACK, and EVALSHA#4 carried the entry's id: named.
   CHECK(lost.report["violations"][0]["pattern"]["id"] == "ack-before-effect");
 }
+
+TEST_CASE("tutorial Valkey consumers: a MULTI pipeline reads and acknowledges at EXEC, and XGROUP DELCONSUMER "
+          "in a finally loses what it held") {
+  // redis-py's default pipeline() queues XACK and XREADGROUP inside MULTI: both run at EXEC, whose reply
+  // carries the entries (before, no read was seen and every run ran into the deadline, unknown). The other
+  // deletes its own consumer name on the way out after an error: Valkey drops the entry it held.
+  auto rs = cleanAll({{"run", "--target", testTarget("py-pipe-multi")},
+                      {"run", "--target", testTarget("py-delconsumer-finally"), "--events", "1", "--crash",
+                       "error:before:BEGIN#1"}});
+  INFO(rs[0].out << rs[0].err);
+  CHECK(rs[0].status == 0);
+  bool execDelivered = false;
+  for (const auto& op : rs[0].report["runs"][0]["history"])
+    execDelivered = execDelivered || (op["type"] == "step" && op["value"]["verb"] == "EXEC" &&
+                                      !op["value"].value("delivered", nlohmann::json::array()).empty());
+  CHECK(execDelivered);
+  INFO(rs[1].out << rs[1].err);
+  CHECK(rs[1].status == 1);
+  REQUIRE(!rs[1].report["violations"].empty());
+  CHECK(rs[1].report["violations"][0]["kind"] == "lost");
+  CHECK(rs[1].report["violations"][0]["pattern"]["id"] == "consumer-deleted-with-pending");
+}

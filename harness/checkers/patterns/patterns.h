@@ -38,6 +38,7 @@ Found retentionShorterThanWindow(const HistoryView& h, const Violation& v); ///<
 Found pausedMemberWorks(const HistoryView& h, const Violation& v);     ///< paused_member_works.cc
 Found poisonRetriedForever(const HistoryView& h, const Violation& v);  ///< poison_retried_forever.cc
 Found poisonDropped(const HistoryView& h, const Violation& v);         ///< poison_dropped.cc
+Found consumerDeletedWithPending(const HistoryView& h, const Violation& v); ///< consumer_deleted_with_pending.cc
 Found sinkCallCommitOrder(const HistoryView& h, const Violation& v);   ///< sink_call_commit_order.cc
 Found sinkKeyOnly(const HistoryView& h, const Violation& v);          ///< sink_key_only.cc
 Found sinkKeyPerAttempt(const HistoryView& h, const Violation& v);    ///< sink_key_per_attempt.cc

@@ -352,7 +352,7 @@ Found classify(const HistoryView& h, const Violation& v) {
   for (auto* fn : {retentionShorterThanWindow, httpNoRequestHash, httpKeyOutsideTransaction, httpLeaseWithoutFence,
                    httpCheckThenInsert, httpAnswerBeforeCommit, httpSessionLockLeft, httpKeyInMemory,
                    revokedMemberWorks,
-                   pausedMemberWorks, ackBeforeEffect, dedupOutsideTransaction, ackAfterFailure, checkThenAct, retryAfterAmbiguousCommit,
+                   pausedMemberWorks, consumerDeletedWithPending, ackBeforeEffect, dedupOutsideTransaction, ackAfterFailure, checkThenAct, retryAfterAmbiguousCommit,
                    dedupOnBrokerId, effectWithoutDedup, unguardedVersion, poisonRetriedForever, poisonDropped,
                    sinkCallCommitOrder, sinkKeyOnly, sinkKeyPerAttempt, sinkCallWithoutKey}) {
     if (auto p = fn(h, v)) return p;
@@ -387,6 +387,7 @@ std::string patternName(const std::string& id) {
       {"retention-shorter-than-window", "dedup retention shorter than the retry window"},
       {"poison-retried-forever", "poison event retried forever"},
       {"poison-dropped", "poison event dropped"},
+      {"consumer-deleted-with-pending", "a consumer deleted with its pending entries"},
       {"sink-call-commit-order", "call before commit / commit before call (sink)"},
       {"sink-key-only", "the provider's key as the only dedup (sink)"},
       {"sink-key-per-attempt", "a key per attempt, not per event (sink)"},

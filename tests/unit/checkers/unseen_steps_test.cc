@@ -119,3 +119,36 @@ TEST_CASE("unseen steps: a script that calls XACK with the entry's id, before th
     CHECK(!u.pattern);
   }
 }
+
+TEST_CASE("XGROUP DELCONSUMER of a consumer that held an entry settles it unapplied: lost, named", "[checkers]") {
+  // c1 is handed events 1 and 2, credits and acknowledges 1, then deletes its own consumer name (a finally
+  // after a failure): Valkey drops entry 2 from the pending list. Nothing is pending at the end, and event 2
+  // never took effect: lost (not stuck, which says it is still waiting), named, citing the XGROUP step.
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2});
+  b.spawn("c1");
+  b.brokerStep("c1", "valkey", "XREADGROUP", {e[0], e[1]});
+  creditTx(b, "c1");
+  b.brokerStep("c1", "valkey", "XACK", {}, {e[0]});
+  const int64_t del = b.step("c1", "valkey", "XGROUP", "XGROUP DELCONSUMER wallet g c1");
+  b.finalOp(balances(100));
+  auto ops = b.ops();
+  auto deleted = [&](const std::string& summary) {
+    auto out = ops;
+    std::get<ops::Step>(out.at(static_cast<size_t>(del)).record).summary = summary;
+    return out;
+  };
+  const auto rs = checkAll(s, deleted("(integer) 1"));
+  REQUIRE(merge(rs) == Verdict::Fail);
+  const Violation& v = ofKind(result(rs, "invariant:balance").violations, "lost");
+  CHECK(v.events == std::vector<int>{2});
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "consumer-deleted-with-pending");
+  CHECK_THAT(v.pattern->explanation, Contains("c1 deleted consumer c1 (its own name) (XGROUP#1)"));
+  // A deletion that dropped nothing (its reply says 0) settles nothing: event 2 is still unacknowledged.
+  const auto none = checkAll(s, deleted("(integer) 0"));
+  REQUIRE(merge(none) == Verdict::Fail);
+  CHECK(!ofKind(result(none, "invariant:balance").violations, "stuck").events.empty());
+}
