@@ -232,18 +232,13 @@ const KillRec* HistoryView::killAfter(const std::string& process, int64_t after)
   return nullptr;
 }
 
-std::vector<const AckRec*> HistoryView::acksOf(int n) const {
-  std::vector<const AckRec*> out;
-  for (const auto& a : acks) {
-    auto it = entryEvent.find(a.entry);
-    if (it != entryEvent.end() && it->second == n) out.push_back(&a);
-  }
-  return out;
-}
+std::vector<const AckRec*> HistoryView::acksOf(int n) const { return ofEvent(acks, n); }
 
-std::vector<const AckRec*> HistoryView::scriptAcksOf(int n) const {
+std::vector<const AckRec*> HistoryView::scriptAcksOf(int n) const { return ofEvent(scriptAcks, n); }
+
+std::vector<const AckRec*> HistoryView::ofEvent(const std::vector<AckRec>& recs, int n) const {
   std::vector<const AckRec*> out;
-  for (const auto& a : scriptAcks) {
+  for (const auto& a : recs) {
     auto it = entryEvent.find(a.entry);
     if (it != entryEvent.end() && it->second == n) out.push_back(&a);
   }

@@ -124,6 +124,8 @@ struct HistoryView {
   std::vector<const AckRec*> acksOf(int n) const;
   /// The scriptAcks of event n's entries.
   std::vector<const AckRec*> scriptAcksOf(int n) const;
+  /// Those of `recs` that name an entry of event n.
+  std::vector<const AckRec*> ofEvent(const std::vector<AckRec>& recs, int n) const;
   /// The first ack of `entry` by `process` with op index in (after, before); nullptr when none.
   const AckRec* ackBy(const std::string& process, const std::string& entry, int64_t after, int64_t before) const;
   /// The first kill of `process` after op `after`; nullptr when none.
