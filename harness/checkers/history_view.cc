@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <map>
 #include <stdexcept>
@@ -81,34 +80,31 @@ void addScriptAcks(HistoryView& h) {
 
 /// HistoryView::deletedConsumers: each XGROUP DELCONSUMER that deleted pending entries, and what they were.
 void addDeletedConsumers(HistoryView& h) {
-  std::map<std::string, std::string> nameOf; // process -> its consumer name
+  std::map<std::string, std::string> names; // process -> its consumer name (its spawn's)
   for (const Op& op : h.ops)
-    if (const auto* sp = op.as<ops::Spawn>(); sp && !sp->consumer.empty()) nameOf[op.process] = sp->consumer;
+    if (const auto* sp = op.as<ops::Spawn>(); sp && !sp->consumer.empty()) names[op.process] = sp->consumer;
+  auto nameOf = [&](const std::string& process) {
+    auto it = names.find(process);
+    return it == names.end() ? std::string() : it->second;
+  };
+  const size_t seen = h.acks.size();
   for (const Op& op : h.ops) {
     const auto* s = op.as<ops::Step>();
-    if (!s || s->verb != "XGROUP" || !s->replied() || s->error) continue;
-    std::vector<std::string> words; // XGROUP DELCONSUMER key group consumer
-    for (size_t at = 0; at < s->detail.size();) {
-      const size_t end = std::min(s->detail.find(' ', at), s->detail.size());
-      words.push_back(s->detail.substr(at, end - at));
-      at = end + 1;
-    }
-    int pending = 0;
-    std::string sub = words.size() > 1 ? words[1] : "";
-    for (auto& c : sub) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    if (words.size() != 5 || sub != "DELCONSUMER" ||
+    int pending = 0; // the count of pending entries it deleted, from its reply: "(integer) 2"
+    if (!s || s->deletesConsumer.empty() || !s->replied() || s->error ||
         std::sscanf(s->summary.c_str(), "(integer) %d", &pending) != 1 || pending <= 0)
       continue;
-    HistoryView::DeletedConsumer del{op.index, op.process, words[4], pending, {}};
+    HistoryView::DeletedConsumer del{op.index, op.process, s->deletesConsumer,
+                                     nameOf(op.process) == s->deletesConsumer, pending, {}};
     for (const auto& d : h.deliveries) {
-      if (d.op > op.index || nameOf[d.process] != del.consumer ||
+      if (d.op > op.index || nameOf(d.process) != del.consumer ||
           std::find(del.entries.begin(), del.entries.end(), d.entry) != del.entries.end())
         continue;
       const bool settled = std::any_of(h.acks.begin(), h.acks.end(), [&](const AckRec& a) {
         return a.entry == d.entry && a.op > d.op && a.op < op.index;
       });
       const bool handedOn = std::any_of(h.deliveries.begin(), h.deliveries.end(), [&](const DeliveryRec& o) {
-        return o.entry == d.entry && o.op > d.op && o.op < op.index && nameOf[o.process] != del.consumer;
+        return o.entry == d.entry && o.op > d.op && o.op < op.index && nameOf(o.process) != del.consumer;
       });
       if (!settled && !handedOn) del.entries.push_back(d.entry);
     }
@@ -116,7 +112,8 @@ void addDeletedConsumers(HistoryView& h) {
     for (const auto& e : del.entries) h.acks.push_back({op.index, op.process, e});
     h.deletedConsumers.push_back(std::move(del));
   }
-  std::stable_sort(h.acks.begin(), h.acks.end(), [](const AckRec& a, const AckRec& b) { return a.op < b.op; });
+  if (h.acks.size() > seen) // in history order, as the steps' own
+    std::stable_sort(h.acks.begin(), h.acks.end(), [](const AckRec& a, const AckRec& b) { return a.op < b.op; });
 }
 
 } // namespace

@@ -94,6 +94,7 @@ struct HistoryView {
     int64_t op = 0;
     std::string process;  ///< who deleted it
     std::string consumer; ///< the consumer name deleted
+    bool own = false;     ///< its deleter's own consumer name
     int pending = 0;      ///< the count the broker answered
     std::vector<std::string> entries;
   };

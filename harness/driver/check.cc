@@ -246,13 +246,14 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
     common.seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
   }
   CheckArgs args = argsIn;
-  if (httpScenario(common.scenario) ? args.consumersGiven : args.replicasGiven)
-    throw UsageError(httpScenario(common.scenario)
+  const bool http = httpScenario(common.scenario); // reads the scenario's file: once
+  if (http ? args.consumersGiven : args.replicasGiven)
+    throw UsageError(http
                          ? fmt::format("--consumers: scenario {} is an HTTP one: it runs server replicas (--replicas), "
                                        "not consumers", common.scenario)
                          : fmt::format("--replicas: scenario {} is a consumer one: it runs --consumers, not server "
                                        "replicas", common.scenario));
-  if (httpScenario(common.scenario)) { // an HTTP endpoint: server replicas, faults at their steps
+  if (http) { // an HTTP endpoint: server replicas, faults at their steps
     // Kills unless --faults names the kinds, so that a seed draws the schedules it always drew.
     for (const auto& k : common.faults) requireHttpFaultKind(k, "--faults", args.maxReplicas);
     if (common.faults.empty()) common.faults = {"kill"};
@@ -262,7 +263,7 @@ int checkCommand(const CommonArgs& commonIn, const CheckArgs& argsIn) {
   }
   if (common.faults.empty()) common.faults = defaultCheckFaults(common, args);
   const bool holds = std::count(common.faults.begin(), common.faults.end(), "hold") > 0;
-  if (holds && args.maxConsumers < 2 && !httpScenario(common.scenario))
+  if (holds && args.maxConsumers < 2 && !http)
     throw UsageError("--faults: hold needs several consumers at once (--consumers 2, or a range such as 1-2)");
   Session session(common);
   const auto& sc = session.scenario();

@@ -137,6 +137,8 @@ struct Step {
   std::string script;
   std::vector<std::string> scriptCalls;
   std::vector<std::string> scriptIds;
+  /// XGROUP DELCONSUMER (proxy::StepInfo::deletesConsumer): the consumer name it deletes.
+  std::string deletesConsumer;
   std::vector<Delivered> delivered;  ///< reads: the entries the reply handed over
 
   std::string name() const { return verb + "#" + std::to_string(k); } ///< "COMMIT#3"

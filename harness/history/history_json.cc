@@ -171,25 +171,26 @@ json valueOf(const ops::Spawn& s) {
   return {{"pid", s.pid}, {"consumer", s.consumer}, {"log", s.log}, {"restart", s.restart}};
 }
 
-/// A step's flags, each written only when set (absent: false): one list for the writer and the reader.
+/// A step's flags, lists of strings and texts, each written only when set, not empty, not "" (absent: false,
+/// empty, ""): one list for the writer and the reader.
 const std::array<std::pair<const char*, bool ops::Step::*>, 10> kStepFlags{{
     {"error", &ops::Step::error}, {"blocking", &ops::Step::blocking}, {"empty", &ops::Step::empty},
     {"flushed", &ops::Step::flushed}, {"set_up", &ops::Step::setUp}, {"stopping", &ops::Step::stopping},
     {"discards", &ops::Step::discards}, {"transient", &ops::Step::transient}, {"unseen", &ops::Step::unseen},
     {"unseen_entries", &ops::Step::unseenEntries}}};
-
-/// A step's lists of strings, each written only when not empty (absent: empty).
 const std::array<std::pair<const char*, std::vector<std::string> ops::Step::*>, 5> kStepLists{{
     {"tables", &ops::Step::tables}, {"acked", &ops::Step::acked}, {"returned", &ops::Step::returned},
     {"script_calls", &ops::Step::scriptCalls}, {"script_ids", &ops::Step::scriptIds}}};
+const std::array<std::pair<const char*, std::string ops::Step::*>, 3> kStepTexts{
+    {{"summary", &ops::Step::summary}, {"script", &ops::Step::script}, {"deletes_consumer", &ops::Step::deletesConsumer}}};
 
 json valueOf(const ops::Step& s) {
   json j{{"server", s.server}, {"conn", s.conn}, {"verb", s.verb}, {"k", s.k}, {"detail", s.detail},
          {"t_req_us", s.tReqUs}, {"outcome", toString(s.outcome)}};
   for (const auto& [name, flag] : kStepFlags)
     if (s.*flag) j[name] = true;
-  if (!s.summary.empty()) j["summary"] = s.summary;
-  if (!s.script.empty()) j["script"] = s.script;
+  for (const auto& [name, text] : kStepTexts)
+    if (!(s.*text).empty()) j[name] = s.*text;
   for (const auto& [name, list] : kStepLists)
     if (!(s.*list).empty()) j[name] = s.*list;
   if (!s.delivered.empty()) {
@@ -211,8 +212,7 @@ ops::Step stepOf(const In& in, const json& v) {
   if (outcome == "cut") outcome = "forwarded"; // histories before the outcome had two kinds
   s.outcome = in.named("outcome", outcome, kOutcomes, "an outcome of docs/steps.md");
   for (const auto& [name, flag] : kStepFlags) s.*flag = in.flag(name);
-  s.summary = in.str("summary", "");
-  s.script = in.str("script", "");
+  for (const auto& [name, text] : kStepTexts) s.*text = in.str(name, "");
   for (const auto& [name, list] : kStepLists) s.*list = in.strings(name);
   if (in.has("delivered")) {
     if (!v["delivered"].is_array()) in.fail("delivered", "is not an array");

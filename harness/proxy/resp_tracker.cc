@@ -179,6 +179,8 @@ public:
       step.scriptCalls = scriptStreamCalls(args_[2]);
     } else if (v == "XACK" && args_.size() > 3) {
       step.acked.assign(args_.begin() + 3, args_.end());
+    } else if (v == "XGROUP" && args_.size() >= 5 && upperWord(args_[1]) == "DELCONSUMER") {
+      step.deletesConsumer = std::string(args_[4]); // XGROUP DELCONSUMER key group consumer
     } else {
       step.blocking = isAny(v, {"BLPOP", "BRPOP", "BRPOPLPUSH", "BLMOVE", "BLMPOP", "BZPOPMIN", "BZPOPMAX",
                                 "BZMPOP", "WAIT", "WAITAOF"});
@@ -209,7 +211,7 @@ public:
       }
       p.shape = ReadShape::Exec;
       queued_.clear();
-    } else if (multi_ && v != "WATCH" && v != "MULTI") {
+    } else if (multi_ && v != "WATCH") {
       queued_.push_back({p.shape, p.noAck, step.read, step.unseen, std::move(step.acked)});
       step.acked.clear();
       step.read = step.blocking = step.unseen = false;

@@ -71,6 +71,8 @@ struct StepInfo {
   std::vector<std::string> scriptCalls = {};
   /// A script's keys and arguments that look like entry ids (EVAL, EVALSHA): what it may acknowledge.
   std::vector<std::string> scriptIds = {};
+  /// XGROUP DELCONSUMER: the consumer name it deletes from the group, with its pending entries.
+  std::string deletesConsumer = {};
 };
 
 struct ReplyInfo {

@@ -88,6 +88,7 @@ ops::Step Controller::stepOf(const Inflight& f) const {
   s.script = f.step.script;
   s.scriptCalls = f.step.scriptCalls;
   s.scriptIds = f.step.scriptIds;
+  s.deletesConsumer = f.step.deletesConsumer;
   s.flushed = f.step.flushed;
   s.blocking = f.step.blocking;
   s.setUp = f.setUp;

@@ -6,8 +6,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 namespace idem::detail::patterns {
 
 Found consumerDeletedWithPending(const HistoryView& h, const Violation& v) {
@@ -22,15 +20,11 @@ Found consumerDeletedWithPending(const HistoryView& h, const Violation& v) {
           if (d->entry == entry && d->op < del.op) cited.push_back(d->op);
         cited.push_back(del.op);
         const auto* step = stepAt(h, del.op);
-        const bool own = std::any_of(h.ops.begin(), h.ops.end(), [&](const Op& op) {
-          const auto* sp = op.as<ops::Spawn>();
-          return sp && op.process == del.process && sp->consumer == del.consumer;
-        });
         return make("consumer-deleted-with-pending", "a consumer deleted with its pending entries", cited,
                     fmt::format("{} deleted consumer {}{} ({}) while it held {} pending entr{}, entry {} (event {}) "
                                 "among them, unapplied: the group dropped them, and no consumer is handed them "
                                 "again: event {} lost",
-                                del.process, del.consumer, own ? " (its own name)" : "",
+                                del.process, del.consumer, del.own ? " (its own name)" : "",
                                 step ? step->name() : "XGROUP DELCONSUMER", del.pending, del.pending == 1 ? "y" : "ies",
                                 entry, n, n),
                     "delete a consumer only once its pending count (XINFO CONSUMERS, or XPENDING for its name) is "

@@ -137,7 +137,9 @@ TEST_CASE("XGROUP DELCONSUMER of a consumer that held an entry settles it unappl
   auto ops = b.ops();
   auto deleted = [&](const std::string& summary) {
     auto out = ops;
-    std::get<ops::Step>(out.at(static_cast<size_t>(del)).record).summary = summary;
+    auto& step = std::get<ops::Step>(out.at(static_cast<size_t>(del)).record);
+    step.deletesConsumer = "c1"; // what the tracker reads off XGROUP DELCONSUMER key group c1
+    step.summary = summary;
     return out;
   };
   const auto rs = checkAll(s, deleted("(integer) 1"));

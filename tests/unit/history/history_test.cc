@@ -107,6 +107,7 @@ History everyKind() {
   script.script = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db";
   script.scriptCalls = {"XACK"};
   script.scriptIds = {"1-0"};
+  script.deletesConsumer = "c2";
   h.append("c1", script);
   return h;
 }
@@ -133,6 +134,7 @@ TEST_CASE("history: every record maps to JSON and back unchanged") {
   CHECK(ops.back().as<ops::Step>()->scriptCalls == std::vector<std::string>{"XACK"});
   CHECK(ops.back().as<ops::Step>()->scriptIds == std::vector<std::string>{"1-0"});
   CHECK(j.back()["value"]["script_ids"] == json::array({"1-0"}));
+  CHECK(ops.back().as<ops::Step>()->deletesConsumer == "c2");
   CHECK(!ops[5].as<ops::Step>()->discards);
   CHECK(ops[6].as<ops::FaultOp>()->fault.str() == "after:COMMIT#1");
   CHECK(ops[1].as<ops::Initial>()->observed.at("balance")[1][1] == std::nullopt);

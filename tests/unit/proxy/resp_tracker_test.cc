@@ -97,6 +97,8 @@ TEST_CASE("resp commands: blocking reads and pops, XACK ids") {
   CHECK(!oneCommand(cmd({"LPOP", "k"})).step.blocking);
   CHECK(oneCommand(cmd({"XACK", "s", "g", "1-0", "2-0"})).step.acked == Strings{"1-0", "2-0"});
   CHECK(oneCommand(cmd({"XACK", "s", "g"})).step.acked.empty());
+  CHECK(oneCommand(cmd({"xgroup", "delconsumer", "s", "g", "c1"})).step.deletesConsumer == "c1");
+  CHECK(oneCommand(cmd({"XGROUP", "CREATECONSUMER", "s", "g", "c1"})).step.deletesConsumer.empty());
 }
 
 TEST_CASE("resp replies: RESP2 and RESP3 types summarized, errors flagged") {
