@@ -66,13 +66,23 @@ fs::path scenariosDir() {
 }
 
 void checkOutputs(const CommonArgs& a) {
+  // Made to be sure it can be, then taken back: a command that refuses its input afterwards leaves no
+  // empty folder behind. The report writer makes it again when it writes.
   auto writableDir = [](const fs::path& dir, const std::string& flag) {
     std::error_code ec;
-    fs::create_directories(dir, ec);
+    const fs::path full = fs::absolute(dir, ec);
+    std::vector<fs::path> made; // the folders this check makes, deepest first
+    for (fs::path p = full; !p.empty() && !fs::exists(p, ec) && p != p.parent_path(); p = p.parent_path())
+      made.push_back(p);
+    fs::create_directories(full, ec);
     if (ec) throw UsageError(fmt::format("{}: cannot create the folder {}: {}", flag, dir.string(), ec.message()));
-    if (!fs::is_directory(dir, ec)) throw UsageError(fmt::format("{}: {} is not a folder", flag, dir.string()));
-    if (::access(dir.c_str(), W_OK | X_OK) != 0)
-      throw UsageError(fmt::format("{}: the folder {} is not writable: {}", flag, dir.string(), std::strerror(errno)));
+    const bool folder = fs::is_directory(full, ec);
+    const bool writable = ::access(full.c_str(), W_OK | X_OK) == 0;
+    const int err = errno;
+    for (const auto& p : made) fs::remove(p, ec); // only an empty folder goes
+    if (!folder) throw UsageError(fmt::format("{}: {} is not a folder", flag, dir.string()));
+    if (!writable)
+      throw UsageError(fmt::format("{}: the folder {} is not writable: {}", flag, dir.string(), std::strerror(err)));
   };
   if (a.reportDirGiven && a.reportDir.empty()) throw UsageError("--report: an empty path names no folder");
   writableDir(a.reportDir.empty() ? fs::current_path() / "reports" / "latest" : fs::path(a.reportDir), "--report");

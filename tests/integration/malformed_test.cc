@@ -256,13 +256,15 @@ TEST_CASE("malformed input: exit 2, one line naming the flag, file or field, bef
     SECTION(c.what) {
       std::vector<std::string> args = c.args;
       args.insert(args.end(), kNoServers.begin(), kNoServers.end());
-      Result r = idemproof(args, 0, false);
+      const bool withReport = std::find(args.begin(), args.end(), "--report") == args.end();
+      Result r = idemproof(args, 0, withReport);
       INFO("args: " << nlohmann::json(c.args).dump() << "\nstdout: " << r.out << "\nstderr: " << r.err);
       CHECK(r.status == 2);
       CHECK(r.err.find(c.expect) != std::string::npos);
       CHECK(r.err.find("cannot connect") == std::string::npos); // no server was asked for
       CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);  // one line
       CHECK(r.out.empty());
+      if (withReport) CHECK(!fs::exists(r.reportDir)); // refused: not even an empty report folder
     }
   }
 }
