@@ -116,6 +116,30 @@ void addDeletedConsumers(HistoryView& h) {
     std::stable_sort(h.acks.begin(), h.acks.end(), [](const AckRec& a, const AckRec& b) { return a.op < b.op; });
 }
 
+/// A JUSTID claim hands its claimant ids, not entries: the claimant gets an entry by reading it outside the
+/// group (XRANGE or XREVRANGE of its id), and that read is its delivery: the first such read of each entry it
+/// claimed and was not handed since, by the same process.
+void addRangedDeliveries(HistoryView& h) {
+  std::map<std::string, std::set<std::string>> claimed; // process -> ids claimed, not handed over yet
+  const size_t seen = h.deliveries.size();
+  for (const Op& op : h.ops) {
+    if (op.as<ops::Exit>()) claimed.erase(op.process);
+    const auto* step = op.as<ops::Step>();
+    if (!step || !step->replied() || step->error) continue;
+    auto& mine = claimed[op.process];
+    for (const auto& d : step->delivered) mine.erase(d.entry);
+    for (const auto& id : step->ranged) {
+      if (!mine.erase(id)) continue;
+      auto it = h.entryEvent.find(id);
+      h.deliveries.push_back({op.index, op.process, step->name(), id, it == h.entryEvent.end() ? 0 : it->second});
+    }
+    mine.insert(step->claimedIds.begin(), step->claimedIds.end());
+  }
+  if (h.deliveries.size() > seen) // in history order, as the reads' own
+    std::stable_sort(h.deliveries.begin(), h.deliveries.end(),
+                     [](const DeliveryRec& a, const DeliveryRec& b) { return a.op < b.op; });
+}
+
 } // namespace
 
 HistoryView::HistoryView(const Scenario& s, const std::vector<Op>& o) : scenario(s), ops(o) {
@@ -143,6 +167,7 @@ HistoryView::HistoryView(const Scenario& s, const std::vector<Op>& o) : scenario
       exits.push_back({op.index, op.process, exit->status, exit->signal, exit->by});
   }
   addScriptAcks(*this);
+  addRangedDeliveries(*this);
   // A read recorded before the producer's send op (possible when ops race) still names its event.
   for (auto& d : deliveries) {
     if (d.n == 0 && entryEvent.count(d.entry)) d.n = entryEvent[d.entry];

@@ -140,6 +140,10 @@ struct Step {
   /// XGROUP DELCONSUMER (proxy::StepInfo::deletesConsumer): the consumer name it deletes.
   std::string deletesConsumer;
   std::vector<Delivered> delivered;  ///< reads: the entries the reply handed over
+  /// XCLAIM or XAUTOCLAIM … JUSTID (proxy::ReplyInfo::claimedIds): the ids it claimed, fields not handed over.
+  std::vector<std::string> claimedIds;
+  /// XRANGE, XREVRANGE (proxy::ReplyInfo::ranged): the ids of the entries it returned, outside any group.
+  std::vector<std::string> ranged;
 
   std::string name() const { return verb + "#" + std::to_string(k); } ///< "COMMIT#3"
   /// Its reply reached the process (ok).

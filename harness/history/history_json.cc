@@ -171,16 +171,16 @@ json valueOf(const ops::Spawn& s) {
   return {{"pid", s.pid}, {"consumer", s.consumer}, {"log", s.log}, {"restart", s.restart}};
 }
 
-/// A step's flags, lists of strings and texts, each written only when set, not empty, not "" (absent: false,
-/// empty, ""): one list for the writer and the reader.
+/// A step's flags, lists and texts, written only when set, not empty, not "": one list for writer and reader.
 const std::array<std::pair<const char*, bool ops::Step::*>, 10> kStepFlags{{
     {"error", &ops::Step::error}, {"blocking", &ops::Step::blocking}, {"empty", &ops::Step::empty},
     {"flushed", &ops::Step::flushed}, {"set_up", &ops::Step::setUp}, {"stopping", &ops::Step::stopping},
     {"discards", &ops::Step::discards}, {"transient", &ops::Step::transient}, {"unseen", &ops::Step::unseen},
     {"unseen_entries", &ops::Step::unseenEntries}}};
-const std::array<std::pair<const char*, std::vector<std::string> ops::Step::*>, 5> kStepLists{{
+const std::array<std::pair<const char*, std::vector<std::string> ops::Step::*>, 7> kStepLists{{
     {"tables", &ops::Step::tables}, {"acked", &ops::Step::acked}, {"returned", &ops::Step::returned},
-    {"script_calls", &ops::Step::scriptCalls}, {"script_ids", &ops::Step::scriptIds}}};
+    {"script_calls", &ops::Step::scriptCalls}, {"script_ids", &ops::Step::scriptIds},
+    {"claimed_ids", &ops::Step::claimedIds}, {"ranged", &ops::Step::ranged}}};
 const std::array<std::pair<const char*, std::string ops::Step::*>, 3> kStepTexts{
     {{"summary", &ops::Step::summary}, {"script", &ops::Step::script}, {"deletes_consumer", &ops::Step::deletesConsumer}}};
 

@@ -87,6 +87,24 @@ bool addStreams(const RespValue& v, std::vector<EntryView>& out) {
   return true;
 }
 
+/// The ids of a JUSTID claim (ReplyInfo::claimedIds) or of a range's entries (ReplyInfo::ranged).
+void claimsAndRanges(const RespValue& reply, ReadShape shape, ReplyInfo& info) {
+  if (shape == ReadShape::Range) {
+    std::vector<EntryView> entries;
+    if (addEntries(reply, entries))
+      for (auto& e : entries) info.ranged.push_back(std::move(e.id));
+    return;
+  }
+  const RespValue* ids = &reply;
+  if (shape == ReadShape::AutoClaimIds)
+    ids = isList(reply) && reply.elems.size() >= 2 ? &reply.elems[1] : nullptr;
+  if (!ids || !isList(*ids))
+    return;
+  for (const RespValue& id : ids->elems)
+    if (id.text())
+      info.claimedIds.emplace_back(id.str);
+}
+
 /// Whether a text of `v` (at any depth) holds what looks like a stream entry id the harness's XADD made: ten
 /// digits or more (the milliseconds), '-', a digit. A script that handed entries to its client returns them.
 bool carriesEntryId(const RespValue& v) {
@@ -115,6 +133,10 @@ ReplyInfo respReplyInfo(const RespValue& reply, ReadShape shape) {
   }
   if (info.error || shape == ReadShape::None || shape == ReadShape::Exec)
     return info;
+  if (shape == ReadShape::Ids || shape == ReadShape::AutoClaimIds || shape == ReadShape::Range) {
+    claimsAndRanges(reply, shape, info);
+    return info;
+  }
   bool read = false;
   switch (shape) {
   case ReadShape::Streams: read = addStreams(reply, info.delivered); break;
@@ -124,6 +146,9 @@ ReplyInfo respReplyInfo(const RespValue& reply, ReadShape shape) {
     break;
   case ReadShape::None:
   case ReadShape::Exec:   // respExecReplyInfo
+  case ReadShape::Ids:
+  case ReadShape::AutoClaimIds:
+  case ReadShape::Range:
   case ReadShape::Script: break; // answered above
   }
   if (!read) {
@@ -147,6 +172,8 @@ ReplyInfo respExecReplyInfo(const RespValue& reply, const std::vector<ReadShape>
     read = read || (queued[i] != ReadShape::Script && !one.error);
     info.mayCarryEntries = info.mayCarryEntries || one.mayCarryEntries;
     for (auto& d : one.delivered) info.delivered.push_back(std::move(d));
+    info.claimedIds.insert(info.claimedIds.end(), one.claimedIds.begin(), one.claimedIds.end());
+    info.ranged.insert(info.ranged.end(), one.ranged.begin(), one.ranged.end());
   }
   if (read) info.empty_read = info.delivered.empty();
   if (!info.delivered.empty()) info.summary = countOf(info.delivered.size(), "entry");

@@ -13,6 +13,9 @@ enum class ReadShape {
   Streams,   ///< XREADGROUP, XREAD: [[stream, [entry…]]…] (RESP2) or {stream: [entry…]} (RESP3), or null
   Entries,   ///< XCLAIM: [entry…]
   AutoClaim, ///< XAUTOCLAIM: [next-id, [entry…], [deleted-id…]] (the last only on Redis 7+)
+  Ids,       ///< XCLAIM … JUSTID: [id…]
+  AutoClaimIds, ///< XAUTOCLAIM … JUSTID: [next-id, [id…], [deleted-id…]]
+  Range,     ///< XRANGE, XREVRANGE: [entry…], read without a group (ReplyInfo::ranged)
   Script,    ///< EVAL, EVALSHA, FCALL: whatever the script returns; what looks like an entry id in it may be one
   Exec,      ///< EXEC: an array of the queued commands' replies (respExecReplyInfo)
 };

@@ -167,10 +167,12 @@ public:
       p.shape = ReadShape::Streams;
       step.blocking = hasWord(args_, 1, "BLOCK", "STREAMS");
       p.noAck = v == "XREADGROUP" && hasWord(args_, 1, "NOACK", "STREAMS");
-    } else if (v == "XCLAIM" && !hasWord(args_, 5, "JUSTID")) {
-      p.shape = ReadShape::Entries;
-    } else if (v == "XAUTOCLAIM" && !hasWord(args_, 6, "JUSTID")) {
-      p.shape = ReadShape::AutoClaim;
+    } else if (v == "XCLAIM") {
+      p.shape = hasWord(args_, 5, "JUSTID") ? ReadShape::Ids : ReadShape::Entries;
+    } else if (v == "XAUTOCLAIM") {
+      p.shape = hasWord(args_, 6, "JUSTID") ? ReadShape::AutoClaimIds : ReadShape::AutoClaim;
+    } else if (v == "XRANGE" || v == "XREVRANGE") {
+      p.shape = ReadShape::Range;
     } else if (step.unseen) {
       p.shape = ReadShape::Script;
       describeScript(step);

@@ -86,6 +86,12 @@ struct ReplyInfo {
   /// its client unseen.
   bool mayCarryEntries = false;
   std::vector<EntryView> delivered; ///< entries a read delivered (XAUTOCLAIM: the claimed ones)
+  /// XCLAIM or XAUTOCLAIM … JUSTID: the ids it claimed, without their fields (the client fetches them by id,
+  /// XRANGE): the claimant holds them, but nothing of them was delivered yet.
+  std::vector<std::string> claimedIds;
+  /// XRANGE, XREVRANGE: the ids of the entries it returned. No delivery (the group's state is untouched);
+  /// after a JUSTID claim of the same entry, how the claimant gets it.
+  std::vector<std::string> ranged;
   /// The read acknowledges what it delivers (XREADGROUP … NOACK: the group never lists them pending): each
   /// is settled by its delivery, as a no-ack AMQP delivery's StepInfo::acked says at request time.
   bool settles = false;

@@ -295,6 +295,8 @@ proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, co
     return d;
   }
   s.empty = reply.empty_read;
+  s.claimedIds = reply.claimedIds;
+  s.ranged = reply.ranged;
   for (const auto& e : reply.delivered) {
     ops::Delivered d{e.id, {}};
     for (const auto& [k, v] : e.fields) d.fields[k] = v;

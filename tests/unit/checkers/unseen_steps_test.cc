@@ -3,6 +3,8 @@
 // (HistoryView::cap), and an entry delivered and no longer pending at the end was acknowledged by one.
 #include "patterns_util.h"
 
+#include "checkers/history_view.h"
+
 #include <string>
 #include <vector>
 
@@ -153,4 +155,41 @@ TEST_CASE("XGROUP DELCONSUMER of a consumer that held an entry settles it unappl
   const auto none = checkAll(s, deleted("(integer) 0"));
   REQUIRE(merge(none) == Verdict::Fail);
   CHECK(!ofKind(result(none, "invariant:balance").violations, "stuck").events.empty());
+}
+
+TEST_CASE("a JUSTID claim and the claimant's XRANGE of the entry are its delivery: a duplicate named", "[checkers]") {
+  // c1 credits event 1 and is killed after its COMMIT, before XACK. c2 recovers it as some tutorials do:
+  // XCLAIM … JUSTID (ids only, no fields), then XRANGE of the id for its fields; it credits it again. The
+  // duplicate is told with its event and the XRANGE that handed it over, and named.
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"after:COMMIT#1"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1});
+  b.spawn("c1");
+  b.brokerStep("c1", "valkey", "XREADGROUP", {e[0]});
+  creditTx(b, "c1", "killed-after");
+  b.kill("c1", "after:COMMIT#1");
+  b.spawn("c2");
+  const int64_t peek = b.step("c2", "valkey", "XRANGE", "XRANGE wallet 1-0 1-0"); // before its claim: no delivery
+  const int64_t claim = b.step("c2", "valkey", "XCLAIM", "XCLAIM wallet g c2 20 1-0 JUSTID");
+  const int64_t range = b.step("c2", "valkey", "XRANGE", "XRANGE wallet 1-0 1-0");
+  const int64_t again = b.step("c2", "valkey", "XRANGE", "XRANGE wallet 1-0 1-0"); // once handed, no more
+  creditTx(b, "c2");
+  b.brokerStep("c2", "valkey", "XACK", {}, {e[0]});
+  b.finalOp(balances(200));
+  auto ops = b.ops();
+  auto stepAt = [&](int64_t i) -> ops::Step& { return std::get<ops::Step>(ops.at(static_cast<size_t>(i)).record); };
+  stepAt(claim).claimedIds = {e[0]};
+  for (int64_t i : {peek, range, again}) stepAt(i).ranged = {e[0]};
+  detail::HistoryView h(s, ops);
+  REQUIRE(h.deliveriesOf(1).size() == 2);
+  CHECK(h.deliveriesOf(1)[1]->label == "XRANGE#2");
+  CHECK(h.deliveriesOf(1)[1]->process == "c2");
+  const auto rs = checkAll(s, ops);
+  REQUIRE(merge(rs) == Verdict::Fail);
+  const Violation& v = ofKind(result(rs, "invariant:balance").violations, "duplicate");
+  CHECK(v.events == std::vector<int>{1});
+  CHECK_THAT(v.message, Contains("redelivered to c2 (XRANGE#2)"));
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "effect-without-dedup");
 }

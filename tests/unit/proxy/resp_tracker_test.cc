@@ -177,6 +177,25 @@ TEST_CASE("resp reads: XAUTOCLAIM on Redis 7 and 6.2, XCLAIM, JUSTID") {
   CHECK(justid.delivered.empty());
   CHECK(!justid.empty_read);
   CHECK(justid.summary == "(array) 1 element");
+  CHECK(justid.claimedIds == Strings{"5-0"}); // held by the claimant, nothing handed over yet
+  const ReplyInfo autoJustid = replyTo({"XAUTOCLAIM", "s", "g", "c", "0", "0-0", "COUNT", "5", "JUSTID"},
+                                       "*3\r\n$3\r\n0-0\r\n*2\r\n$3\r\n5-0\r\n$3\r\n7-0\r\n*0\r\n");
+  CHECK(autoJustid.delivered.empty());
+  CHECK(autoJustid.claimedIds == Strings{"5-0", "7-0"});
+  // RESP3 sets the ids may come in; an error claims nothing.
+  CHECK(replyTo({"XCLAIM", "s", "g", "c", "0", "5-0", "JUSTID"}, "~1\r\n$3\r\n5-0\r\n").claimedIds == Strings{"5-0"});
+  CHECK(replyTo({"XCLAIM", "s", "g", "c", "0", "5-0", "JUSTID"}, "-NOGROUP no\r\n").claimedIds.empty());
+}
+
+TEST_CASE("resp reads: XRANGE and XREVRANGE return entries outside the group, never delivered") {
+  const std::string entry = "*2\r\n$3\r\n5-0\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n";
+  const ReplyInfo range = replyTo({"XRANGE", "s", "5-0", "5-0"}, "*1\r\n" + entry);
+  CHECK(range.delivered.empty());
+  CHECK(range.ranged == Strings{"5-0"});
+  CHECK(range.claimedIds.empty());
+  CHECK(replyTo({"xrevrange", "s", "+", "-", "COUNT", "1"}, "*1\r\n" + entry).ranged == Strings{"5-0"});
+  CHECK(replyTo({"XRANGE", "s", "9-0", "9-0"}, "*0\r\n").ranged.empty());
+  CHECK(!replyTo({"XRANGE", "s", "9-0", "9-0"}, "*0\r\n").empty_read); // no read of the group's
 }
 
 TEST_CASE("resp framing: NeedMoreData consumes nothing, what cannot be RESP is Invalid") {
