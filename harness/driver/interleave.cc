@@ -18,6 +18,7 @@
 /// release of the row's own run (when c2 is idle), which is the last column.
 #include "driver/commands.h"
 
+#include "core/cleanup.h"
 #include "core/error.h"
 #include "driver/session.h"
 
@@ -91,6 +92,7 @@ std::vector<std::string> columnsOf(const Judged& j) {
 } // namespace
 
 int interleaveCommand(const CommonArgs& common) {
+  Cleanup::ExitHold hold; // interrupted, the sweep still reports the cells that finished before the signal
   auto t0 = std::chrono::steady_clock::now();
   if (httpScenario(common.scenario))
     throw UsageError(fmt::format("--interleave: scenario {} is an HTTP one: its replicas' holds are drawn by "
@@ -104,13 +106,14 @@ int interleaveCommand(const CommonArgs& common) {
 
   WorkerPool pool(session);
   Judged baseline = pool.judge(0, 0, base, true);
+  const bool baselineSpoiled = Cleanup::interrupted() != 0; // judged after a signal: it says nothing of the target
   ReportBuilder report(session.header("sweep"));
   report.schedule(base);
   report.addRun(session.record(baseline, "baseline", target.name));
   std::cout << fmt::format("sweep --interleave {} × {}: baseline {} ({}){}\n", target.name, sc.name,
                            toString(baseline.verdict), base.summary(),
                            common.shard ? "; shard " + common.shard->str() : "");
-  const bool traceUsable = baseline.verdict == Verdict::Pass || baseline.verdict == Verdict::Fail;
+  const bool traceUsable = !baselineSpoiled && (baseline.verdict == Verdict::Pass || baseline.verdict == Verdict::Fail);
 
   // Rows: c1's points on its first entry and on its first retry.
   std::vector<HoldRow> rows;
@@ -160,7 +163,12 @@ int interleaveCommand(const CommonArgs& common) {
   }
   size_t total = rows.size();
   Progress progress("sweep --interleave " + target.name, total);
-  auto judged = pool.judgeAll(schedules, false, [&](size_t, const Judged& j) { progress.done(j.verdict == Verdict::Fail); });
+  // A run that ended after a signal was cut short by the clean-up (or never started): not counted.
+  std::vector<char> spoiled(schedules.size(), 0);
+  auto judged = pool.judgeAll(schedules, false, [&](size_t i, const Judged& j) {
+    if (Cleanup::interrupted()) spoiled[i] = 1;
+    progress.done(j.verdict == Verdict::Fail);
+  });
   std::vector<Schedule> cellSchedules;
   for (auto& r : rows) {
     for (const auto& until : columnsOf(judged[r.trace])) {
@@ -173,16 +181,23 @@ int interleaveCommand(const CommonArgs& common) {
   }
   progress.clear();
   Progress progress2("sweep --interleave " + target.name + " (cells)", cellSchedules.size());
-  auto more = pool.judgeAll(cellSchedules, false, [&](size_t, const Judged& j) { progress2.done(j.verdict == Verdict::Fail); });
+  const size_t rowRuns = judged.size();
+  spoiled.resize(rowRuns + cellSchedules.size(), 0);
+  auto more = pool.judgeAll(cellSchedules, false, [&](size_t i, const Judged& j) {
+    if (Cleanup::interrupted()) spoiled[rowRuns + i] = 1;
+    progress2.done(j.verdict == Verdict::Fail);
+  });
   for (auto& j : more) judged.push_back(std::move(j));
   // A hold that did not fire (c1 never held what it was to hold) runs again: the run that fires replaces it.
-  const std::vector<int> runsOf = pool.againUntilReached(judged, kRunsToReach, holdFired, [&](size_t, const Judged& j) {
+  const std::vector<int> runsOf = pool.againUntilReached(judged, kRunsToReach, holdFired, [&](size_t k, const Judged& j) {
+    if (Cleanup::interrupted()) spoiled[k] = 1;
     progress2.addTotal(1);
     progress2.done(j.verdict == Verdict::Fail);
   });
   progress2.clear();
 
-  int fails = baseline.verdict == Verdict::Fail ? 1 : 0, unknown = 0, notFired = 0;
+  int fails = baseline.verdict == Verdict::Fail && !baselineSpoiled ? 1 : 0, unknown = 0, notFired = 0;
+  size_t notRun = 0;
   InterleaveGrid grid;
   for (size_t k = 0; k < rows.size(); ++k) {
     const auto& r = rows[k];
@@ -191,6 +206,10 @@ int interleaveCommand(const CommonArgs& common) {
     std::string line;
     for (const auto& c : r.cells) {
       const auto& j = judged[c.job];
+      if (spoiled[c.job]) {
+        ++notRun;
+        continue;
+      }
       bool f = holdFired(j);
       notFired += !f;
       fails += j.verdict == Verdict::Fail;
@@ -206,19 +225,27 @@ int interleaveCommand(const CommonArgs& common) {
     std::cout << fmt::format("  hold {:<24}{}\n", r.point.point(), line);
   }
   for (int n : runsOf) total += static_cast<size_t>(n - 1); // the holds run again
-  // No cell at all proves nothing: never a pass.
+  // No cell at all proves nothing: never a pass; nor does a grid a signal cut short.
+  const std::string interrupted = Cleanup::interruptedName();
   Verdict verdict = fails ? Verdict::Fail
-                    : (unknown || notFired || !traceUsable || grid.rows.empty()) ? Verdict::Unknown
-                                                                                 : Verdict::Pass;
-  if (!baseline.error.empty()) verdict = Verdict::Error;
-  if (!baseline.error.empty())
+                    : (unknown || notFired || !traceUsable || grid.rows.empty() || !interrupted.empty())
+                        ? Verdict::Unknown
+                        : Verdict::Pass;
+  // Interrupted, the baseline's error is the clean-up's doing, not the target's.
+  const bool baselineError = !baseline.error.empty() && !baselineSpoiled;
+  if (baselineError) verdict = Verdict::Error;
+  if (baselineError)
     std::cerr << errorLine(baseline.error, report.runs().front().logs, session.reportDir()) << "\n";
-  if (!traceUsable && baseline.error.empty()) {
+  if (!interrupted.empty())
+    std::cout << fmt::format("  interrupted by {}: {} of {} runs not run (or cut short) and not counted\n", interrupted,
+                             notRun, spoiled.size());
+  if (!traceUsable && baseline.error.empty() && !baselineSpoiled) {
     std::cout << "  the fault-free run is unknown, so no hold point was run from its trace:\n";
     printResults(baseline, "    ");
   }
   report.verdict(verdict);
-  report.error(baseline.error);
+  report.interrupted(interrupted);
+  if (baselineError) report.error(baseline.error);
   report.processesOf("baseline");
   grid.consumers = 2;
   grid.failed = fails;

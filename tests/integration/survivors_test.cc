@@ -334,6 +334,31 @@ TEST_CASE("SIGINT during a sweep: exit 130, and its summary counts only the faul
   CHECK(eventually([&] { return leftovers(tag).empty(); }, std::chrono::seconds(10)));
 }
 
+TEST_CASE("SIGINT during sweep --interleave: exit 130, the cells a signal cut are not counted, never a failure") {
+  const std::string tag = "interleave-interrupted-" + std::to_string(::getpid());
+  Background bg("interleave-interrupted",
+                {"sweep", "--interleave", "--target", target("dedup-table"), "--scenario", "wallet", "--workers", "1"},
+                {{"IDEMPROOF_TEST_TAG", tag}});
+  // Interrupted once a hold's run started (the fault-free run has two consumer processes).
+  std::set<int> seen;
+  bool holding = eventually([&] {
+    for (int pid : tagged(tag, "dedup-table/dedup-table")) seen.insert(pid);
+    return seen.size() >= 3 || !bg.child.running();
+  }, std::chrono::seconds(60));
+  INFO(bg.printed());
+  REQUIRE(holding);
+  REQUIRE(bg.child.running());
+  const Interrupted in = interrupt(bg);
+  INFO("stdout: " << in.out << "\nstderr: " << in.err);
+  CHECK(in.status == 130);
+  REQUIRE(!in.report.is_null());
+  CHECK(in.report["interrupted"] == "SIGINT");
+  CHECK(in.report["verdict"] == "unknown");
+  for (const auto& run : in.report["runs"]) CHECK(run["verdict"] != "fail"); // the clean-up's cut is no failure
+  CHECK(in.out.find("interrupted by SIGINT: ") != std::string::npos);
+  CHECK(eventually([&] { return leftovers(tag).empty(); }, std::chrono::seconds(10)));
+}
+
 TEST_CASE("SIGINT during a compare: exit 130, its matrix in the report and on stdout, what did not run unknown") {
   const std::string tag = "cmp-interrupted-" + std::to_string(::getpid());
   Background bg("cmp-interrupted",
