@@ -185,7 +185,7 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
                            base.summary(), common.shard ? fmt::format("; shard {}: {} of {} faults", common.shard->str(),
                                                                       schedules.size(), allFaults) : "",
                            args.traceFrom.empty() ? "" : "; faults placed on the trace of " + args.traceFrom);
-  if (!baseline.error.empty())
+  if (!baseline.error.empty() && !baselineSpoiled) // cut by the clean-up: not the target's error
     std::cerr << errorLine(baseline.error, report.runs().front().logs, session.reportDir()) << "\n";
   std::cout << fmt::format("  {:<30} {:<7} {:<10} {}\n", "fault", "server", "verdict", "violations");
   size_t notRun = 0;
@@ -227,7 +227,7 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
     std::cout << fmt::format("  interrupted by {}: {} of {} faults not run (or cut short) and not counted\n", interrupted,
                              notRun, schedules.size());
   }
-  if (!traceUsable && baseline.error.empty()) {
+  if (!traceUsable && baseline.error.empty() && !baselineSpoiled) {
     std::cout << "  the fault-free run is unknown, so no kill point was run from its trace:\n";
     printResults(baseline, "    ");
   }
