@@ -109,6 +109,8 @@ struct Queued {
   ReadShape shape = ReadShape::None;
   bool noAck = false, read = false, unseen = false;
   std::vector<std::string> acked;
+  std::string script; ///< StepInfo::script, scriptCalls, scriptIds of a queued script or SCRIPT LOAD
+  std::vector<std::string> scriptCalls, scriptIds;
 };
 
 class RespTracker final : public Tracker {
@@ -210,12 +212,23 @@ public:
         step.read = step.read || q.read;
         step.unseen = step.unseen || q.unseen;
         step.acked.insert(step.acked.end(), q.acked.begin(), q.acked.end());
+        // A step names one script: the first queued, with the ids of every call of it.
+        if (step.script.empty()) {
+          step.script = q.script;
+          step.scriptCalls = q.scriptCalls;
+        }
+        if (!q.script.empty() && q.script == step.script)
+          step.scriptIds.insert(step.scriptIds.end(), q.scriptIds.begin(), q.scriptIds.end());
       }
       p.shape = ReadShape::Exec;
       queued_.clear();
     } else if (multi_ && v != "WATCH") {
-      queued_.push_back({p.shape, p.noAck, step.read, step.unseen, std::move(step.acked)});
+      queued_.push_back({p.shape, p.noAck, step.read, step.unseen, std::move(step.acked), std::move(step.script),
+                         std::move(step.scriptCalls), std::move(step.scriptIds)});
       step.acked.clear();
+      step.script.clear();
+      step.scriptCalls.clear();
+      step.scriptIds.clear();
       step.read = step.blocking = step.unseen = false;
       p = Pending{};
     }

@@ -462,3 +462,25 @@ TEST_CASE("resp transactions: what is queued inside MULTI reads and acknowledges
   // An empty read inside the transaction is an empty read of the EXEC step.
   CHECK(replies(run(exec, "+OK\r\n+QUEUED\r\n*1\r\n*-1\r\n"))[2].empty_read);
 }
+
+TEST_CASE("resp transactions: scripts queued inside MULTI are named at EXEC, with every call's ids") {
+  // ioredis' multi() with a defineCommand script: EVALSHA per entry, queued, run at EXEC.
+  const std::string sha = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db";
+  const std::string client = cmd({"MULTI"}) + cmd({"EVALSHA", sha, "1", "s", "g", "1-0"}) +
+                             cmd({"EVALSHA", sha, "1", "s", "g", "2-0"}) + cmd({"EXEC"});
+  const Events e = run(client, "+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n:1\r\n:1\r\n");
+  const auto steps = idem::proxy::test::steps(e);
+  REQUIRE(steps.size() == 4);
+  CHECK(steps[1].script.empty()); // queued: it runs at EXEC
+  CHECK(steps[3].unseen);
+  CHECK(steps[3].script == sha);
+  CHECK(steps[3].scriptIds == Strings{"1-0", "2-0"});
+  // A queued SCRIPT LOAD shows the body at EXEC.
+  const Events load = run(cmd({"MULTI"}) + cmd({"SCRIPT", "LOAD", "return redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])"}) +
+                              cmd({"EXEC"}),
+                          "+OK\r\n+QUEUED\r\n*1\r\n$40\r\n" + std::string(40, 'a') + "\r\n");
+  const auto loaded = idem::proxy::test::steps(load);
+  REQUIRE(loaded.size() == 3);
+  CHECK(loaded[2].scriptCalls == Strings{"XACK"});
+  CHECK(loaded[2].script == scriptSha("return redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])"));
+}
