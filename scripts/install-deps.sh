@@ -8,7 +8,7 @@ pkgs=(
   libpqxx-dev libpq-dev libhiredis-dev librdkafka-dev libnats-dev
   librapidcheck-dev nlohmann-json3-dev catch2 libcli11-dev libfmt-dev
   postgresql-15 redis-server kcat nats-server
-  python3 python3-psycopg python3-redis python3-flask python3-confluent-kafka python3-pika
+  python3 python3-psycopg python3-psycopg2 python3-redis python3-flask python3-confluent-kafka python3-pika
   librabbitmq-dev rabbitmq-server
   nodejs
   clang-14 libclang-rt-14-dev
