@@ -112,6 +112,8 @@ struct Step {
   /// PostgreSQL: an extended-protocol group ended by Flush, not Sync (proxy::StepInfo::flushed): an error
   /// fault cannot stand in for its reply.
   bool flushed = false;
+  /// Valkey: MULTI, a command queued after it, or DISCARD (proxy::StepInfo::inMulti): no error fault there.
+  bool inMulti = false;
   /// Connection set-up (history/trace.h setUpCommand): counted apart, never a fault or release point.
   bool setUp = false;
   /// Sent once idemproof had begun to stop its process (SIGTERM at the run's end, or to replace it): its

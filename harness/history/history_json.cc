@@ -172,11 +172,11 @@ json valueOf(const ops::Spawn& s) {
 }
 
 /// A step's flags, lists and texts, written only when set, not empty, not "": one list for writer and reader.
-const std::array<std::pair<const char*, bool ops::Step::*>, 10> kStepFlags{{
+const std::array<std::pair<const char*, bool ops::Step::*>, 11> kStepFlags{{
     {"error", &ops::Step::error}, {"blocking", &ops::Step::blocking}, {"empty", &ops::Step::empty},
     {"flushed", &ops::Step::flushed}, {"set_up", &ops::Step::setUp}, {"stopping", &ops::Step::stopping},
     {"discards", &ops::Step::discards}, {"transient", &ops::Step::transient}, {"unseen", &ops::Step::unseen},
-    {"unseen_entries", &ops::Step::unseenEntries}}};
+    {"unseen_entries", &ops::Step::unseenEntries}, {"in_multi", &ops::Step::inMulti}}};
 const std::array<std::pair<const char*, std::vector<std::string> ops::Step::*>, 7> kStepLists{{
     {"tables", &ops::Step::tables}, {"acked", &ops::Step::acked}, {"returned", &ops::Step::returned},
     {"script_calls", &ops::Step::scriptCalls}, {"script_ids", &ops::Step::scriptIds},

@@ -57,7 +57,7 @@ Trace traceOf(const std::vector<Op>& history) {
       p.prevVerb = around[s].first;
       p.nextVerb = around[s].second;
       p.opIndex = op->index;
-      p.flushed = s->flushed;
+      p.noError = s->flushed || s->inMulti;
       t.points.push_back(std::move(p));
     }
   }
@@ -146,7 +146,7 @@ std::string stepCounter(const std::string& verb, bool setUp) { return setUp ? "s
 std::vector<Fault> faultsAt(const TracePoint& p, const std::vector<std::string>& kinds, int delayMs) {
   std::vector<Fault> out;
   for (const auto& kind : kinds) // each kind says where a sweep applies it
-    if (kind == "error" && p.flushed) continue; // the proxy can't stand in for its reply (docs/faults.md)
+    if (kind == "error" && p.noError) continue; // the proxy can't stand in for its reply (docs/faults.md)
     else if (auto f = faultKind(kind, "--faults").sweptAt(p.fault, p.server, delayMs)) out.push_back(std::move(*f));
   return out;
 }

@@ -26,7 +26,9 @@ struct TracePoint {
   std::string prevVerb; ///< the verb of the process's previous kept step ("" at its start)
   std::string nextVerb; ///< the verb of its next kept step ("" at its end)
   int64_t opIndex = -1; ///< Op::index of the step in the history it was traced from
-  bool flushed = false; ///< a PostgreSQL group ended by Flush (ops::Step::flushed): no error fault there
+  /// No error fault there: a PostgreSQL group ended by Flush (ops::Step::flushed), a step of a Valkey
+  /// transaction but its EXEC (ops::Step::inMulti): the proxy can't stand in for its reply.
+  bool noError = false;
 };
 
 struct SkippedStep {

@@ -84,4 +84,11 @@ std::string pgQuery(const std::string& sql) {
   return message('Q', body);
 }
 
+std::string respCommand(const std::vector<std::string>& words) {
+  std::string out = "*" + std::to_string(words.size()) + "\r\n";
+  for (const auto& w : words)
+    out += "$" + std::to_string(w.size()) + "\r\n" + w + "\r\n";
+  return out;
+}
+
 } // namespace idem::proxy

@@ -3,6 +3,7 @@
 #include "proxy/hub.h"
 
 #include <string>
+#include <vector>
 
 namespace idem::proxy {
 
@@ -25,5 +26,8 @@ std::string pgRaiseQuery(const std::string& code, const std::string& message);
 
 /// PostgreSQL: the simple Query message of `sql`.
 std::string pgQuery(const std::string& sql);
+
+/// Valkey: the command `words` as a RESP array of bulk strings (what a client sends).
+std::string respCommand(const std::vector<std::string>& words);
 
 } // namespace idem::proxy

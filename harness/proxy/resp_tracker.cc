@@ -201,9 +201,11 @@ public:
     if (v == "MULTI") {
       multi_ = true;
       queued_.clear();
+      step.inMulti = true;
     } else if (v == "DISCARD") {
       multi_ = false;
       queued_.clear();
+      step.inMulti = true;
     } else if (v == "EXEC") {
       multi_ = false;
       for (auto& q : queued_) {
@@ -230,6 +232,7 @@ public:
       step.scriptCalls.clear();
       step.scriptIds.clear();
       step.read = step.blocking = step.unseen = false;
+      step.inMulti = true;
       p = Pending{};
     }
   }

@@ -36,6 +36,10 @@ struct StepInfo {
   /// PostgreSQL: an extended-protocol group ended by Flush, not Sync (after an error the server skips to
   /// the client's next Sync, so no ReadyForQuery ends its reply).
   bool flushed = false;
+  /// Valkey: MULTI, a command queued after it, or DISCARD. What the server's transaction holds hangs on
+  /// their replies, so no error fault answers one in the server's place (an EXEC takes one: the server
+  /// is sent DISCARD instead, and the client told EXECABORT).
+  bool inMulti = false;
   /// PostgreSQL: the tables its statements read or write (sqlTables of the SQL it executes).
   std::vector<std::string> tables = {};
   /// A read of the broker's entries (XREADGROUP, XREAD, XAUTOCLAIM, XCLAIM; a Kafka Fetch): it may deliver

@@ -90,6 +90,7 @@ ops::Step Controller::stepOf(const Inflight& f) const {
   s.scriptIds = f.step.scriptIds;
   s.deletesConsumer = f.step.deletesConsumer;
   s.flushed = f.step.flushed;
+  s.inMulti = f.step.inMulti;
   s.blocking = f.step.blocking;
   s.setUp = f.setUp;
   s.stopping = f.stopping;

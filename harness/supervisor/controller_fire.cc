@@ -68,6 +68,10 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
                         serverTitle(effect.server), step.verb, serverTitle(here));
     else if (flushed)
       why = "the step is an extended-protocol group ended by Flush, whose error reply the proxy can't stand in for";
+    else if (step.inMulti)
+      why = "the step is part of a Valkey transaction (MULTI, a queued command, DISCARD), whose replies decide what "
+            "the server's transaction holds: an error in the server's place would leave it other than the client is "
+            "told (an EXEC takes one)";
     if (!why.empty()) {
       // Not applied: the step goes on as if there were no fault (reported as a fault that never fired).
       history_.append(name, ops::Note{fmt::format("fault {} not applied: {}", fault.str(), why)});
@@ -84,6 +88,14 @@ proxy::Decision Controller::fire(std::unique_lock<std::mutex>& lock, int owner, 
       if (hub_->broker().errorEndsConnection) states_[owner].cutAt = pointText(step.verb, step.k, step.server);
       step.outcome = ops::StepOutcome::Answered;
       history_.append(name, std::move(step));
+      return d;
+    }
+    if (server == proxy::Server::Valkey && step.verb == "EXEC") {
+      // An EXEC refused (EXECABORT, as a server answers once a queued command was refused) ends the
+      // transaction unrun: the server is sent a DISCARD in its place, and its reply is answered with the error.
+      d.kind = proxy::Decision::Kind::Replace;
+      d.answer = proxy::respCommand({"DISCARD"});
+      replyStandIn_ = proxy::errorReply(server, "EXECABORT", "Transaction discarded because of previous errors.");
       return d;
     }
     if (server == proxy::Server::Pg && !effect.fatal) {

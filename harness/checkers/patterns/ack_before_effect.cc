@@ -40,6 +40,17 @@ const Op* failingFault(const HistoryView& h, const std::string& process, int64_t
   return nullptr;
 }
 
+/// The last fault on `process` before op `before` that fails the transaction of its effect; nullptr when none.
+const Op* lastFailingFault(const HistoryView& h, const std::string& process, int64_t before) {
+  const Op* last = nullptr;
+  for (const Op& op : h.ops) {
+    if (op.index >= before) break;
+    const auto* f = op.as<ops::FaultOp>();
+    if (f && op.process == process && failsTransaction(f->fault)) last = &op;
+  }
+  return last;
+}
+
 /// Event n lost by a delivery that settled itself: one the process read (its acknowledgement is the
 /// delivery's own step), then a kill or a fault that failed its transaction; or one no process read.
 Found settledByDelivery(const HistoryView& h, int n) {
@@ -99,7 +110,12 @@ Found ackedThenLost(const HistoryView& h, const AckRec& a, int n, bool script) {
         end = st.op;
         break;
       }
-    if (const Op* fault = failingFault(h, a.process, a.op, end)) {
+    const Op* fault = failingFault(h, a.process, a.op, end);
+    // An acknowledgement the server had when a fault cut its connection (forwarded, its reply lost: an XACK
+    // or EXEC pipelined behind the step the drop hit) is recorded after that fault: the fault before it.
+    const ops::Step* own = stepAt(h, a.op);
+    if (!fault && own && own->outcome == ops::StepOutcome::Forwarded) fault = lastFailingFault(h, a.process, a.op);
+    if (fault) {
       end = fault->index;
       cause = faultEvent(fault->as<ops::FaultOp>()->fault, fault->process);
     }

@@ -92,6 +92,37 @@ TEST_CASE("ack-before-effect: XACK, then a restart of PostgreSQL fails the effec
                                   "the entry was never handed over again: event 1 lost");
 }
 
+TEST_CASE("ack-before-effect: an XACK pipelined in MULTI … EXEC behind the step a drop cut, which the server ran",
+          "[patterns]") {
+  // c1 sends MULTI, XACK, EXEC in one write before its credit; its connection is dropped after MULTI's
+  // reply, when the XACK and EXEC had reached the server (EXEC forwarded, its reply lost). Recorded after
+  // the drop, the acknowledgement is still the one the drop left the event lost by.
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"drop:after:MULTI#1"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  b.step("c1", "valkey", "MULTI", "MULTI", "dropped-after");
+  const int64_t drop = b.fault("c1", "drop:after:MULTI#1");
+  b.step("c1", "valkey", "XACK", "XACK s g 1-0", "forwarded");
+  const int64_t exec = b.brokerStep("c1", "valkey", "EXEC", {}, {e[0]}, "forwarded");
+  b.exit("c1", 1, std::nullopt, "self");
+  b.spawn("c2");
+  b.read("c2", "XAUTOCLAIM", {e[1]});
+  b.ack("c2", {e[1]});
+  credit(b, "c2", e[1], false);
+  b.finalOp(balances(300));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "lost");
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "ack-before-effect");
+  CHECK(v.pattern->explanation == "c1 acknowledged entry 1-0 (EXEC#1) before committing its effect; then c1's "
+                                  "connection dropped at drop:after:MULTI#1 and its transaction failed; acknowledged, "
+                                  "the entry was never handed over again: event 1 lost");
+  CHECK_THAT(v.pattern->ops, Catch::Matchers::VectorContains(exec));
+  CHECK_THAT(v.pattern->ops, Catch::Matchers::VectorContains(drop));
+}
+
 TEST_CASE("an XACK, then the effect committed before the kill: not ack-before-effect", "[patterns]") {
   Scenario s = builtin("wallet");
   HistoryBuilder b(s, {"after:COMMIT#1"});

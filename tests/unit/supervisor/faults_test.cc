@@ -127,6 +127,29 @@ TEST_CASE("error LOADING on Valkey: the client gets the error, the command is no
   CHECK(stepLines(rig.history) == std::vector<std::string>{"SET#1 ok", "SET#2 answered", "SET#3 ok"});
 }
 
+TEST_CASE("error at EXEC: the server discards the transaction, the client is told EXECABORT; none at MULTI or a queued command") {
+  Rig rig({"error:before:EXEC#1", "error:before:MULTI#2", "error:before:SET#3"});
+  RawClient client(rig.ports.broker);
+  // The fake answers every command +OK (a real server: +QUEUED inside MULTI); what matters is what it is sent.
+  client.send(resp({"MULTI"}) + resp({"SET", "a", "1"}) + resp({"EXEC"}));
+  REQUIRE(client.readN(10) == "+OK\r\n+OK\r\n");
+  const std::string want = "-EXECABORT Transaction discarded because of previous errors.\r\n";
+  CHECK(client.readN(want.size()) == want);
+  REQUIRE(rig.valkey.waitCount(3));
+  CHECK(rig.valkey.commands() == std::vector<std::vector<std::string>>{{"MULTI"}, {"SET", "a", "1"}, {"DISCARD"}});
+  REQUIRE(rig.waitOps("step", 3));
+  CHECK(stepLines(rig.history) == std::vector<std::string>{"MULTI#1 ok", "SET#1 ok", "EXEC#1 answered"});
+  CHECK(stepOf(rig.history, "EXEC", 1)["error"] == true);
+  // Inside a transaction the server's state hangs on each reply: those faults are noted, not applied.
+  client.send(resp({"MULTI"}) + resp({"SET", "b", "2"}) + resp({"SET", "c", "3"}) + resp({"EXEC"}));
+  REQUIRE(client.readN(20) == "+OK\r\n+OK\r\n+OK\r\n+OK\r\n");
+  REQUIRE(rig.valkey.waitCount(7));
+  REQUIRE(rig.waitOps("note", 2));
+  for (const auto& note : opsOf(rig.history, "note"))
+    CHECK(note.value["message"].get<std::string>().find("part of a Valkey transaction") != std::string::npos);
+  CHECK(stepOf(rig.history, "SET", 3)["in_multi"] == true);
+}
+
 TEST_CASE("error without a code: the transient error of the step's server") {
   Rig rig({"error:before:SET#1"});
   RawClient client(rig.ports.broker);
