@@ -216,7 +216,14 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
   auto released = setUp ? std::vector<proxy::StepToken>{} : reached(names_[owner], When::Before, step.verb, f.pk);
   proxy::Decision d;
   auto fault = setUp || f.stopping ? std::nullopt : takeFault(When::Before, step.verb, f.k, names_[owner], f.pk);
-  if (fault) d = fire(lock, owner, *fault, stepOf(f), server, token, step.flushed);
+  if (fault) {
+    ops::Step s = stepOf(f);
+    // A delivery that settles itself (a no-ack push, whose acknowledgement is its own sending) was sent by
+    // the broker, and is settled there, though a fault before it keeps it from the process.
+    if (step.read && !step.acked.empty())
+      for (const auto& id : step.acked) s.delivered.push_back({id, {}});
+    d = fire(lock, owner, *fault, std::move(s), server, token, step.flushed);
+  }
   const bool gateMatch = !setUp && !gateVerb_.empty() && step.verb == gateVerb_ && gateLeft_ != 0;
   if (gateMatch && gateSkip_ > 0) {
     --gateSkip_; // an earlier step of the verb than the one the gate waits for

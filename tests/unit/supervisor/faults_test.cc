@@ -127,7 +127,7 @@ TEST_CASE("error LOADING on Valkey: the client gets the error, the command is no
   CHECK(stepLines(rig.history) == std::vector<std::string>{"SET#1 ok", "SET#2 answered", "SET#3 ok"});
 }
 
-TEST_CASE("error at EXEC: the server discards the transaction, the client is told EXECABORT; none at MULTI or a queued command") {
+TEST_CASE("error at EXEC: the server discards the transaction, the client is told EXECABORT, and none at MULTI or a queued command") {
   Rig rig({"error:before:EXEC#1", "error:before:MULTI#2", "error:before:SET#3"});
   RawClient client(rig.ports.broker);
   // The fake answers every command +OK (a real server: +QUEUED inside MULTI); what matters is what it is sent.

@@ -2,6 +2,7 @@
 // Controller as the proxies would report it (requests and replies, no sockets), and what the Controller
 // keeps of the process is judged idle or busy.
 #include "controller_feed.h"
+#include "fakes.h"
 
 #include <catch2/catch.hpp>
 
@@ -307,6 +308,24 @@ TEST_CASE("liveness: a consumer whose deliveries settle themselves (no-ack) is w
   v.workingUnacknowledged = true;
   CHECK_FALSE(liveness::idle(v));
   CHECK(liveness::busyWhy(v) == "working on entries its broker settled as it delivered them");
+}
+
+TEST_CASE("controller: a no-ack delivery a fault keeps from its process is still the broker's delivery, settled") {
+  // The broker settled the message as it sent it: the history keeps what the push delivered, so the
+  // message counts as acknowledged (lost if unapplied), not as one never delivered that waits (stuck).
+  History h;
+  Controller ctl(h, {Fault::parse("drop:before:DELIVER#1")});
+  ctl.addProcess(1, "c1");
+  proxy::StepInfo deliver;
+  deliver.verb = "DELIVER";
+  deliver.read = true;
+  deliver.acked = {"events.1-1"};
+  proxy::StepToken t;
+  CHECK(ctl.onRequest(1, proxy::Server::Broker, 1, deliver, t).kind == proxy::Decision::Kind::Drop);
+  const auto step = stepOf(h, "DELIVER", 1);
+  CHECK(step["outcome"] == "dropped-before");
+  REQUIRE(step["delivered"].size() == 1);
+  CHECK(step["delivered"][0]["entry"] == "events.1-1");
 }
 
 TEST_CASE("controller: a relay's steps are numbered apart: no VERB#k of the run reaches them") {
