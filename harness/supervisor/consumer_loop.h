@@ -43,6 +43,9 @@ private:
   static constexpr size_t kConsumerLogCap = 1 << 20;
   /// Owners of relays are numbered apart from the consumers' (kRelayOwner + N).
   static constexpr int kRelayOwner = 100000;
+  /// A request refused this many times in a row, at the deadline: the advice names it instead of a longer
+  /// deadline (ProcessState::refused).
+  static constexpr int kRefusedAgain = 3;
 
   /// How the run ended, for the final op.
   struct End {

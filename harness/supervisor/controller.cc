@@ -290,6 +290,11 @@ proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, co
   s.transient = reply.error && reply.transient;
   s.unseenEntries = s.unseen && reply.mayCarryEntries;
   s.summary = reply.summary;
+  if (!f.answered) { // the server's own answer, not a fault's
+    auto& [times, latest] = st.refused[f.step.verb];
+    times = reply.error ? times + 1 : 0;
+    if (reply.error) latest = reply.summary;
+  }
   if (f.answered) s.outcome = ops::StepOutcome::Answered; // the server ran idemproof's stand-in, not the request
   if (!f.replyStandIn.empty()) { // the stand-in's own reply is not what the client is told
     s.error = true;

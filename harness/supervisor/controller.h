@@ -115,6 +115,10 @@ public:
     Clock::time_point spawned;
     std::optional<Clock::time_point> firstRequest; ///< its first request (start-up: spawned to this)
     std::optional<Clock::time_point> holdUntil;    ///< holdRequestsUntil: its requests wait until then
+    /// By verb, the requests the server refused since the verb last succeeded, and the latest refusal ("406
+    /// PRECONDITION_FAILED …"): a request refused again and again (a queue declared with other arguments
+    /// than the broker's, a group that does not exist) is no work a longer deadline lets finish.
+    std::map<std::string, std::pair<int, std::string>> refused;
     /// The entries it holds as work of its own: `held` but those it handed back.
     size_t holding() const { return held.size() - returned.size(); }
   };

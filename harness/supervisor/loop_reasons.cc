@@ -83,6 +83,15 @@ std::string ConsumerLoop::busyReport(Clock::time_point now) const {
 }
 
 std::string ConsumerLoop::deadlineAdvice(Clock::time_point now) const {
+  // A request the server refuses each time it is sent: the consumer can't get on, however long it is given.
+  for (const auto& p : live_) {
+    const auto st = ctl_.state(p.owner);
+    for (const auto& [verb, refused] : st.refused)
+      if (refused.first >= kRefusedAgain)
+        return fmt::format("{}'s {} was refused by the server {} times in a row (the latest: {}): a longer deadline "
+                           "only ends the same way",
+                           p.label, verb, refused.first, refused.second);
+  }
   for (const auto& p : live_) {
     if (idle(p) || pauseOf(p)) continue;
     auto st = ctl_.state(p.owner);

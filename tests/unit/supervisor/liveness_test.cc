@@ -328,6 +328,19 @@ TEST_CASE("controller: a no-ack delivery a fault keeps from its process is still
   CHECK(step["delivered"][0]["entry"] == "events.1-1");
 }
 
+TEST_CASE("controller: a request the server refuses each time is counted until it succeeds") {
+  Steps s;
+  proxy::ReplyInfo refused;
+  refused.error = true;
+  refused.summary = "406 PRECONDITION_FAILED - inequivalent arg 'durable'";
+  for (int i = 0; i < 3; ++i) s.ctl.onReply(1, s.send(1, "QUEUE_DECLARE"), refused);
+  s.ctl.onReply(1, s.send(1, "CHANNEL_OPEN"), {}); // another verb's success leaves the count
+  auto st = s.ctl.state(1);
+  CHECK(st.refused["QUEUE_DECLARE"] == std::make_pair(3, refused.summary));
+  s.ctl.onReply(1, s.send(1, "QUEUE_DECLARE"), {});
+  CHECK(s.ctl.state(1).refused["QUEUE_DECLARE"].first == 0);
+}
+
 TEST_CASE("controller: a relay's steps are numbered apart: no VERB#k of the run reaches them") {
   History h;
   Controller ctl(h, {Fault::parse("before:COMMIT#1")});
