@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 
 namespace idem::rabbitmq {
 
@@ -108,6 +109,8 @@ public:
     std::vector<std::string> out;
     for (const auto& [ch, tags] : unacked_)
       for (const auto& [tag, entry] : tags) out.push_back(entry);
+    for (const auto& [ch, pending] : tx_) // settled in a transaction the end rolls back
+      for (const auto& a : pending) out.push_back(a.entry);
     return out;
   }
 
@@ -141,19 +144,37 @@ private:
         step.oneWay = true;
         return end(step, out, false);
       }
+      // In a channel transaction (tx.select) it takes effect at tx.commit, and is undone by tx.rollback.
+      const auto tx = tx_.find(f.channel);
       for (auto it = tags.begin(); it != tags.end();) {
         const bool hit = it->first == m->deliveryTag || (m->multiple && (m->deliveryTag == 0 || it->first <= m->deliveryTag));
         if (!hit) {
           ++it;
           continue;
         }
-        (settles ? step.acked : step.returned).push_back(it->second);
+        if (tx != tx_.end()) tx->second.push_back({it->first, it->second, settles, m->id != BasicAck});
+        else (settles ? step.acked : step.returned).push_back(it->second);
         it = tags.erase(it);
       }
+      if (tx != tx_.end()) step.detail += " (in a transaction: settled at its TX_COMMIT)";
       step.discards = m->id != BasicAck && !m->requeue && !step.acked.empty();
       step.oneWay = true;
       return end(step, out, false);
     }
+    case TxSelect: tx_[f.channel]; break; // the channel's acknowledgements wait for tx.commit from here on
+    case TxCommit: {
+      // What the transaction acknowledged, rejected or handed back takes effect now.
+      bool rejectsAll = true; // a step's settled entries are discarded, or acknowledged, all alike
+      for (const auto& a : std::exchange(tx_[f.channel], {})) {
+        (a.settles ? step.acked : step.returned).push_back(a.entry);
+        if (a.settles) rejectsAll = rejectsAll && a.rejects;
+      }
+      step.discards = rejectsAll && !step.acked.empty();
+      break;
+    }
+    case TxRollback: // undone: the messages are unacknowledged on the channel again
+      for (const auto& a : std::exchange(tx_[f.channel], {})) unacked_[f.channel][a.tag] = a.entry;
+      break;
     case BasicRecoverAsync:
       if (m->requeue) step.returned = takeUnacked(f.channel);
       step.oneWay = true;
@@ -226,6 +247,15 @@ private:
   /// The unacknowledged messages of `channel` (or of kEveryChannel), in delivery order, no longer held.
   std::vector<std::string> takeUnacked(int channel) {
     std::vector<std::string> out;
+    // Settled in a transaction not committed: a channel that ends rolls it back (its transaction ends too).
+    for (auto it = tx_.begin(); it != tx_.end();) {
+      if (channel != kEveryChannel && it->first != channel) {
+        ++it;
+        continue;
+      }
+      for (const auto& a : it->second) unacked_[it->first][a.tag] = a.entry;
+      it = tx_.erase(it);
+    }
     for (auto it = unacked_.begin(); it != unacked_.end();) {
       if (channel != kEveryChannel && it->first != channel) {
         ++it;
@@ -374,6 +404,14 @@ private:
   std::map<std::string, bool> consumers_;                       ///< "channel/tag" -> no-ack
   std::map<uint16_t, bool> consumeNoAck_, getNoAck_;            ///< of the latest consume / get per channel
   std::set<uint16_t> failing_; ///< channels an ack of an unknown delivery tag failed, until the client's close-ok
+  /// A message a channel transaction acknowledged (or rejected, or nacked) that waits for its tx.commit.
+  struct TxSettle {
+    uint64_t tag = 0;
+    std::string entry;
+    bool settles = false; ///< an ack, or a reject or nack without requeue (else it is handed back)
+    bool rejects = false; ///< a reject or nack
+  };
+  std::map<uint16_t, std::vector<TxSettle>> tx_; ///< channels in transaction mode (tx.select) -> what waits
   bool noAckAsked_ = false;                                     ///< any consume or get with no-ack
   std::map<uint16_t, ClientContent> clientContent_;
   std::map<uint16_t, Content> serverContent_;

@@ -388,3 +388,53 @@ TEST_CASE("rabbitmq tracker: what a connection that ends holds unacknowledged go
   feedUntil(*whole, loadCapture("amqplib/session.cap"), [](const ServerMsg&) { return false; });
   CHECK(whole->returnedAtEnd().empty());
 }
+
+TEST_CASE("rabbitmq tracker: in a channel transaction an ack takes effect at tx.commit, and tx.rollback or the "
+          "channel's end undoes it", "[rabbitmq]") {
+  // pika's tx_select(), Spring AMQP's transacted channels: basic.ack inside the transaction, tx.commit after
+  // the effect's COMMIT. Until tx.commit the broker holds the message unacknowledged.
+  auto frame = [](char method) { return methodFrame(std::string("\x00\x5a\x00", 3) + method); };
+  const std::string select = frame('\x0a'), commit = frame('\x14'), rollback = frame('\x1e');
+  std::string ack1("\x00\x3c\x00\x50", 4);
+  ack1 += std::string(7, '\0') + '\x01' + '\0'; // delivery tag 1, not multiple
+  auto client = [](idem::rabbitmq::AmqpTracker& t, const std::string& bytes) {
+    ClientMsg m;
+    REQUIRE(t.onClient(bytes, m) == idem::proxy::Decode::Message);
+    CHECK(m.size == bytes.size());
+    return m;
+  };
+  {
+    auto tracker = holdingM1(); // m1 is delivery tag 1 of channel 1
+    CHECK(client(*tracker, select).step.verb == "TX_SELECT");
+    ClientMsg ack = client(*tracker, methodFrame(ack1));
+    CHECK(ack.step.verb == "ACK");
+    CHECK(ack.step.acked.empty()); // not yet
+    CHECK(ack.step.detail.find("TX_COMMIT") != std::string::npos);
+    CHECK(tracker->unacked() == std::set<std::string>{"m1"});
+    ClientMsg done = client(*tracker, commit);
+    CHECK(done.step.verb == "TX_COMMIT");
+    CHECK(done.step.acked == Strings{"m1"});
+    CHECK_FALSE(done.step.discards);
+    CHECK(tracker->unacked().empty());
+  }
+  {
+    auto tracker = holdingM1();
+    client(*tracker, select);
+    client(*tracker, methodFrame(ack1));
+    CHECK(client(*tracker, rollback).step.acked.empty());
+    CHECK(tracker->unacked() == std::set<std::string>{"m1"}); // unacknowledged on the channel again
+    CHECK(client(*tracker, methodFrame(ack1)).step.acked.empty()); // the channel is still transactional
+    CHECK(client(*tracker, commit).step.acked == Strings{"m1"});
+  }
+  {
+    auto tracker = holdingM1();
+    client(*tracker, select);
+    ServerMsg ok;
+    REQUIRE(tracker->onServer(frame('\x0b'), ok) == idem::proxy::Decode::Message); // tx.select-ok
+    client(*tracker, methodFrame(ack1));
+    ServerMsg close; // the channel ends: its open transaction rolls back, and the message goes back
+    REQUIRE(tracker->onServer(channelClose("PRECONDITION_FAILED - something"), close) == idem::proxy::Decode::Message);
+    CHECK(close.step.returned == Strings{"m1"});
+    CHECK(tracker->unacked().empty());
+  }
+}
