@@ -49,6 +49,13 @@ std::string shellQuote(const std::string& s);
 /// --claim-idle-ms).
 std::string timingFlags(const RunOptions& run);
 
+/// Writes schedule `s` (of a failing or unknown run: a compare cell's example, a sweep's point) to
+/// <report>/schedules/<id>.json (the target's folder in it, as check's counterexample.json) and returns the
+/// command that runs it again: `idemproof replay FILE --target DIR`, with `--scenario` for a scenario given as
+/// a file, `--sink-policy` for a schedule that has one (the file holds it too; the flag shows it) and the
+/// timing flags that differ from their defaults. `target` indexes the session's targets.
+std::string replayCommandOf(const Session& session, const Schedule& s, size_t target, const std::string& id);
+
 /// The line printed on stderr for a run that could not be judged: its error and where the consumers' output
 /// was kept (`logs`: label -> path relative to the report dir, as Session::writeLogs returns).
 std::string errorLine(const std::string& error, const std::map<std::string, std::string>& logs,

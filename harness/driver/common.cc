@@ -5,7 +5,11 @@
 #include "scenario/decodable.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include <cctype>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <set>
 
@@ -31,6 +35,24 @@ std::string shellQuote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+std::string replayCommandOf(const Session& session, const Schedule& s, size_t target, const std::string& id) {
+  std::string name = id;
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') c = '_';
+  const std::filesystem::path dir = std::filesystem::absolute(session.reportDir() / "schedules").lexically_normal();
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path file = dir / (name + ".json");
+  nlohmann::json j = s;
+  j["target"] = std::filesystem::absolute(session.targets()[target].dir).lexically_normal().string();
+  std::ofstream(file) << j.dump(2) << "\n";
+  std::string cmd = fmt::format("idemproof replay {} --target {}", shellQuote(file.string()),
+                                shellQuote(session.args().targets.at(target)));
+  const std::string& sc = session.args().scenario;
+  if (sc.find('/') != std::string::npos || sc.find(".json") != std::string::npos) cmd += " --scenario " + shellQuote(sc);
+  if (!s.sinkPolicy.empty()) cmd += " --sink-policy " + s.sinkPolicy;
+  return cmd + timingFlags(session.args().run);
 }
 
 void refuseEventsForHttp(const Scenario& sc, int events) {

@@ -71,28 +71,6 @@ std::string defaultDescription(const Schedule& s) {
                      late ? " (a later phase: sent after the rest is acknowledged)" : "");
 }
 
-/// Writes the schedule of a cell's example run to <report>/schedules/<id>.json (the target's folder in it, as
-/// check's counterexample.json) and returns the command that runs it again: `idemproof replay FILE --target
-/// DIR`, with `--scenario` for a scenario given as a file and `--sink-policy` for a schedule that has one
-/// (the file holds it too; the flag shows it).
-std::string replayCommandOf(const Session& session, const Schedule& s, size_t target, const std::string& id) {
-  std::string name = id;
-  for (char& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') c = '_';
-  const std::filesystem::path dir = std::filesystem::absolute(session.reportDir() / "schedules").lexically_normal();
-  std::filesystem::create_directories(dir);
-  const std::filesystem::path file = dir / (name + ".json");
-  nlohmann::json j = s;
-  j["target"] = std::filesystem::absolute(session.targets()[target].dir).lexically_normal().string();
-  std::ofstream(file) << j.dump(2) << "\n";
-  std::string cmd = fmt::format("idemproof replay {} --target {}", shellQuote(file.string()),
-                                shellQuote(session.args().targets.at(target)));
-  const std::string& sc = session.args().scenario;
-  if (sc.find('/') != std::string::npos || sc.find(".json") != std::string::npos) cmd += " --scenario " + shellQuote(sc);
-  if (!s.sinkPolicy.empty()) cmd += " --sink-policy " + s.sinkPolicy;
-  return cmd + timingFlags(session.args().run);
-}
-
 /// A column's part of run ids and report folders: "sink-keyed", "sink-keyed/ignore".
 std::string columnId(const Column& c) { return c.sinkPolicy.empty() ? c.name : c.name + "/" + c.sinkPolicy; }
 

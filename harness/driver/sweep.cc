@@ -189,6 +189,8 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
     std::cerr << errorLine(baseline.error, report.runs().front().logs, session.reportDir()) << "\n";
   std::cout << fmt::format("  {:<30} {:<7} {:<10} {}\n", "fault", "server", "verdict", "violations");
   size_t notRun = 0;
+  std::string firstReplay; // of the first failing point, else of the first unknown one
+  bool firstReplayFails = false;
   for (size_t i = 0; i < judged.size(); ++i) {
     const auto& j = judged[i];
     if (spoiled[i]) {
@@ -204,6 +206,14 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
     const TracePoint& p = points[pointOf[i]];
     section.points.push_back({fault.str(), fault.kind, p.server, p.detail, classes[pointOf[i]].key, j.verdict, f,
                               runsOf[i], kinds, common.shard ? std::optional<size_t>(indexOf[i]) : std::nullopt});
+    // A failing or unknown point's schedule, to run it again alone (the fault-free run's schedule and its fault).
+    if (f && j.verdict != Verdict::Pass) {
+      section.points.back().replay = replayCommandOf(session, j.schedule, 0, fault.str());
+      if (firstReplay.empty() || (j.verdict == Verdict::Fail && !firstReplayFails)) {
+        firstReplay = *section.points.back().replay;
+        firstReplayFails = j.verdict == Verdict::Fail;
+      }
+    }
     const std::string pattern = j.pattern();
     const std::string runs = runsOf[i] == 1 ? "" : f ? fmt::format(" (fired in run {} of the point)", runsOf[i])
                                                        : fmt::format(" (in none of {} runs)", runsOf[i]);
@@ -271,6 +281,10 @@ int sweepCommand(const CommonArgs& common, const SweepArgs& args) {
                            fails - (baselineFailed ? 1 : 0), baselineFailed ? " and the fault-free run" : "", notFired,
                            again ? fmt::format(" ({} runs again of points not reached)", again) : "",
                            unknown, section.skipped.size(), ms);
+  if (!firstReplay.empty())
+    std::cout << fmt::format("replay the first {} point: {} (each failing or unknown point's schedule is in {})\n",
+                             firstReplayFails ? "failing" : "unknown", firstReplay,
+                             (session.reportDir() / "schedules").string());
   std::cout << "report: " << path << "\n";
   return exitStatus(verdict);
 }

@@ -11,6 +11,7 @@ void to_json(nlohmann::json& j, const SweepPoint& p) {
   j = {{"point", p.point}, {"kind", p.kind}, {"server", p.server}, {"detail", p.detail}, {"class", p.cls},
        {"verdict", toString(p.verdict)}, {"fired", p.fired}, {"runs", p.runs}, {"kinds", p.kinds}};
   if (p.index) j["index"] = *p.index;
+  if (p.replay) j["replay"] = *p.replay;
 }
 
 void from_json(const nlohmann::json& j, SweepPoint& p) {
@@ -24,6 +25,7 @@ void from_json(const nlohmann::json& j, SweepPoint& p) {
   p.runs = j.value("runs", 1);
   p.kinds = j.value("kinds", std::set<std::string>());
   p.index = optionalOf<size_t>(j, "index");
+  p.replay = optionalOf<std::string>(j, "replay");
 }
 
 void to_json(nlohmann::json& j, const SkippedStep& s) { j = {{"step", s.step}, {"reason", s.reason}}; }

@@ -26,6 +26,9 @@ struct SweepPoint {
   int runs = 1; ///< how many times it ran: a point its run did not reach is run again (driver/pool.h)
   std::set<std::string> kinds; ///< violation kinds
   std::optional<size_t> index; ///< its place in the unsharded sweep's order: in a shard's report only
+  /// A point that failed or is unknown: the command that runs its schedule again (`idemproof replay
+  /// <report>/schedules/<point>.json --target DIR`, driver/commands.h replayCommandOf).
+  std::optional<std::string> replay = {};
 };
 
 /// One run of sweep --interleave: c1 held at its row's point until c2 passed `until`.

@@ -104,15 +104,20 @@ json comparable(json r) {
   for (const auto& p : r.value("processes", json::array())) processes.push_back(p.value("name", ""));
   r["violations"] = violations;
   if (r.contains("processes")) r["processes"] = processes;
+  // A point's or a cell's replay names its schedule's copy in its own report folder: compare the file names.
+  auto ownFolderOut = [](json& x) {
+    if (!x.contains("replay")) return;
+    const std::string replay = x["replay"];
+    const auto at = replay.find("/schedules/");
+    x["replay"] = at == std::string::npos ? replay : replay.substr(at);
+  };
   if (r.contains("sweep"))
-    for (auto& p : r["sweep"]["points"]) p.erase("detail");
-  if (r.contains("compare")) // a cell's replay names its schedule's copy in its own report folder: compare the file names
-    for (auto& c : r["compare"]["cells"])
-      if (c.contains("replay")) {
-        const std::string replay = c["replay"];
-        const auto at = replay.find("/schedules/");
-        c["replay"] = at == std::string::npos ? replay : replay.substr(at);
-      }
+    for (auto& p : r["sweep"]["points"]) {
+      p.erase("detail");
+      ownFolderOut(p);
+    }
+  if (r.contains("compare"))
+    for (auto& c : r["compare"]["cells"]) ownFolderOut(c);
   if (r.contains("check") && r["check"]["counterexample"].is_object())
     for (const char* k : {"file", "replay_command"}) r["check"]["counterexample"].erase(k);
   if (r.contains("compare"))
