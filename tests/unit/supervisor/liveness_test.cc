@@ -231,7 +231,8 @@ TEST_CASE("liveness: entries an error answer hands back (a closed channel) are n
   closed.returned = {"1-2"};
   s.ctl.onReply(1, t, closed);
   CHECK(s.view(1).held == 1);
-  const auto* step = s.history.ops().back().as<ops::Step>();
+  const auto ops = s.history.ops(); // a copy: the step below points into it
+  const auto* step = ops.back().as<ops::Step>();
   REQUIRE(step);
   CHECK(step->error);
   CHECK(step->returned == std::vector<std::string>{"1-2"});
