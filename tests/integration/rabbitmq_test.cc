@@ -144,6 +144,32 @@ TEST_CASE("rabbitmq: pika and amqplib consumers, manual acks and auto-ack, judge
   }
 }
 
+TEST_CASE("rabbitmq: acknowledgements in a channel transaction take effect at its commit, and a rollback undoes them") {
+  const std::string url = nodeUrl();
+  auto rs = cleanAll({// An error fails the PostgreSQL transaction: tx.rollback undoes the ack, the consumer acks again.
+                      {"run", "--target", testTarget("py-amqp-tx"), "--crash", "error:before:COMMIT#2", "--amqp-url", url},
+                      // Acks never committed: every message is still the broker's. Never a pass.
+                      {"run", "--target", testTarget("py-amqp-tx-nocommit"), "--deadline", "8s", "--amqp-url", url},
+                      // A no-ack push killed before it reached the process: settled by the broker as it sent it.
+                      {"run", "--target", testTarget("py-amqp-auto-ack"), "--crash", "before:DELIVER#1", "--amqp-url", url}});
+  {
+    INFO(rs[0].out << rs[0].err);
+    CHECK(rs[0].report["verdict"] == "pass");
+    CHECK(verbsOn(rs[0], "rabbitmq").count("TX_ROLLBACK") == 1);
+  }
+  {
+    INFO(rs[1].out << rs[1].err);
+    CHECK(rs[1].report["verdict"] != "pass");
+    CHECK(rs[1].status != 0);
+  }
+  {
+    INFO(rs[2].out << rs[2].err);
+    CHECK(rs[2].report["verdict"] == "fail");
+    CHECK(violations(rs[2].report, "stuck").empty()); // lost, never "no delivery of it was recorded"
+    CHECK(onlyViolation(rs[2], "lost")["events"] == nlohmann::json::array({1, 2, 3, 4, 5}));
+  }
+}
+
 TEST_CASE("rabbitmq: --amqp-url that is no AMQP URL, or with a restart fault, is one line and exit 2") {
   for (const auto& [args, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--amqp-url", "http://127.0.0.1:5672/"}, "--amqp-url: scheme must be amqp://"},
