@@ -111,7 +111,11 @@ TEST_CASE("tutorial Valkey consumers: a MULTI pipeline reads and acknowledges at
   // deletes its own consumer name on the way out after an error: Valkey drops the entry it held.
   auto rs = cleanAll({{"run", "--target", testTarget("py-pipe-multi")},
                       {"run", "--target", testTarget("py-delconsumer-finally"), "--events", "1", "--crash",
-                       "error:before:BEGIN#1"}});
+                       "error:before:BEGIN#1"},
+                      // An error at EXEC discards the transaction on the server too (EXECABORT): before, the
+                      // server's connection stayed in MULTI and the run ran into its deadline, unknown.
+                      {"run", "--target", testTarget("py-pipe-multi"), "--crash", "error:before:EXEC#2", "--deadline",
+                       "30s"}});
   INFO(rs[0].out << rs[0].err);
   CHECK(rs[0].status == 0);
   bool execDelivered = false;
@@ -124,4 +128,11 @@ TEST_CASE("tutorial Valkey consumers: a MULTI pipeline reads and acknowledges at
   REQUIRE(!rs[1].report["violations"].empty());
   CHECK(rs[1].report["violations"][0]["kind"] == "lost");
   CHECK(rs[1].report["violations"][0]["pattern"]["id"] == "consumer-deleted-with-pending");
+  INFO(rs[2].out << rs[2].err);
+  CHECK(rs[2].status == 0);
+  bool execAborted = false;
+  for (const auto& op : rs[2].report["runs"][0]["history"])
+    execAborted = execAborted || (op["type"] == "step" && op["value"]["verb"] == "EXEC" && op["value"]["k"] == 2 &&
+                                  op["value"].value("error", false));
+  CHECK(execAborted);
 }
