@@ -3,6 +3,7 @@
 #include "proxy/abbrev.h"
 
 #include <algorithm>
+#include <set>
 
 namespace idem::proxy {
 namespace {
@@ -160,15 +161,21 @@ ReplyInfo respReplyInfo(const RespValue& reply, ReadShape shape) {
   return info;
 }
 
-ReplyInfo respExecReplyInfo(const RespValue& reply, const std::vector<ReadShape>& queued) {
+ReplyInfo respExecReplyInfo(const RespValue& reply, const std::vector<ReadShape>& queued,
+                            const std::vector<std::vector<std::string>>& acks) {
   ReplyInfo info;
   info.error = reply.type == '-' || reply.type == '!';
   info.summary = summarize(reply);
   if (info.error || reply.null || !isList(reply)) return info;
   bool read = false;
+  std::set<std::string> acked; // by the commands run so far
   for (size_t i = 0; i < reply.elems.size() && i < queued.size(); ++i) {
+    if (i < acks.size() && !acks[i].empty() && reply.elems[i].type != '-' && reply.elems[i].type != '!')
+      acked.insert(acks[i].begin(), acks[i].end());
     if (queued[i] == ReadShape::None) continue;
     ReplyInfo one = respReplyInfo(reply.elems[i], queued[i]);
+    for (const auto& d : one.delivered)
+      if (acked.count(d.id)) info.reheld.push_back(d.id);
     read = read || (queued[i] != ReadShape::Script && !one.error);
     info.mayCarryEntries = info.mayCarryEntries || one.mayCarryEntries;
     for (auto& d : one.delivered) info.delivered.push_back(std::move(d));

@@ -29,6 +29,9 @@ ReplyInfo respReplyInfo(const RespValue& reply, ReadShape shape);
 /// order: each element read as its command's reply (what the reads delivered, what a script may have
 /// handed over); the transaction as one step. An error (EXECABORT) or a null reply (a WATCHed key changed)
 /// ran none of them.
-ReplyInfo respExecReplyInfo(const RespValue& reply, const std::vector<ReadShape>& queued);
+/// `acks`, when given, says what each queued command acknowledges (XACK's ids): an entry a read delivers
+/// after an acknowledgement of it earlier in the transaction is pending again (ReplyInfo::reheld).
+ReplyInfo respExecReplyInfo(const RespValue& reply, const std::vector<ReadShape>& queued,
+                            const std::vector<std::vector<std::string>>& acks = {});
 
 } // namespace idem::proxy

@@ -102,6 +102,7 @@ struct Pending {
   ReadShape shape = ReadShape::None;
   bool noAck = false; ///< XREADGROUP … NOACK: the group counts what it delivers acknowledged
   std::vector<ReadShape> queued = {}; ///< EXEC: the read shapes of the commands queued since MULTI
+  std::vector<std::vector<std::string>> queuedAcks = {}; ///< EXEC: what each queued command acknowledges
 };
 
 /// A command queued inside MULTI: what it will be when EXEC runs it.
@@ -210,6 +211,7 @@ public:
       multi_ = false;
       for (auto& q : queued_) {
         p.queued.push_back(q.shape);
+        p.queuedAcks.push_back(q.acked);
         p.noAck = p.noAck || q.noAck;
         step.read = step.read || q.read;
         step.unseen = step.unseen || q.unseen;
@@ -290,7 +292,7 @@ public:
   }
 
   static ReplyInfo replyInfo(const RespValue& v, const Pending& p) {
-    ReplyInfo info = p.shape == ReadShape::Exec ? respExecReplyInfo(v, p.queued) : respReplyInfo(v, p.shape);
+    ReplyInfo info = p.shape == ReadShape::Exec ? respExecReplyInfo(v, p.queued, p.queuedAcks) : respReplyInfo(v, p.shape);
     info.settles = p.noAck;
     return info;
   }

@@ -90,6 +90,9 @@ struct ReplyInfo {
   /// its client unseen.
   bool mayCarryEntries = false;
   std::vector<EntryView> delivered; ///< entries a read delivered (XAUTOCLAIM: the claimed ones)
+  /// Delivered entries the step itself acknowledged before it read them again (MULTI: XACK, then a read the
+  /// group's position had been set back for, at EXEC): pending again, the reader's to settle.
+  std::vector<std::string> reheld;
   /// XCLAIM or XAUTOCLAIM … JUSTID: the ids it claimed, without their fields (the client fetches them by id,
   /// XRANGE): the claimant holds them, but nothing of them was delivered yet.
   std::vector<std::string> claimedIds;

@@ -330,6 +330,7 @@ proxy::Decision Controller::onReply(int owner, const proxy::StepToken& token, co
   }
   // Its acknowledgements reached the broker: now, before a fault after the step acts (a forget undoes them).
   if (!reply.error && !f.answered) ackedAtBroker_.insert(s.acked.begin(), s.acked.end());
+  for (const auto& id : reply.reheld) ackedAtBroker_.erase(id); // read again after its acknowledgement: pending
   std::optional<Fault> fault = f.setUp || f.stopping ? std::nullopt : takeFault(When::After, f.step.verb, f.k, names_[owner], f.pk);
   proxy::Decision d;
   if (fault) d = fire(lock, owner, *fault, s, f.server, token, false);
@@ -365,8 +366,9 @@ std::vector<proxy::StepToken> Controller::replied(int owner, ops::Step s, const 
     for (const auto& e : reply.delivered) {
       if (reply.stale) break; // delivered to a member its group no longer has: the group settles them
       st.gotEntries = true;
-      // Settled by its own delivery (RabbitMQ's no-ack): work, which no one holds.
-      if (std::find(s.acked.begin(), s.acked.end(), e.id) != s.acked.end()) {
+      // Settled by its own delivery (RabbitMQ's no-ack): work, which no one holds; not one read again (reheld).
+      if (std::find(s.acked.begin(), s.acked.end(), e.id) != s.acked.end() &&
+          std::find(reply.reheld.begin(), reply.reheld.end(), e.id) == reply.reheld.end()) {
         fresh = true;
         st.settledOnDelivery = true;
         st.lastWorkAt = now;

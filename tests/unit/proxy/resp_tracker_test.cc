@@ -463,6 +463,26 @@ TEST_CASE("resp transactions: what is queued inside MULTI reads and acknowledges
   CHECK(replies(run(exec, "+OK\r\n+QUEUED\r\n*1\r\n*-1\r\n"))[2].empty_read);
 }
 
+TEST_CASE("resp transactions: an entry read again after the transaction acknowledged it is pending again") {
+  // redis-py's pipeline after a forget set the group back: XACK 1-0, then XREADGROUP hands 1-0 over again.
+  const std::string entry = "*2\r\n$3\r\n1-0\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n";
+  const std::string read = "*1\r\n*2\r\n$1\r\ns\r\n*1\r\n" + entry;
+  const Strings xack = {"XACK", "s", "g", "1-0"}, xread = {"XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"};
+  const Events ackFirst = run(cmd({"MULTI"}) + cmd(xack) + cmd(xread) + cmd({"EXEC"}),
+                              "+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n:1\r\n" + read);
+  REQUIRE(replies(ackFirst).size() == 4);
+  CHECK(replies(ackFirst)[3].reheld == Strings{"1-0"});
+  CHECK(idem::proxy::test::steps(ackFirst)[3].acked == Strings{"1-0"});
+  // Read first, then acknowledged: settled at the end of the transaction.
+  const Events readFirst = run(cmd({"MULTI"}) + cmd(xread) + cmd(xack) + cmd({"EXEC"}),
+                               "+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n" + read + ":1\r\n");
+  CHECK(replies(readFirst)[3].reheld.empty());
+  // An XACK the transaction refused acknowledged nothing.
+  const Events refused = run(cmd({"MULTI"}) + cmd(xack) + cmd(xread) + cmd({"EXEC"}),
+                             "+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n-WRONGTYPE no\r\n" + read);
+  CHECK(replies(refused)[3].reheld.empty());
+}
+
 TEST_CASE("resp transactions: scripts queued inside MULTI are named at EXEC, with every call's ids") {
   // ioredis' multi() with a defineCommand script: EVALSHA per entry, queued, run at EXEC.
   const std::string sha = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db";

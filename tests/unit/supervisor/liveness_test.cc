@@ -329,6 +329,20 @@ TEST_CASE("controller: a no-ack delivery a fault keeps from its process is still
   CHECK(step["delivered"][0]["entry"] == "events.1-1");
 }
 
+TEST_CASE("liveness: an entry a transaction acknowledged and then read again is held, not settled on delivery") {
+  // EXEC of MULTI, XACK 1-1, XREADGROUP after a forget set the group back: 1-1 is pending again, c1's work.
+  Steps s;
+  auto exec = s.send(1, "EXEC", false, {"1-1"});
+  proxy::ReplyInfo again;
+  again.delivered.push_back({"1-1", {{"n", "1"}}});
+  again.reheld = {"1-1"};
+  s.ctl.onReply(1, exec, again);
+  CHECK(s.view(1).held == 1);
+  CHECK_FALSE(s.ctl.state(1).settledOnDelivery);
+  s.ack(1, "1-1");
+  CHECK(s.view(1).held == 0);
+}
+
 TEST_CASE("controller: a request the server refuses each time is counted until it succeeds") {
   Steps s;
   proxy::ReplyInfo refused;
