@@ -121,12 +121,22 @@ Found ackedThenLost(const HistoryView& h, const AckRec& a, int n, bool script) {
     }
     if (cause.empty()) return std::nullopt;
   }
-  auto between = stepsOf(h, a.process, a.op, end);
-  if (std::any_of(between.begin(), between.end(), [&](const StepAt& s) {
-        if (isCommit(*s.step)) return committed(*s.step);
-        return isWrite(*s.step) && commitOf(h, a.process, s.op, end).has_value();
-      }))
-    return std::nullopt;
+  // A write that took effect between `from` and `to` (ops of the process).
+  auto committedBetween = [&](int64_t from, int64_t to) {
+    auto steps = stepsOf(h, a.process, from, to);
+    return std::any_of(steps.begin(), steps.end(), [&](const StepAt& s) {
+      if (isCommit(*s.step)) return committed(*s.step);
+      return isWrite(*s.step) && commitOf(h, a.process, s.op, to).has_value();
+    });
+  };
+  if (committedBetween(a.op, end)) {
+    // Another entry's effect may have committed meanwhile (a batch acknowledged first, then worked one by
+    // one): still this order when nothing took effect between the entry's delivery and its acknowledgement.
+    int64_t delivered = -1;
+    for (const auto& d : h.deliveries)
+      if (d.process == a.process && d.entry == a.entry && d.op < a.op) delivered = d.op;
+    if (delivered < 0 || committedBetween(delivered, a.op)) return std::nullopt;
+  }
   const ops::Step* ack = stepAt(h, a.op);
   const AckWords words = ackWords(ackVerbOf(h));
   std::vector<int64_t> cited{a.op, end};

@@ -123,6 +123,30 @@ TEST_CASE("ack-before-effect: an XACK pipelined in MULTI … EXEC behind the ste
   CHECK_THAT(v.pattern->ops, Catch::Matchers::VectorContains(drop));
 }
 
+TEST_CASE("ack-before-effect: a batch acknowledged first, then worked one by one, a kill in the second", "[patterns]") {
+  // ioredis with auto-pipelining: the batch's XACKs go out in one write before any credit. Event 1's credit
+  // commits, event 2's is killed: nothing took effect between event 2's delivery and its XACK.
+  Scenario s = builtin("wallet");
+  HistoryBuilder b(s, {"before:COMMIT#2"});
+  b.initial(balances(0));
+  auto e = sendWallet(b, kAmounts, {1, 2});
+  b.spawn("c1");
+  b.read("c1", "XREADGROUP", e);
+  b.ack("c1", {e[0]});
+  const int64_t ack2 = b.ack("c1", {e[1]});
+  credit(b, "c1", e[0], false);
+  b.step("c1", "pg", "BEGIN");
+  b.step("c1", "pg", "UPDATE", "UPDATE wallets SET balance_halala = balance_halala + $1 WHERE id = $2");
+  b.step("c1", "pg", "COMMIT", "COMMIT", "killed-before");
+  b.kill("c1", "before:COMMIT#2");
+  b.finalOp(balances(100));
+  const Violation& v = ofKind(failing(s, b.ops(), "invariant:balance"), "lost");
+  CHECK(v.events == std::vector<int>{2});
+  REQUIRE(v.pattern);
+  CHECK(v.pattern->id == "ack-before-effect");
+  CHECK_THAT(v.pattern->ops, Catch::Matchers::VectorContains(ack2));
+}
+
 TEST_CASE("an XACK, then the effect committed before the kill: not ack-before-effect", "[patterns]") {
   Scenario s = builtin("wallet");
   HistoryBuilder b(s, {"after:COMMIT#1"});
