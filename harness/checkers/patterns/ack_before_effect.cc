@@ -139,6 +139,9 @@ Found ackedThenLost(const HistoryView& h, const AckRec& a, int n, bool script) {
   }
   const ops::Step* ack = stepAt(h, a.op);
   const AckWords words = ackWords(ackVerbOf(h));
+  // Whether the effect's transaction had begun when the fault came (a PostgreSQL step since the acknowledgement).
+  const auto since = stepsOf(h, a.process, a.op, end);
+  const bool began = std::any_of(since.begin(), since.end(), [](const StepAt& s) { return s.step->server == "pg"; });
   std::vector<int64_t> cited{a.op, end};
   // The same order for an earlier entry: its acknowledgement, then its effect.
   std::string before;
@@ -161,9 +164,9 @@ Found ackedThenLost(const HistoryView& h, const AckRec& a, int n, bool script) {
               fmt::format("{} acknowledged entry {} ({}) before committing its effect{}; {}", a.process, a.entry, by,
                           before,
                           kill ? fmt::format("{} lost event {}", cause, n)
-                               : fmt::format("then {} and its transaction failed; acknowledged, the entry was never "
-                                             "handed over again: event {} lost",
-                                             cause, n)),
+                               : fmt::format("then {} {}; acknowledged, the entry was never handed over again: event "
+                                             "{} lost",
+                                             cause, began ? "and its transaction failed" : "before its effect began", n)),
               fmt::format("apply the effect and COMMIT first, then {}{}; keep a processed-events row in the "
                           "effect's transaction (INSERT INTO processed_events(event_id) VALUES ($1) ON CONFLICT "
                           "DO NOTHING, skip when it inserted no row) so that the redelivery after a kill between "

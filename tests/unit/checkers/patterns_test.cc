@@ -117,7 +117,7 @@ TEST_CASE("ack-before-effect: an XACK pipelined in MULTI … EXEC behind the ste
   REQUIRE(v.pattern);
   CHECK(v.pattern->id == "ack-before-effect");
   CHECK(v.pattern->explanation == "c1 acknowledged entry 1-0 (EXEC#1) before committing its effect; then c1's "
-                                  "connection dropped at drop:after:MULTI#1 and its transaction failed; acknowledged, "
+                                  "connection dropped at drop:after:MULTI#1 before its effect began; acknowledged, "
                                   "the entry was never handed over again: event 1 lost");
   CHECK_THAT(v.pattern->ops, Catch::Matchers::VectorContains(exec));
   CHECK_THAT(v.pattern->ops, Catch::Matchers::VectorContains(drop));
