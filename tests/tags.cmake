@@ -3,7 +3,8 @@
 #   [slow]       label slow instead of the executable's label, and TIMEOUT SLOW_TIMEOUT
 #   [two-cores]  RUN_SERIAL: ctest runs it alone, so it never shares the cores with another test
 #   [lanes]      PROCESSORS 2 and TIMEOUT LANES_TIMEOUT: many processes at once for minutes, in lanes of its own
-#                (the demo), whose verdicts do not hang on timing: two of ctest's slots, beside one other test
+#                (the demo), whose verdicts do not hang on timing: two of ctest's slots, beside one other test;
+#                COST 1000 starts it first, so that the run does not end on it alone
 # A test case declares what it needs; nothing here lists test names, so a new test case gets its
 # executable's label and one processor until its tags say otherwise.
 # Inputs: TEST_EXECUTABLE, TEST_PREFIX, SLOW_TIMEOUT, LANES_TIMEOUT, CTEST_FILE.
@@ -27,5 +28,5 @@ endfunction()
 
 tagged("[slow]" "LABELS slow TIMEOUT ${SLOW_TIMEOUT}")
 tagged("[two-cores]" "RUN_SERIAL TRUE")
-tagged("[lanes]" "PROCESSORS 2 TIMEOUT ${LANES_TIMEOUT}")
+tagged("[lanes]" "PROCESSORS 2 TIMEOUT ${LANES_TIMEOUT} COST 1000")
 file(WRITE "${CTEST_FILE}" "${script}")
