@@ -94,7 +94,9 @@ void Conn::sent(const StepToken& token) {
 
 bool Conn::onPush(const ServerMsg& m) {
   StepToken token;
-  Decision d = hub.listener.onRequest(owner, server, id, m.step, token);
+  StepInfo step = m.step;
+  step.pushed = true;
+  Decision d = hub.listener.onRequest(owner, server, id, step, token);
   if (dead || d.kind == Decision::Kind::Kill) return false;
   if (d.kind == Decision::Kind::Drop) {
     heldRep.clear();

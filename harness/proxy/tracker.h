@@ -40,6 +40,8 @@ struct StepInfo {
   /// their replies, so no error fault answers one in the server's place (an EXEC takes one: the server
   /// is sent DISCARD instead, and the client told EXECABORT).
   bool inMulti = false;
+  /// The broker's own push (a delivery to a subscription), not a request of the client's: set by the hub.
+  bool pushed = false;
   /// PostgreSQL: the tables its statements read or write (sqlTables of the SQL it executes).
   std::vector<std::string> tables = {};
   /// A read of the broker's entries (XREADGROUP, XREAD, XAUTOCLAIM, XCLAIM; a Kafka Fetch): it may deliver

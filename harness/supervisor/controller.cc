@@ -220,7 +220,7 @@ proxy::Decision Controller::onRequest(int owner, proxy::Server server, int conn,
     ops::Step s = stepOf(f);
     // A delivery that settles itself (a no-ack push, whose acknowledgement is its own sending) was sent by
     // the broker, and is settled there, though a fault before it keeps it from the process.
-    if (step.read && !step.acked.empty())
+    if (step.pushed && !step.acked.empty())
       for (const auto& id : step.acked) s.delivered.push_back({id, {}});
     d = fire(lock, owner, *fault, std::move(s), server, token, step.flushed);
   }

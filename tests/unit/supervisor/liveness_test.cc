@@ -315,18 +315,26 @@ TEST_CASE("controller: a no-ack delivery a fault keeps from its process is still
   // The broker settled the message as it sent it: the history keeps what the push delivered, so the
   // message counts as acknowledged (lost if unapplied), not as one never delivered that waits (stuck).
   History h;
-  Controller ctl(h, {Fault::parse("drop:before:DELIVER#1")});
+  Controller ctl(h, {Fault::parse("drop:before:DELIVER#1"), Fault::parse("drop:before:EXEC#1")});
   ctl.addProcess(1, "c1");
   proxy::StepInfo deliver;
   deliver.verb = "DELIVER";
   deliver.read = true;
   deliver.acked = {"events.1-1"};
+  deliver.pushed = true; // the hub's mark of a push
   proxy::StepToken t;
   CHECK(ctl.onRequest(1, proxy::Server::Broker, 1, deliver, t).kind == proxy::Decision::Kind::Drop);
   const auto step = stepOf(h, "DELIVER", 1);
   CHECK(step["outcome"] == "dropped-before");
   REQUIRE(step["delivered"].size() == 1);
   CHECK(step["delivered"][0]["entry"] == "events.1-1");
+  // A request that reads and acknowledges (EXEC of MULTI, XACK, XREADGROUP) delivered nothing it never sent.
+  proxy::StepInfo exec;
+  exec.verb = "EXEC";
+  exec.read = true;
+  exec.acked = {"1-1"};
+  CHECK(ctl.onRequest(1, proxy::Server::Valkey, 2, exec, t).kind == proxy::Decision::Kind::Drop);
+  CHECK_FALSE(stepOf(h, "EXEC", 1).contains("delivered"));
 }
 
 TEST_CASE("liveness: an entry a transaction acknowledged and then read again is held, not settled on delivery") {
