@@ -14,6 +14,7 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace idem {
@@ -66,23 +67,26 @@ fs::path scenariosDir() {
 }
 
 void checkOutputs(const CommonArgs& a) {
-  // Made to be sure it can be, then taken back: a command that refuses its input afterwards leaves no
-  // empty folder behind. The report writer makes it again when it writes.
+  // Checked, not made: a command that refuses its input afterwards leaves no empty folder behind (the report
+  // writer makes it). A folder of a name of its own is made in the nearest one that exists and taken back at
+  // once: it proves the rest can be made, and takes away nothing another command (a demo's lane) just made.
   auto writableDir = [](const fs::path& dir, const std::string& flag) {
+    static std::atomic<int> probes{0};
     std::error_code ec;
     const fs::path full = fs::absolute(dir, ec);
-    std::vector<fs::path> made; // the folders this check makes, deepest first
-    for (fs::path p = full; !p.empty() && !fs::exists(p, ec) && p != p.parent_path(); p = p.parent_path())
-      made.push_back(p);
-    fs::create_directories(full, ec);
-    if (ec) throw UsageError(fmt::format("{}: cannot create the folder {}: {}", flag, dir.string(), ec.message()));
-    const bool folder = fs::is_directory(full, ec);
-    const bool writable = ::access(full.c_str(), W_OK | X_OK) == 0;
-    const int err = errno;
-    for (const auto& p : made) fs::remove(p, ec); // only an empty folder goes
-    if (!folder) throw UsageError(fmt::format("{}: {} is not a folder", flag, dir.string()));
-    if (!writable)
-      throw UsageError(fmt::format("{}: the folder {} is not writable: {}", flag, dir.string(), std::strerror(err)));
+    fs::path existing = full;
+    while (!fs::exists(existing, ec) && existing.has_parent_path() && existing != existing.parent_path())
+      existing = existing.parent_path();
+    if (!fs::is_directory(existing, ec))
+      throw UsageError(existing == full ? fmt::format("{}: {} is not a folder", flag, dir.string())
+                                        : fmt::format("{}: cannot create the folder {}: {} is not a folder", flag,
+                                                      dir.string(), existing.string()));
+    const fs::path probe = existing / fmt::format(".idemproof-probe-{}-{}", ::getpid(), probes++);
+    if (::mkdir(probe.c_str(), 0700) != 0)
+      throw UsageError(existing == full
+                           ? fmt::format("{}: the folder {} is not writable: {}", flag, dir.string(), std::strerror(errno))
+                           : fmt::format("{}: cannot create the folder {}: {}", flag, dir.string(), std::strerror(errno)));
+    ::rmdir(probe.c_str());
   };
   if (a.reportDirGiven && a.reportDir.empty()) throw UsageError("--report: an empty path names no folder");
   writableDir(a.reportDir.empty() ? fs::current_path() / "reports" / "latest" : fs::path(a.reportDir), "--report");
