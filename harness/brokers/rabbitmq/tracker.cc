@@ -172,9 +172,7 @@ private:
       step.discards = rejectsAll && !step.acked.empty();
       break;
     }
-    case TxRollback: // undone: the messages are unacknowledged on the channel again
-      for (const auto& a : std::exchange(tx_[f.channel], {})) unacked_[f.channel][a.tag] = a.entry;
-      break;
+    case TxRollback: rollBack(f.channel); break;
     case BasicRecoverAsync:
       if (m->requeue) step.returned = takeUnacked(f.channel);
       step.oneWay = true;
@@ -247,13 +245,13 @@ private:
   /// The unacknowledged messages of `channel` (or of kEveryChannel), in delivery order, no longer held.
   std::vector<std::string> takeUnacked(int channel) {
     std::vector<std::string> out;
-    // Settled in a transaction not committed: a channel that ends rolls it back (its transaction ends too).
+    // A channel that ends rolls its transaction back, and the transaction ends with it.
     for (auto it = tx_.begin(); it != tx_.end();) {
       if (channel != kEveryChannel && it->first != channel) {
         ++it;
         continue;
       }
-      for (const auto& a : it->second) unacked_[it->first][a.tag] = a.entry;
+      rollBack(it->first);
       it = tx_.erase(it);
     }
     for (auto it = unacked_.begin(); it != unacked_.end();) {
@@ -265,6 +263,11 @@ private:
       it = unacked_.erase(it);
     }
     return out;
+  }
+
+  /// tx.rollback of `channel`: what its transaction settled is unacknowledged on the channel again.
+  void rollBack(uint16_t channel) {
+    for (const auto& a : std::exchange(tx_[channel], {})) unacked_[channel][a.tag] = a.entry;
   }
 
   /// The consumers of `channel` (or of kEveryChannel) end with it.
