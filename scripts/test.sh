@@ -11,10 +11,10 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DIDEM_BENCH=OFF >/dev/n
 cmake --build build
 cd build
 # The complete matrices (label slow: demo --full, the live exhaustive sweeps) run with `ctest -L slow`.
-# Half as many tests again as the cores: an integration test mostly waits (servers, sleeps, a broker's
-# timers), so one more than the cores keeps them busy (tests/CMakeLists.txt; docs/benchmarks.md).
+# Twice as many tests as the cores: an integration test mostly waits (servers, sleeps, a broker's timers),
+# so two per core keep both busy (tests/CMakeLists.txt; docs/benchmarks.md).
 status=0
-ctest --output-on-failure -j"$(( $(nproc) * 3 / 2 > 1 ? $(nproc) * 3 / 2 : 1 ))" -LE slow || status=$?
+ctest --output-on-failure -j"$(( $(nproc) * 2 ))" -LE slow || status=$?
 if [ "$status" -ne 0 ] && [ -f Testing/Temporary/LastTestsFailed.log ]; then
   # A CI log may keep only its end: each failing test's first failed assertion again, last.
   while IFS=: read -r _ name; do

@@ -3,7 +3,7 @@
 #   [slow]       label slow instead of the executable's label, and TIMEOUT SLOW_TIMEOUT
 #   [two-cores]  RUN_SERIAL: ctest runs it alone, so it never shares the cores with another test
 #   [lanes]      PROCESSORS 2 and TIMEOUT LANES_TIMEOUT: many processes at once for minutes, in lanes of its own
-#                (the demo), whose verdicts do not hang on timing: two of ctest's slots, beside one other test;
+#                (the demo), whose verdicts do not hang on timing: two of ctest's slots, beside the other tests;
 #                COST 1000 starts it first, so that the run does not end on it alone
 # A test case declares what it needs; nothing here lists test names, so a new test case gets its
 # executable's label and one processor until its tags say otherwise.

@@ -23,7 +23,15 @@ namespace idem::html {
 
 namespace {
 
-using namespace tl;
+// Declarations, not a directive: in a unity batch a directive here would reach every later file of the
+// batch through namespace html (report/html.cc and junit.cc use it), where tl::Row clashes with idem::Row.
+using tl::Context;
+using tl::contextOf;
+using tl::describe;
+using tl::kHeadH;
+using tl::kRowH;
+using tl::kTimeW;
+using tl::rowsOf;
 
 /// An HTTP request (client to server) or its answer (server to client); an answer that never came is a
 /// short dashed stub.
@@ -61,7 +69,7 @@ void drawCall(std::string& out, const Context& c, const ops::Call& k, int y) {
 
 /// Each call record joined to the CALL step that carried it: a dotted line down the sink's lane, from the
 /// record's row to the step's (the step ends after the sink decided), when both rows are shown.
-void drawCallLinks(std::string& out, const Context& c, const std::vector<Row>& rows, int (*rowY)(size_t)) {
+void drawCallLinks(std::string& out, const Context& c, const std::vector<tl::Row>& rows, int (*rowY)(size_t)) {
   int sx = c.x("sink");
   if (sx < 0) return;
   std::map<int64_t, size_t> rowOf;
@@ -120,7 +128,7 @@ void drawMarks(std::string& out, const Context& c, const Op& op, int y) {
 
 /// The bars of the holds: on the held process's lane, from the row where the hold fired to the row where it
 /// was released (or the process's last row shown, when it never was).
-void drawHolds(std::string& out, const Context& c, const std::vector<Row>& rows, int (*rowY)(size_t)) {
+void drawHolds(std::string& out, const Context& c, const std::vector<tl::Row>& rows, int (*rowY)(size_t)) {
   for (const HoldSpan& h : c.holds) {
     int px = c.x(h.process);
     std::optional<size_t> from, to;
@@ -148,7 +156,7 @@ std::string timeline(const json& run) {
     return fmt::format("<p class=\"note\">The history of this run could not be read: {}</p>", esc(cut(e.what(), 300)));
   }
   Context c = contextOf(run, history);
-  std::vector<Row> rows = rowsOf(c, history);
+  std::vector<tl::Row> rows = rowsOf(c, history);
   int width = c.textX() + c.textW(), height = kHeadH + static_cast<int>(rows.size()) * kRowH + 8;
   std::string out = fmt::format("<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
                                 "viewBox=\"0 0 {} {}\" role=\"img\">",
