@@ -78,11 +78,17 @@ TEST_CASE("races: the correct target passes generated schedules of 2 to 3 consum
 TEST_CASE("races: the interleaving sweep fails check-then-act at a cell, with its history, run as two shards "
           "and merged", "[race][two-cores]") {
   // Each shard plans every row from its own baseline and runs the rows i with i % 2 == its index; the
-  // merge puts them back in the grid's order.
+  // merge puts them back in the grid's order. The shards run at once, one worker each: as many consumers
+  // at a time as one sweep's two workers.
   std::vector<std::string> merge{"merge"};
   std::vector<std::string> holds; // the shards' rows, by their index
+  std::vector<std::vector<std::string>> commands;
+  for (int i = 0; i < 2; ++i)
+    commands.push_back({"sweep", "--interleave", "--target", target("check-then-act"), "--shard", fmt::format("{}/2", i),
+                        "--workers", "1"});
+  const std::vector<Result> shards = cleanAll(commands);
   for (int i = 0; i < 2; ++i) {
-    Result shard = clean({"sweep", "--interleave", "--target", target("check-then-act"), "--shard", fmt::format("{}/2", i)});
+    const Result& shard = shards[i];
     INFO(shard.out << shard.err);
     REQUIRE(shard.report["shard"]["index"] == i);
     CHECK(shard.report["shard"]["baseline"] == "pass");
