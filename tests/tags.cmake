@@ -2,9 +2,11 @@
 # Catch2 tags ask for on the entries catch_discover_tests made (included after them, so these win):
 #   [slow]       label slow instead of the executable's label, and TIMEOUT SLOW_TIMEOUT
 #   [two-cores]  RUN_SERIAL: ctest runs it alone, so it never shares the cores with another test
-#   [lanes]      PROCESSORS 2 and TIMEOUT LANES_TIMEOUT: many processes at once for minutes, in lanes of its own
-#                (the demo), whose verdicts do not hang on timing: two of ctest's slots, beside the other tests;
-#                COST 1000 starts it first, so that the run does not end on it alone
+#   [lanes]      PROCESSORS 3 and TIMEOUT LANES_TIMEOUT: many processes at once for minutes, in lanes of its own
+#                (the demo): three of the test command's four slots, beside one other test. With two tests
+#                beside it, its HTTP lease cell (a delay 500 ms past the lease, within which the client's retry
+#                must take the lock) once lost its race and passed. COST 1000 starts it first, so that the
+#                run does not end on it alone
 # A test case declares what it needs; nothing here lists test names, so a new test case gets its
 # executable's label and one processor until its tags say otherwise.
 # Inputs: TEST_EXECUTABLE, TEST_PREFIX, SLOW_TIMEOUT, LANES_TIMEOUT, CTEST_FILE.
@@ -28,5 +30,5 @@ endfunction()
 
 tagged("[slow]" "LABELS slow TIMEOUT ${SLOW_TIMEOUT}")
 tagged("[two-cores]" "RUN_SERIAL TRUE")
-tagged("[lanes]" "PROCESSORS 2 TIMEOUT ${LANES_TIMEOUT} COST 1000")
+tagged("[lanes]" "PROCESSORS 3 TIMEOUT ${LANES_TIMEOUT} COST 1000")
 file(WRITE "${CTEST_FILE}" "${script}")
