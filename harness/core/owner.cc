@@ -148,21 +148,71 @@ bool Owner::alive() const {
   return s && *s == start;
 }
 
-std::vector<pid_t> processesWithEnv(const std::string& name, const std::string& value) {
+std::vector<pid_t> withEnv(const std::vector<pid_t>& pids, const std::string& name, const std::string& value) {
   std::vector<pid_t> out;
-  for (pid_t pid : otherPids()) {
+  for (pid_t pid : pids) {
     auto v = envValue(environOf(pid), name);
     if (v && (value.empty() || *v == value) && processStart(pid)) out.push_back(pid);
   }
   return out;
 }
 
+std::vector<pid_t> processesWithEnv(const std::string& name, const std::string& value) {
+  return withEnv(otherPids(), name, value);
+}
+
+namespace {
+
+/// The children of `pid`, each of its threads' (a thread's children are those it forked), or nothing when
+/// /proc does not list them.
+std::optional<std::vector<pid_t>> childrenOf(pid_t pid) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  bool listed = false;
+  for (const auto& task : fs::directory_iterator(fmt::format("/proc/{}/task", pid), ec)) {
+    std::ifstream in(task.path() / "children");
+    if (!in) continue;
+    listed = true;
+    for (pid_t child; in >> child;) out.push_back(child);
+  }
+  if (!listed) return std::nullopt;
+  return out;
+}
+
+} // namespace
+
+std::optional<std::vector<pid_t>> descendants() {
+  static const bool listsChildren = fs::exists(fmt::format("/proc/{}/task/{}/children", ::getpid(), ::getpid()));
+  if (!listsChildren) return std::nullopt;
+  std::vector<pid_t> out;
+  std::set<pid_t> seen{::getpid()};
+  std::vector<pid_t> pending{::getpid()};
+  while (!pending.empty()) {
+    const pid_t pid = pending.back();
+    pending.pop_back();
+    // A process that ended meanwhile lists nothing: its children, re-parented, are found under their new parent.
+    for (pid_t child : childrenOf(pid).value_or(std::vector<pid_t>{}))
+      if (seen.insert(child).second) {
+        out.push_back(child);
+        pending.push_back(child);
+      }
+  }
+  return out;
+}
+
 bool groupListensOn(pid_t pgid, int port) {
   std::set<std::string> sockets; // as /proc/PID/fd/N links name them
-  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"})
-    for (unsigned long inode : listeningInodes(slurp(table), port)) sockets.insert(fmt::format("socket:[{}]", inode));
+  auto inodes = listeningInodes(port);
+  if (!inodes) {
+    inodes.emplace();
+    for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"})
+      for (unsigned long inode : listeningInodes(slurp(table), port)) inodes->insert(inode);
+  }
+  for (unsigned long inode : *inodes) sockets.insert(fmt::format("socket:[{}]", inode));
   if (sockets.empty()) return false;
-  for (pid_t pid : otherPids()) {
+  // The group is one idemproof started: its processes are in idemproof's tree, when /proc lists it.
+  auto mine = descendants();
+  for (pid_t pid : mine ? *mine : otherPids()) {
     auto st = procStat(pid);
     if (!st || st->pgrp != pgid) continue;
     std::error_code ec;
@@ -180,6 +230,11 @@ void becomeSubreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1); }
 std::vector<pid_t> adoptedOrphans() {
   auto paused = Child::pauseSpawns(); // a child forked but not registered yet is not an orphan
   std::vector<pid_t> out;
+  if (auto children = childrenOf(::getpid())) { // this process's children, without a look at every other
+    for (pid_t pid : *children)
+      if (!Child::started(pid)) out.push_back(pid);
+    return out;
+  }
   for (pid_t pid : otherPids()) {
     auto st = procStat(pid);
     if (st && st->ppid == ::getpid() && !Child::started(pid)) out.push_back(pid);

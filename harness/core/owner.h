@@ -68,6 +68,15 @@ void becomeSubreaper();
 /// re-parented to it when their parent died (zombies included: they must be reaped).
 std::vector<pid_t> adoptedOrphans();
 
+/// Every descendant of this process (its children, theirs, ...; zombies included), from
+/// /proc/<pid>/task/<tid>/children: a walk of idemproof's own tree, not of every process of the machine.
+/// Nothing when the kernel lists no children there (built without CONFIG_PROC_CHILDREN).
+std::optional<std::vector<pid_t>> descendants();
+
+/// Those of `pids` whose environment holds NAME=VALUE and that live (zombies excluded); as
+/// processesWithEnv, over these processes only.
+std::vector<pid_t> withEnv(const std::vector<pid_t>& pids, const std::string& name, const std::string& value);
+
 /// What reapOrphans() removed and killed, for a note.
 struct Reaped {
   std::vector<std::string> folders;

@@ -3,7 +3,11 @@
 #include "core/error.h"
 
 #include <arpa/inet.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -136,6 +140,72 @@ std::set<unsigned long> listeningInodes(std::string_view text, int port) {
       if (std::stoi(local.substr(colon + 1), nullptr, 16) == port) out.insert(std::stoul(inode));
     } catch (const std::exception&) {
     }
+  }
+  return out;
+}
+
+void readDiagListeners(std::string_view datagram, int port, DiagListeners& out) {
+  size_t off = 0;
+  while (off + sizeof(nlmsghdr) <= datagram.size()) {
+    nlmsghdr h{};
+    std::memcpy(&h, datagram.data() + off, sizeof h);
+    if (h.nlmsg_len < sizeof h || h.nlmsg_len > datagram.size() - off) {
+      out.failed = true;
+      return;
+    }
+    if (h.nlmsg_type == NLMSG_DONE) {
+      out.done = true;
+      return;
+    }
+    if (h.nlmsg_type == NLMSG_ERROR) {
+      out.failed = true;
+      return;
+    }
+    if (h.nlmsg_type == SOCK_DIAG_BY_FAMILY && h.nlmsg_len >= NLMSG_LENGTH(sizeof(inet_diag_msg))) {
+      inet_diag_msg m{};
+      std::memcpy(&m, datagram.data() + off + NLMSG_HDRLEN, sizeof m);
+      if (m.idiag_state == TCP_LISTEN && ntohs(m.id.idiag_sport) == port) out.inodes.insert(m.idiag_inode);
+    }
+    off += NLMSG_ALIGN(h.nlmsg_len);
+  }
+  if (off != datagram.size()) out.failed = true; // a cut message
+}
+
+std::optional<std::set<unsigned long>> listeningInodes(int port) {
+  if (port <= 0 || port > 65535) return std::set<unsigned long>{};
+  std::set<unsigned long> out;
+  for (int family : {AF_INET, AF_INET6}) {
+    const int fd = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (fd < 0) return std::nullopt;
+    struct {
+      nlmsghdr h;
+      inet_diag_req_v2 r;
+    } req{};
+    req.h.nlmsg_len = sizeof req;
+    req.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+    req.r.sdiag_family = static_cast<uint8_t>(family);
+    req.r.sdiag_protocol = IPPROTO_TCP;
+    req.r.idiag_states = 1u << TCP_LISTEN; // the listeners alone: no connection is looked at
+    req.r.id.idiag_sport = htons(static_cast<uint16_t>(port));
+    DiagListeners got;
+    if (::send(fd, &req, sizeof req, 0) == static_cast<ssize_t>(sizeof req)) {
+      std::string buf(32768, '\0');
+      while (!got.done && !got.failed) {
+        const ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
+        if (n <= 0) {
+          if (n < 0 && errno == EINTR) continue;
+          got.failed = true;
+          break;
+        }
+        readDiagListeners(std::string_view(buf.data(), static_cast<size_t>(n)), port, got);
+      }
+    } else {
+      got.failed = true;
+    }
+    ::close(fd);
+    if (got.failed) return std::nullopt;
+    out.insert(got.inodes.begin(), got.inodes.end());
   }
   return out;
 }

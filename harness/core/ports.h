@@ -1,6 +1,7 @@
 #pragma once
 /// Ports for the servers idemproof starts.
 
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -50,5 +51,21 @@ PortLease freeServerPort();
 /// The socket inodes that listen on TCP port `port` (any local address) in the text of /proc/net/tcp or
 /// /proc/net/tcp6 (core/owner.h groupListensOn).
 std::set<unsigned long> listeningInodes(std::string_view procNetTcp, int port);
+
+/// What a SOCK_DIAG_BY_FAMILY dump of TCP sockets (netlink, linux/inet_diag.h) answered so far.
+struct DiagListeners {
+  std::set<unsigned long> inodes; ///< of the sockets in LISTEN on the port
+  bool done = false;              ///< NLMSG_DONE came: the dump is whole
+  bool failed = false;            ///< an error message, or bytes that are no netlink messages
+};
+/// Reads one datagram of such a dump: the inodes of the listeners on `port` into `out`. A pure function of
+/// the bytes, tested on written messages.
+void readDiagListeners(std::string_view datagram, int port, DiagListeners& out);
+
+/// The socket inodes that listen on TCP port `port`, IPv4 and IPv6, asked of the kernel (sock_diag): unlike
+/// /proc/net/tcp, which prints every connection of the machine (those in TIME_WAIT too) and costs
+/// milliseconds of the kernel's time on a busy one. Nothing when the kernel does not answer (no sock_diag):
+/// the caller reads /proc then.
+std::optional<std::set<unsigned long>> listeningInodes(int port);
 
 } // namespace idem

@@ -8,8 +8,9 @@
 /// timer, an event loop waiting on several descriptors (Node, asyncio, Go), a child process, a read on a
 /// pipe — is not parked, and the settle time applies.
 ///
-/// Linux only (/proc/<pid>/task/<tid>/syscall, /proc/<pid>/fd, /proc/<pid>/net/tcp{,6}); anywhere else, or
-/// when /proc can't be read, nothing is parked. The parsers are pure functions of /proc's text.
+/// Linux only (/proc/<pid>/task/<tid>/syscall, /proc/<pid>/fd, the socket itself through pidfd_getfd, or
+/// /proc/<pid>/net/tcp{,6} where that is refused); anywhere else, or when /proc can't be read, nothing is
+/// parked. The parsers are pure functions of /proc's text.
 #include <sys/types.h>
 
 #include <cstdint>

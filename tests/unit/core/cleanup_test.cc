@@ -291,30 +291,6 @@ TEST_CASE("a leased port is no other process's until the lease goes", "[tempdir]
   CHECK(again.port() == port);
 }
 
-TEST_CASE("listeningInodes reads the listeners of a port from /proc/net/tcp and tcp6", "[tempdir]") {
-  // Recorded on Linux 6.1: an IPv4 listener on 0.0.0.0:2024 (07E8), a connection from 127.0.0.1:20485 (5005),
-  // a listener on 127.0.0.1:20485, and an IPv6 one on [::]:23456 (5BA0).
-  const std::string tcp =
-      "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
-      "   0: 00000000:07E8 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1164 1 "
-      "000000009df12b32 100 0 0 10 0\n"
-      "   1: 0100007F:5005 0100007F:9F7A 06 00000000:00000000 03:000010AC 00000000     0        0 0 3 "
-      "00000000ff4c2cc4\n"
-      "   2: 0100007F:5005 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 5550 1 "
-      "000000009df12b32 100 0 0 10 0\n";
-  const std::string tcp6 =
-      "  sl  local_address                         remote_address                        st tx_queue rx_queue tr "
-      "tm->when retrnsmt   uid  timeout inode\n"
-      "   0: 00000000000000000000000000000000:5BA0 00000000000000000000000000000000:0000 0A 00000000:00000000 "
-      "00:00000000 00000000     0        0 6068831 1 000000002cefc7f1 100 0 0 10 0\n";
-  CHECK(listeningInodes(tcp, 2024) == std::set<unsigned long>{1164});
-  CHECK(listeningInodes(tcp, 20485) == std::set<unsigned long>{5550}); // not the connection in TIME_WAIT (06)
-  CHECK(listeningInodes(tcp, 23456).empty());
-  CHECK(listeningInodes(tcp6, 23456) == std::set<unsigned long>{6068831});
-  CHECK(listeningInodes("", 2024).empty());
-  CHECK(listeningInodes(tcp.substr(0, 150), 2024).empty()); // a cut line is no listener
-}
-
 TEST_CASE("groupListensOn tells the process group's own listener from another process's", "[tempdir]") {
   auto lease = freeListenPort();
   const int port = lease.port();

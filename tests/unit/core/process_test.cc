@@ -13,8 +13,10 @@
 #include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -41,6 +43,17 @@ ChildSpec shell(const std::string& script, const fs::path& log = {}) {
 
 
 
+
+/// The pid a child wrote into `file`, waited for up to 10 s; 0 when none came.
+pid_t pidWritten(const fs::path& file) {
+  pid_t pid = 0;
+  for (int i = 0; i < 2000 && pid == 0; ++i) {
+    std::ifstream in(file);
+    if (!(in >> pid)) pid = 0;
+    if (pid == 0) std::this_thread::sleep_for(5ms);
+  }
+  return pid;
+}
 
 std::string spawnError(const ChildSpec& spec) {
   try {
@@ -232,17 +245,39 @@ TEST_CASE("signalGroup reaches a grandchild, the child is its group's leader", "
   fs::path pidFile = dir.path() / "grandchild.pid";
   Child c = Child::spawn(shell("sleep 100 & echo $! > " + pidFile.string() + "; wait"));
   CHECK(::getpgid(c.pid()) == c.pid());
-  pid_t grandchild = 0;
-  for (int i = 0; i < 2000 && grandchild == 0; ++i) {
-    std::ifstream in(pidFile);
-    if (!(in >> grandchild)) grandchild = 0;
-    std::this_thread::sleep_for(5ms);
-  }
+  pid_t grandchild = pidWritten(pidFile);
   REQUIRE(grandchild > 0);
   CHECK(::getpgid(grandchild) == c.pid());
   c.signalGroup(SIGKILL);
   CHECK(c.waitFor(60s)->signal == SIGKILL);
   CHECK(eventuallyDead(grandchild));
+}
+
+TEST_CASE("descendants: a child, its grandchild, and a grandchild adopted when its parent exited", "[process]") {
+  becomeSubreaper();
+  TempDir dir("idem-test-");
+  Child c = Child::spawn(shell("sleep 100 & echo $! > " + (dir.path() / "grandchild.pid").string() + "; wait"));
+  const pid_t grandchild = pidWritten(dir.path() / "grandchild.pid");
+  REQUIRE(grandchild > 0);
+  auto has = [](const std::vector<pid_t>& pids, pid_t pid) { return std::count(pids.begin(), pids.end(), pid) == 1; };
+  auto mine = descendants();
+  REQUIRE(mine);
+  CHECK(has(*mine, c.pid()));
+  CHECK(has(*mine, grandchild));
+  CHECK_FALSE(has(*mine, ::getppid())); // nothing above this process
+  CHECK(adoptedOrphans().empty());
+
+  // A parent that exits leaves its child to this process (the subreaper): still a descendant, now an orphan.
+  Child parent = Child::spawn(shell("sleep 100 & echo $! > " + (dir.path() / "orphan.pid").string()));
+  REQUIRE(parent.waitFor(60s));
+  const pid_t orphan = pidWritten(dir.path() / "orphan.pid");
+  REQUIRE(orphan > 0);
+  mine = descendants();
+  REQUIRE(mine);
+  CHECK(has(*mine, orphan));
+  CHECK(adoptedOrphans() == std::vector<pid_t>{orphan});
+  ::kill(orphan, SIGKILL);
+  ::waitpid(orphan, nullptr, 0);
 }
 
 TEST_CASE("the destructor kills and reaps", "[process]") {
