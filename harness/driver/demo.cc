@@ -107,11 +107,12 @@ Section runSection(const CommonArgs& common, const DemoArgs& args, compare::Opti
         if (!feature.empty() && brokerHas(ref.broker, feature)) a.faults.push_back(k);
       }
   }
-  // Runs that mostly wait: several per core (their CPU is the same), unless --workers says how many. Their
-  // two-consumer family is the broker's own (rebalance): the race classes, whose holds wait on a group that
-  // rebalances around the held member, run in compare.
+  // Runs that mostly wait: eight per core, sixteen at most, unless --workers says how many (their CPU is the
+  // same; with eight in all, the Kafka section, 3 s of a group's first join in each run, ended the demo 50 s
+  // after the other lanes, docs/benchmarks.md). Their two-consumer family is the broker's own (rebalance):
+  // the race classes, whose holds wait on a group that rebalances around the held member, run in compare.
   if (ref.waiting()) {
-    if (a.workers == 0) a.workers = static_cast<int>(std::clamp(4 * std::thread::hardware_concurrency(), 4u, 8u));
+    if (a.workers == 0) a.workers = static_cast<int>(std::clamp(8 * std::thread::hardware_concurrency(), 8u, 16u));
     o.races = false;
   }
   o.faults = a.faults;
