@@ -8,7 +8,9 @@ bash scripts/install-deps.sh
 rm -rf build
 # Everything the tests use; the benchmarks (no test runs them) are a separate build: cmake without -DIDEM_BENCH=OFF.
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DIDEM_BENCH=OFF >/dev/null
-cmake --build build
+# One compile per core: ninja's default (cores + 2) took 284 s against 270 s on the 2-core test machine
+# (docs/benchmarks.md); the compiles are CPU-bound and no faster for sharing a core.
+cmake --build build -j"$(nproc)"
 cd build
 # The complete matrices (label slow: demo --full, the live exhaustive sweeps) run with `ctest -L slow`.
 # Twice as many tests as the cores: an integration test mostly waits (servers, sleeps, a broker's timers),
