@@ -8,10 +8,10 @@
 #                one at a time, and again beside two such streams (docs/benchmarks.md). COST 500 starts each
 #                as soon as the lock and two slots are free (after the demo, or the last one), not at the end
 #   [lanes]      PROCESSORS 3, the same lock, and TIMEOUT LANES_TIMEOUT: many processes at once for minutes, in
-#                lanes of its own (the demo): three of the test command's four slots, beside one other test. With two tests
-#                beside it, its HTTP lease cell (a delay 500 ms past the lease, within which the client's retry
-#                must take the lock) once lost its race and passed. COST 1000 starts it first, so that the
-#                run does not end on it alone
+#                lanes of its own (the demo): three of the test command's four slots, beside one other test.
+#                With two tests beside it, its HTTP lease cell (a delay 500 ms past the lease, within which the
+#                client's retry must take the lock) once lost its race and passed. COST 1000 starts it first, so
+#                that the run does not end on it alone
 # A test case declares what it needs; nothing here lists test names, so a new test case gets its
 # executable's label and one processor until its tags say otherwise.
 # Inputs: TEST_EXECUTABLE, TEST_PREFIX, SLOW_TIMEOUT, LANES_TIMEOUT, CTEST_FILE.

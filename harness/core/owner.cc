@@ -200,6 +200,11 @@ std::optional<std::vector<pid_t>> descendants() {
   return out;
 }
 
+std::vector<pid_t> ownTree() {
+  if (auto mine = descendants()) return *mine;
+  return otherPids();
+}
+
 bool groupListensOn(pid_t pgid, int port) {
   std::set<std::string> sockets; // as /proc/PID/fd/N links name them
   auto inodes = listeningInodes(port);
@@ -210,9 +215,7 @@ bool groupListensOn(pid_t pgid, int port) {
   }
   for (unsigned long inode : *inodes) sockets.insert(fmt::format("socket:[{}]", inode));
   if (sockets.empty()) return false;
-  // The group is one idemproof started: its processes are in idemproof's tree, when /proc lists it.
-  auto mine = descendants();
-  for (pid_t pid : mine ? *mine : otherPids()) {
+  for (pid_t pid : ownTree()) { // the group is one idemproof started
     auto st = procStat(pid);
     if (!st || st->pgrp != pgid) continue;
     std::error_code ec;

@@ -73,6 +73,11 @@ std::vector<pid_t> adoptedOrphans();
 /// Nothing when the kernel lists no children there (built without CONFIG_PROC_CHILDREN).
 std::optional<std::vector<pid_t>> descendants();
 
+/// The processes idemproof's own can be among: its descendants, or every other process where /proc lists no
+/// children. A consumer's process, whatever it did to its group or session, is a descendant (the subreaper
+/// keeps it in the tree).
+std::vector<pid_t> ownTree();
+
 /// Those of `pids` whose environment holds NAME=VALUE and that live (zombies excluded); as
 /// processesWithEnv, over these processes only.
 std::vector<pid_t> withEnv(const std::vector<pid_t>& pids, const std::string& name, const std::string& value);

@@ -49,10 +49,7 @@ void reapAdopted(pid_t pid) {
 
 void reapEscaped(History& h, const std::string& runTag, const std::set<pid_t>& groups) {
   std::vector<pid_t> killed;
-  // What a run's consumers started is idemproof's descendant whatever it did (the subreaper takes what its
-  // parent left): idemproof's own tree is looked at, not every process of the machine, when /proc lists it.
-  auto mine = descendants();
-  for (pid_t pid : mine ? withEnv(*mine, kRunEnv, runTag) : processesWithEnv(kRunEnv, runTag)) {
+  for (pid_t pid : withEnv(ownTree(), kRunEnv, runTag)) {
     std::string label = envOf(pid, kProcessEnv);
     std::string command = commandLine(pid);
     // Still in a consumer's process group, which was sent SIGKILL: it is dying, it did not escape.

@@ -9,7 +9,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <climits>
 #include <cstring>
 #include <filesystem>
