@@ -1,6 +1,6 @@
 /// The merges of sweep and compare shards: each fault point (sweep), row of holds (sweep --interleave) or
 /// cell (compare) comes from the shard that ran it, and the verdicts are recomputed from them as the unsharded command computes them.
-/// Every shard ran the fault-free baselines; the merged report keeps shard 0's.
+/// Every shard ran the fault-free baselines; the merged report keeps shard 0's, or the first that failed.
 #include "core/error.h"
 #include "core/verdict.h"
 #include "report/check_verdict.h"
@@ -44,9 +44,11 @@ CompareSection compareOf(const ShardInput& s) {
   }
 }
 
-/// What every sweep shard gives alike: its runs (each with the shard that ran it; the baseline from shard 0
-/// only), its entry in the merge section, whether it erred or was interrupted; and the merged report.
+/// What every sweep shard gives alike: its runs (each with the shard that ran it; the baseline from the
+/// shard `baselineOf` only), its entry in the merge section, whether it erred or was interrupted; and the
+/// merged report.
 struct SweepShards {
+  int baselineOf = 0;
   std::vector<std::pair<json, int>> runs;
   json shards = json::array();
   bool error = false, interrupted = false;
@@ -54,7 +56,7 @@ struct SweepShards {
   void add(int i, const ShardInput& s, int ran) {
     const json& r = s->report;
     for (const auto& run : r.value("runs", json::array()))
-      if (i == 0 || run.value("id", "") != "baseline") runs.emplace_back(relocate(run, i, true), i);
+      if (i == baselineOf || run.value("id", "") != "baseline") runs.emplace_back(relocate(run, i, true), i);
     error = error || r.value("verdict", "") == "error";
     interrupted = interrupted || r.contains("interrupted");
     shards.push_back(shardEntry(i, *s, ran));
@@ -78,10 +80,11 @@ struct SweepShards {
 
 /// The merge of an interleaving sweep's shards: each row of the grid, with its cells, from the shard that
 /// ran it, in the unsharded grid's order; the counts and the verdict as driver/interleave.cc computes them.
-json mergeInterleave(const ByIndex& byIndex, int n, SweepSection sweep, std::optional<Verdict> baseline) {
+json mergeInterleave(const ByIndex& byIndex, int n, SweepSection sweep, std::optional<Verdict> baseline, int baselineOf) {
   InterleaveGrid& grid = *sweep.interleave;
   grid.rows.clear();
   SweepShards all;
+  all.baselineOf = baselineOf;
   for (const auto& [i, s] : byIndex) {
     const SweepSection own = s->report.at("sweep").get<SweepSection>();
     if (!own.interleave)
@@ -125,17 +128,28 @@ json mergeInterleave(const ByIndex& byIndex, int n, SweepSection sweep, std::opt
 
 json mergeSweep(const ByIndex& byIndex, int n) {
   const json& first = byIndex.at(0)->report;
-  const std::optional<Verdict> baseline = byIndex.at(0).shard.baseline;
+  // The shards' faults were planned alike (their digests agree, checked before), so a fault-free run that
+  // failed in one shard and passed in another, as a consumer racing by itself may, is one sweep whose
+  // baseline failed: the merged report keeps the first failing shard's. A baseline without a usable trace
+  // (unknown, error) planned nothing, and its shards are not one sweep with the others.
+  const std::optional<Verdict> first0 = byIndex.at(0).shard.baseline;
+  auto usable = [](const std::optional<Verdict>& v) { return v == Verdict::Pass || v == Verdict::Fail; };
   auto shown = [](const std::optional<Verdict>& v) { return v ? json(toString(*v)).dump() : std::string("null"); };
-  for (const auto& [i, s] : byIndex)
-    if (s.shard.baseline != baseline)
+  std::optional<Verdict> baseline = first0;
+  int baselineOf = 0;
+  for (const auto& [i, s] : byIndex) {
+    if (s.shard.baseline == first0) continue;
+    if (!usable(s.shard.baseline) || !usable(first0))
       throw UsageError(fmt::format("merge: the fault-free baseline of shard {} is {} and of shard 0 {}: their points "
-                                   "may differ, so they cannot be one sweep", i, shown(s.shard.baseline), shown(baseline)));
+                                   "may differ, so they cannot be one sweep", i, shown(s.shard.baseline), shown(first0)));
+    if (s.shard.baseline == Verdict::Fail && baseline != Verdict::Fail) baseline = Verdict::Fail, baselineOf = i;
+  }
   SweepSection sweep = first.at("sweep").get<SweepSection>();
-  if (sweep.interleave) return mergeInterleave(byIndex, n, std::move(sweep), baseline);
+  if (sweep.interleave) return mergeInterleave(byIndex, n, std::move(sweep), baseline, baselineOf);
   sweep.points.clear();
   sweep.notRun = 0;
   SweepShards all;
+  all.baselineOf = baselineOf;
   for (const auto& [i, s] : byIndex) {
     const SweepSection own = s->report.at("sweep").get<SweepSection>();
     sweep.points.insert(sweep.points.end(), own.points.begin(), own.points.end());

@@ -6,6 +6,7 @@
 #include "core/error.h"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <unistd.h>
 
@@ -94,6 +95,49 @@ TEST_CASE("merge keeps the runs up to the lowest failure of all shards and that 
   for (int i = 0; i < 4; ++i) CHECK(summaries[static_cast<size_t>(i)]["run"] == i + 1);
   CHECK(summaries[3]["verdict"] == "fail");
   CHECK(mergedExitStatus(m) == 1);
+}
+
+namespace {
+
+/// Shard i of 2 of a sweep of 4 kill points, all passing, whose fault-free run was `baseline`; a failing
+/// baseline run names its shard in its one violation.
+ShardReport sweepShard(int i, const std::string& baseline) {
+  json points = json::array();
+  for (int k = i; k < 4; k += 2)
+    points.push_back({{"point", fmt::format("after:COMMIT#{}", k + 1)}, {"verdict", "pass"}, {"fired", true}, {"index", k}});
+  json runs = {{{"id", "baseline"}, {"verdict", baseline}}};
+  json violations = json::array();
+  if (baseline == "fail") violations.push_back({{"run", "baseline"}, {"message", fmt::format("shard {}", i)}});
+  json r = {{"command", "sweep"}, {"verdict", baseline == "fail" ? "fail" : "pass"}, {"targets", {"t"}}, {"target", "t"},
+            {"scenario", "wallet"}, {"seed", uint64_t(5)}, {"servers", {{"embedded", true}}}, {"options", {{"workers", 1}}},
+            {"runs", runs}, {"violations", violations}, {"timings", {{"total_ms", 100}, {"schedules", 3}}},
+            {"shard", {{"index", i}, {"count", 2}, {"command", "sweep"}, {"items", 4}, {"baseline", baseline}}},
+            {"sweep", {{"points", points}, {"fault_kinds", {"kill"}}, {"faults_digest", "d1"}}}};
+  return {"s" + std::to_string(i), r};
+}
+
+} // namespace
+
+TEST_CASE("merge of sweep shards whose fault-free runs differ, pass and fail, keeps the failing one") {
+  // A consumer that races by itself may fail its fault-free run in one shard only; the faults planned are
+  // the same (one digest), so the shards are one sweep, and it failed.
+  for (int failing : {0, 1}) {
+    json m = mergeReports({sweepShard(0, failing == 0 ? "fail" : "pass"), sweepShard(1, failing == 1 ? "fail" : "pass")});
+    CHECK(m["verdict"] == "fail");
+    CHECK(m["sweep"]["failed"] == 1);
+    CHECK(m["sweep"]["points"].size() == 4);
+    REQUIRE(m["runs"].size() == 1);
+    CHECK(m["runs"][0]["id"] == "baseline");
+    CHECK(m["runs"][0]["verdict"] == "fail");
+    REQUIRE(m["violations"].size() == 1);
+    CHECK(m["violations"][0]["message"] == fmt::format("shard {}", failing));
+    CHECK(mergedExitStatus(m) == 1);
+  }
+  // A baseline without a usable trace planned nothing: not one sweep with a shard whose baseline ran.
+  CHECK(refusal({sweepShard(0, "pass"), sweepShard(1, "unknown")}).find("cannot be one sweep") != std::string::npos);
+  auto other = sweepShard(1, "fail");
+  other.report["sweep"]["faults_digest"] = "d2";
+  CHECK(refusal({sweepShard(0, "pass"), other}).find("faults planned") != std::string::npos);
 }
 
 TEST_CASE("merge refuses shards that are not one run, naming why in one line") {
