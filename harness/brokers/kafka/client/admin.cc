@@ -11,8 +11,10 @@
 #include <boost/asio.hpp>
 #include <fmt/format.h>
 
+#include <memory>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
 
 namespace idem::kafka::client {
 namespace {
@@ -184,24 +186,40 @@ int KafkaAdmin::partitionsOf(const std::string& topic, std::chrono::milliseconds
 
 std::vector<PartitionProgress> KafkaAdmin::progress(const std::string& topic, const std::string& group,
                                                     std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const int count = partitionsOf(topic, timeout);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
   auto left = [&] {
     return timeoutMs(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()));
   };
-  const int count = partitionsOf(topic, timeout);
-  rd_kafka_t* consumer = consumerOf(group);
-  std::vector<PartitionProgress> out(static_cast<size_t>(count));
   // The log ends: one ListOffsets for every partition (offsets_for_times with the "latest" timestamp, -1),
   // where rd_kafka_query_watermark_offsets would ask the low and high marks of one partition per call.
   Partitions ends = partitionList(topic, count);
-  for (int i = 0; i < count; ++i) ends->elems[i].offset = RD_KAFKA_OFFSET_END;
-  rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(producer_, ends.get(), left());
-  if (err) throw std::runtime_error(fmt::format("Kafka topic {}: log end offsets: {}", topic, rd_kafka_err2str(err)));
   Partitions committed = partitionList(topic, count);
-  err = rd_kafka_committed(consumer, committed.get(), left());
+  auto ask = [&](rd_kafka_t* producer, rd_kafka_t* consumer) {
+    for (int i = 0; i < count; ++i) ends->elems[i].offset = RD_KAFKA_OFFSET_END;
+    rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(producer, ends.get(), left());
+    if (err) return std::make_pair(err, "log end offsets");
+    return std::make_pair(rd_kafka_committed(consumer, committed.get(), left()), "committed offsets");
+  };
+  auto [err, what] = ask(producer_, consumerOf(group));
+  if (err == RD_KAFKA_RESP_ERR__TIMED_OUT) {
+    // Once, at the end of a rebalance run on a loaded machine, the log ends went unanswered for 5 s: asked
+    // again, for as long, on connections of their own.
+    std::unique_ptr<rd_kafka_t, decltype(&rd_kafka_destroy)> producer(
+        newHandle(RD_KAFKA_PRODUCER, {{"bootstrap.servers", bootstrap_}, {"client.id", "idemproof"}, {"log_level", "3"}}),
+        &rd_kafka_destroy);
+    rd_kafka_t* consumer = newHandle(RD_KAFKA_CONSUMER, {{"bootstrap.servers", bootstrap_},
+                                                          {"client.id", "idemproof"},
+                                                          {"group.id", group},
+                                                          {"enable.auto.commit", "false"},
+                                                          {"log_level", "3"}});
+    deadline = std::chrono::steady_clock::now() + timeout;
+    std::tie(err, what) = ask(producer.get(), consumer);
+    rd_kafka_destroy_flags(consumer, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE); // never subscribed
+  }
   if (err)
-    throw std::runtime_error(fmt::format("Kafka group {} on topic {}: committed offsets: {}", group, topic,
-                                         rd_kafka_err2str(err)));
+    throw std::runtime_error(fmt::format("Kafka group {} on topic {}: {}: {}", group, topic, what, rd_kafka_err2str(err)));
+  std::vector<PartitionProgress> out(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) {
     const auto& e = ends->elems[i];
     const auto& c = committed->elems[i];

@@ -48,8 +48,9 @@ public:
 
   /// Every partition of `topic`, in order, with its log end and `group`'s committed offset. One
   /// ListOffsets and one OffsetFetch per call (the partition count is asked once per topic; the consumer
-  /// handle of a group, which never joins it, is made once). Throws std::runtime_error on an error or when
-  /// `timeout` runs out.
+  /// handle of a group, which never joins it, is made once); a query that `timeout` ran out on is asked
+  /// once more, for as long, on connections of its own. Throws std::runtime_error on an error or when the
+  /// second wait runs out too.
   std::vector<PartitionProgress> progress(const std::string& topic, const std::string& group,
                                           std::chrono::milliseconds timeout);
 

@@ -254,6 +254,34 @@ TEST_CASE("kafka client: LeaveGroup for a killed member hands its partitions ove
   rd_kafka_destroy(second);
 }
 
+TEST_CASE("kafka client: a progress query the broker leaves unanswered past its wait is asked once more") {
+  EmbeddedKafka kafka({kProgram});
+  REQUIRE(kafka.command("topic t 2") == "ok");
+  KafkaAdmin admin(kafka.bootstrap());
+  admin.produce("t", {Produced{"k", "{}", {}}});
+  REQUIRE(admin.progress("t", "g", std::chrono::seconds(5)).size() == 2); // connected, the partitions known
+  // The mock holds its answers while it has a round trip time and sends them when it has none: held for
+  // 3 s, the first query's wait of 2 s runs out, and the second, on new connections, is answered 1 s into
+  // its own wait.
+  REQUIRE(kafka.command("rtt 1 60000") == "ok");
+  std::thread prompt([&kafka] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+    kafka.command("rtt 1 0");
+  });
+  const auto start = Clock::now();
+  std::vector<idem::kafka::client::PartitionProgress> progress;
+  CHECK_NOTHROW(progress = admin.progress("t", "g", std::chrono::seconds(2)));
+  const double ms = msSince(start);
+  prompt.join();
+  CHECK(ms >= 2000); // it did wait out the first
+  REQUIRE(progress.size() == 2);
+  CHECK(progress[0].logEnd + progress[1].logEnd == 1);
+  // Late past both waits (the second one's connections are not up in time): one error naming the query.
+  REQUIRE(kafka.command("rtt 1 3000") == "ok");
+  CHECK_THROWS_WITH(admin.progress("t", "g", std::chrono::milliseconds(300)),
+                    Catch::StartsWith("Kafka group g on topic t: log end offsets: "));
+}
+
 TEST_CASE("kafka client: a program that exits at start or no listener is a clear error") {
   CHECK_THROWS_WITH(EmbeddedKafka({"/bin/false"}), Catch::Contains("/bin/false") && Catch::Contains("exited at start") &&
                                                        Catch::Contains("log: "));
