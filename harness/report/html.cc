@@ -11,11 +11,11 @@
 #include <set>
 #include <sstream>
 
-namespace idem {
+// This file's own functions are html's: they use its functions unqualified, with no using-directive that
+// a unity batch would carry into the files after this one.
+namespace idem::html {
 
 namespace {
-
-using namespace html;
 
 std::string kindsCount(const json& violations) {
   std::map<std::string, int> kinds;
@@ -201,7 +201,12 @@ std::string body(const json& r, const Anchors& anchors, std::map<std::string, st
 
 } // namespace
 
+} // namespace idem::html
+
+namespace idem {
+
 std::string renderHtml(const nlohmann::json& r, const std::map<std::string, std::string>& logTails) {
+  using namespace html; // html's functions and this file's above, in this function only
   Anchors anchors = anchorsOf(r);
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                     "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"

@@ -16,11 +16,11 @@
 #include <stdexcept>
 #include <vector>
 
-namespace idem {
+// This file's own functions are html's: they use its functions unqualified, with no using-directive that
+// a unity batch would carry into the files after this one.
+namespace idem::html {
 
 namespace {
-
-using namespace html;
 
 struct Case {
   Case(std::string cls, std::string n) : classname(std::move(cls)), name(std::move(n)) {}
@@ -160,7 +160,12 @@ std::string caseXml(const Case& c) {
 
 } // namespace
 
+} // namespace idem::html
+
+namespace idem {
+
 std::string junitXml(const nlohmann::json& r) {
+  using namespace html; // html's functions and this file's above, in this function only
   std::vector<Suite> suites;
   std::string command = str(r, "command");
   if (command == "sweep") suites.push_back(sweepSuite(r));
