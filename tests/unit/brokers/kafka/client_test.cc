@@ -261,19 +261,19 @@ TEST_CASE("kafka client: a progress query the broker leaves unanswered past its 
   admin.produce("t", {Produced{"k", "{}", {}}});
   REQUIRE(admin.progress("t", "g", std::chrono::seconds(5)).size() == 2); // connected, the partitions known
   // The mock holds its answers while it has a round trip time and sends them when it has none: held for
-  // 3 s, the first query's wait of 2 s runs out, and the second, on new connections, is answered 1 s into
-  // its own wait.
+  // 4.5 s, the first query's wait of 3 s runs out, and the second, on new connections, is answered 1.5 s
+  // into its own wait (1.5 s of slack either side on a loaded machine).
   REQUIRE(kafka.command("rtt 1 60000") == "ok");
   std::thread prompt([&kafka] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+    std::this_thread::sleep_for(std::chrono::milliseconds(4500));
     kafka.command("rtt 1 0");
   });
   const auto start = Clock::now();
   std::vector<idem::kafka::client::PartitionProgress> progress;
-  CHECK_NOTHROW(progress = admin.progress("t", "g", std::chrono::seconds(2)));
+  CHECK_NOTHROW(progress = admin.progress("t", "g", std::chrono::seconds(3)));
   const double ms = msSince(start);
   prompt.join();
-  CHECK(ms >= 2000); // it did wait out the first
+  CHECK(ms >= 3000); // it did wait out the first
   REQUIRE(progress.size() == 2);
   CHECK(progress[0].logEnd + progress[1].logEnd == 1);
   // Late past both waits (the second one's connections are not up in time): one error naming the query.
