@@ -18,6 +18,8 @@ namespace idem::kafka {
 struct RequestFacts {
   std::string detail;
   std::vector<std::string> committed;             ///< OffsetCommit, TxnOffsetCommit: "topic-p@offset"
+  std::optional<std::string> txnId;               ///< TxnOffsetCommit, EndTxn: the transactional id
+  bool endCommits = false;                        ///< EndTxn: it commits (not aborts) the transaction
   std::map<TopicPartition, int64_t> fetchOffsets; ///< Fetch: the position asked from, per partition
   std::vector<TopicPartition> forgotten;          ///< Fetch: partitions taken out of the fetch session
   bool noResponse = false;                        ///< Produce with acks=0: the broker sends no response

@@ -40,6 +40,7 @@ bool readRequest(int16_t key, int16_t version, std::string_view body, TopicNames
   out.group = c.group;
   out.member = c.member;
   out.generation = c.generation;
+  out.txnId = c.txnId;
   std::vector<std::string> parts;
   std::string head = std::string(a.name) + " v" + std::to_string(version) + groupPart(c);
   switch (key) {
@@ -85,7 +86,8 @@ bool readRequest(int16_t key, int16_t version, std::string_view body, TopicNames
     out.blocking = true;
     break;
   case api::kEndTxn:
-    head += c.committed.value_or(0) ? " commit" : " abort";
+    out.endCommits = c.committed.value_or(0) != 0;
+    head += out.endCommits ? " commit" : " abort";
     break;
   default: // OffsetFetch, AddPartitionsToTxn: the partitions named; the rest: the group part
     for (const auto& i : c.items)

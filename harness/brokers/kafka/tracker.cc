@@ -68,11 +68,15 @@ struct Pending {
   bool decode = false; ///< its answer is read (a step, or set-up the tracker rewrites)
   std::map<TopicPartition, int64_t> positions; ///< Fetch: where each partition is read from
   std::optional<SyncAsk> sync; ///< SyncGroup, with TrackerOptions::lateSyncRejoins: who asked
+  std::optional<std::string> txnId;   ///< TxnOffsetCommit: its transaction, whose positions it added
+  std::vector<std::string> txnAdded;  ///< TxnOffsetCommit: those positions, taken back if it fails
 };
 
 class KafkaTracker final : public proxy::Tracker {
 public:
-  explicit KafkaTracker(TrackerOptions options) : options_(std::move(options)) {}
+  explicit KafkaTracker(TrackerOptions options) : options_(std::move(options)) {
+    if (!options_.txnOffsets) options_.txnOffsets = std::make_shared<TxnOffsets>();
+  }
 
   proxy::Decode onClient(std::string_view buf, proxy::ClientMsg& out) override {
     out = proxy::ClientMsg{};
@@ -121,6 +125,8 @@ public:
     if (p.key == api::kFetch)
       p.positions = sessionPositions(facts);
     if (p.key == api::kSyncGroup && options_.lateSyncRejoins) rememberSync(r.rest(), p);
+    if (facts.txnId && (p.key == api::kTxnOffsetCommit || p.key == api::kEndTxn || p.key == api::kInitProducerId))
+      transactional(p, facts);
     p.step = true;
     outstanding_.push_back(std::move(p));
     out.kind = proxy::ClientMsg::Kind::RequestEnd;
@@ -163,9 +169,41 @@ public:
     if (!readResponse(p.key, p.version, body, p.positions, names_, facts) || !facts.undecoded.empty())
       return proxy::Decode::Invalid; // records it cannot read: none of them may go unseen
     learn(std::nullopt, facts.member, facts.generation);
+    if (p.txnId && facts.reply.error) takeBack(*p.txnId, p.txnAdded);
     out.kind = proxy::ServerMsg::Kind::ReplyEnd;
     out.reply = std::move(facts.reply);
     return d;
+  }
+
+  /// A transaction's offsets acknowledge when it commits: a TxnOffsetCommit's positions wait under its
+  /// transactional id, and the EndTxn that commits it acknowledges them (its answer, as any step's, must
+  /// carry no error). An EndTxn that aborts drops them, and so does an InitProducerId of that id: the
+  /// coordinator aborts the open transaction of a producer another one replaced (a killed consumer's).
+  void transactional(Pending& p, RequestFacts& facts) {
+    std::lock_guard<std::mutex> lock(options_.txnOffsets->mu);
+    auto& byTxn = options_.txnOffsets->byTxn;
+    if (p.key == api::kTxnOffsetCommit) {
+      auto& waiting = byTxn[*facts.txnId];
+      waiting.insert(waiting.end(), facts.committed.begin(), facts.committed.end());
+      p.txnId = facts.txnId;
+      p.txnAdded = std::move(facts.committed);
+      facts.committed.clear();
+      return;
+    }
+    auto it = byTxn.find(*facts.txnId);
+    if (it == byTxn.end()) return;
+    if (p.key == api::kEndTxn && facts.endCommits) facts.committed = std::move(it->second);
+    byTxn.erase(it);
+  }
+
+  /// A TxnOffsetCommit the coordinator refused: its positions are not the transaction's.
+  void takeBack(const std::string& txnId, const std::vector<std::string>& added) {
+    std::lock_guard<std::mutex> lock(options_.txnOffsets->mu);
+    auto it = options_.txnOffsets->byTxn.find(txnId);
+    if (it == options_.txnOffsets->byTxn.end()) return;
+    auto& waiting = it->second;
+    for (const auto& a : added)
+      if (auto w = std::find(waiting.begin(), waiting.end(), a); w != waiting.end()) waiting.erase(w);
   }
 
   void withdrawLast() override {

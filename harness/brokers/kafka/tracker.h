@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 namespace idem::kafka {
 
@@ -27,6 +28,14 @@ inline constexpr size_t kMaxFrame = 64 << 20;
 struct SyncAssignments {
   std::mutex mu;
   std::map<std::tuple<std::string, int32_t, std::string>, std::string> byMember;
+};
+
+/// The offsets each transaction committed for its group (TxnOffsetCommit), shared by the trackers of one
+/// broker's connections: they take effect when the transaction commits (EndTxn), and librdkafka sends
+/// the two on different connections (the group's coordinator, the transaction's).
+struct TxnOffsets {
+  std::mutex mu;
+  std::map<std::string, std::vector<std::string>> byTxn; ///< transactional id -> "topic-p@offset"
 };
 
 struct TrackerOptions {
@@ -51,6 +60,8 @@ struct TrackerOptions {
   /// 5 s, every record produced during a poll waited up to 5 s. An earlier empty answer is one a broker
   /// may give; the client polls again.
   int32_t fetchWaitCapMs = 0;
+  /// Where a TxnOffsetCommit's positions wait for their transaction's EndTxn; unset, the tracker's own.
+  std::shared_ptr<TxnOffsets> txnOffsets;
 };
 
 proxy::TrackerPtr makeTracker(TrackerOptions options = {});

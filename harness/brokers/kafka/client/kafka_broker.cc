@@ -138,7 +138,8 @@ private:
 } // namespace
 
 KafkaBroker::KafkaBroker(int partitions)
-    : partitions_(partitions), ledger_(std::make_shared<Ledger>()), syncAssignments_(std::make_shared<SyncAssignments>()) {
+    : partitions_(partitions), ledger_(std::make_shared<Ledger>()), syncAssignments_(std::make_shared<SyncAssignments>()),
+      txnOffsets_(std::make_shared<TxnOffsets>()) {
   server_ = std::make_unique<EmbeddedKafka>();
   admin_ = std::make_unique<KafkaAdmin>(server_->bootstrap());
 }
@@ -155,6 +156,7 @@ proxy::TrackerPtr KafkaBroker::tracker(int listenPort) {
   TrackerOptions o;
   o.lateSyncRejoins = true; // librdkafka's mock refuses a late follower's SyncGroup (tracker.h)
   o.syncAssignments = syncAssignments_;
+  o.txnOffsets = txnOffsets_; // a transaction's offsets and its EndTxn come on different connections
   // The mock answers a Fetch that finds nothing at its max wait, not when a record arrives (tracker.h):
   // librdkafka's default fetch.wait.max.ms, so that a kafkajs consumer at its 5 s default reads as soon.
   o.fetchWaitCapMs = 500;
@@ -192,6 +194,8 @@ void KafkaBroker::reset() {
   ledger_->undelivered.clear();
   ledger_->trackers.clear();
   ledger_->evicted.clear();
+  std::lock_guard<std::mutex> txn(txnOffsets_->mu);
+  txnOffsets_->byTxn.clear(); // the last run's open transactions: their topic is gone from this run
 }
 
 std::vector<std::string> KafkaBroker::publish(const std::vector<brokers::Message>& messages) {

@@ -11,6 +11,7 @@
 
 namespace idem::kafka {
 struct SyncAssignments; // brokers/kafka/tracker.h
+struct TxnOffsets;      // brokers/kafka/tracker.h
 } // namespace idem::kafka
 
 namespace idem::kafka::client {
@@ -77,6 +78,8 @@ private:
   std::shared_ptr<Ledger> ledger_;
   /// The leaders' SyncGroup assignments, for the late followers' answers (tracker.h, lateSyncRejoins).
   std::shared_ptr<SyncAssignments> syncAssignments_;
+  /// The positions of transactions not yet committed (tracker.h): shared by the run's connections.
+  std::shared_ptr<TxnOffsets> txnOffsets_;
   bool forgetPending_ = false; ///< a forget the group refused while rebalancing: made at the next progress()
 };
 

@@ -134,9 +134,40 @@ TEST_CASE("librdkafka capture: produce, a group consumer's fetches and commits, 
   const Connection& txn = with(all, "END_TXN");
   CHECK(verbs(txn.events) == Strings{"INIT_PRODUCER_ID", "ADD_OFFSETS_TO_TXN", "ADD_PARTITIONS_TO_TXN", "END_TXN"});
   CHECK(steps(txn.events)[3].detail == "EndTxn v1 transactional id txn-rec commit");
+  // The transaction's offsets (TxnOffsetCommit, on the group coordinator's connection) acknowledge at its
+  // EndTxn commit (on the transaction coordinator's): not before, and not on a connection alone.
   const Connection& txnCommit = with(all, "TXN_OFFSET_COMMIT");
-  for (const auto& s : steps(txnCommit.events))
-    if (s.verb == "TXN_OFFSET_COMMIT") CHECK(s.acked == Strings{"payments-0@2", "payments-1@1", "payments-2@1"});
+  const Strings positions{"payments-0@2", "payments-1@1", "payments-2@1"};
+  bool sent = false;
+  for (const auto& s : steps(txnCommit.events)) {
+    if (s.verb != "TXN_OFFSET_COMMIT") continue;
+    CHECK(s.detail.find("payments-0@2") != std::string::npos);
+    CHECK(s.acked.empty());
+    sent = true;
+  }
+  CHECK(sent);
+  CHECK(steps(txn.events)[3].acked.empty());
+  // The two connections' trackers sharing the broker's TxnOffsets, fed in the order librdkafka sent them:
+  // the transaction begun, its offsets sent, then its EndTxn.
+  idem::kafka::TrackerOptions shared;
+  shared.txnOffsets = std::make_shared<idem::kafka::TxnOffsets>();
+  auto withShared = [&] { return idem::kafka::makeTracker(shared); };
+  auto feed = [](Feeder& f, const Chunk& c) { c.client ? f.client(c.bytes) : f.server(c.bytes); };
+  Feeder ending(withShared());
+  size_t k = 0;
+  for (; k < txn.chunks.size() && !(txn.chunks[k].client && steps(ending.events()).size() == 3); ++k)
+    feed(ending, txn.chunks[k]); // up to the END_TXN request
+  Feeder offsets(withShared());
+  for (const auto& c : txnCommit.chunks) feed(offsets, c);
+  CHECK(shared.txnOffsets->byTxn["txn-rec"] == positions); // waiting for the transaction
+  for (; k < txn.chunks.size(); ++k) feed(ending, txn.chunks[k]);
+  REQUIRE(steps(ending.events()).size() == 4);
+  CHECK(steps(ending.events())[3].acked == positions);
+  CHECK(shared.txnOffsets->byTxn.empty());
+  // Aborted instead, or its producer replaced first (InitProducerId of the same id): nothing acknowledged.
+  shared.txnOffsets->byTxn["txn-rec"] = positions;
+  const Events again = wholeOf(withShared, txn.chunks); // its InitProducerId comes first
+  CHECK(steps(again)[3].acked.empty());
 }
 
 TEST_CASE("kafkajs capture: produce, one fetch of the four records, a commit per record") {
