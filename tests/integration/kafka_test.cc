@@ -150,6 +150,40 @@ TEST_CASE("kafka: rebalance mid-batch: revoke-unsafe applies event 3 twice, dedu
   CHECK(good.report["verdict"] == "pass");
 }
 
+TEST_CASE("kafka: a transactional consumer's offsets are acknowledged when its transaction commits") {
+  // confluent-kafka's send_offsets_to_transaction, then commit_transaction, after each record's database
+  // transaction. The embedded broker (librdkafka's mock) answers a transaction's offsets without storing
+  // them: the proxy stores them when the EndTxn that commits it is answered, or a correct consumer would be
+  // judged stuck. Killed before its third EndTxn the record comes again; only the twin without dedup
+  // applies it (and the producer's retry) twice.
+  auto rs = cleanAll({{"run", "--target", testTarget("py-kafka-txn")},
+                      {"run", "--target", testTarget("py-kafka-txn"), "--crash", "before:END_TXN#3"},
+                      {"run", "--target", testTarget("py-kafka-txn-no-dedup"), "--crash", "after:COMMIT#3"}});
+  for (int i = 0; i < 2; ++i) {
+    INFO(rs[i].out << rs[i].err);
+    CHECK(rs[i].status == 0);
+    CHECK(rs[i].report["verdict"] == "pass");
+  }
+  int sent = 0, committed = 0;
+  for (const auto& op : rs[0].report["runs"][0]["history"]) {
+    if (op["type"] != "step") continue;
+    const auto& v = op["value"];
+    const bool acks = !v.value("acked", nlohmann::json::array()).empty();
+    if (v["verb"] == "TXN_OFFSET_COMMIT") {
+      ++sent;
+      CHECK_FALSE(acks); // sent, not yet committed
+    }
+    if (v["verb"] == "END_TXN" && acks) ++committed;
+  }
+  CHECK(sent >= 5);
+  CHECK(committed >= 5);
+  INFO(rs[2].out << rs[2].err);
+  CHECK(rs[2].status == 1);
+  auto dups = violations(rs[2].report, "duplicate");
+  REQUIRE(!dups.empty());
+  CHECK(dups[0]["events"] == nlohmann::json::array({2, 3}));
+}
+
 TEST_CASE("kafka: a rebalance fault on a Valkey target is a usage error naming the fault, exit 2") {
   Result r = clean({"run", "--target", target("dedup-table"), "--crash", "rebalance:before:COMMIT#2"});
   CHECK(r.status == 2);

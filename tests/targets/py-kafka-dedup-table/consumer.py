@@ -17,6 +17,14 @@ stay: librdkafka's default 45 s session makes the embedded broker wait 44 s for 
 correct: a commit on the timer while a record is still in work covers it, and a kill then loses it (a
 producer retry is harmless).
 
+TXN=1 (py-kafka-txn): the offsets are committed in a Kafka transaction instead — a producer with
+transactional.id "txn-$GROUP" sends the offset after the record (send_offsets_to_transaction) and commits
+the transaction after the database's COMMIT; the consumer reads with isolation.level read_committed. It is
+correct: a record whose Kafka transaction did not commit comes again and is skipped. With NO_DEDUP=1 too
+(py-kafka-txn-no-dedup) the credit is always made: NOT correct, since the Kafka transaction covers the
+offsets and not the database, a kill between the database's COMMIT and the Kafka transaction's commit
+applies the record twice, and a producer retry is applied twice.
+
 Settings as targets/common/kafka.h (AUTO_COMMIT=1: the first three): auto.offset.reset=earliest, session.timeout.ms=6000,
 heartbeat.interval.ms=2000, fetch.wait.max.ms=100. SIGTERM sets a flag checked between records (a poll
 waits at most 100 ms); the consumer closes (LeaveGroup) and exits 0. Any other error is printed and exits 1.
@@ -38,11 +46,14 @@ def on_sigterm(signum, frame):
 signal.signal(signal.SIGTERM, on_sigterm)
 
 import psycopg  # noqa: E402
-from confluent_kafka import Consumer, KafkaException, TopicPartition  # noqa: E402
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition  # noqa: E402
 
 COMMIT_FIRST = os.environ.get("COMMIT_FIRST") == "1"
 AUTO_COMMIT = os.environ.get("AUTO_COMMIT") == "1"
-NAME = "py-kafka-commit-first" if COMMIT_FIRST else "py-kafka-autocommit-dedup" if AUTO_COMMIT else "py-kafka-dedup-table"
+TXN = os.environ.get("TXN") == "1"
+NO_DEDUP = os.environ.get("NO_DEDUP") == "1"
+NAME = ("py-kafka-commit-first" if COMMIT_FIRST else "py-kafka-autocommit-dedup" if AUTO_COMMIT else
+        ("py-kafka-txn-no-dedup" if NO_DEDUP else "py-kafka-txn") if TXN else "py-kafka-dedup-table")
 
 
 def fields_of(msg):
@@ -87,7 +98,14 @@ def run():
                 "auto.offset.reset": "earliest", "session.timeout.ms": 6000, "heartbeat.interval.ms": 2000}
     if not AUTO_COMMIT:
         settings.update({"enable.auto.commit": False, "fetch.wait.max.ms": 100})
+    if TXN:
+        settings["isolation.level"] = "read_committed"
     consumer = Consumer(settings)
+    producer = None
+    if TXN:
+        producer = Producer({"bootstrap.servers": env["KAFKA_BOOTSTRAP"], "client.id": env["CONSUMER"] + "-txn",
+                             "transactional.id": "txn-" + env["GROUP"]})
+        producer.init_transactions()
     try:
         consumer.subscribe([env["TOPIC"]])
         while not stop:
@@ -100,7 +118,13 @@ def run():
                 print(f"{NAME}: {msg.error()}", file=sys.stderr, flush=True)
                 continue
             fields = fields_of(msg)
-            if COMMIT_FIRST:
+            if TXN:
+                producer.begin_transaction()
+                credit(db, fields, dedup=not NO_DEDUP)
+                producer.send_offsets_to_transaction(
+                    [TopicPartition(msg.topic(), msg.partition(), msg.offset() + 1)], consumer.consumer_group_metadata())
+                producer.commit_transaction()
+            elif COMMIT_FIRST:
                 commit(consumer, msg)
                 credit(db, fields, dedup=False)
             else:

@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -74,13 +76,26 @@ struct Ledger {
 
 namespace {
 
+/// The member of `group` with the newest generation the run's connections showed, if any.
+std::optional<Membership> newestMember(Ledger& ledger, const std::string& group) {
+  std::optional<Membership> newest;
+  std::lock_guard<std::mutex> feed(ledger.feed);
+  std::lock_guard<std::mutex> lock(ledger.mu);
+  for (const auto& [port, t] : ledger.trackers)
+    if (auto m = membershipOf(*t); m && !m->member.empty() && m->group == group &&
+                                   (!newest || m->generation > newest->generation))
+      newest = *m;
+  return newest;
+}
+
 /// The Kafka tracker, with its steps in the history's terms: an offset commit acknowledges the records it
 /// passes (the tracker names the positions), and only a Fetch is a blocking read — a JoinGroup the
 /// coordinator holds through a rebalance is a request its client waits on, not a consumer at rest.
 class RunTracker final : public proxy::Tracker {
 public:
-  RunTracker(std::shared_ptr<proxy::Tracker> inner, std::shared_ptr<Ledger> ledger, int listenPort)
-      : inner_(std::move(inner)), ledger_(std::move(ledger)), listenPort_(listenPort) {}
+  using CommitTxn = std::function<void(const std::vector<std::string>&)>;
+  RunTracker(std::shared_ptr<proxy::Tracker> inner, std::shared_ptr<Ledger> ledger, int listenPort, CommitTxn commitTxn)
+      : inner_(std::move(inner)), ledger_(std::move(ledger)), listenPort_(listenPort), commitTxn_(std::move(commitTxn)) {}
 
   proxy::Decode onClient(std::string_view buf, proxy::ClientMsg& out) override {
     proxy::Decode d;
@@ -89,6 +104,7 @@ public:
       d = inner_->onClient(buf, out);
     }
     if (d == proxy::Decode::Message && out.kind == proxy::ClientMsg::Kind::RequestEnd) {
+      txnSteps_.push_back(out.step.verb == "END_TXN" ? out.step.acked : std::vector<std::string>{});
       if (!out.step.acked.empty()) out.step.acked = ledger_->passed(out.step.acked);
       if (!out.step.read) out.step.blocking = false;
     }
@@ -104,6 +120,13 @@ public:
     if (d == proxy::Decode::Message && out.kind == proxy::ServerMsg::Kind::ReplyEnd) {
       ledger_->delivered(out.reply.delivered);
       if (!out.reply.delivered.empty()) out.reply.stale = evicted();
+      if (!txnSteps_.empty()) {
+        const std::vector<std::string> positions = std::move(txnSteps_.front());
+        txnSteps_.pop_front();
+        // The embedded broker answers a transaction's offsets and its commit without storing the offsets
+        // (librdkafka's mock): stored here, before the client learns its transaction committed.
+        if (!positions.empty() && !out.reply.error) commitTxn_(positions);
+      }
     }
     return d;
   }
@@ -111,6 +134,7 @@ public:
   void withdrawLast() override {
     std::lock_guard<std::mutex> lock(ledger_->feed);
     inner_->withdrawLast();
+    if (!txnSteps_.empty()) txnSteps_.pop_back();
   }
 
 private:
@@ -133,6 +157,10 @@ private:
   std::shared_ptr<proxy::Tracker> inner_;
   std::shared_ptr<Ledger> ledger_;
   int listenPort_;
+  CommitTxn commitTxn_;
+  /// Per step request not yet answered, in order: an END_TXN's positions (the offsets its transaction
+  /// commits), else none.
+  std::deque<std::vector<std::string>> txnSteps_;
 };
 
 } // namespace
@@ -169,7 +197,8 @@ proxy::TrackerPtr KafkaBroker::tracker(int listenPort) {
     std::lock_guard<std::mutex> lock(ledger_->mu);
     ledger_->trackers.emplace(listenPort, inner);
   }
-  return std::make_unique<RunTracker>(inner, ledger_, listenPort);
+  return std::make_unique<RunTracker>(inner, ledger_, listenPort,
+                                      [this](const std::vector<std::string>& positions) { commitTransaction(positions); });
 }
 
 void KafkaBroker::reset() {
@@ -247,20 +276,34 @@ void KafkaBroker::forget() {
   // a group that ever had a member); with none, from outside the group.
   std::map<int, int64_t> zero;
   for (int p = 0; p < partitions_; ++p) zero[p] = 0;
-  std::optional<Membership> newest;
-  {
-    std::lock_guard<std::mutex> feed(ledger_->feed);
-    std::lock_guard<std::mutex> lock(ledger_->mu);
-    for (const auto& [port, t] : ledger_->trackers)
-      if (auto m = membershipOf(*t); m && !m->member.empty() && m->group == group_ &&
-                                     (!newest || m->generation > newest->generation))
-        newest = *m;
-  }
+  const std::optional<Membership> newest = newestMember(*ledger_, group_);
   // Between a JoinGroup and its SyncGroups (forget:after:JOIN_GROUP#1) the group takes no commit: it is
   // made once the group is up, at the next look at the broker's progress.
   forgetPending_ = false;
   if (newest) forgetPending_ = !KafkaAdmin::commitAs(server_->bootstrap(), *newest, topic_, zero, kAsk);
   else admin_->commit(topic_, group_, zero);
+}
+
+void KafkaBroker::commitTransaction(const std::vector<std::string>& positions) {
+  std::map<int, int64_t> offsets; // of the run's topic, by partition
+  for (const auto& pos : positions) {
+    const auto p = splitPosition(pos);
+    const auto dash = p ? p->first.rfind('-') : std::string::npos;
+    if (dash == std::string::npos || p->first.substr(0, dash) != topic_) continue;
+    try {
+      const int partition = std::stoi(p->first.substr(dash + 1));
+      offsets[partition] = std::max(offsets.count(partition) ? offsets[partition] : 0, p->second);
+    } catch (const std::exception&) {
+    }
+  }
+  if (offsets.empty()) return;
+  // As the consumer's group commits them, in the name of its newest member (the mock refuses commits from
+  // outside a group that had one); a refusal leaves the offsets where they were, as a broker would.
+  try {
+    if (const auto newest = newestMember(*ledger_, group_)) KafkaAdmin::commitAs(server_->bootstrap(), *newest, topic_, offsets, kAsk);
+    else admin_->commit(topic_, group_, offsets);
+  } catch (const std::exception&) {
+  }
 }
 
 std::string KafkaBroker::deadLetter(const std::string& kind, const std::string& declared) {

@@ -68,6 +68,8 @@ private:
   /// Sends the LeaveGroup of each member the connections accepted on `listenPort` joined; `forget`: those
   /// connections are closed, their trackers go.
   void leave(int listenPort, bool forget);
+  /// Stores a committed transaction's offsets ("topic-p@offset") in the run's group.
+  void commitTransaction(const std::vector<std::string>& positions);
 
   int partitions_;
   int run_ = 0;
