@@ -62,6 +62,17 @@ void onDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
 
 int timeoutMs(std::chrono::milliseconds t) { return static_cast<int>(std::max<int64_t>(t.count(), 0)); }
 
+/// A consumer of `group` that never subscribes: it asks for and sets the group's offsets without being a
+/// member, so it causes no rebalance.
+rd_kafka_t* groupHandle(const std::string& bootstrap, const std::string& group) {
+  return newHandle(RD_KAFKA_CONSUMER, {{"bootstrap.servers", bootstrap},
+                                       {"client.id", "idemproof"},
+                                       {"group.id", group},
+                                       {"enable.auto.commit", "false"},
+                                       {"enable.auto.offset.store", "false"},
+                                       {"log_level", "3"}});
+}
+
 Partitions partitionList(const std::string& topic, int count) {
   Partitions list(rd_kafka_topic_partition_list_new(count), &rd_kafka_topic_partition_list_destroy);
   for (int p = 0; p < count; ++p) rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), p);
@@ -150,14 +161,7 @@ rd_kafka_t* KafkaAdmin::consumerOf(const std::string& group) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = consumers_.find(group);
   if (it != consumers_.end()) return it->second;
-  // A consumer of the group that never subscribes: it asks for and sets the group's offsets without
-  // being a member, so it causes no rebalance.
-  rd_kafka_t* rk = newHandle(RD_KAFKA_CONSUMER, {{"bootstrap.servers", bootstrap_},
-                                                  {"client.id", "idemproof"},
-                                                  {"group.id", group},
-                                                  {"enable.auto.commit", "false"},
-                                                  {"enable.auto.offset.store", "false"},
-                                                  {"log_level", "3"}});
+  rd_kafka_t* rk = groupHandle(bootstrap_, group);
   consumers_.emplace(group, rk);
   return rk;
 }
@@ -208,11 +212,7 @@ std::vector<PartitionProgress> KafkaAdmin::progress(const std::string& topic, co
     std::unique_ptr<rd_kafka_t, decltype(&rd_kafka_destroy)> producer(
         newHandle(RD_KAFKA_PRODUCER, {{"bootstrap.servers", bootstrap_}, {"client.id", "idemproof"}, {"log_level", "3"}}),
         &rd_kafka_destroy);
-    rd_kafka_t* consumer = newHandle(RD_KAFKA_CONSUMER, {{"bootstrap.servers", bootstrap_},
-                                                          {"client.id", "idemproof"},
-                                                          {"group.id", group},
-                                                          {"enable.auto.commit", "false"},
-                                                          {"log_level", "3"}});
+    rd_kafka_t* consumer = groupHandle(bootstrap_, group);
     deadline = std::chrono::steady_clock::now() + timeout;
     std::tie(err, what) = ask(producer.get(), consumer);
     rd_kafka_destroy_flags(consumer, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE); // never subscribed

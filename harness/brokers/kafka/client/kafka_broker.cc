@@ -291,8 +291,8 @@ void KafkaBroker::commitTransaction(const std::vector<std::string>& positions) {
     const auto dash = p ? p->first.rfind('-') : std::string::npos;
     if (dash == std::string::npos || p->first.substr(0, dash) != topic_) continue;
     try {
-      const int partition = std::stoi(p->first.substr(dash + 1));
-      offsets[partition] = std::max(offsets.count(partition) ? offsets[partition] : 0, p->second);
+      int64_t& offset = offsets[std::stoi(p->first.substr(dash + 1))]; // 0 when new: offsets are not negative
+      offset = std::max(offset, p->second);
     } catch (const std::exception&) {
     }
   }
